@@ -1,0 +1,566 @@
+"""Core overhead benchmark: statehitl vs LangGraph, side by side in one run.
+
+Run from the repository root:
+
+    uv run --group bench python benchmarks/bench_core.py          # full run
+    uv run --group bench python benchmarks/bench_core.py --quick  # smoke run
+
+Both frameworks are measured in the same process, on the same machine, with the
+same graph shapes, so the ratio column is meaningful even when absolute numbers
+drift between machines.  See benchmarks/README.md for what every row measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import importlib.metadata
+import itertools
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypedDict
+
+CHAIN_LEN = 100
+"""Nodes in the linear chain; per-step time = one invoke / CHAIN_LEN."""
+
+STEP_LIMIT = 250
+"""Comfortably above CHAIN_LEN so neither framework stops early."""
+
+RESULTS_PATH = Path(__file__).resolve().parent / "results" / "core.json"
+
+Variant = Literal["none", "memory", "file"]
+VARIANTS: tuple[Variant, ...] = ("none", "memory", "file")
+VARIANT_LABELS: dict[Variant, str] = {
+    "none": "no checkpointer",
+    "memory": "in-memory checkpointer",
+    "file": "file / sqlite checkpointer",
+}
+
+Trial = Callable[[str], float]
+"""Runs one repetition on the given fresh thread id and returns the timed seconds.
+
+A trial times itself (rather than being timed from outside) so that setup that
+is not part of the measured definition -- e.g. building the first graph of a
+round trip -- can stay out of the clock.
+"""
+
+
+# --------------------------------------------------------------------------- config
+
+
+@dataclass(frozen=True)
+class Config:
+    """Repetition counts; `--quick` shrinks them so a smoke run takes seconds."""
+
+    chain_warmup: int = 3
+    chain_reps: int = 15
+    roundtrip_warmup: int = 3
+    roundtrip_reps: int = 30
+    import_runs: int = 7
+    lg_durability: str | None = None  # None = LangGraph's own default ("async")
+
+    @classmethod
+    def quick(cls, lg_durability: str | None) -> Config:
+        return cls(1, 3, 1, 5, 3, lg_durability)
+
+
+@dataclass
+class Row:
+    """One line of the results table; `unit` tells how to read both numbers."""
+
+    name: str
+    unit: str
+    statehitl: float | None
+    langgraph: float | None
+    statehitl_samples: list[float] = field(default_factory=list)
+    langgraph_samples: list[float] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float | None:
+        """langgraph / statehitl: above 1 means statehitl is faster."""
+        if self.statehitl is None or self.langgraph is None or self.statehitl <= 0:
+            return None
+        return self.langgraph / self.statehitl
+
+
+# --------------------------------------------------------------------------- timing helpers
+
+
+def run_trials(trial: Trial, warmup: int, reps: int, label: str) -> list[float]:
+    """Warm up, then run `reps` trials, each on a fresh thread id.
+
+    Fresh thread ids keep every repetition on an empty history, so checkpointers
+    never get faster (cache hits) or slower (longer histories) as reps go on.
+    A gc.collect() between reps keeps one rep's garbage from being billed to
+    the next; the collector stays enabled inside a rep, as in real use.
+    """
+    for i in range(warmup):
+        trial(f"{label}-warm-{i}-{uuid.uuid4().hex[:8]}")
+    samples = []
+    for i in range(reps):
+        gc.collect()
+        samples.append(trial(f"{label}-{i}-{uuid.uuid4().hex[:8]}"))
+    return samples
+
+
+def median_or_none(samples: list[float]) -> float | None:
+    return statistics.median(samples) if samples else None
+
+
+def add_linear_chain(graph: Any, node: Callable[..., None], start: Any, end: Any) -> None:
+    """START -> n0 -> ... -> n99 -> END; both builders share this add_node/add_edge API."""
+    names = [f"n{i}" for i in range(CHAIN_LEN)]
+    for name in names:
+        graph.add_node(name, node)
+    graph.add_edge(start, names[0])
+    for a, b in itertools.pairwise(names):
+        graph.add_edge(a, b)
+    graph.add_edge(names[-1], end)
+
+
+# --------------------------------------------------------------------------- statehitl side
+
+
+def statehitl_version() -> str:
+    try:
+        return importlib.metadata.version("statehitl")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def statehitl_state() -> type[Any]:
+    """The tiny one-int pydantic state both statehitl graphs use."""
+    from pydantic import BaseModel
+
+    class S(BaseModel):
+        n: int = 0
+
+    return S
+
+
+def statehitl_checkpointer(variant: Variant, workdir: Path) -> Any:
+    from statehitl.checkpoint import FileCheckpointer, MemoryCheckpointer
+
+    if variant == "none":
+        return None
+    if variant == "memory":
+        return MemoryCheckpointer()
+    return FileCheckpointer(workdir / "statehitl-chain")
+
+
+def statehitl_chain_trial(variant: Variant, workdir: Path) -> Trial:
+    """Compile the 100-node no-op chain once; each trial is one timed invoke."""
+    from statehitl.graph import END, START, StateGraph
+
+    state_cls = statehitl_state()
+
+    def noop(state: Any) -> None:
+        return None
+
+    g = StateGraph(state_cls)
+    add_linear_chain(g, noop, START, END)
+    app = g.compile(checkpointer=statehitl_checkpointer(variant, workdir), step_limit=STEP_LIMIT)
+
+    def trial(thread_id: str) -> float:
+        t0 = time.perf_counter()
+        result = app.invoke({"n": 0}, thread_id=thread_id)
+        elapsed = time.perf_counter() - t0
+        assert result.stop_reason == "end", result.stop_reason
+        assert result.state.n == 0
+        return elapsed
+
+    return trial
+
+
+def statehitl_review_app(ckpt_dir: Path) -> Any:
+    """Build and compile prepare -> review(interrupt) -> END on a new FileCheckpointer."""
+    from statehitl.checkpoint import FileCheckpointer
+    from statehitl.graph import END, START, StateGraph
+
+    state_cls = statehitl_state()
+
+    def prepare(state: Any) -> None:
+        return None
+
+    def review(state: Any, ctx: Any) -> dict[str, int]:
+        answer = ctx.interrupt("approval", reason={"n": state.n})
+        return {"n": 1 if answer == "y" else 0}
+
+    g = StateGraph(state_cls)
+    g.add_node("prepare", prepare)
+    g.add_node("review", review)
+    g.add_edge(START, "prepare")
+    g.add_edge("prepare", "review")
+    g.add_edge("review", END)
+    return g.compile(checkpointer=FileCheckpointer(ckpt_dir), step_limit=STEP_LIMIT)
+
+
+def statehitl_roundtrip_trial(workdir: Path) -> Trial:
+    """Invoke to the interrupt, then resume on a freshly built app + checkpointer.
+
+    The first app stands for the long-lived process that hit the interrupt, so
+    building it is outside the clock; rebuilding for the resume is inside it,
+    because that is what a new process (or request handler) has to pay.
+    """
+    ckpt_dir = workdir / "statehitl-roundtrip"
+    first = statehitl_review_app(ckpt_dir)
+
+    def trial(thread_id: str) -> float:
+        t0 = time.perf_counter()
+        paused = first.invoke({"n": 0}, thread_id=thread_id)
+        resumed_app = statehitl_review_app(ckpt_dir)
+        answers = [{"interruptResponse": {"interruptId": i.id, "response": "y"}} for i in paused.interrupts]
+        done = resumed_app.invoke(answers, thread_id=thread_id)
+        elapsed = time.perf_counter() - t0
+        assert paused.stop_reason == "interrupt", paused.stop_reason
+        assert len(paused.interrupts) == 1
+        assert done.stop_reason == "end", done.stop_reason
+        assert done.state.n == 1
+        return elapsed
+
+    return trial
+
+
+# --------------------------------------------------------------------------- LangGraph side
+
+
+class LGState(TypedDict):
+    """LangGraph's idiomatic (and fastest) state schema: a TypedDict, no validation."""
+
+    n: int
+
+
+def langgraph_version() -> str:
+    return importlib.metadata.version("langgraph")
+
+
+def open_sqlite_saver(path: Path, stack: contextlib.ExitStack) -> Any:
+    """SqliteSaver on a file, exactly as LangGraph's docs set it up (its default pragmas)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    stack.callback(conn.close)
+    return SqliteSaver(conn)
+
+
+def langgraph_checkpointer(variant: Variant, workdir: Path, stack: contextlib.ExitStack) -> Any:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    if variant == "none":
+        return None
+    if variant == "memory":
+        return InMemorySaver()
+    return open_sqlite_saver(workdir / "langgraph-chain.sqlite", stack)
+
+
+def langgraph_config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}, "recursion_limit": STEP_LIMIT}
+
+
+def langgraph_invoke_kwargs(cfg: Config, has_checkpointer: bool) -> dict[str, Any]:
+    """Pass `durability` only when asked to, so the default run is LangGraph's default."""
+    if cfg.lg_durability is None or not has_checkpointer:
+        return {}
+    return {"durability": cfg.lg_durability}
+
+
+def langgraph_chain_trial(variant: Variant, workdir: Path, stack: contextlib.ExitStack, cfg: Config) -> Trial:
+    """Compile the 100-node no-op chain once; each trial is one timed invoke."""
+    from langgraph.graph import END, START, StateGraph
+
+    def noop(state: LGState) -> None:
+        return None
+
+    g = StateGraph(LGState)
+    add_linear_chain(g, noop, START, END)
+    checkpointer = langgraph_checkpointer(variant, workdir, stack)
+    app = g.compile(checkpointer=checkpointer)
+    kwargs = langgraph_invoke_kwargs(cfg, checkpointer is not None)
+
+    def trial(thread_id: str) -> float:
+        t0 = time.perf_counter()
+        result = app.invoke({"n": 0}, langgraph_config(thread_id), **kwargs)
+        elapsed = time.perf_counter() - t0
+        assert result == {"n": 0}, result
+        return elapsed
+
+    return trial
+
+
+def langgraph_review_app(saver: Any) -> Any:
+    """Build and compile prepare -> review(interrupt) -> END on the given saver."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def prepare(state: LGState) -> None:
+        return None
+
+    def review(state: LGState) -> dict[str, int]:
+        answer = interrupt({"name": "approval", "reason": {"n": state["n"]}})
+        return {"n": 1 if answer == "y" else 0}
+
+    g = StateGraph(LGState)
+    g.add_node("prepare", prepare)
+    g.add_node("review", review)
+    g.add_edge(START, "prepare")
+    g.add_edge("prepare", "review")
+    g.add_edge("review", END)
+    return g.compile(checkpointer=saver)
+
+
+def langgraph_roundtrip_trial(workdir: Path, stack: contextlib.ExitStack, cfg: Config) -> Trial:
+    """Invoke to the interrupt, then resume on a fresh app + fresh sqlite connection.
+
+    Same clock boundaries as the statehitl trial: the first app is prebuilt;
+    the resume side opens a new connection, a new SqliteSaver (which re-runs its
+    lazy schema setup, as a new process would), and rebuilds the graph.
+    """
+    from langgraph.types import Command
+
+    db_path = workdir / "langgraph-roundtrip.sqlite"
+    first = langgraph_review_app(open_sqlite_saver(db_path, stack))
+    kwargs = langgraph_invoke_kwargs(cfg, True)
+
+    def trial(thread_id: str) -> float:
+        config = langgraph_config(thread_id)
+        with contextlib.ExitStack() as resume_stack:
+            t0 = time.perf_counter()
+            paused = first.invoke({"n": 0}, config, **kwargs)
+            resumed_app = langgraph_review_app(open_sqlite_saver(db_path, resume_stack))
+            done = resumed_app.invoke(Command(resume="y"), config, **kwargs)
+            elapsed = time.perf_counter() - t0
+        assert len(paused["__interrupt__"]) == 1, paused
+        assert done == {"n": 1}, done
+        return elapsed
+
+    return trial
+
+
+def langgraph_sqlite_pragmas(workdir: Path) -> dict[str, Any]:
+    """What journal/sync mode LangGraph's SqliteSaver actually ends up with here.
+
+    Read from a saver after its own setup() so the report states the real mode
+    rather than an assumption (SqliteSaver sets WAL; it leaves `synchronous` at
+    sqlite's compiled default).
+    """
+    with contextlib.ExitStack() as stack:
+        saver = open_sqlite_saver(workdir / "langgraph-pragma-probe.sqlite", stack)
+        saver.setup()
+        journal = saver.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        sync = saver.conn.execute("PRAGMA synchronous").fetchone()[0]
+    names = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+    return {
+        "sqlite_version": sqlite3.sqlite_version,
+        "journal_mode": journal,
+        "synchronous": names.get(sync, str(sync)),
+    }
+
+
+# --------------------------------------------------------------------------- cold start
+
+
+IMPORT_SNIPPETS = {
+    "baseline": "pass",
+    "statehitl": "import statehitl; from statehitl.graph import StateGraph",
+    "langgraph": "import langgraph.graph",
+}
+
+
+def time_subprocess(code: str) -> float:
+    """Wall time of a fresh interpreter (this venv's python) running `code`."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def measure_cold_imports(runs: int, which: list[str]) -> dict[str, list[float]]:
+    """Interleave the snippets so slow drift (page cache, CPU clocks) hits all equally.
+
+    One unrecorded round first writes any missing .pyc files, so every recorded
+    run is a normal warm-disk interpreter start.
+    """
+    snippets = ["baseline", *which]
+    for name in snippets:
+        time_subprocess(IMPORT_SNIPPETS[name])
+    samples: dict[str, list[float]] = {name: [] for name in snippets}
+    for _ in range(runs):
+        for name in snippets:
+            samples[name].append(time_subprocess(IMPORT_SNIPPETS[name]))
+    return samples
+
+
+# --------------------------------------------------------------------------- orchestration
+
+
+def to_us_per_step(samples: list[float]) -> list[float]:
+    return [s / CHAIN_LEN * 1e6 for s in samples]
+
+
+def to_ms(samples: list[float]) -> list[float]:
+    return [s * 1e3 for s in samples]
+
+
+def bench_chains(cfg: Config, workdir: Path, sides: list[str]) -> list[Row]:
+    rows = []
+    for variant in VARIANTS:
+        samples: dict[str, list[float]] = {"statehitl": [], "langgraph": []}
+        with contextlib.ExitStack() as stack:
+            if "statehitl" in sides:
+                trial = statehitl_chain_trial(variant, workdir)
+                raw = run_trials(trial, cfg.chain_warmup, cfg.chain_reps, f"sh-chain-{variant}")
+                samples["statehitl"] = to_us_per_step(raw)
+            if "langgraph" in sides:
+                trial = langgraph_chain_trial(variant, workdir, stack, cfg)
+                raw = run_trials(trial, cfg.chain_warmup, cfg.chain_reps, f"lg-chain-{variant}")
+                samples["langgraph"] = to_us_per_step(raw)
+        rows.append(make_row(f"{CHAIN_LEN}-node chain, {VARIANT_LABELS[variant]}", "µs/step", samples))
+        progress(rows[-1])
+    return rows
+
+
+def bench_roundtrip(cfg: Config, workdir: Path, sides: list[str]) -> Row:
+    samples: dict[str, list[float]] = {"statehitl": [], "langgraph": []}
+    with contextlib.ExitStack() as stack:
+        if "statehitl" in sides:
+            trial = statehitl_roundtrip_trial(workdir)
+            raw = run_trials(trial, cfg.roundtrip_warmup, cfg.roundtrip_reps, "sh-rt")
+            samples["statehitl"] = to_ms(raw)
+        if "langgraph" in sides:
+            trial = langgraph_roundtrip_trial(workdir, stack, cfg)
+            raw = run_trials(trial, cfg.roundtrip_warmup, cfg.roundtrip_reps, "lg-rt")
+            samples["langgraph"] = to_ms(raw)
+    row = make_row("interrupt → resume round trip (file / sqlite)", "ms", samples)
+    progress(row)
+    return row
+
+
+def bench_cold_start(cfg: Config, sides: list[str]) -> tuple[Row, float]:
+    """Returns the row and the median `python -c pass` time (ms) that was subtracted."""
+    raw = measure_cold_imports(cfg.import_runs, sides)
+    baseline = statistics.median(raw["baseline"])
+    samples = {side: [(s - baseline) * 1e3 for s in raw.get(side, [])] for side in ("statehitl", "langgraph")}
+    row = make_row("cold import (fresh interpreter, minus `python -c pass`)", "ms", samples)
+    progress(row)
+    return row, baseline * 1e3
+
+
+def make_row(name: str, unit: str, samples: dict[str, list[float]]) -> Row:
+    return Row(
+        name=name,
+        unit=unit,
+        statehitl=median_or_none(samples["statehitl"]),
+        langgraph=median_or_none(samples["langgraph"]),
+        statehitl_samples=samples["statehitl"],
+        langgraph_samples=samples["langgraph"],
+    )
+
+
+def progress(row: Row) -> None:
+    """One line to stderr per finished row, so a long run shows it is alive."""
+    print(
+        f"  done: {row.name}: statehitl={fmt(row.statehitl)} langgraph={fmt(row.langgraph)}", file=sys.stderr
+    )
+
+
+def fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def markdown_table(rows: list[Row]) -> str:
+    lines = [
+        "| benchmark | unit | statehitl | langgraph | ratio (langgraph / statehitl) |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        ratio = "n/a" if row.ratio is None else f"{row.ratio:.2f}x"
+        lines.append(f"| {row.name} | {row.unit} | {fmt(row.statehitl)} | {fmt(row.langgraph)} | {ratio} |")
+    return "\n".join(lines)
+
+
+def environment(workdir: Path, cfg: Config, sides: list[str]) -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "workdir": str(workdir),
+        "chain_len": CHAIN_LEN,
+        "step_limit": STEP_LIMIT,
+        "config": asdict(cfg),
+    }
+    if "statehitl" in sides:
+        env["statehitl"] = statehitl_version()
+    if "langgraph" in sides:
+        env["langgraph"] = langgraph_version()
+        env["langgraph_checkpoint_sqlite"] = importlib.metadata.version("langgraph-checkpoint-sqlite")
+        env["langgraph_durability"] = cfg.lg_durability or "default (async)"
+        env["langgraph_sqlite"] = langgraph_sqlite_pragmas(workdir)
+    return env
+
+
+@contextlib.contextmanager
+def scratch_dir(parent: str | None) -> Iterator[Path]:
+    """Temp dir for checkpoint files; `--tmpdir` lets you pick the filesystem (fsync cost)."""
+    with tempfile.TemporaryDirectory(prefix="statehitl-bench-", dir=parent) as d:
+        yield Path(d)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="few repetitions: a smoke run, not numbers to quote")
+    p.add_argument(
+        "--only",
+        choices=["statehitl", "langgraph"],
+        help="measure one side only (the ratio column is then n/a)",
+    )
+    p.add_argument("--tmpdir", help="parent dir for checkpoint files (default: system temp dir)")
+    p.add_argument("--out", type=Path, default=RESULTS_PATH, help=f"JSON output (default: {RESULTS_PATH})")
+    p.add_argument(
+        "--lg-durability",
+        choices=["sync", "async", "exit"],
+        help="override LangGraph's durability mode (default: leave LangGraph's default)",
+    )
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    cfg = Config.quick(args.lg_durability) if args.quick else Config(lg_durability=args.lg_durability)
+    sides = [args.only] if args.only else ["statehitl", "langgraph"]
+
+    with scratch_dir(args.tmpdir) as workdir:
+        env = environment(workdir, cfg, sides)
+        rows = bench_chains(cfg, workdir, sides)
+        rows.append(bench_roundtrip(cfg, workdir, sides))
+    cold_row, baseline_ms = bench_cold_start(cfg, sides)
+    rows.append(cold_row)
+
+    table = markdown_table(rows)
+    print(table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "environment": env,
+        "cold_start_baseline_ms": baseline_ms,
+        "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
+        "table_markdown": table,
+    }
+    args.out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    print(f"\nwrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

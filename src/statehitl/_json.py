@@ -1,0 +1,49 @@
+"""JSON checks for values that cross the durable boundary (interrupt reasons and responses).
+
+They are checked where they enter, so a bad value fails at the ``interrupt()`` call or the resume call
+that introduced it, not later inside a checkpoint write where the culprit is no longer visible.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from statehitl.errors import InterruptReasonError
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def find_non_json(value: Any, path: str = "$") -> tuple[str, Any] | None:
+    """Return ``(path, value)`` of the first part of ``value`` that is not plain JSON, or None."""
+    if isinstance(value, _SCALARS):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, value)
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = find_non_json(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return (f"{path} key {key!r}", key)
+            found = find_non_json(item, f"{path}.{key}")
+            if found:
+                return found
+        return None
+    return (path, value)
+
+
+def require_json(value: Any, what: str) -> None:
+    """Raise ``InterruptReasonError`` naming the offending part if ``value`` is not JSON-serializable."""
+    found = find_non_json(value)
+    if found is not None:
+        where, bad = found
+        detail = "" if where == "$" else f" at {where}"
+        raise InterruptReasonError(
+            f"{what} must be JSON-serializable, but{detail} it holds {bad!r} of type {type(bad).__name__}; "
+            "use str, int, float, bool, None, lists and dicts with str keys"
+        )

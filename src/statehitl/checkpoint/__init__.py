@@ -1,0 +1,51 @@
+"""Checkpoints: durable records of a thread's state, on pluggable storage.
+
+``MemoryCheckpointer()`` and ``FileCheckpointer(dir)`` cover tests and single machines;
+``Checkpointer.from_url(url)`` picks any installed backend by URL.
+"""
+
+from __future__ import annotations
+
+import os
+
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.file import FileStorage
+from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord
+from statehitl.checkpoint.storage import ABSENT, Storage, validate_key, validate_thread_id
+from statehitl.checkpoint.url import storage_from_url
+
+__all__ = [
+    "ABSENT",
+    "CheckpointRecord",
+    "Checkpointer",
+    "FileCheckpointer",
+    "FileStorage",
+    "InterruptRecord",
+    "MemoryCheckpointer",
+    "MemoryStorage",
+    "Storage",
+    "checkpointer_from_url",
+    "validate_key",
+    "validate_thread_id",
+]
+
+
+class MemoryCheckpointer(Checkpointer):
+    """Checkpoints kept in this process's memory: for tests and short-lived runs."""
+
+    def __init__(self) -> None:
+        super().__init__(MemoryStorage())
+
+
+class FileCheckpointer(Checkpointer):
+    """Checkpoints as files under ``directory``, written atomically and fsynced."""
+
+    def __init__(self, directory: str | os.PathLike[str] = ".statehitl") -> None:
+        super().__init__(FileStorage(directory))
+
+
+def checkpointer_from_url(url: str) -> Checkpointer:
+    """A checkpointer on the storage a URL names: ``memory://``, ``file://DIR``, ``s3://...``."""
+    return Checkpointer(storage_from_url(url))
+

@@ -1,0 +1,69 @@
+"""The storage contract every backend implements: a tiny key/value store with compare-and-set.
+
+Four async methods and nothing else, so a backend (memory, file, S3, DynamoDB) is a small class
+and all checkpoint semantics live once, in the engine. Values are opaque bytes; a write names what it
+expects to find (``ABSENT`` or the version token of the current value) and fails with
+``CheckpointConflict`` otherwise, which is what makes concurrent writers safe.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Protocol, runtime_checkable
+
+from statehitl.errors import InvalidThreadIdError
+
+__all__ = ["ABSENT", "Storage", "validate_key", "validate_thread_id"]
+
+ABSENT: Final = "absent"
+"""``expect=ABSENT``: the write succeeds only if the key does not exist yet (create-once)."""
+
+_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@=+-]*$")
+_THREAD_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@=+-]{0,199}$")
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """What a checkpoint backend provides. Keys are ``/``-separated safe segments (see ``validate_key``)."""
+
+    async def read(self, key: str) -> tuple[bytes, str] | None:
+        """The value and its version token, or None if the key does not exist."""
+        ...
+
+    async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
+        """Store ``data`` if the key's current version is ``expect`` (or it is absent for ``ABSENT``).
+
+        Returns the new version token; raises ``CheckpointConflict`` if the expectation fails.
+        ``durable=False`` lets a backend skip forcing the write to stable storage (a later durable
+        write on the same thread follows); backends without that distinction ignore it.
+        """
+        ...
+
+    async def list(self, prefix: str) -> list[str]:
+        """Every key starting with ``prefix``, sorted."""
+        ...
+
+    async def delete(self, prefix: str) -> int:
+        """Delete every key starting with ``prefix``; return how many were deleted."""
+        ...
+
+
+def validate_key(key: str) -> str:
+    """Refuse keys that could escape a backend's namespace (``..``, absolute paths, odd characters)."""
+    segments = key.split("/")
+    if not key or any(not _SEGMENT.match(s) for s in segments):
+        raise InvalidThreadIdError(
+            f"storage key {key!r} is not allowed: segments must match {_SEGMENT.pattern} "
+            "(no empty segments, no leading dots, no path separators other than '/')"
+        )
+    return key
+
+
+def validate_thread_id(thread_id: object) -> str:
+    """A thread id is one safe key segment of at most 200 characters."""
+    if not isinstance(thread_id, str) or not _THREAD_ID.match(thread_id):
+        raise InvalidThreadIdError(
+            f"thread id {thread_id!r} is not allowed: use 1-200 letters, digits or _ . : @ = + - "
+            "(not starting with '.' or '-', no '/' or '\\'), so it cannot escape the store"
+        )
+    return thread_id

@@ -1,0 +1,98 @@
+"""The hook registry: typed events, all callbacks run, interrupts collected across them.
+
+Strands' contract, which users of its hooks rely on: every callback registered for an event runs
+(After* events in reverse registration order, so setup/teardown pairs nest), and when several
+callbacks interrupt, all of their interrupts are returned together.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from statehitl import observe
+from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
+
+__all__ = ["HookCallback", "HookEvent", "HookProvider", "HookRegistry", "InterruptibleEvent"]
+
+E = TypeVar("E", bound="HookEvent")
+HookCallback = Callable[[E], "None | Awaitable[None]"]
+
+
+class HookEvent:
+    """Base of all hook events. After* events set ``should_reverse_callbacks``."""
+
+    should_reverse_callbacks: bool = False
+
+
+class InterruptibleEvent(HookEvent):
+    """An event whose callbacks may call ``event.interrupt(name, reason=...)``.
+
+    The runner attaches the scope before firing; outside a run the event cannot interrupt.
+    """
+
+    _scope: InterruptScope | None = None
+
+    def interrupt(self, name: str, reason: Any = None) -> Any:
+        """Ask the human; returns their response on resume. ``reason`` must be JSON-serializable."""
+        if self._scope is None:
+            raise RuntimeError(f"{type(self).__name__}.interrupt() is only available while a run fires it")
+        return self._scope.interrupt(name, reason)
+
+
+@runtime_checkable
+class HookProvider(Protocol):
+    """An object that registers several callbacks at once (the seed's ``ApprovalHook`` pattern)."""
+
+    def register_hooks(self, registry: HookRegistry) -> None: ...
+
+
+class HookRegistry:
+    """Callbacks by event type. Empty registries cost one dict lookup per event site."""
+
+    def __init__(self) -> None:
+        self._callbacks: dict[type[HookEvent], list[Callable[[Any], Any]]] = {}
+
+    def add_callback(self, event_type: type[E], callback: Callable[[E], Any]) -> None:
+        """Run ``callback(event)`` whenever an event of exactly ``event_type`` fires."""
+        if not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
+            raise TypeError(f"add_callback expects a HookEvent subclass, got {event_type!r}")
+        if not callable(callback):
+            raise TypeError(f"hook callback for {event_type.__name__} must be callable, got {callback!r}")
+        self._callbacks.setdefault(event_type, []).append(callback)
+
+    def add_hook(self, provider: HookProvider) -> None:
+        """Let ``provider`` register its callbacks."""
+        provider.register_hooks(self)
+
+    def add(self, hook: HookProvider | HookRegistry) -> None:
+        """Accept what users pass as ``hooks=[...]``: providers, or whole registries to merge."""
+        if isinstance(hook, HookRegistry):
+            for event_type, callbacks in hook._callbacks.items():
+                self._callbacks.setdefault(event_type, []).extend(callbacks)
+        elif hasattr(hook, "register_hooks"):
+            hook.register_hooks(self)
+        else:
+            raise TypeError(f"hooks must be HookProvider objects (with register_hooks), got {hook!r}")
+
+    def has_callbacks(self, event_type: type[HookEvent]) -> bool:
+        """Whether firing ``event_type`` would do anything; lets hot paths skip building the event."""
+        return event_type in self._callbacks
+
+    async def fire(self, event: HookEvent) -> list[Interrupt]:
+        """Run every callback for ``event``; return the interrupts they raised (all of them run)."""
+        callbacks = self._callbacks.get(type(event), ())
+        if event.should_reverse_callbacks:
+            callbacks = list(reversed(callbacks))
+        raised: list[Interrupt] = []
+        for callback in callbacks:
+            try:
+                outcome = callback(event)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except InterruptRaised as stop:
+                raised.extend(stop.interrupts)
+        if observe.observers:
+            observe.emit("hook", event=type(event).__name__, interrupts=[i.name for i in raised])
+        return raised

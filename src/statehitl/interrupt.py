@@ -1,0 +1,94 @@
+"""Interrupts: the pure bookkeeping behind ``interrupt()`` calls in nodes, hooks and tools.
+
+An interrupt call either returns the human's response (when the resumed run supplies one for its id)
+or raises ``InterruptRaised``, which the runner catches. Ids are derived from the call site, so the
+handler that re-runs on resume computes the same id and finds its own response. None of this does
+I/O; the runner owns storage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from statehitl._json import require_json
+
+__all__ = ["Interrupt", "InterruptRaised", "InterruptScope", "interrupt_id"]
+
+
+@dataclass
+class Interrupt:
+    """A request for human input: what the caller gets in ``result.interrupts``.
+
+    ``id`` is what a response must quote; ``name`` and ``reason`` are what the raiser gave;
+    ``source`` says where it came from (``"node"``, ``"hook"`` or ``"tool"``) and ``node`` which
+    node (or tool use) raised it.
+    """
+
+    id: str
+    name: str
+    reason: Any = None
+    response: Any = None
+    source: str = "node"
+    node: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, the same shape the checkpoint stores."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "reason": self.reason,
+            "response": self.response,
+            "source": self.source,
+            "node": self.node,
+        }
+
+
+class InterruptRaised(Exception):  # noqa: N818 - control flow, not an error the user sees
+    """Control flow: one or more interrupts stopped a handler. Caught by the runner, never by users."""
+
+    def __init__(self, interrupts: list[Interrupt]) -> None:
+        super().__init__(", ".join(i.name for i in interrupts))
+        self.interrupts = interrupts
+
+
+def interrupt_id(site: str, name: str) -> str:
+    """A stable id for an interrupt named ``name`` raised at ``site`` (e.g. ``"node:3:review"``).
+
+    Stable across processes and re-runs of the same step, distinct across sites, sizes and names.
+    """
+    digest = hashlib.blake2b(f"{site}\x00{name}".encode(), digest_size=12).hexdigest()
+    return f"v1:{digest}"
+
+
+@dataclass
+class InterruptScope:
+    """The interrupt state of one handler invocation (a node call, a hook event, a tool call).
+
+    ``responses`` holds every answer known for the thread's current step; ``site`` makes the ids of
+    this invocation distinct from other invocations. Names must be unique within one scope, the seed's
+    rule, because the id is derived from the name.
+    """
+
+    site: str
+    responses: dict[str, Any]
+    source: str = "node"
+    node: str = ""
+    names: set[str] = field(default_factory=set)
+
+    def interrupt(self, name: str, reason: Any = None) -> Any:
+        """Return the response for ``name`` if the human answered it; otherwise stop the handler."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"interrupt name must be a non-empty str, got {name!r}")
+        if name in self.names:
+            raise ValueError(
+                f"interrupt name {name!r} is used twice in {self.source} {self.node!r}; names must be "
+                "unique per event, node or tool (namespace them, e.g. f'{app}-approval')"
+            )
+        self.names.add(name)
+        require_json(reason, f"the reason of interrupt {name!r}")
+        iid = interrupt_id(self.site, name)
+        if iid in self.responses:
+            return self.responses[iid]
+        raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node)])

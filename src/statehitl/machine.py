@@ -1,0 +1,256 @@
+"""The machine: named handlers as nodes of a ``networkx.DiGraph``, transitions as its edges.
+
+StateGraph, Agent, Graph and Swarm all compile to a ``Machine``. Building one validates its shape
+(unknown targets, unreachable nodes, dead ends, reserved names) so mistakes surface at ``compile()``
+rather than halfway through a run that a human is waiting on. The graph is kept for validation,
+drawing and inspection; the runner uses the precomputed per-node transition lists, which are cheaper
+than asking networkx on every step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from statehitl.errors import GraphValidationError
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["END", "START", "Edge", "Machine", "NodeSpec", "Router"]
+
+START = "__start__"
+END = "__end__"
+RESERVED = frozenset({START, END})
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """A named handler. ``takes_context`` is read from its signature once, at build time."""
+
+    name: str
+    handler: Callable[..., Any]
+    is_async: bool
+    takes_context: bool
+
+    @classmethod
+    def from_callable(cls, name: str, handler: Callable[..., Any]) -> NodeSpec:
+        if not callable(handler):
+            raise GraphValidationError(f"node {name!r}: handler must be callable, got {handler!r}")
+        return cls(name, handler, _is_async(handler), _positional_arity(handler) >= 2)
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A transition ``source -> target``, taken when ``condition(state)`` is true (or always)."""
+
+    source: str
+    target: str
+    condition: Callable[[Any], bool] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Router:
+    """A transition chosen at run time: ``route(state)`` names the next node(s).
+
+    ``targets`` lists where it may go when that is known (a path map or a ``Literal`` return type);
+    None means anywhere, which keeps validation and drawing honest about what cannot be known.
+    ``path_map`` translates the router's return values into node names.
+    """
+
+    source: str
+    route: Callable[[Any], Any]
+    targets: tuple[str, ...] | None = None
+    path_map: dict[Any, str] | None = None
+
+    def resolve(self, state: Any) -> list[str]:
+        chosen = self.route(state)
+        if isinstance(chosen, str) or not isinstance(chosen, Sequence):
+            chosen = [chosen]
+        names = [self.path_map[c] if self.path_map is not None else c for c in chosen]
+        for name in names:
+            if not isinstance(name, str):
+                raise GraphValidationError(
+                    f"the router after {self.source!r} returned {name!r}; it must return node names"
+                )
+        return names
+
+
+class Machine:
+    """A validated, immutable graph of nodes and transitions."""
+
+    def __init__(
+        self,
+        nodes: Iterable[NodeSpec],
+        edges: Iterable[Edge] = (),
+        routers: Iterable[Router] = (),
+        *,
+        name: str = "machine",
+        schema: str = "",
+    ) -> None:
+        self.name = name
+        self.nodes: dict[str, NodeSpec] = {}
+        for spec in nodes:
+            if spec.name in RESERVED:
+                raise GraphValidationError(f"node name {spec.name!r} is reserved; pick another name")
+            if spec.name in self.nodes:
+                raise GraphValidationError(f"duplicate node name {spec.name!r}; node names must be unique")
+            self.nodes[spec.name] = spec
+        self.edges: tuple[Edge, ...] = tuple(edges)
+        self.routers: tuple[Router, ...] = tuple(routers)
+        self._schema = schema
+        self._check_references()
+        self.graph = self._build_graph()
+        self._check_shape()
+        self.transitions: dict[str, tuple[tuple[Edge, ...], tuple[Router, ...]]] = {
+            n: (
+                tuple(e for e in self.edges if e.source == n),
+                tuple(r for r in self.routers if r.source == n),
+            )
+            for n in (START, *self.nodes)
+        }
+        self.blockers = self._compute_blockers()
+        self.fingerprint = self._compute_fingerprint()
+
+    # -- validation -------------------------------------------------------------------------------
+
+    def _known(self, name: str) -> bool:
+        return name in self.nodes or name in RESERVED
+
+    def _check_references(self) -> None:
+        for edge in self.edges:
+            for end, role in ((edge.source, "source"), (edge.target, "target")):
+                if not self._known(end):
+                    raise GraphValidationError(
+                        f"edge {edge.source!r} -> {edge.target!r}: {role} {end!r} is not a node "
+                        f"(known nodes: {sorted(self.nodes)})"
+                    )
+            if edge.source == END:
+                raise GraphValidationError(f"edge {END!r} -> {edge.target!r}: nothing can leave END")
+            if edge.target == START:
+                raise GraphValidationError(f"edge {edge.source!r} -> {START!r}: nothing can enter START")
+        for router in self.routers:
+            if not self._known(router.source) or router.source == END:
+                raise GraphValidationError(f"conditional edges from unknown node {router.source!r}")
+            for target in router.targets or ():
+                if not self._known(target) or target == START:
+                    raise GraphValidationError(
+                        f"conditional edge {router.source!r} -> {target!r}: {target!r} is not a node "
+                        f"(known nodes: {sorted(self.nodes)})"
+                    )
+
+    def _build_graph(self) -> nx.DiGraph:
+        import networkx as nx  # noqa: PLC0415 - 140 ms; only machines that are built pay it
+
+        graph = nx.DiGraph(name=self.name)
+        graph.add_node(START)
+        graph.add_node(END)
+        for spec in self.nodes.values():
+            graph.add_node(spec.name, spec=spec)
+        for edge in self.edges:
+            graph.add_edge(edge.source, edge.target, kind="conditional" if edge.condition else "edge")
+        for router in self.routers:
+            targets = router.targets if router.targets is not None else (*self.nodes, END)
+            for target in targets:
+                if not graph.has_edge(router.source, target):
+                    graph.add_edge(router.source, target, kind="route")
+        return graph
+
+    def _check_shape(self) -> None:
+        import networkx as nx  # noqa: PLC0415
+
+        if not self.nodes:
+            raise GraphValidationError(f"machine {self.name!r} has no nodes")
+        if self.graph.out_degree(START) == 0:
+            raise GraphValidationError(
+                f"machine {self.name!r} has no entry: add an edge from START to the first node"
+            )
+        reachable = nx.descendants(self.graph, START)
+        unreachable = [n for n in self.nodes if n not in reachable]
+        if unreachable:
+            raise GraphValidationError(
+                f"node(s) {unreachable} cannot be reached from START; add an edge into them or remove them"
+            )
+        finishing = nx.ancestors(self.graph, END)
+        stuck = [n for n in self.nodes if n not in finishing]
+        if stuck:
+            raise GraphValidationError(
+                f"node(s) {stuck} have no path to END; add an edge out of them (e.g. to END)"
+            )
+
+    def _compute_blockers(self) -> dict[str, frozenset[str]]:
+        """For each node, the nodes that must finish before it runs when both are pending.
+
+        A node waits for a pending node that can reach it, unless it can reach that node back (a
+        loop): that is "waits for all of its active predecessors" without deadlocking on cycles.
+        """
+        import networkx as nx  # noqa: PLC0415
+
+        reach = {n: nx.descendants(self.graph, n) for n in self.nodes}
+        return {
+            n: frozenset(m for m in self.nodes if m != n and n in reach[m] and m not in reach[n])
+            for n in self.nodes
+        }
+
+    def _compute_fingerprint(self) -> str:
+        parts = [f"node {n}" for n in sorted(self.nodes)]
+        parts += sorted(f"edge {u} {v} {d['kind']}" for u, v, d in self.graph.edges(data=True))
+        parts.append(f"schema {self._schema}")
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def next_nodes(self, node: str, state: Any) -> list[str]:
+        """Where the machine goes after ``node`` finished, given the state after the step."""
+        edges, routers = self.transitions[node]
+        out = [e.target for e in edges if e.condition is None or e.condition(state)]
+        for router in routers:
+            for target in router.resolve(state):
+                if not self._known(target) or target == START:
+                    raise GraphValidationError(
+                        f"the router after {node!r} chose {target!r}, which is not a node "
+                        f"(known nodes: {sorted(self.nodes)})"
+                    )
+                out.append(target)
+        return out
+
+    # -- drawing ----------------------------------------------------------------------------------
+
+    def draw_mermaid(self) -> str:
+        """A Mermaid flowchart: solid arrows always fire, dotted ones depend on a condition."""
+        ids = {START: "__start__", END: "__end__"}
+        lines = ["flowchart TD", "    __start__([START])"]
+        for i, name in enumerate(self.nodes):
+            ids[name] = f"n{i}"
+            lines.append(f'    n{i}["{_mermaid_label(name)}"]')
+        lines.append("    __end__([END])")
+        for source, target, data in self.graph.edges(data=True):
+            arrow = "-->" if data["kind"] == "edge" else "-.->"
+            lines.append(f"    {ids[source]} {arrow} {ids[target]}")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        return f"Machine({self.name!r}, nodes={list(self.nodes)})"
+
+
+def _mermaid_label(name: str) -> str:
+    return name.replace('"', "#quot;")
+
+
+def _is_async(handler: Callable[..., Any]) -> bool:
+    target = getattr(handler, "__call__", None) if not inspect.isroutine(handler) else handler  # noqa: B004
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(target)
+
+
+def _positional_arity(handler: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(handler).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return 2
+    return sum(1 for p in params if p.kind in kinds)

@@ -1,0 +1,296 @@
+"""The runner: drives any ``Machine`` step by step, catching interrupts and committing checkpoints.
+
+One step runs every runnable pending node concurrently, then applies their updates together through
+the state adapter's reducers, then follows the transitions. If any node (or a hook before it)
+interrupts, the nodes that finished keep their updates in the checkpoint and the step is re-entered on
+resume with only the interrupted nodes re-run. The runner knows nothing about what the state is; the
+adapter does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from statehitl import observe
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, Status
+from statehitl.errors import StepLimitError
+from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
+from statehitl.hooks.registry import HookRegistry
+from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
+from statehitl.machine import END, Machine
+
+__all__ = ["Durability", "NodeContext", "Position", "Runner", "StateAdapter"]
+
+Durability = Literal["sync", "step", "exit"]
+"""When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
+and fsyncs the checkpoint ``invoke`` returns on; ``exit`` writes only that one."""
+
+
+class StateAdapter(Protocol):
+    """How a machine's state is reduced and stored; the runner treats the state as opaque."""
+
+    def apply(self, state: Any, writes: list[tuple[str, dict[str, Any]]]) -> Any: ...
+    def normalize_update(self, node: str, returned: Any) -> dict[str, Any]: ...
+    def dump(self, state: Any) -> dict[str, Any]: ...
+    def dump_update(self, update: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@dataclass
+class NodeContext:
+    """The optional second argument of a node: who and where it is, and ``interrupt()``."""
+
+    node: str
+    step: int
+    thread_id: str
+    invocation_state: dict[str, Any]
+    _scope: InterruptScope
+
+    def interrupt(self, name: str, reason: Any = None) -> Any:
+        """Ask the human. Returns the response on resume; ``reason`` must be JSON-serializable."""
+        return self._scope.interrupt(name, reason)
+
+
+@dataclass
+class Position:
+    """Where a thread stands: everything the runner needs to (re-)enter a step."""
+
+    state: Any
+    pending: list[str]
+    step: int = 0
+    parent_seq: int | None = None
+    completed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    responses: dict[str, Any] = field(default_factory=dict)
+    writes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class _Done:
+    update: dict[str, Any]
+
+
+@dataclass
+class _Cancelled:
+    message: str
+
+
+@dataclass
+class _Stopped:
+    interrupts: list[Interrupt]
+
+
+_Outcome = _Done | _Cancelled | _Stopped
+
+
+class Runner:
+    """Runs one machine for one app; holds nothing per thread, so one runner serves many threads."""
+
+    def __init__(
+        self,
+        machine: Machine,
+        adapter: StateAdapter,
+        hooks: HookRegistry,
+        checkpointer: Checkpointer,
+        *,
+        source: Any,
+    ) -> None:
+        self.machine = machine
+        self.adapter = adapter
+        self.hooks = hooks
+        self.checkpointer = checkpointer
+        self.source = source
+
+    async def run(
+        self,
+        thread_id: str,
+        at: Position,
+        *,
+        step_limit: int,
+        durability: Durability,
+        invocation_state: dict[str, Any],
+    ) -> CheckpointRecord:
+        """Run from ``at`` until END, an interrupt, a cancel or the step limit; return the last record."""
+        pending, state, step, seq = list(at.pending), at.state, at.step, at.parent_seq
+        completed, responses = dict(at.completed), dict(at.responses)
+        writes_before = at.writes
+        steps_run = 0
+        blockers = self.machine.blockers
+        while True:
+            if not pending:
+                return await self._commit(thread_id, seq, step, state, [], "completed", {}, durable=True)
+            if steps_run >= step_limit:
+                await self._commit(thread_id, seq, step, state, pending, "running", {}, durable=True)
+                raise StepLimitError(
+                    f"thread {thread_id!r} ran {step_limit} steps without reaching END (next: {pending}); "
+                    "if the loop is intended, raise step_limit= on compile() or invoke(); the thread is "
+                    "saved and invoke(None, thread_id=...) continues it"
+                )
+            waiting = set(pending)
+            runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
+            outcomes = await self._run_step(runnable, state, step, thread_id, responses, completed,
+                                            invocation_state)
+            stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
+            done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}
+            if stopped:
+                completed.update({n: self.adapter.dump_update(u) for n, u in done.items()
+                                  if n not in completed})
+                if observe.observers:
+                    for i in stopped:
+                        observe.emit("interrupt.raised", name=i.name, node=i.node, source=i.source,
+                                     reason=i.reason, id=i.id)
+                return await self._commit(
+                    thread_id, seq, step, state, pending, "interrupted", writes_before,
+                    durable=True, completed=completed, responses=responses, interrupts=stopped,
+                )
+            writes = [(n, done[n]) for n in runnable if n in done]
+            state = self.adapter.apply(state, writes)
+            cancelled = {n: o.message for n, o in outcomes.items() if isinstance(o, _Cancelled)}
+            after = [n for n in pending if n not in outcomes]
+            for node in runnable:
+                if node in done:
+                    after.extend(self.machine.next_nodes(node, state))
+            pending = [n for n in dict.fromkeys(after) if n != END]
+            step += 1
+            steps_run += 1
+            completed, responses = {}, {}
+            writes_before = {n: self.adapter.dump_update(u) for n, u in writes if u}
+            if observe.observers:
+                observe.emit("step", step=step, writes=writes_before, next=list(pending))
+            if cancelled:
+                return await self._commit(thread_id, seq, step, state, [], "cancelled", writes_before,
+                                          durable=True, cancelled=cancelled)
+            if durability != "exit" and pending:
+                seq = (await self._commit(thread_id, seq, step, state, pending, "running", writes_before,
+                                          durable=durability == "sync")).seq
+
+    async def _run_step(
+        self,
+        runnable: list[str],
+        state: Any,
+        step: int,
+        thread_id: str,
+        responses: dict[str, Any],
+        completed: dict[str, dict[str, Any]],
+        invocation_state: dict[str, Any],
+    ) -> dict[str, _Outcome]:
+        outcomes: dict[str, _Outcome] = {}
+        todo = []
+        for node in runnable:
+            if node in completed:  # finished before the interrupt: keep its work, do not re-run
+                outcomes[node] = _Done(self.adapter.normalize_update(node, completed[node]))
+            else:
+                todo.append(node)
+        if len(todo) == 1:
+            node = todo[0]
+            outcomes[node] = await self._call_node(node, state, step, thread_id, responses,
+                                                   invocation_state, False)
+        elif todo:
+            results = await asyncio.gather(
+                *(self._call_node(n, state, step, thread_id, responses, invocation_state, True)
+                  for n in todo),
+                return_exceptions=True,
+            )
+            for node, result in zip(todo, results, strict=True):
+                if isinstance(result, BaseException):
+                    raise result
+                outcomes[node] = result
+        return {n: outcomes[n] for n in runnable}
+
+    async def _call_node(
+        self,
+        node: str,
+        state: Any,
+        step: int,
+        thread_id: str,
+        responses: dict[str, Any],
+        invocation_state: dict[str, Any],
+        concurrent: bool,
+    ) -> _Outcome:
+        hooks = self.hooks
+        if hooks.has_callbacks(BeforeNodeCallEvent):
+            before = BeforeNodeCallEvent(self.source, node, invocation_state)
+            before._scope = InterruptScope(f"hook:before_node:{step}:{node}", responses, "hook", node)
+            raised = await hooks.fire(before)
+            before._scope = None
+            if raised:
+                return _Stopped(raised)
+            if before.cancel_node:
+                message = before.cancel_node if isinstance(before.cancel_node, str) else "node cancelled"
+                if observe.observers:
+                    observe.emit("node.cancelled", node=node, message=message)
+                return _Cancelled(message)
+        if observe.observers:
+            observe.emit("node.enter", node=node, step=step)
+        spec = self.machine.nodes[node]
+        args: tuple[Any, ...] = (state,)
+        if spec.takes_context:
+            scope = InterruptScope(f"node:{step}:{node}", responses, "node", node)
+            args = (state, NodeContext(node, step, thread_id, invocation_state, scope))
+        try:
+            if spec.is_async:
+                returned = await spec.handler(*args)
+            elif concurrent:
+                returned = await asyncio.to_thread(spec.handler, *args)
+            else:
+                returned = spec.handler(*args)
+        except InterruptRaised as stop:
+            if observe.observers:
+                observe.emit("node.exit", node=node, outcome="interrupted")
+            return _Stopped(stop.interrupts)
+        update = self.adapter.normalize_update(node, returned)
+        if observe.observers:
+            observe.emit("node.exit", node=node, outcome="done")
+        if hooks.has_callbacks(AfterNodeCallEvent):
+            await hooks.fire(AfterNodeCallEvent(self.source, node, invocation_state, update))
+        return _Done(update)
+
+    async def _commit(
+        self,
+        thread_id: str,
+        parent_seq: int | None,
+        step: int,
+        state: Any,
+        pending: list[str],
+        status: Status,
+        writes: dict[str, dict[str, Any]],
+        *,
+        durable: bool,
+        completed: dict[str, dict[str, Any]] | None = None,
+        responses: dict[str, Any] | None = None,
+        interrupts: list[Interrupt] | None = None,
+        cancelled: dict[str, str] | None = None,
+    ) -> CheckpointRecord:
+        record = CheckpointRecord(
+            thread_id=thread_id,
+            seq=0 if parent_seq is None else parent_seq + 1,
+            parent_seq=parent_seq,
+            created_at=time.time(),
+            machine=self.machine.name,
+            fingerprint=self.machine.fingerprint,
+            status=status,
+            step=step,
+            source=_SOURCES[status],
+            pending=pending,
+            values=self.adapter.dump(state),
+            completed=completed or {},
+            responses=responses or {},
+            interrupts=[InterruptRecord.of(i) for i in interrupts or ()],
+            cancelled=cancelled or {},
+            writes=writes,
+        )
+        await self.checkpointer.commit(record, durable=durable)
+        if observe.observers:
+            observe.emit("checkpoint", seq=record.seq, step=step, status=status, next=pending,
+                         interrupts=[i.name for i in record.interrupts])
+        return record
+
+
+_SOURCES: dict[Status, Any] = {
+    "running": "step",
+    "completed": "step",
+    "interrupted": "interrupt",
+    "cancelled": "cancel",
+}

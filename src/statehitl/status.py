@@ -1,0 +1,17 @@
+"""Run status shared by StateGraph, Graph and Swarm results (Strands' ``Status`` values)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+__all__ = ["Status"]
+
+
+class Status(str, Enum):
+    """Where a run stands. ``INTERRUPTED`` means a human's answer is needed to go on."""
+
+    PENDING = "pending"
+    EXECUTING = "executing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
