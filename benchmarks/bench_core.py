@@ -40,12 +40,22 @@ STEP_LIMIT = 250
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "core.json"
 
-Variant = Literal["none", "memory", "file"]
-VARIANTS: tuple[Variant, ...] = ("none", "memory", "file")
+Variant = Literal["none", "memory", "file", "file-sync"]
+VARIANTS: tuple[Variant, ...] = ("none", "memory", "file", "file-sync")
+STRICT_VARIANT: Variant = "file-sync"
+"""Extra row: both sides made to persist every step before running the next.
+
+The defaults differ in what they fsync: statehitl's "step" durability writes every
+step but fsyncs only the checkpoint invoke returns on, while LangGraph's SqliteSaver
+(WAL, synchronous=FULL) fsyncs every commit, on a background thread under its default
+"async" durability. Passing durability="sync" to both gives a like-for-like row.
+"""
+
 VARIANT_LABELS: dict[Variant, str] = {
     "none": "no checkpointer",
     "memory": "in-memory checkpointer",
     "file": "file / sqlite checkpointer",
+    "file-sync": "file / sqlite checkpointer, durability=sync on both",
 }
 
 Trial = Callable[[str], float]
@@ -157,6 +167,7 @@ def statehitl_checkpointer(variant: Variant, workdir: Path) -> Any:
         return None
     if variant == "memory":
         return MemoryCheckpointer()
+    # "file" and "file-sync" share the backend; they differ only in invoke's durability.
     return FileCheckpointer(workdir / "statehitl-chain")
 
 
@@ -172,10 +183,11 @@ def statehitl_chain_trial(variant: Variant, workdir: Path) -> Trial:
     g = StateGraph(state_cls)
     add_linear_chain(g, noop, START, END)
     app = g.compile(checkpointer=statehitl_checkpointer(variant, workdir), step_limit=STEP_LIMIT)
+    kwargs: dict[str, Any] = {"durability": "sync"} if variant == STRICT_VARIANT else {}
 
     def trial(thread_id: str) -> float:
         t0 = time.perf_counter()
-        result = app.invoke({"n": 0}, thread_id=thread_id)
+        result = app.invoke({"n": 0}, thread_id=thread_id, **kwargs)
         elapsed = time.perf_counter() - t0
         assert result.stop_reason == "end", result.stop_reason
         assert result.state.n == 0
@@ -262,6 +274,7 @@ def langgraph_checkpointer(variant: Variant, workdir: Path, stack: contextlib.Ex
         return None
     if variant == "memory":
         return InMemorySaver()
+    # "file" and "file-sync" share the backend; they differ only in invoke's durability.
     return open_sqlite_saver(workdir / "langgraph-chain.sqlite", stack)
 
 
@@ -269,11 +282,13 @@ def langgraph_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}, "recursion_limit": STEP_LIMIT}
 
 
-def langgraph_invoke_kwargs(cfg: Config, has_checkpointer: bool) -> dict[str, Any]:
-    """Pass `durability` only when asked to, so the default run is LangGraph's default."""
-    if cfg.lg_durability is None or not has_checkpointer:
-        return {}
-    return {"durability": cfg.lg_durability}
+def langgraph_invoke_kwargs(cfg: Config, has_checkpointer: bool, strict: bool = False) -> dict[str, Any]:
+    """Pass `durability` only when asked to, so the default rows use LangGraph's default."""
+    if not has_checkpointer:
+        return {}  # LangGraph warns that durability has no effect without a checkpointer
+    if strict:
+        return {"durability": "sync"}
+    return {} if cfg.lg_durability is None else {"durability": cfg.lg_durability}
 
 
 def langgraph_chain_trial(variant: Variant, workdir: Path, stack: contextlib.ExitStack, cfg: Config) -> Trial:
@@ -287,7 +302,7 @@ def langgraph_chain_trial(variant: Variant, workdir: Path, stack: contextlib.Exi
     add_linear_chain(g, noop, START, END)
     checkpointer = langgraph_checkpointer(variant, workdir, stack)
     app = g.compile(checkpointer=checkpointer)
-    kwargs = langgraph_invoke_kwargs(cfg, checkpointer is not None)
+    kwargs = langgraph_invoke_kwargs(cfg, checkpointer is not None, strict=variant == STRICT_VARIANT)
 
     def trial(thread_id: str) -> float:
         t0 = time.perf_counter()
@@ -381,8 +396,11 @@ IMPORT_SNIPPETS = {
 def time_subprocess(code: str) -> float:
     """Wall time of a fresh interpreter (this venv's python) running `code`."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
-    return time.perf_counter() - t0
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"`python -c {code!r}` failed ({proc.returncode}):\n{proc.stderr}")
+    return elapsed
 
 
 def measure_cold_imports(runs: int, which: list[str]) -> dict[str, list[float]]:

@@ -45,7 +45,7 @@ class Interrupt:
         }
 
 
-class InterruptRaised(Exception):  # noqa: N818 - control flow, not an error the user sees
+class InterruptRaised(Exception):
     """Control flow: one or more interrupts stopped a handler. Caught by the runner, never by users."""
 
     def __init__(self, interrupts: list[Interrupt]) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 __all__ = ["Status"]
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Where a run stands. ``INTERRUPTED`` means a human's answer is needed to go on."""
 
     PENDING = "pending"

@@ -71,7 +71,7 @@ class Checkpointer:
         try:
             seq = int(checkpoint_id)
         except ValueError:
-            raise KeyError(f"checkpoint id {checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
+            raise KeyError(f"checkpoint id {checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
         key = self._key(thread_id, seq)
         found = await self.storage.read(key)
         if found is None:

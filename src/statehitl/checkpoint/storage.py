@@ -18,7 +18,8 @@ __all__ = ["ABSENT", "Storage", "validate_key", "validate_thread_id"]
 ABSENT: Final = "absent"
 """``expect=ABSENT``: the write succeeds only if the key does not exist yet (create-once)."""
 
-_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@=+-]*$")
+_SEGMENT_TEXT = r"[A-Za-z0-9_][A-Za-z0-9_.:@=+-]*"
+_KEY = re.compile(rf"^{_SEGMENT_TEXT}(?:/{_SEGMENT_TEXT})*$")
 _THREAD_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@=+-]{0,199}$")
 
 
@@ -50,10 +51,9 @@ class Storage(Protocol):
 
 def validate_key(key: str) -> str:
     """Refuse keys that could escape a backend's namespace (``..``, absolute paths, odd characters)."""
-    segments = key.split("/")
-    if not key or any(not _SEGMENT.match(s) for s in segments):
+    if not _KEY.match(key):
         raise InvalidThreadIdError(
-            f"storage key {key!r} is not allowed: segments must match {_SEGMENT.pattern} "
+            f"storage key {key!r} is not allowed: '/'-separated segments matching {_SEGMENT_TEXT} "
             "(no empty segments, no leading dots, no path separators other than '/')"
         )
     return key

@@ -7,7 +7,6 @@ entry-point group, e.g. ``statehitl-checkpoint-s3`` for ``s3://``.
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from typing import Any
 
 from statehitl.checkpoint.file import FileStorage
@@ -28,6 +27,8 @@ def storage_from_url(url: str) -> Storage:
         return FileStorage(url)
     factory = _BUILTIN.get(scheme)
     if factory is None:
+        from importlib.metadata import entry_points  # slow; only plugin schemes need it
+
         matches = [ep for ep in entry_points(group="statehitl.checkpointers") if ep.name == scheme]
         if not matches:
             hint = f"pip install '{_EXTRAS[scheme]}'" if scheme in _EXTRAS else "install a package providing it"

@@ -53,7 +53,7 @@ class StateSchema(Generic[M]):
     def _adapter(self, name: str) -> TypeAdapter[Any]:
         adapter = self._adapters.get(name)
         if adapter is None:
-            adapter = self._adapters[name] = TypeAdapter(self.fields[name].annotation)
+            adapter = self._adapters[name] = TypeAdapter(self.fields[name].annotation or Any)
         return adapter
 
     def _validate(self, node: str, name: str, value: Any) -> Any:

@@ -7,7 +7,6 @@ interrupt responses), checks it before anything is written, and hands the positi
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -171,8 +170,8 @@ class CompiledStateGraph(Generic[M]):
             )
         if input is None:
             if head is None or head.status != "running":
-                state = "has no checkpoint" if head is None else f"is {head.status}"
-                raise ResumeInputError(f"{label} {state}; there is no stopped run to continue, pass input")
+                where = "has no checkpoint" if head is None else f"is {head.status}"
+                raise ResumeInputError(f"{label} {where}; there is no stopped run to continue, pass input")
             return Position(self.schema.load(head.values), head.pending, head.step, head.seq)
         if isinstance(input, list):
             raise ResumeInputError(

@@ -17,7 +17,7 @@ from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 __all__ = ["HookCallback", "HookEvent", "HookProvider", "HookRegistry", "InterruptibleEvent"]
 
 E = TypeVar("E", bound="HookEvent")
-HookCallback = Callable[[E], "None | Awaitable[None]"]
+HookCallback = Callable[[E], "Awaitable[None] | None"]
 
 
 class HookEvent:

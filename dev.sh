@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The two commands of the README, and the benchmark:
+#   ./dev.sh demo [ARGS...]   run the approval demo on the file store in the current directory
+#   ./dev.sh test [ARGS...]   install everything, then lint, type-check and run the whole test suite
+#   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks (installs the peers first)
+# Each installs uv (from PyPI) and the workspace when they are missing, so a fresh machine with only
+# Python 3.11+ is enough.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+uv_cmd() {
+  if command -v uv >/dev/null 2>&1; then
+    uv "$@"
+  else
+    if ! python3 -m uv --version >/dev/null 2>&1; then
+      echo "dev.sh: installing uv from PyPI" >&2
+      python3 -m pip install --quiet --disable-pip-version-check uv >&2 \
+        || python3 -m pip install --quiet --user --disable-pip-version-check uv >&2
+    fi
+    python3 -m uv "$@"
+  fi
+}
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  demo)
+    uv_cmd sync --quiet --project "$root"
+    exec "$root/.venv/bin/statehitl" demo "$@"
+    ;;
+  test)
+    cd "$root"
+    uv_cmd sync --quiet --all-packages
+    echo "== ruff" && .venv/bin/ruff check .
+    echo "== mypy (strict, src/)" && .venv/bin/mypy
+    echo "== pytest" && exec .venv/bin/pytest "$@"
+    ;;
+  bench)
+    cd "$root"
+    uv_cmd sync --quiet --all-packages --group bench
+    exec .venv/bin/python benchmarks/bench_core.py "$@"
+    ;;
+  *)
+    echo "usage: ./dev.sh demo|test|bench [ARGS...]" >&2
+    exit 2
+    ;;
+esac
