@@ -30,7 +30,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:  # LangGraph stays a lazy import so `--only statehitl` never loads it
+    from langchain_core.runnables import RunnableConfig
 
 CHAIN_LEN = 100
 """Nodes in the linear chain; per-step time = one invoke / CHAIN_LEN."""
@@ -76,14 +81,15 @@ class Config:
 
     chain_warmup: int = 3
     chain_reps: int = 15
+    file_chain_reps: int = 25  # disk-bound rows are noisier, so they get more reps
     roundtrip_warmup: int = 3
-    roundtrip_reps: int = 30
+    roundtrip_reps: int = 40
     import_runs: int = 7
     lg_durability: str | None = None  # None = LangGraph's own default ("async")
 
     @classmethod
     def quick(cls, lg_durability: str | None) -> Config:
-        return cls(1, 3, 1, 5, 3, lg_durability)
+        return cls(1, 3, 3, 1, 5, 3, lg_durability)
 
 
 @dataclass
@@ -108,20 +114,24 @@ class Row:
 # --------------------------------------------------------------------------- timing helpers
 
 
-def run_trials(trial: Trial, warmup: int, reps: int, label: str) -> list[float]:
-    """Warm up, then run `reps` trials, each on a fresh thread id.
+def run_interleaved(trials: dict[str, Trial], warmup: int, reps: int, label: str) -> dict[str, list[float]]:
+    """Warm every side up, then alternate sides rep by rep; each trial gets a fresh thread id.
 
-    Fresh thread ids keep every repetition on an empty history, so checkpointers
-    never get faster (cache hits) or slower (longer histories) as reps go on.
-    A gc.collect() between reps keeps one rep's garbage from being billed to
-    the next; the collector stays enabled inside a rep, as in real use.
+    Interleaving (and flipping which side goes first each rep) makes background
+    load and disk writeback hit both sides alike, so the ratio stays meaningful
+    on a shared or noisy machine. Fresh thread ids keep every rep on an empty
+    history. gc.collect() before each rep keeps one rep's garbage from being
+    billed to the next; the collector stays enabled inside a rep, as in real use.
     """
-    for i in range(warmup):
-        trial(f"{label}-warm-{i}-{uuid.uuid4().hex[:8]}")
-    samples = []
+    for side, trial in trials.items():
+        for i in range(warmup):
+            trial(f"{label}-{side}-warm-{i}-{uuid.uuid4().hex[:8]}")
+    samples: dict[str, list[float]] = {side: [] for side in trials}
+    order = list(trials)
     for i in range(reps):
-        gc.collect()
-        samples.append(trial(f"{label}-{i}-{uuid.uuid4().hex[:8]}"))
+        for side in order if i % 2 == 0 else reversed(order):
+            gc.collect()
+            samples[side].append(trials[side](f"{label}-{side}-{i}-{uuid.uuid4().hex[:8]}"))
     return samples
 
 
@@ -150,14 +160,14 @@ def statehitl_version() -> str:
         return "unknown"
 
 
-def statehitl_state() -> type[Any]:
-    """The tiny one-int pydantic state both statehitl graphs use."""
-    from pydantic import BaseModel
+class SHState(BaseModel):
+    """statehitl's state: the tiny one-int pydantic model its API asks for.
 
-    class S(BaseModel):
-        n: int = 0
+    Module-level, like LGState, so rebuilding a graph for the resume never pays
+    for pydantic schema building that a real process does once at import.
+    """
 
-    return S
+    n: int = 0
 
 
 def statehitl_checkpointer(variant: Variant, workdir: Path) -> Any:
@@ -175,12 +185,10 @@ def statehitl_chain_trial(variant: Variant, workdir: Path) -> Trial:
     """Compile the 100-node no-op chain once; each trial is one timed invoke."""
     from statehitl.graph import END, START, StateGraph
 
-    state_cls = statehitl_state()
-
-    def noop(state: Any) -> None:
+    def noop(state: SHState) -> None:
         return None
 
-    g = StateGraph(state_cls)
+    g = StateGraph(SHState)
     add_linear_chain(g, noop, START, END)
     app = g.compile(checkpointer=statehitl_checkpointer(variant, workdir), step_limit=STEP_LIMIT)
     kwargs: dict[str, Any] = {"durability": "sync"} if variant == STRICT_VARIANT else {}
@@ -201,16 +209,14 @@ def statehitl_review_app(ckpt_dir: Path) -> Any:
     from statehitl.checkpoint import FileCheckpointer
     from statehitl.graph import END, START, StateGraph
 
-    state_cls = statehitl_state()
-
-    def prepare(state: Any) -> None:
+    def prepare(state: SHState) -> None:
         return None
 
-    def review(state: Any, ctx: Any) -> dict[str, int]:
+    def review(state: SHState, ctx: Any) -> dict[str, int]:
         answer = ctx.interrupt("approval", reason={"n": state.n})
         return {"n": 1 if answer == "y" else 0}
 
-    g = StateGraph(state_cls)
+    g = StateGraph(SHState)
     g.add_node("prepare", prepare)
     g.add_node("review", review)
     g.add_edge(START, "prepare")
@@ -278,7 +284,7 @@ def langgraph_checkpointer(variant: Variant, workdir: Path, stack: contextlib.Ex
     return open_sqlite_saver(workdir / "langgraph-chain.sqlite", stack)
 
 
-def langgraph_config(thread_id: str) -> dict[str, Any]:
+def langgraph_config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}, "recursion_limit": STEP_LIMIT}
 
 
@@ -393,29 +399,44 @@ IMPORT_SNIPPETS = {
 }
 
 
-def time_subprocess(code: str) -> float:
+def bytecode_cache_env(cache_dir: Path) -> dict[str, str]:
+    """Environment for the import subprocesses: .pyc files on, kept in a private dir.
+
+    uv installs packages without compiling them and some environments set
+    PYTHONDONTWRITEBYTECODE, so by default every fresh interpreter would
+    re-compile every module from source, which measures the compiler, not the
+    import. A private PYTHONPYCACHEPREFIX gives both sides a warm bytecode cache
+    without writing __pycache__ dirs into src/ or the venv.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(cache_dir)
+    return env
+
+
+def time_subprocess(code: str, env: dict[str, str]) -> float:
     """Wall time of a fresh interpreter (this venv's python) running `code`."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"`python -c {code!r}` failed ({proc.returncode}):\n{proc.stderr}")
     return elapsed
 
 
-def measure_cold_imports(runs: int, which: list[str]) -> dict[str, list[float]]:
+def measure_cold_imports(runs: int, which: list[str], cache_dir: Path) -> dict[str, list[float]]:
     """Interleave the snippets so slow drift (page cache, CPU clocks) hits all equally.
 
-    One unrecorded round first writes any missing .pyc files, so every recorded
-    run is a normal warm-disk interpreter start.
+    One unrecorded round first fills the bytecode cache, so every recorded run
+    is a normal interpreter start with .pyc files and a warm page cache.
     """
+    env = bytecode_cache_env(cache_dir)
     snippets = ["baseline", *which]
     for name in snippets:
-        time_subprocess(IMPORT_SNIPPETS[name])
+        time_subprocess(IMPORT_SNIPPETS[name], env)
     samples: dict[str, list[float]] = {name: [] for name in snippets}
     for _ in range(runs):
         for name in snippets:
-            samples[name].append(time_subprocess(IMPORT_SNIPPETS[name]))
+            samples[name].append(time_subprocess(IMPORT_SNIPPETS[name], env))
     return samples
 
 
@@ -433,40 +454,37 @@ def to_ms(samples: list[float]) -> list[float]:
 def bench_chains(cfg: Config, workdir: Path, sides: list[str]) -> list[Row]:
     rows = []
     for variant in VARIANTS:
-        samples: dict[str, list[float]] = {"statehitl": [], "langgraph": []}
         with contextlib.ExitStack() as stack:
+            trials: dict[str, Trial] = {}
             if "statehitl" in sides:
-                trial = statehitl_chain_trial(variant, workdir)
-                raw = run_trials(trial, cfg.chain_warmup, cfg.chain_reps, f"sh-chain-{variant}")
-                samples["statehitl"] = to_us_per_step(raw)
+                trials["statehitl"] = statehitl_chain_trial(variant, workdir)
             if "langgraph" in sides:
-                trial = langgraph_chain_trial(variant, workdir, stack, cfg)
-                raw = run_trials(trial, cfg.chain_warmup, cfg.chain_reps, f"lg-chain-{variant}")
-                samples["langgraph"] = to_us_per_step(raw)
+                trials["langgraph"] = langgraph_chain_trial(variant, workdir, stack, cfg)
+            reps = cfg.chain_reps if variant in ("none", "memory") else cfg.file_chain_reps
+            raw = run_interleaved(trials, cfg.chain_warmup, reps, f"chain-{variant}")
+        samples = {side: to_us_per_step(raw.get(side, [])) for side in ("statehitl", "langgraph")}
         rows.append(make_row(f"{CHAIN_LEN}-node chain, {VARIANT_LABELS[variant]}", "µs/step", samples))
         progress(rows[-1])
     return rows
 
 
 def bench_roundtrip(cfg: Config, workdir: Path, sides: list[str]) -> Row:
-    samples: dict[str, list[float]] = {"statehitl": [], "langgraph": []}
     with contextlib.ExitStack() as stack:
+        trials: dict[str, Trial] = {}
         if "statehitl" in sides:
-            trial = statehitl_roundtrip_trial(workdir)
-            raw = run_trials(trial, cfg.roundtrip_warmup, cfg.roundtrip_reps, "sh-rt")
-            samples["statehitl"] = to_ms(raw)
+            trials["statehitl"] = statehitl_roundtrip_trial(workdir)
         if "langgraph" in sides:
-            trial = langgraph_roundtrip_trial(workdir, stack, cfg)
-            raw = run_trials(trial, cfg.roundtrip_warmup, cfg.roundtrip_reps, "lg-rt")
-            samples["langgraph"] = to_ms(raw)
+            trials["langgraph"] = langgraph_roundtrip_trial(workdir, stack, cfg)
+        raw = run_interleaved(trials, cfg.roundtrip_warmup, cfg.roundtrip_reps, "rt")
+    samples = {side: to_ms(raw.get(side, [])) for side in ("statehitl", "langgraph")}
     row = make_row("interrupt → resume round trip (file / sqlite)", "ms", samples)
     progress(row)
     return row
 
 
-def bench_cold_start(cfg: Config, sides: list[str]) -> tuple[Row, float]:
+def bench_cold_start(cfg: Config, workdir: Path, sides: list[str]) -> tuple[Row, float]:
     """Returns the row and the median `python -c pass` time (ms) that was subtracted."""
-    raw = measure_cold_imports(cfg.import_runs, sides)
+    raw = measure_cold_imports(cfg.import_runs, sides, workdir / "pycache")
     baseline = statistics.median(raw["baseline"])
     samples = {side: [(s - baseline) * 1e3 for s in raw.get(side, [])] for side in ("statehitl", "langgraph")}
     row = make_row("cold import (fresh interpreter, minus `python -c pass`)", "ms", samples)
@@ -487,9 +505,7 @@ def make_row(name: str, unit: str, samples: dict[str, list[float]]) -> Row:
 
 def progress(row: Row) -> None:
     """One line to stderr per finished row, so a long run shows it is alive."""
-    print(
-        f"  done: {row.name}: statehitl={fmt(row.statehitl)} langgraph={fmt(row.langgraph)}", file=sys.stderr
-    )
+    print(f"  done: {row.name}: statehitl={fmt(row.statehitl)} langgraph={fmt(row.langgraph)}", file=sys.stderr)
 
 
 def fmt(value: float | None) -> str:
@@ -514,6 +530,7 @@ def environment(workdir: Path, cfg: Config, sides: list[str]) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
+        "loadavg_at_start": os.getloadavg(),  # a busy machine makes the absolute numbers noisy
         "workdir": str(workdir),
         "chain_len": CHAIN_LEN,
         "step_limit": STEP_LIMIT,
@@ -563,12 +580,13 @@ def main(argv: list[str] | None = None) -> int:
         env = environment(workdir, cfg, sides)
         rows = bench_chains(cfg, workdir, sides)
         rows.append(bench_roundtrip(cfg, workdir, sides))
-    cold_row, baseline_ms = bench_cold_start(cfg, sides)
-    rows.append(cold_row)
+        cold_row, baseline_ms = bench_cold_start(cfg, workdir, sides)
+        rows.append(cold_row)
 
     table = markdown_table(rows)
     print(table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    env["loadavg_at_end"] = os.getloadavg()
     payload = {
         "environment": env,
         "cold_start_baseline_ms": baseline_ms,

@@ -1,5 +1,6 @@
-from statehitl.graph import END, START, StateGraph
 from pydantic import BaseModel
+
+from statehitl.graph import END, START, StateGraph
 
 
 class S(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,13 @@ class Router:
         chosen = self.route(state)
         if isinstance(chosen, str) or not isinstance(chosen, Sequence):
             chosen = [chosen]
+        if self.path_map is not None:
+            missing = [c for c in chosen if not isinstance(c, Hashable) or c not in self.path_map]
+            if missing:
+                raise GraphValidationError(
+                    f"the router after {self.source!r} returned {missing[0]!r}, which is not a key of its "
+                    f"path map {self.path_map!r}"
+                )
         names = [self.path_map[c] if self.path_map is not None else c for c in chosen]
         for name in names:
             if not isinstance(name, str):
@@ -184,16 +191,32 @@ class Machine:
     def _compute_blockers(self) -> dict[str, frozenset[str]]:
         """For each node, the nodes that must finish before it runs when both are pending.
 
-        A node waits for a pending node that can reach it, unless it can reach that node back (a
-        loop): that is "waits for all of its active predecessors" without deadlocking on cycles.
+        A node waits for a pending node that can reach it without going round a loop: reachability
+        in the graph minus its back edges (found depth-first from START). That is "waits for all of
+        its active predecessors", also for a join inside a loop; and since what is left is acyclic,
+        some pending node can always run.
         """
         import networkx as nx
 
-        reach = {n: nx.descendants(self.graph, n) for n in self.nodes}
-        return {
-            n: frozenset(m for m in self.nodes if m != n and n in reach[m] and m not in reach[n])
-            for n in self.nodes
-        }
+        back: set[tuple[str, str]] = set()
+        on_path, seen = {START}, {START}
+        stack = [(START, iter(self.graph.successors(START)))]
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if child in on_path:
+                    back.add((node, child))
+                elif child not in seen:
+                    on_path.add(child)
+                    seen.add(child)
+                    stack.append((child, iter(self.graph.successors(child))))
+                    break
+            else:
+                on_path.discard(node)
+                stack.pop()
+        forward = nx.restricted_view(self.graph, (), back)
+        reach = {n: nx.descendants(forward, n) for n in self.nodes}
+        return {n: frozenset(m for m in self.nodes if m != n and n in reach[m]) for n in self.nodes}
 
     def _compute_fingerprint(self) -> str:
         parts = [f"node {n}" for n in sorted(self.nodes)]

@@ -64,7 +64,6 @@ class Position:
     parent_seq: int | None = None
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
-    writes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -115,12 +114,13 @@ class Runner:
         """Run from ``at`` until END, an interrupt, a cancel or the step limit; return the last record."""
         pending, state, step, seq = list(at.pending), at.state, at.step, at.parent_seq
         completed, responses = dict(at.completed), dict(at.responses)
-        writes_before = at.writes
+        writes_before: dict[str, dict[str, Any]] = {}  # what the last step applied, for its record
         steps_run = 0
         blockers = self.machine.blockers
         while True:
             if not pending:
-                return await self._commit(thread_id, seq, step, state, [], "completed", {}, durable=True)
+                return await self._commit(thread_id, seq, step, state, [], "completed", writes_before,
+                                          durable=True)
             if steps_run >= step_limit:
                 await self._commit(thread_id, seq, step, state, pending, "running", {}, durable=True)
                 raise StepLimitError(
@@ -135,6 +135,9 @@ class Runner:
             stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
             done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}
             if stopped:
+                # Finished work is kept for the resume, which applies it: reject a bad update now, while
+                # nothing is stored, rather than on every resume of a thread that could then never go on.
+                self.adapter.apply(state, [(n, done[n]) for n in runnable if n in done])
                 completed.update({n: self.adapter.dump_update(u) for n, u in done.items()
                                   if n not in completed})
                 if observe.observers:
@@ -142,7 +145,7 @@ class Runner:
                         observe.emit("interrupt.raised", name=i.name, node=i.node, source=i.source,
                                      reason=i.reason, id=i.id)
                 return await self._commit(
-                    thread_id, seq, step, state, pending, "interrupted", writes_before,
+                    thread_id, seq, step, state, pending, "interrupted", {},
                     durable=True, completed=completed, responses=responses, interrupts=stopped,
                 )
             writes = [(n, done[n]) for n in runnable if n in done]
@@ -188,11 +191,14 @@ class Runner:
             outcomes[node] = await self._call_node(node, state, step, thread_id, responses,
                                                    invocation_state, False)
         elif todo:
+            held: list[list[observe.Transition]] = [[] for _ in todo]
             results = await asyncio.gather(
-                *(self._call_node(n, state, step, thread_id, responses, invocation_state, True)
-                  for n in todo),
+                *(self._call_node(n, state, step, thread_id, responses, invocation_state, True, h)
+                  for n, h in zip(todo, held, strict=True)),
                 return_exceptions=True,
             )
+            for transitions in held:  # in node order, not in the order the nodes happened to finish
+                observe.release(transitions)
             for node, result in zip(todo, results, strict=True):
                 if isinstance(result, BaseException):
                     raise result
@@ -208,7 +214,10 @@ class Runner:
         responses: dict[str, Any],
         invocation_state: dict[str, Any],
         concurrent: bool,
+        held: list[observe.Transition] | None = None,
     ) -> _Outcome:
+        if held is not None and observe.observers:
+            observe.hold(held)  # this node runs as its own task: the hold ends with it
         hooks = self.hooks
         if hooks.has_callbacks(BeforeNodeCallEvent):
             before = BeforeNodeCallEvent(self.source, node, invocation_state)

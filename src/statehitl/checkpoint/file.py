@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from statehitl.checkpoint.storage import ABSENT, validate_key
-from statehitl.errors import CheckpointConflict
+from statehitl.errors import CheckpointConflict, InvalidThreadIdError
 
 __all__ = ["FileStorage"]
 
@@ -46,6 +46,31 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _validate_prefix(prefix: str) -> str:
+    """A listing prefix must be the start of some valid key, or ``_list`` could walk out of the root."""
+    try:
+        validate_key(prefix + "_")
+    except InvalidThreadIdError:
+        raise InvalidThreadIdError(f"storage prefix {prefix!r} is not allowed: no valid key starts with it") from None
+    return prefix
+
+
+def _make_dirs(directory: Path) -> None:
+    """Create missing directories one level at a time, fsyncing each new entry into its parent.
+
+    Without that, a power cut could drop a new thread's directory and the durably written file in it.
+    Done whatever ``durable`` says: a later durable write only syncs its own directory, never its parents.
+    """
+    missing: list[Path] = []
+    while not directory.is_dir():
+        missing.append(directory)
+        directory = directory.parent
+    for new in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            new.mkdir()
+        _fsync_dir(new.parent)
+
+
 class FileStorage:
     """Keys map to paths below ``root``; names starting with ``.`` are internal and never listed."""
 
@@ -66,16 +91,18 @@ class FileStorage:
     def _read(self, key: str) -> tuple[bytes, str] | None:
         try:
             data = self._path(key).read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None  # IsADirectoryError: the key is only a "directory" of longer keys
         return data, _version(data)
 
     def _write_temp(self, directory: Path, data: bytes, durable: bool) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
+        _make_dirs(directory)
         temp = directory / f".tmp-{uuid.uuid4().hex}"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            os.write(fd, data)
+            view = memoryview(data)
+            while view:  # os.write may write less than asked
+                view = view[os.write(fd, view) :]
             if durable:
                 os.fsync(fd)
         finally:
@@ -109,7 +136,7 @@ class FileStorage:
         return _version(data)
 
     def _list(self, prefix: str) -> list[str]:
-        base, _, _ = prefix.rpartition("/")
+        base, _, _ = _validate_prefix(prefix).rpartition("/")
         start = self.root.joinpath(*base.split("/")) if base else self.root
         if not start.is_dir():
             return []

@@ -9,9 +9,18 @@ import threading
 from typing import ClassVar
 
 from statehitl.checkpoint.storage import ABSENT, validate_key
-from statehitl.errors import CheckpointConflict
+from statehitl.errors import CheckpointConflict, InvalidThreadIdError
 
 __all__ = ["MemoryStorage"]
+
+
+def _validate_prefix(prefix: str) -> str:
+    """A listing prefix must be the start of some valid key (``""`` is: it lists everything)."""
+    try:
+        validate_key(prefix + "_")
+    except InvalidThreadIdError:
+        raise InvalidThreadIdError(f"storage prefix {prefix!r} is not allowed: no valid key starts with it") from None
+    return prefix
 
 
 class MemoryStorage:
@@ -33,7 +42,7 @@ class MemoryStorage:
         return cls._named.setdefault(name, cls())
 
     async def read(self, key: str) -> tuple[bytes, str] | None:
-        return self._data.get(key)
+        return self._data.get(validate_key(key))
 
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
         validate_key(key)
@@ -50,10 +59,12 @@ class MemoryStorage:
             return token
 
     async def list(self, prefix: str) -> list[str]:
+        _validate_prefix(prefix)
         with self._lock:
             return sorted(k for k in self._data if k.startswith(prefix))
 
     async def delete(self, prefix: str) -> int:
+        _validate_prefix(prefix)
         with self._lock:
             doomed = [k for k in self._data if k.startswith(prefix)]
             for key in doomed:

@@ -51,7 +51,7 @@ class Storage(Protocol):
 
 def validate_key(key: str) -> str:
     """Refuse keys that could escape a backend's namespace (``..``, absolute paths, odd characters)."""
-    if not _KEY.match(key):
+    if not _KEY.fullmatch(key):
         raise InvalidThreadIdError(
             f"storage key {key!r} is not allowed: '/'-separated segments matching {_SEGMENT_TEXT} "
             "(no empty segments, no leading dots, no path separators other than '/')"
@@ -61,7 +61,7 @@ def validate_key(key: str) -> str:
 
 def validate_thread_id(thread_id: object) -> str:
     """A thread id is one safe key segment of at most 200 characters."""
-    if not isinstance(thread_id, str) or not _THREAD_ID.match(thread_id):
+    if not isinstance(thread_id, str) or not _THREAD_ID.fullmatch(thread_id):
         raise InvalidThreadIdError(
             f"thread id {thread_id!r} is not allowed: use 1-200 letters, digits or _ . : @ = + - "
             "(not starting with '.' or '-', no '/' or '\\'), so it cannot escape the store"

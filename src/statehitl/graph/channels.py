@@ -9,12 +9,12 @@ concurrent nodes is not something a user should have to depend on.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
-from statehitl.errors import InvalidUpdateError
+from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 
 __all__ = ["StateSchema", "append"]
 
@@ -53,7 +53,13 @@ class StateSchema(Generic[M]):
     def _adapter(self, name: str) -> TypeAdapter[Any]:
         adapter = self._adapters.get(name)
         if adapter is None:
-            adapter = self._adapters[name] = TypeAdapter(self.fields[name].annotation or Any)
+            # The field's constraints (``Field(ge=0)``, ``AfterValidator``...) live in its metadata, not
+            # its annotation; without them an update the model would reject could reach a checkpoint.
+            info = self.fields[name]
+            annotation: Any = info.annotation or Any
+            if info.metadata:
+                annotation = Annotated[(annotation, *info.metadata)]
+            adapter = self._adapters[name] = TypeAdapter(annotation)
         return adapter
 
     def _validate(self, node: str, name: str, value: Any) -> Any:
@@ -136,7 +142,14 @@ class StateSchema(Generic[M]):
         return state.model_dump(mode="json")
 
     def load(self, values: dict[str, Any]) -> M:
-        return self.model.model_validate(values)
+        """A stored state back as the model; a mismatch means the thread was written by other code."""
+        try:
+            return self.model.model_validate(values)
+        except ValidationError as exc:
+            raise CheckpointCorruptError(
+                f"a stored state does not fit {self.model.__name__} (was the thread written by a different "
+                f"state schema?): {exc.errors(include_url=False)}"
+            ) from None
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
         dumped: dict[str, Any] = to_jsonable_python(update)

@@ -160,7 +160,6 @@ class CompiledStateGraph(Generic[M]):
                 parent_seq=head.seq,
                 completed=head.completed,
                 responses={**head.responses, **answers},
-                writes=head.writes,
             )
         if is_response_list(input):
             raise NotInterruptedError(

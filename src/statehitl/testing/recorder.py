@@ -43,16 +43,19 @@ class TransitionRecorder:
             raised = f" -> interrupts {fields['interrupts']}" if fields["interrupts"] else ""
             line = f"hook {fields['event']}{raised}"
         elif kind == "interrupt.raised":
-            line = (f"interrupt {fields['name']} {self._stable_id(fields['id'])} from {fields['source']} "
-                    f"{fields['node']}: {_compact(fields['reason'])}")
+            line = (
+                f"interrupt {fields['name']} {self._stable_id(fields['id'])} from {fields['source']} "
+                f"{fields['node']}: {_compact(fields['reason'])}"
+            )
         elif kind == "interrupt.answered":
             line = f"answer {fields['name']} at {fields['node']}: {_compact(fields['response'])}"
         elif kind == "step":
             line = f"step {fields['step']} writes {_compact(fields['writes'])} next {fields['next']}"
         elif kind == "checkpoint":
             waiting = f" waiting {fields['interrupts']}" if fields["interrupts"] else ""
-            line = (f"checkpoint #{fields['seq']} {fields['status']} step {fields['step']} "
-                    f"next {fields['next']}{waiting}")
+            line = (
+                f"checkpoint #{fields['seq']} {fields['status']} step {fields['step']} next {fields['next']}{waiting}"
+            )
         else:
             line = f"{kind} {_compact(fields)}"
         self.log.append(line)

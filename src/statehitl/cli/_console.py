@@ -1,0 +1,120 @@
+"""Terminal output for the CLI: plain text, Unicode glyphs when the stream can encode them, ANSI color
+only on a terminal that did not opt out (``NO_COLOR``, ``TERM=dumb``). No dependencies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+__all__ = ["DEFAULT_STORE", "CliError", "Console", "compact_json", "one_line"]
+
+DEFAULT_STORE = "file://.statehitl"
+"""Where the CLI keeps and looks for threads unless ``--store`` says otherwise."""
+
+
+class CliError(Exception):
+    """Bad input on the command line: printed as one line on stderr, exit code 2."""
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines included) collapsed to one space."""
+    return " ".join(text.split())
+
+
+def compact_json(value: Any) -> str:
+    """A short, readable, single-line JSON rendering (non-JSON values fall back to ``repr``)."""
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=repr)
+
+
+_UNICODE = {
+    "arrow": "\u2500\u2500\u25b6",  # ──▶
+    "route": "\u2508\u2508\u25b6",  # ┈┈▶
+    "enter": "\u25b6",  # ▶
+    "done": "\u2713",  # ✓
+    "pause": "\u23f8",  # ⏸
+    "answer": "\u21b3",  # ↳
+    "cancel": "\u2717",  # ✗
+    "dot": "\u00b7",  # ·
+}
+_ASCII = {
+    "arrow": "-->",
+    "route": "..>",
+    "enter": ">",
+    "done": "+",
+    "pause": "||",
+    "answer": "<-",
+    "cancel": "x",
+    "dot": "-",
+}
+_CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "cyan": "36"}
+
+
+def _can_encode(stream: TextIO, text: str) -> bool:
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _wants_color(stream: TextIO) -> bool:
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+@dataclass
+class Console:
+    """Where the CLI writes: ``out`` for results, ``err`` for errors; knows its glyphs and colors."""
+
+    out: TextIO
+    err: TextIO
+    color: bool
+    glyphs: dict[str, str]
+
+    @classmethod
+    def detect(cls, out: TextIO | None = None, err: TextIO | None = None) -> Console:
+        """Look at the real streams (at call time, so test capture is honoured)."""
+        out = out if out is not None else sys.stdout
+        err = err if err is not None else sys.stderr
+        unicode = _can_encode(out, "".join(_UNICODE.values()) + "\u2500\u2502")
+        return cls(out, err, _wants_color(out), _UNICODE if unicode else _ASCII)
+
+    def g(self, name: str) -> str:
+        """A glyph by name (``arrow``, ``route``, ``enter``, ``done``, ``pause``, ...)."""
+        return self.glyphs[name]
+
+    def style(self, text: str, *styles: str) -> str:
+        """``text`` wrapped in ANSI codes when color is on, unchanged otherwise."""
+        if not self.color or not styles:
+            return text
+        codes = ";".join(_CODES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def print(self, text: str = "") -> None:
+        """One line (or block) on stdout, flushed so a pipe sees transitions as they happen."""
+        print(self.safe(text), file=self.out, flush=True)
+
+    def write(self, text: str) -> None:
+        """``text`` as is (no newline added), e.g. a prompt."""
+        self.out.write(self.safe(text))
+        self.out.flush()
+
+    def error(self, message: str) -> None:
+        """One line on stderr: ``statehitl: error: ...``."""
+        line = f"statehitl: error: {one_line(message)}"
+        if not _can_encode(self.err, line):
+            line = line.encode("ascii", "backslashreplace").decode("ascii")
+        print(line, file=self.err, flush=True)
+
+    def safe(self, text: str) -> str:
+        """``text`` made printable on ``out`` (characters it cannot encode become escapes)."""
+        if _can_encode(self.out, text):
+            return text
+        return text.encode("ascii", "backslashreplace").decode("ascii")

@@ -1,0 +1,190 @@
+"""``statehitl threads list|show|delete``: what is in a checkpoint store, on any backend.
+
+Works on raw checkpoint records, so it needs no import of the app that wrote them: any thread of any
+machine in any store can be listed and inspected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING, Any
+
+from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, one_line
+
+if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
+    from statehitl.checkpoint.engine import Checkpointer
+    from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord
+
+__all__ = ["add_parser", "cmd_delete", "cmd_list", "cmd_show"]
+
+_STATUS_STYLE = {"interrupted": "yellow", "completed": "green", "cancelled": "red", "running": "blue"}
+
+
+def add_parser(commands: Any) -> None:
+    """Register ``threads`` and its subcommands on the top-level subcommands."""
+    parser = commands.add_parser(
+        "threads",
+        help="list, show or delete the threads in a checkpoint store",
+        description="Inspect the threads in a checkpoint store (file://DIR, memory://, s3://..., ...).",
+    )
+    sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,delete}", required=True)
+
+    def store_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--store", default=DEFAULT_STORE, metavar="URL",
+                       help=f"checkpoint store URL (default: {DEFAULT_STORE})")
+
+    ls = sub.add_parser("list", help="one line per thread: status, step, pending interrupts",
+                        description="One line per thread: id, status, step, machine, last update, and the "
+                                    "interrupts it waits on (name, node, reason).")
+    store_option(ls)
+    ls.set_defaults(handler=cmd_list)
+
+    show = sub.add_parser("show", help="a thread's checkpoint history, newest first",
+                          description="A thread's checkpoints, newest first: id, step, status, next nodes, "
+                                      "writes, interrupts.")
+    show.add_argument("thread", metavar="THREAD")
+    store_option(show)
+    show.add_argument("--values", action="store_true", help="also print the state stored in each checkpoint")
+    show.set_defaults(handler=cmd_show)
+
+    delete = sub.add_parser("delete", help="delete a thread and all of its checkpoints",
+                            description="Delete every checkpoint of THREAD from the store.")
+    delete.add_argument("thread", metavar="THREAD")
+    store_option(delete)
+    delete.set_defaults(handler=cmd_delete)
+
+
+def _when(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
+
+
+def _status(console: Console, status: str, width: int = 0) -> str:
+    return console.style(status.ljust(width), _STATUS_STYLE.get(status, "bold"))
+
+
+def _interrupt(i: InterruptRecord) -> str:
+    where = f" at {i.node}" if i.node else ""
+    source = "" if i.source == "node" else f" ({i.source})"
+    return f"{i.name}{where}{source}: {compact_json(i.reason)}"
+
+
+def _unknown(thread: str, store: str) -> CliError:
+    hint = "statehitl threads list" + ("" if store == DEFAULT_STORE else f" --store {store}")
+    return CliError(f"unknown thread {thread!r} in {store}; see the threads there with: {hint}")
+
+
+# -- list -------------------------------------------------------------------------------------------
+
+
+def _open(store: str) -> Checkpointer:
+    from statehitl.checkpoint.engine import Checkpointer
+
+    return Checkpointer.from_url(store)
+
+
+def _thread_id(thread: str) -> str:
+    from statehitl.checkpoint.storage import validate_thread_id
+
+    return validate_thread_id(thread)
+
+
+def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    from statehitl._sync import run_sync
+    from statehitl.errors import StatehitlError
+
+    checkpointer = _open(args.store)
+
+    async def collect() -> list[tuple[str, CheckpointRecord | str]]:
+        rows: list[tuple[str, CheckpointRecord | str]] = []
+        for thread in await checkpointer.threads():
+            try:
+                record = await checkpointer.latest(thread)
+            except StatehitlError as exc:  # one unreadable thread must not hide the others
+                rows.append((thread, one_line(str(exc))))
+                continue
+            if record is not None:
+                rows.append((thread, record))
+        return rows
+
+    rows = run_sync(collect())
+    c = console
+    if not rows:
+        root = getattr(checkpointer.storage, "root", None)
+        missing = f" ({root} does not exist)" if root is not None and not root.exists() else ""
+        c.print(f"no threads in {args.store}{missing}")
+        return 0
+    table: list[tuple[str, str, str, str, str, str]] = []
+    for thread, found in rows:
+        if isinstance(found, str):
+            table.append((thread, "unreadable", "-", "-", "-", found))
+            continue
+        waiting = "; ".join(_interrupt(i) for i in found.interrupts) or "-"
+        table.append((thread, found.status, str(found.step), found.machine, _when(found.created_at), waiting))
+    header = ("THREAD", "STATUS", "STEP", "MACHINE", "UPDATED", "WAITING ON")
+    widths = [max(len(row[i]) for row in (*table, header)) for i in range(5)]
+    c.print(c.style("  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[5]]), "bold"))
+    for thread, status, step, machine, updated, waiting in table:
+        cells = [
+            thread.ljust(widths[0]),
+            _status(c, status, widths[1]),
+            step.rjust(widths[2]),
+            machine.ljust(widths[3]),
+            c.style(updated.ljust(widths[4]), "dim"),
+            waiting,
+        ]
+        c.print("  ".join(cells))
+    return 0
+
+
+# -- show -------------------------------------------------------------------------------------------
+
+
+def cmd_show(args: argparse.Namespace, console: Console) -> int:
+    from statehitl._sync import run_sync
+
+    thread = _thread_id(args.thread)
+    checkpointer = _open(args.store)
+    records = run_sync(checkpointer.history(thread))
+    if not records:
+        raise _unknown(thread, args.store)
+    c = console
+    head = records[0]
+    plural = "checkpoint" if len(records) == 1 else "checkpoints"
+    c.print(
+        f"{c.style('thread ' + thread, 'bold')}  {head.machine}  {_status(c, head.status)}  "
+        f"{len(records)} {plural}, newest first  ({args.store})"
+    )
+    for record in records:
+        c.print()
+        c.print(
+            f"{c.style('checkpoint ' + record.checkpoint_id, 'bold')}  step {record.step}  "
+            f"{_status(c, record.status)}  {c.style(_when(record.created_at), 'dim')}"
+        )
+        fields: list[tuple[str, list[str]]] = [("next", [", ".join(record.pending) or "-"])]
+        fields.append(("writes", [f"{node}: {compact_json(update)}" for node, update in record.writes.items()]))
+        fields.append(("interrupts", [f"{_interrupt(i)}  [id {i.id}]" for i in record.interrupts]))
+        fields.append(("kept", [f"{node}: {compact_json(update)}" for node, update in record.completed.items()]))
+        fields.append(("answers", [f"{iid}: {compact_json(answer)}" for iid, answer in record.responses.items()]))
+        fields.append(("cancelled", [f"{node}: {message}" for node, message in record.cancelled.items()]))
+        if args.values:
+            fields.append(("values", [compact_json(record.values)]))
+        for label, lines in fields:
+            for i, line in enumerate(lines):
+                c.print(f"  {(label if i == 0 else '').ljust(10)}  {line}")
+    return 0
+
+
+# -- delete -----------------------------------------------------------------------------------------
+
+
+def cmd_delete(args: argparse.Namespace, console: Console) -> int:
+    from statehitl._sync import run_sync
+
+    thread = _thread_id(args.thread)
+    checkpointer = _open(args.store)
+    removed = run_sync(checkpointer.delete_thread(thread))
+    if not removed:
+        raise _unknown(thread, args.store)
+    console.print(f"deleted thread {thread} ({removed} record{'s' if removed != 1 else ''}) from {args.store}")
+    return 0

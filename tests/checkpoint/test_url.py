@@ -1,0 +1,110 @@
+"""Checkpointers from URLs: built-in schemes, plugins found by entry point, and a clear missing-plugin error."""
+
+from __future__ import annotations
+
+import asyncio
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from statehitl.checkpoint import (
+    ABSENT,
+    Checkpointer,
+    FileStorage,
+    MemoryStorage,
+    checkpointer_from_url,
+)
+from statehitl.checkpoint.url import storage_from_url
+from statehitl.errors import CheckpointerNotFoundError
+from statehitl.graph import END, START, StateGraph
+
+
+class S(BaseModel):
+    n: int = 0
+
+
+def test_file_url_with_an_absolute_path(tmp_path: Path) -> None:
+    checkpointer = Checkpointer.from_url(f"file://{tmp_path}/cp")
+    assert isinstance(checkpointer, Checkpointer)
+    assert isinstance(checkpointer.storage, FileStorage)
+    assert checkpointer.storage.root == tmp_path / "cp"
+
+
+def test_file_url_with_a_relative_path_and_a_plain_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert storage_from_url("file://.statehitl").root == tmp_path / ".statehitl"
+    assert storage_from_url("file://").root == tmp_path
+    assert storage_from_url("plain/dir").root == tmp_path / "plain" / "dir"
+
+
+def test_a_file_url_checkpointer_runs_a_graph(tmp_path: Path) -> None:
+    g = StateGraph(S)
+    g.add_node("inc", lambda s: {"n": s.n + 1})
+    g.add_edge(START, "inc")
+    g.add_edge("inc", END)
+    g.compile(checkpointer=Checkpointer.from_url(f"file://{tmp_path}")).invoke({}, thread_id="t")
+    again = g.compile(checkpointer=checkpointer_from_url(f"file://{tmp_path}"))
+    assert again.get_state("t").values == S(n=1)
+    assert (tmp_path / "threads" / "t" / "cp").is_dir()
+
+
+def test_memory_urls() -> None:
+    fresh, other = Checkpointer.from_url("memory://"), Checkpointer.from_url("memory://")
+    assert isinstance(fresh.storage, MemoryStorage)
+    assert fresh.storage is not other.storage
+    named = Checkpointer.from_url("memory://shared-test-store")
+    assert Checkpointer.from_url("memory://shared-test-store/").storage is named.storage
+    assert Checkpointer.from_url("memory://another-test-store").storage is not named.storage
+    asyncio.run(named.storage.write("k", b"v", expect=ABSENT))
+    assert asyncio.run(checkpointer_from_url("memory://shared-test-store").storage.read("k"))[0] == b"v"
+    asyncio.run(named.storage.delete("k"))
+
+
+def test_unknown_scheme_is_a_clear_lookup_error() -> None:
+    with pytest.raises(CheckpointerNotFoundError) as err:
+        Checkpointer.from_url("nosuchscheme://bucket/prefix")
+    assert isinstance(err.value, LookupError)
+    assert "no checkpoint backend is installed for nosuchscheme:// URLs" in str(err.value)
+    assert "'nosuchscheme://bucket/prefix'" in str(err.value)
+
+
+@pytest.mark.parametrize(("scheme", "extra"), [("s3", "statehitl[s3]"), ("dynamodb", "statehitl[dynamodb]")])
+def test_missing_cloud_plugin_says_what_to_install(scheme: str, extra: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda **kwargs: [])
+    with pytest.raises(CheckpointerNotFoundError) as err:
+        Checkpointer.from_url(f"{scheme}://bucket")
+    assert f"pip install '{extra}'" in str(err.value)
+
+
+class FakeStorage(MemoryStorage):
+    urls: list[str] = []
+
+    @classmethod
+    def from_url(cls, url: str) -> FakeStorage:
+        cls.urls.append(url)
+        return cls()
+
+
+def test_plugin_schemes_come_from_the_entry_point_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    groups: list[Any] = []
+
+    def fake_entry_points(**kwargs: Any) -> list[Any]:
+        groups.append(kwargs)
+        return [SimpleNamespace(name="other", load=lambda: None),
+                SimpleNamespace(name="fake", load=lambda: FakeStorage)]
+
+    monkeypatch.setattr("importlib.metadata.entry_points", fake_entry_points)
+    checkpointer = Checkpointer.from_url("fake://somewhere")
+    assert isinstance(checkpointer.storage, FakeStorage)
+    assert FakeStorage.urls == ["fake://somewhere"]
+    assert groups == [{"group": "statehitl.checkpointers"}]
+
+
+def test_built_in_backends_are_advertised_as_entry_points() -> None:
+    found = {ep.name: ep.value for ep in entry_points(group="statehitl.checkpointers")}
+    assert found["file"] == "statehitl.checkpoint.file:FileStorage"
+    assert found["memory"] == "statehitl.checkpoint.memory:MemoryStorage"

@@ -1,0 +1,157 @@
+"""``statehitl threads list|show|delete`` in-process through ``main([...])``."""
+
+from __future__ import annotations
+
+import pytest
+from cli_support import assert_one_line_error, latest
+
+STORE = ".statehitl"
+
+
+@pytest.fixture
+def two_threads(cli):
+    """``waiting`` stopped at the approval, ``small`` auto-approved and completed."""
+    assert cli("demo", "--thread", "waiting", "--no-wait").code == 0
+    assert cli("demo", "--thread", "small", "--amount", "20").code == 0
+
+
+def _rows(out: str) -> dict[str, str]:
+    lines = out.splitlines()
+    return {line.split()[0]: line for line in lines[1:]}
+
+
+def test_list_an_empty_store(cli):
+    done = cli("threads", "list")
+
+    assert done.code == 0
+    assert done.out.startswith("no threads in file://.statehitl")
+    assert "does not exist" in done.out
+
+
+def test_list_one_line_per_thread_with_pending_interrupts(cli, two_threads):
+    done = cli("threads", "list")
+
+    assert done.code == 0, done.err
+    header, *rows = done.out.splitlines()
+    assert header.split()[:4] == ["THREAD", "STATUS", "STEP", "MACHINE"]
+    assert header.endswith("WAITING ON")
+    assert len(rows) == 2
+    waiting, small = _rows(done.out)["waiting"], _rows(done.out)["small"]
+    assert waiting.split()[1:4] == ["interrupted", "2", "RefundGraph"]
+    assert 'refund-approval at approve: {"customer": "Ada Lovelace", "amount": 120.0' in waiting
+    assert "Approve refund of $120.00 to Ada Lovelace?" in waiting
+    assert small.split()[1:4] == ["completed", "3", "RefundGraph"]
+    assert small.rstrip().endswith("-")
+    # the columns line up
+    assert header.index("WAITING ON") == waiting.index("refund-approval")
+
+
+def test_list_after_resume_shows_nothing_pending(cli, two_threads):
+    cli("demo", "--resume", "waiting", "--answer", "y")
+
+    waiting = _rows(cli("threads", "list").out)["waiting"]
+    assert waiting.split()[1:3] == ["completed", "4"]
+    assert "refund-approval" not in waiting
+
+
+def test_show_history_newest_first(cli, two_threads):
+    done = cli("threads", "show", "waiting")
+
+    assert done.code == 0, done.err
+    out = done.out
+    assert out.splitlines()[0].startswith("thread waiting  RefundGraph  interrupted  3 checkpoints, newest first")
+    ids = [line.split()[1] for line in out.splitlines() if line.startswith("checkpoint ")]
+    assert ids == ["000000000002", "000000000001", "000000000000"]
+    newest = out[out.index("checkpoint 000000000002"):out.index("checkpoint 000000000001")]
+    assert "step 2  interrupted" in newest
+    assert "next        approve" in newest
+    assert "writes" not in newest  # an interrupted step applied nothing yet
+    middle = out[out.index("checkpoint 000000000001"):out.index("checkpoint 000000000000")]
+    assert 'writes      assess: {"log": "assess: $120.00 is over the $50.00 auto-approval limit' in middle
+    assert "interrupts  refund-approval at approve: {" in newest
+    assert "[id v1:" in newest
+    oldest = out[out.index("checkpoint 000000000000"):]
+    assert "next        assess" in oldest
+    assert 'writes      intake: {"log": "intake: Ada Lovelace' in oldest
+    assert "values" not in out
+
+
+def test_show_with_values(cli, two_threads):
+    done = cli("threads", "show", "small", "--values")
+
+    assert done.code == 0
+    assert 'values      {"customer": "Ada Lovelace", "request": "The blender arrived broken.", "amount": 20.0' \
+        in done.out
+
+
+def test_show_after_resume_has_the_answer_and_the_payment(cli, two_threads):
+    cli("demo", "--resume", "waiting", "--answer", "y")
+
+    out = cli("threads", "show", "waiting").out
+    assert out.splitlines()[0].startswith("thread waiting  RefundGraph  completed  5 checkpoints")
+    assert 'approve: {"decision": "approved"' in out
+
+
+def test_delete(cli, workdir, two_threads):
+    done = cli("threads", "delete", "small")
+
+    assert done.code == 0
+    assert done.out.strip() == "deleted thread small (3 records) from file://.statehitl"
+    assert latest(workdir / STORE, "small") is None
+    assert list(_rows(cli("threads", "list").out)) == ["waiting"]
+
+
+def test_any_store_url(cli):
+    store = "memory://cli-threads-test"
+    cli("demo", "--thread", "m1", "--no-wait", "--store", store)
+
+    assert "m1" in _rows(cli("threads", "list", "--store", store).out)
+    assert cli("threads", "show", "m1", "--store", store).code == 0
+    assert cli("threads", "delete", "m1", "--store", store).code == 0
+    assert cli("threads", "list", "--store", store).out.startswith("no threads in memory://cli-threads-test")
+
+
+def test_a_plain_directory_is_a_file_store(cli, workdir):
+    cli("demo", "--thread", "p1", "--no-wait", "--store", "plain-dir")
+
+    assert latest(workdir / "plain-dir", "p1").status == "interrupted"
+    assert "p1" in _rows(cli("threads", "list", "--store", "plain-dir").out)
+
+
+def test_an_unreadable_thread_does_not_hide_the_others(cli, workdir, two_threads):
+    (workdir / STORE / "threads" / "waiting" / "cp" / "000000000002").write_text("{ truncated")
+
+    done = cli("threads", "list")
+    assert done.code == 0
+    rows = _rows(done.out)
+    assert rows["waiting"].split()[1] == "unreadable"
+    assert "not valid JSON" in rows["waiting"]
+    assert rows["small"].split()[1] == "completed"
+
+    shown = cli("threads", "show", "waiting")  # a broken store is a failure, not bad input: exit 1
+    assert shown.code == 1
+    assert len(shown.err.splitlines()) == 1
+    assert "not valid JSON" in shown.err
+    assert "Traceback" not in shown.err
+
+
+# -- bad input --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["show", "delete"])
+def test_unknown_thread(cli, two_threads, command):
+    assert_one_line_error(cli("threads", command, "nope"), "unknown thread 'nope'", "file://.statehitl")
+
+
+@pytest.mark.parametrize("command", ["show", "delete"])
+def test_a_thread_id_that_would_escape_the_store(cli, command):
+    assert_one_line_error(cli("threads", command, "../../etc"), "'../../etc'", "cannot escape")
+
+
+@pytest.mark.parametrize("args", [["list"], ["show", "t"], ["delete", "t"]])
+def test_a_store_url_with_no_backend(cli, args):
+    assert_one_line_error(cli("threads", *args, "--store", "foo://bar"), "foo://", "no checkpoint backend")
+
+
+def test_threads_needs_a_subcommand(cli):
+    assert_one_line_error(cli("threads"), "list,show,delete")
