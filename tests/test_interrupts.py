@@ -32,8 +32,8 @@ class S(BaseModel):
 def answer(result: Any, *responses: Any, only: str | None = None) -> list[dict[str, Any]]:
     """Resume payload answering ``result.interrupts`` in order (or only the one named ``only``)."""
     pending = [i for i in result.interrupts if only is None or i.name == only]
-    return [{"interruptResponse": {"interruptId": i.id, "response": r}} for i, r in zip(pending, responses,
-                                                                                        strict=True)]
+    pairs = zip(pending, responses, strict=True)
+    return [{"interruptResponse": {"interruptId": i.id, "response": r}} for i, r in pairs]
 
 
 def fan(nodes: dict[str, Any], hooks: list[Any] = ()):
