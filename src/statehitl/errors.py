@@ -16,6 +16,7 @@ The tree::
           ├── InvalidThreadIdError (ValueError)   a thread id that could escape its store
           ├── CheckpointConflict                  another writer committed first (compare-and-set lost)
           ├── CheckpointCorruptError (ValueError) a stored record that cannot be read back
+          ├── MachineChangedError (ValueError)    resuming a thread left by a different machine
           └── CheckpointerNotFoundError (LookupError) a URL scheme with no installed backend
 
 Each message names the thing that was wrong and, where there is one, what to do about it. The built-in
@@ -84,6 +85,10 @@ class CheckpointConflict(CheckpointError):
 
 class CheckpointCorruptError(CheckpointError, ValueError):
     """A stored record is truncated, tampered with or from an unknown schema version."""
+
+
+class MachineChangedError(CheckpointError, ValueError):
+    """A stopped thread was written by a machine with other nodes, edges or state schema."""
 
 
 class CheckpointerNotFoundError(CheckpointError, LookupError):

@@ -218,10 +218,17 @@ class Machine:
         reach = {n: nx.descendants(forward, n) for n in self.nodes}
         return {n: frozenset(m for m in self.nodes if m != n and n in reach[m]) for n in self.nodes}
 
+    def shape(self) -> dict[str, Any]:
+        """What the fingerprint covers, as data: stored so a changed machine can be described later."""
+        return {
+            "nodes": sorted(self.nodes),
+            "edges": sorted(f"{u} -> {v} ({d['kind']})" for u, v, d in self.graph.edges(data=True)),
+            "schema": self._schema,
+        }
+
     def _compute_fingerprint(self) -> str:
-        parts = [f"node {n}" for n in sorted(self.nodes)]
-        parts += sorted(f"edge {u} {v} {d['kind']}" for u, v, d in self.graph.edges(data=True))
-        parts.append(f"schema {self._schema}")
+        shape = self.shape()
+        parts = [*shape["nodes"], *shape["edges"], shape["schema"]]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     # -- running ----------------------------------------------------------------------------------
@@ -257,6 +264,23 @@ class Machine:
 
     def __repr__(self) -> str:
         return f"Machine({self.name!r}, nodes={list(self.nodes)})"
+
+
+def describe_change(old: dict[str, Any] | None, new: dict[str, Any]) -> str:
+    """A sentence saying how machine shape ``new`` differs from ``old`` (None: old shape unknown)."""
+    if old is None:
+        return "the earlier version's shape was not recorded, so what changed is unknown"
+    changes = []
+    for part in ("nodes", "edges"):
+        added = sorted(set(new[part]) - set(old[part]))
+        removed = sorted(set(old[part]) - set(new[part]))
+        if added:
+            changes.append(f"{part} added: {added}")
+        if removed:
+            changes.append(f"{part} removed: {removed}")
+    if old["schema"] != new["schema"]:
+        changes.append(f"state schema changed from {old['schema']!r} to {new['schema']!r}")
+    return "; ".join(changes) or "no visible difference"
 
 
 def _mermaid_label(name: str) -> str:

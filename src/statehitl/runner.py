@@ -10,14 +10,14 @@ adapter does.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from statehitl import observe
-from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, Status
-from statehitl.errors import StepLimitError
+from statehitl.checkpoint.chain import Cursor
+from statehitl.checkpoint.engine import Checkpointer, StateCodec
+from statehitl.checkpoint.records import InterruptRecord, Status, StoredCheckpoint
+from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
@@ -30,12 +30,11 @@ Durability = Literal["sync", "step", "exit"]
 and fsyncs the checkpoint ``invoke`` returns on; ``exit`` writes only that one."""
 
 
-class StateAdapter(Protocol):
+class StateAdapter(StateCodec, Protocol):
     """How a machine's state is reduced and stored; the runner treats the state as opaque."""
 
     def apply(self, state: Any, writes: list[tuple[str, dict[str, Any]]]) -> Any: ...
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]: ...
-    def dump(self, state: Any) -> dict[str, Any]: ...
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]: ...
 
 
@@ -60,8 +59,8 @@ class Position:
 
     state: Any
     pending: list[str]
+    cursor: Cursor
     step: int = 0
-    parent_seq: int | None = None
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
 
@@ -104,25 +103,59 @@ class Runner:
 
     async def run(
         self,
-        thread_id: str,
         at: Position,
         *,
         step_limit: int,
         durability: Durability,
         invocation_state: dict[str, Any],
-    ) -> CheckpointRecord:
-        """Run from ``at`` until END, an interrupt, a cancel or the step limit; return the last record."""
-        pending, state, step, seq = list(at.pending), at.state, at.step, at.parent_seq
+    ) -> tuple[StoredCheckpoint, Any]:
+        """Run from ``at`` until END, an interrupt, a cancel or the step limit.
+
+        Returns the last checkpoint written and the state it holds. Whatever way the run stops, the
+        thread's index entry is brought up to date with the last checkpoint written.
+        """
+        last: list[tuple[StoredCheckpoint, Any]] = []
+        try:
+            return await self._run(at, last, step_limit, durability, invocation_state)
+        except CheckpointConflict:
+            raise  # another process owns the thread now: leave its records alone
+        except BaseException:
+            if last and last[-1][0].lease_until is not None:
+                # The run is over but its last checkpoint says "held until ...": release it, so the
+                # thread can be continued at once instead of after the lease runs out.
+                record, state = last[-1]
+                await self._commit(at.cursor, record.step, state, "running", durable=True,
+                                   pending=record.pending)
+            raise
+        finally:
+            if last:
+                await self.checkpointer.write_index(last[-1][0])
+
+    async def _run(
+        self,
+        at: Position,
+        last: list[tuple[StoredCheckpoint, Any]],
+        step_limit: int,
+        durability: Durability,
+        invocation_state: dict[str, Any],
+    ) -> tuple[StoredCheckpoint, Any]:
+        pending, state, step, cursor = list(at.pending), at.state, at.step, at.cursor
+        thread_id = cursor.thread_id
         completed, responses = dict(at.completed), dict(at.responses)
         writes_before: dict[str, dict[str, Any]] = {}  # what the last step applied, for its record
+
+        async def commit(status: Status, durable: bool, **fields: Any) -> StoredCheckpoint:
+            record = await self._commit(cursor, step, state, status, durable=durable, **fields)
+            last[:] = [(record, state)]
+            return record
+
         steps_run = 0
         blockers = self.machine.blockers
         while True:
             if not pending:
-                return await self._commit(thread_id, seq, step, state, [], "completed", writes_before,
-                                          durable=True)
+                return await commit("completed", True, pending=[], writes=writes_before), state
             if steps_run >= step_limit:
-                await self._commit(thread_id, seq, step, state, pending, "running", {}, durable=True)
+                await commit("running", True, pending=pending)
                 raise StepLimitError(
                     f"thread {thread_id!r} ran {step_limit} steps without reaching END (next: {pending}); "
                     "if the loop is intended, raise step_limit= on compile() or invoke(); the thread is "
@@ -144,10 +177,9 @@ class Runner:
                     for i in stopped:
                         observe.emit("interrupt.raised", name=i.name, node=i.node, source=i.source,
                                      reason=i.reason, id=i.id)
-                return await self._commit(
-                    thread_id, seq, step, state, pending, "interrupted", {},
-                    durable=True, completed=completed, responses=responses, interrupts=stopped,
-                )
+                record = await commit("interrupted", True, pending=pending, completed=completed,
+                                      responses=responses, interrupts=[InterruptRecord.of(i) for i in stopped])
+                return record, state
             writes = [(n, done[n]) for n in runnable if n in done]
             state = self.adapter.apply(state, writes)
             cancelled = {n: o.message for n, o in outcomes.items() if isinstance(o, _Cancelled)}
@@ -163,11 +195,10 @@ class Runner:
             if observe.observers:
                 observe.emit("step", step=step, writes=writes_before, next=list(pending))
             if cancelled:
-                return await self._commit(thread_id, seq, step, state, [], "cancelled", writes_before,
-                                          durable=True, cancelled=cancelled)
+                record = await commit("cancelled", True, pending=[], writes=writes_before, cancelled=cancelled)
+                return record, state
             if durability != "exit" and pending:
-                seq = (await self._commit(thread_id, seq, step, state, pending, "running", writes_before,
-                                          durable=durability == "sync")).seq
+                await commit("running", durability == "sync", held=True, pending=pending, writes=writes_before)
 
     async def _run_step(
         self,
@@ -258,43 +289,28 @@ class Runner:
 
     async def _commit(
         self,
-        thread_id: str,
-        parent_seq: int | None,
+        cursor: Cursor,
         step: int,
         state: Any,
-        pending: list[str],
         status: Status,
-        writes: dict[str, dict[str, Any]],
         *,
         durable: bool,
-        completed: dict[str, dict[str, Any]] | None = None,
-        responses: dict[str, Any] | None = None,
-        interrupts: list[Interrupt] | None = None,
-        cancelled: dict[str, str] | None = None,
-    ) -> CheckpointRecord:
-        # model_construct: every field is built here from validated parts; re-validating costs a third
-        # of a memory-backed step.
-        record = CheckpointRecord.model_construct(
-            thread_id=thread_id,
-            seq=0 if parent_seq is None else parent_seq + 1,
-            parent_seq=parent_seq,
-            created_at=time.time(),
+        **fields: Any,
+    ) -> StoredCheckpoint:
+        record = await self.checkpointer.commit(
+            cursor,
+            state,
+            self.adapter,
+            durable=durable,
+            status=status,
             machine=self.machine.name,
             fingerprint=self.machine.fingerprint,
-            status=status,
             step=step,
             source=_SOURCES[status],
-            pending=pending,
-            values=self.adapter.dump(state),
-            completed=completed or {},
-            responses=responses or {},
-            interrupts=[InterruptRecord.of(i) for i in interrupts or ()],
-            cancelled=cancelled or {},
-            writes=writes,
+            **fields,
         )
-        await self.checkpointer.commit(record, durable=durable)
         if observe.observers:
-            observe.emit("checkpoint", seq=record.seq, step=step, status=status, next=pending,
+            observe.emit("checkpoint", seq=record.seq, step=step, status=status, next=record.pending,
                          interrupts=[i.name for i in record.interrupts])
         return record
 

@@ -1,114 +1,470 @@
-"""The checkpoint engine: turns checkpoint records into storage keys, shared by every backend.
+"""The checkpoint engine: every backend's semantics, written once on the four ``Storage`` primitives.
 
-Layout: ``threads/<thread>/cp/<seq>``, one immutable record per checkpoint, created with
-``expect=ABSENT``. Creating sequence number N+1 is the compare-and-set: of two writers that both read
-N, exactly one creates N+1 and the other gets ``CheckpointConflict``. The newest record is the thread's
-head; older ones are its history.
+Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record lists first and
+"what is the head?" is one ``list(limit=1)``, a single request on S3 or DynamoDB):
+
+- ``threads/<thread>/<slot>``: immutable records, created once. A checkpoint (``StoredCheckpoint``)
+  or a claim (``ClaimRecord``). Creating slot N+1 is the compare-and-set on the head: of two writers
+  that both read N, one creates N+1 and the other gets ``CheckpointConflict``.
+- ``index/<thread>``: the ``ThreadIndex`` summary, rewritten when a run stops, for listing threads by
+  status without reading checkpoints. It is a cache: the records are the truth.
+- ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
+  changed code can say what changed.
+
+Resuming first writes a claim with a lease into the next slot, so of two processes resuming the same
+interrupt exactly one proceeds, before any node, hook or tool runs; a claim whose process died can be
+taken over once its lease expires. Running checkpoints carry the same lease, renewed every step.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from statehitl.checkpoint.records import SCHEMA_VERSION, CheckpointRecord
+from statehitl.checkpoint.chain import Cursor, Link, assemble, base_link, extend_chain
+from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.records import (
+    CheckpointRecord,
+    ClaimRecord,
+    Piece,
+    Status,
+    StoredCheckpoint,
+    ThreadIndex,
+)
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
-__all__ = ["Checkpointer"]
+__all__ = ["Checkpointer", "Head", "StateCodec"]
+
+_SLOTS = 10**12
+_INDEX_RETRIES = 8
+
+
+class StateCodec(Protocol):
+    """How the engine reads a state it stores: which channels are append-only, and their JSON."""
+
+    append_channels: frozenset[str]
+
+    def dump_values(self, state: Any) -> dict[str, Any]:
+        """The state's ordinary (not append-only) channels as JSON."""
+        ...
+
+    def dump_items(self, state: Any, channel: str, start: int) -> list[Any]:
+        """Items ``start:`` of an append-only channel as JSON."""
+        ...
+
+    def length(self, state: Any, channel: str) -> int:
+        """How many items an append-only channel holds."""
+        ...
+
+
+@dataclass
+class Head:
+    """A thread as a writer finds it: its current checkpoint, the cursor to write after it, any claim."""
+
+    record: CheckpointRecord
+    cursor: Cursor
+    claim: ClaimRecord | None = None
 
 
 class Checkpointer:
-    """Reads and commits a thread's checkpoints on any ``Storage``."""
+    """Reads and commits a thread's checkpoints on any ``Storage``.
 
-    def __init__(self, storage: Storage) -> None:
+    ``signing_key`` signs every record (HMAC-SHA256) and refuses modified ones; ``ttl`` (seconds)
+    marks threads idle that long as expired for ``sweep_expired``; ``lease_seconds`` is how long a
+    claim or a running step holds a thread before another process may take it over.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        signing_key: bytes | None = None,
+        ttl: float | None = None,
+        lease_seconds: float = 60.0,
+    ) -> None:
+        if lease_seconds <= 0:
+            raise ValueError(f"lease_seconds must be positive, got {lease_seconds!r}")
+        if ttl is not None and ttl <= 0:
+            raise ValueError(f"ttl must be positive seconds or None, got {ttl!r}")
         self.storage = storage
+        self.signing_key = signing_key
+        self.ttl = ttl
+        self.lease_seconds = lease_seconds
 
     @classmethod
-    def from_url(cls, url: str) -> Checkpointer:
+    def from_url(cls, url: str, **options: Any) -> Checkpointer:
         """A checkpointer on the storage a URL names: ``memory://``, ``file://DIR``, ``s3://...``."""
-        return cls(storage_from_url(url))
+        return cls(storage_from_url(url), **options)
+
+    # -- keys and records -------------------------------------------------------------------------
 
     @staticmethod
     def _prefix(thread_id: str) -> str:
-        return f"threads/{validate_thread_id(thread_id)}/cp/"
+        return f"threads/{validate_thread_id(thread_id)}/"
 
     def _key(self, thread_id: str, seq: int) -> str:
-        return f"{self._prefix(thread_id)}{seq:012d}"
+        return f"{self._prefix(thread_id)}{_SLOTS - 1 - seq:012d}"
 
-    def _decode(self, key: str, data: bytes) -> CheckpointRecord:
+    @staticmethod
+    def _seq(key: str) -> int:
+        return _SLOTS - 1 - int(key.rsplit("/", 1)[1])
+
+    def _encode(self, record: BaseModel) -> bytes:
+        return encode(record, self.signing_key)
+
+    def _parse(self, key: str, data: bytes) -> StoredCheckpoint | ClaimRecord:
+        where = f"record {key!r}"
+        raw = decode(where, data, self.signing_key)
         try:
-            raw = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise CheckpointCorruptError(
-                f"checkpoint record {key!r} is not valid JSON (truncated or corrupt): {exc}"
-            ) from None
-        version = raw.get("schema_version") if isinstance(raw, dict) else None
-        if isinstance(version, int) and version > SCHEMA_VERSION:
-            raise CheckpointCorruptError(
-                f"checkpoint record {key!r} has schema version {version}, newer than this statehitl "
-                f"understands ({SCHEMA_VERSION}); upgrade statehitl to read it"
-            )
-        try:
-            return CheckpointRecord.model_validate(raw)
+            if raw.get("kind") == "claim":
+                return ClaimRecord.model_validate(raw)
+            return StoredCheckpoint.model_validate(raw)
         except ValidationError as exc:
-            raise CheckpointCorruptError(f"checkpoint record {key!r} is malformed: {exc}") from None
+            raise CheckpointCorruptError(f"{where} is malformed: {exc.errors(include_url=False)}") from None
+
+    async def _read(self, thread_id: str, seq: int) -> StoredCheckpoint | ClaimRecord | None:
+        key = self._key(thread_id, seq)
+        found = await self.storage.read(key)
+        return None if found is None else self._parse(key, found[0])
+
+    async def _read_checkpoint(self, thread_id: str, seq: int) -> StoredCheckpoint:
+        record = await self._read(thread_id, seq)
+        if not isinstance(record, StoredCheckpoint):
+            raise KeyError(f"thread {thread_id!r} has no checkpoint {seq:012d}")
+        return record
+
+    async def _newest(self, thread_id: str) -> StoredCheckpoint | ClaimRecord | None:
+        keys = await self.storage.list(self._prefix(thread_id), limit=1)
+        if not keys:
+            return None
+        found = await self.storage.read(keys[0])
+        return None if found is None else self._parse(keys[0], found[0])
+
+    async def _walk(self, record: StoredCheckpoint) -> tuple[CheckpointRecord, tuple[Link, ...]]:
+        """Read ``record``'s base chain and rebuild the whole state (at most log2(depth)+1 reads)."""
+        chain = [record]
+        while chain[-1].base_seq is not None:
+            chain.append(await self._read_checkpoint(record.thread_id, chain[-1].base_seq))
+        values = {**record.values, **assemble(chain)}
+        full = CheckpointRecord.model_construct(**{**dict(record), "values": values})
+        links = tuple(
+            Link(r.depth, r.seq, {c: p.start + len(p.items) for c, p in r.appends.items()}) for r in chain
+        )
+        return full, links
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    async def head(self, thread_id: str, checkpoint_id: str | int | None = None) -> Head | None:
+        """The thread's current checkpoint (or ``checkpoint_id``, to fork from it) ready to write after."""
+        newest = await self._newest(thread_id)
+        if newest is None:
+            if checkpoint_id is not None:
+                raise KeyError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
+            return None
+        claim = newest if isinstance(newest, ClaimRecord) else None
+        if checkpoint_id is not None:
+            target = await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id))
+        elif isinstance(newest, ClaimRecord):
+            target = await self._read_checkpoint(thread_id, newest.parent_seq)
+        else:
+            target = newest
+        record, chain = await self._walk(target)
+        cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
+        return Head(record, cursor, claim)
 
     async def latest(self, thread_id: str) -> CheckpointRecord | None:
         """The thread's newest checkpoint, or None for a thread never written."""
-        keys = await self.storage.list(self._prefix(thread_id))
-        if not keys:
-            return None
-        found = await self.storage.read(keys[-1])
-        if found is None:  # deleted between list and read
-            return None
-        return self._decode(keys[-1], found[0])
+        found = await self.head(thread_id)
+        return None if found is None else found.record
 
     async def get(self, thread_id: str, checkpoint_id: str | int) -> CheckpointRecord:
         """One checkpoint by id; ``KeyError`` naming thread and id if there is none."""
-        try:
-            seq = int(checkpoint_id)
-        except ValueError:
-            raise KeyError(f"checkpoint id {checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
-        key = self._key(thread_id, seq)
-        found = await self.storage.read(key)
-        if found is None:
-            raise KeyError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
-        return self._decode(key, found[0])
+        record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
+        return record
 
     async def history(self, thread_id: str) -> list[CheckpointRecord]:
-        """All of the thread's checkpoints, newest first."""
-        records = []
-        for key in reversed(await self.storage.list(self._prefix(thread_id))):
+        """All of the thread's checkpoints (every branch), newest first."""
+        stored: dict[int, StoredCheckpoint] = {}
+        for key in await self.storage.list(self._prefix(thread_id)):
             found = await self.storage.read(key)
             if found is not None:
-                records.append(self._decode(key, found[0]))
-        return records
+                record = self._parse(key, found[0])
+                if isinstance(record, StoredCheckpoint):
+                    stored[record.seq] = record
+        result = []
+        for seq in sorted(stored, reverse=True):
+            chain = [stored[seq]]
+            while chain[-1].base_seq is not None:
+                base = chain[-1].base_seq
+                chain.append(stored[base] if base in stored else await self._read_checkpoint(thread_id, base))
+            values = {**stored[seq].values, **assemble(chain)}
+            result.append(CheckpointRecord.model_construct(**{**dict(stored[seq]), "values": values}))
+        return result
 
-    async def commit(self, record: CheckpointRecord, *, durable: bool = True) -> None:
-        """Create ``record`` as the thread's next checkpoint; ``CheckpointConflict`` if it is stale."""
-        key = self._key(record.thread_id, record.seq)
-        data = record.model_dump_json().encode()
+    # -- writing ------------------------------------------------------------------------------------
+
+    def ensure_free(self, head: Head, owner: str | None) -> None:
+        """Raise ``CheckpointConflict`` if another process holds the thread (a live claim or run lease)."""
+        now = time.time()
+        record, thread = head.record, head.record.thread_id
+        holder = head.claim
+        if holder is not None and holder.lease_until > now and holder.owner != owner:
+            raise CheckpointConflict(
+                f"thread {thread!r} is being resumed by another process ({holder.owner}) until its lease "
+                f"expires in {holder.lease_until - now:.1f}s; its answer is being acted on, do not resume twice"
+            )
+        if head.cursor.slot == record.seq and _running_elsewhere(record, owner, now):
+            raise CheckpointConflict(
+                f"thread {thread!r} is running in another process ({record.owner}); it can be taken over "
+                f"if that process stops renewing its lease (in {(record.lease_until or now) - now:.1f}s)"
+            )
+
+    async def claim(self, head: Head, owner: str) -> None:
+        """Take the exclusive right to continue ``head.record``; ``CheckpointConflict`` if someone has it.
+
+        Checked and written before anything runs, so a losing process does no work at all. A claim or
+        running step whose lease expired (its process died) is taken over.
+        """
+        self.ensure_free(head, owner)
+        now = time.time()
+        record, thread = head.record, head.record.thread_id
+        claim = ClaimRecord(
+            thread_id=thread,
+            seq=head.cursor.next_slot,
+            parent_seq=record.seq,
+            owner=owner,
+            lease_until=now + self.lease_seconds,
+            created_at=now,
+        )
         try:
-            await self.storage.write(key, data, expect=ABSENT, durable=durable)
+            await self.storage.write(self._key(thread, claim.seq), self._encode(claim), expect=ABSENT,
+                                     durable=False)
         except CheckpointConflict:
             raise CheckpointConflict(
-                f"thread {record.thread_id!r} moved past checkpoint {record.parent_seq} while this run "
-                "was working (another process resumed or updated it); reload the thread and try again"
+                f"thread {thread!r} was claimed or advanced by another process while this one was about to "
+                "resume it; only one resume of an interrupt proceeds"
             ) from None
+        head.cursor.slot = claim.seq
+        head.cursor.owner = owner
 
-    async def threads(self) -> list[str]:
-        """Ids of every thread with at least one checkpoint."""
-        seen: dict[str, None] = {}
-        for key in await self.storage.list("threads/"):
-            seen.setdefault(key.split("/", 2)[1], None)
-        return list(seen)
+    async def commit(
+        self,
+        cursor: Cursor,
+        state: Any,
+        codec: StateCodec,
+        *,
+        durable: bool,
+        status: Status,
+        held: bool = False,
+        machine: str,
+        fingerprint: str,
+        **fields: Any,
+    ) -> StoredCheckpoint:
+        """Write the thread's next checkpoint after ``cursor`` and advance the cursor.
+
+        Append-only channels are written as the items added since the new record's base; everything
+        else whole. ``CheckpointConflict`` if another writer took the slot first.
+        ``held`` marks a checkpoint the run goes on from: it carries the owner's lease, so no other
+        process takes the thread over while the run is alive.
+        """
+        now = time.time()
+        depth = 1 if cursor.migrated else cursor.depth + 1
+        base = None if cursor.migrated else base_link(cursor.chain, depth)
+        lengths = {c: codec.length(state, c) for c in codec.append_channels}
+        appends = {}
+        for channel, length in lengths.items():
+            start = base.lengths.get(channel, 0) if base is not None else 0
+            start = start if start <= length else 0
+            appends[channel] = Piece.model_construct(start=start, items=codec.dump_items(state, channel, start))
+        record = StoredCheckpoint.model_construct(
+            thread_id=cursor.thread_id,
+            seq=cursor.next_slot,
+            parent_seq=cursor.parent,
+            depth=depth,
+            base_seq=None if base is None else base.seq,
+            created_at=now,
+            machine=machine,
+            fingerprint=fingerprint,
+            status=status,
+            values=codec.dump_values(state),
+            appends=appends,
+            owner=cursor.owner if held else None,
+            lease_until=now + self.lease_seconds if held else None,
+            **fields,
+        )
+        try:
+            await self.storage.write(self._key(cursor.thread_id, record.seq), self._encode(record), expect=ABSENT,
+                                     durable=durable)
+        except CheckpointConflict:
+            raise CheckpointConflict(
+                f"thread {cursor.thread_id!r} moved past checkpoint {cursor.slot} while this run was working "
+                "(another process resumed or updated it); reload the thread and try again"
+            ) from None
+        cursor.slot = cursor.parent = record.seq
+        cursor.chain = extend_chain(() if cursor.migrated else cursor.chain, Link(depth, record.seq, lengths))
+        cursor.migrated = False
+        return record
+
+    # -- the thread index ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _index_key(thread_id: str) -> str:
+        return f"index/{validate_thread_id(thread_id)}"
+
+    async def write_index(self, record: CheckpointRecord) -> None:
+        """Record where the thread stopped, for listing. Newer entries win; racing writers retry."""
+        entry = ThreadIndex(
+            thread_id=record.thread_id,
+            seq=record.seq,
+            status=record.status,
+            step=record.step,
+            pending=record.pending,
+            interrupts=record.interrupts,
+            machine=record.machine,
+            updated_at=record.created_at,
+            expires_at=None if self.ttl is None else record.created_at + self.ttl,
+        )
+        key = self._index_key(record.thread_id)
+        data = self._encode(entry)
+        for _ in range(_INDEX_RETRIES):
+            found = await self.storage.read(key)
+            if found is not None and self._parse_index(key, found[0]).seq > record.seq:
+                return
+            try:
+                await self.storage.write(key, data, expect=ABSENT if found is None else found[1], durable=False)
+                return
+            except CheckpointConflict:
+                continue
+
+    def _parse_index(self, key: str, data: bytes) -> ThreadIndex:
+        raw = decode(f"index record {key!r}", data, self.signing_key)
+        try:
+            return ThreadIndex.model_validate(raw)
+        except ValidationError as exc:
+            raise CheckpointCorruptError(f"index record {key!r} is malformed: {exc}") from None
+
+    async def threads(self, status: Status | None = None) -> list[ThreadIndex]:
+        """Every thread's index entry (optionally only those with ``status``), by thread id.
+
+        Reads one small record per thread, never checkpoints: ``threads("interrupted")`` is the list of
+        threads waiting on a human, with their pending interrupts.
+        """
+        entries = []
+        for key in await self.storage.list("index/"):
+            entry = await self.thread_info(key.removeprefix("index/"))
+            if entry is not None and (status is None or entry.status == status):
+                entries.append(entry)
+        return entries
+
+    async def thread_info(self, thread_id: str) -> ThreadIndex | None:
+        """One thread's index entry: where its last run stopped, and what it waits on."""
+        key = self._index_key(thread_id)
+        found = await self.storage.read(key)
+        return None if found is None else self._parse_index(key, found[0])
+
+    # -- machines -----------------------------------------------------------------------------------
+
+    async def remember_machine(self, fingerprint: str, shape: dict[str, Any]) -> None:
+        """Store a machine's shape once, so a later resume with changed code can say what changed."""
+        key = f"machines/{fingerprint}"
+        with contextlib.suppress(CheckpointConflict):  # already stored: immutable per fingerprint
+            await self.storage.write(key, self._encode(_Shape(shape=shape)), expect=ABSENT, durable=False)
+
+    async def machine_shape(self, fingerprint: str) -> dict[str, Any] | None:
+        """The stored shape of the machine with ``fingerprint``, if it was remembered."""
+        key = f"machines/{fingerprint}"
+        found = await self.storage.read(key)
+        if found is None:
+            return None
+        return _Shape.model_validate(decode(f"machine record {key!r}", found[0], self.signing_key)).shape
+
+    # -- retention ----------------------------------------------------------------------------------
 
     async def delete_thread(self, thread_id: str) -> int:
-        """Remove every record of the thread; returns how many were removed."""
-        return await self.storage.delete(f"threads/{validate_thread_id(thread_id)}/")
+        """Remove every record of the thread (checkpoints, claims, index); returns how many."""
+        removed = await self.storage.delete(self._prefix(thread_id))
+        return removed + await self.storage.delete(self._index_key(thread_id))
+
+    async def prune(self, thread_id: str, keep_last: int) -> int:
+        """Keep the newest ``keep_last`` checkpoints (and the records they are built from); delete the rest.
+
+        Also removes crash debris the storage knows how to find. Returns how many records were deleted.
+        """
+        if keep_last < 1:
+            raise ValueError(f"keep_last must be at least 1, got {keep_last!r}")
+        records: dict[int, StoredCheckpoint | ClaimRecord] = {}
+        keys = await self.storage.list(self._prefix(thread_id))
+        for key in keys:
+            found = await self.storage.read(key)
+            if found is not None:
+                records[self._seq(key)] = self._parse(key, found[0])
+        newest = max(records, default=None)
+        keep: set[int] = set() if newest is None else {newest}
+        kept = 0
+        for seq in sorted(records, reverse=True):
+            record = records[seq]
+            if isinstance(record, StoredCheckpoint) and kept < keep_last:
+                kept += 1
+                current: StoredCheckpoint | ClaimRecord | None = record
+                while isinstance(current, StoredCheckpoint) and current.seq not in keep:
+                    keep.add(current.seq)
+                    current = records.get(current.base_seq) if current.base_seq is not None else None
+                keep.add(record.seq)
+        removed = 0
+        for seq in records:
+            if seq not in keep:
+                removed += await self.storage.delete(self._key(thread_id, seq))
+        await _cleanup(self.storage)
+        return removed
+
+    async def sweep_expired(self, now: float | None = None) -> list[str]:
+        """Delete every thread whose TTL ran out (by its index entry); returns their ids."""
+        moment = time.time() if now is None else now
+        expired = [e.thread_id for e in await self.threads() if e.expires_at is not None and e.expires_at <= moment]
+        for thread_id in expired:
+            await self.delete_thread(thread_id)
+        await _cleanup(self.storage)
+        return expired
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.storage!r})"
+
+
+class _Shape(BaseModel):
+    kind: str = "machine"
+    shape: dict[str, Any]
+
+
+def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
+    try:
+        seq = int(checkpoint_id)
+    except (TypeError, ValueError):
+        raise KeyError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
+    if not 0 <= seq < _SLOTS:
+        raise KeyError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
+    return seq
+
+
+def _running_elsewhere(record: CheckpointRecord, owner: str | None, now: float) -> bool:
+    return (
+        record.status == "running"
+        and record.owner is not None
+        and record.owner != owner
+        and record.lease_until is not None
+        and record.lease_until > now
+    )
+
+
+async def _cleanup(storage: Storage) -> None:
+    cleanup: Callable[[], Any] | None = getattr(storage, "cleanup", None)
+    if cleanup is not None:
+        await cleanup()
+
+

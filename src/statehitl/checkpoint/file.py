@@ -2,9 +2,15 @@
 
 A write goes to a hidden temp file, is fsynced, then published: create-once writes use ``link()``
 (atomic and exclusive: of two writers exactly one wins), replacing writes take a per-key ``flock``,
-compare the current version and ``rename()`` over it. The directory is fsynced after publishing so
-the new name survives a power cut. A crash leaves at worst a hidden temp file, which listing ignores.
-Each operation is one hop to a worker thread via aiofiles, so the event loop never blocks on disk.
+compare the current version and ``rename()`` over it. A durable write fsyncs the file before
+publishing it, then its directory, so the new name survives a power cut; new directories are synced
+into their parents when they are created. A crash leaves at worst a hidden temp file, which listing
+ignores and ``cleanup()`` removes.
+
+Durable writes wait for the disk (about a millisecond here), so they run in aiofiles' worker threads
+and the event loop keeps serving other threads meanwhile. Reads, listings and non-durable writes are
+metadata operations on cached pages, cheaper than the thread hop itself (about 140 us on these
+machines), so they run inline.
 """
 
 from __future__ import annotations
@@ -13,13 +19,14 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statehitl.checkpoint.storage import ABSENT, validate_key
-from statehitl.errors import CheckpointConflict, InvalidThreadIdError
+from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
+from statehitl.errors import CheckpointConflict
 
 __all__ = ["FileStorage"]
 
@@ -46,20 +53,15 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _validate_prefix(prefix: str) -> str:
-    """A listing prefix must be the start of some valid key, or ``_list`` could walk out of the root."""
-    try:
-        validate_key(prefix + "_")
-    except InvalidThreadIdError:
-        raise InvalidThreadIdError(f"storage prefix {prefix!r} is not allowed: no valid key starts with it") from None
-    return prefix
+
+
 
 
 def _make_dirs(directory: Path) -> None:
     """Create missing directories one level at a time, fsyncing each new entry into its parent.
 
-    Without that, a power cut could drop a new thread's directory and the durably written file in it.
-    Done whatever ``durable`` says: a later durable write only syncs its own directory, never its parents.
+    Done whatever the write's ``durable`` says, once per new directory (a new thread): later durable
+    writes then only sync their own directory, in this process or any other.
     """
     missing: list[Path] = []
     while not directory.is_dir():
@@ -86,7 +88,7 @@ class FileStorage:
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*validate_key(key).split("/"))
 
-    # -- sync implementations, each run in one worker-thread hop -----------------------------------
+    # -- sync implementations ---------------------------------------------------------------------
 
     def _read(self, key: str) -> tuple[bytes, str] | None:
         try:
@@ -96,7 +98,8 @@ class FileStorage:
         return data, _version(data)
 
     def _write_temp(self, directory: Path, data: bytes, durable: bool) -> Path:
-        _make_dirs(directory)
+        if not directory.is_dir():
+            _make_dirs(directory)
         temp = directory / f".tmp-{uuid.uuid4().hex}"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
@@ -136,7 +139,7 @@ class FileStorage:
         return _version(data)
 
     def _list(self, prefix: str) -> list[str]:
-        base, _, _ = _validate_prefix(prefix).rpartition("/")
+        base, _, _ = validate_prefix(prefix).rpartition("/")
         start = self.root.joinpath(*base.split("/")) if base else self.root
         if not start.is_dir():
             return []
@@ -160,16 +163,36 @@ class FileStorage:
                 self._path(key).unlink()
         return len(keys)
 
+    def _cleanup(self, max_age: float) -> int:
+        cutoff = time.time() - max_age
+        removed = 0
+        for dirpath, _, filenames in os.walk(self.root):
+            for name in filenames:
+                if name.startswith(".tmp-"):
+                    path = Path(dirpath) / name
+                    with contextlib.suppress(FileNotFoundError):
+                        if path.stat().st_mtime < cutoff:
+                            path.unlink()
+                            removed += 1
+        return removed
+
+    async def cleanup(self, max_age: float = 3600.0) -> int:
+        """Remove temp files a crashed writer left behind (older than ``max_age`` seconds, so a write in
+        progress elsewhere is never touched); returns how many were removed."""
+        return await _in_thread(self._cleanup, max_age)
+
     # -- the Storage protocol ---------------------------------------------------------------------
 
     async def read(self, key: str) -> tuple[bytes, str] | None:
-        return await _in_thread(self._read, key)
+        return self._read(key)
 
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
-        return await _in_thread(self._write, key, data, expect, durable)
+        if durable:
+            return await _in_thread(self._write, key, data, expect, durable)
+        return self._write(key, data, expect, durable)
 
-    async def list(self, prefix: str) -> list[str]:
-        return await _in_thread(self._list, prefix)
+    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        return self._list(prefix)[:limit]
 
     async def delete(self, prefix: str) -> int:
         return await _in_thread(self._delete, prefix)

@@ -8,19 +8,12 @@ from __future__ import annotations
 import threading
 from typing import ClassVar
 
-from statehitl.checkpoint.storage import ABSENT, validate_key
-from statehitl.errors import CheckpointConflict, InvalidThreadIdError
+from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
+from statehitl.errors import CheckpointConflict
 
 __all__ = ["MemoryStorage"]
 
 
-def _validate_prefix(prefix: str) -> str:
-    """A listing prefix must be the start of some valid key (``""`` is: it lists everything)."""
-    try:
-        validate_key(prefix + "_")
-    except InvalidThreadIdError:
-        raise InvalidThreadIdError(f"storage prefix {prefix!r} is not allowed: no valid key starts with it") from None
-    return prefix
 
 
 class MemoryStorage:
@@ -58,13 +51,13 @@ class MemoryStorage:
             self._data[key] = (bytes(data), token)
             return token
 
-    async def list(self, prefix: str) -> list[str]:
-        _validate_prefix(prefix)
+    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        validate_prefix(prefix)
         with self._lock:
-            return sorted(k for k in self._data if k.startswith(prefix))
+            return sorted(k for k in self._data if k.startswith(prefix))[:limit]
 
     async def delete(self, prefix: str) -> int:
-        _validate_prefix(prefix)
+        validate_prefix(prefix)
         with self._lock:
             doomed = [k for k in self._data if k.startswith(prefix)]
             for key in doomed:

@@ -1,7 +1,17 @@
-"""The persisted record of a checkpoint: versioned, kind-tagged, JSON only.
+"""Persisted records: versioned, kind-tagged pydantic models, JSON only.
 
-Loading a record validates it with pydantic and never executes code. ``schema_version`` lets a newer
-statehitl read older records and lets an older one refuse newer records with a clear message.
+Loading a record validates it and never executes code. ``schema_version`` lets a newer statehitl read
+older records and lets an older one refuse newer records with a clear message.
+
+Three kinds live in storage:
+
+- ``StoredCheckpoint`` (``kind="checkpoint"``): one transition of a thread. Ordinary fields are stored
+  whole; append-only channels are stored as a ``Piece`` (the items added since the record's *base*,
+  an ancestor chosen Fenwick-style, see ``checkpoint/chain.py``), so a step writes what it added.
+- ``ClaimRecord`` (``kind="claim"``): a process's exclusive right to resume a thread, with a lease.
+- ``ThreadIndex`` (``kind="index"``): the small per-thread summary used to list threads by status.
+
+``CheckpointRecord`` is the decoded view callers get: the same metadata with every channel whole.
 """
 
 from __future__ import annotations
@@ -12,11 +22,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from statehitl.interrupt import Interrupt
 
-__all__ = ["SCHEMA_VERSION", "CheckpointRecord", "InterruptRecord", "Status"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "CheckpointRecord",
+    "ClaimRecord",
+    "InterruptRecord",
+    "Piece",
+    "Status",
+    "StoredCheckpoint",
+    "ThreadIndex",
+]
 
 SCHEMA_VERSION = 1
 
 Status = Literal["running", "interrupted", "completed", "cancelled"]
+Source = Literal["input", "step", "interrupt", "cancel", "update"]
 
 
 class InterruptRecord(BaseModel):
@@ -44,13 +64,22 @@ class InterruptRecord(BaseModel):
         )
 
 
+class Piece(BaseModel):
+    """Items ``start .. start+len(items)`` of an append-only channel."""
+
+    start: int = Field(ge=0)
+    items: list[Any]
+
+
 class CheckpointRecord(BaseModel):
     """The full state of one thread after a transition.
 
     ``pending`` is the position: the nodes to (re-)enter next. For an interrupted step, ``completed``
     holds the updates of the nodes that finished (kept, not re-run) and ``responses`` the answers
     gathered so far in this step (so a handler that interrupts again still sees its earlier answers).
-    ``writes`` is what the step that produced this checkpoint applied, for history and debugging.
+    ``writes`` is what the step that produced this checkpoint applied. ``parent_seq`` is the
+    checkpoint this one follows (an earlier one after a fork); ``depth`` counts checkpoints from the
+    thread's first. ``owner``/``lease_until`` mark a run in progress, so a crashed run can be taken over.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -60,12 +89,14 @@ class CheckpointRecord(BaseModel):
     thread_id: str
     seq: int = Field(ge=0)
     parent_seq: int | None = None
+    depth: int = Field(default=1, ge=1)
+    base_seq: int | None = None
     created_at: float
     machine: str
     fingerprint: str
     status: Status
     step: int = Field(ge=0)
-    source: Literal["input", "step", "interrupt", "cancel", "update"] = "step"
+    source: Source = "step"
     pending: list[str] = Field(default_factory=list)
     values: dict[str, Any]
     completed: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -73,8 +104,49 @@ class CheckpointRecord(BaseModel):
     interrupts: list[InterruptRecord] = Field(default_factory=list)
     cancelled: dict[str, str] = Field(default_factory=dict)
     writes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    owner: str | None = None
+    lease_until: float | None = None
 
     @property
     def checkpoint_id(self) -> str:
         """The id users see: the thread's sequence number, zero-padded so ids sort in order."""
         return f"{self.seq:012d}"
+
+
+class StoredCheckpoint(CheckpointRecord):
+    """A checkpoint as written: ``values`` holds the ordinary channels, ``appends`` the pieces."""
+
+    appends: dict[str, Piece] = Field(default_factory=dict)
+
+
+class ClaimRecord(BaseModel):
+    """Exclusive right to continue the checkpoint ``parent_seq``, held by ``owner`` until ``lease_until``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["claim"] = "claim"
+    schema_version: int = SCHEMA_VERSION
+    thread_id: str
+    seq: int = Field(ge=0)
+    parent_seq: int = Field(ge=0)
+    owner: str
+    lease_until: float
+    created_at: float
+
+
+class ThreadIndex(BaseModel):
+    """What listing needs about a thread, kept in one small record instead of reading checkpoints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["index"] = "index"
+    schema_version: int = SCHEMA_VERSION
+    thread_id: str
+    seq: int
+    status: Status
+    step: int
+    pending: list[str] = Field(default_factory=list)
+    interrupts: list[InterruptRecord] = Field(default_factory=list)
+    machine: str
+    updated_at: float
+    expires_at: float | None = None

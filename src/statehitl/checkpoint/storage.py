@@ -13,7 +13,7 @@ from typing import Final, Protocol, runtime_checkable
 
 from statehitl.errors import InvalidThreadIdError
 
-__all__ = ["ABSENT", "Storage", "validate_key", "validate_thread_id"]
+__all__ = ["ABSENT", "Storage", "validate_key", "validate_prefix", "validate_thread_id"]
 
 ABSENT: Final = "absent"
 """``expect=ABSENT``: the write succeeds only if the key does not exist yet (create-once)."""
@@ -40,8 +40,8 @@ class Storage(Protocol):
         """
         ...
 
-    async def list(self, prefix: str) -> list[str]:
-        """Every key starting with ``prefix``, sorted."""
+    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        """Keys starting with ``prefix``, sorted; only the first ``limit`` of them if given."""
         ...
 
     async def delete(self, prefix: str) -> int:
@@ -57,6 +57,18 @@ def validate_key(key: str) -> str:
             "(no empty segments, no leading dots, no path separators other than '/')"
         )
     return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """A listing prefix must be the start of some valid key (``""`` lists everything).
+
+    Checked before a backend walks or deletes anything, so ``list("../")`` cannot reach outside it.
+    """
+    try:
+        validate_key(prefix + "_")
+    except InvalidThreadIdError:
+        raise InvalidThreadIdError(f"storage prefix {prefix!r} is not allowed: no valid key starts with it") from None
+    return prefix
 
 
 def validate_thread_id(thread_id: object) -> str:

@@ -14,7 +14,7 @@ from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_jso
 
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
     from statehitl.checkpoint.engine import Checkpointer
-    from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord
+    from statehitl.checkpoint.records import InterruptRecord, ThreadIndex
 
 __all__ = ["add_parser", "cmd_delete", "cmd_list", "cmd_show"]
 
@@ -38,6 +38,8 @@ def add_parser(commands: Any) -> None:
                         description="One line per thread: id, status, step, machine, last update, and the "
                                     "interrupts it waits on (name, node, reason).")
     store_option(ls)
+    ls.add_argument("--status", choices=["running", "interrupted", "completed", "cancelled"],
+                    help="only threads with this status (interrupted: waiting on a human)")
     ls.set_defaults(handler=cmd_list)
 
     show = sub.add_parser("show", help="a thread's checkpoint history, newest first",
@@ -95,16 +97,17 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 
     checkpointer = _open(args.store)
 
-    async def collect() -> list[tuple[str, CheckpointRecord | str]]:
-        rows: list[tuple[str, CheckpointRecord | str]] = []
-        for thread in await checkpointer.threads():
-            try:
-                record = await checkpointer.latest(thread)
-            except StatehitlError as exc:  # one unreadable thread must not hide the others
+    async def collect() -> list[tuple[str, ThreadIndex | str]]:
+        rows: list[tuple[str, ThreadIndex | str]] = []
+        for key in await checkpointer.storage.list("index/"):
+            thread = key.removeprefix("index/")
+            try:  # one unreadable entry must not hide the others
+                entry = await checkpointer.thread_info(thread)
+            except StatehitlError as exc:
                 rows.append((thread, one_line(str(exc))))
                 continue
-            if record is not None:
-                rows.append((thread, record))
+            if entry is not None and args.status in (None, entry.status):
+                rows.append((thread, entry))
         return rows
 
     rows = run_sync(collect())
@@ -120,7 +123,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
             table.append((thread, "unreadable", "-", "-", "-", found))
             continue
         waiting = "; ".join(_interrupt(i) for i in found.interrupts) or "-"
-        table.append((thread, found.status, str(found.step), found.machine, _when(found.created_at), waiting))
+        table.append((thread, found.status, str(found.step), found.machine, _when(found.updated_at), waiting))
     header = ("THREAD", "STATUS", "STEP", "MACHINE", "UPDATED", "WAITING ON")
     widths = [max(len(row[i]) for row in (*table, header)) for i in range(5)]
     c.print(c.style("  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[5]]), "bold"))

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import GraphValidationError
 from statehitl.graph.channels import StateSchema
-from statehitl.graph.compiled import CompiledStateGraph
+from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Machine, NodeSpec, Router
 from statehitl.runner import Durability
@@ -102,11 +102,15 @@ class StateGraph(Generic[M]):
         step_limit: int = 25,
         durability: Durability = "step",
         name: str | None = None,
+        accept_machine_change: bool = False,
+        migrate: Migration | None = None,
     ) -> CompiledStateGraph[M]:
         """Validate the graph and return a runnable app.
 
         Without a checkpointer, threads live in this app's memory (enough to resume interrupts in the
-        same process); pass ``FileCheckpointer`` or another to resume anywhere.
+        same process); pass ``FileCheckpointer`` or another to resume anywhere. A thread stopped by a
+        different version of the graph is refused on resume unless ``accept_machine_change=True`` or
+        ``migrate(values, old_fingerprint)`` converts its stored state.
         """
         machine = Machine(
             self._nodes.values(),
@@ -125,6 +129,8 @@ class StateGraph(Generic[M]):
             checkpointer,
             step_limit=step_limit,
             durability=durability,
+            accept_machine_change=accept_machine_change,
+            migrate=migrate,
         )
 
 

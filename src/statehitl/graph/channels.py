@@ -42,6 +42,8 @@ class StateSchema(Generic[M]):
                 if callable(meta) and not isinstance(meta, type):
                     self.reducers[name] = meta
         self._adapters: dict[str, TypeAdapter[Any]] = {}
+        self.append_channels = frozenset(n for n, r in self.reducers.items() if r is append)
+        self._ordinary = [n for n in self.fields if n not in self.append_channels]
 
     def describe(self) -> str:
         """A stable text of the schema's fields and types, for the machine fingerprint."""
@@ -138,8 +140,21 @@ class StateSchema(Generic[M]):
                 writers[name] = node
         return state.model_copy(update=merged)
 
-    def dump(self, state: M) -> dict[str, Any]:
-        return state.model_dump(mode="json")
+    # -- the engine's StateCodec: append-only channels are stored as deltas --------------------------
+
+    def dump_values(self, state: M) -> dict[str, Any]:
+        """The ordinary channels as JSON (append-only ones are stored as deltas by the engine)."""
+        if not self.append_channels:
+            return state.model_dump(mode="json")
+        return state.model_dump(mode="json", include=set(self._ordinary))
+
+    def dump_items(self, state: M, channel: str, start: int) -> list[Any]:
+        """Items ``start:`` of an append-only channel as JSON: only what a step added gets serialized."""
+        items: list[Any] = to_jsonable_python(getattr(state, channel)[start:])
+        return items
+
+    def length(self, state: M, channel: str) -> int:
+        return len(getattr(state, channel))
 
     def load(self, values: dict[str, Any]) -> M:
         """A stored state back as the model; a mismatch means the thread was written by other code."""

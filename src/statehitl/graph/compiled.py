@@ -6,7 +6,10 @@ interrupt responses), checks it before anything is written, and hands the positi
 
 from __future__ import annotations
 
+import os
+import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -14,15 +17,16 @@ from pydantic import BaseModel
 
 from statehitl import observe
 from statehitl._sync import run_sync
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.chain import Cursor
+from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
-from statehitl.errors import NotInterruptedError, ResumeInputError
+from statehitl.errors import MachineChangedError, NotInterruptedError, ResumeInputError
 from statehitl.graph.channels import StateSchema
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
-from statehitl.machine import START, Machine
+from statehitl.machine import END, START, Machine, describe_change
 from statehitl.resume import is_response_list, parse_responses
 from statehitl.runner import Durability, Position, Runner
 from statehitl.status import Status
@@ -30,6 +34,8 @@ from statehitl.status import Status
 __all__ = ["CompiledStateGraph", "GraphRunResult", "StateSnapshot"]
 
 M = TypeVar("M", bound=BaseModel)
+Migration = Callable[[dict[str, Any], str], dict[str, Any]]
+"""``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""
 
 _STATUS = {
     "running": Status.EXECUTING,
@@ -82,6 +88,8 @@ class CompiledStateGraph(Generic[M]):
         *,
         step_limit: int,
         durability: Durability,
+        accept_machine_change: bool = False,
+        migrate: Migration | None = None,
     ) -> None:
         self.machine = machine
         self.schema = schema
@@ -89,7 +97,10 @@ class CompiledStateGraph(Generic[M]):
         self.checkpointer = checkpointer or Checkpointer(MemoryStorage())
         self.step_limit = _check_step_limit(step_limit)
         self.durability: Durability = durability if checkpointer is not None else "exit"
+        self.accept_machine_change = accept_machine_change
+        self.migrate = migrate
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self)
+        self._shape_saved = False
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -98,6 +109,7 @@ class CompiledStateGraph(Generic[M]):
         input: Any,
         thread_id: str | None = None,
         *,
+        checkpoint_id: str | None = None,
         step_limit: int | None = None,
         durability: Durability | None = None,
         invocation_state: dict[str, Any] | None = None,
@@ -108,33 +120,40 @@ class CompiledStateGraph(Generic[M]):
           the reducers, if the thread exists and is not waiting on a human);
         - a list of ``{"interruptResponse": {...}}``: answers to the pending interrupts;
         - None: continue a run that stopped mid-way (a crash, or the step limit).
+
+        ``checkpoint_id`` runs from an earlier checkpoint instead of the latest: time travel. The new
+        checkpoints fork from it; the old branch stays in the history.
         """
-        return run_sync(self.ainvoke(input, thread_id, step_limit=step_limit, durability=durability,
-                                     invocation_state=invocation_state))
+        return run_sync(self.ainvoke(input, thread_id, checkpoint_id=checkpoint_id, step_limit=step_limit,
+                                     durability=durability, invocation_state=invocation_state))
 
     async def ainvoke(
         self,
         input: Any,
         thread_id: str | None = None,
         *,
+        checkpoint_id: str | None = None,
         step_limit: int | None = None,
         durability: Durability | None = None,
         invocation_state: dict[str, Any] | None = None,
     ) -> GraphRunResult[M]:
         """Async ``invoke``."""
         thread = validate_thread_id(thread_id) if thread_id is not None else uuid.uuid4().hex
-        head = await self.checkpointer.latest(thread)
-        at = self._position(input, thread, head)
-        record = await self._runner.run(
-            thread,
+        limit = _check_step_limit(step_limit) if step_limit is not None else self.step_limit
+        head = await self.checkpointer.head(thread, checkpoint_id)
+        at = await self._position(input, thread, head)
+        record, state = await self._runner.run(
             at,
-            step_limit=_check_step_limit(step_limit) if step_limit is not None else self.step_limit,
+            step_limit=limit,
             durability=durability or self.durability,
             invocation_state=invocation_state if invocation_state is not None else {},
         )
+        if record.status == "interrupted" and not self._shape_saved:
+            await self.checkpointer.remember_machine(self.machine.fingerprint, self.machine.shape())
+            self._shape_saved = True
         return GraphRunResult(
             thread_id=thread,
-            state=self.schema.load(record.values),
+            state=state,
             status=_STATUS[record.status],
             stop_reason=_STOP_REASON[record.status],
             interrupts=[i.to_interrupt() for i in record.interrupts],
@@ -143,50 +162,133 @@ class CompiledStateGraph(Generic[M]):
             cancelled=record.cancelled,
         )
 
-    def _position(self, input: Any, thread: str, head: CheckpointRecord | None) -> Position:
-        """Turn the caller's input into where the runner starts; reject misfits before any write."""
+    async def _position(self, input: Any, thread: str, head: Head | None) -> Position:
+        """Turn the caller's input into where the runner starts; reject misfits before any write.
+
+        Continuing a stopped run (answering interrupts, or ``None`` after a crash) first claims the
+        thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
+        """
         label = f"thread {thread!r}"
-        if head is not None and head.status == "interrupted":
-            pending = [i.to_interrupt() for i in head.interrupts]
+        if head is None:
+            if is_response_list(input):
+                raise NotInterruptedError(
+                    f"{label} is not waiting on any interrupt (it has no checkpoint); interrupt responses "
+                    "can only answer a thread whose last result was an interrupt"
+                )
+            if input is None:
+                raise ResumeInputError(f"{label} has no checkpoint; there is no stopped run to continue, "
+                                       "pass input")
+            if isinstance(input, list):
+                raise ResumeInputError(
+                    f"{label}: input is a list but not of interruptResponse blocks; pass a dict or a "
+                    f"{self.schema.model.__name__} to start a run"
+                )
+            state = self.schema.initial(input)
+            return Position(state, self.machine.next_nodes(START, state), Cursor(thread))
+        record = head.record
+        if record.status == "interrupted":
+            pending = [i.to_interrupt() for i in record.interrupts]
             answers = parse_responses(input, pending, thread=label)
+            values = await self._stored_values(head, resuming=True)
+            await self.checkpointer.claim(head, _owner())
             if observe.observers:
                 for i in pending:
                     if i.id in answers:
                         observe.emit("interrupt.answered", name=i.name, node=i.node, response=answers[i.id])
             return Position(
-                state=self.schema.load(head.values),
-                pending=head.pending,
-                step=head.step,
-                parent_seq=head.seq,
-                completed=head.completed,
-                responses={**head.responses, **answers},
+                state=self.schema.load(values),
+                pending=record.pending,
+                cursor=head.cursor,
+                step=record.step,
+                completed=record.completed,
+                responses={**record.responses, **answers},
             )
         if is_response_list(input):
             raise NotInterruptedError(
-                f"{label} is not waiting on any interrupt "
-                f"({'it has no checkpoint' if head is None else f'its status is {head.status}'}); "
-                "interrupt responses can only answer a thread whose last result was an interrupt"
+                f"{label} is not waiting on any interrupt (its status is {record.status}); interrupt "
+                "responses can only answer a thread whose last result was an interrupt"
             )
         if input is None:
-            if head is None or head.status != "running":
-                where = "has no checkpoint" if head is None else f"is {head.status}"
-                raise ResumeInputError(f"{label} {where}; there is no stopped run to continue, pass input")
-            return Position(self.schema.load(head.values), head.pending, head.step, head.seq)
+            if record.status != "running":
+                raise ResumeInputError(f"{label} is {record.status}; there is no stopped run to continue, "
+                                       "pass input")
+            values = await self._stored_values(head, resuming=True)
+            await self.checkpointer.claim(head, _owner())
+            return Position(self.schema.load(values), record.pending, head.cursor, record.step)
         if isinstance(input, list):
             raise ResumeInputError(
                 f"{label}: input is a list but not of interruptResponse blocks; pass a dict or a "
                 f"{self.schema.model.__name__} to start a run"
             )
+        self.checkpointer.ensure_free(head, None)
+        current = self.schema.load(await self._stored_values(head, resuming=False))
+        update = self.schema.normalize_update("input", input.model_dump(exclude_unset=True)
+                                              if isinstance(input, BaseModel) else input)
+        state = self.schema.apply(current, [("input", update)])
+        return Position(state, self.machine.next_nodes(START, state), head.cursor, record.step)
+
+    async def _stored_values(self, head: Head, *, resuming: bool) -> dict[str, Any]:
+        """The head's values for this machine: migrated, accepted, or refused if the machine changed.
+
+        Continuing a stopped run on changed code is refused unless the app opted in, because the
+        position (which nodes to re-enter) and the state may no longer mean what they meant.
+        """
+        record = head.record
+        if record.fingerprint == self.machine.fingerprint:
+            return record.values
+        if self.migrate is not None:
+            head.cursor.migrated = True
+            return self.migrate(dict(record.values), record.fingerprint)
+        if self.accept_machine_change or not resuming:
+            return record.values
+        old = await self.checkpointer.machine_shape(record.fingerprint)
+        raise MachineChangedError(
+            f"thread {record.thread_id!r} stopped at checkpoint {record.checkpoint_id} under a different "
+            f"version of machine {record.machine!r}: {describe_change(old, self.machine.shape())}. Pass "
+            "accept_machine_change=True to compile() to continue it anyway, or migrate=fn(values, "
+            "old_fingerprint) to convert its stored state"
+        )
+
+    async def aupdate_state(
+        self, thread_id: str, values: dict[str, Any] | M, *, as_node: str | None = None
+    ) -> StateSnapshot[M]:
+        """Write a new checkpoint as if a node had returned ``values`` (merged through the reducers).
+
+        Without ``as_node`` the thread keeps its position and status (a human editing the state of a
+        waiting thread); with it, the thread moves on along ``as_node``'s transitions.
+        """
+        head = await self.checkpointer.head(validate_thread_id(thread_id))
         if head is None:
-            state = self.schema.initial(input)
-            step, parent = 0, None
+            raise KeyError(f"thread {thread_id!r} has no checkpoint to update")
+        if as_node is not None and as_node not in self.machine.nodes:
+            raise KeyError(f"as_node {as_node!r} is not a node of {self.machine.name!r}")
+        self.checkpointer.ensure_free(head, None)
+        record = head.record
+        writer = as_node or "update_state"
+        update = self.schema.normalize_update(writer, values.model_dump(exclude_unset=True)
+                                              if isinstance(values, BaseModel) else values)
+        state = self.schema.apply(self.schema.load(await self._stored_values(head, resuming=False)),
+                                  [(writer, update)])
+        position: dict[str, Any]
+        if as_node is None:
+            position = {"status": record.status, "pending": record.pending, "interrupts": record.interrupts,
+                        "completed": record.completed, "responses": record.responses}
         else:
-            current = self.schema.load(head.values)
-            update = self.schema.normalize_update("input", input.model_dump(exclude_unset=True)
-                                                  if isinstance(input, BaseModel) else input)
-            state = self.schema.apply(current, [("input", update)])
-            step, parent = head.step, head.seq
-        return Position(state, self.machine.next_nodes(START, state), step, parent)
+            pending = [n for n in dict.fromkeys(self.machine.next_nodes(as_node, state)) if n != END]
+            position = {"status": "running" if pending else "completed", "pending": pending}
+        stored = await self.checkpointer.commit(
+            head.cursor, state, self.schema, durable=True, machine=self.machine.name,
+            fingerprint=self.machine.fingerprint, step=record.step, source="update",
+            writes={writer: self.schema.dump_update(update)}, **position,
+        )
+        await self.checkpointer.write_index(stored)
+        return self._snapshot(await self.checkpointer.get(thread_id, stored.seq))
+
+    def update_state(
+        self, thread_id: str, values: dict[str, Any] | M, *, as_node: str | None = None
+    ) -> StateSnapshot[M]:
+        """Write a new checkpoint as if a node had returned ``values``; see ``aupdate_state``."""
+        return run_sync(self.aupdate_state(thread_id, values, as_node=as_node))
 
     # -- inspecting -------------------------------------------------------------------------------
 
@@ -204,14 +306,17 @@ class CompiledStateGraph(Generic[M]):
             cancelled=record.cancelled,
         )
 
-    async def aget_state(self, thread_id: str) -> StateSnapshot[M] | None:
-        """The thread's latest checkpoint, or None if it was never run."""
-        record = await self.checkpointer.latest(validate_thread_id(thread_id))
+    async def aget_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot[M] | None:
+        """The thread's latest checkpoint (or the one named), or None if the thread was never run."""
+        thread = validate_thread_id(thread_id)
+        if checkpoint_id is not None:
+            return self._snapshot(await self.checkpointer.get(thread, checkpoint_id))
+        record = await self.checkpointer.latest(thread)
         return None if record is None else self._snapshot(record)
 
-    def get_state(self, thread_id: str) -> StateSnapshot[M] | None:
-        """The thread's latest checkpoint, or None if it was never run."""
-        return run_sync(self.aget_state(thread_id))
+    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot[M] | None:
+        """The thread's latest checkpoint (or the one named), or None if the thread was never run."""
+        return run_sync(self.aget_state(thread_id, checkpoint_id))
 
     async def ahistory(self, thread_id: str) -> list[StateSnapshot[M]]:
         """Every checkpoint of the thread, newest first."""
@@ -227,6 +332,14 @@ class CompiledStateGraph(Generic[M]):
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"
+
+
+_PROCESS = f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _owner() -> str:
+    """Who holds a claim: host and process (for the conflict message), and a nonce for this call."""
+    return f"{_PROCESS}:{uuid.uuid4().hex[:8]}"
 
 
 def _check_step_limit(limit: int) -> int:
