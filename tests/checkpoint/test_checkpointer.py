@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,6 +20,7 @@ from statehitl.checkpoint import (
     MemoryStorage,
     validate_thread_id,
 )
+from statehitl.checkpoint.engine import Head
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, InvalidThreadIdError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status, append
@@ -71,13 +73,15 @@ def test_get_state_and_history_newest_first(checkpointer: Checkpointer) -> None:
     assert app.history("t") == []
     finish(app)
     history = app.history("t")
+    # ids are slots: the resume first claimed slot 2, so the run after the answer starts at 3. history()
+    # lists checkpoints only, and the first one after the claim follows the interrupted checkpoint.
     assert [(h.checkpoint_id, h.status, h.step, h.next) for h in history] == [
-        ("000000000003", Status.COMPLETED, 3, ()),
-        ("000000000002", Status.EXECUTING, 2, ("b",)),
+        ("000000000004", Status.COMPLETED, 3, ()),
+        ("000000000003", Status.EXECUTING, 2, ("b",)),
         ("000000000001", Status.INTERRUPTED, 1, ("review",)),
         ("000000000000", Status.EXECUTING, 1, ("review",)),
     ]
-    assert [h.parent_checkpoint_id for h in history] == ["000000000002", "000000000001", "000000000000", None]
+    assert [h.parent_checkpoint_id for h in history] == ["000000000003", "000000000001", "000000000000", None]
     assert app.get_state("t") == history[0]
     assert history[0].values == S(log=["a", "review=y", "b"])
     assert [i.name for i in history[2].interrupts] == ["approve"]
@@ -102,12 +106,15 @@ def test_threads_are_separate_and_listed(checkpointer: Checkpointer) -> None:
     app = build(checkpointer)
     finish(app, "one")
     app.invoke({}, thread_id="two")
-    assert sorted(asyncio.run(checkpointer.threads())) == ["one", "two"]
+    assert sorted(e.thread_id for e in asyncio.run(checkpointer.threads())) == ["one", "two"]
+    assert [e.thread_id for e in asyncio.run(checkpointer.threads("interrupted"))] == ["two"]
     assert app.get_state("one").status == Status.COMPLETED
     assert app.get_state("two").status == Status.INTERRUPTED
-    assert asyncio.run(checkpointer.delete_thread("two")) == 2  # the step before the interrupt, and it
+    # the step before the interrupt, the interrupt, and the thread's index record
+    assert asyncio.run(checkpointer.delete_thread("two")) == 3
     assert app.get_state("two") is None
-    assert asyncio.run(checkpointer.threads()) == ["one"]
+    assert asyncio.run(checkpointer.thread_info("two")) is None
+    assert [e.thread_id for e in asyncio.run(checkpointer.threads())] == ["one"]
 
 
 def test_get_one_checkpoint_by_id(checkpointer: Checkpointer) -> None:
@@ -117,8 +124,10 @@ def test_get_one_checkpoint_by_id(checkpointer: Checkpointer) -> None:
     assert isinstance(record, CheckpointRecord)
     assert (record.seq, record.status) == (1, "interrupted")
     assert asyncio.run(checkpointer.get("t", 1)) == record
-    with pytest.raises(KeyError, match=r"thread 't' has no checkpoint '000000000099'"):
+    with pytest.raises(KeyError, match=r"thread 't' has no checkpoint 000000000099"):
         asyncio.run(checkpointer.get("t", "000000000099"))
+    with pytest.raises(KeyError, match=r"thread 't' has no checkpoint 000000000002"):
+        asyncio.run(checkpointer.get("t", "000000000002"))  # the resume's claim: not a checkpoint
     with pytest.raises(KeyError, match=r"'latest' is not a checkpoint id"):
         asyncio.run(checkpointer.get("t", "latest"))
 
@@ -127,15 +136,30 @@ def test_get_one_checkpoint_by_id(checkpointer: Checkpointer) -> None:
 
 
 class SpyStorage(MemoryStorage):
-    """Remembers the ``durable`` flag of every write."""
+    """Remembers the key, the record kind and the ``durable`` flag of every write."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.durable: list[bool] = []
+        self.writes: list[tuple[str, str, bool]] = []
 
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
-        self.durable.append(durable)
+        self.writes.append((key, json.loads(data)["kind"], durable))
         return await super().write(key, data, expect=expect, durable=durable)
+
+    @property
+    def durable(self) -> list[bool]:
+        """The ``durable`` flag of each checkpoint record written, in order."""
+        return [durable for _, kind, durable in self.writes if kind == "checkpoint"]
+
+    def assert_only_checkpoints_are_forced(self) -> None:
+        """Checkpoints live under ``threads/``; claims, index and machine records are never forced."""
+        for key, kind, durable in self.writes:
+            if kind in ("checkpoint", "claim"):
+                assert key.startswith("threads/t/"), (key, kind)
+            else:
+                assert kind in ("index", "machine"), (key, kind)
+            if kind != "checkpoint":
+                assert not durable, (key, kind)
 
 
 @pytest.mark.parametrize(
@@ -154,7 +178,10 @@ def test_durability_decides_which_records_are_written_and_forced(durability: str
     checkpointer = Checkpointer(storage)
     finish(build(checkpointer, durability=durability))
     assert [r.status for r in asyncio.run(checkpointer.history("t"))] == statuses
-    assert storage.durable == flags
+    assert storage.durable == flags  # checkpoint records, in the order written
+    storage.assert_only_checkpoints_are_forced()
+    # besides the checkpoints: the resume's claim, the index after each invoke, the machine's shape once
+    assert [kind for _, kind, _ in storage.writes if kind != "checkpoint"] == ["index", "machine", "claim", "index"]
 
 
 def test_durability_can_be_chosen_per_invoke() -> None:
@@ -162,6 +189,7 @@ def test_durability_can_be_chosen_per_invoke() -> None:
     app = build(Checkpointer(storage))
     app.invoke({}, thread_id="t", durability="sync")
     assert storage.durable == [True, True]
+    storage.assert_only_checkpoints_are_forced()
 
 
 def test_without_a_checkpointer_threads_live_in_the_app() -> None:
@@ -175,28 +203,47 @@ def test_without_a_checkpointer_threads_live_in_the_app() -> None:
 # -- records ----------------------------------------------------------------------------------------
 
 
+def slot(seq: int) -> str:
+    """The file name of record ``seq``: counts down from 999999999999, so the newest lists first."""
+    return f"{999_999_999_999 - seq:012d}"
+
+
 def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     finish(app)
-    files = sorted((tmp_path / "threads" / "t" / "cp").iterdir())
-    assert [f.name for f in files] == ["000000000000", "000000000001", "000000000002", "000000000003"]
-    waiting = json.loads(files[1].read_bytes())
-    assert waiting["kind"] == "checkpoint"
-    assert waiting["schema_version"] == SCHEMA_VERSION
+    files = sorted((tmp_path / "threads" / "t").iterdir())
+    assert [f.name for f in files] == [slot(4), slot(3), slot(2), slot(1), slot(0)]
+    assert [f.name for f in files] == ["999999999995", "999999999996", "999999999997", "999999999998",
+                                       "999999999999"]
+    records = [json.loads(f.read_bytes()) for f in files]
+    assert [(r["kind"], r["seq"]) for r in records] == [
+        ("checkpoint", 4), ("checkpoint", 3), ("claim", 2), ("checkpoint", 1), ("checkpoint", 0),
+    ]
+    assert all(r["schema_version"] == SCHEMA_VERSION for r in records)
+    waiting = records[3]
     assert waiting["status"] == "interrupted"
-    assert waiting["values"] == {"log": ["a"]}
+    assert waiting["values"] == {}  # ``log`` is append-only: stored as a piece, not in values
+    assert waiting["appends"] == {"log": {"start": 0, "items": ["a"]}}
     assert waiting["pending"] == ["review"]
     assert [i["name"] for i in waiting["interrupts"]] == ["approve"]
     assert waiting["machine"] == "SGraph"
     assert waiting["fingerprint"] == app.machine.fingerprint
+    claim = records[2]
+    assert (claim["parent_seq"], claim["owner"]) == (1, records[1]["owner"])  # the resumed run held it
+    index = json.loads((tmp_path / "index" / "t").read_bytes())
+    assert (index["kind"], index["schema_version"]) == ("index", SCHEMA_VERSION)
+    assert (index["seq"], index["status"], index["step"]) == (4, "completed", 3)
+    shape = json.loads((tmp_path / "machines" / app.machine.fingerprint).read_bytes())
+    assert shape["kind"] == "machine"
+    assert shape["shape"]["nodes"] == ["a", "b", "review"]
 
 
 def test_a_corrupt_record_is_a_clear_error(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id="t")
-    head = tmp_path / "threads" / "t" / "cp" / "000000000001"
+    head = tmp_path / "threads" / "t" / slot(1)
     head.write_bytes(head.read_bytes()[:20])
-    with pytest.raises(CheckpointCorruptError, match=r"'threads/t/cp/000000000001' is not valid JSON"):
+    with pytest.raises(CheckpointCorruptError, match=r"'threads/t/999999999998' is not valid JSON"):
         app.get_state("t")
     head.write_bytes(b'{"kind": "checkpoint"}')
     with pytest.raises(CheckpointCorruptError, match=r"is malformed"):
@@ -206,7 +253,7 @@ def test_a_corrupt_record_is_a_clear_error(tmp_path: Path) -> None:
 def test_a_record_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id="t")
-    head = tmp_path / "threads" / "t" / "cp" / "000000000001"
+    head = tmp_path / "threads" / "t" / slot(1)
     record = json.loads(head.read_bytes())
     record["schema_version"] = SCHEMA_VERSION + 1
     head.write_text(json.dumps(record))
@@ -218,27 +265,70 @@ def test_a_record_from_a_newer_version_is_refused(tmp_path: Path) -> None:
 
 
 def test_committing_an_existing_checkpoint_again_is_a_conflict(checkpointer: Checkpointer) -> None:
+    """Two writers read the same head; the first takes the next slot, the stale one is refused."""
     app = build(checkpointer)
     app.invoke({}, thread_id="t")
-    head = asyncio.run(checkpointer.latest("t"))
-    with pytest.raises(CheckpointConflict, match=r"thread 't' moved past checkpoint 0 while this run was working"):
-        asyncio.run(checkpointer.commit(head))
-    assert asyncio.run(checkpointer.latest("t")) == head
+
+    async def commit_after(head: Head, entry: str) -> Any:
+        record = head.record
+        state = app.schema.load({**record.values, "log": [*record.values["log"], entry]})
+        return await checkpointer.commit(head.cursor, state, app.schema, durable=True, status=record.status,
+                                         machine=record.machine, fingerprint=record.fingerprint,
+                                         step=record.step, source="update", pending=record.pending)
+
+    async def main() -> None:
+        first, stale = await checkpointer.head("t"), await checkpointer.head("t")
+        assert first is not None
+        assert stale is not None
+        written = await commit_after(first, "first")
+        assert (written.parent_seq, written.seq) == (1, 2)
+        with pytest.raises(CheckpointConflict,
+                           match=r"thread 't' moved past checkpoint 1 while this run was working"):
+            await commit_after(stale, "stale")
+        latest = await checkpointer.latest("t")
+        assert latest is not None
+        assert (latest.seq, latest.values) == (2, {"log": ["a", "first"]})
+        assert [r.seq for r in await checkpointer.history("t")] == [2, 1, 0]
+
+    asyncio.run(main())
 
 
-def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Path) -> None:
-    """Both read the same head; the commit (create-once of the next record) lets only one through."""
+class GatedStorage(FileStorage):
+    """A file store whose first head read (``list(limit=1)``) once ``gate["barrier"]`` is set waits there."""
+
+    def __init__(self, root: Path, gate: dict[str, asyncio.Barrier]) -> None:
+        super().__init__(root)
+        self.gate = gate
+        self.waited = False
+
+    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        keys = await super().list(prefix, limit=limit)
+        if limit == 1 and "barrier" in self.gate and not self.waited:
+            self.waited = True
+            await asyncio.wait_for(self.gate["barrier"].wait(), 5)
+        return keys
+
+
+@pytest.mark.parametrize("race", [True, False], ids=["both-read-the-head-first", "second-sees-the-claim"])
+def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Path, race: bool) -> None:
+    """Only one resume gets past its claim, before any node runs; the other gets ``CheckpointConflict``.
+
+    ``race``: both apps read the same interrupted head before either claims it, so the create-once write
+    of the claim decides. Otherwise the second app starts while the first one's node is running and finds
+    its live claim.
+    """
     started: list[str] = []
+    gate: dict[str, asyncio.Barrier] = {}
 
     async def main() -> list[Any]:
-        both_in = asyncio.Event()
+        release = asyncio.Event()
+        running = asyncio.Event()
 
         async def slow_review(state: S, ctx: NodeContext) -> dict[str, Any]:
             answer = ctx.interrupt("approve")
             started.append(answer)
-            if len(started) == 2:
-                both_in.set()
-            await asyncio.wait_for(both_in.wait(), 5)
+            running.set()
+            await asyncio.wait_for(release.wait(), 5)
             return {"log": answer}
 
         def make() -> Any:
@@ -246,23 +336,37 @@ def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Pat
             g.add_node("review", slow_review)
             g.add_edge(START, "review")
             g.add_edge("review", END)
-            return g.compile(checkpointer=FileCheckpointer(tmp_path))
+            return g.compile(checkpointer=Checkpointer(GatedStorage(tmp_path, gate)))
 
         first, second = make(), make()
         pending = (await first.ainvoke({}, thread_id="t")).interrupts[0]
-        return await asyncio.gather(
-            first.ainvoke([{"interruptResponse": {"interruptId": pending.id, "response": "first"}}], "t"),
-            second.ainvoke([{"interruptResponse": {"interruptId": pending.id, "response": "second"}}], "t"),
-            return_exceptions=True,
-        )
+
+        def answer(app: Any, text: str) -> Any:
+            return app.ainvoke([{"interruptResponse": {"interruptId": pending.id, "response": text}}], "t")
+
+        if race:
+            gate["barrier"] = asyncio.Barrier(2)
+            release.set()
+            return await asyncio.gather(answer(first, "first"), answer(second, "second"),
+                                        return_exceptions=True)
+        winner = asyncio.create_task(answer(first, "first"))
+        await asyncio.wait_for(running.wait(), 5)
+        loser = await asyncio.gather(answer(second, "second"), return_exceptions=True)
+        release.set()
+        return [await winner, *loser]
 
     outcomes = asyncio.run(main())
     conflicts = [o for o in outcomes if isinstance(o, CheckpointConflict)]
     results = [o for o in outcomes if not isinstance(o, BaseException)]
-    assert len(conflicts) == 1
-    assert len(results) == 1
+    assert len(conflicts) == 1, outcomes
+    assert len(results) == 1, outcomes
+    expected = r"only one resume of an interrupt proceeds" if race else r"being resumed by another process"
+    assert re.search(expected, str(conflicts[0]))
+    assert started == results[0].state.log  # the node ran once: the loser stopped before it
     latest = asyncio.run(FileCheckpointer(tmp_path).latest("t"))
     assert latest.values == {"log": results[0].state.log}
+    # the interrupt (0), the winner's claim (1), its completed run (2): the loser wrote nothing
+    assert sorted(f.name for f in (tmp_path / "threads" / "t").iterdir()) == [slot(2), slot(1), slot(0)]
 
 
 # -- thread ids -------------------------------------------------------------------------------------
@@ -291,7 +395,8 @@ def test_safe_thread_ids_work(thread_id: str, tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id=thread_id)
     assert app.get_state(thread_id).status == Status.INTERRUPTED
-    assert (tmp_path / "threads" / thread_id / "cp").is_dir()
+    assert sorted(f.name for f in (tmp_path / "threads" / thread_id).iterdir()) == [slot(1), slot(0)]
+    assert (tmp_path / "index" / thread_id).is_file()
 
 
 def test_thread_id_must_be_a_str() -> None:

@@ -96,7 +96,8 @@ def test_delete(cli, workdir, two_threads):
     done = cli("threads", "delete", "small")
 
     assert done.code == 0
-    assert done.out.strip() == "deleted thread small (3 records) from file://.statehitl"
+    # its 3 checkpoints and its index record
+    assert done.out.strip() == "deleted thread small (4 records) from file://.statehitl"
     assert latest(workdir / STORE, "small") is None
     assert list(_rows(cli("threads", "list").out)) == ["waiting"]
 
@@ -119,7 +120,9 @@ def test_a_plain_directory_is_a_file_store(cli, workdir):
 
 
 def test_an_unreadable_thread_does_not_hide_the_others(cli, workdir, two_threads):
-    (workdir / STORE / "threads" / "waiting" / "cp" / "000000000002").write_text("{ truncated")
+    # list reads each thread's index record, show its checkpoints: break both for "waiting"
+    (workdir / STORE / "index" / "waiting").write_text("{ truncated")
+    (workdir / STORE / "threads" / "waiting" / "999999999997").write_text("{ truncated")  # checkpoint 2
 
     done = cli("threads", "list")
     assert done.code == 0

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from statehitl.checkpoint.chain import Cursor, Link, assemble, base_link, extend_chain
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.records import (
+    SCHEMA_VERSION,
     CheckpointRecord,
     ClaimRecord,
     Piece,
@@ -43,6 +44,21 @@ from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 __all__ = ["Checkpointer", "Head", "StateCodec"]
 
 _SLOTS = 10**12
+
+
+def _commit_defaults() -> dict[str, Any]:
+    """Fresh defaults for the record fields a commit may leave out."""
+    return {
+        "kind": "checkpoint",
+        "schema_version": SCHEMA_VERSION,
+        "source": "step",
+        "pending": [],
+        "completed": {},
+        "responses": {},
+        "interrupts": [],
+        "cancelled": {},
+        "writes": {},
+    }
 _INDEX_RETRIES = 8
 
 
@@ -147,13 +163,25 @@ class Checkpointer:
         found = await self.storage.read(keys[0])
         return None if found is None else self._parse(keys[0], found[0])
 
+    async def _base(self, record: StoredCheckpoint, known: dict[int, StoredCheckpoint] | None = None
+                    ) -> StoredCheckpoint:
+        assert record.base_seq is not None
+        if known is not None and record.base_seq in known:
+            return known[record.base_seq]
+        try:
+            return await self._read_checkpoint(record.thread_id, record.base_seq)
+        except KeyError:
+            raise CheckpointCorruptError(
+                f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} is built on checkpoint "
+                f"{record.base_seq:012d}, which is missing (deleted outside statehitl?)"
+            ) from None
+
     async def _walk(self, record: StoredCheckpoint) -> tuple[CheckpointRecord, tuple[Link, ...]]:
         """Read ``record``'s base chain and rebuild the whole state (at most log2(depth)+1 reads)."""
         chain = [record]
         while chain[-1].base_seq is not None:
-            chain.append(await self._read_checkpoint(record.thread_id, chain[-1].base_seq))
-        values = {**record.values, **assemble(chain)}
-        full = CheckpointRecord.model_construct(**{**dict(record), "values": values})
+            chain.append(await self._base(chain[-1]))
+        full = _whole(record, chain)
         links = tuple(
             Link(r.depth, r.seq, {c: p.start + len(p.items) for c, p in r.appends.items()}) for r in chain
         )
@@ -202,10 +230,8 @@ class Checkpointer:
         for seq in sorted(stored, reverse=True):
             chain = [stored[seq]]
             while chain[-1].base_seq is not None:
-                base = chain[-1].base_seq
-                chain.append(stored[base] if base in stored else await self._read_checkpoint(thread_id, base))
-            values = {**stored[seq].values, **assemble(chain)}
-            result.append(CheckpointRecord.model_construct(**{**dict(stored[seq]), "values": values}))
+                chain.append(await self._base(chain[-1], stored))
+            result.append(_whole(stored[seq], chain))
         return result
 
     # -- writing ------------------------------------------------------------------------------------
@@ -283,22 +309,24 @@ class Checkpointer:
             start = base.lengths.get(channel, 0) if base is not None else 0
             start = start if start <= length else 0
             appends[channel] = Piece.model_construct(start=start, items=codec.dump_items(state, channel, start))
-        record = StoredCheckpoint.model_construct(
-            thread_id=cursor.thread_id,
-            seq=cursor.next_slot,
-            parent_seq=cursor.parent,
-            depth=depth,
-            base_seq=None if base is None else base.seq,
-            created_at=now,
-            machine=machine,
-            fingerprint=fingerprint,
-            status=status,
-            values=codec.dump_values(state),
-            appends=appends,
-            owner=cursor.owner if held else None,
-            lease_until=now + self.lease_seconds if held else None,
+        # Every field given: model_construct computing defaults itself costs more than the rest of a step.
+        record = StoredCheckpoint.model_construct(**{
+            **_commit_defaults(),
             **fields,
-        )
+            "thread_id": cursor.thread_id,
+            "seq": cursor.next_slot,
+            "parent_seq": cursor.parent,
+            "depth": depth,
+            "base_seq": None if base is None else base.seq,
+            "created_at": now,
+            "machine": machine,
+            "fingerprint": fingerprint,
+            "status": status,
+            "values": codec.dump_values(state),
+            "appends": appends,
+            "owner": cursor.owner if held else None,
+            "lease_until": now + self.lease_seconds if held else None,
+        })
         try:
             await self.storage.write(self._key(cursor.thread_id, record.seq), self._encode(record), expect=ABSENT,
                                      durable=durable)
@@ -405,8 +433,7 @@ class Checkpointer:
             found = await self.storage.read(key)
             if found is not None:
                 records[self._seq(key)] = self._parse(key, found[0])
-        newest = max(records, default=None)
-        keep: set[int] = set() if newest is None else {newest}
+        keep: set[int] = set()
         kept = 0
         for seq in sorted(records, reverse=True):
             record = records[seq]
@@ -416,7 +443,8 @@ class Checkpointer:
                 while isinstance(current, StoredCheckpoint) and current.seq not in keep:
                     keep.add(current.seq)
                     current = records.get(current.base_seq) if current.base_seq is not None else None
-                keep.add(record.seq)
+        if records:
+            keep.add(max(records))  # the head slot, even when it is a claim in force
         removed = 0
         for seq in records:
             if seq not in keep:
@@ -440,6 +468,13 @@ class Checkpointer:
 class _Shape(BaseModel):
     kind: str = "machine"
     shape: dict[str, Any]
+
+
+def _whole(record: StoredCheckpoint, chain: list[StoredCheckpoint]) -> CheckpointRecord:
+    """The caller's view of ``record``: every channel whole (``chain`` is it and its bases)."""
+    fields = {name: getattr(record, name) for name in CheckpointRecord.model_fields}
+    fields["values"] = {**record.values, **assemble(chain)}
+    return CheckpointRecord.model_construct(**fields)
 
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:

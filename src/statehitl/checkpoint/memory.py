@@ -5,6 +5,8 @@ Every test can use it, and ``memory://NAME`` URLs share one store per name insid
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import threading
 from typing import ClassVar
 
@@ -16,13 +18,28 @@ __all__ = ["MemoryStorage"]
 
 
 
+def _matching(keys: list[str], prefix: str, limit: int | None) -> list[str]:
+    """The keys of sorted ``keys`` that start with ``prefix`` (at most ``limit`` of them)."""
+    found: list[str] = []
+    for key in itertools.islice(keys, bisect.bisect_left(keys, prefix), None):
+        if not key.startswith(prefix) or len(found) == limit:
+            break
+        found.append(key)
+    return found
+
+
 class MemoryStorage:
-    """A dict of ``key -> (bytes, version)`` behind a lock, so threads and loops can share it."""
+    """A dict of ``key -> (bytes, version)`` behind a lock, so threads and loops can share it.
+
+    Keys are also kept sorted, so ``list(prefix)`` costs a binary search plus what it returns, not a
+    scan of every key in the store.
+    """
 
     _named: ClassVar[dict[str, MemoryStorage]] = {}
 
     def __init__(self) -> None:
         self._data: dict[str, tuple[bytes, str]] = {}
+        self._keys: list[str] = []
         self._lock = threading.Lock()
         self._version = 0
 
@@ -48,20 +65,24 @@ class MemoryStorage:
                 raise CheckpointConflict(f"key {key!r} changed since version {expect!r} was read")
             self._version += 1
             token = str(self._version)
+            if current is None:
+                bisect.insort(self._keys, key)
             self._data[key] = (bytes(data), token)
             return token
 
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
         validate_prefix(prefix)
         with self._lock:
-            return sorted(k for k in self._data if k.startswith(prefix))[:limit]
+            return _matching(self._keys, prefix, limit)
 
     async def delete(self, prefix: str) -> int:
         validate_prefix(prefix)
         with self._lock:
-            doomed = [k for k in self._data if k.startswith(prefix)]
+            doomed = _matching(self._keys, prefix, None)
             for key in doomed:
                 del self._data[key]
+            start = bisect.bisect_left(self._keys, prefix)
+            del self._keys[start : start + len(doomed)]
             return len(doomed)
 
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ def add_parser(commands: Any) -> None:
         help="list, show or delete the threads in a checkpoint store",
         description="Inspect the threads in a checkpoint store (file://DIR, memory://, s3://..., ...).",
     )
-    sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,delete}", required=True)
+    sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,delete,prune,sweep}", required=True)
 
     def store_option(p: argparse.ArgumentParser) -> None:
         p.add_argument("--store", default=DEFAULT_STORE, metavar="URL",
@@ -55,6 +55,20 @@ def add_parser(commands: Any) -> None:
     delete.add_argument("thread", metavar="THREAD")
     store_option(delete)
     delete.set_defaults(handler=cmd_delete)
+
+    prune = sub.add_parser("prune", help="keep a thread's newest checkpoints, delete older ones",
+                           description="Keep the newest N checkpoints of THREAD (and the records they are "
+                                       "built from); delete the rest and any crash debris.")
+    prune.add_argument("thread", metavar="THREAD")
+    prune.add_argument("--keep", type=int, default=10, metavar="N", help="checkpoints to keep (default 10)")
+    store_option(prune)
+    prune.set_defaults(handler=cmd_prune)
+
+    sweep = sub.add_parser("sweep", help="delete threads whose TTL has run out",
+                           description="Delete every thread whose index entry has expired (threads written "
+                                       "by a Checkpointer with ttl=...).")
+    store_option(sweep)
+    sweep.set_defaults(handler=cmd_sweep)
 
 
 def _when(timestamp: float) -> str:
@@ -190,4 +204,28 @@ def cmd_delete(args: argparse.Namespace, console: Console) -> int:
     if not removed:
         raise _unknown(thread, args.store)
     console.print(f"deleted thread {thread} ({removed} record{'s' if removed != 1 else ''}) from {args.store}")
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace, console: Console) -> int:
+    from statehitl._sync import run_sync
+
+    thread = _thread_id(args.thread)
+    if args.keep < 1:
+        raise CliError(f"--keep must be at least 1, got {args.keep}")
+    checkpointer = _open(args.store)
+    if run_sync(checkpointer.latest(thread)) is None:
+        raise _unknown(thread, args.store)
+    removed = run_sync(checkpointer.prune(thread, keep_last=args.keep))
+    console.print(f"pruned thread {thread}: kept the newest {args.keep} checkpoints, removed {removed} record"
+                  f"{'s' if removed != 1 else ''}")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    from statehitl._sync import run_sync
+
+    expired = run_sync(_open(args.store).sweep_expired())
+    console.print(f"swept {len(expired)} expired thread{'s' if len(expired) != 1 else ''}"
+                  + (f": {', '.join(expired)}" if expired else ""))
     return 0

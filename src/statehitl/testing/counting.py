@@ -1,0 +1,61 @@
+"""A ``Storage`` wrapper that counts requests and bytes: how tests and benchmarks see I/O cost.
+
+Wrap any backend (``CountingStorage(FileStorage(dir))``) to assert bounds such as "a resume reads at
+most log2(depth)+1 records" or to measure bytes written per step, without touching the backend.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from statehitl.checkpoint.storage import Storage
+
+__all__ = ["CountingStorage", "StorageCounts"]
+
+
+@dataclass
+class StorageCounts:
+    """Requests by operation, bytes moved, and the keys read (in order) since the last reset."""
+
+    calls: Counter[str] = field(default_factory=Counter)
+    bytes_written: int = 0
+    bytes_read: int = 0
+    keys_read: list[str] = field(default_factory=list)
+
+
+class CountingStorage:
+    """Delegates to ``inner`` and counts every call."""
+
+    def __init__(self, inner: Storage) -> None:
+        self.inner = inner
+        self.counts = StorageCounts()
+
+    def reset(self) -> StorageCounts:
+        """Start counting afresh; returns what was counted so far."""
+        counts, self.counts = self.counts, StorageCounts()
+        return counts
+
+    async def read(self, key: str) -> tuple[bytes, str] | None:
+        self.counts.calls["read"] += 1
+        self.counts.keys_read.append(key)
+        found = await self.inner.read(key)
+        if found is not None:
+            self.counts.bytes_read += len(found[0])
+        return found
+
+    async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
+        self.counts.calls["write"] += 1
+        self.counts.bytes_written += len(data)
+        return await self.inner.write(key, data, expect=expect, durable=durable)
+
+    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        self.counts.calls["list"] += 1
+        return await self.inner.list(prefix, limit=limit)
+
+    async def delete(self, prefix: str) -> int:
+        self.counts.calls["delete"] += 1
+        return await self.inner.delete(prefix)
+
+    def __repr__(self) -> str:
+        return f"CountingStorage({self.inner!r})"
