@@ -2,7 +2,8 @@
 # The two commands of the README, and the benchmark:
 #   ./dev.sh demo [ARGS...]   run the approval demo on the file store in the current directory
 #   ./dev.sh test [ARGS...]   install everything, then lint, type-check and run the whole test suite
-#   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks (installs the peers first)
+#   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks, core then storage (installs the peers first);
+#                             ARGS (e.g. --quick, --tmpdir DIR) go to both scripts
 # Each installs uv (from PyPI) and the workspace when they are missing, so a fresh machine with only
 # Python 3.11+ is enough.
 set -euo pipefail
@@ -39,7 +40,8 @@ case "$cmd" in
   bench)
     cd "$root"
     uv_cmd sync --quiet --all-packages --group bench
-    exec .venv/bin/python benchmarks/bench_core.py "$@"
+    .venv/bin/python benchmarks/bench_core.py "$@"
+    exec .venv/bin/python benchmarks/bench_storage.py "$@"
     ;;
   *)
     echo "usage: ./dev.sh demo|test|bench [ARGS...]" >&2

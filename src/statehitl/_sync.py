@@ -9,6 +9,7 @@ coroutine runs on a private loop in a worker thread instead of failing with "loo
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -20,12 +21,24 @@ _local = threading.local()
 _worker = ThreadPoolExecutor(max_workers=4, thread_name_prefix="statehitl-sync")
 
 
+class _ThreadLoop:
+    """The loop of one thread, closed when the thread ends (its thread-local slot is dropped)."""
+
+    def __init__(self) -> None:
+        self.runner = asyncio.Runner()
+
+    def __del__(self) -> None:
+        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
+        # process is ending anyway.
+        if not sys.is_finalizing():
+            self.runner.close()
+
+
 def _thread_runner() -> asyncio.Runner:
-    runner: asyncio.Runner | None = getattr(_local, "runner", None)
-    if runner is None:
-        runner = asyncio.Runner()
-        _local.runner = runner
-    return runner
+    holder: _ThreadLoop | None = getattr(_local, "loop", None)
+    if holder is None:
+        holder = _local.loop = _ThreadLoop()
+    return holder.runner
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

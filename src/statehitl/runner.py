@@ -120,12 +120,14 @@ class Runner:
         except CheckpointConflict:
             raise  # another process owns the thread now: leave its records alone
         except BaseException:
+            # The run is over but the thread says "held until ...": release it, so the thread can be
+            # continued at once instead of after the lease runs out.
             if last and last[-1][0].lease_until is not None:
-                # The run is over but its last checkpoint says "held until ...": release it, so the
-                # thread can be continued at once instead of after the lease runs out.
                 record, state = last[-1]
                 await self._commit(at.cursor, record.step, state, "running", durable=True,
                                    pending=record.pending)
+            elif not last:
+                await self.checkpointer.release(at.cursor)
             raise
         finally:
             if last:

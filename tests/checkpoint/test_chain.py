@@ -61,7 +61,8 @@ def test_reading_the_head_takes_at_most_log2_reads(turns: int) -> None:
         app.invoke({}, thread_id="t")
     storage.reset()
     state = app.get_state("t")
-    assert state is not None and len(state.values.messages) == turns
+    assert state is not None
+    assert len(state.values.messages) == turns
     counts = storage.reset()
     assert counts.calls["list"] == 1
     assert counts.calls["read"] <= math.floor(math.log2(turns)) + 1
@@ -97,4 +98,5 @@ def test_reads_do_not_depend_on_the_event_loop_reusing_state() -> None:
     app = chat_app(storage)
     app.invoke({}, thread_id="t")
     snapshot = asyncio.run(app.aget_state("t"))
-    assert snapshot is not None and snapshot.values.turn == 1
+    assert snapshot is not None
+    assert snapshot.values.turn == 1

@@ -145,8 +145,65 @@ def test_concurrent_resumes_in_separate_processes_run_the_action_once(tmp_path: 
     while not all(r.exists() for r in readies) and time.monotonic() < deadline:
         time.sleep(0.01)  # every process has loaded the interrupt and waits at the start line
     go.touch()
-    outcomes = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    outcomes = [(*p.communicate(timeout=120), p.returncode) for p in procs]
     codes = sorted(code for _, _, code in outcomes)
     assert codes == [0, 3, 3, 3, 3, 3], [err for _, err, _ in outcomes]
     assert actions.read_text() == "deleted the files\n"
     assert all("conflict:" in out for out, _, code in outcomes if code == 3)
+
+
+def test_a_resume_that_fails_releases_its_claim_for_an_immediate_retry() -> None:
+    checkpointer = Checkpointer(MemoryStorage())
+    calls: list[str] = []
+    app = build(checkpointer, calls)
+    paused = app.invoke({}, thread_id="t")
+    broken = [{"interruptResponse": {"interruptId": paused.interrupts[0].id, "response": "y"}}]
+    failing = StateGraph(Job)
+
+    def review(state: Job, ctx: NodeContext) -> None:
+        ctx.interrupt("approve")
+        raise RuntimeError("the approval service is down")
+
+    failing.add_node("review", review)
+    failing.add_node("act", lambda s: None)
+    failing.add_edge(START, "review")
+    failing.add_edge("review", "act")
+    failing.add_edge("act", END)
+    with pytest.raises(RuntimeError, match="service is down"):
+        failing.compile(checkpointer=checkpointer).invoke(broken, thread_id="t")
+    done = app.invoke(answer(paused), thread_id="t")  # at once, not after the 60 s lease
+    assert done.state.done is True
+
+
+def test_a_live_run_started_with_input_cannot_be_taken_over(tmp_path: Path) -> None:
+    import threading
+
+    checkpointer = Checkpointer(MemoryStorage())
+    started, release = threading.Event(), threading.Event()
+    runs: list[str] = []
+
+    def first(state: Job) -> None:
+        runs.append("first")
+
+    def slow(state: Job) -> None:
+        runs.append("slow")
+        started.set()
+        release.wait(10)
+
+    g = StateGraph(Job)
+    g.add_node("first", first)
+    g.add_node("slow", slow)
+    g.add_edge(START, "first")
+    g.add_edge("first", "slow")
+    g.add_edge("slow", END)
+    app = g.compile(checkpointer=checkpointer)
+    worker = threading.Thread(target=lambda: app.invoke({}, thread_id="t"))
+    worker.start()
+    assert started.wait(10)
+    try:
+        with pytest.raises(CheckpointConflict, match="running in another process"):
+            g.compile(checkpointer=checkpointer).invoke(None, thread_id="t")
+    finally:
+        release.set()
+        worker.join(10)
+    assert runs == ["first", "slow"]

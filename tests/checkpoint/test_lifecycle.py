@@ -75,7 +75,8 @@ def test_invoking_from_an_earlier_checkpoint_forks_and_keeps_the_old_branch(chec
     assert denied.state.approved is False
     assert app.get_state("t").values.approved is False
     old = app.get_state("t", approved.checkpoint_id)
-    assert old is not None and old.values.approved is True  # the old branch stays readable
+    assert old is not None
+    assert old.values.approved is True
     assert old.values.notes == ["drafted a", "reviewed"]
     assert app.get_state("t").parent_checkpoint_id == interrupted.checkpoint_id
 
@@ -91,7 +92,8 @@ def test_update_state_writes_a_checkpoint_as_if_a_node_had_run(checkpointer: Che
     done = app.invoke(answer(paused), thread_id="t")
     assert done.state.notes == ["drafted a", "human edit", "reviewed"]
     moved = app.update_state("t", {"notes": "as review"}, as_node="review")
-    assert moved.status == Status.COMPLETED and moved.next == ()
+    assert moved.status == Status.COMPLETED
+    assert moved.next == ()
     with pytest.raises(KeyError, match="not a node"):
         app.update_state("t", {}, as_node="nope")
     with pytest.raises(KeyError, match="no checkpoint"):
@@ -149,7 +151,8 @@ def test_prune_keeps_the_last_checkpoints_loadable(checkpointer: Checkpointer) -
     assert [h.checkpoint_id for h in after[:3]] == [h.checkpoint_id for h in before[:3]]
     for kept in before[:3]:  # whatever else survives, the newest three read back whole
         again = app.get_state("t", kept.checkpoint_id)
-        assert again is not None and again.values == kept.values
+        assert again is not None
+        assert again.values == kept.values
     assert len(after) < len(before)
     for survivor in after:  # every record left reads back whole, bases included
         assert app.get_state("t", survivor.checkpoint_id) is not None
@@ -164,7 +167,8 @@ def test_ttl_sweeps_abandoned_threads() -> None:
     app = graph().compile(checkpointer=checkpointer)
     app.invoke({"text": "a"}, thread_id="old")
     entry = asyncio.run(checkpointer.thread_info("old"))
-    assert entry is not None and entry.expires_at is not None
+    assert entry is not None
+    assert entry.expires_at is not None
     assert asyncio.run(checkpointer.sweep_expired(now=entry.expires_at - 1)) == []
     assert asyncio.run(checkpointer.sweep_expired(now=entry.expires_at + 1)) == ["old"]
     assert app.get_state("old") is None

@@ -43,6 +43,7 @@ class Cursor:
     parent: int | None = None
     chain: tuple[Link, ...] = ()
     owner: str | None = None
+    claimed: bool = False
     migrated: bool = field(default=False)
 
     @property

@@ -22,7 +22,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -279,6 +279,19 @@ class Checkpointer:
             ) from None
         head.cursor.slot = claim.seq
         head.cursor.owner = owner
+        head.cursor.claimed = True
+
+    async def release(self, cursor: Cursor) -> None:
+        """Give up a claim whose run failed before writing anything, so a retry need not wait out the lease."""
+        if not cursor.claimed or cursor.owner is None or cursor.parent is None:
+            return
+        now = time.time()
+        released = ClaimRecord(thread_id=cursor.thread_id, seq=cursor.next_slot, parent_seq=cursor.parent,
+                               owner=cursor.owner, lease_until=now, created_at=now)
+        with contextlib.suppress(CheckpointConflict):  # someone else moved on: nothing left to release
+            await self.storage.write(self._key(cursor.thread_id, released.seq), self._encode(released),
+                                     expect=ABSENT, durable=False)
+            cursor.slot = released.seq
 
     async def commit(
         self,
@@ -466,7 +479,8 @@ class Checkpointer:
 
 
 class _Shape(BaseModel):
-    kind: str = "machine"
+    kind: Literal["machine"] = "machine"
+    schema_version: int = SCHEMA_VERSION
     shape: dict[str, Any]
 
 

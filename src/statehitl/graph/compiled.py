@@ -184,7 +184,7 @@ class CompiledStateGraph(Generic[M]):
                     f"{self.schema.model.__name__} to start a run"
                 )
             state = self.schema.initial(input)
-            return Position(state, self.machine.next_nodes(START, state), Cursor(thread))
+            return Position(state, self.machine.next_nodes(START, state), Cursor(thread, owner=_owner()))
         record = head.record
         if record.status == "interrupted":
             pending = [i.to_interrupt() for i in record.interrupts]
@@ -225,6 +225,7 @@ class CompiledStateGraph(Generic[M]):
         update = self.schema.normalize_update("input", input.model_dump(exclude_unset=True)
                                               if isinstance(input, BaseModel) else input)
         state = self.schema.apply(current, [("input", update)])
+        head.cursor.owner = _owner()  # its running checkpoints hold the thread against takeovers
         return Position(state, self.machine.next_nodes(START, state), head.cursor, record.step)
 
     async def _stored_values(self, head: Head, *, resuming: bool) -> dict[str, Any]:
