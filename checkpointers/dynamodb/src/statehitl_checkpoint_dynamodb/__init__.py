@@ -1,0 +1,1 @@
+"""DynamoDB checkpoint storage for statehitl."""

@@ -1,0 +1,1 @@
+"""S3 checkpoint storage for statehitl."""
