@@ -111,8 +111,8 @@ class Runner:
     ) -> tuple[StoredCheckpoint, Any]:
         """Run from ``at`` until END, an interrupt, a cancel or the step limit.
 
-        Returns the last checkpoint written and the state it holds. Whatever way the run stops, the
-        thread's index entry is brought up to date with the last checkpoint written.
+        Returns the last checkpoint written and the state it holds. Whatever way the run stops, its
+        last checkpoint also updates the thread's index entry.
         """
         last: list[tuple[StoredCheckpoint, Any]] = []
         try:
@@ -124,14 +124,11 @@ class Runner:
             # continued at once instead of after the lease runs out.
             if last and last[-1][0].lease_until is not None:
                 record, state = last[-1]
-                await self._commit(at.cursor, record.step, state, "running", durable=True,
+                await self._commit(at.cursor, record.step, state, "running", durable=True, index=True,
                                    pending=record.pending)
             elif not last:
                 await self.checkpointer.release(at.cursor)
             raise
-        finally:
-            if last:
-                await self.checkpointer.write_index(last[-1][0])
 
     async def _run(
         self,
@@ -147,7 +144,8 @@ class Runner:
         writes_before: dict[str, dict[str, Any]] = {}  # what the last step applied, for its record
 
         async def commit(status: Status, durable: bool, **fields: Any) -> StoredCheckpoint:
-            record = await self._commit(cursor, step, state, status, durable=durable, **fields)
+            final = status != "running" or not fields.get("held")  # the checkpoint this run stops on
+            record = await self._commit(cursor, step, state, status, durable=durable, index=final, **fields)
             last[:] = [(record, state)]
             return record
 

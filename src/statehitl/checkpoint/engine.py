@@ -18,6 +18,7 @@ taken over once its lease expires. Running checkpoints carry the same lease, ren
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Callable
@@ -302,6 +303,7 @@ class Checkpointer:
         durable: bool,
         status: Status,
         held: bool = False,
+        index: bool = False,
         machine: str,
         fingerprint: str,
         **fields: Any,
@@ -311,7 +313,9 @@ class Checkpointer:
         Append-only channels are written as the items added since the new record's base; everything
         else whole. ``CheckpointConflict`` if another writer took the slot first.
         ``held`` marks a checkpoint the run goes on from: it carries the owner's lease, so no other
-        process takes the thread over while the run is alive.
+        process takes the thread over while the run is alive. ``index`` also brings the thread's index
+        entry up to date (a run's last checkpoint); the two writes overlap, the index one running while
+        the checkpoint is being forced to disk.
         """
         now = time.time()
         depth = 1 if cursor.migrated else cursor.depth + 1
@@ -340,9 +344,21 @@ class Checkpointer:
             "owner": cursor.owner if held else None,
             "lease_until": now + self.lease_seconds if held else None,
         })
+        put = self.storage.write(self._key(cursor.thread_id, record.seq), self._encode(record), expect=ABSENT,
+                                 durable=durable)
         try:
-            await self.storage.write(self._key(cursor.thread_id, record.seq), self._encode(record), expect=ABSENT,
-                                     durable=durable)
+            if index:
+                written, indexed = await asyncio.gather(put, self.write_index(record), return_exceptions=True)
+                if isinstance(written, CheckpointConflict):
+                    # The index may now describe a checkpoint that lost the race: describe the winner's.
+                    winner = await self.head(cursor.thread_id)
+                    if winner is not None:
+                        await self.write_index(winner.record, replace_same_seq=True)
+                for outcome in (written, indexed):
+                    if isinstance(outcome, BaseException):
+                        raise outcome
+            else:
+                await put
         except CheckpointConflict:
             raise CheckpointConflict(
                 f"thread {cursor.thread_id!r} moved past checkpoint {cursor.slot} while this run was working "
@@ -359,7 +375,7 @@ class Checkpointer:
     def _index_key(thread_id: str) -> str:
         return f"index/{validate_thread_id(thread_id)}"
 
-    async def write_index(self, record: CheckpointRecord) -> None:
+    async def write_index(self, record: CheckpointRecord, *, replace_same_seq: bool = False) -> None:
         """Record where the thread stopped, for listing. Newer entries win; racing writers retry."""
         entry = ThreadIndex(
             thread_id=record.thread_id,
@@ -376,8 +392,10 @@ class Checkpointer:
         data = self._encode(entry)
         for _ in range(_INDEX_RETRIES):
             found = await self.storage.read(key)
-            if found is not None and self._parse_index(key, found[0]).seq > record.seq:
-                return
+            if found is not None:
+                stored = self._parse_index(key, found[0]).seq
+                if stored > record.seq or (stored == record.seq and not replace_same_seq):
+                    return
             try:
                 await self.storage.write(key, data, expect=ABSENT if found is None else found[1], durable=False)
                 return

@@ -278,11 +278,10 @@ class CompiledStateGraph(Generic[M]):
             pending = [n for n in dict.fromkeys(self.machine.next_nodes(as_node, state)) if n != END]
             position = {"status": "running" if pending else "completed", "pending": pending}
         stored = await self.checkpointer.commit(
-            head.cursor, state, self.schema, durable=True, machine=self.machine.name,
+            head.cursor, state, self.schema, durable=True, index=True, machine=self.machine.name,
             fingerprint=self.machine.fingerprint, step=record.step, source="update",
             writes={writer: self.schema.dump_update(update)}, **position,
         )
-        await self.checkpointer.write_index(stored)
         return self._snapshot(await self.checkpointer.get(thread_id, stored.seq))
 
     def update_state(
