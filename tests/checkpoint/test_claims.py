@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryStorage
+from statehitl.checkpoint import Checkpointer, FileCheckpointer, FileStorage, MemoryStorage
 from statehitl.errors import CheckpointConflict
 from statehitl.graph import END, START, NodeContext, StateGraph
 
@@ -40,12 +40,19 @@ def build(checkpointer: Checkpointer, calls: list[str]):
     return g.compile(checkpointer=checkpointer)
 
 
+@pytest.fixture(params=["memory", "file"])
+def make_checkpointer(request: pytest.FixtureRequest, tmp_path: Path):
+    """Builds checkpointers on the backend under test (all on one store per test)."""
+    storage = MemoryStorage() if request.param == "memory" else FileStorage(tmp_path / "store")
+    return lambda **options: Checkpointer(storage, **options)
+
+
 def answer(result, response="y"):
     return [{"interruptResponse": {"interruptId": i.id, "response": response}} for i in result.interrupts]
 
 
-def test_a_live_claim_stops_a_second_resume_before_anything_runs() -> None:
-    checkpointer = Checkpointer(MemoryStorage())
+def test_a_live_claim_stops_a_second_resume_before_anything_runs(make_checkpointer) -> None:
+    checkpointer = make_checkpointer()
     calls: list[str] = []
     app = build(checkpointer, calls)
     paused = app.invoke({}, thread_id="t")
@@ -58,8 +65,8 @@ def test_a_live_claim_stops_a_second_resume_before_anything_runs() -> None:
     assert calls == before  # no node, hook or tool ran
 
 
-def test_a_dead_resumers_claim_is_taken_over_after_its_lease() -> None:
-    checkpointer = Checkpointer(MemoryStorage(), lease_seconds=0.05)
+def test_a_dead_resumers_claim_is_taken_over_after_its_lease(make_checkpointer) -> None:
+    checkpointer = make_checkpointer(lease_seconds=0.05)
     calls: list[str] = []
     app = build(checkpointer, calls)
     paused = app.invoke({}, thread_id="t")
@@ -73,8 +80,8 @@ def test_a_dead_resumers_claim_is_taken_over_after_its_lease() -> None:
     assert calls.count("act") == 1
 
 
-def test_the_same_interrupt_cannot_be_answered_twice() -> None:
-    checkpointer = Checkpointer(MemoryStorage())
+def test_the_same_interrupt_cannot_be_answered_twice(make_checkpointer) -> None:
+    checkpointer = make_checkpointer()
     calls: list[str] = []
     app = build(checkpointer, calls)
     paused = app.invoke({}, thread_id="t")
@@ -152,8 +159,8 @@ def test_concurrent_resumes_in_separate_processes_run_the_action_once(tmp_path: 
     assert all("conflict:" in out for out, _, code in outcomes if code == 3)
 
 
-def test_a_resume_that_fails_releases_its_claim_for_an_immediate_retry() -> None:
-    checkpointer = Checkpointer(MemoryStorage())
+def test_a_resume_that_fails_releases_its_claim_for_an_immediate_retry(make_checkpointer) -> None:
+    checkpointer = make_checkpointer()
     calls: list[str] = []
     app = build(checkpointer, calls)
     paused = app.invoke({}, thread_id="t")
@@ -175,10 +182,10 @@ def test_a_resume_that_fails_releases_its_claim_for_an_immediate_retry() -> None
     assert done.state.done is True
 
 
-def test_a_live_run_started_with_input_cannot_be_taken_over(tmp_path: Path) -> None:
+def test_a_live_run_started_with_input_cannot_be_taken_over(make_checkpointer) -> None:
     import threading
 
-    checkpointer = Checkpointer(MemoryStorage())
+    checkpointer = make_checkpointer()
     started, release = threading.Event(), threading.Event()
     runs: list[str] = []
 

@@ -47,9 +47,9 @@ def answer(result: Any, response: str = "y") -> list[dict[str, Any]]:
     return [{"interruptResponse": {"interruptId": i.id, "response": response}} for i in result.interrupts]
 
 
-@pytest.fixture
-def checkpointer() -> Checkpointer:
-    return Checkpointer(MemoryStorage())
+@pytest.fixture(params=["memory", "file"])
+def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Checkpointer:
+    return Checkpointer(MemoryStorage() if request.param == "memory" else FileStorage(tmp_path / "store"))
 
 
 def test_history_lists_steps_with_position_status_and_interrupts(checkpointer: Checkpointer) -> None:
