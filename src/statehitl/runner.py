@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from statehitl import observe
-from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer, StateCodec
+from statehitl.checkpoint.chain import Cursor, StateCodec
+from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import InterruptRecord, Status, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent

@@ -13,12 +13,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from statehitl.checkpoint.records import StoredCheckpoint
+from statehitl.checkpoint.records import CheckpointRecord, StoredCheckpoint
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["Cursor", "Link", "assemble", "base_depth", "extend_chain"]
+__all__ = ["Cursor", "Link", "StateCodec", "assemble", "base_depth", "extend_chain", "whole_record"]
+
+
+class StateCodec(Protocol):
+    """How the engine reads a state it stores: which channels are append-only, and their JSON."""
+
+    append_channels: frozenset[str]
+
+    def dump_values(self, state: Any) -> dict[str, Any]:
+        """The state's ordinary (not append-only) channels as JSON."""
+        ...
+
+    def dump_items(self, state: Any, channel: str, start: int) -> list[Any]:
+        """Items ``start:`` of an append-only channel as JSON."""
+        ...
+
+    def length(self, state: Any, channel: str) -> int:
+        """How many items an append-only channel holds."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +117,10 @@ def assemble(records: Iterable[StoredCheckpoint]) -> dict[str, list[Any]]:
             items.extend(chunk)
         whole[channel] = items
     return whole
+
+
+def whole_record(record: StoredCheckpoint, chain: list[StoredCheckpoint]) -> CheckpointRecord:
+    """The caller's view of ``record``: every channel whole (``chain`` is it and its bases)."""
+    fields = {name: getattr(record, name) for name in CheckpointRecord.model_fields}
+    fields["values"] = {**record.values, **assemble(chain)}
+    return CheckpointRecord.model_construct(**fields)

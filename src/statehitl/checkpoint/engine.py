@@ -23,16 +23,17 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from statehitl.checkpoint.chain import Cursor, Link, assemble, base_link, extend_chain
+from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.records import (
     SCHEMA_VERSION,
     CheckpointRecord,
     ClaimRecord,
+    MachineShape,
     Piece,
     Status,
     StoredCheckpoint,
@@ -42,7 +43,7 @@ from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
-__all__ = ["Checkpointer", "Head", "StateCodec"]
+__all__ = ["Checkpointer", "Head"]
 
 _SLOTS = 10**12
 
@@ -61,24 +62,6 @@ def _commit_defaults() -> dict[str, Any]:
         "writes": {},
     }
 _INDEX_RETRIES = 8
-
-
-class StateCodec(Protocol):
-    """How the engine reads a state it stores: which channels are append-only, and their JSON."""
-
-    append_channels: frozenset[str]
-
-    def dump_values(self, state: Any) -> dict[str, Any]:
-        """The state's ordinary (not append-only) channels as JSON."""
-        ...
-
-    def dump_items(self, state: Any, channel: str, start: int) -> list[Any]:
-        """Items ``start:`` of an append-only channel as JSON."""
-        ...
-
-    def length(self, state: Any, channel: str) -> int:
-        """How many items an append-only channel holds."""
-        ...
 
 
 @dataclass
@@ -182,7 +165,7 @@ class Checkpointer:
         chain = [record]
         while chain[-1].base_seq is not None:
             chain.append(await self._base(chain[-1]))
-        full = _whole(record, chain)
+        full = whole_record(record, chain)
         links = tuple(
             Link(r.depth, r.seq, {c: p.start + len(p.items) for c, p in r.appends.items()}) for r in chain
         )
@@ -232,7 +215,7 @@ class Checkpointer:
             chain = [stored[seq]]
             while chain[-1].base_seq is not None:
                 chain.append(await self._base(chain[-1], stored))
-            result.append(_whole(stored[seq], chain))
+            result.append(whole_record(stored[seq], chain))
         return result
 
     # -- writing ------------------------------------------------------------------------------------
@@ -434,7 +417,7 @@ class Checkpointer:
         """Store a machine's shape once, so a later resume with changed code can say what changed."""
         key = f"machines/{fingerprint}"
         with contextlib.suppress(CheckpointConflict):  # already stored: immutable per fingerprint
-            await self.storage.write(key, self._encode(_Shape(shape=shape)), expect=ABSENT, durable=False)
+            await self.storage.write(key, self._encode(MachineShape(shape=shape)), expect=ABSENT, durable=False)
 
     async def machine_shape(self, fingerprint: str) -> dict[str, Any] | None:
         """The stored shape of the machine with ``fingerprint``, if it was remembered."""
@@ -442,7 +425,7 @@ class Checkpointer:
         found = await self.storage.read(key)
         if found is None:
             return None
-        return _Shape.model_validate(decode(f"machine record {key!r}", found[0], self.signing_key)).shape
+        return MachineShape.model_validate(decode(f"machine record {key!r}", found[0], self.signing_key)).shape
 
     # -- retention ----------------------------------------------------------------------------------
 
@@ -494,19 +477,6 @@ class Checkpointer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.storage!r})"
-
-
-class _Shape(BaseModel):
-    kind: Literal["machine"] = "machine"
-    schema_version: int = SCHEMA_VERSION
-    shape: dict[str, Any]
-
-
-def _whole(record: StoredCheckpoint, chain: list[StoredCheckpoint]) -> CheckpointRecord:
-    """The caller's view of ``record``: every channel whole (``chain`` is it and its bases)."""
-    fields = {name: getattr(record, name) for name in CheckpointRecord.model_fields}
-    fields["values"] = {**record.values, **assemble(chain)}
-    return CheckpointRecord.model_construct(**fields)
 
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:

@@ -10,6 +10,7 @@ Three kinds live in storage:
   an ancestor chosen Fenwick-style, see ``checkpoint/chain.py``), so a step writes what it added.
 - ``ClaimRecord`` (``kind="claim"``): a process's exclusive right to resume a thread, with a lease.
 - ``ThreadIndex`` (``kind="index"``): the small per-thread summary used to list threads by status.
+- ``MachineShape`` (``kind="machine"``): what a machine fingerprint stands for.
 
 ``CheckpointRecord`` is the decoded view callers get: the same metadata with every channel whole.
 """
@@ -27,6 +28,7 @@ __all__ = [
     "CheckpointRecord",
     "ClaimRecord",
     "InterruptRecord",
+    "MachineShape",
     "Piece",
     "Status",
     "StoredCheckpoint",
@@ -150,3 +152,11 @@ class ThreadIndex(BaseModel):
     machine: str
     updated_at: float
     expires_at: float | None = None
+
+
+class MachineShape(BaseModel):
+    """The nodes, edges and schema behind a fingerprint, kept to explain a changed machine later."""
+
+    kind: Literal["machine"] = "machine"
+    schema_version: int = SCHEMA_VERSION
+    shape: dict[str, Any]
