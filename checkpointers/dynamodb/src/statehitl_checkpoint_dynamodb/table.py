@@ -1,0 +1,117 @@
+"""``create_table``: the one table ``DynamoDBStorage`` needs, with the right key schema.
+
+Kept next to the storage so the schema is defined once; ``statehitl dynamodb create-table`` calls it.
+Creating an existing table is not an error (deploy scripts run it every time), but one with another
+key schema is, since every request would then fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from statehitl_checkpoint_dynamodb._client import error_code, make_client, translate_errors
+from statehitl_checkpoint_dynamodb._url import check_table_name
+from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+__all__ = ["KEY_SCHEMA", "create_table"]
+
+KEY_SCHEMA: tuple[dict[str, str], ...] = (
+    {"AttributeName": "pk", "KeyType": "HASH"},
+    {"AttributeName": "sk", "KeyType": "RANGE"},
+)
+"""Partition key ``pk`` (a key up to its last ``/``: a thread), sort key ``sk`` (the last segment)."""
+
+
+def _client(client_or_kwargs: DynamoDBClient | Mapping[str, Any] | None) -> DynamoDBClient:
+    if client_or_kwargs is None:
+        return make_client()
+    if isinstance(client_or_kwargs, Mapping):
+        return make_client(**dict(client_or_kwargs))
+    return client_or_kwargs
+
+
+def create_table(
+    client_or_kwargs: DynamoDBClient | Mapping[str, Any] | None,
+    table_name: str,
+    billing_mode: Literal["PAY_PER_REQUEST", "PROVISIONED"] = "PAY_PER_REQUEST",
+    ttl_attribute: str | None = None,
+    *,
+    read_capacity: int = 5,
+    write_capacity: int = 5,
+    wait: bool = True,
+) -> bool:
+    """Create the checkpoint table ``table_name``; True if it was created, False if it already existed.
+
+    ``client_or_kwargs`` is a boto3 DynamoDB client, or keyword arguments for building one
+    (``{"region_name": "eu-west-1", "endpoint_url": ...}``), or None for the default AWS setup.
+    ``billing_mode="PROVISIONED"`` uses ``read_capacity`` / ``write_capacity`` units. ``ttl_attribute``
+    turns on DynamoDB TTL for that attribute (pair it with ``DynamoDBStorage(ttl_seconds=...)``). With
+    ``wait`` it returns once the table is ACTIVE. Needs dynamodb:CreateTable, DescribeTable and
+    (for TTL) UpdateTimeToLive.
+    """
+    check_table_name(table_name)
+    if billing_mode not in ("PAY_PER_REQUEST", "PROVISIONED"):
+        raise DynamoDBConfigError(f"billing_mode must be PAY_PER_REQUEST or PROVISIONED, got {billing_mode!r}")
+    client = _client(client_or_kwargs)
+    extra: dict[str, Any] = {}
+    if billing_mode == "PROVISIONED":
+        extra["ProvisionedThroughput"] = {"ReadCapacityUnits": read_capacity, "WriteCapacityUnits": write_capacity}
+    from botocore.exceptions import ClientError
+
+    try:
+        with translate_errors(table_name, client, "CreateTable", frozenset({"ResourceInUseException"})):
+            client.create_table(
+                TableName=table_name,
+                KeySchema=[dict(k) for k in KEY_SCHEMA],  # type: ignore[misc]
+                AttributeDefinitions=[
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "sk", "AttributeType": "S"},
+                ],
+                BillingMode=billing_mode,
+                **extra,
+            )
+        created = True
+    except ClientError as exc:  # ResourceInUseException: it exists (or is being created) already
+        if error_code(exc) != "ResourceInUseException":
+            raise
+        created = False
+    if wait or not created:
+        with translate_errors(table_name, client, "DescribeTable"):
+            client.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 300})
+    if not created:
+        _check_schema(client, table_name)
+    if ttl_attribute is not None:
+        _enable_ttl(client, table_name, ttl_attribute)
+    return created
+
+
+def _check_schema(client: DynamoDBClient, table_name: str) -> None:
+    with translate_errors(table_name, client, "DescribeTable"):
+        table = client.describe_table(TableName=table_name)["Table"]
+    types = {d["AttributeName"]: d["AttributeType"] for d in table.get("AttributeDefinitions", [])}
+    schema = [(k["AttributeName"], k["KeyType"], types.get(k["AttributeName"])) for k in table.get("KeySchema", [])]
+    if schema != [("pk", "HASH", "S"), ("sk", "RANGE", "S")]:
+        raise DynamoDBConfigError(
+            f"DynamoDB table {table_name!r} exists with key schema {schema}; statehitl needs partition key "
+            "'pk' (S) and sort key 'sk' (S): use another table name or delete that table"
+        )
+
+
+def _enable_ttl(client: DynamoDBClient, table_name: str, attribute: str) -> None:
+    with translate_errors(table_name, client, "DescribeTimeToLive"):
+        current = client.describe_time_to_live(TableName=table_name).get("TimeToLiveDescription", {})
+    if current.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+        if current.get("AttributeName") != attribute:
+            raise DynamoDBConfigError(
+                f"DynamoDB table {table_name!r} already has TTL on attribute {current.get('AttributeName')!r}; "
+                f"use ttl_attribute={current.get('AttributeName')!r} in DynamoDBStorage, or change the table"
+            )
+        return
+    with translate_errors(table_name, client, "UpdateTimeToLive"):
+        client.update_time_to_live(
+            TableName=table_name, TimeToLiveSpecification={"Enabled": True, "AttributeName": attribute}
+        )
