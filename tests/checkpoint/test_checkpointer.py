@@ -230,7 +230,7 @@ def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
     assert waiting["fingerprint"] == app.machine.fingerprint
     claim = records[2]
     assert (claim["parent_seq"], claim["owner"]) == (1, records[1]["owner"])  # the resumed run held it
-    index = json.loads((tmp_path / "index" / "t").read_bytes())
+    index = json.loads((tmp_path / "index" / "t" / "entry").read_bytes())
     assert (index["kind"], index["schema_version"]) == ("index", SCHEMA_VERSION)
     assert (index["seq"], index["status"], index["step"]) == (4, "completed", 3)
     shape = json.loads((tmp_path / "machines" / app.machine.fingerprint).read_bytes())
@@ -396,7 +396,7 @@ def test_safe_thread_ids_work(thread_id: str, tmp_path: Path) -> None:
     app.invoke({}, thread_id=thread_id)
     assert app.get_state(thread_id).status == Status.INTERRUPTED
     assert sorted(f.name for f in (tmp_path / "threads" / thread_id).iterdir()) == [slot(1), slot(0)]
-    assert (tmp_path / "index" / thread_id).is_file()
+    assert (tmp_path / "index" / thread_id / "entry").is_file()
 
 
 def test_thread_id_must_be_a_str() -> None:

@@ -232,3 +232,12 @@ def test_a_migration_converts_the_stored_state(checkpointer: Checkpointer) -> No
 def paused_fingerprint(checkpointer: Checkpointer) -> str:
     interrupted = [r for r in asyncio.run(checkpointer.history("t")) if r.status == "interrupted"]
     return interrupted[-1].fingerprint
+
+
+def test_deleting_a_thread_leaves_threads_whose_ids_it_prefixes(checkpointer: Checkpointer) -> None:
+    app = graph().compile(checkpointer=checkpointer)
+    for thread in ("t", "t2", "t-extra"):
+        app.invoke({"text": thread}, thread_id=thread)
+    asyncio.run(checkpointer.delete_thread("t"))
+    assert sorted(e.thread_id for e in asyncio.run(checkpointer.threads())) == ["t-extra", "t2"]
+    assert app.get_state("t2") is not None

@@ -121,7 +121,7 @@ def test_a_plain_directory_is_a_file_store(cli, workdir):
 
 def test_an_unreadable_thread_does_not_hide_the_others(cli, workdir, two_threads):
     # list reads each thread's index record, show its checkpoints: break both for "waiting"
-    (workdir / STORE / "index" / "waiting").write_text("{ truncated")
+    (workdir / STORE / "index" / "waiting" / "entry").write_text("{ truncated")
     (workdir / STORE / "threads" / "waiting" / "999999999997").write_text("{ truncated")  # checkpoint 2
 
     done = cli("threads", "list")

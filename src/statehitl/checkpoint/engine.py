@@ -6,7 +6,7 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
 - ``threads/<thread>/<slot>``: immutable records, created once. A checkpoint (``StoredCheckpoint``)
   or a claim (``ClaimRecord``). Creating slot N+1 is the compare-and-set on the head: of two writers
   that both read N, one creates N+1 and the other gets ``CheckpointConflict``.
-- ``index/<thread>``: the ``ThreadIndex`` summary, rewritten when a run stops, for listing threads by
+- ``index/<thread>/entry``: the ``ThreadIndex`` summary, rewritten when a run stops, for listing threads by
   status without reading checkpoints. It is a cache: the records are the truth.
 - ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
   changed code can say what changed.
@@ -356,7 +356,8 @@ class Checkpointer:
 
     @staticmethod
     def _index_key(thread_id: str) -> str:
-        return f"index/{validate_thread_id(thread_id)}"
+        # A segment of its own after the id: deleting "index/t/" must not match thread "t2".
+        return f"index/{validate_thread_id(thread_id)}/entry"
 
     async def write_index(self, record: CheckpointRecord, *, replace_same_seq: bool = False) -> None:
         """Record where the thread stopped, for listing. Newer entries win; racing writers retry."""
@@ -400,7 +401,7 @@ class Checkpointer:
         """
         entries = []
         for key in await self.storage.list("index/"):
-            entry = await self.thread_info(key.removeprefix("index/"))
+            entry = await self.thread_info(key.split("/")[1])
             if entry is not None and (status is None or entry.status == status):
                 entries.append(entry)
         return entries
@@ -432,7 +433,7 @@ class Checkpointer:
     async def delete_thread(self, thread_id: str) -> int:
         """Remove every record of the thread (checkpoints, claims, index); returns how many."""
         removed = await self.storage.delete(self._prefix(thread_id))
-        return removed + await self.storage.delete(self._index_key(thread_id))
+        return removed + await self.storage.delete(f"index/{validate_thread_id(thread_id)}/")
 
     async def prune(self, thread_id: str, keep_last: int) -> int:
         """Keep the newest ``keep_last`` checkpoints (and the records they are built from); delete the rest.

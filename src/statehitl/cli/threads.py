@@ -114,7 +114,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     async def collect() -> list[tuple[str, ThreadIndex | str]]:
         rows: list[tuple[str, ThreadIndex | str]] = []
         for key in await checkpointer.storage.list("index/"):
-            thread = key.removeprefix("index/")
+            thread = key.split("/")[1]
             try:  # one unreadable entry must not hide the others
                 entry = await checkpointer.thread_info(thread)
             except StatehitlError as exc:
