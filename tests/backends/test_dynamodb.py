@@ -589,7 +589,7 @@ def test_engine_requests_per_step(client: Any, table: str) -> None:
     calls, requests = storage.reset().calls, counter.take()
     steps = 20
     assert calls["write"] <= steps + 3  # one conditional write per step, plus the run's start and the index
-    assert requests["PutItem"] == calls["write"] + 1  # + registering the new thread's partition once
+    assert requests["PutItem"] == calls["write"] + 2  # + registering the thread's and its index's partitions once
     assert requests["GetItem"] == calls["read"]
     assert requests["Query"] == calls["list"]
     assert set(requests) <= {"PutItem", "GetItem", "Query"}
