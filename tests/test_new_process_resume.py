@@ -6,107 +6,23 @@ Each process is a fresh interpreter that builds the graph from scratch (new ``St
 
 from __future__ import annotations
 
-import json
 import runpy
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from resume_processes import REFUND_APP, run_app
 from statehitl.checkpoint import FileCheckpointer
 from statehitl.graph import Status
-
-APP = textwrap.dedent(
-    '''
-    """Refund approval: classify, then review (asks a human) and audit side by side, then pay."""
-    import json
-    import sys
-    from pathlib import Path
-    from typing import Annotated
-
-    from pydantic import BaseModel
-
-    from statehitl.checkpoint import FileCheckpointer
-    from statehitl.graph import END, START, StateGraph, append
-
-    HERE = Path(__file__).parent
-
-
-    class Ticket(BaseModel):
-        text: str
-        log: Annotated[list[str], append] = []
-        approved: bool = False
-
-
-    def classify(state):
-        return {"log": "classified"}
-
-
-    def review(state, ctx):
-        answer = ctx.interrupt("refund-approval", reason={"text": state.text})
-        return {"approved": answer == "y", "log": f"reviewed: {answer}"}
-
-
-    def audit(state):
-        with open(HERE / "audit-runs.txt", "a") as runs:  # counts runs across processes
-            runs.write("ran\\n")
-        return {"log": "audited"}
-
-
-    def pay(state):
-        return {"log": "paid" if state.approved else "refused"}
-
-
-    def build(store):
-        g = StateGraph(Ticket)
-        g.add_node("classify", classify)
-        g.add_node("review", review)
-        g.add_node("audit", audit)
-        g.add_node("pay", pay)
-        g.add_edge(START, "classify")
-        g.add_edge("classify", "review")
-        g.add_edge("classify", "audit")
-        g.add_edge(["review", "audit"], "pay")
-        g.add_edge("pay", END)
-        return g.compile(checkpointer=FileCheckpointer(store))
-
-
-    def report(result):
-        print(json.dumps({
-            "stop_reason": result.stop_reason,
-            "state": result.state.model_dump(),
-            "interrupts": [{"id": i.id, "name": i.name, "reason": i.reason} for i in result.interrupts],
-        }))
-
-
-    if __name__ == "__main__":
-        command, store, thread = sys.argv[1:4]
-        app = build(store)
-        if command == "start":
-            report(app.invoke({"text": "refund please"}, thread_id=thread))
-        else:
-            interrupt_id, answer = sys.argv[4:6]
-            report(app.invoke([{"interruptResponse": {"interruptId": interrupt_id, "response": answer}}],
-                              thread_id=thread))
-    '''
-)
-
-
-def run_app(script: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 @pytest.fixture
 def script(tmp_path: Path) -> Path:
     path = tmp_path / "refund_app.py"
-    path.write_text(APP)
+    path.write_text(REFUND_APP)
     return path
 
 
@@ -165,4 +81,4 @@ def test_resume_in_a_new_process_rejects_a_wrong_id_and_keeps_the_thread(script:
 
 def build_here(script: Path, store: Path) -> Any:
     """The same graph, built in this process from the same script."""
-    return runpy.run_path(str(script))["build"](FileCheckpointer(store).storage.root)
+    return runpy.run_path(str(script))["build"](str(FileCheckpointer(store).storage.root))

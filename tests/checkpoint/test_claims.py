@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
+from resume_processes import assert_one_winner, race_resumes
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, FileStorage, MemoryStorage
 from statehitl.errors import CheckpointConflict
 from statehitl.graph import END, START, NodeContext, StateGraph
@@ -91,72 +89,12 @@ def test_the_same_interrupt_cannot_be_answered_twice(make_checkpointer) -> None:
     assert calls.count("act") == 1
 
 
-RESUMER = textwrap.dedent(
-    """
-    import sys, time
-    from pathlib import Path
-    from pydantic import BaseModel
-    from statehitl.checkpoint import FileCheckpointer
-    from statehitl.errors import CheckpointConflict, NotInterruptedError
-    from statehitl.graph import END, START, StateGraph
-
-    store, actions, go, ready = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
-
-    class Job(BaseModel):  # the same machine as the test's: fingerprints must match to resume
-        approved: bool = False
-        done: bool = False
-
-    def review(state, ctx):
-        return {"approved": ctx.interrupt("approve") == "y"}
-
-    def act(state):
-        with actions.open("a") as f:
-            f.write("deleted the files\\n")
-
-    g = StateGraph(Job)
-    g.add_node("review", review)
-    g.add_node("act", act)
-    g.add_edge(START, "review")
-    g.add_edge("review", "act")
-    g.add_edge("act", END)
-    app = g.compile(checkpointer=FileCheckpointer(store))
-    state = app.get_state("t")
-    responses = [{"interruptResponse": {"interruptId": i.id, "response": "y"}} for i in state.interrupts]
-    ready.touch()
-    while not go.exists():
-        time.sleep(0.001)
-    try:
-        app.invoke(responses, thread_id="t")
-    except (CheckpointConflict, NotInterruptedError) as exc:  # lost the claim, or came after the winner
-        print("conflict:", exc)
-        sys.exit(3)
-    print("resumed")
-    """
-)
-
-
 @pytest.mark.slow
 def test_concurrent_resumes_in_separate_processes_run_the_action_once(tmp_path: Path) -> None:
-    store, actions, go = tmp_path / "store", tmp_path / "actions.txt", tmp_path / "go"
-    script = tmp_path / "resume.py"
-    script.write_text(RESUMER)
+    store = tmp_path / "store"
     paused = build(FileCheckpointer(store), []).invoke({}, thread_id="t")
     assert paused.stop_reason == "interrupt"
-    readies = [tmp_path / f"ready-{n}" for n in range(6)]
-    procs = [
-        subprocess.Popen([sys.executable, str(script), str(store), str(actions), str(go), str(ready)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for ready in readies
-    ]
-    deadline = time.monotonic() + 60
-    while not all(r.exists() for r in readies) and time.monotonic() < deadline:
-        time.sleep(0.01)  # every process has loaded the interrupt and waits at the start line
-    go.touch()
-    outcomes = [(*p.communicate(timeout=120), p.returncode) for p in procs]
-    codes = sorted(code for _, _, code in outcomes)
-    assert codes == [0, 3, 3, 3, 3, 3], [err for _, err, _ in outcomes]
-    assert actions.read_text() == "deleted the files\n"
-    assert all("conflict:" in out for out, _, code in outcomes if code == 3)
+    assert_one_winner(*race_resumes(str(store), tmp_path))
 
 
 def test_a_resume_that_fails_releases_its_claim_for_an_immediate_retry(make_checkpointer) -> None:

@@ -1,0 +1,58 @@
+"""Build the boto3 S3 client: retries that absorb throttling, a pool sized for concurrent steps.
+
+boto3 costs a few hundred milliseconds to import, so it is imported here, when a store is built,
+never when ``statehitl`` or this package is imported.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from boto3 import Session
+    from mypy_boto3_s3 import S3Client
+
+__all__ = ["RetryMode", "make_client"]
+
+RetryMode = Literal["standard", "adaptive"]
+
+
+def make_client(
+    *,
+    session: Session | None,
+    profile: str | None,
+    region_name: str | None,
+    endpoint_url: str | None,
+    retries: int,
+    retry_mode: RetryMode,
+    max_pool_connections: int,
+) -> S3Client:
+    """A new S3 client from ``session`` (or a new one, optionally for ``profile``).
+
+    ``retries`` is the total number of attempts per request, the first included (botocore's
+    ``total_max_attempts``; its ``max_attempts`` key would count retries only): S3 answers a burst on
+    one prefix with 503 SlowDown, and both retry modes back off on it; ``adaptive`` also rate-limits
+    the client itself. A custom ``endpoint_url`` (MinIO, moto, other S3-compatible servers) gets
+    path-style addressing, since ``bucket.localhost`` and bucket-as-subdomain of an IP do not resolve.
+    """
+    import boto3
+    from botocore.config import Config
+
+    if retries < 1:
+        raise ValueError(f"retries is the total number of attempts and must be at least 1, got {retries!r}")
+    if retry_mode not in ("standard", "adaptive"):
+        raise ValueError(f"retry_mode must be 'standard' or 'adaptive', got {retry_mode!r}")
+    if session is None:
+        session = boto3.Session(profile_name=profile) if profile else boto3.Session()
+    elif profile:
+        raise ValueError("pass either session= or profile=, not both: a session already has its profile")
+    options: dict[str, Any] = {
+        "retries": {"mode": retry_mode, "total_max_attempts": retries},
+        "max_pool_connections": max_pool_connections,
+    }
+    if endpoint_url:
+        options["s3"] = {"addressing_style": "path"}
+    client: S3Client = session.client(
+        "s3", region_name=region_name, endpoint_url=endpoint_url, config=Config(**options)
+    )
+    return client

@@ -1,0 +1,122 @@
+"""Fixtures for the cloud backends' tests: real servers on loopback, started once per session.
+
+S3: ``s3_server`` runs ``moto_server`` (moto's HTTP server, from the ``moto[server]`` dev dependency)
+and yields its endpoint URL; ``s3_bucket`` gives each test a fresh bucket on it; ``s3_locked_server``
+is a second one that enforces IAM policies, for access-denied errors.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from moto_support import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
+
+# -- S3 (moto_server) ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The endpoint URL of a moto_server started for this session, with dummy AWS credentials set.
+
+    The credentials live in the environment for the whole session, so clients built in the tests and
+    in the subprocesses they start find them the ordinary way.
+    """
+    with pytest.MonkeyPatch.context() as env:
+        for name in AWS_ENV_TO_CLEAR:
+            env.delenv(name, raising=False)
+        for name, value in DUMMY_AWS_ENV.items():
+            env.setenv(name, value)
+        server = MotoServer.start(tmp_path_factory.mktemp("moto") / "moto_server.log")
+        try:
+            yield server.endpoint
+        finally:
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_admin(s3_server: str) -> Iterator[Any]:
+    """A plain boto3 client on the test server, for setting up and inspecting what the store did."""
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def s3_bucket(s3_admin: Any) -> str:
+    """A new, empty bucket for one test."""
+    name = f"statehitl-test-{uuid.uuid4().hex[:20]}"
+    s3_admin.create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture(scope="session")
+def s3_session(s3_server: str) -> Any:
+    """One boto3 session for the stores the tests build: a new session per store re-reads the service
+    model from disk (a third of a second), which would dominate a suite of small tests."""
+    import boto3
+
+    return boto3.Session(region_name="us-east-1")
+
+
+@dataclass(frozen=True)
+class LockedS3:
+    """A second moto_server with IAM authorization on, and two users of ``bucket`` with keys."""
+
+    endpoint: str
+    bucket: str
+    reader: dict[str, str]
+    """Allowed s3:GetObject and s3:ListBucket only (as boto3 ``aws_access_key_id``/``..._secret_...`` kwargs)."""
+    nobody: dict[str, str]
+    """Allowed nothing at all."""
+    stored_key: str
+    """A key (store-relative, store prefix ``app``) that exists in ``bucket``."""
+
+
+@pytest.fixture(scope="session")
+def s3_locked_server(s3_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LockedS3]:
+    """moto_server enforcing IAM policies, so access-denied errors come from a real server.
+
+    moto answers the first ``INITIAL_NO_AUTH_ACTION_COUNT`` requests without checking credentials and
+    enforces IAM after that: the setup below spends exactly those requests creating the bucket, an
+    object, and two users with their access keys.
+    """
+    import boto3
+
+    setup_actions = 7
+    server = MotoServer.start(
+        tmp_path_factory.mktemp("moto-iam") / "moto_server.log",
+        env={"INITIAL_NO_AUTH_ACTION_COUNT": str(setup_actions)},
+    )
+    try:
+        s3 = boto3.client("s3", endpoint_url=server.endpoint, region_name="us-east-1")
+        iam = boto3.client("iam", endpoint_url=server.endpoint, region_name="us-east-1")
+        bucket, stored_key = "locked-bucket", "threads/t/000000000001"
+        s3.create_bucket(Bucket=bucket)  # 1
+        s3.put_object(Bucket=bucket, Key=f"app/{stored_key}", Body=b"stored")  # 2
+        policy = {
+            "Version": "2012-10-17",
+            "Statement": [{
+                "Effect": "Allow",
+                "Action": ["s3:GetObject", "s3:ListBucket"],
+                "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+            }],
+        }
+        iam.create_user(UserName="reader")  # 3
+        iam.put_user_policy(UserName="reader", PolicyName="read-only", PolicyDocument=json.dumps(policy))  # 4
+        iam.create_user(UserName="nobody")  # 5
+        users = {}
+        for name in ("reader", "nobody"):  # 6, 7
+            key = iam.create_access_key(UserName=name)["AccessKey"]
+            users[name] = {"aws_access_key_id": key["AccessKeyId"], "aws_secret_access_key": key["SecretAccessKey"]}
+        s3.close()
+        iam.close()
+        yield LockedS3(server.endpoint, bucket, users["reader"], users["nobody"], stored_key)
+    finally:
+        server.stop()
