@@ -8,11 +8,8 @@ is missing; run that, or the npm command in the failure message, before running 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import subprocess
 import sys
-import textwrap
 import threading
 import time
 import uuid
@@ -35,6 +32,7 @@ from statehitl_checkpoint_dynamodb._client import translate_errors
 from statehitl_checkpoint_dynamodb._layout import CHUNK_BYTES, INLINE_BYTES
 from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, find_jar, install_command
 
+from resume_processes import REFUND_APP, assert_one_winner, race_resumes, run_app
 from statehitl.checkpoint import ABSENT, Checkpointer
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointConflict, CheckpointError
@@ -595,115 +593,10 @@ def test_engine_requests_per_step(client: Any, table: str) -> None:
     assert set(requests) <= {"PutItem", "GetItem", "Query"}
 
 
-APP = textwrap.dedent(
-    '''
-    """Refund approval on a DynamoDB store: classify, then review (asks a human) and audit, then pay."""
-    import json
-    import sys
-    import time
-    from pathlib import Path
-    from typing import Annotated
-
-    from pydantic import BaseModel
-
-    from statehitl.checkpoint import Checkpointer
-    from statehitl.graph import END, START, StateGraph, append
-
-    HERE = Path(__file__).parent
-
-
-    class Ticket(BaseModel):
-        text: str
-        log: Annotated[list[str], append] = []
-        approved: bool = False
-
-
-    def classify(state):
-        return {"log": "classified"}
-
-
-    def review(state, ctx):
-        answer = ctx.interrupt("refund-approval", reason={"text": state.text})
-        return {"approved": answer == "y", "log": f"reviewed: {answer}"}
-
-
-    def audit(state):
-        with open(HERE / "audit-runs.txt", "a") as runs:  # counts runs across processes
-            runs.write("ran\\n")
-        return {"log": "audited"}
-
-
-    def pay(state):
-        with open(HERE / "payments.txt", "a") as paid:
-            paid.write("paid\\n")
-        return {"log": "paid" if state.approved else "refused"}
-
-
-    def build(store):
-        g = StateGraph(Ticket)
-        g.add_node("classify", classify)
-        g.add_node("review", review)
-        g.add_node("audit", audit)
-        g.add_node("pay", pay)
-        g.add_edge(START, "classify")
-        g.add_edge("classify", "review")
-        g.add_edge("classify", "audit")
-        g.add_edge(["review", "audit"], "pay")
-        g.add_edge("pay", END)
-        return g.compile(checkpointer=Checkpointer.from_url(store))
-
-
-    def report(result):
-        print(json.dumps({
-            "stop_reason": result.stop_reason,
-            "state": result.state.model_dump(),
-            "interrupts": [{"id": i.id, "name": i.name, "reason": i.reason} for i in result.interrupts],
-        }))
-
-
-    if __name__ == "__main__":
-        command, store, thread = sys.argv[1:4]
-        app = build(store)
-        if command == "start":
-            report(app.invoke({"text": "refund please"}, thread_id=thread))
-        elif command == "resume":
-            interrupt_id, answer = sys.argv[4:6]
-            report(app.invoke([{"interruptResponse": {"interruptId": interrupt_id, "response": answer}}],
-                              thread_id=thread))
-        else:  # race: load the interrupt, signal ready, wait for the start line, then resume
-            from statehitl.errors import CheckpointConflict, NotInterruptedError
-
-            ready, go = Path(sys.argv[4]), Path(sys.argv[5])
-            state = app.get_state(thread)
-            responses = [{"interruptResponse": {"interruptId": i.id, "response": "y"}} for i in state.interrupts]
-            ready.touch()
-            while not go.exists():
-                time.sleep(0.001)
-            try:
-                app.invoke(responses, thread_id=thread)
-            except (CheckpointConflict, NotInterruptedError) as exc:
-                print("conflict:", exc)
-                sys.exit(3)
-            print("resumed")
-    '''
-)
-
-
-def subprocess_env() -> dict[str, str]:
-    return {**os.environ, **AWS_ENV}
-
-
-def run_app(script: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=120,
-                          check=False, env=subprocess_env())
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 @pytest.fixture
 def app_script(tmp_path: Path) -> Path:
     path = tmp_path / "refund_app.py"
-    path.write_text(APP)
+    path.write_text(REFUND_APP)
     return path
 
 
@@ -733,30 +626,20 @@ def test_resume_in_a_new_process(app_script: Path, tmp_path: Path, dynamodb_endp
 
 
 @pytest.mark.slow
-def test_concurrent_resumes_in_separate_processes_pay_once(app_script: Path, tmp_path: Path,
-                                                           dynamodb_endpoint: str, table: str) -> None:
+def test_concurrent_resumes_in_separate_processes_run_the_action_once(tmp_path: Path, dynamodb_endpoint: str,
+                                                                     table: str) -> None:
     store = url(table, dynamodb_endpoint)
-    assert run_app(app_script, "start", store, "t")["stop_reason"] == "interrupt"
-    go = tmp_path / "go"
-    readies = [tmp_path / f"ready-{n}" for n in range(4)]
-    procs = [
-        subprocess.Popen([sys.executable, str(app_script), "race", store, "t", str(ready), str(go)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
-        for ready in readies
-    ]
-    try:
-        deadline = time.monotonic() + 90
-        while not all(r.exists() for r in readies) and time.monotonic() < deadline:
-            if any(p.poll() is not None for p in procs):
-                break
-            time.sleep(0.01)  # every process has loaded the interrupt and waits at the start line
-        go.touch()
-        outcomes = [(*p.communicate(timeout=120), p.returncode) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    codes = sorted(code for _, _, code in outcomes)
-    assert codes == [0, 3, 3, 3], [err for _, err, _ in outcomes]
-    assert (tmp_path / "payments.txt").read_text() == "paid\n"
-    assert all("conflict:" in out for out, _, code in outcomes if code == 3)
+
+    class Pending(BaseModel):  # the resumer script's machine: same nodes, edges and state fields
+        approved: bool = False
+        done: bool = False
+
+    g = StateGraph(Pending)
+    g.add_node("review", lambda s, ctx: {"approved": ctx.interrupt("approve") == "y"})
+    g.add_node("act", lambda s: None)
+    g.add_edge(START, "review")
+    g.add_edge("review", "act")
+    g.add_edge("act", END)
+    paused = g.compile(checkpointer=Checkpointer.from_url(store)).invoke({}, thread_id="t")
+    assert paused.stop_reason == "interrupt"
+    assert_one_winner(*race_resumes(store, tmp_path, processes=4))
