@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The two commands of the README, and the benchmark:
 #   ./dev.sh demo [ARGS...]   run the approval demo on the file store in the current directory
+#   ./dev.sh cli ARGS...      the statehitl command itself (threads list, demo --resume, draw, ...)
 #   ./dev.sh test [ARGS...]   install everything, then lint, type-check and run the whole test suite
 #   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks, core then storage (installs the peers first);
 #                             ARGS (e.g. --quick, --tmpdir DIR) go to both scripts
@@ -28,7 +29,11 @@ cmd="${1:-}"
 case "$cmd" in
   demo)
     uv_cmd sync --quiet --project "$root"
-    exec "$root/.venv/bin/statehitl" demo "$@"
+    STATEHITL_COMMAND="$0 cli" exec "$root/.venv/bin/statehitl" demo "$@"
+    ;;
+  cli)
+    uv_cmd sync --quiet --project "$root"
+    STATEHITL_COMMAND="$0 cli" exec "$root/.venv/bin/statehitl" "$@"
     ;;
   test)
     cd "$root"
@@ -46,7 +51,7 @@ case "$cmd" in
     exec .venv/bin/python benchmarks/bench_storage.py "$@"
     ;;
   *)
-    echo "usage: ./dev.sh demo|test|bench [ARGS...]" >&2
+    echo "usage: ./dev.sh demo|cli|test|bench [ARGS...]" >&2
     exit 2
     ;;
 esac

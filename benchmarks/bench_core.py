@@ -139,9 +139,9 @@ def median_or_none(samples: list[float]) -> float | None:
     return statistics.median(samples) if samples else None
 
 
-def add_linear_chain(graph: Any, node: Callable[..., None], start: Any, end: Any) -> None:
-    """START -> n0 -> ... -> n99 -> END; both builders share this add_node/add_edge API."""
-    names = [f"n{i}" for i in range(CHAIN_LEN)]
+def add_linear_chain(graph: Any, node: Callable[..., None], start: Any, end: Any, length: int = CHAIN_LEN) -> None:
+    """START -> n0 -> ... -> n{length-1} -> END; both builders share this add_node/add_edge API."""
+    names = [f"n{i}" for i in range(length)]
     for name in names:
         graph.add_node(name, node)
     graph.add_edge(start, names[0])
@@ -207,6 +207,12 @@ def statehitl_chain_trial(variant: Variant, workdir: Path) -> Trial:
 def statehitl_review_app(ckpt_dir: Path) -> Any:
     """Build and compile prepare -> review(interrupt) -> END on a new FileCheckpointer."""
     from statehitl.checkpoint import FileCheckpointer
+
+    return statehitl_review_graph().compile(checkpointer=FileCheckpointer(ckpt_dir), step_limit=STEP_LIMIT)
+
+
+def statehitl_review_graph() -> Any:
+    """prepare -> review(interrupt) -> END, not yet compiled (bench_backends compiles it on other stores)."""
     from statehitl.graph import END, START, StateGraph
 
     def prepare(state: SHState) -> None:
@@ -222,7 +228,7 @@ def statehitl_review_app(ckpt_dir: Path) -> Any:
     g.add_edge(START, "prepare")
     g.add_edge("prepare", "review")
     g.add_edge("review", END)
-    return g.compile(checkpointer=FileCheckpointer(ckpt_dir), step_limit=STEP_LIMIT)
+    return g
 
 
 def statehitl_roundtrip_trial(workdir: Path) -> Trial:

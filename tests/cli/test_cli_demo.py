@@ -308,3 +308,11 @@ def test_unknown_options_are_one_line_too(cli):
 def test_build_graph_is_the_demo_machine():
     app = build_graph().compile()
     assert list(app.machine.nodes) == ["intake", "assess", "approve", "pay", "reject"]
+
+
+def test_hints_name_the_command_the_user_has(cli, workdir, monkeypatch):
+    monkeypatch.setenv("STATEHITL_COMMAND", "./dev.sh cli")  # what ./dev.sh demo sets: statehitl is not on PATH
+
+    done = cli("demo", "--thread", "t1", "--no-wait")
+
+    assert "./dev.sh cli demo --resume t1 --answer y" in done.out

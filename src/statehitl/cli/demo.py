@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import os
 import shlex
 import sys
 import uuid
@@ -346,8 +347,10 @@ class _Demo:
         c.print(c.style(f"  History: {self._cli('threads', 'show', self.thread)}", "dim"))
 
     def _cli(self, *words: str) -> str:
+        # STATEHITL_COMMAND: how the user reaches this CLI when it is not on PATH (``./dev.sh cli``).
+        program = shlex.split(os.environ.get("STATEHITL_COMMAND", "statehitl")) or ["statehitl"]
         store = [] if self.store == DEFAULT_STORE else ["--store", self.store]
-        return shlex.join(["statehitl", *words, *store])
+        return shlex.join([*program, *words, *store])
 
     def _command(self, answer: str) -> str:
         return self._cli("demo", "--resume", self.thread, "--answer", answer)
