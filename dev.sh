@@ -3,8 +3,8 @@
 #   ./dev.sh demo [ARGS...]   run the approval demo on the file store in the current directory
 #   ./dev.sh cli ARGS...      the statehitl command itself (threads list, demo --resume, draw, ...)
 #   ./dev.sh test [ARGS...]   install everything, then lint, type-check and run the whole test suite
-#   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks, core then storage (installs the peers first);
-#                             ARGS (e.g. --quick, --tmpdir DIR) go to both scripts
+#   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks, core, storage, then backends (installs the peers
+#                             and DynamoDB Local first); ARGS (e.g. --quick, --tmpdir DIR) go to all three
 # Each installs uv (from PyPI) and the workspace when they are missing, so a fresh machine with only
 # Python 3.11+ is enough.
 set -euo pipefail
@@ -47,8 +47,11 @@ case "$cmd" in
   bench)
     cd "$root"
     uv_cmd sync --quiet --all-packages --group bench
+    # DynamoDB Local for bench_backends.py, installed the same way as for ./dev.sh test
+    .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
     .venv/bin/python benchmarks/bench_core.py "$@"
-    exec .venv/bin/python benchmarks/bench_storage.py "$@"
+    .venv/bin/python benchmarks/bench_storage.py "$@"
+    exec .venv/bin/python benchmarks/bench_backends.py "$@"
     ;;
   *)
     echo "usage: ./dev.sh demo|cli|test|bench [ARGS...]" >&2
