@@ -16,7 +16,6 @@ from statehitl.checkpoint import (
     Checkpointer,
     FileStorage,
     MemoryStorage,
-    checkpointer_from_url,
 )
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointerNotFoundError
@@ -47,7 +46,7 @@ def test_a_file_url_checkpointer_runs_a_graph(tmp_path: Path) -> None:
     g.add_edge(START, "inc")
     g.add_edge("inc", END)
     g.compile(checkpointer=Checkpointer.from_url(f"file://{tmp_path}")).invoke({}, thread_id="t")
-    again = g.compile(checkpointer=checkpointer_from_url(f"file://{tmp_path}"))
+    again = g.compile(checkpointer=Checkpointer.from_url(f"file://{tmp_path}"))
     assert again.get_state("t").values == S(n=1)
     assert (tmp_path / "threads" / "t").is_dir()
 
@@ -60,7 +59,7 @@ def test_memory_urls() -> None:
     assert Checkpointer.from_url("memory://shared-test-store/").storage is named.storage
     assert Checkpointer.from_url("memory://another-test-store").storage is not named.storage
     asyncio.run(named.storage.write("k", b"v", expect=ABSENT))
-    assert asyncio.run(checkpointer_from_url("memory://shared-test-store").storage.read("k"))[0] == b"v"
+    assert asyncio.run(Checkpointer.from_url("memory://shared-test-store").storage.read("k"))[0] == b"v"
     asyncio.run(named.storage.delete("k"))
 
 

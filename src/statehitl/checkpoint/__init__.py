@@ -1,12 +1,14 @@
 """Checkpoints: durable records of a thread's state, on pluggable storage.
 
-``MemoryCheckpointer()`` and ``FileCheckpointer(dir)`` cover tests and single machines;
+``MemoryCheckpointer()`` and ``FileCheckpointer(dir)`` cover tests and single machines (both take the
+engine's options: ``signing_key=``, ``ttl=``, ``lease_seconds=``);
 ``Checkpointer.from_url(url)`` picks any installed backend by URL.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.file import FileStorage
@@ -25,7 +27,7 @@ __all__ = [
     "MemoryCheckpointer",
     "MemoryStorage",
     "Storage",
-    "checkpointer_from_url",
+    "storage_from_url",
     "validate_key",
     "validate_thread_id",
 ]
@@ -34,18 +36,12 @@ __all__ = [
 class MemoryCheckpointer(Checkpointer):
     """Checkpoints kept in this process's memory: for tests and short-lived runs."""
 
-    def __init__(self) -> None:
-        super().__init__(MemoryStorage())
+    def __init__(self, **options: Any) -> None:
+        super().__init__(MemoryStorage(), **options)
 
 
 class FileCheckpointer(Checkpointer):
     """Checkpoints as files under ``directory``, written atomically and fsynced."""
 
-    def __init__(self, directory: str | os.PathLike[str] = ".statehitl") -> None:
-        super().__init__(FileStorage(directory))
-
-
-def checkpointer_from_url(url: str) -> Checkpointer:
-    """A checkpointer on the storage a URL names: ``memory://``, ``file://DIR``, ``s3://...``."""
-    return Checkpointer(storage_from_url(url))
-
+    def __init__(self, directory: str | os.PathLike[str] = ".statehitl", **options: Any) -> None:
+        super().__init__(FileStorage(directory), **options)
