@@ -14,7 +14,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord
-from statehitl.checkpoint.storage import ABSENT, Storage, validate_key, validate_thread_id
+from statehitl.checkpoint.storage import ABSENT, Storage, validate_key, validate_prefix, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Storage",
     "storage_from_url",
     "validate_key",
+    "validate_prefix",
     "validate_thread_id",
 ]
 
