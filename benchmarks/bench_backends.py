@@ -37,6 +37,7 @@ from bench_core import (
     SHState,
     Trial,
     add_linear_chain,
+    bench_arguments,
     fmt,
     run_interleaved,
     scratch_dir,
@@ -333,14 +334,9 @@ def versions() -> dict[str, str]:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="few repetitions: a smoke run, not numbers to quote")
-    p.add_argument("--tmpdir", help="parent dir for the file store and server logs (default: system temp dir)")
-    p.add_argument("--out", type=Path, default=RESULTS_PATH, help=f"JSON output (default: {RESULTS_PATH})")
-    # `./dev.sh bench ARGS` passes the same ARGS to every script; these two only concern LangGraph.
-    p.add_argument("--only", choices=["statehitl", "langgraph"], help="accepted and ignored (no LangGraph side here)")
-    p.add_argument("--lg-durability", choices=["sync", "async", "exit"], help="accepted and ignored")
-    return p.parse_args(argv)
+    # --only and --lg-durability concern LangGraph, which this script does not run: accepted and ignored.
+    quick_help = "few repetitions: a smoke run, not numbers to quote"
+    return bench_arguments(__doc__, RESULTS_PATH, quick_help).parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -559,22 +559,28 @@ def scratch_dir(parent: str | None) -> Iterator[Path]:
         yield Path(d)
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="few repetitions: a smoke run, not numbers to quote")
+def bench_arguments(description: str | None, results_path: Path, quick_help: str) -> argparse.ArgumentParser:
+    """The flags every benchmark script takes: `./dev.sh bench ARGS` passes the same ARGS to each."""
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help=quick_help)
     p.add_argument(
         "--only",
         choices=["statehitl", "langgraph"],
         help="measure one side only (the ratio column is then n/a)",
     )
     p.add_argument("--tmpdir", help="parent dir for checkpoint files (default: system temp dir)")
-    p.add_argument("--out", type=Path, default=RESULTS_PATH, help=f"JSON output (default: {RESULTS_PATH})")
+    p.add_argument("--out", type=Path, default=results_path, help=f"JSON output (default: {results_path})")
     p.add_argument(
         "--lg-durability",
         choices=["sync", "async", "exit"],
         help="override LangGraph's durability mode (default: leave LangGraph's default)",
     )
-    return p.parse_args(argv)
+    return p
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    quick_help = "few repetitions: a smoke run, not numbers to quote"
+    return bench_arguments(__doc__, RESULTS_PATH, quick_help).parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict, TypeVar
 
 from bench_core import (
+    bench_arguments,
     fmt,
     langgraph_config,
     langgraph_sqlite_pragmas,
@@ -569,17 +570,8 @@ def sqlite_layout_pragmas(workdir: Path) -> dict[str, Any]:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help=f"T = {', '.join(map(str, TURNS_QUICK))} only")
-    p.add_argument("--only", choices=list(SIDES), help="measure one side only (the ratio is then n/a)")
-    p.add_argument("--tmpdir", help="parent dir for checkpoint files (default: system temp dir)")
-    p.add_argument("--out", type=Path, default=RESULTS_PATH, help=f"JSON output (default: {RESULTS_PATH})")
-    p.add_argument(
-        "--lg-durability",
-        choices=["sync", "async", "exit"],
-        help="override LangGraph's durability mode (default: leave LangGraph's default)",
-    )
-    return p.parse_args(argv)
+    quick_help = f"T = {', '.join(map(str, TURNS_QUICK))} only"
+    return bench_arguments(__doc__, RESULTS_PATH, quick_help).parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,6 +144,27 @@ RESUMER = textwrap.dedent(
 )
 
 
+def park_for_race(store: str) -> None:
+    """Stop thread ``"t"`` of ``store`` at the interrupt ``RESUMER`` answers (built from the same machine)."""
+    from pydantic import BaseModel
+
+    from statehitl.checkpoint import Checkpointer
+    from statehitl.graph import END, START, StateGraph
+
+    class Job(BaseModel):  # RESUMER's machine: same nodes, edges and state fields, so the fingerprints match
+        approved: bool = False
+        done: bool = False
+
+    g = StateGraph(Job)
+    g.add_node("review", lambda s, ctx: {"approved": ctx.interrupt("approve") == "y"})
+    g.add_node("act", lambda s: None)
+    g.add_edge(START, "review")
+    g.add_edge("review", "act")
+    g.add_edge("act", END)
+    paused = g.compile(checkpointer=Checkpointer.from_url(store)).invoke({}, thread_id="t")
+    assert paused.stop_reason == "interrupt"
+
+
 def race_resumes(store: str, workdir: Path, processes: int = 6) -> tuple[list[tuple[str, str, int]], Path]:
     """Resume the interrupted thread ``"t"`` of ``store`` from ``processes`` interpreters at once.
 

@@ -143,9 +143,11 @@ class Runner:
         completed, responses = dict(at.completed), dict(at.responses)
         writes_before: dict[str, dict[str, Any]] = {}  # what the last step applied, for its record
 
-        async def commit(status: Status, durable: bool, **fields: Any) -> StoredCheckpoint:
-            final = status != "running" or not fields.get("held")  # the checkpoint this run stops on
-            record = await self._commit(cursor, step, state, status, durable=durable, index=final, **fields)
+        async def commit(status: Status, durable: bool, *, held: bool = False, **fields: Any) -> StoredCheckpoint:
+            # A held checkpoint is one the run goes on from; any other is the one it stops on, which
+            # also updates the thread's index entry.
+            record = await self._commit(cursor, step, state, status, durable=durable, held=held, index=not held,
+                                        **fields)
             last[:] = [(record, state)]
             return record
 

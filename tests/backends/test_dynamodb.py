@@ -32,7 +32,7 @@ from statehitl_checkpoint_dynamodb._client import translate_errors
 from statehitl_checkpoint_dynamodb._layout import CHUNK_BYTES, INLINE_BYTES
 from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, find_jar, install_command
 
-from resume_processes import REFUND_APP, assert_one_winner, race_resumes, run_app
+from resume_processes import REFUND_APP, assert_one_winner, park_for_race, race_resumes, run_app
 from statehitl.checkpoint import ABSENT, Checkpointer
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointConflict, CheckpointError
@@ -629,17 +629,5 @@ def test_resume_in_a_new_process(app_script: Path, tmp_path: Path, dynamodb_endp
 def test_concurrent_resumes_in_separate_processes_run_the_action_once(tmp_path: Path, dynamodb_endpoint: str,
                                                                      table: str) -> None:
     store = url(table, dynamodb_endpoint)
-
-    class Pending(BaseModel):  # the resumer script's machine: same nodes, edges and state fields
-        approved: bool = False
-        done: bool = False
-
-    g = StateGraph(Pending)
-    g.add_node("review", lambda s, ctx: {"approved": ctx.interrupt("approve") == "y"})
-    g.add_node("act", lambda s: None)
-    g.add_edge(START, "review")
-    g.add_edge("review", "act")
-    g.add_edge("act", END)
-    paused = g.compile(checkpointer=Checkpointer.from_url(store)).invoke({}, thread_id="t")
-    assert paused.stop_reason == "interrupt"
+    park_for_race(store)
     assert_one_winner(*race_resumes(store, tmp_path, processes=4))

@@ -31,7 +31,7 @@ from statehitl_checkpoint_s3 import (
     translate_client_error,
 )
 
-from resume_processes import REFUND_APP, assert_one_winner, race_resumes, run_app
+from resume_processes import REFUND_APP, assert_one_winner, park_for_race, race_resumes, run_app
 from statehitl.checkpoint import ABSENT, Checkpointer
 from statehitl.errors import CheckpointConflict, CheckpointError, InvalidThreadIdError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status
@@ -547,18 +547,7 @@ def test_resume_in_a_new_process_on_s3(s3_url: str, s3_admin: Any, s3_bucket: st
 
 @pytest.mark.slow
 def test_concurrent_resumes_in_separate_processes_run_the_action_once_on_s3(s3_url: str, tmp_path: Path) -> None:
-    class Pending(BaseModel):  # the resumer script's machine: same nodes, edges and state fields
-        approved: bool = False
-        done: bool = False
-
-    g = StateGraph(Pending)
-    g.add_node("review", lambda s, ctx: {"approved": ctx.interrupt("approve") == "y"})
-    g.add_node("act", lambda s: None)
-    g.add_edge(START, "review")
-    g.add_edge("review", "act")
-    g.add_edge("act", END)
-    paused = g.compile(checkpointer=Checkpointer.from_url(s3_url)).invoke({}, thread_id="t")
-    assert paused.stop_reason == "interrupt"
+    park_for_race(s3_url)
     assert_one_winner(*race_resumes(s3_url, tmp_path))
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from resume_processes import assert_one_winner, race_resumes
-from statehitl.checkpoint import Checkpointer, FileCheckpointer, FileStorage, MemoryStorage
+from resume_processes import assert_one_winner, park_for_race, race_resumes
+from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
 from statehitl.errors import CheckpointConflict
 from statehitl.graph import END, START, NodeContext, StateGraph
 
@@ -91,10 +91,9 @@ def test_the_same_interrupt_cannot_be_answered_twice(make_checkpointer) -> None:
 
 @pytest.mark.slow
 def test_concurrent_resumes_in_separate_processes_run_the_action_once(tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    paused = build(FileCheckpointer(store), []).invoke({}, thread_id="t")
-    assert paused.stop_reason == "interrupt"
-    assert_one_winner(*race_resumes(str(store), tmp_path))
+    store = str(tmp_path / "store")
+    park_for_race(store)
+    assert_one_winner(*race_resumes(store, tmp_path))
 
 
 def test_a_resume_that_fails_releases_its_claim_for_an_immediate_retry(make_checkpointer) -> None:

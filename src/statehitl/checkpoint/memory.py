@@ -49,7 +49,9 @@ class MemoryStorage:
         name = url.removeprefix("memory://").strip("/")
         if not name:
             return cls()
-        return cls._named.setdefault(name, cls())
+        if name not in cls._named:
+            cls._named[name] = cls()
+        return cls._named[name]
 
     async def read(self, key: str) -> tuple[bytes, str] | None:
         return self._data.get(validate_key(key))

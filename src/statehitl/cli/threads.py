@@ -71,6 +71,10 @@ def add_parser(commands: Any) -> None:
     sweep.set_defaults(handler=cmd_sweep)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _when(timestamp: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
 
@@ -167,10 +171,9 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
         raise _unknown(thread, args.store)
     c = console
     head = records[0]
-    plural = "checkpoint" if len(records) == 1 else "checkpoints"
     c.print(
         f"{c.style('thread ' + thread, 'bold')}  {head.machine}  {_status(c, head.status)}  "
-        f"{len(records)} {plural}, newest first  ({args.store})"
+        f"{_count(len(records), 'checkpoint')}, newest first  ({args.store})"
     )
     for record in records:
         c.print()
@@ -203,7 +206,7 @@ def cmd_delete(args: argparse.Namespace, console: Console) -> int:
     removed = run_sync(checkpointer.delete_thread(thread))
     if not removed:
         raise _unknown(thread, args.store)
-    console.print(f"deleted thread {thread} ({removed} record{'s' if removed != 1 else ''}) from {args.store}")
+    console.print(f"deleted thread {thread} ({_count(removed, 'record')}) from {args.store}")
     return 0
 
 
@@ -217,8 +220,8 @@ def cmd_prune(args: argparse.Namespace, console: Console) -> int:
     if run_sync(checkpointer.latest(thread)) is None:
         raise _unknown(thread, args.store)
     removed = run_sync(checkpointer.prune(thread, keep_last=args.keep))
-    console.print(f"pruned thread {thread}: kept the newest {args.keep} checkpoints, removed {removed} record"
-                  f"{'s' if removed != 1 else ''}")
+    console.print(f"pruned thread {thread}: kept the newest {_count(args.keep, 'checkpoint')}, "
+                  f"removed {_count(removed, 'record')}")
     return 0
 
 
@@ -226,6 +229,5 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     from statehitl._sync import run_sync
 
     expired = run_sync(_open(args.store).sweep_expired())
-    console.print(f"swept {len(expired)} expired thread{'s' if len(expired) != 1 else ''}"
-                  + (f": {', '.join(expired)}" if expired else ""))
+    console.print(f"swept {_count(len(expired), 'expired thread')}" + (f": {', '.join(expired)}" if expired else ""))
     return 0

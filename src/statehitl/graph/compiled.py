@@ -334,12 +334,12 @@ class CompiledStateGraph(Generic[M]):
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"
 
 
-_PROCESS = f"{socket.gethostname()}:{os.getpid()}"
-
-
 def _owner() -> str:
-    """Who holds a claim: host and process (for the conflict message), and a nonce for this call."""
-    return f"{_PROCESS}:{uuid.uuid4().hex[:8]}"
+    """Who holds a claim: host and process (for the conflict message), and a nonce for this call.
+
+    Read per call, not at import, so a forked worker names its own pid.
+    """
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def _check_step_limit(limit: int) -> int:
