@@ -193,3 +193,181 @@ def assert_one_winner(outcomes: list[tuple[str, str, int]], actions: Path) -> No
     assert codes == [0] + [3] * (len(outcomes) - 1), [err for _, err, _ in outcomes]
     assert actions.read_text() == "deleted the files\n"
     assert all("conflict:" in out for out, _, code in outcomes if code == 3)
+
+
+# -- agents on sessions -------------------------------------------------------------------------------------
+
+AGENT_APP = textwrap.dedent(
+    '''
+    """The seed's session server: an agent whose approval hook asks before ``delete_files`` runs.
+
+    ``python agent_app.py COMMAND SPEC SESSION_ID ...`` where SPEC is JSON naming the session manager:
+    ``{"kind": "url", "args": [URL]}`` (``"args": []`` reads STATEHITL_SESSION_URL), ``{"kind": "s3",
+    "args": [BUCKET, PREFIX], "options": {...}}``, ``{"kind": "dynamodb", "args": [TABLE], "options": {...}}``
+    or ``{"kind": "file", "args": [DIR]}``. Commands: ``start``; ``resume ID ANSWER``; ``race ID ANSWER GO
+    READY`` (load the session, touch READY, wait for GO, answer; exit 3 on CheckpointConflict).
+    """
+    import json
+    import os
+    import sys
+    import time
+    from pathlib import Path
+
+    from statehitl import Agent, tool
+    from statehitl.errors import CheckpointConflict
+    from statehitl.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
+    from statehitl.models.scripted import ScriptedModel
+    from statehitl.session import DynamoDBSessionManager, FileSessionManager, S3SessionManager, SessionManager
+
+    HERE = Path(__file__).parent
+    PROMPT = "Delete the logs older than 5 days"
+    DELETE = {"role": "assistant", "content": [
+        {"text": "Deleting the old logs."},
+        {"toolUse": {"toolUseId": "tooluse_delete", "name": "delete_files",
+                     "input": {"paths": ["old.log", "older.log"]}}},
+    ]}
+    FINAL = "Deleted old.log and older.log."
+
+
+    @tool
+    def delete_files(paths: list[str]) -> str:
+        """Delete files.
+
+        Args:
+            paths: The files to delete.
+        """
+        with open(HERE / "deleted.txt", "a") as log:  # the side effect, counted across processes
+            log.write(f"{os.getpid()} {' '.join(paths)}\\n")
+        return f"deleted {len(paths)} files"
+
+
+    class ApprovalHook(HookProvider):
+        def __init__(self, app_name):
+            self.app_name = app_name
+
+        def register_hooks(self, registry: HookRegistry, **kwargs):
+            registry.add_callback(BeforeToolCallEvent, self.approve)
+
+        def approve(self, event: BeforeToolCallEvent):
+            if event.tool_use["name"] != "delete_files":
+                return
+            if event.agent.state.get(f"{self.app_name}-approval") == "t":  # (t)rust
+                return
+            approval = event.interrupt(f"{self.app_name}-approval", reason={"paths": event.tool_use["input"]["paths"]})
+            if approval.lower() not in ["y", "t"]:
+                event.cancel_tool = "User denied permission to delete files"
+            event.agent.state.set(f"{self.app_name}-approval", approval.lower())
+
+
+    def session(spec, session_id):
+        args, options = spec.get("args", []), spec.get("options", {})
+        if spec["kind"] == "url":
+            return SessionManager.from_url(*args, session_id=session_id, **options)
+        kinds = {"file": FileSessionManager, "s3": S3SessionManager, "dynamodb": DynamoDBSessionManager}
+        return kinds[spec["kind"]](session_id, *args, **options)
+
+
+    def build(spec, session_id, replies):
+        return Agent(
+            model=ScriptedModel(replies),
+            tools=[delete_files],
+            hooks=[ApprovalHook("myapp")],
+            session_manager=session(spec, session_id),
+            system_prompt="You delete files older than 5 days",
+            callback_handler=None,
+        )
+
+
+    def report(agent, result):
+        print(json.dumps({
+            "pid": os.getpid(),
+            "stop_reason": result.stop_reason,
+            "message": result.message,
+            "interrupts": [{"id": i.id, "name": i.name, "reason": i.reason} for i in result.interrupts],
+            "messages": agent.messages,
+            "state": agent.state.get(),
+            "model_calls": agent.model.calls,
+            "model_saw": [request["messages"] for request in agent.model.requests],
+        }))
+
+
+    def answer(interrupt_id, response):
+        return [{"interruptResponse": {"interruptId": interrupt_id, "response": response}}]
+
+
+    if __name__ == "__main__":
+        command, spec, session_id = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+        if command == "start":
+            agent = build(spec, session_id, [DELETE])
+            report(agent, agent(PROMPT))
+        elif command == "resume":
+            agent = build(spec, session_id, [FINAL])  # only the final answer: resuming must not ask the model first
+            report(agent, agent(answer(*sys.argv[4:6])))
+        elif command == "race":
+            interrupt_id, response, go, ready = sys.argv[4], sys.argv[5], Path(sys.argv[6]), Path(sys.argv[7])
+            agent = build(spec, session_id, [FINAL])  # loads the interrupted thread
+            ready.touch()
+            while not go.exists():
+                time.sleep(0.001)
+            try:
+                result = agent(answer(interrupt_id, response))
+            except CheckpointConflict as exc:  # lost the claim
+                print(json.dumps({"pid": os.getpid(), "conflict": f"{type(exc).__name__}: {exc}",
+                                  "model_calls": agent.model.calls}))
+                sys.exit(3)
+            report(agent, result)
+        else:
+            sys.exit(f"unknown command {command!r}")
+    '''
+)
+"""An agent on a session; save it to a file and run it with ``run_app(script, COMMAND, SPEC, SESSION_ID, ...)``."""
+
+
+def session_spec(kind: str, *args: str, **options: str) -> str:
+    """``AGENT_APP``'s SPEC argument: which session manager to build (``"url"``, ``"file"``, ``"s3"``,
+    ``"dynamodb"``), its positional arguments after the session id, and its keyword options."""
+    return json.dumps({"kind": kind, "args": list(args), "options": options})
+
+
+def race_agent_resumes(script: Path, spec: str, session_id: str, interrupt_id: str,
+                       processes: int = 4) -> list[tuple[str, str, int]]:
+    """Answer ``interrupt_id`` of session ``session_id`` with "y" from ``processes`` interpreters at once.
+
+    ``script`` is ``AGENT_APP`` saved to a file (its directory gets ``deleted.txt`` and the start-line
+    files). Every process builds its agent on the session (loading the interrupted thread), waits at a
+    start line, then answers. Returns each process's ``(stdout, stderr, exit code)`` (3 for a lost race).
+    """
+    workdir = script.parent
+    go = workdir / "go"
+    readies = [workdir / f"ready-{n}" for n in range(processes)]
+    command = [sys.executable, str(script), "race", spec, session_id, interrupt_id, "y", str(go)]
+    procs = [
+        subprocess.Popen([*command, str(ready)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for ready in readies
+    ]
+    deadline = time.monotonic() + 60
+    while not all(r.exists() for r in readies) and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break  # one died before the start line: its stderr says why
+        time.sleep(0.01)
+    go.touch()
+    return [(*p.communicate(timeout=120), p.returncode) for p in procs]
+
+
+def assert_one_agent_winner(outcomes: list[tuple[str, str, int]], deleted: Path) -> dict[str, Any]:
+    """One process resumed the agent and ran ``delete_files`` once; every other one lost the claim with
+    ``CheckpointConflict`` before its model or any tool ran. Returns the winner's report."""
+    codes = sorted(code for _, _, code in outcomes)
+    assert codes == [0] + [3] * (len(outcomes) - 1), [err for _, err, _ in outcomes]
+    [winner] = [json.loads(out) for out, _, code in outcomes if code == 0]
+    losers = [json.loads(out) for out, _, code in outcomes if code == 3]
+    assert (winner["stop_reason"], winner["message"]["content"]) == ("end_turn", [{"text": AGENT_FINAL}])
+    assert winner["model_calls"] == 1
+    assert all(loser["conflict"].startswith("CheckpointConflict: ") for loser in losers), losers
+    assert all(loser["model_calls"] == 0 for loser in losers), losers
+    assert deleted.read_text() == f"{winner['pid']} old.log older.log\n"  # once, by the winner
+    return winner
+
+
+AGENT_FINAL = "Deleted old.log and older.log."
+"""The final answer ``AGENT_APP``'s resumed agent gives."""

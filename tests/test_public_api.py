@@ -5,16 +5,30 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import statehitl
+import statehitl.agent
 import statehitl.checkpoint
 import statehitl.graph
 import statehitl.hooks
+import statehitl.models
+import statehitl.session
 import statehitl.testing
+import statehitl.tools
 
 PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
-    statehitl.hooks: ["AfterNodeCallEvent", "BeforeNodeCallEvent", "HookEvent", "HookProvider", "HookRegistry",
-                      "InterruptibleEvent"],
+    statehitl: ["Agent", "tool"],
+    statehitl.agent: ["Agent", "AgentMetrics", "AgentResult", "AgentState", "ToolMetrics"],
+    statehitl.hooks: ["AfterInvocationEvent", "AfterModelCallEvent", "AfterNodeCallEvent", "AfterToolCallEvent",
+                      "AfterToolsEvent", "BeforeInvocationEvent", "BeforeModelCallEvent", "BeforeNodeCallEvent",
+                      "BeforeToolCallEvent", "BeforeToolsEvent", "HookEvent", "HookProvider", "HookRegistry",
+                      "InterruptibleEvent", "MessageAddedEvent", "ModelStopResponse"],
+    statehitl.models: ["BedrockModel", "ContextWindowOverflowException", "Model", "ModelError",
+                       "ModelThrottledException", "ModelTurn", "OpenAIModel", "ScriptedModel", "collect_turn"],
+    statehitl.session: ["DynamoDBSessionManager", "FileSessionManager", "S3SessionManager", "SESSION_URL_ENV",
+                        "SessionManager"],
+    statehitl.tools: ["DecoratedFunctionTool", "ToolRegistry", "tool"],
     statehitl.checkpoint: ["ABSENT", "CheckpointRecord", "Checkpointer", "FileCheckpointer", "FileStorage",
                            "InterruptRecord", "MemoryCheckpointer", "MemoryStorage", "Storage", "storage_from_url",
                            "validate_key", "validate_prefix", "validate_thread_id"],
@@ -33,6 +47,14 @@ def test_importing_statehitl_stays_light() -> None:
     """Serverless cold starts pay for every import: the bare package loads nothing heavy."""
     heavy = ["networkx", "pydantic", "boto3", "aiofiles", "opentelemetry"]
     code = f"import sys, statehitl; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_importing_the_agent_stays_light() -> None:
+    """``from statehitl import Agent`` is a cold start too: no AWS SDK, no OpenTelemetry, no networkx."""
+    heavy = ["boto3", "botocore", "opentelemetry", "networkx"]
+    code = f"import sys\nfrom statehitl import Agent, tool\nprint([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 

@@ -1,1 +1,27 @@
-"""statehitl."""
+"""statehitl: agents, graphs and swarms that stop and ask a human, then resume from a durable checkpoint.
+
+``from statehitl import Agent, tool`` loads the agent on first use, so ``import statehitl`` (a
+serverless cold start) loads nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from statehitl.agent import Agent
+    from statehitl.tools import tool
+
+__all__ = ["Agent", "tool"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Agent":
+        from statehitl.agent import Agent
+
+        return Agent
+    if name == "tool":
+        from statehitl.tools import tool
+
+        return tool
+    raise AttributeError(f"module 'statehitl' has no attribute {name!r}")

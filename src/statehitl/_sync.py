@@ -9,6 +9,7 @@ coroutine runs on a private loop in a worker thread instead of failing with "loo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
 from collections.abc import Coroutine
@@ -22,23 +23,40 @@ _worker = ThreadPoolExecutor(max_workers=4, thread_name_prefix="statehitl-sync")
 
 
 class _ThreadLoop:
-    """The loop of one thread, closed when the thread ends (its thread-local slot is dropped)."""
+    """The loop of one thread, closed when the thread ends (its thread-local slot is dropped).
+
+    Not ``asyncio.Runner``: its ``run`` swaps the SIGINT handler in and out on every call, which costs
+    more than an agent cycle. Ctrl-C still works: KeyboardInterrupt cancels the task and propagates.
+    """
 
     def __init__(self) -> None:
-        self.runner = asyncio.Runner()
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        task = self.loop.create_task(coro)
+        try:
+            return self.loop.run_until_complete(task)
+        except BaseException:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    self.loop.run_until_complete(task)
+            raise
 
     def __del__(self) -> None:
         # At interpreter exit closing would start a thread to stop the executor, which hangs; the
         # process is ending anyway.
-        if not sys.is_finalizing():
-            self.runner.close()
+        if not sys.is_finalizing() and not self.loop.is_closed():
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            self.loop.run_until_complete(self.loop.shutdown_default_executor())
+            self.loop.close()
 
 
-def _thread_runner() -> asyncio.Runner:
+def _thread_loop() -> _ThreadLoop:
     holder: _ThreadLoop | None = getattr(_local, "loop", None)
     if holder is None:
         holder = _local.loop = _ThreadLoop()
-    return holder.runner
+    return holder
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -46,5 +64,5 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _thread_runner().run(coro)
-    return _worker.submit(lambda: _thread_runner().run(coro)).result()
+        return _thread_loop().run(coro)
+    return _worker.submit(lambda: _thread_loop().run(coro)).result()

@@ -11,7 +11,8 @@ The tree::
      │    ├── ResumeInputError (TypeError)        input of the wrong shape for the thread's status
      │    ├── UnknownInterruptError (KeyError)    a response names an interrupt that is not pending
      │    ├── InvalidResponseError (ValueError)   an empty list, a block without id or response, a repeat
-     │    └── NotInterruptedError (ValueError)    responses sent to a thread that is not waiting
+     │    ├── NotInterruptedError (ValueError)    responses sent to a thread that is not waiting
+     │    └── DirectToolCallError (RuntimeError)  interrupt() in a direct call agent.tool.<name>()
      └── CheckpointError
           ├── InvalidThreadIdError (ValueError)   a thread id that could escape its store
           ├── CheckpointConflict                  another writer committed first (compare-and-set lost)
@@ -69,6 +70,10 @@ class InvalidResponseError(InterruptError, ValueError):
 
 class NotInterruptedError(InterruptError, ValueError):
     """Interrupt responses were sent to a thread that is not waiting on any interrupt."""
+
+
+class DirectToolCallError(InterruptError, RuntimeError):
+    """A tool called ``tool_context.interrupt()`` while called directly, with no run to stop."""
 
 
 class CheckpointError(StatehitlError):

@@ -46,11 +46,17 @@ class Interrupt:
 
 
 class InterruptRaised(Exception):
-    """Control flow: one or more interrupts stopped a handler. Caught by the runner, never by users."""
+    """Control flow: one or more interrupts stopped a handler. Caught by the runner, never by users.
 
-    def __init__(self, interrupts: list[Interrupt]) -> None:
+    ``progress`` is JSON the handler wants back when it is re-entered on resume: work it finished
+    before stopping (an agent's tool batch keeps the results of the tools that did run), which must
+    neither be lost nor applied to the state before the handler as a whole is done.
+    """
+
+    def __init__(self, interrupts: list[Interrupt], progress: Any = None) -> None:
         super().__init__(", ".join(i.name for i in interrupts))
         self.interrupts = interrupts
+        self.progress = progress
 
 
 def interrupt_id(site: str, name: str) -> str:

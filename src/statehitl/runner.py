@@ -47,6 +47,8 @@ class NodeContext:
     thread_id: str
     invocation_state: dict[str, Any]
     _scope: InterruptScope
+    progress: Any = None
+    """What this node kept of its work when it last stopped on an interrupt in this step (else None)."""
 
     def interrupt(self, name: str, reason: Any = None) -> Any:
         """Ask the human. Returns the response on resume; ``reason`` must be JSON-serializable."""
@@ -63,6 +65,7 @@ class Position:
     step: int = 0
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
+    progress: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +81,7 @@ class _Cancelled:
 @dataclass
 class _Stopped:
     interrupts: list[Interrupt]
+    progress: Any = None
 
 
 _Outcome = _Done | _Cancelled | _Stopped
@@ -140,7 +144,7 @@ class Runner:
     ) -> tuple[StoredCheckpoint, Any]:
         pending, state, step, cursor = list(at.pending), at.state, at.step, at.cursor
         thread_id = cursor.thread_id
-        completed, responses = dict(at.completed), dict(at.responses)
+        completed, responses, progress = dict(at.completed), dict(at.responses), dict(at.progress)
         writes_before: dict[str, dict[str, Any]] = {}  # what the last step applied, for its record
 
         async def commit(status: Status, durable: bool, *, held: bool = False, **fields: Any) -> StoredCheckpoint:
@@ -165,7 +169,7 @@ class Runner:
                 )
             waiting = set(pending)
             runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
-            outcomes = await self._run_step(runnable, state, step, thread_id, responses, completed,
+            outcomes = await self._run_step(runnable, state, step, thread_id, responses, completed, progress,
                                             invocation_state)
             stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
             done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}
@@ -180,7 +184,9 @@ class Runner:
                         observe.emit("interrupt.raised", name=i.name, node=i.node, source=i.source,
                                      reason=i.reason, id=i.id)
                 record = await commit("interrupted", True, pending=pending, completed=completed,
-                                      responses=responses, interrupts=[InterruptRecord.of(i) for i in stopped])
+                                      responses=responses, interrupts=[InterruptRecord.of(i) for i in stopped],
+                                      progress={n: o.progress for n, o in outcomes.items()
+                                                if isinstance(o, _Stopped) and o.progress is not None})
                 return record, state
             writes = [(n, done[n]) for n in runnable if n in done]
             state = self.adapter.apply(state, writes)
@@ -192,7 +198,7 @@ class Runner:
             pending = [n for n in dict.fromkeys(after) if n != END]
             step += 1
             steps_run += 1
-            completed, responses = {}, {}
+            completed, responses, progress = {}, {}, {}
             writes_before = {n: self.adapter.dump_update(u) for n, u in writes if u}
             if observe.observers:
                 observe.emit("step", step=step, writes=writes_before, next=list(pending))
@@ -210,6 +216,7 @@ class Runner:
         thread_id: str,
         responses: dict[str, Any],
         completed: dict[str, dict[str, Any]],
+        progress: dict[str, Any],
         invocation_state: dict[str, Any],
     ) -> dict[str, _Outcome]:
         outcomes: dict[str, _Outcome] = {}
@@ -222,11 +229,11 @@ class Runner:
         if len(todo) == 1:
             node = todo[0]
             outcomes[node] = await self._call_node(node, state, step, thread_id, responses,
-                                                   invocation_state, False)
+                                                   progress.get(node), invocation_state, False)
         elif todo:
             held: list[list[observe.Transition]] = [[] for _ in todo]
             results = await asyncio.gather(
-                *(self._call_node(n, state, step, thread_id, responses, invocation_state, True, h)
+                *(self._call_node(n, state, step, thread_id, responses, progress.get(n), invocation_state, True, h)
                   for n, h in zip(todo, held, strict=True)),
                 return_exceptions=True,
             )
@@ -245,6 +252,7 @@ class Runner:
         step: int,
         thread_id: str,
         responses: dict[str, Any],
+        progress: Any,
         invocation_state: dict[str, Any],
         concurrent: bool,
         held: list[observe.Transition] | None = None,
@@ -270,7 +278,7 @@ class Runner:
         args: tuple[Any, ...] = (state,)
         if spec.takes_context:
             scope = InterruptScope(f"node:{step}:{node}", responses, "node", node)
-            args = (state, NodeContext(node, step, thread_id, invocation_state, scope))
+            args = (state, NodeContext(node, step, thread_id, invocation_state, scope, progress))
         try:
             if spec.is_async:
                 returned = await spec.handler(*args)
@@ -281,7 +289,7 @@ class Runner:
         except InterruptRaised as stop:
             if observe.observers:
                 observe.emit("node.exit", node=node, outcome="interrupted")
-            return _Stopped(stop.interrupts)
+            return _Stopped(stop.interrupts, stop.progress)
         update = self.adapter.normalize_update(node, returned)
         if observe.observers:
             observe.emit("node.exit", node=node, outcome="done")

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +46,7 @@ from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
-__all__ = ["Checkpointer", "Head"]
+__all__ = ["Checkpointer", "Head", "owner_id"]
 
 _SLOTS = 10**12
 
@@ -57,6 +60,7 @@ def _commit_defaults() -> dict[str, Any]:
         "pending": [],
         "completed": {},
         "responses": {},
+        "progress": {},
         "interrupts": [],
         "cancelled": {},
         "writes": {},
@@ -478,6 +482,14 @@ class Checkpointer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.storage!r})"
+
+
+def owner_id() -> str:
+    """Who holds a claim: host and process (for the conflict message), and a nonce for this call.
+
+    Read per call, not at import, so a forked worker names its own pid.
+    """
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:

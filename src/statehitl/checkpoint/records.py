@@ -78,7 +78,8 @@ class CheckpointRecord(BaseModel):
 
     ``pending`` is the position: the nodes to (re-)enter next. For an interrupted step, ``completed``
     holds the updates of the nodes that finished (kept, not re-run) and ``responses`` the answers
-    gathered so far in this step (so a handler that interrupts again still sees its earlier answers).
+    gathered so far in this step (so a handler that interrupts again still sees its earlier answers);
+    ``progress`` what an interrupted node kept of its partial work, handed back to it on re-entry.
     ``writes`` is what the step that produced this checkpoint applied. ``parent_seq`` is the
     checkpoint this one follows (an earlier one after a fork); ``depth`` counts checkpoints from the
     thread's first. ``owner``/``lease_until`` mark a run in progress, so a crashed run can be taken over.
@@ -103,6 +104,7 @@ class CheckpointRecord(BaseModel):
     values: dict[str, Any]
     completed: dict[str, dict[str, Any]] = Field(default_factory=dict)
     responses: dict[str, Any] = Field(default_factory=dict)
+    progress: dict[str, Any] = Field(default_factory=dict)
     interrupts: list[InterruptRecord] = Field(default_factory=list)
     cancelled: dict[str, str] = Field(default_factory=dict)
     writes: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -6,8 +6,6 @@ interrupt responses), checks it before anything is written, and hands the positi
 
 from __future__ import annotations
 
-import os
-import socket
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +16,7 @@ from pydantic import BaseModel
 from statehitl import observe
 from statehitl._sync import run_sync
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
@@ -184,13 +182,13 @@ class CompiledStateGraph(Generic[M]):
                     f"{self.schema.model.__name__} to start a run"
                 )
             state = self.schema.initial(input)
-            return Position(state, self.machine.next_nodes(START, state), Cursor(thread, owner=_owner()))
+            return Position(state, self.machine.next_nodes(START, state), Cursor(thread, owner=owner_id()))
         record = head.record
         if record.status == "interrupted":
             pending = [i.to_interrupt() for i in record.interrupts]
             answers = parse_responses(input, pending, thread=label)
             values = await self._stored_values(head, resuming=True)
-            await self.checkpointer.claim(head, _owner())
+            await self.checkpointer.claim(head, owner_id())
             if observe.observers:
                 for i in pending:
                     if i.id in answers:
@@ -202,6 +200,7 @@ class CompiledStateGraph(Generic[M]):
                 step=record.step,
                 completed=record.completed,
                 responses={**record.responses, **answers},
+                progress=record.progress,
             )
         if is_response_list(input):
             raise NotInterruptedError(
@@ -213,7 +212,7 @@ class CompiledStateGraph(Generic[M]):
                 raise ResumeInputError(f"{label} is {record.status}; there is no stopped run to continue, "
                                        "pass input")
             values = await self._stored_values(head, resuming=True)
-            await self.checkpointer.claim(head, _owner())
+            await self.checkpointer.claim(head, owner_id())
             return Position(self.schema.load(values), record.pending, head.cursor, record.step)
         if isinstance(input, list):
             raise ResumeInputError(
@@ -225,7 +224,7 @@ class CompiledStateGraph(Generic[M]):
         update = self.schema.normalize_update("input", input.model_dump(exclude_unset=True)
                                               if isinstance(input, BaseModel) else input)
         state = self.schema.apply(current, [("input", update)])
-        head.cursor.owner = _owner()  # its running checkpoints hold the thread against takeovers
+        head.cursor.owner = owner_id()  # its running checkpoints hold the thread against takeovers
         return Position(state, self.machine.next_nodes(START, state), head.cursor, record.step)
 
     async def _stored_values(self, head: Head, *, resuming: bool) -> dict[str, Any]:
@@ -273,7 +272,8 @@ class CompiledStateGraph(Generic[M]):
         position: dict[str, Any]
         if as_node is None:
             position = {"status": record.status, "pending": record.pending, "interrupts": record.interrupts,
-                        "completed": record.completed, "responses": record.responses}
+                        "completed": record.completed, "responses": record.responses,
+                        "progress": record.progress}
         else:
             pending = [n for n in dict.fromkeys(self.machine.next_nodes(as_node, state)) if n != END]
             position = {"status": "running" if pending else "completed", "pending": pending}
@@ -332,14 +332,6 @@ class CompiledStateGraph(Generic[M]):
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"
-
-
-def _owner() -> str:
-    """Who holds a claim: host and process (for the conflict message), and a nonce for this call.
-
-    Read per call, not at import, so a forked worker names its own pid.
-    """
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def _check_step_limit(limit: int) -> int:

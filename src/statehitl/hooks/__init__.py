@@ -1,18 +1,41 @@
 """Hooks: subscribe to a machine's transitions, and interrupt from them.
 
-``HookRegistry.add_callback(EventType, fn)`` or a ``HookProvider`` registering several at once.
+``HookRegistry.add_callback(EventType, fn)`` or a ``HookProvider`` registering several at once. Node
+events come from StateGraph, Graph and Swarm; the rest from the agent loop.
 """
 
 from __future__ import annotations
 
+from statehitl.hooks.agent_events import (
+    AfterInvocationEvent,
+    AfterModelCallEvent,
+    AfterToolCallEvent,
+    AfterToolsEvent,
+    BeforeInvocationEvent,
+    BeforeModelCallEvent,
+    BeforeToolCallEvent,
+    BeforeToolsEvent,
+    MessageAddedEvent,
+    ModelStopResponse,
+)
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry, InterruptibleEvent
 
 __all__ = [
+    "AfterInvocationEvent",
+    "AfterModelCallEvent",
     "AfterNodeCallEvent",
+    "AfterToolCallEvent",
+    "AfterToolsEvent",
+    "BeforeInvocationEvent",
+    "BeforeModelCallEvent",
     "BeforeNodeCallEvent",
+    "BeforeToolCallEvent",
+    "BeforeToolsEvent",
     "HookEvent",
     "HookProvider",
     "HookRegistry",
     "InterruptibleEvent",
+    "MessageAddedEvent",
+    "ModelStopResponse",
 ]

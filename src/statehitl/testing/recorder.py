@@ -49,6 +49,8 @@ class TransitionRecorder:
             )
         elif kind == "interrupt.answered":
             line = f"answer {fields['name']} at {fields['node']}: {_compact(fields['response'])}"
+        elif kind == "tool":
+            line = f"tool {fields['name']} {fields['id']}: {fields['outcome']}"
         elif kind == "step":
             line = f"step {fields['step']} writes {_compact(fields['writes'])} next {fields['next']}"
         elif kind == "checkpoint":

@@ -1,0 +1,9 @@
+"""The single agent: a model and tools in a loop that can stop for a human and resume from a session."""
+
+from __future__ import annotations
+
+from statehitl.agent.agent import Agent
+from statehitl.agent.result import AgentMetrics, AgentResult, ToolMetrics
+from statehitl.agent.state import AgentState
+
+__all__ = ["Agent", "AgentMetrics", "AgentResult", "AgentState", "ToolMetrics"]

@@ -1,0 +1,159 @@
+"""The agent loop's ``tools`` node: one batch of tool calls with its hooks and interrupts.
+
+The seed's rules, in the order they apply: ``BeforeToolsEvent`` may interrupt (then nothing runs) or
+cancel (every tool gets an error result, no per-tool events); each tool's ``BeforeToolCallEvent`` may
+interrupt (that tool does not run and gets no ``AfterToolCallEvent``) or cancel it; a running tool may
+interrupt through its ``ToolContext``; the other tools of the batch still run. ``AfterToolsEvent``
+fires once per cycle with the results of that cycle. Results of finished tools are kept as the node's
+progress, so on resume only the remaining tools run and the model is not called first; the assistant
+message and its results join the conversation together, once every tool has a result.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from statehitl import observe
+from statehitl.agent.loop import AgentLoopState, Invocation, add_messages, current, state_update
+from statehitl.errors import InterruptError
+from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, BeforeToolCallEvent, BeforeToolsEvent
+from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
+from statehitl.runner import NodeContext
+from statehitl.types.content import Message
+from statehitl.types.tools import ToolContext, ToolResult, ToolUse
+
+__all__ = ["error_result", "run_tools"]
+
+
+def error_result(tool_use: ToolUse, text: str) -> ToolResult:
+    return {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}
+
+
+async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
+    run = current.get()
+    agent, hooks = run.agent, run.agent.hooks
+    message: Message = state.turn  # type: ignore[assignment]
+    uses: list[ToolUse] = [block["toolUse"] for block in message["content"] if "toolUse" in block]
+    kept: dict[str, Any] = ctx.progress or {}
+    results: dict[str, ToolResult] = dict(kept.get("results", {}))
+    responses = ctx._scope.responses
+    cancel: str | None = None
+    if hooks.has_callbacks(BeforeToolsEvent):
+        before = BeforeToolsEvent(agent, message, run.invocation_state)
+        before._scope = InterruptScope(f"hook:before_tools:{ctx.step}", responses, "hook", "tools")
+        raised = await hooks.fire(before)
+        before._scope = None
+        if raised:
+            raise InterruptRaised(raised, progress=_progress(run, results))
+        if before.cancel:
+            cancel = before.cancel if isinstance(before.cancel, str) else "the tool batch was cancelled"
+    todo = [use for use in uses if use["toolUseId"] not in results]
+    stopped: list[Interrupt] = []
+    if cancel is not None:
+        cycle = {use["toolUseId"]: error_result(use, cancel) for use in todo}
+    else:
+        cycle = {}
+
+        async def call(use: ToolUse, inline: bool) -> ToolResult | list[Interrupt]:
+            return await _call_tool(run, use, ctx.step, responses, inline)
+
+        for use, outcome in zip(todo, await agent.tool_executor.run(todo, call), strict=True):
+            if isinstance(outcome, list):
+                stopped.extend(outcome)
+            else:
+                cycle[use["toolUseId"]] = outcome
+    results.update(cycle)
+    end_turn: Any = False
+    if hooks.has_callbacks(AfterToolsEvent):
+        cycle_message: Message = {"role": "user", "content": [{"toolResult": cycle[u["toolUseId"]]}
+                                                              for u in todo if u["toolUseId"] in cycle]}
+        after = AfterToolsEvent(agent, cycle_message, run.invocation_state)
+        await hooks.fire(after)
+        end_turn = after.end_turn
+    if stopped:
+        raise InterruptRaised(stopped, progress=_progress(run, results))
+    answered: Message = {"role": "user", "content": [{"toolResult": results[u["toolUseId"]]} for u in uses]}
+    added = [message, answered]
+    if end_turn:
+        added.append(_final_message(end_turn))
+    await add_messages(run, state, *added)
+    return {"messages": added, "turn": None, "stop_reason": "end_turn" if end_turn else "tool_use",
+            **state_update(agent)}
+
+
+def _progress(run: Invocation, results: dict[str, ToolResult]) -> dict[str, Any] | None:
+    """What the batch keeps when it stops: finished results, and agent.state if hooks or tools changed it."""
+    progress: dict[str, Any] = {}
+    if results:
+        progress["results"] = results
+    if run.agent.state.changed:
+        progress["agent_state"] = run.agent.state.get()
+    return progress or None
+
+
+def _final_message(end_turn: Any) -> Message:
+    if isinstance(end_turn, str):
+        return {"role": "assistant", "content": [{"text": end_turn}]}
+    if isinstance(end_turn, list):
+        return {"role": "assistant", "content": end_turn}
+    return {"role": "assistant", "content": [{"text": "the turn was ended after the tool results"}]}
+
+
+async def _call_tool(
+    run: Invocation, use: ToolUse, step: int, responses: dict[str, Any], inline: bool
+) -> ToolResult | list[Interrupt]:
+    """One tool call with its hooks: its result, or the interrupts that stopped it."""
+    agent, hooks = run.agent, run.agent.hooks
+    name, use_id = use["name"], use["toolUseId"]
+    tool = agent.tool_registry.get(name)
+    cancel_message: str | None = None
+    if hooks.has_callbacks(BeforeToolCallEvent):
+        before = BeforeToolCallEvent(agent, tool, use, run.invocation_state)
+        before._scope = InterruptScope(f"hook:before_tool:{step}:{use_id}", responses, "hook", name)
+        raised = await hooks.fire(before)
+        before._scope = None
+        if raised:
+            return raised
+        use, tool = before.tool_use, before.selected_tool
+        if before.cancel_tool:
+            cancel_message = (before.cancel_tool if isinstance(before.cancel_tool, str)
+                              else f"the call of tool {name!r} was cancelled")
+    while True:
+        started = time.perf_counter()
+        exception: Exception | None = None
+        if cancel_message is not None:
+            result = error_result(use, cancel_message)
+        elif tool is None:
+            result = error_result(use, f"Error: tool {name!r} is not one of this agent's tools "
+                                       f"({', '.join(agent.tool_registry.names) or 'it has none'})")
+        else:
+            scope = InterruptScope(f"tool:{step}:{use_id}", responses, "tool", name)
+            span = run.trace.tool_call(use)
+            try:
+                result = await tool.invoke(use, ToolContext(use, agent, run.invocation_state, scope), inline=inline)
+            except InterruptRaised as stop:
+                span.interrupted(stop.interrupts)
+                if observe.observers:
+                    observe.emit("tool", name=name, id=use_id, outcome="interrupted")
+                return stop.interrupts
+            except InterruptError:
+                raise  # misuse of interrupt() (a non-JSON reason, a reused name) is the developer's to fix
+            except Exception as exc:  # a tool's failure is the model's to read, not the agent's crash
+                exception = exc
+                result = error_result(use, f"Error: {exc}")
+            span.done(result)
+        seconds = time.perf_counter() - started
+        if hooks.has_callbacks(AfterToolCallEvent):
+            after = AfterToolCallEvent(agent, tool, use, run.invocation_state, result, exception, cancel_message,
+                                       seconds)
+            await hooks.fire(after)
+            if after.retry and cancel_message is None:
+                continue
+            result = after.result
+        run.metrics.add_tool(name, result["status"] == "success", seconds)
+        if observe.observers:
+            observe.emit("tool", name=name, id=use_id, outcome=result["status"])
+        if run.emit is not None:
+            run.emit({"tool_result": result})
+        return result

@@ -1,0 +1,159 @@
+"""Hook events of the agent loop, with the names, fields and order Strands users know.
+
+One invocation fires, in order: ``BeforeInvocationEvent``; ``MessageAddedEvent`` for the prompt; then
+per cycle ``BeforeModelCallEvent`` / ``AfterModelCallEvent``, and if the model asked for tools
+``BeforeToolsEvent``, ``BeforeToolCallEvent`` / ``AfterToolCallEvent`` per tool, ``AfterToolsEvent``,
+``MessageAddedEvent`` for the assistant message and for the tool results; finally
+``AfterInvocationEvent``. ``BeforeToolsEvent`` and ``BeforeToolCallEvent`` may interrupt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from statehitl.hooks.registry import HookEvent, InterruptibleEvent
+from statehitl.types.content import ContentBlock, Message, Messages
+from statehitl.types.tools import AgentTool, ToolResult, ToolUse
+
+if TYPE_CHECKING:
+    from statehitl.agent.result import AgentResult
+    from statehitl.types.agent import AgentInput
+
+__all__ = [
+    "AfterInvocationEvent",
+    "AfterModelCallEvent",
+    "AfterToolCallEvent",
+    "AfterToolsEvent",
+    "BeforeInvocationEvent",
+    "BeforeModelCallEvent",
+    "BeforeToolCallEvent",
+    "BeforeToolsEvent",
+    "MessageAddedEvent",
+    "ModelStopResponse",
+]
+
+
+@dataclass
+class BeforeInvocationEvent(HookEvent):
+    """A call to the agent starts (also when it resumes from an interrupt).
+
+    ``messages`` are the new input messages (None on a resume); a hook may rewrite them, e.g. to
+    redact. ``cancel`` (True or a message) stops the invocation before the model is called.
+    """
+
+    agent: Any
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    messages: Messages | None = None
+    cancel: bool | str = False
+
+
+@dataclass
+class AfterInvocationEvent(HookEvent):
+    """A call to the agent ended, however it ended. ``resume`` set to an input runs the agent again."""
+
+    agent: Any
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    result: AgentResult | None = None
+    resume: AgentInput = None
+
+    should_reverse_callbacks = True
+
+
+@dataclass
+class MessageAddedEvent(HookEvent):
+    """A message joined ``agent.messages`` (prompt, assistant reply, tool results)."""
+
+    agent: Any
+    message: Message
+
+
+@dataclass
+class BeforeModelCallEvent(HookEvent):
+    """The model is about to be called. ``cancel`` (True or a message) ends the turn without calling it."""
+
+    agent: Any
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    cancel: bool | str = False
+
+
+@dataclass
+class ModelStopResponse:
+    """What the model answered: its message and why it stopped."""
+
+    message: Message
+    stop_reason: str
+
+
+@dataclass
+class AfterModelCallEvent(HookEvent):
+    """The model answered (``stop_response``) or failed (``exception``). ``retry = True`` calls it again."""
+
+    agent: Any
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    stop_response: ModelStopResponse | None = None
+    exception: Exception | None = None
+    retry: bool = False
+
+    should_reverse_callbacks = True
+
+
+@dataclass
+class BeforeToolsEvent(InterruptibleEvent):
+    """The model asked for tools (``message`` is its assistant message); none has run yet.
+
+    Interrupt to approve the whole batch; set ``cancel`` (True or a message) to give every tool an
+    error result instead of running it (no per-tool events fire then). Fires once per cycle, so again
+    on the resume of a batch split by a per-tool interrupt.
+    """
+
+    agent: Any
+    message: Message
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    cancel: bool | str = False
+
+
+@dataclass
+class AfterToolsEvent(HookEvent):
+    """The cycle's tools finished; ``message`` is the user message of the results collected this cycle.
+
+    ``end_turn`` (True, a text, or content blocks) stops the loop without calling the model again.
+    """
+
+    agent: Any
+    message: Message
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    end_turn: bool | str | list[ContentBlock] = False
+
+    should_reverse_callbacks = True
+
+
+@dataclass
+class BeforeToolCallEvent(InterruptibleEvent):
+    """One tool is about to run. Interrupt to ask first; ``cancel_tool`` (True or a message) skips it.
+
+    ``selected_tool`` is None when the model named a tool the agent does not have.
+    """
+
+    agent: Any
+    selected_tool: AgentTool | None
+    tool_use: ToolUse
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    cancel_tool: bool | str = False
+
+
+@dataclass
+class AfterToolCallEvent(HookEvent):
+    """One tool finished (or was cancelled): ``result`` may be replaced; ``retry = True`` runs it again."""
+
+    agent: Any
+    selected_tool: AgentTool | None
+    tool_use: ToolUse
+    invocation_state: dict[str, Any]
+    result: ToolResult
+    exception: Exception | None = None
+    cancel_message: str | None = None
+    duration: float | None = None
+    retry: bool = False
+
+    should_reverse_callbacks = True

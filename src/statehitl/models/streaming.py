@@ -1,0 +1,149 @@
+"""Assembling a model turn from Converse stream events: the one place providers' output becomes a message.
+
+This runs on every model turn, so it is written as one flat loop over the events with a few local
+variables, and builds the streaming-UI callback dicts only when there is a callback to receive them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from statehitl.models.errors import ModelError
+from statehitl.types.content import ContentBlock, Message, Role
+from statehitl.types.streaming import StreamEvent, Usage
+
+__all__ = ["ModelTurn", "collect_turn"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class ModelTurn:
+    """One model reply, assembled: the message the agent appends, and why and at what cost it ended."""
+
+    message: Message
+    """The assistant message: text, toolUse (input parsed from JSON) and reasoningContent blocks, in order."""
+    stop_reason: str
+    """From ``messageStop``; ``"tool_use"`` whenever the message holds a tool use, whatever the model said."""
+    usage: Usage
+    """``inputTokens``, ``outputTokens``, ``totalTokens`` from ``metadata``; 0 where the model sent none."""
+    metrics: dict[str, Any]
+    """``metadata.metrics`` (``latencyMs`` at least, 0 if absent)."""
+
+
+async def collect_turn(
+    events: AsyncIterable[StreamEvent], on_event: Callable[[dict[str, Any]], None] | None = None
+) -> ModelTurn:
+    """Consume a model's stream and return the assembled turn.
+
+    ``on_event`` gets Strands-style callback kwargs as the stream goes: ``{"event": raw}`` for every
+    event, then ``{"data": text, "delta": delta}`` for text, ``{"current_tool_use": {...}, "delta":
+    delta}`` for tool input so far, ``{"reasoningText": text, "delta": delta, "reasoning": True}`` for
+    reasoning. A block ends at ``contentBlockStop`` (or the next ``contentBlockStart``, or the end of
+    the stream). Tool input that is not valid JSON becomes ``{}``, as in Strands, so the tool reports
+    the missing arguments to the model instead of the turn failing.
+    """
+    content: list[ContentBlock] = []
+    role: Role = "assistant"
+    stop_reason = "end_turn"
+    usage: Any = None
+    metrics: Any = None
+    text: str | None = None
+    tool: dict[str, Any] | None = None
+    reasoning: dict[str, Any] | None = None
+    has_tool = False
+
+    async for event in events:
+        if on_event is not None:
+            on_event({"event": event})
+        if "contentBlockDelta" in event:
+            delta = event["contentBlockDelta"]["delta"]
+            if "text" in delta:
+                piece = delta["text"]
+                text = piece if text is None else text + piece
+                if on_event is not None:
+                    on_event({"data": piece, "delta": delta})
+            elif "toolUse" in delta:
+                if tool is None:
+                    raise ModelError(f"the model sent tool input with no toolUse block open: {event!r}")
+                tool["input"] += delta["toolUse"]["input"]
+                if on_event is not None:
+                    on_event({"delta": delta, "current_tool_use": tool})
+            elif "reasoningContent" in delta:
+                if reasoning is None:
+                    reasoning = {}
+                _add_reasoning(reasoning, delta, on_event)
+        elif "contentBlockStop" in event or "contentBlockStart" in event:
+            if text is not None or tool is not None or reasoning is not None:
+                has_tool = has_tool or tool is not None
+                _close_blocks(content, text, tool, reasoning)
+                text = tool = reasoning = None
+            start = event.get("contentBlockStart")
+            if start is not None and "toolUse" in start.get("start", ()):
+                started = start["start"]["toolUse"]
+                tool = {"toolUseId": started["toolUseId"], "name": started["name"], "input": ""}
+        elif "messageStop" in event:
+            stop_reason = event["messageStop"]["stopReason"]
+        elif "metadata" in event:
+            usage = event["metadata"].get("usage")
+            metrics = event["metadata"].get("metrics")
+        elif "messageStart" in event:
+            role = event["messageStart"].get("role", "assistant")
+
+    if text is not None or tool is not None or reasoning is not None:
+        has_tool = has_tool or tool is not None
+        _close_blocks(content, text, tool, reasoning)
+    if has_tool and stop_reason == "end_turn":
+        stop_reason = "tool_use"  # some models say end_turn beside tool calls; the tools must still run
+    turn_usage: Usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+    if usage:
+        turn_usage.update(usage)
+    return ModelTurn(
+        message={"role": role, "content": content},
+        stop_reason=stop_reason,
+        usage=turn_usage,
+        metrics={"latencyMs": 0, **metrics} if metrics else {"latencyMs": 0},
+    )
+
+
+def _add_reasoning(
+    reasoning: dict[str, Any], delta: dict[str, Any], on_event: Callable[[dict[str, Any]], None] | None
+) -> None:
+    """Accumulate a reasoningContent delta: text and signature concatenate, redacted bytes too."""
+    part = delta["reasoningContent"]
+    if "text" in part:
+        reasoning["text"] = reasoning.get("text", "") + part["text"]
+        if on_event is not None:
+            on_event({"reasoningText": part["text"], "delta": delta, "reasoning": True})
+    if "signature" in part:
+        reasoning["signature"] = reasoning.get("signature", "") + part["signature"]
+        if on_event is not None:
+            on_event({"reasoning_signature": part["signature"], "delta": delta, "reasoning": True})
+    if "redactedContent" in part:
+        reasoning["redactedContent"] = reasoning.get("redactedContent", b"") + part["redactedContent"]
+
+
+def _close_blocks(
+    content: list[ContentBlock], text: str | None, tool: dict[str, Any] | None, reasoning: dict[str, Any] | None
+) -> None:
+    """Append the open block (one at most, in a well-formed stream) to ``content``; empty text is dropped."""
+    if reasoning is not None:
+        if "redactedContent" in reasoning:
+            content.append({"reasoningContent": {"redactedContent": reasoning["redactedContent"]}})
+        else:
+            reasoning.setdefault("text", "")
+            content.append({"reasoningContent": {"reasoningText": reasoning}})
+    if text:
+        content.append({"text": text})
+    if tool is not None:
+        raw = tool["input"]
+        try:
+            tool_input = json.loads(raw) if raw else {}
+        except ValueError:
+            logger.warning("tool %r: input is not valid JSON, using {}: %.200s", tool["name"], raw)
+            tool_input = {}
+        content.append({"toolUse": {"toolUseId": tool["toolUseId"], "name": tool["name"], "input": tool_input}})

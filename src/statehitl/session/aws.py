@@ -1,0 +1,45 @@
+"""Session managers on S3 and DynamoDB, from the ``statehitl[s3]`` / ``statehitl[dynamodb]`` backends.
+
+The backend packages are imported when a manager is built, not when ``statehitl.session`` is, so
+code that only uses files never loads boto3.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.errors import CheckpointerNotFoundError
+from statehitl.session.manager import SessionManager
+
+__all__ = ["DynamoDBSessionManager", "S3SessionManager"]
+
+
+class S3SessionManager(SessionManager):
+    """Sessions in S3 under ``s3://bucket/prefix``; ``storage_options`` go to ``S3Storage``
+    (``client=``, ``session=``, ``region_name=``, ``endpoint_url=``, ``sse=``...)."""
+
+    def __init__(self, session_id: str, bucket: str, prefix: str = "", *,
+                 checkpointer_options: dict[str, Any] | None = None, **storage_options: Any) -> None:
+        try:
+            from statehitl_checkpoint_s3 import S3Storage
+        except ImportError:
+            raise CheckpointerNotFoundError(
+                "S3SessionManager needs the S3 backend: pip install 'statehitl[s3]'") from None
+        storage = S3Storage(bucket, prefix, **storage_options)
+        super().__init__(session_id, Checkpointer(storage, **(checkpointer_options or {})))
+
+
+class DynamoDBSessionManager(SessionManager):
+    """Sessions in one DynamoDB table; ``storage_options`` go to ``DynamoDBStorage``
+    (``client=``, ``session=``, ``region_name=``, ``endpoint_url=``, ``ttl_seconds=``...)."""
+
+    def __init__(self, session_id: str, table_name: str, *,
+                 checkpointer_options: dict[str, Any] | None = None, **storage_options: Any) -> None:
+        try:
+            from statehitl_checkpoint_dynamodb import DynamoDBStorage
+        except ImportError:
+            raise CheckpointerNotFoundError(
+                "DynamoDBSessionManager needs the DynamoDB backend: pip install 'statehitl[dynamodb]'") from None
+        storage = DynamoDBStorage(table_name, **storage_options)
+        super().__init__(session_id, Checkpointer(storage, **(checkpointer_options or {})))

@@ -1,0 +1,171 @@
+"""OpenTelemetry spans for agent invocations, cycles, model calls and tool calls.
+
+Span names and attributes follow the GenAI semantic conventions (``invoke_agent``, ``chat``,
+``execute_tool``, ``gen_ai.*``); interrupts are span events. Tracing costs nothing unless the
+application set up a tracer provider: OpenTelemetry is then already imported, so the check is a
+``sys.modules`` lookup, and an application that never touched it does not pay its ~100 ms import.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, Tracer
+
+    from statehitl.interrupt import Interrupt
+    from statehitl.models.streaming import ModelTurn
+    from statehitl.types.tools import ToolUse
+
+__all__ = ["InvocationTrace", "trace_invocation"]
+
+
+def _tracer() -> Tracer | None:
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    provider = trace.get_tracer_provider()
+    if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
+        return None
+    tracer: Tracer = provider.get_tracer("statehitl")
+    return tracer
+
+
+class _NoSpan:
+    """Stands in for a span when tracing is off: every method does nothing."""
+
+    def done(self, outcome: Any) -> None:
+        pass
+
+    def fail(self, exc: BaseException) -> None:
+        pass
+
+    def interrupted(self, interrupts: list[Interrupt]) -> None:
+        pass
+
+
+_NO_SPAN = _NoSpan()
+
+
+class InvocationTrace:
+    """The spans of one agent call. This base class is the no-op used when tracing is off."""
+
+    def model_call(self, agent: Any, step: int) -> _NoSpan:
+        return _NO_SPAN
+
+    def tool_call(self, tool_use: ToolUse) -> _NoSpan:
+        return _NO_SPAN
+
+    def interrupted(self, interrupts: list[Interrupt]) -> None:
+        pass
+
+    def end(self, stop_reason: str, usage: dict[str, int], error: BaseException | None = None) -> None:
+        pass
+
+
+class _ChildSpan(_NoSpan):
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    def done(self, outcome: Any) -> None:
+        from opentelemetry.trace import StatusCode
+
+        if isinstance(outcome, dict):  # a tool result
+            self.span.set_attribute("gen_ai.tool.status", outcome["status"])
+            if outcome["status"] == "error":
+                self.span.set_status(StatusCode.ERROR)
+        else:  # a model turn
+            turn: ModelTurn = outcome
+            self.span.set_attribute("gen_ai.response.finish_reasons", [turn.stop_reason])
+            self.span.set_attribute("gen_ai.usage.input_tokens", int(turn.usage.get("inputTokens", 0)))
+            self.span.set_attribute("gen_ai.usage.output_tokens", int(turn.usage.get("outputTokens", 0)))
+        self.span.end()
+
+    def fail(self, exc: BaseException) -> None:
+        from opentelemetry.trace import StatusCode
+
+        self.span.record_exception(exc)
+        self.span.set_status(StatusCode.ERROR, str(exc))
+        self.span.end()
+
+    def interrupted(self, interrupts: list[Interrupt]) -> None:
+        _add_interrupt_events(self.span, interrupts)
+        self.span.end()
+
+
+def _add_interrupt_events(span: Span, interrupts: list[Interrupt]) -> None:
+    for i in interrupts:
+        span.add_event("interrupt", {"interrupt.id": i.id, "interrupt.name": i.name, "interrupt.source": i.source,
+                                     "interrupt.reason": json.dumps(i.reason)})
+
+
+class _LiveTrace(InvocationTrace):
+    def __init__(self, tracer: Tracer, agent: Any, thread_id: str) -> None:
+        self.tracer = tracer
+        self.model_id = str(getattr(agent.model, "model_id", "") or type(agent.model).__name__)
+        self.root = tracer.start_span(
+            f"invoke_agent {agent.name}",
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.system": "statehitl",
+                "gen_ai.agent.name": agent.name,
+                "gen_ai.agent.id": agent.agent_id,
+                "gen_ai.conversation.id": thread_id,
+                "gen_ai.request.model": self.model_id,
+            },
+        )
+        self.cycle: Span | None = None
+        self.cycles = 0
+
+    def _child(self, name: str, parent: Span, attributes: dict[str, Any]) -> Span:
+        from opentelemetry.trace import set_span_in_context
+
+        return self.tracer.start_span(name, context=set_span_in_context(parent), attributes=attributes)
+
+    def _new_cycle(self) -> Span:
+        if self.cycle is not None:
+            self.cycle.end()
+        self.cycles += 1
+        self.cycle = self._child("execute_event_loop_cycle", self.root, {"event_loop.cycle_id": self.cycles})
+        return self.cycle
+
+    def model_call(self, agent: Any, step: int) -> _NoSpan:
+        cycle = self._new_cycle()
+        return _ChildSpan(self._child(f"chat {self.model_id}", cycle, {
+            "gen_ai.operation.name": "chat", "gen_ai.system": "statehitl", "gen_ai.request.model": self.model_id,
+        }))
+
+    def tool_call(self, tool_use: ToolUse) -> _NoSpan:
+        cycle = self.cycle or self._new_cycle()  # a resume starts with the tools of an earlier cycle
+        return _ChildSpan(self._child(f"execute_tool {tool_use['name']}", cycle, {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool_use["name"],
+            "gen_ai.tool.call.id": tool_use["toolUseId"],
+        }))
+
+    def interrupted(self, interrupts: list[Interrupt]) -> None:
+        _add_interrupt_events(self.root, interrupts)
+
+    def end(self, stop_reason: str, usage: dict[str, int], error: BaseException | None = None) -> None:
+        from opentelemetry.trace import StatusCode
+
+        if self.cycle is not None:
+            self.cycle.end()
+        self.root.set_attribute("gen_ai.response.finish_reasons", [stop_reason])
+        self.root.set_attribute("gen_ai.usage.input_tokens", usage.get("inputTokens", 0))
+        self.root.set_attribute("gen_ai.usage.output_tokens", usage.get("outputTokens", 0))
+        if error is not None:
+            self.root.record_exception(error)
+            self.root.set_status(StatusCode.ERROR, str(error))
+        self.root.end()
+
+
+_OFF = InvocationTrace()
+
+
+def trace_invocation(agent: Any, thread_id: str) -> InvocationTrace:
+    """The spans for one call of ``agent``: live if a tracer provider is set up, else the no-op."""
+    tracer = _tracer()
+    return _OFF if tracer is None else _LiveTrace(tracer, agent, thread_id)

@@ -1,0 +1,58 @@
+"""How an agent runs one batch of tool calls: all at once (the default) or one after another.
+
+Either way every call in the batch runs to its end, interrupted or not, so an interrupt in one tool
+never loses another tool's work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from statehitl import observe
+from statehitl.types.tools import ToolUse
+
+__all__ = ["ConcurrentToolExecutor", "SequentialToolExecutor", "ToolExecutor"]
+
+T = TypeVar("T")
+ToolCall = Callable[[ToolUse, bool], Awaitable[T]]
+"""``call(tool_use, inline)``: ``inline`` says the tool runs alone and may use the loop's thread."""
+
+
+class ToolExecutor:
+    """Base of the executors: ``run`` returns each call's outcome in the batch's order."""
+
+    async def run(self, uses: Sequence[ToolUse], call: ToolCall[T]) -> list[T]:
+        raise NotImplementedError
+
+
+class SequentialToolExecutor(ToolExecutor):
+    """One tool at a time, in the order the model asked for them (for tools that share a resource)."""
+
+    async def run(self, uses: Sequence[ToolUse], call: ToolCall[T]) -> list[T]:
+        return [await call(use, True) for use in uses]
+
+
+class ConcurrentToolExecutor(ToolExecutor):
+    """Every tool of the batch at once; sync tools in worker threads so they overlap too."""
+
+    async def run(self, uses: Sequence[ToolUse], call: ToolCall[T]) -> list[T]:
+        if len(uses) <= 1:
+            return [await call(use, True) for use in uses]
+        held: list[list[observe.Transition]] = [[] for _ in uses]
+
+        async def one(use: ToolUse, into: list[observe.Transition]) -> T:
+            if observe.observers:
+                observe.hold(into)  # released in batch order below, so recorded logs are deterministic
+            return await call(use, False)
+
+        outcomes = await asyncio.gather(*(one(u, h) for u, h in zip(uses, held, strict=True)), return_exceptions=True)
+        for transitions in held:
+            observe.release(transitions)
+        results: list[T] = []
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            results.append(outcome)
+        return results

@@ -1,0 +1,109 @@
+"""Tool uses, tool results, tool specs, and the ``ToolContext`` a tool receives.
+
+``ToolContext.interrupt`` is how a tool asks a human: it returns the answer when the resumed run
+supplies one, and otherwise stops the tool (the agent then stops with ``stop_reason == "interrupt"``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+if TYPE_CHECKING:
+    from statehitl.interrupt import InterruptScope
+
+__all__ = [
+    "AgentTool",
+    "ToolContext",
+    "ToolResult",
+    "ToolResultContent",
+    "ToolResultStatus",
+    "ToolSpec",
+    "ToolUse",
+]
+
+ToolResultStatus = Literal["success", "error"]
+
+
+class ToolUse(TypedDict):
+    """The model's request to run a tool."""
+
+    toolUseId: str
+    name: str
+    input: Any
+
+
+class ToolResultContent(TypedDict, total=False):
+    text: str
+    json: Any
+    image: dict[str, Any]
+    document: dict[str, Any]
+
+
+class ToolResult(TypedDict):
+    """What a tool call produced, sent back to the model in a user message's ``toolResult`` block."""
+
+    toolUseId: str
+    status: ToolResultStatus
+    content: list[ToolResultContent]
+
+
+class _InputSchema(TypedDict):
+    json: dict[str, Any]
+
+
+class ToolSpec(TypedDict):
+    """What the model is told about a tool: its name, what it does, and a JSON schema of its input."""
+
+    name: str
+    description: str
+    inputSchema: _InputSchema
+
+
+@dataclass
+class ToolContext:
+    """The context a ``@tool(context=True)`` function receives.
+
+    ``agent`` is the running agent (its ``state`` and ``messages``); ``invocation_state`` is the dict
+    passed to this invocation. ``interrupt`` raises an interrupt whose name need only be unique within
+    this tool call.
+    """
+
+    tool_use: ToolUse
+    agent: Any
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    _scope: InterruptScope | None = None
+
+    def interrupt(self, name: str, reason: Any = None) -> Any:
+        """Ask the human; returns their response on resume. ``reason`` must be JSON-serializable."""
+        if self._scope is None:
+            from statehitl.errors import DirectToolCallError
+
+            raise DirectToolCallError(
+                f"tool {self.tool_use['name']!r} called interrupt({name!r}) in a direct tool call; interrupts "
+                "are only supported when the agent calls the tool (agent('...')), not in agent.tool.<name>()"
+            )
+        return self._scope.interrupt(name, reason)
+
+
+class AgentTool(ABC):
+    """A tool an agent can call. ``@tool`` builds one from a function; subclass for anything else.
+
+    ``invoke`` returns a ``ToolResult``. It should turn the tool's own failures (bad input, exceptions)
+    into ``status: "error"`` results the model can read, and must let ``InterruptRaised`` (raised by
+    ``ToolContext.interrupt``) propagate: that is how the agent learns the tool is waiting on a human.
+    ``inline=True`` means the caller is running this tool alone and a sync function may run on the
+    event loop's thread instead of a worker thread.
+    """
+
+    @property
+    @abstractmethod
+    def tool_name(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def tool_spec(self) -> ToolSpec: ...
+
+    @abstractmethod
+    async def invoke(self, tool_use: ToolUse, context: ToolContext, *, inline: bool = False) -> ToolResult: ...

@@ -1,0 +1,201 @@
+"""The agent without interrupts: the loop, tools, results, messages, state, streaming, direct calls."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from agent_helpers import assert_no_dangling_tool_use, uses
+
+from statehitl import Agent, tool
+from statehitl.errors import DirectToolCallError, InterruptReasonError
+from statehitl.hooks import AfterModelCallEvent, BeforeModelCallEvent, MessageAddedEvent
+from statehitl.models import ScriptedModel
+from statehitl.tools.executors import SequentialToolExecutor
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: the first
+        b: the second
+    """
+    return a + b
+
+
+@tool
+def broken(x: int) -> int:
+    raise RuntimeError(f"disk on fire at {x}")
+
+
+def test_a_tool_call_then_an_answer() -> None:
+    model = ScriptedModel([uses(("t1", "add", {"a": 2, "b": 3})), "It is 5."])
+    agent = Agent(model=model, tools=[add], system_prompt="You add.", callback_handler=None)
+    result = agent("what is 2+3?")
+    assert result.stop_reason == "end_turn"
+    assert str(result) == "It is 5."
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert agent.messages[2]["content"][0]["toolResult"] == {
+        "toolUseId": "t1", "status": "success", "content": [{"text": "5"}]}
+    assert model.calls == 2
+    assert model.requests[0]["system_prompt"] == "You add."
+    assert model.requests[0]["tool_specs"][0]["name"] == "add"
+    assert model.requests[1]["messages"][-1]["content"][0]["toolResult"]["toolUseId"] == "t1"
+    assert result.metrics.cycle_count == 2
+    assert result.metrics.tool_metrics["add"].success_count == 1
+    assert result.metrics.accumulated_usage["totalTokens"] > 0
+
+
+def test_the_conversation_continues_across_calls() -> None:
+    model = ScriptedModel(["one", "two"])
+    agent = Agent(model=model, callback_handler=None)
+    agent("first")
+    agent("second")
+    assert [b["text"] for m in agent.messages for b in m["content"]] == ["first", "one", "second", "two"]
+    assert len(model.requests[1]["messages"]) == 3
+
+
+def test_tool_failures_and_bad_input_become_error_results_for_the_model() -> None:
+    model = ScriptedModel([
+        uses(("t1", "broken", {"x": 1}), ("t2", "add", {"a": "nope", "b": 1}), ("t3", "missing", {})),
+        "sorry",
+    ])
+    agent = Agent(model=model, tools=[add, broken], callback_handler=None)
+    result = agent("go")
+    assert result.stop_reason == "end_turn"
+    results = {b["toolResult"]["toolUseId"]: b["toolResult"] for b in agent.messages[2]["content"]}
+    assert all(r["status"] == "error" for r in results.values())
+    assert "disk on fire at 1" in results["t1"]["content"][0]["text"]
+    assert "a" in results["t2"]["content"][0]["text"]
+    assert "'missing'" in results["t3"]["content"][0]["text"]
+    assert result.metrics.tool_metrics["broken"].error_count == 1
+
+
+def test_a_batch_runs_concurrently_by_default_and_in_order_on_request() -> None:
+    log: list[str] = []
+
+    @tool
+    async def slow(name: str) -> str:
+        log.append(f"start {name}")
+        await asyncio.sleep(0.01)
+        log.append(f"end {name}")
+        return name
+
+    batch = uses(("t1", "slow", {"name": "a"}), ("t2", "slow", {"name": "b"}))
+    Agent(model=ScriptedModel([batch, "done"]), tools=[slow], callback_handler=None)("go")
+    assert log[:2] == ["start a", "start b"]
+    log.clear()
+    Agent(model=ScriptedModel([batch, "done"]), tools=[slow], callback_handler=None,
+          tool_executor=SequentialToolExecutor())("go")
+    assert log == ["start a", "end a", "start b", "end b"]
+
+
+def test_agent_state_holds_json_only() -> None:
+    agent = Agent(model=ScriptedModel([]), state={"a": 1}, callback_handler=None)
+    agent.state.set("b", [1, {"c": None}])
+    assert agent.state.get() == {"a": 1, "b": [1, {"c": None}]}
+    agent.state.delete("a")
+    assert agent.state.get("a") is None
+    with pytest.raises(InterruptReasonError, match=r"agent state value for 'x'.*set"):
+        agent.state.set("x", {1, 2})
+
+
+def test_direct_tool_calls_return_the_result_and_refuse_interrupts() -> None:
+    @tool(context=True)
+    def ask(tool_context: Any) -> str:
+        return str(tool_context.interrupt("ok?"))
+
+    agent = Agent(model=ScriptedModel([]), tools=[add, ask], callback_handler=None)
+    result = agent.tool.add(a=1, b=2)
+    assert result["status"] == "success"
+    assert result["content"] == [{"text": "3"}]
+    with pytest.raises(DirectToolCallError, match="direct tool call"):
+        agent.tool.ask()
+    with pytest.raises(AttributeError, match="no tool 'nope'"):
+        agent.tool.nope()
+
+
+def test_stream_async_yields_events_then_the_result() -> None:
+    agent = Agent(model=ScriptedModel([uses(("t1", "add", {"a": 1, "b": 1})), "two"]), tools=[add],
+                  callback_handler=None)
+
+    async def collect() -> list[dict[str, Any]]:
+        return [event async for event in agent.stream_async("1+1?")]
+
+    events = asyncio.run(collect())
+    assert "".join(e["data"] for e in events if "data" in e) == "two"
+    assert any("tool_result" in e for e in events)
+    assert [e["message"]["role"] for e in events if "message" in e] == ["assistant", "user", "assistant"]
+    assert str(events[-1]["result"]) == "two"
+
+
+def test_callback_handler_gets_keyword_events() -> None:
+    seen: list[str] = []
+    agent = Agent(model=ScriptedModel(["hello"]), callback_handler=lambda **kw: seen.extend(kw))
+    asyncio.run(agent.invoke_async("hi"))
+    assert "data" in seen
+    assert "message" in seen
+
+
+def test_model_hooks_can_retry_and_see_failures() -> None:
+    attempts: list[str] = []
+
+    def retry_once(event: AfterModelCallEvent) -> None:
+        attempts.append("failed" if event.exception else "ok")
+        if event.exception is not None and len(attempts) == 1:
+            event.retry = True
+
+    agent = Agent(model=ScriptedModel([RuntimeError("throttled"), "fine"]), callback_handler=None)
+    agent.add_hook(AfterModelCallEvent, retry_once)
+    assert str(agent("hi")) == "fine"
+    assert attempts == ["failed", "ok"]
+
+
+def test_a_model_failure_propagates_and_the_agent_can_go_on() -> None:
+    agent = Agent(model=ScriptedModel([RuntimeError("model down"), "back"]), callback_handler=None)
+    with pytest.raises(RuntimeError, match="model down"):
+        agent("hi")
+    assert str(agent("again")) == "back"
+
+
+def test_before_model_call_can_cancel_and_messages_are_announced() -> None:
+    added: list[str] = []
+    agent = Agent(model=ScriptedModel([uses(("t1", "add", {"a": 1, "b": 2})), "3"]), tools=[add],
+                  callback_handler=None)
+    agent.add_hook(MessageAddedEvent, lambda e: added.append(e.message["role"]))
+    agent.add_hook(MessageAddedEvent, lambda e: assert_no_dangling_tool_use(e.agent.messages))
+    agent("sum")
+    assert added == ["user", "assistant", "user", "assistant"]
+    cancelled = Agent(model=ScriptedModel([]), callback_handler=None)
+    cancelled.add_hook(BeforeModelCallEvent, lambda e: setattr(e, "cancel", "not now"))
+    result = cancelled("hi")
+    assert result.stop_reason == "cancelled"
+    assert str(result) == "not now"
+
+
+def test_the_agent_loop_is_a_drawable_machine() -> None:
+    agent = Agent(model=ScriptedModel([]), callback_handler=None)
+    drawing = agent.machine.draw_mermaid()
+    assert '"model"' in drawing
+    assert '"tools"' in drawing
+    assert sorted(agent.machine.nodes) == ["model", "tools"]
+
+
+def test_an_agent_needs_a_model() -> None:
+    with pytest.raises(TypeError, match="Agent needs a model"):
+        Agent()
+    with pytest.raises(TypeError, match="stream"):
+        Agent(model=object())  # type: ignore[arg-type]
+
+
+def test_an_agent_runs_one_call_at_a_time() -> None:
+    agent = Agent(model=ScriptedModel(["a", "b"]), callback_handler=None)
+
+    async def both() -> None:
+        await asyncio.gather(agent.invoke_async("1"), agent.invoke_async("2"))
+
+    with pytest.raises(RuntimeError, match="already running"):
+        asyncio.run(both())
