@@ -7,11 +7,10 @@ The recordings are Converse events as JSON; ``model_wire`` frames them as AWS ev
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any
 
 import pytest
-from model_wire import WireServer, json_reply, bedrock_stream_reply, exception_frame, recording
+from model_wire import WireServer, bedrock_stream_reply, exception_frame, json_reply, recording
 
 from statehitl.models import (
     BedrockModel,
@@ -204,10 +203,3 @@ def test_a_client_excludes_the_settings_to_build_one(session: Any) -> None:
     with pytest.raises(ValueError, match="either client= or"):
         BedrockModel(client=client, region_name="us-east-1")
 
-
-def test_importing_the_models_package_does_not_import_boto3() -> None:
-    import subprocess
-
-    code = "import sys, statehitl.models; print([m for m in ('boto3', 'botocore') if m in sys.modules])"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

@@ -162,7 +162,10 @@ def test_unknown_model_suggests_what_to_check(wire_server: WireServer) -> None:
 
 
 def test_an_error_mid_stream_is_raised(wire_server: WireServer) -> None:
-    body = b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\ndata: {"error":{"message":"out of memory"}}\n\n'
+    body = (
+        b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+        b'data: {"error":{"message":"out of memory"}}\n\n'
+    )
     wire_server.replies.append(Reply(200, {"Content-Type": "text/event-stream"}, body))
     with pytest.raises(ModelError, match="mid-stream: out of memory"):
         run(make_model(wire_server))

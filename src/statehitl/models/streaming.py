@@ -28,7 +28,7 @@ class ModelTurn:
     message: Message
     """The assistant message: text, toolUse (input parsed from JSON) and reasoningContent blocks, in order."""
     stop_reason: str
-    """From ``messageStop``; ``"tool_use"`` whenever the message holds a tool use, whatever the model said."""
+    """From ``messageStop``, except that ``end_turn`` beside a tool use becomes ``tool_use``."""
     usage: Usage
     """``inputTokens``, ``outputTokens``, ``totalTokens`` from ``metadata``; 0 where the model sent none."""
     metrics: dict[str, Any]
