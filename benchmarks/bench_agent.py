@@ -8,7 +8,9 @@ Run from the repository root:
 
 Both agents run on a scripted model that replays the same assistant messages as the same Converse
 stream events, so what is measured is each framework's own overhead: the agent loop, hooks, tool
-execution, message bookkeeping and (with a session) persistence. Two measurements:
+execution, message bookkeeping and (with a session) persistence. Each framework runs in its own
+worker process (so neither pays for the other's heap), driven turn by turn from this one. Two
+measurements:
 
 1. a conversation of 100 turns on one agent, each turn `agent(prompt)` = a model call that asks for
    one `add` tool call, the tool call, and a model call that answers (2 cycles, 1 tool call), with and
@@ -23,20 +25,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import functools
 import gc
 import importlib.metadata
 import json
+import multiprocessing
 import os
 import platform
 import pstats
 import statistics
 import sys
 import time
+import traceback
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -383,33 +389,119 @@ class Conversation:
 # --------------------------------------------------------------------------- 1. agent cycles
 
 
-def bench_conversations(cfg: Config, workdir: Path, sides: list[str]) -> dict[str, dict[str, list[list[float]]]]:
+class WorkerError(RuntimeError):
+    """A worker's command failed; the message holds the worker's traceback, verbatim."""
+
+
+class Worker:
+    """One framework in its own process, driven by commands over a pipe.
+
+    Each side runs in a separate interpreter so neither pays for the other's heap: run in one process,
+    the Strands turns' garbage (its per-call copies of a growing history) slowed statehitl's next turn
+    by 2-3x and made it look as if statehitl's cost grew with the conversation. Times are taken inside
+    the worker, around `agent(...)` only; the pipe round trip is outside the clock.
+    """
+
+    def __init__(self, side: str, workdir: Path) -> None:
+        ctx = multiprocessing.get_context("spawn")  # a clean interpreter: statehitl's never imports Strands
+        self.side = side
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=worker_main, args=(child, side, str(workdir)), name=f"bench-{side}",
+                                   daemon=True)
+        self.process.start()
+        child.close()
+
+    def call(self, command: str, *args: Any) -> Any:
+        self.conn.send((command, *args))
+        ok, value = self.conn.recv()
+        if not ok:
+            raise WorkerError(f"the {self.side} worker failed on {(command, *args)!r}:\n{value}")
+        return value
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.send(("exit",))
+        self.process.join(timeout=30)
+        if self.process.is_alive():
+            self.process.kill()
+
+
+def worker_main(conn: Connection, side: str, workdir_str: str) -> None:
+    """The worker loop: run one command at a time, answer (True, value) or (False, traceback)."""
+    workdir = Path(workdir_str)
+    conversation: Conversation | None = None
+    roundtrip: Trial | None = None
+    while True:
+        command, *args = conn.recv()
+        if command == "exit":
+            return
+        try:
+            value: Any = None
+            if command == "start":  # variant, label, turns
+                conversation = None
+                gc.collect()
+                conversation = Conversation(side, args[0], workdir, args[1], args[2])
+            elif command == "turn":
+                assert conversation is not None
+                gc.collect()  # this side's own garbage from earlier turns is not billed to this one
+                value = conversation.turn(args[0])
+            elif command == "check":
+                assert conversation is not None
+                conversation.check(args[0])
+            elif command == "freeze":
+                freeze_imports()
+            elif command == "roundtrip":
+                roundtrip = roundtrip or roundtrip_trial(side, workdir)
+                gc.collect()
+                value = roundtrip(args[0])
+            elif command == "info":
+                value = {"tracer_provider": tracer_provider(), "pid": os.getpid()}
+            else:
+                raise ValueError(f"unknown worker command {command!r}")
+            conn.send((True, value))
+        except BaseException:
+            conn.send((False, traceback.format_exc()))
+
+
+@contextlib.contextmanager
+def workers(sides: list[str], workdir: Path) -> Iterator[dict[str, Worker]]:
+    started: dict[str, Worker] = {}
+    try:
+        for side in sides:
+            started[side] = Worker(side, workdir)
+        yield started
+    finally:
+        for worker in started.values():
+            worker.close()
+
+
+def bench_conversations(cfg: Config, pool: dict[str, Worker]) -> dict[str, dict[str, list[list[float]]]]:
     """Per variant and side: one list of TURNS per-turn times (seconds) per conversation.
 
     The sides alternate turn by turn (flipping which goes first every turn), so background load and
-    disk writeback hit both alike; gc.collect() before each timed turn keeps one side's garbage from
-    being collected on the other side's clock.
+    disk writeback hit both alike. Each worker runs gc.collect() before each timed turn.
     """
+    sides = list(pool)
     for variant in VARIANTS:
-        for side in sides:  # warm-up: lazy imports, first session directory, caches
-            warm = Conversation(side, variant, workdir, f"warm-{variant}-{side}", cfg.warmup_turns)
+        for side, worker in pool.items():  # warm-up: lazy imports, first session directory, caches
+            worker.call("start", variant, f"warm-{variant}-{side}", cfg.warmup_turns)
             for i in range(cfg.warmup_turns):
-                warm.turn(i)
-            warm.check(cfg.warmup_turns)
-    freeze_imports()
+                worker.call("turn", i)
+            worker.call("check", cfg.warmup_turns)
+    for worker in pool.values():
+        worker.call("freeze")
     times: dict[str, dict[str, list[list[float]]]] = {}
     for variant in VARIANTS:
         times[variant] = {side: [] for side in sides}
         for rep in range(cfg.conversations):
-            convs = {side: Conversation(side, variant, workdir, f"conv-{variant}-{side}-{rep}", TURNS)
-                     for side in sides}
-            run = {side: [] for side in sides}
+            for side, worker in pool.items():
+                worker.call("start", variant, f"conv-{variant}-{side}-{rep}", TURNS)
+            run: dict[str, list[float]] = {side: [] for side in sides}
             for i in range(TURNS):
                 for side in sides if (i + rep) % 2 == 0 else reversed(sides):
-                    gc.collect()
-                    run[side].append(convs[side].turn(i))
-            for side in sides:
-                convs[side].check(TURNS)
+                    run[side].append(pool[side].call("turn", i))
+            for side, worker in pool.items():
+                worker.call("check", TURNS)
                 times[variant][side].append(run[side])
             print(f"  done: {TURNS}-turn conversation {rep + 1}/{cfg.conversations}, {VARIANT_LABELS[variant]}: "
                   + ", ".join(f"{side} {sum(run[side]):.2f} s" for side in sides), file=sys.stderr)
@@ -417,9 +509,9 @@ def bench_conversations(cfg: Config, workdir: Path, sides: list[str]) -> dict[st
 
 
 def freeze_imports() -> None:
-    """Move everything alive now (both frameworks' modules, classes, tools) out of the collector's reach.
+    """Move everything alive now (the framework's modules, classes, tools) out of the collector's reach.
 
-    Both frameworks and their dependencies leave ~10^5 long-lived objects behind at import; without
+    A framework and its dependencies leave up to ~10^5 long-lived objects behind at import; without
     this every gc.collect() between turns walks them all (tens of ms each on these VMs). Objects made
     later (the conversations) are collected as usual, inside the timed turns too.
     """
@@ -498,8 +590,8 @@ def roundtrip_trial(side: str, workdir: Path) -> Trial:
     return trial
 
 
-def bench_roundtrip(cfg: Config, workdir: Path, sides: list[str]) -> Row:
-    trials = {side: roundtrip_trial(side, workdir) for side in sides}
+def bench_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
+    trials: dict[str, Trial] = {side: functools.partial(worker.call, "roundtrip") for side, worker in pool.items()}
     raw = run_interleaved(trials, cfg.roundtrip_warmup, cfg.roundtrip_reps, "rt")
     row = make_row("interrupt round trip (new Agent per call, file session)", "ms",
                    {side: [s * 1e3 for s in raw.get(side, [])] for side in SIDES})
@@ -678,6 +770,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
     only = "strands" if args.only == "langgraph" else args.only
+    if args.only == "langgraph":
+        print("bench_agent: --only langgraph means the peer framework here: measuring Strands only", file=sys.stderr)
     sides = [only] if only else list(SIDES)
 
     with scratch_dir(args.tmpdir) as workdir:
@@ -699,10 +793,11 @@ def main(argv: list[str] | None = None) -> int:
             "windows": WINDOWS,
             "config": asdict(cfg),
         }
-        times = bench_conversations(cfg, workdir, sides)
+        with workers(sides, workdir) as pool:
+            env["workers"] = {side: worker.call("info") for side, worker in pool.items()}
+            times = bench_conversations(cfg, pool)
+            roundtrip = bench_roundtrip(cfg, pool)
         cycle_rows, growth_rows = conversation_rows(times)
-        roundtrip = bench_roundtrip(cfg, workdir, sides)
-        env["tracer_provider"] = tracer_provider()
 
     table = markdown_table([*cycle_rows, *growth_rows, roundtrip])
     targets, target_results = targets_table(cycle_rows, growth_rows, roundtrip)

@@ -185,6 +185,8 @@ def test_a_denial_cancels_the_tool_and_is_saved(store: Path) -> None:
          "interruptResponse"),
         ([], InvalidResponseError, "empty"),
     ],
+    ids=["answer-as-str", "prompt", "unknown-id", "unknown-id-is-a-KeyError", "text-block", "toolResult-block",
+         "empty-list"],
 )
 def test_a_bad_resume_raises_and_leaves_the_session_files_byte_identical(
         payload: Any, error: type[Exception], match: str, store: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import CheckpointerNotFoundError
-from statehitl.session.manager import SessionManager
+from statehitl.session.manager import SessionManager, _check_session_id
 
 __all__ = ["DynamoDBSessionManager", "S3SessionManager"]
 
@@ -21,6 +21,7 @@ class S3SessionManager(SessionManager):
 
     def __init__(self, session_id: str, bucket: str, prefix: str = "", *,
                  checkpointer_options: dict[str, Any] | None = None, **storage_options: Any) -> None:
+        _check_session_id(session_id)  # before a client is built for a session that cannot exist
         try:
             from statehitl_checkpoint_s3 import S3Storage
         except ImportError:
@@ -36,6 +37,7 @@ class DynamoDBSessionManager(SessionManager):
 
     def __init__(self, session_id: str, table_name: str, *,
                  checkpointer_options: dict[str, Any] | None = None, **storage_options: Any) -> None:
+        _check_session_id(session_id)  # before a client is built for a session that cannot exist
         try:
             from statehitl_checkpoint_dynamodb import DynamoDBStorage
         except ImportError:
