@@ -51,6 +51,7 @@ case "$cmd" in
     .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
     .venv/bin/python benchmarks/bench_core.py "$@"
     .venv/bin/python benchmarks/bench_storage.py "$@"
+    .venv/bin/python benchmarks/bench_agent.py "$@"
     exec .venv/bin/python benchmarks/bench_backends.py "$@"
     ;;
   *)

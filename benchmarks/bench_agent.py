@@ -396,10 +396,10 @@ class WorkerError(RuntimeError):
 class Worker:
     """One framework in its own process, driven by commands over a pipe.
 
-    Each side runs in a separate interpreter so neither pays for the other's heap: run in one process,
-    the Strands turns' garbage (its per-call copies of a growing history) slowed statehitl's next turn
-    by 2-3x and made it look as if statehitl's cost grew with the conversation. Times are taken inside
-    the worker, around `agent(...)` only; the pipe round trip is outside the clock.
+    Each side runs in a separate interpreter so neither pays for the other's heap: in one shared
+    process statehitl's turns got slower as the Strands conversation beside them grew, which made
+    statehitl's per-cycle cost look as if it grew with its own history. Times are taken inside the
+    worker, around `agent(...)` only; the pipe round trip is outside the clock.
     """
 
     def __init__(self, side: str, workdir: Path) -> None:
@@ -667,8 +667,13 @@ def profile_tables(stats: pstats.Stats, cycles: int, wall: float, top: int, titl
         short = "/".join(parts[parts.index("statehitl"):]) if "statehitl" in parts else "/".join(parts[-2:])
         return f"{func} ({short}:{line})"
 
+    def plumbing(key: tuple[str, int, str]) -> bool:
+        """asyncio's loop and context frames: they wrap everything, so they crowd the cumulative table."""
+        return "/asyncio/" in key[0] or key[2] == "<method 'run' of '_contextvars.Context' objects>"
+
     def table(sort_index: int, heading: str) -> list[str]:
-        rows = sorted(entries.items(), key=lambda kv: kv[1][sort_index], reverse=True)[:top]
+        candidates = [kv for kv in entries.items() if sort_index == 2 or not plumbing(kv[0])]
+        rows = sorted(candidates, key=lambda kv: kv[1][sort_index], reverse=True)[:top]
         out = [f"| {heading} | calls/{per} | µs/{per} | share |", "| --- | ---: | ---: | ---: |"]
         for key, (_, nc, tt, ct, _) in rows:
             t = ct if sort_index == 3 else tt
@@ -682,7 +687,8 @@ def profile_tables(stats: pstats.Stats, cycles: int, wall: float, top: int, titl
         f"{total / cycles * 1e6:.0f} µs/{per} of profiled function time. Shares are of the wall time under the "
         "profiler; time in worker threads (statehitl's fsyncs) shows up as the main thread waiting in `epoll`.",
         "",
-        "By cumulative time (the function and everything it calls):",
+        "By cumulative time (the function and everything it calls; asyncio's own frames left out, see the "
+        "own-time table for them):",
         "",
         *table(3, "function (cumulative)"),
         "",
