@@ -88,7 +88,11 @@ _Outcome = _Done | _Cancelled | _Stopped
 
 
 class Runner:
-    """Runs one machine for one app; holds nothing per thread, so one runner serves many threads."""
+    """Runs one machine for one app; holds nothing per thread, so one runner serves many threads.
+
+    ``index=False`` skips the thread index entries, for a store nothing ever lists (an agent's
+    private memory store).
+    """
 
     def __init__(
         self,
@@ -98,8 +102,10 @@ class Runner:
         checkpointer: Checkpointer,
         *,
         source: Any,
+        index: bool = True,
     ) -> None:
         self.machine = machine
+        self.index = index
         self.adapter = adapter
         self.hooks = hooks
         self.checkpointer = checkpointer
@@ -128,7 +134,7 @@ class Runner:
             # continued at once instead of after the lease runs out.
             if last and last[-1][0].lease_until is not None:
                 record, state = last[-1]
-                await self._commit(at.cursor, record.step, state, "running", durable=True, index=True,
+                await self._commit(at.cursor, record.step, state, "running", durable=True, index=self.index,
                                    pending=record.pending)
             elif not last:
                 await self.checkpointer.release(at.cursor)
@@ -150,7 +156,8 @@ class Runner:
         async def commit(status: Status, durable: bool, *, held: bool = False, **fields: Any) -> StoredCheckpoint:
             # A held checkpoint is one the run goes on from; any other is the one it stops on, which
             # also updates the thread's index entry.
-            record = await self._commit(cursor, step, state, status, durable=durable, held=held, index=not held,
+            record = await self._commit(cursor, step, state, status, durable=durable, held=held,
+                                        index=self.index and not held,
                                         **fields)
             last[:] = [(record, state)]
             return record

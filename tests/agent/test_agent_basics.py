@@ -194,6 +194,11 @@ def test_an_agent_needs_a_model() -> None:
 def test_an_agent_runs_one_call_at_a_time() -> None:
     agent = Agent(model=ScriptedModel(["a", "b"]), callback_handler=None)
 
+    async def slow_model_call(event: BeforeModelCallEvent) -> None:
+        await asyncio.sleep(0.01)  # the first call is still running when the second starts
+
+    agent.add_hook(BeforeModelCallEvent, slow_model_call)
+
     async def both() -> None:
         await asyncio.gather(agent.invoke_async("1"), agent.invoke_async("2"))
 

@@ -90,7 +90,8 @@ class Agent:
             self.checkpointer = Checkpointer(MemoryStorage())
             self.thread_id = f"agent-{uuid.uuid4().hex}"
         self.durability: Durability = durability or ("step" if session_manager is not None else "exit")
-        self._runner = Runner(agent_machine(), agent_schema(), self.hooks, self.checkpointer, source=self)
+        self._runner = Runner(agent_machine(), agent_schema(), self.hooks, self.checkpointer, source=self,
+                              index=session_manager is not None)
         self._running = False
         self._head: Head | None = None
         self._loop = AgentLoopState()

@@ -45,7 +45,7 @@ def _version(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync_dir(path: str | Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -78,6 +78,7 @@ class FileStorage:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
+        self._root = str(self.root)  # hot paths join strings: pathlib costs more than the syscalls
 
     @classmethod
     def from_url(cls, url: str) -> FileStorage:
@@ -85,23 +86,26 @@ class FileStorage:
         path = url.removeprefix("file://") if url.startswith("file://") else url
         return cls(path or ".")
 
-    def _path(self, key: str) -> Path:
-        return self.root.joinpath(*validate_key(key).split("/"))
+    def _path(self, key: str) -> str:
+        return os.path.join(self._root, *validate_key(key).split("/"))
 
     # -- sync implementations ---------------------------------------------------------------------
 
     def _read(self, key: str) -> tuple[bytes, str] | None:
         try:
-            data = self._path(key).read_bytes()
+            with open(self._path(key), "rb") as file:
+                data = file.read()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None  # IsADirectoryError: the key is only a "directory" of longer keys
         return data, _version(data)
 
-    def _write_temp(self, directory: Path, data: bytes, durable: bool) -> Path:
-        if not directory.is_dir():
-            _make_dirs(directory)
-        temp = directory / f".tmp-{uuid.uuid4().hex}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    def _write_temp(self, directory: str, data: bytes, durable: bool) -> str:
+        temp = os.path.join(directory, f".tmp-{uuid.uuid4().hex}")
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:  # the first record of a new thread: create its directories
+            _make_dirs(Path(directory))
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             view = memoryview(data)
             while view:  # os.write may write less than asked
@@ -114,7 +118,8 @@ class FileStorage:
 
     def _write(self, key: str, data: bytes, expect: str, durable: bool) -> str:
         path = self._path(key)
-        temp = self._write_temp(path.parent, data, durable)
+        parent, name = os.path.split(path)
+        temp = self._write_temp(parent, data, durable)
         try:
             if expect == ABSENT:
                 try:
@@ -122,7 +127,7 @@ class FileStorage:
                 except FileExistsError:
                     raise CheckpointConflict(f"key {key!r} already exists") from None
             else:
-                lock_fd = os.open(path.parent / f".lock-{path.name}", os.O_RDWR | os.O_CREAT, 0o644)
+                lock_fd = os.open(os.path.join(parent, f".lock-{name}"), os.O_RDWR | os.O_CREAT, 0o644)
                 try:
                     fcntl.flock(lock_fd, fcntl.LOCK_EX)
                     current = self._read(key)
@@ -132,7 +137,7 @@ class FileStorage:
                 finally:
                     os.close(lock_fd)
             if durable:
-                _fsync_dir(path.parent)
+                _fsync_dir(parent)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
@@ -160,7 +165,7 @@ class FileStorage:
         keys = self._list(prefix)
         for key in keys:
             with contextlib.suppress(FileNotFoundError):
-                self._path(key).unlink()
+                os.unlink(self._path(key))
         return len(keys)
 
     def _cleanup(self, max_age: float) -> int:
