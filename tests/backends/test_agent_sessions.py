@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from moto_support import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV
 from statehitl_checkpoint_dynamodb import DynamoDBConfigError, DynamoDBStorage, DynamoDBTableNotFoundError, create_table
-from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, find_jar, install_command
 from statehitl_checkpoint_s3 import BucketNotFoundError, S3Storage
 
 from resume_processes import AGENT_APP, AGENT_FINAL, assert_one_agent_winner, race_agent_resumes, run_app, session_spec
@@ -29,33 +28,21 @@ from statehitl.errors import InvalidThreadIdError, NotInterruptedError
 from statehitl.models.scripted import ScriptedModel
 from statehitl.session import SESSION_URL_ENV, DynamoDBSessionManager, S3SessionManager, SessionManager
 
-REPO = Path(__file__).resolve().parents[2]
-DYNAMODB_LOCAL = REPO / ".cache" / "dynamodb-local"
 REGION = "us-east-1"
 PREFIX = "sessions"
 
 
 @pytest.fixture(autouse=True)
-def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Dummy credentials (for the clients here and in the subprocesses); never a real profile or endpoint."""
+def aws_env(s3_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dummy credentials (for the clients here and in the subprocesses); never a real profile or endpoint.
+
+    After ``s3_server``, whose session-long credentials this must not undo when it restores the
+    environment at the end of a test."""
     for name in AWS_ENV_TO_CLEAR:
         monkeypatch.delenv(name, raising=False)
     for name, value in DUMMY_AWS_ENV.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv(SESSION_URL_ENV, raising=False)
-
-
-@pytest.fixture(scope="session")
-def dynamodb_endpoint() -> Iterator[str]:
-    """A DynamoDB Local server for the session (the same jar test_dynamodb.py runs); its endpoint URL."""
-    if find_jar(DYNAMODB_LOCAL) is None:
-        pytest.fail(f"DynamoDB Local is not installed: run `{install_command(DYNAMODB_LOCAL)}` (or ./dev.sh test)")
-    server = DynamoDBLocal(DYNAMODB_LOCAL)
-    endpoint = server.start()
-    try:
-        yield endpoint
-    finally:
-        server.stop()
 
 
 @pytest.fixture

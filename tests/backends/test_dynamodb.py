@@ -30,7 +30,6 @@ from statehitl_checkpoint_dynamodb import (
 )
 from statehitl_checkpoint_dynamodb._client import translate_errors
 from statehitl_checkpoint_dynamodb._layout import CHUNK_BYTES, INLINE_BYTES
-from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, find_jar, install_command
 
 from resume_processes import REFUND_APP, assert_one_winner, park_for_race, race_resumes, run_app
 from statehitl.checkpoint import ABSENT, Checkpointer
@@ -40,8 +39,6 @@ from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.testing.conformance import StorageConformance
 from statehitl.testing.counting import CountingStorage
 
-REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".cache" / "dynamodb-local"
 REGION = "us-east-1"
 AWS_ENV = {
     # Fake credentials so boto3 never looks further (no instance-metadata probe, no ~/.aws profile);
@@ -57,19 +54,6 @@ AWS_ENV = {
 
 
 # -- the server and tables ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def dynamodb_endpoint() -> Iterator[str]:
-    """A DynamoDB Local server for the whole session; its endpoint URL."""
-    if find_jar(CACHE) is None:
-        pytest.fail(f"DynamoDB Local is not installed: run `{install_command(CACHE)}` (or ./dev.sh test)")
-    server = DynamoDBLocal(CACHE)
-    endpoint = server.start()
-    try:
-        yield endpoint
-    finally:
-        server.stop()
 
 
 @pytest.fixture(autouse=True)
