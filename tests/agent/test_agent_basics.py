@@ -204,3 +204,60 @@ def test_an_agent_runs_one_call_at_a_time() -> None:
 
     with pytest.raises(RuntimeError, match="already running"):
         asyncio.run(both())
+
+
+def test_invocation_hooks_rewrite_cancel_and_resume_calls() -> None:
+    from statehitl.hooks import AfterInvocationEvent, BeforeInvocationEvent
+
+    model = ScriptedModel(["first answer", "follow-up answer"])
+    agent = Agent(model=model, callback_handler=None)
+
+    def redact(event: BeforeInvocationEvent) -> None:
+        if event.messages:
+            event.messages = [{"role": "user", "content": [{"text": "[redacted]"}]}]
+
+    follow_ups: list[str] = []
+
+    def follow_up_once(event: AfterInvocationEvent) -> None:
+        if not follow_ups:
+            follow_ups.append(str(event.result))
+            event.resume = "and then?"
+
+    agent.add_hook(BeforeInvocationEvent, redact)
+    agent.add_hook(AfterInvocationEvent, follow_up_once)
+    result = agent("my password is hunter2")
+    assert str(result) == "follow-up answer"
+    assert follow_ups == ["first answer"]
+    assert [b["text"] for m in agent.messages for b in m["content"]] == [
+        "[redacted]", "first answer", "[redacted]", "follow-up answer"]
+    agent.add_hook(BeforeInvocationEvent, lambda e: setattr(e, "cancel", True))
+    assert agent("anything").stop_reason == "cancelled"
+    assert model.calls == 2
+
+
+def test_after_tools_can_end_the_turn_without_another_model_call() -> None:
+    from statehitl.hooks import AfterToolsEvent
+
+    model = ScriptedModel([uses(("t1", "add", {"a": 1, "b": 2}))])
+    agent = Agent(model=model, tools=[add], callback_handler=None)
+    agent.add_hook(AfterToolsEvent, lambda e: setattr(e, "end_turn", "the sum is in the tool result"))
+    result = agent("1+2")
+    assert result.stop_reason == "end_turn"
+    assert str(result) == "the sum is in the tool result"
+    assert model.calls == 1
+    assert_no_dangling_tool_use(agent.messages)
+
+
+def test_assigned_state_and_edited_messages_are_what_the_next_call_stores(tmp_path: Any) -> None:
+    from statehitl.agent import AgentState
+    from statehitl.session import FileSessionManager
+
+    session = FileSessionManager(session_id="edits", storage_dir=tmp_path)
+    agent = Agent(model=ScriptedModel(["a", "b"]), session_manager=session, callback_handler=None)
+    agent("one")
+    agent.state = AgentState({"mode": "strict"})
+    agent.messages = agent.messages[:1]  # drop the answer: the history is rewritten, not appended to
+    agent("two")
+    reloaded = Agent(model=ScriptedModel([]), session_manager=session, callback_handler=None)
+    assert reloaded.state.get() == {"mode": "strict"}
+    assert [b["text"] for m in reloaded.messages for b in m["content"]] == ["one", "two", "b"]

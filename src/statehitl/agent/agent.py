@@ -154,10 +154,9 @@ class Agent:
         self._adopt_messages(loop.messages)
         kept = record.progress.get("tools") if record.status == "interrupted" else None
         if kept and "agent_state" in kept:
-            # The interrupted cycle's changes are not in the state channel yet: mark them to be written.
-            self.state = AgentState(kept["agent_state"], changed=True)
+            self.state = AgentState(kept["agent_state"])  # the interrupted cycle's changes
         else:
-            self.state = AgentState(loop.agent_state)
+            self.state = AgentState(loop.agent_state, changed=False)
 
     # -- calling ------------------------------------------------------------------------------------
 

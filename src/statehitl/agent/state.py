@@ -15,9 +15,12 @@ __all__ = ["AgentState"]
 
 
 class AgentState:
-    """JSON values by string key. ``get()`` with no key returns a copy of everything."""
+    """JSON values by string key. ``get()`` with no key returns a copy of everything.
 
-    def __init__(self, initial: dict[str, Any] | None = None, *, changed: bool = False) -> None:
+    A new one counts as changed, so an agent given one (or assigned one later) checkpoints it.
+    """
+
+    def __init__(self, initial: dict[str, Any] | None = None, *, changed: bool = True) -> None:
         values = dict(initial or {})
         require_json(values, "agent state")
         self._values = values
