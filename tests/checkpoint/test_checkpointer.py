@@ -24,6 +24,7 @@ from statehitl.checkpoint.engine import Head
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, InvalidThreadIdError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status, append
+from statehitl.testing import CountingStorage
 
 
 class S(BaseModel):
@@ -413,3 +414,32 @@ def test_user_facing_names() -> None:
     assert file_cp.storage.root.name == "somewhere"
     assert FileCheckpointer().storage.root.name == ".statehitl"
     assert "FileStorage" in repr(file_cp)
+
+
+def test_the_index_entry_is_rewritten_only_when_what_it_says_changes() -> None:
+    class S(BaseModel):
+        n: int = 0
+
+    def maybe_ask(state: S, ctx: Any) -> dict[str, int]:
+        if state.n > 10:
+            ctx.interrupt("big")
+        return {"n": state.n + 1}
+
+    g = StateGraph(S)
+    g.add_node("inc", maybe_ask)
+    g.add_edge(START, "inc")
+    g.add_edge("inc", END)
+    storage = CountingStorage(MemoryStorage())
+    app = g.compile(checkpointer=Checkpointer(storage))
+    first = app.invoke({"n": 0}, thread_id="t")
+    storage.counts = type(storage.counts)()
+    second = app.invoke({"n": 5}, thread_id="t")  # completed -> completed: the entry would say the same
+    assert storage.counts.calls["write"] == 1  # the checkpoint; no index read or write
+    entry = asyncio.run(app.checkpointer.thread_info("t"))
+    assert entry is not None
+    assert (entry.status, entry.seq) == ("completed", int(first.checkpoint_id))
+    assert int(second.checkpoint_id) > entry.seq
+    app.invoke({"n": 20}, thread_id="t")  # now it stops on an interrupt: the entry says so
+    entry = asyncio.run(app.checkpointer.thread_info("t"))
+    assert entry is not None
+    assert (entry.status, [i.name for i in entry.interrupts]) == ("interrupted", ["big"])

@@ -54,6 +54,7 @@ class Cursor:
 
     ``chain`` is the parent's Fenwick chain (the parent first, then its bases), which is all a writer
     needs to compute the next record's base. ``owner`` is the run that holds the thread (a claim).
+    ``indexed`` lets a commit skip rewriting an index entry that would say the same thing.
     """
 
     thread_id: str
@@ -63,6 +64,8 @@ class Cursor:
     owner: str | None = None
     claimed: bool = False
     migrated: bool = field(default=False)
+    indexed: tuple[Any, ...] | None = None
+    """What the thread's index entry says (status, position, interrupts), when known."""
 
     @property
     def depth(self) -> int:

@@ -193,6 +193,8 @@ class Checkpointer:
             target = newest
         record, chain = await self._walk(target)
         cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
+        if checkpoint_id is None:
+            cursor.indexed = _index_material(record)  # runs end by indexing their last checkpoint
         return Head(record, cursor, claim)
 
     async def latest(self, thread_id: str) -> CheckpointRecord | None:
@@ -302,7 +304,9 @@ class Checkpointer:
         ``held`` marks a checkpoint the run goes on from: it carries the owner's lease, so no other
         process takes the thread over while the run is alive. ``index`` also brings the thread's index
         entry up to date (a run's last checkpoint); the two writes overlap, the index one running while
-        the checkpoint is being forced to disk.
+        the checkpoint is being forced to disk. The entry is rewritten only when what it says changes
+        (status, position, pending interrupts; and always with a ``ttl``, whose expiry it carries): a
+        conversation that completes turn after turn costs one write per turn, not three.
         """
         now = time.time()
         depth = 1 if cursor.migrated else cursor.depth + 1
@@ -333,6 +337,9 @@ class Checkpointer:
         })
         put = self.storage.write(self._key(cursor.thread_id, record.seq), self._encode(record), expect=ABSENT,
                                  durable=durable)
+        material = _index_material(record) if index else None
+        if material is not None and material == cursor.indexed and self.ttl is None:
+            index = False
         try:
             if index:
                 written, indexed = await asyncio.gather(put, self.write_index(record), return_exceptions=True)
@@ -352,6 +359,8 @@ class Checkpointer:
                 "(another process resumed or updated it); reload the thread and try again"
             ) from None
         cursor.slot = cursor.parent = record.seq
+        if index:
+            cursor.indexed = material
         cursor.chain = extend_chain(() if cursor.migrated else cursor.chain, Link(depth, record.seq, lengths))
         cursor.migrated = False
         return record
@@ -482,6 +491,11 @@ class Checkpointer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.storage!r})"
+
+
+def _index_material(record: CheckpointRecord) -> tuple[Any, ...]:
+    """The part of a checkpoint its thread's index entry shows (besides seq, step and times)."""
+    return (record.status, tuple(record.pending), tuple(i.id for i in record.interrupts), record.machine)
 
 
 def owner_id() -> str:

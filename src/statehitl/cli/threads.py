@@ -35,8 +35,8 @@ def add_parser(commands: Any) -> None:
                        help=f"checkpoint store URL (default: {DEFAULT_STORE})")
 
     ls = sub.add_parser("list", help="one line per thread: status, step, pending interrupts",
-                        description="One line per thread: id, status, step, machine, last update, and the "
-                                    "interrupts it waits on (name, node, reason).")
+                        description="One line per thread: id, status, machine, the step and time of its last "
+                                    "change of status, and the interrupts it waits on (name, node, reason).")
     store_option(ls)
     ls.add_argument("--status", choices=["running", "interrupted", "completed", "cancelled"],
                     help="only threads with this status (interrupted: waiting on a human)")
