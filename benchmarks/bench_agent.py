@@ -47,7 +47,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from bench_core import Trial, bench_arguments, fmt, run_interleaved, scratch_dir, statehitl_version
+from bench_core import (
+    Trial,
+    bench_arguments,
+    fmt,
+    measure_cold_imports,
+    run_interleaved,
+    scratch_dir,
+    statehitl_version,
+)
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "agent.json"
 
@@ -85,10 +93,11 @@ class Config:
     warmup_turns: int = 3
     roundtrip_warmup: int = 3
     roundtrip_reps: int = 40
+    import_runs: int = 7
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(1, 2, 1, 5)
+        return cls(1, 2, 1, 5, 2)
 
 
 @dataclass
@@ -699,6 +708,23 @@ def profile_tables(stats: pstats.Stats, cycles: int, wall: float, top: int, titl
     return "\n".join(lines)
 
 
+AGENT_IMPORTS = {
+    "baseline": "pass",
+    "statehitl": "from statehitl import Agent, tool",
+    "strands": "from strands import Agent, tool",
+}
+
+
+def bench_cold_import(cfg: Config, workdir: Path, sides: list[str]) -> Row:
+    """What a serverless instance pays before its first agent call: importing the agent (with .pyc files)."""
+    raw = measure_cold_imports(cfg.import_runs, sides, workdir / "pycache", AGENT_IMPORTS)
+    baseline = statistics.median(raw["baseline"])
+    row = make_row("cold import of the Agent (fresh interpreter, minus `python -c pass`)", "ms",
+                   {side: [(s - baseline) * 1e3 for s in raw.get(side, [])] for side in SIDES})
+    print(f"  done: {row.name}: statehitl={fmt(row.statehitl)} strands={fmt(row.strands)}", file=sys.stderr)
+    return row
+
+
 # --------------------------------------------------------------------------- output
 
 
@@ -803,9 +829,10 @@ def main(argv: list[str] | None = None) -> int:
             env["workers"] = {side: worker.call("info") for side, worker in pool.items()}
             times = bench_conversations(cfg, pool)
             roundtrip = bench_roundtrip(cfg, pool)
+        cold = bench_cold_import(cfg, workdir, sides)
         cycle_rows, growth_rows = conversation_rows(times)
 
-    table = markdown_table([*cycle_rows, *growth_rows, roundtrip])
+    table = markdown_table([*cycle_rows, *growth_rows, roundtrip, cold])
     targets, target_results = targets_table(cycle_rows, growth_rows, roundtrip)
     print(table)
     print()
@@ -813,7 +840,7 @@ def main(argv: list[str] | None = None) -> int:
     env["loadavg_at_end"] = os.getloadavg()
     payload = {
         "environment": env,
-        "rows": [{**asdict(r), "ratio": r.ratio} for r in [*cycle_rows, *growth_rows, roundtrip]],
+        "rows": [{**asdict(r), "ratio": r.ratio} for r in [*cycle_rows, *growth_rows, roundtrip, cold]],
         "targets": target_results,
         "turn_seconds": times,
         "table_markdown": table,

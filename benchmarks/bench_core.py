@@ -429,20 +429,22 @@ def time_subprocess(code: str, env: dict[str, str]) -> float:
     return elapsed
 
 
-def measure_cold_imports(runs: int, which: list[str], cache_dir: Path) -> dict[str, list[float]]:
+def measure_cold_imports(
+    runs: int, which: list[str], cache_dir: Path, snippets: dict[str, str] = IMPORT_SNIPPETS
+) -> dict[str, list[float]]:
     """Interleave the snippets so slow drift (page cache, CPU clocks) hits all equally.
 
     One unrecorded round first fills the bytecode cache, so every recorded run
     is a normal interpreter start with .pyc files and a warm page cache.
     """
     env = bytecode_cache_env(cache_dir)
-    snippets = ["baseline", *which]
-    for name in snippets:
-        time_subprocess(IMPORT_SNIPPETS[name], env)
-    samples: dict[str, list[float]] = {name: [] for name in snippets}
+    names = ["baseline", *which]
+    for name in names:
+        time_subprocess(snippets[name], env)
+    samples: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(runs):
-        for name in snippets:
-            samples[name].append(time_subprocess(IMPORT_SNIPPETS[name], env))
+        for name in names:
+            samples[name].append(time_subprocess(snippets[name], env))
     return samples
 
 

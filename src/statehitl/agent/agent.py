@@ -10,7 +10,7 @@ in this process or any other.
 from __future__ import annotations
 
 import asyncio
-import uuid
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -88,7 +88,7 @@ class Agent:
             self.thread_id = session_manager.thread_id(self.agent_id)
         else:
             self.checkpointer = Checkpointer(MemoryStorage())
-            self.thread_id = f"agent-{uuid.uuid4().hex}"
+            self.thread_id = f"agent-{os.urandom(16).hex()}"
         self.durability: Durability = durability or ("step" if session_manager is not None else "exit")
         self._runner = Runner(agent_machine(), agent_schema(), self.hooks, self.checkpointer, source=self,
                               index=session_manager is not None)
@@ -340,7 +340,7 @@ class _ToolCaller:
         agent = self._agent
 
         def call(**tool_input: Any) -> ToolResult:
-            use = {"toolUseId": f"tooluse_{uuid.uuid4().hex[:12]}", "name": tool.tool_name, "input": tool_input}
+            use = {"toolUseId": f"tooluse_{os.urandom(6).hex()}", "name": tool.tool_name, "input": tool_input}
             return run_sync(tool.invoke(use, ToolContext(use, agent, {}), inline=True))  # type: ignore[arg-type]
 
         return call

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from statehitl.agent.result import AgentMetrics
-from statehitl.graph.channels import StateSchema, append
+from statehitl.channels import StateSchema, append
 from statehitl.hooks.agent_events import (
     AfterModelCallEvent,
     BeforeModelCallEvent,
@@ -42,6 +42,8 @@ __all__ = ["AgentLoopState", "Invocation", "add_messages", "agent_machine", "age
 
 class AgentLoopState(BaseModel):
     """What an agent's checkpoint holds."""
+
+    model_config = ConfigDict(defer_build=True)  # built on the first call, not at import
 
     messages: Annotated[list[dict[str, Any]], append] = []
     agent_state: dict[str, Any] = {}

@@ -23,7 +23,6 @@ import contextlib
 import os
 import socket
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -503,7 +502,7 @@ def owner_id() -> str:
 
     Read per call, not at import, so a forked worker names its own pid.
     """
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
 
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:

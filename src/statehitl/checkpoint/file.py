@@ -20,7 +20,6 @@ import fcntl
 import hashlib
 import os
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -100,7 +99,7 @@ class FileStorage:
         return data, _version(data)
 
     def _write_temp(self, directory: str, data: bytes, durable: bool) -> str:
-        temp = os.path.join(directory, f".tmp-{uuid.uuid4().hex}")
+        temp = os.path.join(directory, f".tmp-{os.urandom(16).hex()}")
         try:
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileNotFoundError:  # the first record of a new thread: create its directories

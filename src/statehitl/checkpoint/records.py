@@ -13,6 +13,9 @@ Three kinds live in storage:
 - ``MachineShape`` (``kind="machine"``): what a machine fingerprint stands for.
 
 ``CheckpointRecord`` is the decoded view callers get: the same metadata with every channel whole.
+
+Their validators are built on first use (``defer_build``), not at import: a serverless cold start
+pays only for the record kinds its calls touch.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ Source = Literal["input", "step", "interrupt", "cancel", "update"]
 class InterruptRecord(BaseModel):
     """A pending interrupt as stored: enough to show it to a human and to route the answer back."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     name: str
@@ -69,6 +72,8 @@ class InterruptRecord(BaseModel):
 class Piece(BaseModel):
     """Items ``start .. start+len(items)`` of an append-only channel."""
 
+    model_config = ConfigDict(defer_build=True)
+
     start: int = Field(ge=0)
     items: list[Any]
 
@@ -85,7 +90,7 @@ class CheckpointRecord(BaseModel):
     thread's first. ``owner``/``lease_until`` mark a run in progress, so a crashed run can be taken over.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["checkpoint"] = "checkpoint"
     schema_version: int = SCHEMA_VERSION
@@ -126,7 +131,7 @@ class StoredCheckpoint(CheckpointRecord):
 class ClaimRecord(BaseModel):
     """Exclusive right to continue the checkpoint ``parent_seq``, held by ``owner`` until ``lease_until``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["claim"] = "claim"
     schema_version: int = SCHEMA_VERSION
@@ -141,7 +146,7 @@ class ClaimRecord(BaseModel):
 class ThreadIndex(BaseModel):
     """What listing needs about a thread, kept in one small record instead of reading checkpoints."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["index"] = "index"
     schema_version: int = SCHEMA_VERSION
@@ -158,6 +163,8 @@ class ThreadIndex(BaseModel):
 
 class MachineShape(BaseModel):
     """The nodes, edges and schema behind a fingerprint, kept to explain a changed machine later."""
+
+    model_config = ConfigDict(defer_build=True)
 
     kind: Literal["machine"] = "machine"
     schema_version: int = SCHEMA_VERSION

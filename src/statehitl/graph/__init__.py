@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
+from statehitl.channels import append
 from statehitl.graph.builder import StateGraph
-from statehitl.graph.channels import append
 from statehitl.graph.compiled import CompiledStateGraph, GraphRunResult, StateSnapshot
 from statehitl.machine import END, START
 from statehitl.runner import NodeContext

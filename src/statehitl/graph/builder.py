@@ -13,9 +13,9 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from statehitl.channels import StateSchema
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import GraphValidationError
-from statehitl.graph.channels import StateSchema
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Machine, NodeSpec, Router

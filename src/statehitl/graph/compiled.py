@@ -6,7 +6,7 @@ interrupt responses), checks it before anything is written, and hands the positi
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -15,13 +15,13 @@ from pydantic import BaseModel
 
 from statehitl import observe
 from statehitl._sync import run_sync
+from statehitl.channels import StateSchema
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import MachineChangedError, NotInterruptedError, ResumeInputError
-from statehitl.graph.channels import StateSchema
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Machine, describe_change
@@ -136,7 +136,7 @@ class CompiledStateGraph(Generic[M]):
         invocation_state: dict[str, Any] | None = None,
     ) -> GraphRunResult[M]:
         """Async ``invoke``."""
-        thread = validate_thread_id(thread_id) if thread_id is not None else uuid.uuid4().hex
+        thread = validate_thread_id(thread_id) if thread_id is not None else os.urandom(16).hex()
         limit = _check_step_limit(step_limit) if step_limit is not None else self.step_limit
         head = await self.checkpointer.head(thread, checkpoint_id)
         at = await self._position(input, thread, head)

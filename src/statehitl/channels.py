@@ -1,0 +1,171 @@
+"""A pydantic model as a set of channels: which fields have reducers, and how updates merge.
+
+Burr's split, which keeps the runner simple: nodes compute an update, this module alone applies it.
+A field annotated ``Annotated[T, reducer]`` merges writes with ``reducer(current, new)``; any other
+field is last-write-wins, and two nodes writing it in the same step is an error, because the order of
+concurrent nodes is not something a user should have to depend on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
+
+from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
+
+__all__ = ["StateSchema", "append"]
+
+M = TypeVar("M", bound=BaseModel)
+Reducer = Callable[[Any, Any], Any]
+
+
+def append(current: list[Any] | None, new: Any) -> list[Any]:
+    """Reducer for append-only channels: ``new`` (an item or a list of items) goes on the end."""
+    items = [] if new is None else list(new) if isinstance(new, list | tuple) else [new]
+    return [*(current or ()), *items]
+
+
+class StateSchema(Generic[M]):
+    """Reduces, validates and serializes states of one pydantic model."""
+
+    def __init__(self, model: type[M]) -> None:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise TypeError(f"the state schema must be a pydantic BaseModel subclass, got {model!r}")
+        self.model = model
+        self.fields = dict(model.model_fields)
+        self.reducers: dict[str, Reducer] = {}
+        for name, info in self.fields.items():
+            for meta in info.metadata:
+                if callable(meta) and not isinstance(meta, type):
+                    self.reducers[name] = meta
+        self._adapters: dict[str, TypeAdapter[Any]] = {}
+        self.append_channels = frozenset(n for n, r in self.reducers.items() if r is append)
+        self._ordinary = [n for n in self.fields if n not in self.append_channels]
+
+    def describe(self) -> str:
+        """A stable text of the schema's fields and types, for the machine fingerprint."""
+        return ";".join(
+            f"{n}:{info.annotation!r}:{getattr(self.reducers.get(n), '__name__', '')}"
+            for n, info in self.fields.items()
+        )
+
+    def _adapter(self, name: str) -> TypeAdapter[Any]:
+        adapter = self._adapters.get(name)
+        if adapter is None:
+            # The field's constraints (``Field(ge=0)``, ``AfterValidator``...) live in its metadata, not
+            # its annotation; without them an update the model would reject could reach a checkpoint.
+            info = self.fields[name]
+            annotation: Any = info.annotation or Any
+            if info.metadata:
+                annotation = Annotated[(annotation, *info.metadata)]
+            adapter = self._adapters[name] = TypeAdapter(annotation)
+        return adapter
+
+    def _validate(self, node: str, name: str, value: Any) -> Any:
+        try:
+            return self._adapter(name).validate_python(value)
+        except ValidationError as exc:
+            raise InvalidUpdateError(
+                f"node {node!r} wrote an invalid value to {name!r} of {self.model.__name__}: "
+                f"{exc.errors(include_url=False)}"
+            ) from None
+
+    def initial(self, value: Any) -> M:
+        """The starting state of a new thread from the caller's input (a dict or a model)."""
+        if isinstance(value, self.model):
+            return value
+        if isinstance(value, BaseModel):
+            value = value.model_dump()
+        if not isinstance(value, dict):
+            raise TypeError(
+                f"input must be a dict or a {self.model.__name__}, got {type(value).__name__}: {value!r}"
+            )
+        try:
+            return self.model.model_validate(value)
+        except ValidationError as exc:
+            raise InvalidUpdateError(
+                f"input does not fit {self.model.__name__}: {exc.errors(include_url=False)}"
+            ) from None
+
+    def normalize_update(self, node: str, returned: Any) -> dict[str, Any]:
+        """What a node returned, as ``{field: value}``: None, a dict, or a model (its set fields)."""
+        if returned is None:
+            return {}
+        if isinstance(returned, BaseModel):
+            if not isinstance(returned, self.model):
+                raise InvalidUpdateError(
+                    f"node {node!r} returned a {type(returned).__name__}; return a dict, a "
+                    f"{self.model.__name__} or None"
+                )
+            return {name: getattr(returned, name) for name in returned.model_fields_set}
+        if not isinstance(returned, dict):
+            raise InvalidUpdateError(
+                f"node {node!r} returned {type(returned).__name__} {returned!r}; return a dict of field "
+                f"updates, a {self.model.__name__} or None"
+            )
+        unknown = [k for k in returned if k not in self.fields]
+        if unknown:
+            raise InvalidUpdateError(
+                f"node {node!r} wrote unknown field(s) {unknown}; {self.model.__name__} has {list(self.fields)}"
+            )
+        return returned
+
+    def apply(self, state: M, writes: list[tuple[str, dict[str, Any]]]) -> M:
+        """Merge the updates of one step into ``state``; concurrent writes need a reducer."""
+        if not any(update for _, update in writes):
+            return state
+        merged: dict[str, Any] = {}
+        writers: dict[str, str] = {}
+        for node, update in writes:
+            for name, value in update.items():
+                reducer = self.reducers.get(name)
+                if reducer is None:
+                    if name in writers:
+                        raise InvalidUpdateError(
+                            f"nodes {writers[name]!r} and {node!r} both wrote {name!r} in the same step, "
+                            f"but {name!r} has no reducer; give it one, e.g. Annotated[list[str], append], "
+                            "or let only one of them write it"
+                        )
+                    merged[name] = self._validate(node, name, value)
+                elif reducer is append:
+                    new = [] if value is None else value if isinstance(value, list | tuple) else [value]
+                    current = merged[name] if name in merged else getattr(state, name)
+                    merged[name] = [*current, *self._validate(node, name, new)]
+                else:
+                    current = merged[name] if name in merged else getattr(state, name)
+                    merged[name] = self._validate(node, name, reducer(current, value))
+                writers[name] = node
+        return state.model_copy(update=merged)
+
+    # -- the engine's StateCodec: append-only channels are stored as deltas --------------------------
+
+    def dump_values(self, state: M) -> dict[str, Any]:
+        """The ordinary channels as JSON (append-only ones are stored as deltas by the engine)."""
+        if not self.append_channels:
+            return state.model_dump(mode="json")
+        return state.model_dump(mode="json", include=set(self._ordinary))
+
+    def dump_items(self, state: M, channel: str, start: int) -> list[Any]:
+        """Items ``start:`` of an append-only channel as JSON: only what a step added gets serialized."""
+        items: list[Any] = to_jsonable_python(getattr(state, channel)[start:])
+        return items
+
+    def length(self, state: M, channel: str) -> int:
+        return len(getattr(state, channel))
+
+    def load(self, values: dict[str, Any]) -> M:
+        """A stored state back as the model; a mismatch means the thread was written by other code."""
+        try:
+            return self.model.model_validate(values)
+        except ValidationError as exc:
+            raise CheckpointCorruptError(
+                f"a stored state does not fit {self.model.__name__} (was the thread written by a different "
+                f"state schema?): {exc.errors(include_url=False)}"
+            ) from None
+
+    def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        dumped: dict[str, Any] = to_jsonable_python(update)
+        return dumped
