@@ -158,7 +158,9 @@ def test_a_model_failure_propagates_and_the_agent_can_go_on() -> None:
     agent = Agent(model=ScriptedModel([RuntimeError("model down"), "back"]), callback_handler=None)
     with pytest.raises(RuntimeError, match="model down"):
         agent("hi")
+    assert agent.messages == []  # nothing of the failed call was kept, so nothing is half there
     assert str(agent("again")) == "back"
+    assert [m["role"] for m in agent.messages] == ["user", "assistant"]
 
 
 def test_before_model_call_can_cancel_and_messages_are_announced() -> None:

@@ -264,3 +264,12 @@ def test_hooks_may_be_async(calls: list[str]) -> None:
     agent.add_hook(BeforeToolCallEvent, approve)
     assert agent(answer(agent("go"))).stop_reason == "end_turn"
     assert calls == ["inspect ['a']", "delete ['a']"]
+
+
+def test_interrupt_names_are_unique_per_event_across_its_hooks(calls: list[str]) -> None:
+    agent = Agent(model=ScriptedModel([BATCH, "done"]), tools=make_tools(calls), callback_handler=None)
+    agent.add_hook(BeforeToolCallEvent, lambda e: e.interrupt("approval"))
+    agent.add_hook(BeforeToolCallEvent, lambda e: e.interrupt("approval"))
+    with pytest.raises(ValueError, match="'approval' is used twice"):
+        agent("go")
+    assert calls == []

@@ -240,7 +240,10 @@ class Agent:
             record, loop = await self._runner.run(at, step_limit=self.step_limit, durability=self.durability,
                                                   invocation_state=invocation_state)
         except BaseException as exc:
-            self._head = None  # the store is the truth after a failed run; reload it on the next call
+            # The store is the truth after a failed run: what it kept of the run, or else the
+            # conversation as it was before this call. A session reloads it on the next call.
+            self._adopt_messages(self._loop.messages)
+            self._head = None
             if self.session_manager is None:
                 await self._restore()
             run.trace.end("error", run.metrics.accumulated_usage, exc)
