@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -92,7 +93,7 @@ class Agent:
         self.durability: Durability = durability or ("step" if session_manager is not None else "exit")
         self._runner = Runner(agent_machine(), agent_schema(), self.hooks, self.checkpointer, source=self,
                               index=session_manager is not None)
-        self._running = False
+        self._running = threading.Lock()
         self._head: Head | None = None
         self._loop = AgentLoopState()
         self._messages: list[dict[str, Any]] = self._loop.messages
@@ -204,12 +205,11 @@ class Agent:
 
     async def _invoke(self, prompt: Any, invocation_state: dict[str, Any],
                       emit: Callable[[dict[str, Any]], None] | None) -> AgentResult:
-        if self._running:
+        if not self._running.acquire(blocking=False):  # a lock, not a flag: callers may be threads
             raise RuntimeError(
                 f"agent {self.name!r} is already running a call; one agent runs one call at a time "
                 "(use one Agent per concurrent conversation)"
             )
-        self._running = True
         try:
             while True:
                 result = await self._invoke_once(prompt, invocation_state, emit)
@@ -220,7 +220,7 @@ class Agent:
                     return result
                 prompt = after.resume
         finally:
-            self._running = False
+            self._running.release()
 
     async def _invoke_once(self, prompt: Any, invocation_state: dict[str, Any],
                            emit: Callable[[dict[str, Any]], None] | None) -> AgentResult:
