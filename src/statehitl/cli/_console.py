@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-__all__ = ["DEFAULT_STORE", "CliError", "Console", "compact_json", "one_line"]
+__all__ = ["COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "one_line"]
 
 DEFAULT_STORE = "file://.statehitl"
 """Where the CLI keeps and looks for threads unless ``--store`` says otherwise."""
+
+COMMAND_ENV = "STATEHITL_COMMAND"
+"""How the user reaches this CLI when ``statehitl`` is not on PATH (``./dev.sh cli`` sets it)."""
 
 
 class CliError(Exception):
@@ -23,6 +27,17 @@ class CliError(Exception):
 def one_line(text: str) -> str:
     """``text`` with every run of whitespace (newlines included) collapsed to one space."""
     return " ".join(text.split())
+
+
+def cli_command(*words: str, store: str = DEFAULT_STORE) -> str:
+    """A ``statehitl WORDS... [--store URL]`` command line to print as a hint, quoted for a shell.
+
+    The program is ``$STATEHITL_COMMAND`` when set, so a hint printed under ``./dev.sh`` can be pasted as
+    is; ``--store`` is added only when it is not the default, so the usual hint stays short.
+    """
+    program = shlex.split(os.environ.get(COMMAND_ENV, "statehitl")) or ["statehitl"]
+    extra = [] if store == DEFAULT_STORE else ["--store", store]
+    return shlex.join([*program, *words, *extra])
 
 
 def compact_json(value: Any) -> str:

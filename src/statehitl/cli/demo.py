@@ -1,39 +1,38 @@
-"""``statehitl demo``: a refund that waits for a human, on the file store, across processes.
+"""``statehitl demo``: a machine that waits for a human, on the file store, across processes.
 
-The workflow is in ``statehitl.cli.refund`` (imported only when the demo runs, so ``statehitl --help``
-stays fast). On a terminal the demo asks y/N at the interrupt; otherwise (or with ``--no-wait``) it
-prints the command that answers later, ``statehitl demo --resume THREAD --answer y``, which works from a
-new process because everything the thread needs is in the store. ``statehitl draw
-statehitl.cli.demo:build_graph`` prints the machine's Mermaid.
+Two variants, one UX (``statehitl.cli._demo_driver``): the default is a refund workflow, a ``StateGraph``
+(``statehitl.cli.refund``); ``--agent`` is the seed's file-cleanup ``Agent`` with an approval hook on
+``delete_files`` (``statehitl.cli.cleanup_agent``), whose sessions are threads of the same store. Both
+are imported only when the demo runs, so ``statehitl --help`` stays fast. On a terminal the demo asks
+y/N at the interrupt; otherwise (or with ``--no-wait``) it prints the command that answers later,
+``statehitl demo [--agent] --resume THREAD --answer y``, which works from a new process because
+everything the thread needs is in the store.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
-import os
-import shlex
-import sys
 import uuid
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from statehitl import observe
-from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json
+from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, one_line
+from statehitl.cli._demo_driver import Driver, Subject, TransitionPrinter, parse_answer, responses
 
 if TYPE_CHECKING:
+    from statehitl.agent import Agent, AgentResult
     from statehitl.cli.refund import Refund
-    from statehitl.graph import CompiledStateGraph, GraphRunResult, StateGraph
+    from statehitl.graph import GraphRunResult, StateGraph
     from statehitl.interrupt import Interrupt
+    from statehitl.machine import Machine
+    from statehitl.session import SessionManager
 
 __all__ = ["TransitionPrinter", "add_parser", "build_graph", "parse_answer", "run"]
 
 DEFAULT_CUSTOMER = "Ada Lovelace"
 DEFAULT_REQUEST = "The blender arrived broken."
 DEFAULT_AMOUNT = 120.0
-_YES = {"y", "yes"}
-_NO = {"n", "no"}
+_REFUND_OPTIONS = ("amount", "customer", "request")
 
 
 def build_graph() -> StateGraph[Refund]:
@@ -43,60 +42,6 @@ def build_graph() -> StateGraph[Refund]:
     return refund.build_graph()
 
 
-# -- watching it run --------------------------------------------------------------------------------
-
-
-class TransitionPrinter:
-    """A ``statehitl.observe`` observer that prints each transition as it happens."""
-
-    def __init__(self, console: Console, reducers: frozenset[str] = frozenset()) -> None:
-        self.console = console
-        self.reducers = reducers
-        self.pad = " " * 10
-
-    @contextlib.contextmanager
-    def attached(self) -> Iterator[TransitionPrinter]:
-        observe.observers.append(self)
-        try:
-            yield self
-        finally:
-            if self in observe.observers:
-                observe.observers.remove(self)
-
-    def _write_lines(self, writes: dict[str, dict[str, Any]]) -> list[str]:
-        lines = []
-        for node, update in writes.items():
-            who = f"{node}: " if len(writes) > 1 else ""
-            for name, value in update.items():
-                op = "+=" if name in self.reducers else "="
-                lines.append(f"{who}{name} {op} {compact_json(value)}")
-        return lines
-
-    def on_event(self, kind: str, fields: dict[str, Any]) -> None:
-        c, pad = self.console, self.pad
-        if kind == "node.enter":
-            step = f"step {fields['step']}".ljust(8)
-            c.print(f"  {c.style(step, 'dim')}{c.g('enter')} {c.style(fields['node'], 'bold')}")
-        elif kind == "node.cancelled":
-            c.print(f"{pad}{c.style(c.g('cancel') + ' cancelled ' + fields['node'], 'red')}: {fields['message']}")
-        elif kind == "step":
-            for line in self._write_lines(fields["writes"]):
-                c.print(f"{pad}{line}")
-            nxt = ", ".join(fields["next"]) or "END"
-            c.print(f"{pad}{c.style(c.g('arrow') + ' ' + nxt, 'cyan')}")
-        elif kind == "interrupt.raised":
-            head = f"{c.g('pause')} interrupt {fields['name']!r} from {fields['source']} {fields['node']}"
-            c.print(f"{pad}{c.style(head, 'yellow', 'bold')}")
-            c.print(f"{pad}  reason: {compact_json(fields['reason'])}")
-        elif kind == "interrupt.answered":
-            response = compact_json(fields["response"])
-            answer = f"{c.g('answer')} answer to {fields['name']!r} at {fields['node']}: {response}"
-            c.print(f"  {c.style(answer, 'green')}")
-        elif kind == "checkpoint":
-            note = f"{c.g('dot')} checkpoint {fields['seq']} saved ({fields['status']})"
-            c.print(f"{pad}{c.style(note, 'dim')}")
-
-
 # -- the command ------------------------------------------------------------------------------------
 
 
@@ -104,16 +49,22 @@ def add_parser(commands: Any) -> None:
     """Register ``demo`` on the top-level subcommands."""
     parser = commands.add_parser(
         "demo",
-        help="run the refund-approval demo (pauses for a human, resumes in any process)",
+        help="run the approval demo: a refund graph, or with --agent a file-cleanup agent (pauses for a "
+             "human, resumes in any process)",
         description=(
-            "A refund workflow that stops for a human's approval. On a terminal it asks y/N; otherwise, or "
-            "with --no-wait, it saves the thread and prints how to answer later with "
-            "'statehitl demo --resume THREAD --answer y'."
+            "A refund workflow (or, with --agent, a file-cleanup agent) that stops for a human's approval. On a "
+            "terminal it asks y/N; otherwise, or with --no-wait, it saves the thread and prints how to answer "
+            "later with 'statehitl demo [--agent] --resume THREAD --answer y'."
         ),
     )
+    parser.add_argument("--agent", action="store_true",
+                        help="run the file-cleanup agent (its session is a thread of the store) instead of the "
+                             "refund graph; its tools only pretend, no file is touched")
     parser.add_argument("--store", default=DEFAULT_STORE, metavar="URL",
                         help=f"checkpoint store URL (default: {DEFAULT_STORE}, in the current directory)")
-    parser.add_argument("--thread", metavar="ID", help="thread id for a new run (default: a fresh refund-XXXXXXXX)")
+    parser.add_argument("--thread", metavar="ID",
+                        help="thread id for a new run (default: a fresh refund-XXXXXXXX; with --agent, the "
+                             "session id, default cleanup-XXXXXXXX)")
     parser.add_argument("--no-wait", action="store_true",
                         help="do not ask at the terminal; stop at the interrupt and print how to answer later")
     parser.add_argument("--resume", metavar="THREAD", help="answer the pending approval of THREAD and finish it")
@@ -136,190 +87,105 @@ def _amount(text: str) -> float:
     return round(value, 2)
 
 
-def parse_answer(text: str, *, where: str = "--answer") -> Literal["y", "n"]:
-    """``y``/``yes`` -> ``"y"``, ``n``/``no`` -> ``"n"`` (any case); anything else is a ``CliError``."""
-    word = text.strip().lower()
-    if word in _YES:
-        return "y"
-    if word in _NO:
-        return "n"
-    raise CliError(f"{where} must be y or n, got {text.strip()!r}")
-
-
 def run(args: argparse.Namespace, console: Console) -> int:
-    from statehitl.checkpoint import Checkpointer, validate_thread_id
-    from statehitl.cli.refund import Refund
+    from statehitl.checkpoint import validate_thread_id
 
     if args.answer is not None and args.resume is None:
         raise CliError("--answer goes with --resume THREAD (a new run asks on the terminal, or stops with --no-wait)")
+    if args.agent:
+        refund_only = [f"--{n}" for n in _REFUND_OPTIONS if getattr(args, n) is not None]
+        if refund_only:
+            verb = "applies" if len(refund_only) == 1 else "apply"
+            raise CliError(f"{', '.join(refund_only)} {verb} only to the refund demo, not to --agent")
     if args.resume is not None:
-        extra = [f"--{n}" for n in ("thread", "amount", "customer", "request") if getattr(args, n) is not None]
+        extra = [f"--{n}" for n in ("thread", *_REFUND_OPTIONS) if getattr(args, n) is not None]
         if extra:
             raise CliError(f"--resume continues an existing thread; {', '.join(extra)} only apply to a new run")
         answer = parse_answer(args.answer) if args.answer is not None else None
         thread = validate_thread_id(args.resume)
     else:
         answer = None
-        thread = validate_thread_id(args.thread) if args.thread is not None else f"refund-{uuid.uuid4().hex[:8]}"
-    checkpointer = Checkpointer.from_url(args.store)
-    app = build_graph().compile(checkpointer=checkpointer)
-    demo = _Demo(app, console, thread, args.store, no_wait=args.no_wait)
-    if args.resume is not None:
-        return demo.resume(answer)
-    return demo.start(
-        Refund(
-            customer=args.customer or DEFAULT_CUSTOMER,
-            request=args.request or DEFAULT_REQUEST,
-            amount=args.amount if args.amount is not None else DEFAULT_AMOUNT,
-        )
+        prefix = "cleanup" if args.agent else "refund"
+        thread = validate_thread_id(args.thread) if args.thread is not None else f"{prefix}-{uuid.uuid4().hex[:8]}"
+    subject: Subject[Any]
+    if args.agent:
+        subject = _CleanupSubject(console, thread, args.store)
+    else:
+        subject = _RefundSubject(console, thread, args.store, None if args.resume is not None else _refund(args))
+    driver: Driver[Any] = Driver(subject, no_wait=args.no_wait)
+    return driver.resume(answer) if args.resume is not None else driver.start()
+
+
+def _refund(args: argparse.Namespace) -> Refund:
+    from statehitl.cli.refund import Refund
+
+    return Refund(
+        customer=args.customer or DEFAULT_CUSTOMER,
+        request=args.request or DEFAULT_REQUEST,
+        amount=args.amount if args.amount is not None else DEFAULT_AMOUNT,
     )
 
 
-class _Demo:
-    def __init__(self, app: CompiledStateGraph[Refund], console: Console, thread: str, store: str,
-                 *, no_wait: bool) -> None:
-        self.app = app
-        self.c = console
-        self.thread = thread
-        self.store = store
-        self.no_wait = no_wait
-        self.printer = TransitionPrinter(console, frozenset(app.schema.reducers))
+def _print_values(console: Console, values: dict[str, Any]) -> None:
+    """``name  value`` lines, aligned; a list is numbered, one item a line."""
+    if not values:
+        console.print("  (empty)")
+        return
+    width = max(len(k) for k in values)
+    for name, value in values.items():
+        label = f"  {name.ljust(width)}  "
+        if isinstance(value, list):
+            if not value:
+                console.print(f"{label}[]")
+            for i, item in enumerate(value, 1):
+                text = item if isinstance(item, str) else compact_json(item)
+                console.print(f"{label if i == 1 else ' ' * len(label)}{i}. {text}")
+        else:
+            console.print(f"{label}{value if isinstance(value, str) else compact_json(value)}")
+
+
+# -- the refund graph -------------------------------------------------------------------------------
+
+
+class _RefundSubject(Subject["GraphRunResult[Refund]"]):
+    headline = "a refund that waits for a human"
+    choices = ("approve and pay", "reject")
+    draw = "statehitl.cli.demo:build_graph"
+
+    def __init__(self, console: Console, thread: str, store: str, request: Refund | None) -> None:
+        from statehitl.checkpoint import Checkpointer
         from statehitl.cli import refund
 
+        checkpointer = Checkpointer.from_url(store)
+        super().__init__(console, thread, store, checkpointer)
+        self.app = build_graph().compile(checkpointer=checkpointer)
+        self.request = request
         self.refund = refund
+        self._printer = TransitionPrinter(console, frozenset(self.app.schema.reducers))
 
-    # -- the two entry points ---------------------------------------------------------------------
+    @property
+    def machine(self) -> Machine:
+        return self.app.machine
 
-    def start(self, request: Refund) -> int:
-        from statehitl._sync import run_sync
+    @property
+    def printer(self) -> TransitionPrinter:
+        return self._printer
 
-        c = self.c
-        existing = run_sync(self.app.checkpointer.latest(self.thread))  # the raw record: any machine's thread
-        if existing is not None:
-            if existing.status == "interrupted":
-                raise CliError(
-                    f"thread {self.thread!r} already exists and waits for an answer; answer it with: "
-                    f"{self._command('y')}"
-                )
-            raise CliError(
-                f"thread {self.thread!r} already exists in {self.store} ({existing.status}); pick another --thread "
-                f"or delete it with: {self._cli('threads', 'delete', self.thread)}"
-            )
-        from statehitl.cli.draw import text_diagram
+    def intro(self) -> None:
+        pass  # the run's first transition (intake) says what was asked
 
-        c.print(c.style("statehitl demo: a refund that waits for a human", "bold"))
-        c.print(f"  thread  {self.thread}")
-        c.print(f"  store   {self.store}")
-        c.print()
-        c.print(c.style(f"The machine ({self.app.machine.name})", "bold"))
-        c.print(text_diagram(self.app.machine, c))
-        c.print(c.style("  Mermaid: statehitl draw statehitl.cli.demo:build_graph", "dim"))
-        c.print()
-        c.print(c.style("Run", "bold"))
-        with self.printer.attached():
-            result = self.app.invoke(request, thread_id=self.thread)
-        return self._drive(result)
+    def question(self, reason: Any) -> str:
+        return self.refund.question(reason)
 
-    def resume(self, answer: str | None) -> int:
-        from statehitl._sync import run_sync
+    def start(self) -> GraphRunResult[Refund]:
+        assert self.request is not None, "a new run needs the refund request"
+        return self.app.invoke(self.request, thread_id=self.thread)
 
-        c = self.c
-        record = run_sync(self.app.checkpointer.latest(self.thread))
-        if record is None:
-            raise CliError(
-                f"unknown thread {self.thread!r} in {self.store}; see the threads there with: "
-                f"{self._cli('threads', 'list')}"
-            )
-        if record.fingerprint != self.app.machine.fingerprint:
-            raise CliError(
-                f"thread {self.thread!r} belongs to machine {record.machine!r}, not to this demo's "
-                f"{self.app.machine.name!r}; it cannot be resumed with 'statehitl demo'"
-            )
-        if record.status != "interrupted":
-            raise CliError(
-                f"thread {self.thread!r} is not waiting for an answer (it is {record.status} at step "
-                f"{record.step}); see its history with: {self._cli('threads', 'show', self.thread)}"
-            )
-        pending = [i.to_interrupt() for i in record.interrupts]
-        c.print(c.style(f"statehitl demo: resuming thread {self.thread}", "bold"))
-        c.print(f"  store   {self.store}")
-        c.print(f"  at      checkpoint {record.seq}, step {record.step}, next {', '.join(record.pending)}")
-        for interrupt in pending:
-            ask = self.refund.question(interrupt.reason)
-            c.print(f"  {c.style(c.g('pause') + ' ' + interrupt.name, 'yellow')}: {ask}")
-        c.print()
-        if answer is None:
-            if self.no_wait:
-                self._how_to_answer(pending)
-                return 0
-            answer = self._ask(pending) if sys.stdin.isatty() else self._read_piped()
-            if answer is None:
-                self._how_to_answer(pending)
-                return 0
-        c.print(c.style("Run", "bold"))
-        with self.printer.attached():
-            result = self.app.invoke(_responses(pending, answer), thread_id=self.thread)
-        return self._drive(result)
+    def answer(self, pending: list[Interrupt], answer: str) -> GraphRunResult[Refund]:
+        return self.app.invoke(responses(pending, answer), thread_id=self.thread)
 
-    # -- shared -----------------------------------------------------------------------------------
-
-    def _drive(self, result: GraphRunResult[Refund]) -> int:
-        """Answer interrupts at the terminal while there are any (and we may ask), then show the end."""
-        while result.stop_reason == "interrupt":
-            answer = None if self.no_wait or not sys.stdin.isatty() else self._ask(result.interrupts)
-            if answer is None:
-                self._how_to_answer(result.interrupts)
-                return 0
-            with self.printer.attached():
-                result = self.app.invoke(_responses(result.interrupts, answer), thread_id=self.thread)
-        self._final(result)
-        return 0
-
-    def _ask(self, pending: list[Interrupt]) -> str | None:
-        """Ask on the terminal; ``None`` if the human leaves (end of input, Ctrl-C)."""
-        c = self.c
-        prompt = f"\n{c.style(self.refund.question(pending[0].reason), 'bold')} [y/N] "
-        while True:
-            c.write(prompt)
-            try:
-                line = sys.stdin.readline()
-            except KeyboardInterrupt:
-                line = ""
-            if not line:  # end of input: leave the thread waiting
-                c.print()
-                return None
-            if not line.strip():
-                answer = "n"
-            else:
-                try:
-                    answer = parse_answer(line, where="the answer")
-                except CliError:
-                    c.print("Please answer y or n.")
-                    prompt = f"{c.style(self.refund.question(pending[0].reason), 'bold')} [y/N] "
-                    continue
-            c.print()
-            return answer
-
-    def _read_piped(self) -> str:
-        """The answer from a pipe (``echo y | statehitl demo --resume T``): the first line of stdin."""
-        line = sys.stdin.readline()
-        if not line.strip():
-            raise CliError(f"no answer for thread {self.thread!r}: pass --answer y|n, or pipe y or n on stdin")
-        return parse_answer(line, where="the answer on stdin")
-
-    def _how_to_answer(self, pending: list[Interrupt]) -> None:
-        c = self.c
-        c.print()
-        head = f"{c.g('pause')} Waiting for a human: {self.refund.question(pending[0].reason)}"
-        c.print(c.style(head, "yellow", "bold"))
-        if self.store.startswith("memory://"):
-            c.print("  Note: a memory:// store ends with this process; use a file:// store to answer later.")
-        c.print(f"  Thread {self.thread} is saved in {self.store}. Answer from any process, now or later:")
-        c.print(f"    {self._command('y')}    # approve and pay")
-        c.print(f"    {self._command('n')}    # reject")
-
-    def _final(self, result: GraphRunResult[Refund]) -> None:
-        c, state, money = self.c, result.state, self.refund.money
+    def final(self, result: GraphRunResult[Refund]) -> None:
+        c, state, money = self.console, result.state, self.refund.money
         c.print()
         if state.paid:
             verdict = c.style(f"{c.g('done')} Refund of {money(state.amount)} paid to {state.customer} "
@@ -332,30 +198,152 @@ class _Demo:
         c.print(verdict)
         c.print(c.style(f"Final state ({result.status}, step {result.step}, checkpoint {result.checkpoint_id})",
                         "bold"))
-        values = state.model_dump(mode="json")
-        width = max(len(k) for k in values)
-        for name, value in values.items():
-            label = f"  {name.ljust(width)}  "
-            if isinstance(value, list):
-                if not value:
-                    c.print(f"{label}[]")
-                for i, item in enumerate(value, 1):
-                    text = item if isinstance(item, str) else compact_json(item)
-                    c.print(f"{label if i == 1 else ' ' * len(label)}{i}. {text}")
-            else:
-                c.print(f"{label}{value if isinstance(value, str) else compact_json(value)}")
-        c.print(c.style(f"  History: {self._cli('threads', 'show', self.thread)}", "dim"))
-
-    def _cli(self, *words: str) -> str:
-        # STATEHITL_COMMAND: how the user reaches this CLI when it is not on PATH (``./dev.sh cli``).
-        program = shlex.split(os.environ.get("STATEHITL_COMMAND", "statehitl")) or ["statehitl"]
-        store = [] if self.store == DEFAULT_STORE else ["--store", self.store]
-        return shlex.join([*program, *words, *store])
-
-    def _command(self, answer: str) -> str:
-        return self._cli("demo", "--resume", self.thread, "--answer", answer)
+        _print_values(c, state.model_dump(mode="json"))
+        c.print(c.style(f"  History: {self.cli('threads', 'show', self.thread)}", "dim"))
 
 
-def _responses(pending: list[Interrupt], answer: str) -> list[dict[str, Any]]:
-    return [{"interruptResponse": {"interruptId": i.id, "response": answer}} for i in pending]
+# -- the file-cleanup agent -------------------------------------------------------------------------
 
+
+def _session(store: str, session_id: str) -> SessionManager:
+    """The agent's session on the demo's store: a ``FileSessionManager`` on a file store, else by URL."""
+    from statehitl.checkpoint.file import FileStorage
+    from statehitl.session import FileSessionManager, SessionManager
+
+    if store.startswith("file://") or "://" not in store:
+        return FileSessionManager(session_id, storage_dir=FileStorage.from_url(store).root)
+    return SessionManager.from_url(store, session_id=session_id)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _parts(message: dict[str, Any], names: dict[str, str]) -> list[str]:
+    """A message's blocks, one short line each; ``names`` maps tool use ids to tool names as they appear."""
+    parts = []
+    for block in message.get("content", []):
+        if "text" in block:
+            parts.append(_short(block["text"]))
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            names[use["toolUseId"]] = use["name"]
+            args = ", ".join(f"{k}={compact_json(v)}" for k, v in (use.get("input") or {}).items())
+            parts.append(_short(f"{use['name']}({args})"))
+        elif "toolResult" in block:
+            result = block["toolResult"]
+            content = " ".join(b["text"] if "text" in b else compact_json(b.get("json", b))
+                               for b in result.get("content", []))
+            parts.append(_short(f"{names.get(result['toolUseId'], result['toolUseId'])} -> {result['status']}: "
+                                f"{content}"))
+        else:
+            parts.append(_short(compact_json(block)))
+    return parts
+
+
+class _AgentPrinter(TransitionPrinter):
+    """The transition printer, with messages summarized and each tool's result shown as it comes."""
+
+    def __init__(self, console: Console) -> None:
+        from statehitl.agent.loop import agent_schema
+
+        super().__init__(console, frozenset(agent_schema().reducers))
+        self.names: dict[str, str] = {}
+
+    def write_lines(self, name: str, value: Any) -> list[str]:
+        if name == "messages" and isinstance(value, list):
+            return [line for m in value for line in self._message(f"messages += {m.get('role')}: ", m)]
+        if name == "turn" and isinstance(value, dict):
+            return self._message(f"turn = {value.get('role')}: ", value)
+        return super().write_lines(name, value)
+
+    def _message(self, head: str, message: dict[str, Any]) -> list[str]:
+        """A message's parts under one another, the first after ``head``."""
+        parts = _parts(message, self.names) or ["(empty)"]
+        return [f"{head if i == 0 else ' ' * len(head)}{part}" for i, part in enumerate(parts)]
+
+    def on_callback(self, **event: Any) -> None:
+        """The agent's callback handler: the observer sees a tool's outcome, this shows what it returned."""
+        result = event.get("tool_result")
+        if result is not None:
+            content = " ".join(b["text"] if "text" in b else compact_json(b.get("json", b))
+                               for b in result.get("content", []))
+            self.console.print(f"{self.pad}  {self.console.g('answer')} {_short(content)}")
+
+
+class _CleanupSubject(Subject["AgentResult"]):
+    noun = "session"
+    words = ("demo", "--agent")
+    title = "statehitl demo --agent"
+    headline = "a file-cleanup agent that asks before it deletes"
+    choices = ("allow the deletion (pretend: no file is touched)", "deny it")
+    draw = "statehitl.cli.cleanup_agent:demo_agent"
+
+    def __init__(self, console: Console, session_id: str, store: str) -> None:
+        from statehitl.cli import cleanup_agent
+
+        self.session = _session(store, session_id)
+        super().__init__(console, session_id, store, self.session.checkpointer)
+        self.cleanup = cleanup_agent
+        self._printer = _AgentPrinter(console)
+        self.agent: Agent | None = None
+
+    @property
+    def machine(self) -> Machine:
+        from statehitl.agent.loop import agent_machine
+
+        return agent_machine()  # what every Agent's .machine is: one loop machine for all agents
+
+    @property
+    def printer(self) -> TransitionPrinter:
+        return self._printer
+
+    def intro(self) -> None:
+        self.console.print(f"  prompt  {self.cleanup.PROMPT}")
+        tools = ", ".join(t.tool_name for t in (self.cleanup.inspect_files, self.cleanup.delete_files))
+        self.console.print(f"  tools   {tools} (they only pretend: no file is read or deleted)")
+
+    def question(self, reason: Any) -> str:
+        return self.cleanup.question(reason)
+
+    def _agent(self, replies: list[Any]) -> Agent:
+        # A new Agent per call, on the same session (the seed's server pattern); its model holds only the
+        # replies this call needs, so a resumed run that called the model early would fail loudly.
+        self.agent = self.cleanup.build_agent(self.session, replies, self._printer.on_callback)
+        return self.agent
+
+    def start(self) -> AgentResult:
+        return self._agent([self.cleanup.first_reply()])(self.cleanup.PROMPT)
+
+    def answer(self, pending: list[Interrupt], answer: str) -> AgentResult:
+        return self._agent([self.cleanup.final_reply(answer)])(responses(pending, answer))
+
+    def final(self, result: AgentResult) -> None:
+        from statehitl._sync import run_sync
+
+        c, agent = self.console, self.agent
+        assert agent is not None, "final() follows a run"
+        state = agent.state.get()
+        c.print()
+        if state.get("deleted"):
+            deleted = state["deleted"]
+            verdict = c.style(f"{c.g('done')} Deleted {len(deleted)} files (pretend): {', '.join(deleted)}.",
+                              "green", "bold")
+        elif state.get(self.cleanup.APPROVAL) is not None:
+            verdict = c.style(f"{c.g('cancel')} Deletion denied: nothing was deleted.", "red", "bold")
+        else:
+            verdict = c.style(f"Run ended: {result.stop_reason}.", "bold")
+        c.print(verdict)
+        c.print(c.style(f"Conversation ({len(agent.messages)} messages)", "bold"))
+        names: dict[str, str] = {}
+        for i, message in enumerate(agent.messages, 1):
+            label = f"  {i}. {str(message.get('role')).ljust(9)}  "
+            for j, part in enumerate(_parts(message, names)):
+                c.print(f"{label if j == 0 else ' ' * len(label)}{part}")
+        record = run_sync(agent.checkpointer.latest(self.thread))
+        where = (f"{record.status}, step {record.step}, checkpoint {record.checkpoint_id}, " if record is not None
+                 else "")
+        c.print(c.style(f"agent.state ({where}stop reason {result.stop_reason})", "bold"))
+        _print_values(c, state)
+        c.print(c.style(f"  History: {self.cli('threads', 'show', self.thread)}", "dim"))

@@ -1,0 +1,321 @@
+"""What both ``statehitl demo`` variants share: watching a run, asking y/N, and resuming later.
+
+The refund graph and the file-cleanup agent differ only in what they run and how they show the end, so
+each is a ``Subject`` and one ``Driver`` does the talking: it refuses to start over an existing thread,
+shows the machine, prints each transition, asks at a terminal (or stops and prints the exact command that
+answers later, from any process), checks a thread before resuming it, and loops while the run stops on
+interrupts. Keeping that in one place keeps the two demos' UX identical.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+from statehitl import observe
+from statehitl.cli._console import CliError, Console, cli_command, compact_json
+
+if TYPE_CHECKING:
+    from statehitl.checkpoint import Checkpointer
+    from statehitl.interrupt import Interrupt
+    from statehitl.machine import Machine
+
+__all__ = ["Driver", "RunResult", "Subject", "TransitionPrinter", "parse_answer", "responses"]
+
+_YES = {"y", "yes"}
+_NO = {"n", "no"}
+
+
+def parse_answer(text: str, *, where: str = "--answer") -> Literal["y", "n"]:
+    """``y``/``yes`` -> ``"y"``, ``n``/``no`` -> ``"n"`` (any case); anything else is a ``CliError``."""
+    word = text.strip().lower()
+    if word in _YES:
+        return "y"
+    if word in _NO:
+        return "n"
+    raise CliError(f"{where} must be y or n, got {text.strip()!r}")
+
+
+def responses(pending: list[Interrupt], answer: str) -> list[dict[str, Any]]:
+    """The resume input that gives ``answer`` to every pending interrupt (graphs and agents take the same)."""
+    return [{"interruptResponse": {"interruptId": i.id, "response": answer}} for i in pending]
+
+
+# -- watching it run --------------------------------------------------------------------------------
+
+
+class TransitionPrinter:
+    """A ``statehitl.observe`` observer that prints each transition as it happens.
+
+    Subclasses change how a written value reads (``write_lines``); the agent demo summarizes messages
+    instead of dumping them.
+    """
+
+    def __init__(self, console: Console, reducers: frozenset[str] = frozenset()) -> None:
+        self.console = console
+        self.reducers = reducers
+        self.pad = " " * 10
+
+    @contextlib.contextmanager
+    def attached(self) -> Iterator[TransitionPrinter]:
+        observe.observers.append(self)
+        try:
+            yield self
+        finally:
+            if self in observe.observers:
+                observe.observers.remove(self)
+
+    def write_lines(self, name: str, value: Any) -> list[str]:
+        """How ``name = value`` (or ``+=`` for a reducer channel) reads in a step's writes."""
+        op = "+=" if name in self.reducers else "="
+        return [f"{name} {op} {compact_json(value)}"]
+
+    def _write_lines(self, writes: dict[str, dict[str, Any]]) -> list[str]:
+        lines: list[str] = []
+        for node, update in writes.items():
+            who = f"{node}: " if len(writes) > 1 else ""
+            for name, value in update.items():
+                lines.extend(f"{who}{line}" for line in self.write_lines(name, value))
+        return lines
+
+    def on_event(self, kind: str, fields: dict[str, Any]) -> None:
+        c, pad = self.console, self.pad
+        if kind == "node.enter":
+            step = f"step {fields['step']}".ljust(8)
+            c.print(f"  {c.style(step, 'dim')}{c.g('enter')} {c.style(fields['node'], 'bold')}")
+        elif kind == "node.cancelled":
+            c.print(f"{pad}{c.style(c.g('cancel') + ' cancelled ' + fields['node'], 'red')}: {fields['message']}")
+        elif kind == "step":
+            for line in self._write_lines(fields["writes"]):
+                c.print(f"{pad}{line}")
+            nxt = ", ".join(fields["next"]) or "END"
+            c.print(f"{pad}{c.style(c.g('arrow') + ' ' + nxt, 'cyan')}")
+        elif kind == "hook":  # only fired when a hook is registered: the graph demo has none
+            raised = fields["interrupts"]
+            note = f": interrupt {', '.join(repr(n) for n in raised)}" if raised else ""
+            c.print(f"{pad}{c.style('hook ' + fields['event'] + note, 'dim')}")
+        elif kind == "tool":  # agents only
+            style = "green" if fields["outcome"] == "success" else "red"
+            c.print(f"{pad}tool {c.style(fields['name'], 'bold')}: {c.style(fields['outcome'], style)}")
+        elif kind == "interrupt.raised":
+            head = f"{c.g('pause')} interrupt {fields['name']!r} from {fields['source']} {fields['node']}"
+            c.print(f"{pad}{c.style(head, 'yellow', 'bold')}")
+            c.print(f"{pad}  reason: {compact_json(fields['reason'])}")
+        elif kind == "interrupt.answered":
+            response = compact_json(fields["response"])
+            answer = f"{c.g('answer')} answer to {fields['name']!r} at {fields['node']}: {response}"
+            c.print(f"  {c.style(answer, 'green')}")
+        elif kind == "checkpoint":
+            note = f"{c.g('dot')} checkpoint {fields['seq']} saved ({fields['status']})"
+            c.print(f"{pad}{c.style(note, 'dim')}")
+
+
+# -- one demo ---------------------------------------------------------------------------------------
+
+
+class RunResult(Protocol):
+    """What the driver needs of a graph's or an agent's result."""
+
+    @property
+    def stop_reason(self) -> str: ...
+
+    @property
+    def interrupts(self) -> list[Interrupt]: ...
+
+
+R = TypeVar("R", bound=RunResult)
+
+
+class Subject(ABC, Generic[R]):
+    """One demo: its machine, its thread in the store, how to run and answer it, and how to show the end."""
+
+    noun = "thread"
+    """What the thread is called in messages (the agent demo's threads are sessions)."""
+    words: tuple[str, ...] = ("demo",)
+    """The CLI words that run this demo, for the hints (``demo``, ``demo --agent``)."""
+    title = "statehitl demo"
+    headline = ""
+    """What this demo is, after the title of a new run."""
+    choices = ("approve", "reject")
+    """What answering y and n does, for the comments of the printed commands."""
+    draw: str = ""
+    """``MODULE:ATTR`` for ``statehitl draw``."""
+
+    def __init__(self, console: Console, thread: str, store: str, checkpointer: Checkpointer) -> None:
+        self.console = console
+        self.thread = thread
+        self.store = store
+        self.checkpointer = checkpointer
+
+    @property
+    @abstractmethod
+    def machine(self) -> Machine: ...
+
+    @property
+    @abstractmethod
+    def printer(self) -> TransitionPrinter: ...
+
+    @abstractmethod
+    def intro(self) -> None:
+        """Lines after the header of a new run (what it is asked to do)."""
+
+    @abstractmethod
+    def question(self, reason: Any) -> str:
+        """The y/N question for an interrupt's reason."""
+
+    @abstractmethod
+    def start(self) -> R:
+        """Run from the beginning (the driver has checked that the thread is new)."""
+
+    @abstractmethod
+    def answer(self, pending: list[Interrupt], answer: str) -> R:
+        """Give ``answer`` to the pending interrupts and run on."""
+
+    @abstractmethod
+    def final(self, result: R) -> None:
+        """Show how the run ended."""
+
+    def cli(self, *words: str) -> str:
+        """A ``statehitl ...`` command on this demo's store, as the user can paste it."""
+        return cli_command(*words, store=self.store)
+
+    def resume_command(self, answer: str) -> str:
+        return self.cli(*self.words, "--resume", self.thread, "--answer", answer)
+
+
+class Driver(Generic[R]):
+    """Runs a ``Subject`` for a human: at a terminal it asks, otherwise it stops and says how to answer."""
+
+    def __init__(self, subject: Subject[R], *, no_wait: bool) -> None:
+        self.s = subject
+        self.c = subject.console
+        self.no_wait = no_wait
+
+    def start(self) -> int:
+        from statehitl._sync import run_sync
+        from statehitl.cli.draw import text_diagram
+
+        s, c = self.s, self.c
+        existing = run_sync(s.checkpointer.latest(s.thread))  # the raw record: any machine's thread
+        if existing is not None:
+            if existing.status == "interrupted":
+                raise CliError(
+                    f"{s.noun} {s.thread!r} already exists and waits for an answer; answer it with: "
+                    f"{s.resume_command('y')}"
+                )
+            raise CliError(
+                f"{s.noun} {s.thread!r} already exists in {s.store} ({existing.status}); pick another --thread "
+                f"or delete it with: {s.cli('threads', 'delete', s.thread)}"
+            )
+        c.print(c.style(f"{s.title}: {s.headline}", "bold"))
+        c.print(f"  {s.noun.ljust(7)} {s.thread}")
+        c.print(f"  store   {s.store}")
+        s.intro()
+        c.print()
+        c.print(c.style(f"The machine ({s.machine.name})", "bold"))
+        c.print(text_diagram(s.machine, c))
+        c.print(c.style(f"  Mermaid: statehitl draw {s.draw}", "dim"))
+        c.print()
+        c.print(c.style("Run", "bold"))
+        with s.printer.attached():
+            result = s.start()
+        return self._drive(result)
+
+    def resume(self, answer: str | None) -> int:
+        from statehitl._sync import run_sync
+
+        s, c = self.s, self.c
+        record = run_sync(s.checkpointer.latest(s.thread))
+        if record is None:
+            raise CliError(
+                f"unknown {s.noun} {s.thread!r} in {s.store}; see the threads there with: {s.cli('threads', 'list')}"
+            )
+        if record.fingerprint != s.machine.fingerprint:
+            raise CliError(
+                f"{s.noun} {s.thread!r} belongs to machine {record.machine!r}, not to this demo's "
+                f"{s.machine.name!r}; it cannot be resumed with 'statehitl {' '.join(s.words)}'"
+            )
+        if record.status != "interrupted":
+            raise CliError(
+                f"{s.noun} {s.thread!r} is not waiting for an answer (it is {record.status} at step "
+                f"{record.step}); see its history with: {s.cli('threads', 'show', s.thread)}"
+            )
+        pending = [i.to_interrupt() for i in record.interrupts]
+        c.print(c.style(f"{s.title}: resuming {s.noun} {s.thread}", "bold"))
+        c.print(f"  store   {s.store}")
+        c.print(f"  at      checkpoint {record.seq}, step {record.step}, next {', '.join(record.pending)}")
+        for interrupt in pending:
+            c.print(f"  {c.style(c.g('pause') + ' ' + interrupt.name, 'yellow')}: {s.question(interrupt.reason)}")
+        c.print()
+        if answer is None:
+            if self.no_wait:
+                self._how_to_answer(pending)
+                return 0
+            answer = self._ask(pending) if sys.stdin.isatty() else self._read_piped()
+            if answer is None:
+                self._how_to_answer(pending)
+                return 0
+        c.print(c.style("Run", "bold"))
+        with s.printer.attached():
+            result = s.answer(pending, answer)
+        return self._drive(result)
+
+    def _drive(self, result: R) -> int:
+        """Answer interrupts at the terminal while there are any (and we may ask), then show the end."""
+        while result.stop_reason == "interrupt":
+            answer = None if self.no_wait or not sys.stdin.isatty() else self._ask(result.interrupts)
+            if answer is None:
+                self._how_to_answer(result.interrupts)
+                return 0
+            with self.s.printer.attached():
+                result = self.s.answer(result.interrupts, answer)
+        self.s.final(result)
+        return 0
+
+    def _ask(self, pending: list[Interrupt]) -> str | None:
+        """Ask on the terminal; ``None`` if the human leaves (end of input, Ctrl-C)."""
+        c = self.c
+        question = c.style(self.s.question(pending[0].reason), "bold")
+        prompt = f"\n{question} [y/N] "
+        while True:
+            c.write(prompt)
+            try:
+                line = sys.stdin.readline()
+            except KeyboardInterrupt:
+                line = ""
+            if not line:  # end of input: leave the thread waiting
+                c.print()
+                return None
+            if not line.strip():
+                answer = "n"
+            else:
+                try:
+                    answer = parse_answer(line, where="the answer")
+                except CliError:
+                    c.print("Please answer y or n.")
+                    prompt = f"{question} [y/N] "
+                    continue
+            c.print()
+            return answer
+
+    def _read_piped(self) -> str:
+        """The answer from a pipe (``echo y | statehitl demo --resume T``): the first line of stdin."""
+        line = sys.stdin.readline()
+        if not line.strip():
+            raise CliError(f"no answer for {self.s.noun} {self.s.thread!r}: pass --answer y|n, or pipe y or n on stdin")
+        return parse_answer(line, where="the answer on stdin")
+
+    def _how_to_answer(self, pending: list[Interrupt]) -> None:
+        s, c = self.s, self.c
+        c.print()
+        head = f"{c.g('pause')} Waiting for a human: {s.question(pending[0].reason)}"
+        c.print(c.style(head, "yellow", "bold"))
+        if s.store.startswith("memory://"):
+            c.print("  Note: a memory:// store ends with this process; use a file:// store to answer later.")
+        c.print(f"  {s.noun.capitalize()} {s.thread} is saved in {s.store}. Answer from any process, now or later:")
+        yes, no = s.choices
+        c.print(f"    {s.resume_command('y')}    # {yes}")
+        c.print(f"    {s.resume_command('n')}    # {no}")
