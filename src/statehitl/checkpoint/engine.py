@@ -6,7 +6,7 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
 - ``threads/<thread>/<slot>``: immutable records, created once. A checkpoint (``StoredCheckpoint``)
   or a claim (``ClaimRecord``). Creating slot N+1 is the compare-and-set on the head: of two writers
   that both read N, one creates N+1 and the other gets ``CheckpointConflict``.
-- ``index/<thread>/entry``: the ``ThreadIndex`` summary, rewritten when a run stops, for listing threads by
+- ``index/<thread>/entry``: the ``ThreadIndex`` summary (``checkpoint/index.py``), for listing threads by
   status without reading checkpoints. It is a cache: the records are the truth.
 - ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
   changed code can say what changed.
@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.index import INDEX_PREFIX, index_key, index_material, read_index, write_index
 from statehitl.checkpoint.records import (
     SCHEMA_VERSION,
     CheckpointRecord,
@@ -64,7 +65,6 @@ def _commit_defaults() -> dict[str, Any]:
         "cancelled": {},
         "writes": {},
     }
-_INDEX_RETRIES = 8
 
 
 @dataclass
@@ -193,7 +193,7 @@ class Checkpointer:
         record, chain = await self._walk(target)
         cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
         if checkpoint_id is None:
-            cursor.indexed = _index_material(record)  # runs end by indexing their last checkpoint
+            cursor.indexed = index_material(record)  # runs end by indexing their last checkpoint
         return Head(record, cursor, claim)
 
     async def latest(self, thread_id: str) -> CheckpointRecord | None:
@@ -336,7 +336,7 @@ class Checkpointer:
         })
         put = self.storage.write(self._key(cursor.thread_id, record.seq), self._encode(record), expect=ABSENT,
                                  durable=durable)
-        material = _index_material(record) if index else None
+        material = index_material(record) if index else None
         if material is not None and material == cursor.indexed and self.ttl is None:
             index = False
         try:
@@ -366,44 +366,10 @@ class Checkpointer:
 
     # -- the thread index ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _index_key(thread_id: str) -> str:
-        # A segment of its own after the id: deleting "index/t/" must not match thread "t2".
-        return f"index/{validate_thread_id(thread_id)}/entry"
-
     async def write_index(self, record: CheckpointRecord, *, replace_same_seq: bool = False) -> None:
         """Record where the thread stopped, for listing. Newer entries win; racing writers retry."""
-        entry = ThreadIndex(
-            thread_id=record.thread_id,
-            seq=record.seq,
-            status=record.status,
-            step=record.step,
-            pending=record.pending,
-            interrupts=record.interrupts,
-            machine=record.machine,
-            updated_at=record.created_at,
-            expires_at=None if self.ttl is None else record.created_at + self.ttl,
-        )
-        key = self._index_key(record.thread_id)
-        data = self._encode(entry)
-        for _ in range(_INDEX_RETRIES):
-            found = await self.storage.read(key)
-            if found is not None:
-                stored = self._parse_index(key, found[0]).seq
-                if stored > record.seq or (stored == record.seq and not replace_same_seq):
-                    return
-            try:
-                await self.storage.write(key, data, expect=ABSENT if found is None else found[1], durable=False)
-                return
-            except CheckpointConflict:
-                continue
-
-    def _parse_index(self, key: str, data: bytes) -> ThreadIndex:
-        raw = decode(f"index record {key!r}", data, self.signing_key)
-        try:
-            return ThreadIndex.model_validate(raw)
-        except ValidationError as exc:
-            raise CheckpointCorruptError(f"index record {key!r} is malformed: {exc}") from None
+        await write_index(self.storage, record, ttl=self.ttl, signing_key=self.signing_key,
+                          replace_same_seq=replace_same_seq)
 
     async def threads(self, status: Status | None = None) -> list[ThreadIndex]:
         """Every thread's index entry (optionally only those with ``status``), by thread id.
@@ -412,7 +378,7 @@ class Checkpointer:
         threads waiting on a human, with their pending interrupts.
         """
         entries = []
-        for key in await self.storage.list("index/"):
+        for key in await self.storage.list(INDEX_PREFIX):
             entry = await self.thread_info(key.split("/")[1])
             if entry is not None and (status is None or entry.status == status):
                 entries.append(entry)
@@ -420,9 +386,7 @@ class Checkpointer:
 
     async def thread_info(self, thread_id: str) -> ThreadIndex | None:
         """One thread's index entry: where its last run stopped, and what it waits on."""
-        key = self._index_key(thread_id)
-        found = await self.storage.read(key)
-        return None if found is None else self._parse_index(key, found[0])
+        return await read_index(self.storage, thread_id, self.signing_key)
 
     # -- machines -----------------------------------------------------------------------------------
 
@@ -445,7 +409,7 @@ class Checkpointer:
     async def delete_thread(self, thread_id: str) -> int:
         """Remove every record of the thread (checkpoints, claims, index); returns how many."""
         removed = await self.storage.delete(self._prefix(thread_id))
-        return removed + await self.storage.delete(f"index/{validate_thread_id(thread_id)}/")
+        return removed + await self.storage.delete(index_key(thread_id).removesuffix("entry"))
 
     async def prune(self, thread_id: str, keep_last: int) -> int:
         """Keep the newest ``keep_last`` checkpoints (and the records they are built from); delete the rest.
@@ -490,11 +454,6 @@ class Checkpointer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.storage!r})"
-
-
-def _index_material(record: CheckpointRecord) -> tuple[Any, ...]:
-    """The part of a checkpoint its thread's index entry shows (besides seq, step and times)."""
-    return (record.status, tuple(record.pending), tuple(i.id for i in record.interrupts), record.machine)
 
 
 def owner_id() -> str:

@@ -1,0 +1,81 @@
+"""The thread index: one small ``ThreadIndex`` record per thread, for listing threads by status.
+
+It is a cache of what each thread's last run stopped on (the records are the truth), so a listing of
+the threads waiting on a human reads one small record per thread and never a checkpoint. Entries are
+rewritten only when what they say changes; racing writers compare-and-set, and the newer run wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
+from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
+from statehitl.errors import CheckpointConflict, CheckpointCorruptError
+
+__all__ = ["INDEX_PREFIX", "index_key", "index_material", "read_index", "write_index"]
+
+INDEX_PREFIX = "index/"
+_RETRIES = 8
+
+
+def index_key(thread_id: str) -> str:
+    # A segment of its own after the id: deleting "index/t/" must not match thread "t2".
+    return f"{INDEX_PREFIX}{validate_thread_id(thread_id)}/entry"
+
+
+def index_material(record: CheckpointRecord) -> tuple[Any, ...]:
+    """The part of a checkpoint its thread's index entry shows (besides seq, step and times)."""
+    return (record.status, tuple(record.pending), tuple(i.id for i in record.interrupts), record.machine)
+
+
+def _parse(key: str, data: bytes, signing_key: bytes | None) -> ThreadIndex:
+    raw = decode(f"index record {key!r}", data, signing_key)
+    try:
+        return ThreadIndex.model_validate(raw)
+    except ValidationError as exc:
+        raise CheckpointCorruptError(f"index record {key!r} is malformed: {exc}") from None
+
+
+async def read_index(storage: Storage, thread_id: str, signing_key: bytes | None) -> ThreadIndex | None:
+    key = index_key(thread_id)
+    found = await storage.read(key)
+    return None if found is None else _parse(key, found[0], signing_key)
+
+
+async def write_index(
+    storage: Storage,
+    record: CheckpointRecord,
+    *,
+    ttl: float | None,
+    signing_key: bytes | None,
+    replace_same_seq: bool = False,
+) -> None:
+    """Record where ``record``'s thread stopped. Newer entries win; racing writers retry."""
+    entry = ThreadIndex(
+        thread_id=record.thread_id,
+        seq=record.seq,
+        status=record.status,
+        step=record.step,
+        pending=record.pending,
+        interrupts=record.interrupts,
+        machine=record.machine,
+        updated_at=record.created_at,
+        expires_at=None if ttl is None else record.created_at + ttl,
+    )
+    key = index_key(record.thread_id)
+    data = encode(entry, signing_key)
+    for _ in range(_RETRIES):
+        found = await storage.read(key)
+        if found is not None:
+            stored = _parse(key, found[0], signing_key).seq
+            if stored > record.seq or (stored == record.seq and not replace_same_seq):
+                return
+        try:
+            await storage.write(key, data, expect=ABSENT if found is None else found[1], durable=False)
+            return
+        except CheckpointConflict:
+            continue
