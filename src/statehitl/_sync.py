@@ -14,11 +14,22 @@ import sys
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 _local = threading.local()
+_private: ContextVar[bool] = ContextVar("statehitl_private_loop", default=False)
+
+
+def on_private_loop() -> bool:
+    """Whether the running code is a sync call on statehitl's own loop, where nothing else runs.
+
+    Blocking I/O (an fsync) may then run inline: moving it to a worker thread would only add the
+    thread hop, since no other coroutine is waiting for the loop.
+    """
+    return _private.get()
 _worker = ThreadPoolExecutor(max_workers=4, thread_name_prefix="statehitl-sync")
 
 
@@ -33,7 +44,11 @@ class _ThreadLoop:
         self.loop = asyncio.new_event_loop()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        task = self.loop.create_task(coro)
+        token = _private.set(True)
+        try:
+            task = self.loop.create_task(coro)  # the task runs in a copy of this context
+        finally:
+            _private.reset(token)
         try:
             return self.loop.run_until_complete(task)
         except BaseException:

@@ -141,3 +141,24 @@ def test_root_expands_user_and_is_absolute(monkeypatch: pytest.MonkeyPatch, tmp_
     assert FileStorage("~/cp").root == tmp_path / "cp"
     monkeypatch.chdir(tmp_path)
     assert FileStorage("rel").root == tmp_path / "rel"
+
+
+def test_durable_writes_leave_the_loop_only_when_other_work_could_use_it(tmp_path: Path, monkeypatch) -> None:
+    """Under a sync call statehitl's private loop has nothing else to run: the fsync stays inline."""
+    import threading
+
+    from statehitl._sync import run_sync
+
+    storage = FileStorage(tmp_path)
+    threads: list[int] = []
+    real_write = FileStorage._write
+
+    def spy(self: FileStorage, *args: Any) -> str:
+        threads.append(threading.get_ident())
+        return real_write(self, *args)
+
+    monkeypatch.setattr(FileStorage, "_write", spy)
+    run_sync(storage.write("a/1", b"x", expect=ABSENT, durable=True))
+    asyncio.run(storage.write("a/2", b"x", expect=ABSENT, durable=True))  # a shared loop: offloaded
+    assert threads[0] == threading.get_ident()
+    assert threads[1] != threading.get_ident()

@@ -8,9 +8,10 @@ into their parents when they are created. A crash leaves at worst a hidden temp 
 ignores and ``cleanup()`` removes.
 
 Durable writes wait for the disk (about a millisecond here), so they run in aiofiles' worker threads
-and the event loop keeps serving other threads meanwhile. Reads, listings and non-durable writes are
-metadata operations on cached pages, cheaper than the thread hop itself (about 140 us on these
-machines), so they run inline.
+and the event loop keeps serving other threads meanwhile — except under a sync call (``invoke``,
+``agent(...)``), whose private loop has nothing else to serve, so the hop would be pure cost. Reads,
+listings and non-durable writes are metadata operations on cached pages, cheaper than the thread hop
+itself (about 140 us on these machines), so they run inline.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statehitl._sync import on_private_loop
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
 
@@ -191,7 +193,7 @@ class FileStorage:
         return self._read(key)
 
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
-        if durable:
+        if durable and not on_private_loop():
             return await _in_thread(self._write, key, data, expect, durable)
         return self._write(key, data, expect, durable)
 
