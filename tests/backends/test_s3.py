@@ -256,6 +256,18 @@ def test_from_url_builds_the_configured_store(s3_server: str, s3_bucket: str) ->
         store.close()
 
 
+def test_stores_from_the_same_url_share_one_client_per_process(s3_server: str, s3_bucket: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"s3://{s3_bucket}/shared?region={REGION}&endpoint_url={s3_server}"
+    first, second = S3Storage.from_url(url), S3Storage.from_url(url)
+    assert first.client is second.client  # a warm process does not load S3's service model again
+    first.close()  # shared: closing one store leaves the others working
+    assert run(second.write("k", b"v", expect=ABSENT))
+    assert S3Storage.from_url(url.replace("shared", "other") + "&retries=3").client is not first.client
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "rotated")
+    assert S3Storage.from_url(url).client is not first.client  # new credentials, new client
+
+
 def test_checkpointer_from_an_s3_url_runs_a_graph_and_a_second_one_reads_it(s3_server: str,
                                                                            s3_bucket: str) -> None:
     class Count(BaseModel):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict, CheckpointError, InvalidThreadIdError
-from statehitl_checkpoint_s3._client import RetryMode, make_client
+from statehitl_checkpoint_s3._client import RetryMode, make_client, shared_client
 from statehitl_checkpoint_s3._errors import (
     CONFLICT_CODES,
     StorageAccessError,
@@ -108,6 +108,16 @@ class S3Storage:
                 raise ValueError("pass client= alone: session, profile, region_name and endpoint_url build a new one")
             self.client = client
             self._owns_client = False
+        elif session is None:  # the common case, from a URL or plain arguments: one client per process
+            self.client = shared_client(
+                profile=profile,
+                region_name=region_name,
+                endpoint_url=endpoint_url,
+                retries=retries,
+                retry_mode=retry_mode,
+                max_pool_connections=max_pool_connections,
+            )
+            self._owns_client = False
         else:
             self.client = make_client(
                 session=session,
@@ -155,7 +165,8 @@ class S3Storage:
         )
 
     def close(self) -> None:
-        """Close the HTTP connections of a client this store created (a passed-in client is left open)."""
+        """Close the HTTP connections of a client this store created for itself (from a ``session=``);
+        a passed-in client and the process-wide shared one stay open."""
         if self._owns_client:
             self.client.close()
 
