@@ -13,7 +13,6 @@ import contextlib
 import sys
 import threading
 from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -30,7 +29,8 @@ def on_private_loop() -> bool:
     thread hop, since no other coroutine is waiting for the loop.
     """
     return _private.get()
-_worker = ThreadPoolExecutor(max_workers=4, thread_name_prefix="statehitl-sync")
+_workers: list[Any] = []  # the pool for sync calls made inside a running loop, made on first need
+_workers_lock = threading.Lock()
 
 
 class _ThreadLoop:
@@ -80,4 +80,9 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return _thread_loop().run(coro)
-    return _worker.submit(lambda: _thread_loop().run(coro)).result()
+    with _workers_lock:
+        if not _workers:
+            from concurrent.futures import ThreadPoolExecutor  # most programs never need it: not at import
+
+            _workers.append(ThreadPoolExecutor(max_workers=4, thread_name_prefix="statehitl-sync"))
+    return _workers[0].submit(lambda: _thread_loop().run(coro)).result()  # type: ignore[no-any-return]

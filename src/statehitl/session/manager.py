@@ -9,7 +9,6 @@ with ``SessionManager.from_url`` or the ``STATEHITL_SESSION_URL`` environment va
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
@@ -84,6 +83,12 @@ class FileSessionManager(SessionManager):
 
     def __init__(self, session_id: str, storage_dir: str | os.PathLike[str] | None = None, **options: Any) -> None:
         directory = storage_dir if storage_dir is not None else os.path.join(
-            tempfile.gettempdir(), "statehitl", "sessions")
+            _temp_dir(), "statehitl", "sessions")
         super().__init__(session_id, Checkpointer(FileStorage(directory), **options))
         self.storage_dir = directory
+
+
+def _temp_dir() -> str:
+    import tempfile  # only for the default directory: not worth its import for everyone else
+
+    return tempfile.gettempdir()
