@@ -273,3 +273,34 @@ def test_interrupt_names_are_unique_per_event_across_its_hooks(calls: list[str])
     with pytest.raises(ValueError, match="'approval' is used twice"):
         agent("go")
     assert calls == []
+
+
+def test_bytes_in_messages_survive_checkpoints_and_a_new_agent(tmp_path: Any) -> None:
+    """Images in the prompt and in tool results are raw bytes in Converse; JSON checkpoints keep them."""
+    png = b"\x89PNG\r\n\x1a\n\x00\xff\xfe binary"
+
+    @tool
+    def screenshot() -> dict[str, Any]:
+        return {"status": "success", "content": [{"image": {"format": "png", "source": {"bytes": png}}}]}
+
+    @tool
+    def delete_files(paths: list[str]) -> bool:
+        return True
+
+    batch = uses(("t1", "screenshot", {}), ("t2", "delete_files", {"paths": ["a"]}))
+    session = FileSessionManager(session_id="pictures", storage_dir=tmp_path)
+    first = Agent(model=ScriptedModel([batch]), tools=[screenshot, delete_files], session_manager=session,
+                  callback_handler=None)
+    first.add_hook(BeforeToolCallEvent, approve_deletes)
+    prompt = [{"text": "what is on screen?"}, {"image": {"format": "png", "source": {"bytes": png}}}]
+    result = first(prompt)
+    assert result.stop_reason == "interrupt"  # the screenshot's result waits in the checkpoint
+
+    model = ScriptedModel(["a cat"])
+    second = Agent(model=model, tools=[screenshot, delete_files], session_manager=session, callback_handler=None)
+    second.add_hook(BeforeToolCallEvent, approve_deletes)
+    assert second.messages[0]["content"][1]["image"]["source"]["bytes"] == png
+    assert str(second(answer(result))) == "a cat"
+    sent = model.requests[0]["messages"]
+    assert sent[0]["content"][1]["image"]["source"]["bytes"] == png
+    assert sent[2]["content"][0]["toolResult"]["content"][0]["image"]["source"]["bytes"] == png

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
+from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.result import AgentMetrics
 from statehitl.channels import StateSchema, append
 from statehitl.hooks.agent_events import (
@@ -65,9 +66,27 @@ class Invocation:
 current: ContextVar[Invocation] = ContextVar("statehitl_agent_invocation")
 
 
+class AgentSchema(StateSchema[AgentLoopState]):
+    """The loop state's channels, stored so that bytes in messages (images, documents) survive JSON."""
+
+    def dump_values(self, state: AgentLoopState) -> dict[str, Any]:
+        return {name: to_json_safe(getattr(state, name)) for name in self._ordinary}
+
+    def dump_items(self, state: AgentLoopState, channel: str, start: int) -> list[Any]:
+        items: list[Any] = to_json_safe(getattr(state, channel)[start:])
+        return items
+
+    def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        dumped: dict[str, Any] = to_json_safe(update)
+        return dumped
+
+    def load(self, values: dict[str, Any]) -> AgentLoopState:
+        return super().load(from_json_safe(values))
+
+
 @cache
-def agent_schema() -> StateSchema[AgentLoopState]:
-    return StateSchema(AgentLoopState)
+def agent_schema() -> AgentSchema:
+    return AgentSchema(AgentLoopState)
 
 
 @cache

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from statehitl import observe
+from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.loop import AgentLoopState, Invocation, add_messages, current, state_update
 from statehitl.errors import InterruptError
 from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, BeforeToolCallEvent, BeforeToolsEvent
@@ -35,7 +36,7 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     agent, hooks = run.agent, run.agent.hooks
     message: Message = state.turn  # type: ignore[assignment]
     uses: list[ToolUse] = [block["toolUse"] for block in message["content"] if "toolUse" in block]
-    kept: dict[str, Any] = ctx.progress or {}
+    kept: dict[str, Any] = from_json_safe(ctx.progress) if ctx.progress else {}
     results: dict[str, ToolResult] = dict(kept.get("results", {}))
     responses = ctx._scope.responses
     cancel: str | None = None
@@ -89,7 +90,7 @@ def _progress(run: Invocation, results: dict[str, ToolResult]) -> dict[str, Any]
         progress["results"] = results
     if run.agent.state.changed:
         progress["agent_state"] = run.agent.state.get()
-    return progress or None
+    return to_json_safe(progress) if progress else None
 
 
 def _final_message(end_turn: Any) -> Message:
