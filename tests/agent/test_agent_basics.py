@@ -263,3 +263,31 @@ def test_assigned_state_and_edited_messages_are_what_the_next_call_stores(tmp_pa
     reloaded = Agent(model=ScriptedModel([]), session_manager=session, callback_handler=None)
     assert reloaded.state.get() == {"mode": "strict"}
     assert [b["text"] for m in reloaded.messages for b in m["content"]] == ["one", "two", "b"]
+
+
+def test_a_sliding_window_keeps_the_newest_turns_and_never_starts_on_tool_results(tmp_path: Any) -> None:
+    from statehitl.agent.conversation_manager import SlidingWindowConversationManager
+    from statehitl.session import FileSessionManager
+
+    def turn(i: int) -> list[Any]:
+        return [uses((f"t{i}", "add", {"a": i, "b": 1})), f"answer {i}"]
+
+    window = SlidingWindowConversationManager(window_size=6)
+    session = FileSessionManager(session_id="window", storage_dir=tmp_path)
+    model = ScriptedModel([m for i in range(4) for m in turn(i)])
+    agent = Agent(model=model, tools=[add], session_manager=session, conversation_manager=window,
+                  callback_handler=None)
+    agent("q0")
+    assert len(agent.messages) == 4  # within the window: untouched
+    agent("q1")
+    # 8 messages; the newest 6 would start with an assistant tool use: the cut moves to the next user prompt
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert agent.messages[0]["content"] == [{"text": "q1"}]
+    assert window.removed_message_count == 4
+    agent("q2")
+    assert model.requests[-2]["messages"][0]["content"] == [{"text": "q1"}]  # the model saw the trimmed history
+    assert agent.messages[0]["content"] == [{"text": "q2"}]
+    reloaded = Agent(model=ScriptedModel([]), session_manager=session, callback_handler=None)
+    assert reloaded.messages[0]["content"] == [{"text": "q1"}]  # stored as the last call started it
+    with pytest.raises(ValueError, match="window_size"):
+        SlidingWindowConversationManager(window_size=0)

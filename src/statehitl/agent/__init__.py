@@ -3,7 +3,21 @@
 from __future__ import annotations
 
 from statehitl.agent.agent import Agent
+from statehitl.agent.conversation_manager import (
+    ConversationManager,
+    NullConversationManager,
+    SlidingWindowConversationManager,
+)
 from statehitl.agent.result import AgentMetrics, AgentResult, ToolMetrics
 from statehitl.agent.state import AgentState
 
-__all__ = ["Agent", "AgentMetrics", "AgentResult", "AgentState", "ToolMetrics"]
+__all__ = [
+    "Agent",
+    "AgentMetrics",
+    "AgentResult",
+    "AgentState",
+    "ConversationManager",
+    "NullConversationManager",
+    "SlidingWindowConversationManager",
+    "ToolMetrics",
+]

@@ -17,6 +17,7 @@ from typing import Any
 
 from statehitl import observe
 from statehitl._sync import run_sync
+from statehitl.agent.conversation_manager import ConversationManager, NullConversationManager
 from statehitl.agent.input import to_messages
 from statehitl.agent.loop import AgentLoopState, Invocation, agent_machine, agent_schema, current
 from statehitl.agent.result import AgentMetrics, AgentResult
@@ -52,6 +53,7 @@ class Agent:
     object. ``callback_handler`` receives streaming events as keyword arguments (the default prints
     the model's text; pass None for silence). ``tool_executor`` runs a batch of tool calls
     (concurrently by default). ``step_limit`` bounds the loop (two steps per cycle).
+    ``conversation_manager`` decides what history stays after each call (default: all of it).
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class Agent:
         tool_executor: ToolExecutor | None = None,
         step_limit: int = 500,
         durability: Durability | None = None,
+        conversation_manager: ConversationManager | None = None,
     ) -> None:
         self.model = _resolve_model(model)
         self.tool_registry = ToolRegistry(tools or ())
@@ -82,6 +85,7 @@ class Agent:
         self.agent_id = agent_id or "default"
         self.description = description
         self.tool_executor = tool_executor or ConcurrentToolExecutor()
+        self.conversation_manager = conversation_manager or NullConversationManager()
         self.step_limit = step_limit
         self.session_manager = session_manager
         if session_manager is not None:
@@ -257,6 +261,8 @@ class Agent:
         stop_reason = "interrupt" if record.status == "interrupted" else loop.stop_reason
         if interrupts:
             run.trace.interrupted(interrupts)
+        else:
+            self.conversation_manager.apply_management(self)
         run.trace.end(stop_reason, run.metrics.accumulated_usage)
         return self._result(stop_reason, loop, run, interrupts)
 

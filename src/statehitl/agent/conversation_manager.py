@@ -1,0 +1,58 @@
+"""Conversation managers: what the agent keeps of its history between calls (Strands' names).
+
+The default keeps everything. ``SlidingWindowConversationManager(window_size)`` keeps the newest
+messages after each call, cutting only where the kept part still starts with a user's own words (never
+with tool results whose tool uses were cut), so the model always sees a well-formed conversation. A
+trimmed history is a rewrite, not an append: the next checkpoint stores it whole, once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from statehitl.agent.agent import Agent
+
+__all__ = ["ConversationManager", "NullConversationManager", "SlidingWindowConversationManager"]
+
+
+class ConversationManager(ABC):
+    """Decides, after each call that finished (not one waiting on an interrupt), what history stays."""
+
+    removed_message_count: int = 0
+
+    @abstractmethod
+    def apply_management(self, agent: Agent) -> None: ...
+
+
+class NullConversationManager(ConversationManager):
+    """Keep the whole conversation (the default)."""
+
+    def apply_management(self, agent: Agent) -> None:
+        return None
+
+
+class SlidingWindowConversationManager(ConversationManager):
+    """Keep at most ``window_size`` messages, the newest, starting at a user turn without tool results."""
+
+    def __init__(self, window_size: int = 40) -> None:
+        if not isinstance(window_size, int) or window_size < 1:
+            raise ValueError(f"window_size must be a positive int, got {window_size!r}")
+        self.window_size = window_size
+        self.removed_message_count = 0
+
+    def apply_management(self, agent: Agent) -> None:
+        messages = agent.messages
+        if len(messages) <= self.window_size:
+            return
+        start = len(messages) - self.window_size
+        while start < len(messages) and not _opens_a_turn(messages[start]):
+            start += 1
+        self.removed_message_count += start
+        agent.messages = messages[start:]
+
+
+def _opens_a_turn(message: dict[str, Any]) -> bool:
+    """A message a conversation may start with: the user's, and not answering earlier tool uses."""
+    return message.get("role") == "user" and not any("toolResult" in block for block in message.get("content", []))
