@@ -158,6 +158,10 @@ def test_threads_list_shows_the_session_as_interrupted(proc):
     assert rows["s-list"][1] == "interrupted"
     assert "agent" in rows["s-list"]
     assert f"{APPROVAL} at delete_files (hook):" in listed.out
+    shown = proc("threads", "show", "s-list", "--store", "file://elsewhere")
+    assert shown.code == 0, shown.err
+    # the finished inspect_files result waits in the checkpoint, next to the pending approval
+    assert 'tools (partly done): {"results": {"inspect-1": {"status": "success"' in shown.out
 
 
 def test_another_store_is_named_in_the_resume_command_and_used(proc, tmp_path):

@@ -184,7 +184,8 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
         fields: list[tuple[str, list[str]]] = [("next", [", ".join(record.pending) or "-"])]
         fields.append(("writes", [f"{node}: {compact_json(update)}" for node, update in record.writes.items()]))
         fields.append(("interrupts", [f"{_interrupt(i)}  [id {i.id}]" for i in record.interrupts]))
-        fields.append(("kept", [f"{node}: {compact_json(update)}" for node, update in record.completed.items()]))
+        fields.append(("kept", [f"{node}: {compact_json(update)}" for node, update in record.completed.items()]
+                       + [f"{node} (partly done): {compact_json(kept)}" for node, kept in record.progress.items()]))
         fields.append(("answers", [f"{iid}: {compact_json(answer)}" for iid, answer in record.responses.items()]))
         fields.append(("cancelled", [f"{node}: {message}" for node, message in record.cancelled.items()]))
         if args.values:
