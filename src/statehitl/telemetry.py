@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from statehitl.models.streaming import ModelTurn
     from statehitl.types.tools import ToolUse
 
-__all__ = ["InvocationTrace", "trace_invocation"]
+__all__ = ["ChildSpan", "InvocationTrace", "trace_invocation"]
 
 
 def _tracer() -> Tracer | None:
@@ -33,39 +33,9 @@ def _tracer() -> Tracer | None:
     return tracer
 
 
-class _NoSpan:
-    """Stands in for a span when tracing is off: every method does nothing."""
+class ChildSpan:
+    """A model call's or tool call's span, ended by how the call ended."""
 
-    def done(self, outcome: Any) -> None:
-        pass
-
-    def fail(self, exc: BaseException) -> None:
-        pass
-
-    def interrupted(self, interrupts: list[Interrupt]) -> None:
-        pass
-
-
-_NO_SPAN = _NoSpan()
-
-
-class InvocationTrace:
-    """The spans of one agent call. This base class is the no-op used when tracing is off."""
-
-    def model_call(self, agent: Any, step: int) -> _NoSpan:
-        return _NO_SPAN
-
-    def tool_call(self, tool_use: ToolUse) -> _NoSpan:
-        return _NO_SPAN
-
-    def interrupted(self, interrupts: list[Interrupt]) -> None:
-        pass
-
-    def end(self, stop_reason: str, usage: dict[str, int], error: BaseException | None = None) -> None:
-        pass
-
-
-class _ChildSpan(_NoSpan):
     def __init__(self, span: Span) -> None:
         self.span = span
 
@@ -101,7 +71,9 @@ def _add_interrupt_events(span: Span, interrupts: list[Interrupt]) -> None:
                                      "interrupt.reason": json.dumps(i.reason)})
 
 
-class _LiveTrace(InvocationTrace):
+class InvocationTrace:
+    """The spans of one agent call: the invocation, its cycles, and their model and tool calls."""
+
     def __init__(self, tracer: Tracer, agent: Any, thread_id: str) -> None:
         self.tracer = tracer
         self.model_id = str(getattr(agent.model, "model_id", "") or type(agent.model).__name__)
@@ -131,26 +103,25 @@ class _LiveTrace(InvocationTrace):
         self.cycle = self._child("execute_event_loop_cycle", self.root, {"event_loop.cycle_id": self.cycles})
         return self.cycle
 
-    def model_call(self, agent: Any, step: int) -> _NoSpan:
+    def model_call(self) -> ChildSpan:
         cycle = self._new_cycle()
-        return _ChildSpan(self._child(f"chat {self.model_id}", cycle, {
+        return ChildSpan(self._child(f"chat {self.model_id}", cycle, {
             "gen_ai.operation.name": "chat", "gen_ai.system": "statehitl", "gen_ai.request.model": self.model_id,
         }))
 
-    def tool_call(self, tool_use: ToolUse) -> _NoSpan:
+    def tool_call(self, tool_use: ToolUse) -> ChildSpan:
         cycle = self.cycle or self._new_cycle()  # a resume starts with the tools of an earlier cycle
-        return _ChildSpan(self._child(f"execute_tool {tool_use['name']}", cycle, {
+        return ChildSpan(self._child(f"execute_tool {tool_use['name']}", cycle, {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool_use["name"],
             "gen_ai.tool.call.id": tool_use["toolUseId"],
         }))
 
-    def interrupted(self, interrupts: list[Interrupt]) -> None:
-        _add_interrupt_events(self.root, interrupts)
-
-    def end(self, stop_reason: str, usage: dict[str, int], error: BaseException | None = None) -> None:
+    def end(self, stop_reason: str, usage: dict[str, int], interrupts: list[Interrupt] | None = None,
+            error: BaseException | None = None) -> None:
         from opentelemetry.trace import StatusCode
 
+        _add_interrupt_events(self.root, interrupts or [])
         if self.cycle is not None:
             self.cycle.end()
         self.root.set_attribute("gen_ai.response.finish_reasons", [stop_reason])
@@ -162,10 +133,7 @@ class _LiveTrace(InvocationTrace):
         self.root.end()
 
 
-_OFF = InvocationTrace()
-
-
-def trace_invocation(agent: Any, thread_id: str) -> InvocationTrace:
-    """The spans for one call of ``agent``: live if a tracer provider is set up, else the no-op."""
+def trace_invocation(agent: Any, thread_id: str) -> InvocationTrace | None:
+    """The spans for one call of ``agent``, or None when no tracer provider is set up."""
     tracer = _tracer()
-    return _OFF if tracer is None else _LiveTrace(tracer, agent, thread_id)
+    return None if tracer is None else InvocationTrace(tracer, agent, thread_id)

@@ -230,27 +230,33 @@ class Agent:
                            emit: Callable[[dict[str, Any]], None] | None) -> AgentResult:
         if self._head is None and self.session_manager is not None:
             await self._restore()  # an earlier call failed: start from what the store holds
-        head = self._head
-        run = Invocation(self, invocation_state, AgentMetrics(), emit, trace_invocation(self, self.thread_id))
+        trace = trace_invocation(self, self.thread_id)
+        run = Invocation(self, invocation_state, AgentMetrics(), emit, trace)
         try:
-            at = await self._position(prompt, head, run)
+            result = await self._run(prompt, run)
         except BaseException as exc:
-            run.trace.end("error", run.metrics.accumulated_usage, exc)
+            if trace is not None:
+                trace.end("error", run.metrics.accumulated_usage, error=exc)
             raise
+        if trace is not None:
+            trace.end(result.stop_reason, run.metrics.accumulated_usage, result.interrupts)
+        return result
+
+    async def _run(self, prompt: Any, run: Invocation) -> AgentResult:
+        at = await self._position(prompt, self._head, run)
         if at is None:  # a BeforeInvocationEvent hook cancelled the call
             return self._result("cancelled", self._loop, run, [])
         token = current.set(run)
         try:
             record, loop = await self._runner.run(at, step_limit=self.step_limit, durability=self.durability,
-                                                  invocation_state=invocation_state)
-        except BaseException as exc:
+                                                  invocation_state=run.invocation_state)
+        except BaseException:
             # The store is the truth after a failed run: what it kept of the run, or else the
             # conversation as it was before this call. A session reloads it on the next call.
             self._adopt_messages(self._loop.messages)
             self._head = None
             if self.session_manager is None:
                 await self._restore()
-            run.trace.end("error", run.metrics.accumulated_usage, exc)
             raise
         finally:
             current.reset(token)
@@ -258,12 +264,9 @@ class Agent:
         self._loop = loop
         self._adopt_messages(loop.messages)
         interrupts = [i.to_interrupt() for i in record.interrupts]
-        stop_reason = "interrupt" if record.status == "interrupted" else loop.stop_reason
-        if interrupts:
-            run.trace.interrupted(interrupts)
-        else:
+        if not interrupts:
             self.conversation_manager.apply_management(self)
-        run.trace.end(stop_reason, run.metrics.accumulated_usage)
+        stop_reason = "interrupt" if record.status == "interrupted" else loop.stop_reason
         return self._result(stop_reason, loop, run, interrupts)
 
     async def _position(self, prompt: Any, head: Head | None, run: Invocation) -> Position | None:

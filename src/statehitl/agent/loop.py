@@ -60,7 +60,7 @@ class Invocation:
     invocation_state: dict[str, Any]
     metrics: AgentMetrics
     emit: Callable[[dict[str, Any]], None] | None
-    trace: InvocationTrace
+    trace: InvocationTrace | None
 
 
 current: ContextVar[Invocation] = ContextVar("statehitl_agent_invocation")
@@ -129,7 +129,7 @@ async def call_model(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
                 await add_messages(run, state, message)
                 return {"messages": [message], "turn": None, "stop_reason": "cancelled", **state_update(agent)}
         run.metrics.cycle_count += 1
-        span = run.trace.model_call(agent, ctx.step)
+        span = run.trace.model_call() if run.trace is not None else None
         try:
             turn = await collect_turn(
                 agent.model.stream(cast("list[Message]", state.messages), agent.tool_registry.specs() or None,
@@ -137,14 +137,16 @@ async def call_model(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
                 run.emit,
             )
         except Exception as exc:
-            span.fail(exc)
+            if span is not None:
+                span.fail(exc)
             after = AfterModelCallEvent(agent, run.invocation_state, exception=exc)
             if hooks.has_callbacks(AfterModelCallEvent):
                 await hooks.fire(after)
             if after.retry:
                 continue
             raise
-        span.done(turn)
+        if span is not None:
+            span.done(turn)
         if hooks.has_callbacks(AfterModelCallEvent):
             after = AfterModelCallEvent(agent, run.invocation_state,
                                         stop_response=ModelStopResponse(turn.message, turn.stop_reason))

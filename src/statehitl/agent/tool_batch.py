@@ -130,11 +130,12 @@ async def _call_tool(
                                        f"({', '.join(agent.tool_registry.names) or 'it has none'})")
         else:
             scope = InterruptScope(f"tool:{step}:{use_id}", responses, "tool", name)
-            span = run.trace.tool_call(use)
+            span = run.trace.tool_call(use) if run.trace is not None else None
             try:
                 result = await tool.invoke(use, ToolContext(use, agent, run.invocation_state, scope), inline=inline)
             except InterruptRaised as stop:
-                span.interrupted(stop.interrupts)
+                if span is not None:
+                    span.interrupted(stop.interrupts)
                 if observe.observers:
                     observe.emit("tool", name=name, id=use_id, outcome="interrupted")
                 return stop.interrupts
@@ -143,7 +144,8 @@ async def _call_tool(
             except Exception as exc:  # a tool's failure is the model's to read, not the agent's crash
                 exception = exc
                 result = error_result(use, f"Error: {exc}")
-            span.done(result)
+            if span is not None:
+                span.done(result)
         seconds = time.perf_counter() - started
         if hooks.has_callbacks(AfterToolCallEvent):
             after = AfterToolCallEvent(agent, tool, use, run.invocation_state, result, exception, cancel_message,

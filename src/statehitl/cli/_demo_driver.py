@@ -159,7 +159,7 @@ class Subject(ABC, Generic[R]):
     def printer(self) -> TransitionPrinter: ...
 
     @abstractmethod
-    def intro(self) -> None:
+    def intro(self) -> list[str]:
         """Lines after the header of a new run (what it is asked to do)."""
 
     @abstractmethod
@@ -213,7 +213,8 @@ class Driver(Generic[R]):
         c.print(c.style(f"{s.title}: {s.headline}", "bold"))
         c.print(f"  {s.noun.ljust(7)} {s.thread}")
         c.print(f"  store   {s.store}")
-        s.intro()
+        for line in s.intro():
+            c.print(line)
         c.print()
         c.print(c.style(f"The machine ({s.machine.name})", "bold"))
         c.print(text_diagram(s.machine, c))

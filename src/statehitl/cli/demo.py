@@ -171,8 +171,8 @@ class _RefundSubject(Subject["GraphRunResult[Refund]"]):
     def printer(self) -> TransitionPrinter:
         return self._printer
 
-    def intro(self) -> None:
-        pass  # the run's first transition (intake) says what was asked
+    def intro(self) -> list[str]:
+        return []  # the run's first transition (intake) says what was asked
 
     def question(self, reason: Any) -> str:
         return self.refund.question(reason)
@@ -299,10 +299,10 @@ class _CleanupSubject(Subject["AgentResult"]):
     def printer(self) -> TransitionPrinter:
         return self._printer
 
-    def intro(self) -> None:
-        self.console.print(f"  prompt  {self.cleanup.PROMPT}")
+    def intro(self) -> list[str]:
         tools = ", ".join(t.tool_name for t in (self.cleanup.inspect_files, self.cleanup.delete_files))
-        self.console.print(f"  tools   {tools} (they only pretend: no file is read or deleted)")
+        return [f"  prompt  {self.cleanup.PROMPT}",
+                f"  tools   {tools} (they only pretend: no file is read or deleted)"]
 
     def question(self, reason: Any) -> str:
         return self.cleanup.question(reason)

@@ -7,6 +7,7 @@ never loses another tool's work.
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -20,11 +21,11 @@ ToolCall = Callable[[ToolUse, bool], Awaitable[T]]
 """``call(tool_use, inline)``: ``inline`` says the tool runs alone and may use the loop's thread."""
 
 
-class ToolExecutor:
+class ToolExecutor(ABC):
     """Base of the executors: ``run`` returns each call's outcome in the batch's order."""
 
-    async def run(self, uses: Sequence[ToolUse], call: ToolCall[T]) -> list[T]:
-        raise NotImplementedError
+    @abstractmethod
+    async def run(self, uses: Sequence[ToolUse], call: ToolCall[T]) -> list[T]: ...
 
 
 class SequentialToolExecutor(ToolExecutor):
