@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from statehitl import observe
 from statehitl.checkpoint.chain import Cursor, StateCodec
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import InterruptRecord, Status, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
@@ -23,7 +23,7 @@ from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 from statehitl.machine import END, Machine
 
-__all__ = ["Durability", "NodeContext", "Position", "Runner", "StateAdapter"]
+__all__ = ["Durability", "NodeContext", "Position", "Runner", "StateAdapter", "resume_position"]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
@@ -66,6 +66,22 @@ class Position:
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
     progress: dict[str, Any] = field(default_factory=dict)
+
+
+async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any) -> Position:
+    """Claim the interrupted ``head`` for this process and return where its run re-enters.
+
+    Called once the answers are checked: the claim is the first write, so of two processes answering
+    the same interrupt only one gets past it, before any node, hook or tool runs.
+    """
+    record = head.record
+    await checkpointer.claim(head, owner_id())
+    if observe.observers:
+        for i in record.interrupts:
+            if i.id in answers:
+                observe.emit("interrupt.answered", name=i.name, node=i.node, response=answers[i.id])
+    return Position(state, record.pending, head.cursor, record.step, record.completed,
+                    {**record.responses, **answers}, record.progress)
 
 
 @dataclass

@@ -15,7 +15,6 @@ import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from statehitl import observe
 from statehitl._sync import run_sync
 from statehitl.agent.conversation_manager import ConversationManager, NullConversationManager
 from statehitl.agent.input import to_messages
@@ -32,7 +31,7 @@ from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
 from statehitl.machine import Machine
 from statehitl.models.base import Model
 from statehitl.resume import is_response_list, parse_responses
-from statehitl.runner import Durability, Position, Runner
+from statehitl.runner import Durability, Position, Runner, resume_position
 from statehitl.session.manager import SessionManager
 from statehitl.telemetry import trace_invocation
 from statehitl.tools.executors import ConcurrentToolExecutor, ToolExecutor
@@ -99,6 +98,7 @@ class Agent:
                               index=session_manager is not None)
         self._running = threading.Lock()
         self._head: Head | None = None
+        self._stale = False  # a call failed: reload the session before the next one
         self._loop = AgentLoopState()
         self._messages: list[dict[str, Any]] = self._loop.messages
         self._synced = (self._messages, 0)
@@ -150,7 +150,7 @@ class Agent:
     async def _restore(self) -> None:
         """Load the session's thread, if it has one, into this agent (what a new server process does)."""
         head = await self.checkpointer.head(self.thread_id)
-        self._head = head
+        self._head, self._stale = head, False
         if head is None:
             return
         record = head.record
@@ -228,7 +228,7 @@ class Agent:
 
     async def _invoke_once(self, prompt: Any, invocation_state: dict[str, Any],
                            emit: Callable[[dict[str, Any]], None] | None) -> AgentResult:
-        if self._head is None and self.session_manager is not None:
+        if self._stale:
             await self._restore()  # an earlier call failed: start from what the store holds
         trace = trace_invocation(self, self.thread_id)
         run = Invocation(self, invocation_state, AgentMetrics(), emit, trace)
@@ -254,7 +254,7 @@ class Agent:
             # The store is the truth after a failed run: what it kept of the run, or else the
             # conversation as it was before this call. A session reloads it on the next call.
             self._adopt_messages(self._loop.messages)
-            self._head = None
+            self._stale = True
             if self.session_manager is None:
                 await self._restore()
             raise
@@ -279,13 +279,7 @@ class Agent:
             answers = parse_responses(prompt, pending, thread=label)
             if self.hooks.has_callbacks(BeforeInvocationEvent):
                 await self.hooks.fire(BeforeInvocationEvent(self, run.invocation_state, None))
-            await self.checkpointer.claim(head, owner_id())
-            if observe.observers:
-                for i in pending:
-                    if i.id in answers:
-                        observe.emit("interrupt.answered", name=i.name, node=i.node, response=answers[i.id])
-            return Position(self._loop_state([]), record.pending, head.cursor, record.step, record.completed,
-                            {**record.responses, **answers}, record.progress)
+            return await resume_position(self.checkpointer, head, answers, self._loop_state([]))
         if is_response_list(prompt):
             raise NotInterruptedError(
                 f"{label} is not waiting on any interrupt; interrupt responses can only answer an agent whose "
@@ -324,7 +318,7 @@ class Agent:
         return loop.model_copy(update={
             "messages": messages,
             "agent_state": values if values is not None else loop.agent_state,
-            "turn": loop.turn if new == [] and loop.turn is not None else None,
+            "turn": None if new else loop.turn,
         })
 
     def _result(self, stop_reason: str, loop: AgentLoopState, run: Invocation, interrupts: list[Any]) -> AgentResult:

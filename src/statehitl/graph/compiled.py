@@ -13,7 +13,6 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from statehitl import observe
 from statehitl._sync import run_sync
 from statehitl.channels import StateSchema
 from statehitl.checkpoint.chain import Cursor
@@ -26,7 +25,7 @@ from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Machine, describe_change
 from statehitl.resume import is_response_list, parse_responses
-from statehitl.runner import Durability, Position, Runner
+from statehitl.runner import Durability, Position, Runner, resume_position
 from statehitl.status import Status
 
 __all__ = ["CompiledStateGraph", "GraphRunResult", "StateSnapshot"]
@@ -187,21 +186,8 @@ class CompiledStateGraph(Generic[M]):
         if record.status == "interrupted":
             pending = [i.to_interrupt() for i in record.interrupts]
             answers = parse_responses(input, pending, thread=label)
-            values = await self._stored_values(head, resuming=True)
-            await self.checkpointer.claim(head, owner_id())
-            if observe.observers:
-                for i in pending:
-                    if i.id in answers:
-                        observe.emit("interrupt.answered", name=i.name, node=i.node, response=answers[i.id])
-            return Position(
-                state=self.schema.load(values),
-                pending=record.pending,
-                cursor=head.cursor,
-                step=record.step,
-                completed=record.completed,
-                responses={**record.responses, **answers},
-                progress=record.progress,
-            )
+            state = self.schema.load(await self._stored_values(head, resuming=True))
+            return await resume_position(self.checkpointer, head, answers, state)
         if is_response_list(input):
             raise NotInterruptedError(
                 f"{label} is not waiting on any interrupt (its status is {record.status}); interrupt "
