@@ -14,12 +14,17 @@ import sys
 import threading
 from collections.abc import Coroutine
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 T = TypeVar("T")
 
 _local = threading.local()
 _private: ContextVar[bool] = ContextVar("statehitl_private_loop", default=False)
+_pool: ThreadPoolExecutor | None = None  # for sync calls made inside a running loop, made on first need
+_pool_lock = threading.Lock()
 
 
 def on_private_loop() -> bool:
@@ -29,8 +34,6 @@ def on_private_loop() -> bool:
     thread hop, since no other coroutine is waiting for the loop.
     """
     return _private.get()
-_workers: list[Any] = []  # the pool for sync calls made inside a running loop, made on first need
-_workers_lock = threading.Lock()
 
 
 class _ThreadLoop:
@@ -80,9 +83,14 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return _thread_loop().run(coro)
-    with _workers_lock:
-        if not _workers:
+    return _worker_pool().submit(lambda: _thread_loop().run(coro)).result()
+
+
+def _worker_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
             from concurrent.futures import ThreadPoolExecutor  # most programs never need it: not at import
 
-            _workers.append(ThreadPoolExecutor(max_workers=4, thread_name_prefix="statehitl-sync"))
-    return _workers[0].submit(lambda: _thread_loop().run(coro)).result()  # type: ignore[no-any-return]
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="statehitl-sync")
+        return _pool
