@@ -54,6 +54,11 @@ class NodeContext:
         """Ask the human. Returns the response on resume; ``reason`` must be JSON-serializable."""
         return self._scope.interrupt(name, reason)
 
+    def scope(self, site: str, source: str, node: str) -> InterruptScope:
+        """An interrupt scope for something this node runs (a hook event, a tool call), seeing the same
+        answers as the node; ``site`` keeps its interrupt ids apart from the node's own."""
+        return InterruptScope(site, self._scope.responses, source, node)
+
 
 @dataclass
 class Position:

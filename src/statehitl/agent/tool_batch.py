@@ -19,7 +19,7 @@ from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.loop import AgentLoopState, Invocation, add_messages, current, state_update
 from statehitl.errors import InterruptError
 from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, BeforeToolCallEvent, BeforeToolsEvent
-from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
+from statehitl.interrupt import Interrupt, InterruptRaised
 from statehitl.runner import NodeContext
 from statehitl.types.content import Message
 from statehitl.types.tools import ToolContext, ToolResult, ToolUse
@@ -38,11 +38,10 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     uses: list[ToolUse] = [block["toolUse"] for block in message["content"] if "toolUse" in block]
     kept: dict[str, Any] = from_json_safe(ctx.progress) if ctx.progress else {}
     results: dict[str, ToolResult] = dict(kept.get("results", {}))
-    responses = ctx._scope.responses
     cancel: str | None = None
     if hooks.has_callbacks(BeforeToolsEvent):
         before = BeforeToolsEvent(agent, message, run.invocation_state)
-        before._scope = InterruptScope(f"hook:before_tools:{ctx.step}", responses, "hook", "tools")
+        before._scope = ctx.scope(f"hook:before_tools:{ctx.step}", "hook", "tools")
         raised = await hooks.fire(before)
         before._scope = None
         if raised:
@@ -57,7 +56,7 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
         cycle = {}
 
         async def call(use: ToolUse, inline: bool) -> ToolResult | list[Interrupt]:
-            return await _call_tool(run, use, ctx.step, responses, inline)
+            return await _call_tool(run, use, ctx, inline)
 
         for use, outcome in zip(todo, await agent.tool_executor.run(todo, call), strict=True):
             if isinstance(outcome, list):
@@ -102,7 +101,7 @@ def _final_message(end_turn: Any) -> Message:
 
 
 async def _call_tool(
-    run: Invocation, use: ToolUse, step: int, responses: dict[str, Any], inline: bool
+    run: Invocation, use: ToolUse, ctx: NodeContext, inline: bool
 ) -> ToolResult | list[Interrupt]:
     """One tool call with its hooks: its result, or the interrupts that stopped it."""
     agent, hooks = run.agent, run.agent.hooks
@@ -111,7 +110,7 @@ async def _call_tool(
     cancel_message: str | None = None
     if hooks.has_callbacks(BeforeToolCallEvent):
         before = BeforeToolCallEvent(agent, tool, use, run.invocation_state)
-        before._scope = InterruptScope(f"hook:before_tool:{step}:{use_id}", responses, "hook", name)
+        before._scope = ctx.scope(f"hook:before_tool:{ctx.step}:{use_id}", "hook", name)
         raised = await hooks.fire(before)
         before._scope = None
         if raised:
@@ -129,7 +128,7 @@ async def _call_tool(
             result = error_result(use, f"Error: tool {name!r} is not one of this agent's tools "
                                        f"({', '.join(agent.tool_registry.names) or 'it has none'})")
         else:
-            scope = InterruptScope(f"tool:{step}:{use_id}", responses, "tool", name)
+            scope = ctx.scope(f"tool:{ctx.step}:{use_id}", "tool", name)
             span = run.trace.tool_call(use) if run.trace is not None else None
             try:
                 result = await tool.invoke(use, ToolContext(use, agent, run.invocation_state, scope), inline=inline)
