@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import select
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,3 +61,17 @@ def assert_one_line_error(done: Done, *fragments: str) -> None:
 def entered(out: str) -> list[str]:
     """The nodes a demo run printed as entered (``step N  ▶ node`` lines), in order."""
     return re.findall(r"^  step \d+ +(?:▶|>) (\S+)$", out, flags=re.MULTILINE)
+
+
+def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
+    """Read the pty until ``marker`` appears (or the child closes it)."""
+    while marker not in seen:
+        ready, _, _ = select.select([fd], [], [], SUBPROCESS_TIMEOUT)
+        assert ready, f"no output for {SUBPROCESS_TIMEOUT}s; so far: {seen.decode(errors='replace')}"
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            return
+        if not chunk:
+            return
+        seen.extend(chunk)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_support import SUBPROCESS_TIMEOUT, FakeTTY, assert_one_line_error, entered, latest, subprocess_env
+from cli_support import SUBPROCESS_TIMEOUT, FakeTTY, assert_one_line_error, entered, latest, read_until, subprocess_env
 
 from statehitl import observe
 from statehitl.cli.cleanup_agent import APPROVAL, DENIED, TARGETS
@@ -229,7 +229,6 @@ def test_hints_name_the_command_the_user_has(cli, monkeypatch):
 @pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="needs a pty")
 def test_on_a_real_terminal_the_agent_demo_asks_and_finishes(tmp_path):
     import pty
-    import select
 
     master, slave = pty.openpty()
     child = subprocess.Popen(
@@ -239,22 +238,10 @@ def test_on_a_real_terminal_the_agent_demo_asks_and_finishes(tmp_path):
     os.close(slave)
     seen = bytearray()
 
-    def read_until(marker: bytes) -> None:
-        while marker not in seen:
-            ready, _, _ = select.select([master], [], [], SUBPROCESS_TIMEOUT)
-            assert ready, f"no output for {SUBPROCESS_TIMEOUT}s; so far: {seen.decode(errors='replace')}"
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                return
-            if not chunk:
-                return
-            seen.extend(chunk)
-
     try:
-        read_until(b"[y/N]")
+        read_until(master, b"[y/N]", seen)
         os.write(master, b"y\n")
-        read_until(b"\x00never")  # to the end of the output
+        read_until(master, b"\x00never", seen)  # to the end of the output
         assert child.wait(timeout=SUBPROCESS_TIMEOUT) == 0
     finally:
         if child.poll() is None:

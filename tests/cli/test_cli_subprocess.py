@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from cli_support import SUBPROCESS_TIMEOUT, assert_one_line_error, entered, latest, subprocess_env
+from cli_support import SUBPROCESS_TIMEOUT, assert_one_line_error, entered, latest, read_until, subprocess_env
 
 pytestmark = pytest.mark.slow
 
@@ -158,20 +157,6 @@ def test_the_console_script_is_installed():
 # -- a real terminal --------------------------------------------------------------------------------
 
 
-def _read_until(fd: int, marker: bytes, seen: bytearray) -> None:
-    """Read the pty until ``marker`` appears (or the child closes it)."""
-    while marker not in seen:
-        ready, _, _ = select.select([fd], [], [], SUBPROCESS_TIMEOUT)
-        assert ready, f"no output for {SUBPROCESS_TIMEOUT}s; so far: {seen.decode(errors='replace')}"
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            return
-        if not chunk:
-            return
-        seen.extend(chunk)
-
-
 @pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="needs a pty")
 def test_on_a_terminal_the_demo_asks_and_finishes(tmp_path):
     import pty
@@ -184,10 +169,10 @@ def test_on_a_terminal_the_demo_asks_and_finishes(tmp_path):
     os.close(slave)
     seen = bytearray()
     try:
-        _read_until(master, b"[y/N]", seen)
+        read_until(master, b"[y/N]", seen)
         assert b"Approve refund of $120.00 to Ada Lovelace? [y/N]" in seen
         os.write(master, b"y\n")
-        _read_until(master, b"\x00never", seen)  # to the end of the output
+        read_until(master, b"\x00never", seen)  # to the end of the output
         assert child.wait(timeout=SUBPROCESS_TIMEOUT) == 0
     finally:
         if child.poll() is None:
