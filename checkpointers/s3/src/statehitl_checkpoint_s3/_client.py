@@ -64,27 +64,16 @@ _shared: dict[tuple[Any, ...], S3Client] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_client(
-    *,
-    profile: str | None,
-    region_name: str | None,
-    endpoint_url: str | None,
-    retries: int,
-    retry_mode: RetryMode,
-    max_pool_connections: int,
-) -> S3Client:
-    """The process's client for this configuration, built once: a new boto3 session loads S3's
-    service model again (tens of milliseconds), which a warm serverless instance would otherwise pay
-    on every request that opens a store. Clients are thread-safe; the key includes the ``AWS_*``
+def shared_client(**options: Any) -> S3Client:
+    """The process's client for these ``make_client`` options, built once: a new boto3 session loads
+    S3's service model again (tens of milliseconds), which a warm serverless instance would otherwise
+    pay on every request that opens a store. Clients are thread-safe; the key includes the ``AWS_*``
     environment, so a process that changes its credentials or endpoint gets a new client.
     """
     environment = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_")))
-    key = (profile, region_name, endpoint_url, retries, retry_mode, max_pool_connections, environment)
+    key = (tuple(sorted(options.items())), environment)
     with _shared_lock:
         client = _shared.get(key)
         if client is None:
-            client = _shared[key] = make_client(
-                session=None, profile=profile, region_name=region_name, endpoint_url=endpoint_url,
-                retries=retries, retry_mode=retry_mode, max_pool_connections=max_pool_connections,
-            )
+            client = _shared[key] = make_client(session=None, **options)
         return client

@@ -108,27 +108,14 @@ class S3Storage:
                 raise ValueError("pass client= alone: session, profile, region_name and endpoint_url build a new one")
             self.client = client
             self._owns_client = False
-        elif session is None:  # the common case, from a URL or plain arguments: one client per process
-            self.client = shared_client(
-                profile=profile,
-                region_name=region_name,
-                endpoint_url=endpoint_url,
-                retries=retries,
-                retry_mode=retry_mode,
-                max_pool_connections=max_pool_connections,
-            )
-            self._owns_client = False
         else:
-            self.client = make_client(
-                session=session,
-                profile=profile,
-                region_name=region_name,
-                endpoint_url=endpoint_url,
-                retries=retries,
-                retry_mode=retry_mode,
-                max_pool_connections=max_pool_connections,
-            )
-            self._owns_client = True
+            options: dict[str, Any] = {
+                "profile": profile, "region_name": region_name, "endpoint_url": endpoint_url,
+                "retries": retries, "retry_mode": retry_mode, "max_pool_connections": max_pool_connections,
+            }
+            # The common case, from a URL or plain arguments, shares one client per process.
+            self.client = shared_client(**options) if session is None else make_client(session=session, **options)
+            self._owns_client = session is not None
 
     @staticmethod
     def _sse_options(sse: str | None, kms_key_id: str | None) -> dict[str, str]:
