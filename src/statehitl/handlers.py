@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["PrintingCallbackHandler", "null_callback_handler"]
+__all__ = ["PrintingCallbackHandler"]
 
 
 class PrintingCallbackHandler:
@@ -25,7 +25,3 @@ class PrintingCallbackHandler:
             sys.stdout.write(f"\nTool #{len(self._tools_seen)}: {tool_use.get('name')}\n")
         if "message" in event and event["message"].get("role") == "assistant":
             sys.stdout.write("\n")
-
-
-def null_callback_handler(**event: Any) -> None:
-    """Ignore every event (the same as ``callback_handler=None``)."""

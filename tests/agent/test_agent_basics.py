@@ -291,3 +291,11 @@ def test_a_sliding_window_keeps_the_newest_turns_and_never_starts_on_tool_result
     assert reloaded.messages[0]["content"] == [{"text": "q1"}]  # stored as the last call started it
     with pytest.raises(ValueError, match="window_size"):
         SlidingWindowConversationManager(window_size=0)
+
+
+def test_the_default_callback_handler_prints_the_answer_and_the_tool_calls(capsys: pytest.CaptureFixture[str]) -> None:
+    agent = Agent(model=ScriptedModel([uses(("t1", "add", {"a": 1, "b": 2})), "It is 3."]), tools=[add])
+    agent("1+2?")
+    printed = capsys.readouterr().out
+    assert "Tool #1: add" in printed
+    assert "It is 3." in printed

@@ -42,7 +42,8 @@ class AgentState:
 
     def delete(self, key: str) -> None:
         """Remove ``key`` if present."""
-        if self._values.pop(key, _MISSING) is not _MISSING:
+        if key in self._values:
+            del self._values[key]
             self._changed = True
 
     @property
@@ -59,6 +60,3 @@ class AgentState:
 
     def __repr__(self) -> str:
         return f"AgentState({self._values!r})"
-
-
-_MISSING = object()

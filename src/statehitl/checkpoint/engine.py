@@ -31,7 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, encode
-from statehitl.checkpoint.index import INDEX_PREFIX, index_key, index_material, read_index, write_index
+from statehitl.checkpoint.index import INDEX_PREFIX, index_material, index_prefix, read_index, write_index
 from statehitl.checkpoint.records import (
     SCHEMA_VERSION,
     CheckpointRecord,
@@ -336,9 +336,8 @@ class Checkpointer:
         })
         put = self.storage.write(self._key(cursor.thread_id, record.seq), self._encode(record), expect=ABSENT,
                                  durable=durable)
-        material = index_material(record) if index else None
-        if material is not None and material == cursor.indexed and self.ttl is None:
-            index = False
+        material = index_material(record)
+        index = index and (self.ttl is not None or material != cursor.indexed)
         try:
             if index:
                 written, indexed = await asyncio.gather(put, self.write_index(record), return_exceptions=True)
@@ -409,7 +408,7 @@ class Checkpointer:
     async def delete_thread(self, thread_id: str) -> int:
         """Remove every record of the thread (checkpoints, claims, index); returns how many."""
         removed = await self.storage.delete(self._prefix(thread_id))
-        return removed + await self.storage.delete(index_key(thread_id).removesuffix("entry"))
+        return removed + await self.storage.delete(index_prefix(thread_id))
 
     async def prune(self, thread_id: str, keep_last: int) -> int:
         """Keep the newest ``keep_last`` checkpoints (and the records they are built from); delete the rest.

@@ -16,15 +16,19 @@ from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
-__all__ = ["INDEX_PREFIX", "index_key", "index_material", "read_index", "write_index"]
+__all__ = ["INDEX_PREFIX", "index_key", "index_material", "index_prefix", "read_index", "write_index"]
 
 INDEX_PREFIX = "index/"
 _RETRIES = 8
 
 
+def index_prefix(thread_id: str) -> str:
+    """Everything indexed for one thread: a segment of its own, so "index/t/" never matches thread "t2"."""
+    return f"{INDEX_PREFIX}{validate_thread_id(thread_id)}/"
+
+
 def index_key(thread_id: str) -> str:
-    # A segment of its own after the id: deleting "index/t/" must not match thread "t2".
-    return f"{INDEX_PREFIX}{validate_thread_id(thread_id)}/entry"
+    return f"{index_prefix(thread_id)}entry"
 
 
 def index_material(record: CheckpointRecord) -> tuple[Any, ...]:
