@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+import stored_records
+
 SEED_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "seed"
 SEED_DOC = Path(__file__).resolve().parent.parent.parent / "shared" / "seed" / "interrupts.md"
 PATHS = "['a/b/c.txt', 'd/e/f.txt']"
@@ -126,8 +128,8 @@ def test_tool_context_no_returns_false_without_deleting(tmp_path: Path) -> None:
 # --- Session Management: the client, in one process ----------------------------------------------------
 
 
-def session_files(store: Path) -> list[Path]:
-    return [p for p in store.rglob("*") if p.is_file()]
+def session_records(store: Path, thread_id: str) -> list[str]:
+    return stored_records.keys(store, f"threads/{thread_id}/")
 
 
 def test_session_trust_asks_once_for_two_deletions(tmp_path: Path) -> None:
@@ -144,7 +146,7 @@ def test_session_trust_asks_once_for_two_deletions(tmp_path: Path) -> None:
     assert "MODEL CALLS: 3" in out  # no model call before the resumed tool (a 4th would be unscripted)
     store = tmp_path / "sessions"  # the default storage directory, under the working directory
     assert f"SESSION STORED IN: {store}" in out
-    assert session_files(store / "threads" / "myapp")
+    assert session_records(store, "myapp")
 
 
 def test_session_yes_approves_one_deletion_at_a_time(tmp_path: Path) -> None:
@@ -170,7 +172,7 @@ def test_session_storage_dir_comes_from_the_environment(tmp_path: Path) -> None:
     store = tmp_path / "elsewhere"
     out = run_example("session_client.py", "t\n", tmp_path, env={"SESSION_STORAGE_DIR": str(store)})
     assert f"SESSION STORED IN: {store}" in out
-    assert session_files(store / "threads" / "myapp")
+    assert session_records(store, "myapp")
     assert not (tmp_path / "sessions").exists()
 
 
@@ -223,7 +225,7 @@ def test_session_resumes_in_a_new_process_and_keeps_trust_on_disk(tmp_path: Path
     [pending] = first["interrupts"]
     assert (pending["name"], pending["reason"]) == ("myapp-approval", {"paths": ["a/b/c.txt"]})
     assert "DELETING" not in out
-    assert session_files(tmp_path / "store" / "threads" / "myapp")
+    assert session_records(tmp_path / "store", "myapp")
 
     # a second interpreter answers the stored interrupt: the interrupted tool runs first, then the model
     second, out = serve(tmp_path, [delete_turn("delete-2", "d/e/f.txt"), done_text], answer(pending, "t"))

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel
 
+import stored_records
 from statehitl.checkpoint import (
     Checkpointer,
     CheckpointRecord,
@@ -212,11 +213,11 @@ def slot(seq: int) -> str:
 def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     finish(app)
-    files = sorted((tmp_path / "threads" / "t").iterdir())
-    assert [f.name for f in files] == [slot(4), slot(3), slot(2), slot(1), slot(0)]
-    assert [f.name for f in files] == ["999999999995", "999999999996", "999999999997", "999999999998",
-                                       "999999999999"]
-    records = [json.loads(f.read_bytes()) for f in files]
+    slots = stored_records.names(tmp_path, "threads/t/")
+    assert slots == [slot(4), slot(3), slot(2), slot(1), slot(0)]
+    assert slots == ["999999999995", "999999999996", "999999999997", "999999999998", "999999999999"]
+    assert (tmp_path / "threads" / "t~log").read_bytes().startswith(b"statehitl-log v1 ")  # one log per thread
+    records = [json.loads(stored_records.read(tmp_path, f"threads/t/{name}")) for name in slots]
     assert [(r["kind"], r["seq"]) for r in records] == [
         ("checkpoint", 4), ("checkpoint", 3), ("claim", 2), ("checkpoint", 1), ("checkpoint", 0),
     ]
@@ -231,10 +232,10 @@ def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
     assert waiting["fingerprint"] == app.machine.fingerprint
     claim = records[2]
     assert (claim["parent_seq"], claim["owner"]) == (1, records[1]["owner"])  # the resumed run held it
-    index = json.loads((tmp_path / "index" / "t" / "entry").read_bytes())
+    index = json.loads(stored_records.read(tmp_path, "index/t/entry"))
     assert (index["kind"], index["schema_version"]) == ("index", SCHEMA_VERSION)
     assert (index["seq"], index["status"], index["step"]) == (4, "completed", 3)
-    shape = json.loads((tmp_path / "machines" / app.machine.fingerprint).read_bytes())
+    shape = json.loads(stored_records.read(tmp_path, f"machines/{app.machine.fingerprint}"))
     assert shape["kind"] == "machine"
     assert shape["shape"]["nodes"] == ["a", "b", "review"]
 
@@ -242,11 +243,11 @@ def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
 def test_a_corrupt_record_is_a_clear_error(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id="t")
-    head = tmp_path / "threads" / "t" / slot(1)
-    head.write_bytes(head.read_bytes()[:20])
+    head = f"threads/t/{slot(1)}"
+    stored_records.rewrite(tmp_path, head, stored_records.read(tmp_path, head)[:20])
     with pytest.raises(CheckpointCorruptError, match=r"'threads/t/999999999998' is not valid JSON"):
         app.get_state("t")
-    head.write_bytes(b'{"kind": "checkpoint"}')
+    stored_records.rewrite(tmp_path, head, b'{"kind": "checkpoint"}')
     with pytest.raises(CheckpointCorruptError, match=r"is malformed"):
         app.get_state("t")
 
@@ -254,10 +255,10 @@ def test_a_corrupt_record_is_a_clear_error(tmp_path: Path) -> None:
 def test_a_record_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id="t")
-    head = tmp_path / "threads" / "t" / slot(1)
-    record = json.loads(head.read_bytes())
+    head = f"threads/t/{slot(1)}"
+    record = json.loads(stored_records.read(tmp_path, head))
     record["schema_version"] = SCHEMA_VERSION + 1
-    head.write_text(json.dumps(record))
+    stored_records.rewrite(tmp_path, head, json.dumps(record).encode())
     with pytest.raises(CheckpointCorruptError, match=r"newer than this statehitl understands.*upgrade"):
         app.get_state("t")
 
@@ -367,7 +368,7 @@ def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Pat
     latest = asyncio.run(FileCheckpointer(tmp_path).latest("t"))
     assert latest.values == {"log": results[0].state.log}
     # the interrupt (0), the winner's claim (1), its completed run (2): the loser wrote nothing
-    assert sorted(f.name for f in (tmp_path / "threads" / "t").iterdir()) == [slot(2), slot(1), slot(0)]
+    assert stored_records.names(tmp_path, "threads/t/") == [slot(2), slot(1), slot(0)]
 
 
 # -- thread ids -------------------------------------------------------------------------------------
@@ -396,8 +397,8 @@ def test_safe_thread_ids_work(thread_id: str, tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id=thread_id)
     assert app.get_state(thread_id).status == Status.INTERRUPTED
-    assert sorted(f.name for f in (tmp_path / "threads" / thread_id).iterdir()) == [slot(1), slot(0)]
-    assert (tmp_path / "index" / thread_id / "entry").is_file()
+    assert stored_records.names(tmp_path, f"threads/{thread_id}/") == [slot(1), slot(0)]
+    assert stored_records.keys(tmp_path, f"index/{thread_id}/") == [f"index/{thread_id}/entry"]
 
 
 def test_thread_id_must_be_a_str() -> None:

@@ -1,7 +1,7 @@
 """FileStorage: create-once and compare-and-set writes, listing, deleting, and what lands on disk.
 
 The generic contract is also run by the conformance kit (test_storage_conformance.py); these tests
-pin what is particular to files: the layout, atomic publishing, temp files, and the root boundary.
+pin what is particular to files: the log layout, torn writes, corruption, compaction, the root boundary.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from statehitl.checkpoint import ABSENT, FileStorage, Storage
-from statehitl.errors import CheckpointConflict, InvalidThreadIdError
+from statehitl.errors import CheckpointConflict, CheckpointCorruptError, InvalidThreadIdError
 
 
 def run(coro: Any) -> Any:
@@ -35,12 +35,17 @@ def test_it_is_a_storage(storage: FileStorage) -> None:
     assert repr(storage) == f"FileStorage({str(storage.root)!r})"
 
 
-def test_key_is_a_path_below_the_root_holding_the_exact_bytes(storage: FileStorage, root: Path) -> None:
+def test_keys_of_one_directory_share_one_readable_log(storage: FileStorage, root: Path) -> None:
     token = run(storage.write("threads/t/cp/000000000000", b'{"x": 1}', expect=ABSENT))
-    assert (root / "threads" / "t" / "cp" / "000000000000").read_bytes() == b'{"x": 1}'
+    run(storage.write("threads/t/cp/000000000001", b'{"x": 2}', expect=ABSENT, durable=False))
     assert run(storage.read("threads/t/cp/000000000000")) == (b'{"x": 1}', token)
     assert run(storage.read("threads/t/cp/missing")) is None
     assert run(storage.read("nothing/here")) is None
+    log = (root / "threads" / "t" / "cp~log").read_bytes().split(b"\n")
+    assert log[0].startswith(b"statehitl-log v1 name-synced:1 id:")  # the first durable write synced its name
+    assert log[1:] == [b"#rec 000000000000 8 " + token.encode(), b'{"x": 1}',
+                       b"#rec 000000000001 8 " + run(storage.read("threads/t/cp/000000000001"))[1].encode(),
+                       b'{"x": 2}', b""]
 
 
 def test_create_once_conflicts_and_keeps_the_first_value(storage: FileStorage) -> None:
@@ -91,19 +96,73 @@ def test_list_is_sorted_and_by_prefix_and_delete_removes_what_list_names(storage
     assert run(storage.delete("threads/a/")) == 0
 
 
-def test_writes_leave_no_temp_files_and_listing_ignores_hidden_ones(storage: FileStorage, root: Path) -> None:
+def test_listing_ignores_hidden_and_foreign_files(storage: FileStorage, root: Path) -> None:
     v1 = run(storage.write("t/k", b"1", expect=ABSENT))
     run(storage.write("t/k", b"2", expect=v1))
     run(storage.write("t/fast", b"3", expect=ABSENT, durable=False))
-    leftovers = [p.name for p in root.rglob(".tmp-*")]
-    assert leftovers == []
-    # what a crash mid-write leaves behind, and other internal files, are never keys
-    (root / "t" / ".tmp-deadbeef").write_bytes(b"half a rec")
+    assert [p.name for p in root.rglob(".tmp-*")] == []
+    # what a crashed compaction leaves behind, and files that are not logs, are never keys
+    (root / ".tmp-deadbeef").write_bytes(b"half a log")
     (root / ".hidden-dir").mkdir()
-    (root / ".hidden-dir" / "file").write_bytes(b"x")
+    (root / ".hidden-dir" / "x~log").write_bytes(b"x")
+    (root / "t").mkdir()
+    (root / "t" / "000000000001").write_bytes(b"{}")  # a record in the layout before logs
     assert run(storage.list("")) == ["t/fast", "t/k"]
     assert run(storage.list("t/")) == ["t/fast", "t/k"]
-    assert run(storage.read("t/fast"))[0] == b"3"
+    assert run(storage.read("t/k"))[0] == b"2"
+
+
+def test_a_write_cut_short_by_a_crash_is_ignored_then_cut_off(storage: FileStorage, root: Path) -> None:
+    kept = run(storage.write("t/a", b"kept", expect=ABSENT))
+    log = root / "t~log"
+    whole = log.read_bytes()
+    for torn in (b"#rec b 5 0123", b"#rec b 500 0123456789abcdef01234567\npart", b"\0" * 4096):
+        log.write_bytes(whole + torn)
+        fresh = FileStorage(root)  # another process: nothing cached
+        assert run(fresh.list("t/")) == ["t/a"]
+        assert run(fresh.read("t/a")) == (b"kept", kept)
+    run(FileStorage(root).write("t/b", b"next", expect=ABSENT))
+    assert log.read_bytes().startswith(whole + b"#rec b 4 ")
+    assert run(FileStorage(root).read("t/b"))[0] == b"next"
+
+
+def test_a_record_changed_on_disk_is_corruption_not_a_torn_write(storage: FileStorage, root: Path) -> None:
+    run(storage.write("t/a", b"value-one", expect=ABSENT))
+    run(storage.write("t/b", b"value-two", expect=ABSENT))
+    log = root / "t~log"
+    before = log.read_bytes()
+    log.write_bytes(before.replace(b"value-one", b"value-0ne"))
+    with pytest.raises(CheckpointCorruptError, match=r"t~log: the record 'a' at byte \d+ does not match its digest"):
+        run(FileStorage(root).read("t/b"))
+    with pytest.raises(CheckpointCorruptError):
+        run(FileStorage(root).write("t/c", b"x", expect=ABSENT))
+    assert log.read_bytes() == before.replace(b"value-one", b"value-0ne")  # nothing was cut off or added
+    log.write_bytes(b"something else entirely\n")
+    with pytest.raises(CheckpointCorruptError, match=r"is not a statehitl record log"):
+        run(FileStorage(root).read("t/a"))
+
+
+def test_replaced_records_are_compacted_away(storage: FileStorage, root: Path) -> None:
+    version = run(storage.write("index/t/entry", b"0" * 1000, expect=ABSENT))
+    run(storage.write("index/t/other", b"stays", expect=ABSENT))
+    for i in range(1, 200):
+        version = run(storage.write("index/t/entry", str(i).encode() * 1000, expect=version, durable=False))
+    assert (root / "index" / "t~log").stat().st_size < 70 * 1024
+    assert run(storage.read("index/t/entry")) == (b"199" * 1000, version)
+    assert run(FileStorage(root).read("index/t/other"))[0] == b"stays"
+    assert [p.name for p in root.rglob(".tmp-*")] == []
+
+
+def test_a_log_deleted_and_made_again_is_read_afresh(storage: FileStorage, root: Path) -> None:
+    """A cached view must not be applied to a new file, even one that got the old inode number."""
+    run(storage.write("threads/t/1", b"first life " * 10, expect=ABSENT))
+    other = FileStorage(root)
+    assert run(other.delete("threads/t/")) == 1
+    run(other.write("threads/t/2", b"second life, longer than the first " * 10, expect=ABSENT))
+    assert run(storage.list("threads/t/")) == ["threads/t/2"]
+    assert run(storage.read("threads/t/1")) is None
+    run(storage.write("threads/t/3", b"x", expect=ABSENT))
+    assert run(other.list("threads/t/")) == ["threads/t/2", "threads/t/3"]
 
 
 @pytest.mark.parametrize(
@@ -133,7 +192,7 @@ def test_root_is_created_on_first_write_and_may_start_missing(tmp_path: Path) ->
     storage = FileStorage(tmp_path / "deep" / "er")
     assert run(storage.list("")) == []
     run(storage.write("k", b"x", expect=ABSENT))
-    assert (tmp_path / "deep" / "er" / "k").is_file()
+    assert (tmp_path / "deep" / "er" / "~log").is_file()
 
 
 def test_root_expands_user_and_is_absolute(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel
 
+import stored_records
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
 from statehitl.errors import CheckpointCorruptError, MachineChangedError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status, append
@@ -179,9 +180,9 @@ def test_signed_records_refuse_tampering(tmp_path: Path) -> None:
     checkpointer = Checkpointer(FileStorage(tmp_path), signing_key=key)
     app = graph().compile(checkpointer=checkpointer)
     app.invoke({"text": "a"}, thread_id="t")
-    newest = sorted((tmp_path / "threads" / "t").iterdir())[0]
-    assert b"#hmac-sha256:" in newest.read_bytes()
-    newest.write_bytes(newest.read_bytes().replace(b'"approve"', b'"APPROVE"'))
+    newest = stored_records.keys(tmp_path, "threads/t/")[0]
+    assert b"#hmac-sha256:" in stored_records.read(tmp_path, newest)
+    stored_records.rewrite(tmp_path, newest, stored_records.read(tmp_path, newest).replace(b'"approve"', b'"APPROVE"'))
     with pytest.raises(CheckpointCorruptError, match="fails its signature check"):
         app.get_state("t")
     unsigned = Checkpointer(FileStorage(tmp_path))  # no key: reads, cannot verify
@@ -196,8 +197,8 @@ def test_signed_records_refuse_tampering(tmp_path: Path) -> None:
 def test_a_truncated_record_names_thread_and_record(tmp_path: Path) -> None:
     app = graph().compile(checkpointer=Checkpointer(FileStorage(tmp_path)))
     app.invoke({"text": "a"}, thread_id="t")
-    newest = sorted((tmp_path / "threads" / "t").iterdir())[0]
-    newest.write_bytes(newest.read_bytes()[:40])
+    newest = stored_records.keys(tmp_path, "threads/t/")[0]
+    stored_records.rewrite(tmp_path, newest, stored_records.read(tmp_path, newest)[:40])
     with pytest.raises(CheckpointCorruptError, match=r"threads/t/\d+.* not valid JSON"):
         app.get_state("t")
 

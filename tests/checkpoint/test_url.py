@@ -48,7 +48,7 @@ def test_a_file_url_checkpointer_runs_a_graph(tmp_path: Path) -> None:
     g.compile(checkpointer=Checkpointer.from_url(f"file://{tmp_path}")).invoke({}, thread_id="t")
     again = g.compile(checkpointer=Checkpointer.from_url(f"file://{tmp_path}"))
     assert again.get_state("t").values == S(n=1)
-    assert (tmp_path / "threads" / "t").is_dir()
+    assert (tmp_path / "threads" / "t~log").is_file()
 
 
 def test_memory_urls() -> None:

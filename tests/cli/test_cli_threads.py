@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from cli_support import assert_one_line_error, latest
 
+import stored_records
+
 STORE = ".statehitl"
 
 
@@ -121,8 +123,8 @@ def test_a_plain_directory_is_a_file_store(cli, workdir):
 
 def test_an_unreadable_thread_does_not_hide_the_others(cli, workdir, two_threads):
     # list reads each thread's index record, show its checkpoints: break both for "waiting"
-    (workdir / STORE / "index" / "waiting" / "entry").write_text("{ truncated")
-    (workdir / STORE / "threads" / "waiting" / "999999999997").write_text("{ truncated")  # checkpoint 2
+    stored_records.rewrite(workdir / STORE, "index/waiting/entry", b"{ truncated")
+    stored_records.rewrite(workdir / STORE, "threads/waiting/999999999997", b"{ truncated")  # checkpoint 2
 
     done = cli("threads", "list")
     assert done.code == 0

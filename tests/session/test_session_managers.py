@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import stored_records
 from resume_processes import AGENT_APP, AGENT_FINAL, assert_one_agent_winner, race_agent_resumes, run_app, session_spec
 from statehitl import Agent, tool
 from statehitl.errors import (
@@ -119,7 +120,7 @@ def test_a_new_agent_on_the_session_resumes_the_interrupt(how: str, store: Path,
     [pending] = result.interrupts
     assert (pending.name, pending.reason) == ("myapp-approval", {"paths": ["old.log", "older.log"]})
     assert server.deleted == []
-    assert (store / "threads" / "myapp").is_dir()  # the default agent's thread is the session id
+    assert stored_records.keys(store, "threads/myapp/")  # the default agent's thread is the session id
 
     second = server.agent(AGENT_FINAL)  # scripted with the final answer only
     assert second.messages == first.messages
@@ -234,7 +235,7 @@ def test_an_explicit_url_wins_over_the_env_var(store: Path, tmp_path: Path, monk
     monkeypatch.setenv(SESSION_URL_ENV, f"file://{tmp_path / 'elsewhere'}")
     server = Server(lambda: SessionManager.from_url(f"file://{store}", session_id="myapp"))
     assert server.agent(DELETE)(PROMPT).stop_reason == "interrupt"
-    assert (store / "threads" / "myapp").is_dir()
+    assert stored_records.keys(store, "threads/myapp/")
     assert not (tmp_path / "elsewhere").exists()
 
 
@@ -295,7 +296,7 @@ def test_agents_with_different_ids_in_one_session_are_separate_threads(store: Pa
     paused = cleaner(PROMPT)
     assert paused.stop_reason == "interrupt"
     assert planner("Make a plan").stop_reason == "end_turn"  # not blocked by the cleaner's interrupt
-    assert sorted(p.name for p in (store / "threads").iterdir()) == ["myapp@cleaner", "myapp@planner"]
+    assert {key.split("/")[1] for key in stored_records.keys(store, "threads/")} == {"myapp@cleaner", "myapp@planner"}
 
     cleaner_again, planner_again, default = (server.agent(AGENT_FINAL, agent_id="cleaner"),
                                              server.agent(agent_id="planner"), server.agent())

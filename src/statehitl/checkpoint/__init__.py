@@ -42,7 +42,7 @@ class MemoryCheckpointer(Checkpointer):
 
 
 class FileCheckpointer(Checkpointer):
-    """Checkpoints as files under ``directory``, written atomically and fsynced."""
+    """Checkpoints in append-only record logs under ``directory``; a call returns once its checkpoint is fsynced."""
 
     def __init__(self, directory: str | os.PathLike[str] = ".statehitl", **options: Any) -> None:
         super().__init__(FileStorage(directory), **options)

@@ -1,37 +1,60 @@
-"""File storage: one file per key under a root directory, written atomically and durably.
+"""File storage: each key "directory" is one append-only record log, written durably with one fdatasync.
 
-A write goes to a hidden temp file, is fsynced, then published: create-once writes use ``link()``
-(atomic and exclusive: of two writers exactly one wins), replacing writes take a per-key ``flock``,
-compare the current version and ``rename()`` over it. A durable write fsyncs the file before
-publishing it, then its directory, so the new name survives a power cut; new directories are synced
-into their parents when they are created. A crash leaves at worst a hidden temp file, which listing
-ignores and ``cleanup()`` removes.
+Key ``threads/t1/000000000042`` is the record ``000000000042`` in the log file ``threads/t1~log``
+(``~`` never appears in a key, so a log cannot shadow a directory of longer keys). The format and why
+it is a log are in ``file_log``.
 
-Durable writes wait for the disk (about a millisecond here), so they run in aiofiles' worker threads
-and the event loop keeps serving other threads meanwhile — except under a sync call (``invoke``,
-``agent(...)``), whose private loop has nothing else to serve, so the hop would be pure cost. Reads,
-listings and non-durable writes are metadata operations on cached pages, cheaper than the thread hop
-itself (about 140 us on these machines), so they run inline.
+Writers take the log's ``flock``, check the key's current version against the write's ``expect``,
+append one frame and, for a durable write, ``fdatasync`` it; the first durable write to a new log
+also fsyncs its name into the directory. Readers take no lock: frames are only ever appended, a
+half-written one is recognised and skipped, and compaction swaps in a new file with ``rename()``. A
+writer that waited on a log's lock re-checks that the name still denotes the file it locked, since a
+compaction or a delete may have replaced it meanwhile.
+
+Durable writes wait for the disk, so they run in aiofiles' worker threads and the event loop keeps
+serving other threads meanwhile — except under a sync call (``invoke``, ``agent(...)``), whose
+private loop has nothing else to serve, so the hop (about 140 us here) would be pure cost. Reads,
+listings and non-durable writes work on cached pages and run inline.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from statehitl._sync import on_private_loop
+from statehitl.checkpoint.file_log import (
+    HEADER_LEN,
+    SYNCED_FLAG_OFFSET,
+    LogView,
+    Member,
+    delete_frame,
+    file_inode,
+    frame,
+    new_header,
+    parse,
+    read_header,
+)
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
 
 __all__ = ["FileStorage"]
 
 T = TypeVar("T")
+
+LOG_SUFFIX = "~log"
+_CACHED_LOGS = 256
+_COMPACT_AT = 64 * 1024
+"""A log over this size is rewritten once most of it is replaced or deleted records (index entries)."""
+
+_fdatasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
 
 async def _in_thread(func: Callable[..., T], *args: Any) -> T:
@@ -42,10 +65,6 @@ async def _in_thread(func: Callable[..., T], *args: Any) -> T:
     return result
 
 
-def _version(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
-
-
 def _fsync_dir(path: str | Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -54,15 +73,11 @@ def _fsync_dir(path: str | Path) -> None:
         os.close(fd)
 
 
-
-
-
-
 def _make_dirs(directory: Path) -> None:
     """Create missing directories one level at a time, fsyncing each new entry into its parent.
 
-    Done whatever the write's ``durable`` says, once per new directory (a new thread): later durable
-    writes then only sync their own directory, in this process or any other.
+    Directories are only the fixed structure (``threads/``, ``index/``), created once per store, so
+    this is always done durably: later writes then only ever sync their own log's name.
     """
     missing: list[Path] = []
     while not directory.is_dir():
@@ -74,12 +89,20 @@ def _make_dirs(directory: Path) -> None:
         _fsync_dir(new.parent)
 
 
+def _split(key: str) -> tuple[str, str]:
+    """``a/b/c`` -> (``a/b``, ``c``): the log a key lives in, and its name there."""
+    directory, _, name = validate_key(key).rpartition("/")
+    return directory, name
+
+
 class FileStorage:
-    """Keys map to paths below ``root``; names starting with ``.`` are internal and never listed."""
+    """Keys map to records in log files below ``root``; names starting with ``.`` are internal."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self._root = str(self.root)  # hot paths join strings: pathlib costs more than the syscalls
+        self._views: OrderedDict[str, LogView] = OrderedDict()
+        self._views_lock = threading.Lock()
 
     @classmethod
     def from_url(cls, url: str) -> FileStorage:
@@ -87,87 +110,193 @@ class FileStorage:
         path = url.removeprefix("file://") if url.startswith("file://") else url
         return cls(path or ".")
 
-    def _path(self, key: str) -> str:
-        return os.path.join(self._root, *validate_key(key).split("/"))
+    def log_path(self, directory: str) -> str:
+        """The file holding the keys directly under ``directory`` (``""`` for top-level keys)."""
+        parent, _, last = directory.rpartition("/")
+        return os.path.join(self._root, *parent.split("/"), last + LOG_SUFFIX) if parent else os.path.join(
+            self._root, last + LOG_SUFFIX
+        )
+
+    # -- parsed logs, cached per file and extended as it grows -------------------------------------
+
+    def _view(self, path: str, fd: int) -> LogView:
+        inode, size = file_inode(fd)
+        header = read_header(path, os.pread(fd, HEADER_LEN, 0))
+        if header is None:
+            return LogView((*inode, b""), 0)  # a log whose first line never finished: the next writer redoes it
+        ident = (*inode, header[1])
+        with self._views_lock:
+            cached = self._views.get(path)
+            if cached is not None:
+                self._views.move_to_end(path)
+        if cached is None or cached.ident != ident or cached.end > size:
+            cached = LogView(ident, HEADER_LEN)
+        if cached.end == size:
+            return self._remember(path, cached)
+        return self._remember(path, parse(path, os.pread(fd, size - cached.end, cached.end), cached.end, cached))
+
+    def _remember(self, path: str, view: LogView) -> LogView:
+        with self._views_lock:
+            self._views[path] = view
+            if len(self._views) > _CACHED_LOGS:
+                self._views.popitem(last=False)
+        return view
+
+    def _forget(self, path: str) -> None:
+        with self._views_lock:
+            self._views.pop(path, None)
+
+    @contextlib.contextmanager
+    def _locked(self, path: str, create: bool) -> Iterator[int | None]:
+        """The log at ``path`` open and exclusively locked (None if absent and not ``create``)."""
+        while True:
+            try:
+                fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+            except FileNotFoundError:
+                if not create:
+                    yield None
+                    return
+                _make_dirs(Path(path).parent)
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    current = os.stat(path)
+                except FileNotFoundError:
+                    current = None
+                if current is None or (current.st_dev, current.st_ino) != file_inode(fd)[0]:
+                    continue  # replaced (compacted) or deleted while we waited: lock the new one
+                yield fd
+                return
+            finally:
+                os.close(fd)
 
     # -- sync implementations ---------------------------------------------------------------------
 
     def _read(self, key: str) -> tuple[bytes, str] | None:
+        directory, name = _split(key)
+        path = self.log_path(directory)
         try:
-            with open(self._path(key), "rb") as file:
-                data = file.read()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return None  # IsADirectoryError: the key is only a "directory" of longer keys
-        return data, _version(data)
-
-    def _write_temp(self, directory: str, data: bytes, durable: bool) -> str:
-        temp = os.path.join(directory, f".tmp-{os.urandom(16).hex()}")
+            fd = os.open(path, os.O_RDONLY)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileNotFoundError:  # the first record of a new thread: create its directories
-            _make_dirs(Path(directory))
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            view = memoryview(data)
-            while view:  # os.write may write less than asked
-                view = view[os.write(fd, view) :]
-            if durable:
-                os.fsync(fd)
+            member = self._view(path, fd).members.get(name)
+            return None if member is None else (os.pread(fd, member.length, member.offset), member.version)
         finally:
             os.close(fd)
-        return temp
 
     def _write(self, key: str, data: bytes, expect: str, durable: bool) -> str:
-        path = self._path(key)
-        parent, name = os.path.split(path)
-        temp = self._write_temp(parent, data, durable)
-        try:
-            if expect == ABSENT:
-                try:
-                    os.link(temp, path)
-                except FileExistsError:
-                    raise CheckpointConflict(f"key {key!r} already exists") from None
-            else:
-                lock_fd = os.open(os.path.join(parent, f".lock-{name}"), os.O_RDWR | os.O_CREAT, 0o644)
-                try:
-                    fcntl.flock(lock_fd, fcntl.LOCK_EX)
-                    current = self._read(key)
-                    if current is None or current[1] != expect:
-                        raise CheckpointConflict(f"key {key!r} changed since version {expect!r} was read")
-                    os.replace(temp, path)
-                finally:
-                    os.close(lock_fd)
+        directory, name = _split(key)
+        path = self.log_path(directory)
+        record, version = frame(name, data)
+        with self._locked(path, create=True) as fd:
+            assert fd is not None
+            view = self._view(path, fd)
+            current = view.members.get(name)
+            if expect == ABSENT and current is not None:
+                raise CheckpointConflict(f"key {key!r} already exists")
+            if expect != ABSENT and (current is None or current.version != expect):
+                raise CheckpointConflict(f"key {key!r} changed since version {expect!r} was read")
+            if view.end < HEADER_LEN:  # a new log (or one whose first line a crash cut short)
+                header = new_header(synced=False)
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, header, 0)
+                view = LogView((*file_inode(fd)[0], header[SYNCED_FLAG_OFFSET + 1 :]), HEADER_LEN)
+            elif file_inode(fd)[1] != view.end:
+                os.ftruncate(fd, view.end)  # a frame a crashed writer left unfinished
+            os.pwrite(fd, record, view.end)
             if durable:
-                _fsync_dir(parent)
+                self._sync(fd, path)
+            member = Member(view.end + len(record) - len(data) - 1, len(data), version)
+            view = self._remember(path, view.extended(view.end + len(record), {name: member}))
+            if view.end > _COMPACT_AT:
+                self._compact_if_mostly_garbage(path, fd, view)
+        return version
+
+    @staticmethod
+    def _sync(fd: int, path: str) -> None:
+        """Make the log's bytes durable, and its name too the first time (the flag saves later syncs)."""
+        if os.pread(fd, 1, SYNCED_FLAG_OFFSET) != b"1":
+            _fsync_dir(os.path.dirname(path))
+            os.pwrite(fd, b"1", SYNCED_FLAG_OFFSET)
+        _fdatasync(fd)
+
+    def _compact_if_mostly_garbage(self, path: str, fd: int, view: LogView) -> None:
+        """Rewrite a log whose live records are under half of it (held under the log's lock)."""
+        live = sum(m.length for m in view.members.values())
+        if live * 2 + 128 * len(view.members) > view.end:
+            return
+        parts = [new_header(synced=True)]
+        for name in view.names():
+            member = view.members[name]
+            parts.append(frame(name, os.pread(fd, member.length, member.offset))[0])
+        temp = os.path.join(os.path.dirname(path), f".tmp-{os.urandom(16).hex()}")
+        try:
+            with open(temp, "wb") as out:
+                out.write(b"".join(parts))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, path)
+            _fsync_dir(os.path.dirname(path))
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-        return _version(data)
+        self._forget(path)
+
+    def _logs(self, prefix: str) -> Iterator[tuple[str, str]]:
+        """(directory, log path) of every log that may hold keys starting with ``prefix``."""
+        directory, _, rest = validate_prefix(prefix).rpartition("/")
+        yield directory, self.log_path(directory)
+        start = os.path.join(self._root, *directory.split("/")) if directory else self._root
+        for dirpath, dirnames, filenames in os.walk(start):
+            top = dirpath == start
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and (not top or d.startswith(rest))]
+            rel = os.path.relpath(dirpath, self._root).replace(os.sep, "/")
+            for filename in filenames:
+                seg = filename.removesuffix(LOG_SUFFIX)
+                if seg != filename and seg and (not top or seg.startswith(rest)):
+                    yield (seg if rel == "." else f"{rel}/{seg}"), os.path.join(dirpath, filename)
+
+    def _names(self, path: str) -> list[str]:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        try:
+            return self._view(path, fd).names()
+        finally:
+            os.close(fd)
 
     def _list(self, prefix: str) -> list[str]:
-        base, _, _ = validate_prefix(prefix).rpartition("/")
-        start = self.root.joinpath(*base.split("/")) if base else self.root
-        if not start.is_dir():
-            return []
         keys = []
-        for dirpath, dirnames, filenames in os.walk(start):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-            rel = Path(dirpath).relative_to(self.root).as_posix()
-            for name in filenames:
-                if name.startswith("."):
-                    continue
-                key = name if rel == "." else f"{rel}/{name}"
+        for directory, path in self._logs(prefix):
+            for name in self._names(path):
+                key = f"{directory}/{name}" if directory else name
                 if key.startswith(prefix):
                     keys.append(key)
         keys.sort()
         return keys
 
     def _delete(self, prefix: str) -> int:
-        keys = self._list(prefix)
-        for key in keys:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._path(key))
-        return len(keys)
+        removed = 0
+        for directory, path in list(self._logs(prefix)):
+            with self._locked(path, create=False) as fd:
+                if fd is None:
+                    continue
+                view = self._view(path, fd)
+                doomed = [n for n in view.names() if (f"{directory}/{n}" if directory else n).startswith(prefix)]
+                if len(doomed) == len(view.members):
+                    os.unlink(path)  # under the lock: a waiting writer sees the name gone and starts anew
+                    self._forget(path)
+                elif doomed:
+                    tombstones = b"".join(delete_frame(n) for n in doomed)
+                    os.pwrite(fd, tombstones, view.end)
+                    view = self._remember(path, view.extended(view.end + len(tombstones), dict.fromkeys(doomed)))
+                    if view.end > _COMPACT_AT:
+                        self._compact_if_mostly_garbage(path, fd, view)
+                removed += len(doomed)
+        return removed
 
     def _cleanup(self, max_age: float) -> int:
         cutoff = time.time() - max_age
@@ -183,7 +312,7 @@ class FileStorage:
         return removed
 
     async def cleanup(self, max_age: float = 3600.0) -> int:
-        """Remove temp files a crashed writer left behind (older than ``max_age`` seconds, so a write in
+        """Remove temp files a crashed compaction left behind (older than ``max_age`` seconds, so one in
         progress elsewhere is never touched); returns how many were removed."""
         return await _in_thread(self._cleanup, max_age)
 
