@@ -452,8 +452,7 @@ def worker_main(conn: Connection, side: str, workdir_str: str) -> None:
                 conversation = Conversation(side, args[0], workdir, args[1], args[2])
             elif command == "turn":
                 assert conversation is not None
-                gc.collect()  # this side's own garbage from earlier turns is not billed to this one
-                value = conversation.turn(args[0])
+                value = conversation.turn(args[0])  # the collector runs as usual, never forced (bench_core)
             elif command == "check":
                 assert conversation is not None
                 conversation.check(args[0])
@@ -461,7 +460,6 @@ def worker_main(conn: Connection, side: str, workdir_str: str) -> None:
                 freeze_imports()
             elif command == "roundtrip":
                 roundtrip = roundtrip or roundtrip_trial(side, workdir)
-                gc.collect()
                 value = roundtrip(args[0])
             elif command == "info":
                 value = {"tracer_provider": tracer_provider(), "pid": os.getpid()}
@@ -488,7 +486,7 @@ def bench_conversations(cfg: Config, pool: dict[str, Worker]) -> dict[str, dict[
     """Per variant and side: one list of TURNS per-turn times (seconds) per conversation.
 
     The sides alternate turn by turn (flipping which goes first every turn), so background load and
-    disk writeback hit both alike. Each worker runs gc.collect() before each timed turn.
+    disk writeback hit both alike. The collector runs as in real use, never forced between turns.
     """
     sides = list(pool)
     for variant in VARIANTS:
@@ -521,8 +519,8 @@ def freeze_imports() -> None:
     """Move everything alive now (the framework's modules, classes, tools) out of the collector's reach.
 
     A framework and its dependencies leave up to ~10^5 long-lived objects behind at import; without
-    this every gc.collect() between turns walks them all (tens of ms each on these VMs). Objects made
-    later (the conversations) are collected as usual, inside the timed turns too.
+    this every full collection walks them all (tens of ms each on these VMs). Objects made later (the
+    conversations) are collected as usual, inside the timed turns too.
     """
     gc.collect()
     gc.freeze()
@@ -629,7 +627,6 @@ def profile_statehitl(workdir: Path, top: int) -> str:
         profiler = cProfile.Profile()
         wall = 0.0
         for i in range(TURNS):
-            gc.collect()
             if lo <= i + 1 <= hi:
                 t0 = time.perf_counter()
                 profiler.enable()
@@ -653,7 +650,6 @@ def profile_roundtrip(workdir: Path, top: int, reps: int = 20) -> str:
     profiler = cProfile.Profile()
     wall = 0.0
     for i in range(reps):
-        gc.collect()
         t0 = time.perf_counter()
         profiler.enable()
         trial(f"profile-rt-{i}-{uuid.uuid4().hex[:8]}")

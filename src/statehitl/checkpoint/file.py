@@ -36,7 +36,6 @@ from statehitl.checkpoint.file_log import (
     LogView,
     Member,
     delete_frame,
-    file_inode,
     frame,
     new_header,
     parse,
@@ -119,12 +118,14 @@ class FileStorage:
 
     # -- parsed logs, cached per file and extended as it grows -------------------------------------
 
-    def _view(self, path: str, fd: int) -> LogView:
-        inode, size = file_inode(fd)
+    def _view(self, path: str, fd: int, st: os.stat_result | None = None) -> LogView:
+        """The parsed log open at ``fd`` (``st``: its fstat, if the caller has it already)."""
+        st = st or os.fstat(fd)
+        size = st.st_size
         header = read_header(path, os.pread(fd, HEADER_LEN, 0))
-        if header is None:
-            return LogView((*inode, b""), 0)  # a log whose first line never finished: the next writer redoes it
-        ident = (*inode, header[1])
+        if header is None:  # a log whose first line never finished: the next writer redoes it
+            return LogView((st.st_dev, st.st_ino, b""), 0)
+        ident = (st.st_dev, st.st_ino, header[1])
         with self._views_lock:
             cached = self._views.get(path)
             if cached is not None:
@@ -147,8 +148,8 @@ class FileStorage:
             self._views.pop(path, None)
 
     @contextlib.contextmanager
-    def _locked(self, path: str, create: bool) -> Iterator[int | None]:
-        """The log at ``path`` open and exclusively locked (None if absent and not ``create``)."""
+    def _locked(self, path: str, create: bool) -> Iterator[tuple[int, os.stat_result] | None]:
+        """The log at ``path`` open and exclusively locked, with its fstat (None if absent, not ``create``)."""
         while True:
             try:
                 fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
@@ -164,9 +165,10 @@ class FileStorage:
                     current = os.stat(path)
                 except FileNotFoundError:
                     current = None
-                if current is None or (current.st_dev, current.st_ino) != file_inode(fd)[0]:
+                st = os.fstat(fd)
+                if current is None or (current.st_dev, current.st_ino) != (st.st_dev, st.st_ino):
                     continue  # replaced (compacted) or deleted while we waited: lock the new one
-                yield fd
+                yield fd, st
                 return
             finally:
                 os.close(fd)
@@ -190,9 +192,10 @@ class FileStorage:
         directory, name = _split(key)
         path = self.log_path(directory)
         record, version = frame(name, data)
-        with self._locked(path, create=True) as fd:
-            assert fd is not None
-            view = self._view(path, fd)
+        with self._locked(path, create=True) as opened:
+            assert opened is not None
+            fd, st = opened
+            view = self._view(path, fd, st)
             current = view.members.get(name)
             if expect == ABSENT and current is not None:
                 raise CheckpointConflict(f"key {key!r} already exists")
@@ -202,8 +205,8 @@ class FileStorage:
                 header = new_header(synced=False)
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, header, 0)
-                view = LogView((*file_inode(fd)[0], header[SYNCED_FLAG_OFFSET + 1 :]), HEADER_LEN)
-            elif file_inode(fd)[1] != view.end:
+                view = LogView((st.st_dev, st.st_ino, header[SYNCED_FLAG_OFFSET + 1 :]), HEADER_LEN)
+            elif st.st_size != view.end:
                 os.ftruncate(fd, view.end)  # a frame a crashed writer left unfinished
             os.pwrite(fd, record, view.end)
             if durable:
@@ -224,8 +227,7 @@ class FileStorage:
 
     def _compact_if_mostly_garbage(self, path: str, fd: int, view: LogView) -> None:
         """Rewrite a log whose live records are under half of it (held under the log's lock)."""
-        live = sum(m.length for m in view.members.values())
-        if live * 2 + 128 * len(view.members) > view.end:
+        if view.live * 2 + 128 * len(view.members) > view.end:
             return
         parts = [new_header(synced=True)]
         for name in view.names():
@@ -281,10 +283,11 @@ class FileStorage:
     def _delete(self, prefix: str) -> int:
         removed = 0
         for directory, path in list(self._logs(prefix)):
-            with self._locked(path, create=False) as fd:
-                if fd is None:
+            with self._locked(path, create=False) as opened:
+                if opened is None:
                     continue
-                view = self._view(path, fd)
+                fd, st = opened
+                view = self._view(path, fd, st)
                 doomed = [n for n in view.names() if (f"{directory}/{n}" if directory else n).startswith(prefix)]
                 if len(doomed) == len(view.members):
                     os.unlink(path)  # under the lock: a waiting writer sees the name gone and starts anew

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["HEADER_LEN", "SYNCED_FLAG_OFFSET", "LogView", "Member", "delete_frame", "file_inode", "frame",
+__all__ = ["HEADER_LEN", "SYNCED_FLAG_OFFSET", "LogView", "Member", "delete_frame", "frame",
            "new_header", "parse", "read_header"]
 
 _MAGIC = b"statehitl-log v1 name-synced:"
@@ -78,6 +78,8 @@ class LogView:
     """Device, inode and the header's id: the file this view is of."""
     end: int
     members: dict[str, Member] = field(default_factory=dict)
+    live: int = 0
+    """Bytes of the live values, kept up to date so deciding on compaction costs nothing per write."""
     _sorted: list[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def names(self) -> list[str]:
@@ -87,12 +89,15 @@ class LogView:
 
     def extended(self, end: int, changes: dict[str, Member | None]) -> LogView:
         members = dict(self.members)
+        live = self.live
         for name, member in changes.items():
-            if member is None:
-                members.pop(name, None)
-            else:
+            old = members.pop(name, None)
+            if old is not None:
+                live -= old.length
+            if member is not None:
                 members[name] = member
-        return LogView(self.ident, end, members)
+                live += member.length
+        return LogView(self.ident, end, members, live)
 
 
 def _is_torn(chunk: bytes, pos: int) -> bool:
@@ -158,9 +163,3 @@ def read_header(where: str, head: bytes) -> tuple[bool, bytes] | None:
     if len(head) < HEADER_LEN or not head.startswith(_MAGIC) or head[HEADER_LEN - 1 : HEADER_LEN] != b"\n":
         raise CheckpointCorruptError(f"{where} is not a statehitl record log (unknown first line)")
     return head[SYNCED_FLAG_OFFSET : SYNCED_FLAG_OFFSET + 1] == b"1", head[SYNCED_FLAG_OFFSET + 1 : HEADER_LEN]
-
-
-def file_inode(fd: int) -> tuple[tuple[int, int], int]:
-    """(device, inode) and size of an open file: a log replaced by compaction has a new inode."""
-    st = os.fstat(fd)
-    return (st.st_dev, st.st_ino), st.st_size
