@@ -130,13 +130,17 @@ def test_a_record_changed_on_disk_is_corruption_not_a_torn_write(storage: FileSt
     run(storage.write("t/a", b"value-one", expect=ABSENT))
     run(storage.write("t/b", b"value-two", expect=ABSENT))
     log = root / "t~log"
-    before = log.read_bytes()
-    log.write_bytes(before.replace(b"value-one", b"value-0ne"))
+    damaged = log.read_bytes().replace(b"value-one", b"value-0ne")
+    log.write_bytes(damaged)
+    fresh = FileStorage(root)
     with pytest.raises(CheckpointCorruptError, match=r"t~log: the record 'a' at byte \d+ does not match its digest"):
+        run(fresh.read("t/a"))
+    assert run(fresh.read("t/b"))[0] == b"value-two"  # the damage stays with the damaged record
+    run(fresh.write("t/c", b"x", expect=ABSENT))
+    assert log.read_bytes().startswith(damaged)  # nothing was cut off
+    log.write_bytes(damaged[:-3] + b"#garbage\n" + damaged[-3:])
+    with pytest.raises(CheckpointCorruptError, match=r"t~log: unreadable bytes at byte \d+"):
         run(FileStorage(root).read("t/b"))
-    with pytest.raises(CheckpointCorruptError):
-        run(FileStorage(root).write("t/c", b"x", expect=ABSENT))
-    assert log.read_bytes() == before.replace(b"value-one", b"value-0ne")  # nothing was cut off or added
     log.write_bytes(b"something else entirely\n")
     with pytest.raises(CheckpointCorruptError, match=r"is not a statehitl record log"):
         run(FileStorage(root).read("t/a"))

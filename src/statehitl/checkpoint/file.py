@@ -35,7 +35,9 @@ from statehitl.checkpoint.file_log import (
     SYNCED_FLAG_OFFSET,
     LogView,
     Member,
+    check_digest,
     delete_frame,
+    digest,
     frame,
     new_header,
     parse,
@@ -184,7 +186,9 @@ class FileStorage:
             return None
         try:
             member = self._view(path, fd).members.get(name)
-            return None if member is None else (os.pread(fd, member.length, member.offset), member.version)
+            if member is None:
+                return None
+            return check_digest(path, name, member, os.pread(fd, member.length, member.offset)), member.version
         finally:
             os.close(fd)
 
@@ -232,7 +236,10 @@ class FileStorage:
         parts = [new_header(synced=True)]
         for name in view.names():
             member = view.members[name]
-            parts.append(frame(name, os.pread(fd, member.length, member.offset))[0])
+            data = os.pread(fd, member.length, member.offset)
+            if digest(name, data) != member.version:
+                return  # never launder a damaged record into a fresh frame: reading it must still fail
+            parts.append(frame(name, data)[0])
         temp = os.path.join(os.path.dirname(path), f".tmp-{os.urandom(16).hex()}")
         try:
             with open(temp, "wb") as out:
