@@ -264,3 +264,14 @@ def test_processes_sharing_one_log_lose_nothing_across_compactions(storage: File
     assert int(run(fresh.read("shared/counter"))[0]) == 4 * 40
     # 160 rewrites of a 20 KB counter: 3.2 MB appended, kept near the live 70 KB by compaction
     assert (root / "shared~log").stat().st_size < 300 * 1024
+
+
+def test_a_delete_after_a_torn_write_leaves_a_readable_log(storage: FileStorage, root: Path) -> None:
+    for name in ("a", "b"):
+        run(storage.write(f"t/{name}", name.encode(), expect=ABSENT))
+    log = root / "t~log"
+    log.write_bytes(log.read_bytes() + b"#rec c 100 0123456789abcdef01234567\nhalf of c")  # killed mid-append
+    assert run(FileStorage(root).delete("t/a")) == 1
+    fresh = FileStorage(root)
+    assert run(fresh.list("t/")) == ["t/b"]
+    assert run(fresh.read("t/b"))[0] == b"b"

@@ -90,6 +90,13 @@ def _make_dirs(directory: Path) -> None:
         _fsync_dir(new.parent)
 
 
+def _cut_torn_tail(fd: int, st: os.stat_result, view: LogView) -> None:
+    """Drop a frame a crashed writer left unfinished, so the next one is appended right after the last
+    good frame (called under the log's lock: no live writer is mid-append)."""
+    if st.st_size != view.end:
+        os.ftruncate(fd, view.end)
+
+
 def _split(key: str) -> tuple[str, str]:
     """``a/b/c`` -> (``a/b``, ``c``): the log a key lives in, and its name there."""
     directory, _, name = validate_key(key).rpartition("/")
@@ -114,9 +121,8 @@ class FileStorage:
     def log_path(self, directory: str) -> str:
         """The file holding the keys directly under ``directory`` (``""`` for top-level keys)."""
         parent, _, last = directory.rpartition("/")
-        return os.path.join(self._root, *parent.split("/"), last + LOG_SUFFIX) if parent else os.path.join(
-            self._root, last + LOG_SUFFIX
-        )
+        parents = parent.split("/") if parent else []
+        return os.path.join(self._root, *parents, last + LOG_SUFFIX)
 
     # -- parsed logs, cached per file and extended as it grows -------------------------------------
 
@@ -210,8 +216,8 @@ class FileStorage:
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, header, 0)
                 view = LogView((st.st_dev, st.st_ino, header[SYNCED_FLAG_OFFSET + 1 :]), HEADER_LEN)
-            elif st.st_size != view.end:
-                os.ftruncate(fd, view.end)  # a frame a crashed writer left unfinished
+            else:
+                _cut_torn_tail(fd, st, view)
             os.pwrite(fd, record, view.end)
             if durable:
                 self._sync(fd, path)
@@ -301,6 +307,7 @@ class FileStorage:
                     self._forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
+                    _cut_torn_tail(fd, st, view)
                     os.pwrite(fd, tombstones, view.end)
                     view = self._remember(path, view.extended(view.end + len(tombstones), dict.fromkeys(doomed)))
                     if view.end > _COMPACT_AT:
