@@ -19,8 +19,10 @@ listings and non-durable writes work on cached pages and run inline.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import fcntl
+import itertools
 import os
 import threading
 import time
@@ -127,29 +129,44 @@ class FileStorage:
     # -- parsed logs, cached per file and extended as it grows -------------------------------------
 
     def _view(self, path: str, fd: int, st: os.stat_result | None = None) -> LogView:
-        """The parsed log open at ``fd`` (``st``: its fstat, if the caller has it already)."""
+        """The parsed log open at ``fd``, complete up to its last whole frame (``st``: its fstat).
+
+        The cached view is extended in place with what was appended since it was last read; two
+        threads reading the same new bytes both parse them, and the first to finish applies them.
+        """
         st = st or os.fstat(fd)
-        size = st.st_size
         header = read_header(path, os.pread(fd, HEADER_LEN, 0))
         if header is None:  # a log whose first line never finished: the next writer redoes it
             return LogView((st.st_dev, st.st_ino, b""), 0)
         ident = (st.st_dev, st.st_ino, header[1])
         with self._views_lock:
-            cached = self._views.get(path)
-            if cached is not None:
+            view = self._views.get(path)
+            if view is None or view.ident != ident or view.end > st.st_size:
+                view = self._keep(path, LogView(ident, HEADER_LEN))
+            else:
                 self._views.move_to_end(path)
-        if cached is None or cached.ident != ident or cached.end > size:
-            cached = LogView(ident, HEADER_LEN)
-        if cached.end == size:
-            return self._remember(path, cached)
-        return self._remember(path, parse(path, os.pread(fd, size - cached.end, cached.end), cached.end, cached))
-
-    def _remember(self, path: str, view: LogView) -> LogView:
-        with self._views_lock:
-            self._views[path] = view
-            if len(self._views) > _CACHED_LOGS:
-                self._views.popitem(last=False)
+            at = view.end
+        while at < st.st_size:
+            end, changes = parse(path, os.pread(fd, st.st_size - at, at), at)
+            with self._views_lock:
+                if view.end == at:
+                    view.apply(end, changes)
+                    break
+                at = view.end  # another thread took in these frames first: parse what is left
         return view
+
+    def _keep(self, path: str, view: LogView) -> LogView:
+        """Cache ``view`` as the one of ``path`` (the caller holds the views lock)."""
+        self._views[path] = view
+        if len(self._views) > _CACHED_LOGS:
+            self._views.popitem(last=False)
+        return view
+
+    def _applied(self, view: LogView, at: int, end: int, changes: dict[str, Member | None]) -> None:
+        """Apply this process's own append (``at`` to ``end``) unless a reader already took it in."""
+        with self._views_lock:
+            if view.end == at:
+                view.apply(end, changes)
 
     def _forget(self, path: str) -> None:
         with self._views_lock:
@@ -215,14 +232,17 @@ class FileStorage:
                 header = new_header(synced=False)
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, header, 0)
-                view = LogView((st.st_dev, st.st_ino, header[SYNCED_FLAG_OFFSET + 1 :]), HEADER_LEN)
+                fresh = LogView((st.st_dev, st.st_ino, header[SYNCED_FLAG_OFFSET + 1 :]), HEADER_LEN)
+                with self._views_lock:
+                    view = self._keep(path, fresh)
             else:
                 _cut_torn_tail(fd, st, view)
-            os.pwrite(fd, record, view.end)
+            at = view.end  # fixed now: once the frame is in, a reader in another thread may take it in
+            os.pwrite(fd, record, at)
             if durable:
                 self._sync(fd, path)
-            member = Member(view.end + len(record) - len(data) - 1, len(data), version)
-            view = self._remember(path, view.extended(view.end + len(record), {name: member}))
+            member = Member(at + len(record) - len(data) - 1, len(data), version)
+            self._applied(view, at, at + len(record), {name: member})
             if view.end > _COMPACT_AT:
                 self._compact_if_mostly_garbage(path, fd, view)
         return version
@@ -283,15 +303,25 @@ class FileStorage:
         finally:
             os.close(fd)
 
-    def _list(self, prefix: str) -> list[str]:
-        keys = []
+    def _list(self, prefix: str, limit: int | None) -> list[str]:
+        """Each log's names are kept sorted: one log (a thread's records) needs no sort, and with a
+        ``limit`` (a thread's head) no more keys are made than asked for."""
+        groups = []
         for directory, path in self._logs(prefix):
-            for name in self._names(path):
-                key = f"{directory}/{name}" if directory else name
-                if key.startswith(prefix):
-                    keys.append(key)
-        keys.sort()
-        return keys
+            lead = f"{directory}/" if directory else ""
+            rest = prefix[len(lead) :] if prefix.startswith(lead) else ""
+            names = self._names(path)
+            first = bisect.bisect_left(names, rest)
+            keys: list[str] = []
+            for name in itertools.islice(names, first, None):
+                if not name.startswith(rest) or len(keys) == limit:
+                    break
+                keys.append(lead + name)
+            if keys:
+                groups.append(keys)
+        if len(groups) == 1:
+            return groups[0]
+        return sorted(itertools.chain.from_iterable(groups))[:limit]
 
     def _delete(self, prefix: str) -> int:
         removed = 0
@@ -308,8 +338,9 @@ class FileStorage:
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
                     _cut_torn_tail(fd, st, view)
-                    os.pwrite(fd, tombstones, view.end)
-                    view = self._remember(path, view.extended(view.end + len(tombstones), dict.fromkeys(doomed)))
+                    at = view.end
+                    os.pwrite(fd, tombstones, at)
+                    self._applied(view, at, at + len(tombstones), dict.fromkeys(doomed))
                     if view.end > _COMPACT_AT:
                         self._compact_if_mostly_garbage(path, fd, view)
                 removed += len(doomed)
@@ -344,7 +375,7 @@ class FileStorage:
         return self._write(key, data, expect, durable)
 
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
-        return self._list(prefix)[:limit]
+        return self._list(prefix, limit)
 
     async def delete(self, prefix: str) -> int:
         return await _in_thread(self._delete, prefix)

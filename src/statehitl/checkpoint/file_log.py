@@ -24,6 +24,7 @@ name has been fsynced into its directory, so only the first durable write to a n
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -77,7 +78,11 @@ class Member(NamedTuple):
 
 @dataclass
 class LogView:
-    """What a log file held up to ``end``: its live names. Immutable once cached (copied to extend)."""
+    """What a log file held up to ``end``: its live names, where their values are, in name order.
+
+    Updated in place, so an append costs the same in a log of ten records or of ten thousand; the
+    ``FileStorage`` that caches a view applies every change under its lock.
+    """
 
     ident: tuple[int, int, bytes]
     """Device, inode and the header's id: the file this view is of."""
@@ -85,24 +90,26 @@ class LogView:
     members: dict[str, Member] = field(default_factory=dict)
     live: int = 0
     """Bytes of the live values, kept up to date so deciding on compaction costs nothing per write."""
-    _sorted: list[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _names: list[str] = field(default_factory=list, repr=False)
 
     def names(self) -> list[str]:
-        if self._sorted is None:
-            self._sorted = sorted(self.members)
-        return self._sorted
+        """The live names in order (a copy: the view may grow while the caller iterates)."""
+        return list(self._names)
 
-    def extended(self, end: int, changes: dict[str, Member | None]) -> LogView:
-        members = dict(self.members)
-        live = self.live
+    def apply(self, end: int, changes: dict[str, Member | None]) -> None:
+        """Take in the frames up to ``end``: each name's new place, or None for a deleted name."""
         for name, member in changes.items():
-            old = members.pop(name, None)
+            old = self.members.pop(name, None)
             if old is not None:
-                live -= old.length
+                self.live -= old.length
+                if member is None:
+                    del self._names[bisect.bisect_left(self._names, name)]
+            elif member is not None:
+                bisect.insort(self._names, name)  # slots count down: usually the front, a memmove
             if member is not None:
-                members[name] = member
-                live += member.length
-        return LogView(self.ident, end, members, live)
+                self.members[name] = member
+                self.live += member.length
+        self.end = end
 
 
 def _is_torn(chunk: bytes, pos: int) -> bool:
@@ -122,8 +129,9 @@ def _is_torn(chunk: bytes, pos: int) -> bool:
     return data_end + 1 > len(rest) or not rest[data_end:].strip(b"\0")
 
 
-def parse(where: str, chunk: bytes, at: int, base: LogView) -> LogView:
-    """Extend ``base`` with the frames in ``chunk``, the file's bytes from offset ``at`` (= ``base.end``).
+def parse(where: str, chunk: bytes, at: int) -> tuple[int, dict[str, Member | None]]:
+    """The frames in ``chunk``, the file's bytes from offset ``at``: where the last whole one ends, and
+    each name's new place (None: deleted).
 
     Only the frame lines are parsed here, with one C regex match per frame: a fresh process reading a
     long thread pays for finding its records, not for hashing all of them (``read`` checks the digest
@@ -151,9 +159,7 @@ def parse(where: str, chunk: bytes, at: int, base: LogView) -> LogView:
         if _is_torn(chunk, pos):
             break
         raise CheckpointCorruptError(f"{where}: unreadable bytes at byte {at + pos} (not a record frame)")
-    if not changes and pos == 0:
-        return base
-    return base.extended(at + pos, changes)
+    return at + pos, changes
 
 
 def check_digest(where: str, name: str, member: Member, data: bytes) -> bytes:
