@@ -275,3 +275,11 @@ def test_a_delete_after_a_torn_write_leaves_a_readable_log(storage: FileStorage,
     fresh = FileStorage(root)
     assert run(fresh.list("t/")) == ["t/b"]
     assert run(fresh.read("t/b"))[0] == b"b"
+
+
+def test_a_refused_write_to_a_new_log_leaves_no_file(storage: FileStorage, root: Path) -> None:
+    run(storage.write("k", b"x", expect=ABSENT))
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    with pytest.raises(CheckpointConflict):
+        run(storage.write("t/missing", b"x", expect="some-version"))
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before

@@ -227,6 +227,8 @@ class FileStorage:
             if expect == ABSENT and current is not None:
                 raise CheckpointConflict(f"key {key!r} already exists")
             if expect != ABSENT and (current is None or current.version != expect):
+                if st.st_size == 0:
+                    os.unlink(path)  # the empty log this call created: a refused write leaves nothing behind
                 raise CheckpointConflict(f"key {key!r} changed since version {expect!r} was read")
             if view.end < HEADER_LEN:  # a new log (or one whose first line a crash cut short)
                 header = new_header(synced=False)
