@@ -98,17 +98,20 @@ class LogView:
 
     def apply(self, end: int, changes: dict[str, Member | None]) -> None:
         """Take in the frames up to ``end``: each name's new place, or None for a deleted name."""
+        bulk = len(changes) > 32  # a log read afresh: sort once rather than insert one by one
         for name, member in changes.items():
             old = self.members.pop(name, None)
             if old is not None:
                 self.live -= old.length
-                if member is None:
+                if member is None and not bulk:
                     del self._names[bisect.bisect_left(self._names, name)]
-            elif member is not None:
+            elif member is not None and not bulk:
                 bisect.insort(self._names, name)  # slots count down: usually the front, a memmove
             if member is not None:
                 self.members[name] = member
                 self.live += member.length
+        if bulk:
+            self._names = sorted(self.members)
         self.end = end
 
 
