@@ -283,3 +283,24 @@ def test_a_refused_write_to_a_new_log_leaves_no_file(storage: FileStorage, root:
     with pytest.raises(CheckpointConflict):
         run(storage.write("t/missing", b"x", expect="some-version"))
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before
+
+
+def test_a_log_view_taken_in_at_once_or_frame_by_frame_is_the_same() -> None:
+    """Views keep their names sorted two ways: bulk (a log read afresh) and one insert at a time."""
+    from statehitl.checkpoint.file_log import HEADER_LEN, LogView, Member
+
+    changes: list[tuple[str, Member | None]] = [(f"{999 - i:012d}", Member(100 + i, i + 1, f"v{i}")) for i in range(50)]
+    changes += [(f"{999 - i:012d}", None) for i in range(0, 50, 7)]  # deletions
+    changes += [(f"{999 - 3:012d}", Member(900, 5, "again"))]  # a replaced value
+    at_once, one_by_one = LogView((0, 0, b""), HEADER_LEN), LogView((0, 0, b""), HEADER_LEN)
+    merged: dict[str, Member | None] = {}
+    for name, member in changes:
+        merged.pop(name, None)  # what parse() hands over: the last word on each name
+        merged[name] = member
+        one_by_one.apply(one_by_one.end + 1, {name: member})
+    at_once.apply(one_by_one.end, merged)
+    live = {n: m for n, m in merged.items() if m is not None}
+    for view in (at_once, one_by_one):
+        assert view.names() == sorted(live)
+        assert view.members == live
+        assert view.live == sum(m.length for m in live.values())
