@@ -92,6 +92,11 @@ per request (or per resume) skips the graph searches its structure needs, about 
 _KNOWN_STRUCTURES_MAX = 256
 
 
+def _fingerprint(shape: dict[str, Any]) -> str:
+    parts = [*shape["nodes"], *shape["edges"], shape["schema"]]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
 class Machine:
     """A validated, immutable graph of nodes and transitions."""
 
@@ -124,7 +129,8 @@ class Machine:
             )
             for n in (START, *self.nodes)
         }
-        structure = (tuple(self.nodes), tuple(sorted((u, v, d["kind"]) for u, v, d in self.graph.edges(data=True))))
+        shape = self.shape()
+        structure = (tuple(shape["nodes"]), tuple(shape["edges"]))
         blockers = _KNOWN_STRUCTURES.get(structure)
         if blockers is None:
             self._check_shape()
@@ -133,7 +139,7 @@ class Machine:
                 _KNOWN_STRUCTURES.pop(next(iter(_KNOWN_STRUCTURES)))
             _KNOWN_STRUCTURES[structure] = blockers
         self.blockers = blockers
-        self.fingerprint = self._compute_fingerprint()
+        self.fingerprint = _fingerprint(shape)
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -239,10 +245,6 @@ class Machine:
             "schema": self._schema,
         }
 
-    def _compute_fingerprint(self) -> str:
-        shape = self.shape()
-        parts = [*shape["nodes"], *shape["edges"], shape["schema"]]
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     # -- running ----------------------------------------------------------------------------------
 

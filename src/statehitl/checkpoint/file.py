@@ -19,7 +19,6 @@ listings and non-durable writes work on cached pages and run inline.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import fcntl
 import itertools
@@ -39,8 +38,8 @@ from statehitl.checkpoint.file_log import (
     Member,
     check_digest,
     delete_frame,
-    digest,
     frame,
+    intact,
     new_header,
     parse,
     read_header,
@@ -97,6 +96,13 @@ def _cut_torn_tail(fd: int, st: os.stat_result, view: LogView) -> None:
     good frame (called under the log's lock: no live writer is mid-append)."""
     if st.st_size != view.end:
         os.ftruncate(fd, view.end)
+
+
+def _within(prefix: str, directory: str) -> tuple[str, str]:
+    """For the log of ``directory``: what its keys start with, and what its names must start with to
+    match ``prefix`` (a log found deeper than the prefix reaches matches whole)."""
+    lead = f"{directory}/" if directory else ""
+    return lead, prefix[len(lead) :] if prefix.startswith(lead) else ""
 
 
 def _split(key: str) -> tuple[str, str]:
@@ -265,7 +271,7 @@ class FileStorage:
         for name in view.names():
             member = view.members[name]
             data = os.pread(fd, member.length, member.offset)
-            if digest(name, data) != member.version:
+            if not intact(name, member, data):
                 return  # never launder a damaged record into a fresh frame: reading it must still fail
             parts.append(frame(name, data)[0])
         temp = os.path.join(os.path.dirname(path), f".tmp-{os.urandom(16).hex()}")
@@ -295,32 +301,27 @@ class FileStorage:
                 if seg != filename and seg and (not top or seg.startswith(rest)):
                     yield (seg if rel == "." else f"{rel}/{seg}"), os.path.join(dirpath, filename)
 
-    def _names(self, path: str) -> list[str]:
+    def _names(self, path: str, starting: str, limit: int | None) -> list[str]:
         try:
             fd = os.open(path, os.O_RDONLY)
         except (FileNotFoundError, NotADirectoryError):
             return []
         try:
-            return self._view(path, fd).names()
+            view = self._view(path, fd)
+            with self._views_lock:  # another thread may be taking in new frames
+                return view.names(starting, limit)
         finally:
             os.close(fd)
 
     def _list(self, prefix: str, limit: int | None) -> list[str]:
-        """Each log's names are kept sorted: one log (a thread's records) needs no sort, and with a
+        """Each log keeps its names sorted: one log (a thread's records) needs no sort, and with a
         ``limit`` (a thread's head) no more keys are made than asked for."""
         groups = []
         for directory, path in self._logs(prefix):
-            lead = f"{directory}/" if directory else ""
-            rest = prefix[len(lead) :] if prefix.startswith(lead) else ""
-            names = self._names(path)
-            first = bisect.bisect_left(names, rest)
-            keys: list[str] = []
-            for name in itertools.islice(names, first, None):
-                if not name.startswith(rest) or len(keys) == limit:
-                    break
-                keys.append(lead + name)
-            if keys:
-                groups.append(keys)
+            lead, starting = _within(prefix, directory)
+            names = self._names(path, starting, limit)
+            if names:
+                groups.append([lead + name for name in names])
         if len(groups) == 1:
             return groups[0]
         return sorted(itertools.chain.from_iterable(groups))[:limit]
@@ -333,7 +334,7 @@ class FileStorage:
                     continue
                 fd, st = opened
                 view = self._view(path, fd, st)
-                doomed = [n for n in view.names() if (f"{directory}/{n}" if directory else n).startswith(prefix)]
+                doomed = view.names(_within(prefix, directory)[1])
                 if len(doomed) == len(view.members):
                     os.unlink(path)  # under the lock: a waiting writer sees the name gone and starts anew
                     self._forget(path)

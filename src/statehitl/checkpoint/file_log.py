@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from typing import NamedTuple
 from statehitl.errors import CheckpointCorruptError
 
 __all__ = ["HEADER_LEN", "SYNCED_FLAG_OFFSET", "LogView", "Member", "check_digest", "delete_frame", "digest",
-           "frame", "new_header", "parse", "read_header"]
+           "frame", "intact", "new_header", "parse", "read_header"]
 
 _MAGIC = b"statehitl-log v1 name-synced:"
 SYNCED_FLAG_OFFSET = len(_MAGIC)
@@ -92,9 +93,18 @@ class LogView:
     """Bytes of the live values, kept up to date so deciding on compaction costs nothing per write."""
     _names: list[str] = field(default_factory=list, repr=False)
 
-    def names(self) -> list[str]:
-        """The live names in order (a copy: the view may grow while the caller iterates)."""
-        return list(self._names)
+    def names(self, starting: str = "", limit: int | None = None) -> list[str]:
+        """The live names in order that start with ``starting``, at most ``limit`` of them.
+
+        A new list, found by bisection: the view may grow while the caller iterates, and a thread's
+        head (``limit=1``) must not cost a copy of all its names.
+        """
+        found: list[str] = []
+        for name in itertools.islice(self._names, bisect.bisect_left(self._names, starting), None):
+            if not name.startswith(starting) or len(found) == limit:
+                break
+            found.append(name)
+        return found
 
     def apply(self, end: int, changes: dict[str, Member | None]) -> None:
         """Take in the frames up to ``end``: each name's new place, or None for a deleted name."""
@@ -115,21 +125,8 @@ class LogView:
         self.end = end
 
 
-def _is_torn(chunk: bytes, pos: int) -> bool:
-    """Whether the bytes from ``pos`` to the end can be a frame whose write was cut short.
-
-    A crash mid-append leaves a prefix of the frame, possibly followed by zeros (the file grew but the
-    data never reached the disk). Anything else after the last good frame was written, then changed.
-    """
-    rest = chunk[pos:]
-    newline = rest.find(b"\n")
-    if newline < 0 or not rest.strip(b"\0"):
-        return True  # the header line itself is incomplete, or nothing but zeros
-    parts = rest[:newline].split(b" ")
-    if parts[0] + b" " != _RECORD or len(parts) != 4 or not parts[2].isdigit():
-        return False
-    data_end = newline + 1 + int(parts[2])
-    return data_end + 1 > len(rest) or not rest[data_end:].strip(b"\0")
+def _unreadable(where: str, offset: int) -> CheckpointCorruptError:
+    return CheckpointCorruptError(f"{where}: unreadable bytes at byte {offset} (not a record frame)")
 
 
 def parse(where: str, chunk: bytes, at: int) -> tuple[int, dict[str, Member | None]]:
@@ -147,27 +144,35 @@ def parse(where: str, chunk: bytes, at: int) -> tuple[int, dict[str, Member | No
     match = _FRAME.match
     while pos < size:
         found = match(chunk, pos)
-        if found is not None:
-            name, length, version, deleted = found.groups()
-            if deleted is not None:
-                changes[deleted.decode()] = None
-                pos = found.end()
-                continue
-            start = found.end()
-            end = start + int(length)
-            if end < size and chunk[end] == _NEWLINE:
-                changes[name.decode()] = Member(at + start, end - start, version.decode())
-                pos = end + 1
-                continue
-        if _is_torn(chunk, pos):
-            break
-        raise CheckpointCorruptError(f"{where}: unreadable bytes at byte {at + pos} (not a record frame)")
+        if found is None:
+            rest = chunk[pos:]
+            if b"\n" not in rest or not rest.strip(b"\0"):
+                break  # a frame line cut short (or zeros: the file grew, the data never landed)
+            raise _unreadable(where, at + pos)
+        name, length, version, deleted = found.groups()
+        if deleted is not None:
+            changes[deleted.decode()] = None
+            pos = found.end()
+            continue
+        start = found.end()
+        end = start + int(length)
+        if end >= size or chunk[end] != _NEWLINE:
+            if end >= size or not chunk[end:].strip(b"\0"):
+                break  # the value cut short
+            raise _unreadable(where, at + pos)
+        changes[name.decode()] = Member(at + start, end - start, version.decode())
+        pos = end + 1
     return at + pos, changes
 
 
+def intact(name: str, member: Member, data: bytes) -> bool:
+    """Whether ``data``, read where ``member`` points, is the value that was written there."""
+    return digest(name, data) == member.version
+
+
 def check_digest(where: str, name: str, member: Member, data: bytes) -> bytes:
-    """``data``, the value ``member`` points at, if it is what was written; else ``CheckpointCorruptError``."""
-    if digest(name, data) != member.version:
+    """``data`` if it is intact; else ``CheckpointCorruptError`` naming the log, the record and its offset."""
+    if not intact(name, member, data):
         raise CheckpointCorruptError(
             f"{where}: the record {name!r} at byte {member.offset} does not match its digest "
             "(it was changed after it was written)"
@@ -177,7 +182,8 @@ def check_digest(where: str, name: str, member: Member, data: bytes) -> bytes:
 
 def read_header(where: str, head: bytes) -> tuple[bool, bytes] | None:
     """(``name-synced``, id) from a log's first line, or None if the line was never fully written."""
-    if len(head) < HEADER_LEN and new_header(False).startswith(head.rstrip(b"\0")[: len(_MAGIC)]):
+    written = head.rstrip(b"\0")
+    if len(head) < HEADER_LEN and (_MAGIC.startswith(written) or written.startswith(_MAGIC)):
         return None
     if len(head) < HEADER_LEN or not head.startswith(_MAGIC) or head[HEADER_LEN - 1 : HEADER_LEN] != b"\n":
         raise CheckpointCorruptError(f"{where} is not a statehitl record log (unknown first line)")
