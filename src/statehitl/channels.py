@@ -56,7 +56,6 @@ class StateSchema(Generic[M]):
             for meta in info.metadata:
                 if callable(meta) and not isinstance(meta, type):
                     self.reducers[name] = meta
-        self._adapters: dict[str, TypeAdapter[Any]] = {}
         self.append_channels = frozenset(n for n, r in self.reducers.items() if r is append)
         self._ordinary = [n for n in self.fields if n not in self.append_channels]
 
@@ -67,15 +66,9 @@ class StateSchema(Generic[M]):
             for n, info in self.fields.items()
         )
 
-    def _adapter(self, name: str) -> TypeAdapter[Any]:
-        adapter = self._adapters.get(name)
-        if adapter is None:
-            adapter = self._adapters[name] = _field_adapter(self.model, name)
-        return adapter
-
     def _validate(self, node: str, name: str, value: Any) -> Any:
         try:
-            return self._adapter(name).validate_python(value)
+            return _field_adapter(self.model, name).validate_python(value)
         except ValidationError as exc:
             raise InvalidUpdateError(
                 f"node {node!r} wrote an invalid value to {name!r} of {self.model.__name__}: "
