@@ -7,13 +7,13 @@ pay for it. The client blocks, so each call runs in a worker thread (``iterate_i
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from statehitl.models.base import Model, iterate_in_thread, require_known_options
 from statehitl.models.errors import ContextWindowOverflowException, ModelError, ModelThrottledException
+from statehitl.models.streaming import block_events
 from statehitl.types.content import ContentBlock, Messages
 from statehitl.types.streaming import StreamEvent
 from statehitl.types.tools import ToolSpec
@@ -144,8 +144,9 @@ class BedrockModel(Model):
         from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
         where = f"model {self.config['model_id']!r} in {self.client.meta.region_name}"
+        streaming = self.config.get("streaming", True)
         try:
-            if self.config.get("streaming", True):
+            if streaming:
                 stream = self.client.converse_stream(**request)["stream"]
                 try:
                     yield from stream
@@ -154,7 +155,7 @@ class BedrockModel(Model):
             else:
                 yield from _converse_response_events(self.client.converse(**request))
         except ClientError as error:
-            raise _client_error(error, where, streaming=self.config.get("streaming", True)) from error
+            raise _client_error(error, where, streaming=streaming) from error
         except NoCredentialsError as error:
             raise ModelError(
                 f"Bedrock ({where}): no AWS credentials found; configure them (environment, ~/.aws, an "
@@ -197,20 +198,7 @@ def _converse_response_events(response: dict[str, Any]) -> Iterator[StreamEvent]
     message = response["output"]["message"]
     yield {"messageStart": {"role": message["role"]}}
     for block in message["content"]:
-        if "toolUse" in block:
-            use = block["toolUse"]
-            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}}}
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(use["input"])}}}}
-        elif "text" in block:
-            yield {"contentBlockDelta": {"delta": {"text": block["text"]}}}
-        elif "reasoningContent" in block and "reasoningText" in block["reasoningContent"]:
-            reasoning = block["reasoningContent"]["reasoningText"]
-            yield {"contentBlockDelta": {"delta": {"reasoningContent": {"text": reasoning.get("text", "")}}}}
-            if "signature" in reasoning:
-                yield {"contentBlockDelta": {"delta": {"reasoningContent": {"signature": reasoning["signature"]}}}}
-        else:
-            continue
-        yield {"contentBlockStop": {}}
+        yield from block_events(block) or ()
     yield {"messageStop": {"stopReason": response["stopReason"]}}
     yield {"metadata": {"usage": response.get("usage", {}), "metrics": response.get("metrics", {})}}
 

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from statehitl.models.base import Model, iterate_in_thread, require_known_options
 from statehitl.models.errors import ContextWindowOverflowException, ModelError, ModelThrottledException
+from statehitl.models.streaming import delta_event
 from statehitl.types.content import ContentBlock, Messages
 from statehitl.types.streaming import StreamEvent
 from statehitl.types.tools import ToolResult, ToolSpec
@@ -187,10 +188,10 @@ class _ChunkConverter:
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if reasoning:
                 self._enter("reasoning", events)
-                events.append({"contentBlockDelta": {"delta": {"reasoningContent": {"text": reasoning}}}})
+                events.append(delta_event({"reasoningContent": {"text": reasoning}}))
             if delta.get("content"):
                 self._enter("text", events)
-                events.append({"contentBlockDelta": {"delta": {"text": delta["content"]}}})
+                events.append(delta_event({"text": delta["content"]}))
             for call in delta.get("tool_calls") or ():
                 self._tool_call(call, events)
             if choice.get("finish_reason"):
@@ -235,7 +236,7 @@ class _ChunkConverter:
         if arguments:
             if not isinstance(arguments, str):  # a few servers send the arguments as an object
                 arguments = json.dumps(arguments)
-            events.append({"contentBlockDelta": {"delta": {"toolUse": {"input": arguments}}}})
+            events.append(delta_event({"toolUse": {"input": arguments}}))
 
 
 def _openai_messages(messages: Messages, system_prompt: str | None) -> list[dict[str, Any]]:

@@ -6,12 +6,12 @@ than yielding a short list; the agent runs the same assembly code it runs for a 
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from statehitl.models.base import Model
 from statehitl.models.errors import ModelError
+from statehitl.models.streaming import block_events
 from statehitl.types.content import Message, Messages
 from statehitl.types.streaming import StreamEvent
 from statehitl.types.tools import ToolSpec
@@ -85,32 +85,20 @@ def _events_for(message: Message, index: int) -> list[StreamEvent]:
     chars = 0
     has_tool = False
     for position, block in enumerate(message["content"]):
-        if "text" in block:
-            events.append(_delta({"text": block["text"]}))
-            chars += len(block["text"])
-        elif "toolUse" in block:
-            use = block["toolUse"]
-            tool_use_id = use.get("toolUseId") or f"tooluse_{index}_{position}"
-            try:
-                raw = json.dumps(use.get("input", {}))
-            except TypeError as error:
-                raise ValueError(f"ScriptedModel response {index}, block {position}: tool input: {error}") from None
-            start = {"toolUse": {"toolUseId": tool_use_id, "name": use["name"]}}
-            events.append({"contentBlockStart": {"start": start}})
-            events.append(_delta({"toolUse": {"input": raw}}))
-            chars += len(raw)
-            has_tool = True
-        elif "reasoningContent" in block:
-            reasoning = block["reasoningContent"].get("reasoningText", {})
-            events.append(_delta({"reasoningContent": {"text": reasoning.get("text", "")}}))
-            if "signature" in reasoning:
-                events.append(_delta({"reasoningContent": {"signature": reasoning["signature"]}}))
-        else:
+        try:
+            streamed = block_events(block, tool_use_id=f"tooluse_{index}_{position}", empty_reasoning=True)
+        except TypeError as error:
+            raise ValueError(f"ScriptedModel response {index}, block {position}: tool input: {error}") from None
+        if streamed is None:
             raise ValueError(
                 f"ScriptedModel response {index}, block {position}: only text, toolUse and reasoningContent blocks "
                 f"can be replayed, not {sorted(block)}"
             )
-        events.append({"contentBlockStop": {}})
+        for event in streamed:
+            has_tool = has_tool or "contentBlockStart" in event
+            delta = event.get("contentBlockDelta", {}).get("delta", {})
+            chars += len(delta.get("text", "")) + len(delta.get("toolUse", {}).get("input", ""))
+        events += streamed
     output_tokens = -(-chars // _CHARS_PER_TOKEN)
     events.append({"messageStop": {"stopReason": "tool_use" if has_tool else "end_turn"}})
     events.append({"metadata": {
@@ -118,7 +106,3 @@ def _events_for(message: Message, index: int) -> list[StreamEvent]:
         "metrics": {"latencyMs": 0},
     }})
     return events
-
-
-def _delta(delta: dict[str, Any]) -> StreamEvent:
-    return {"contentBlockDelta": {"delta": delta}}

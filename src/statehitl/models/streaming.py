@@ -1,5 +1,8 @@
 """Assembling a model turn from Converse stream events: the one place providers' output becomes a message.
 
+Its inverse, ``block_events``, lives here too, so providers holding a finished message (a script, a
+non-streaming reply) emit exactly the event shapes ``collect_turn`` reads.
+
 This runs on every model turn, so it is written as one flat loop over the events with a few local
 variables, and builds the streaming-UI callback dicts only when there is a callback to receive them.
 """
@@ -8,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterable, Callable
+from collections.abc import AsyncIterable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +19,7 @@ from statehitl.models.errors import ModelError
 from statehitl.types.content import ContentBlock, Message, Role
 from statehitl.types.streaming import StreamEvent, Usage
 
-__all__ = ["ModelTurn", "collect_turn"]
+__all__ = ["ModelTurn", "block_events", "collect_turn", "delta_event"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +58,6 @@ async def collect_turn(
     text: str | None = None
     tool: dict[str, Any] | None = None
     reasoning: dict[str, Any] | None = None
-    has_tool = False
 
     async for event in events:
         if on_event is not None:
@@ -78,10 +80,8 @@ async def collect_turn(
                     reasoning = {}
                 _add_reasoning(reasoning, delta, on_event)
         elif "contentBlockStop" in event or "contentBlockStart" in event:
-            if text is not None or tool is not None or reasoning is not None:
-                has_tool = has_tool or tool is not None
-                _close_blocks(content, text, tool, reasoning)
-                text = tool = reasoning = None
+            _close_blocks(content, text, tool, reasoning)
+            text = tool = reasoning = None
             start = event.get("contentBlockStart")
             if start is not None and "toolUse" in start.get("start", ()):
                 started = start["start"]["toolUse"]
@@ -94,10 +94,8 @@ async def collect_turn(
         elif "messageStart" in event:
             role = event["messageStart"].get("role", "assistant")
 
-    if text is not None or tool is not None or reasoning is not None:
-        has_tool = has_tool or tool is not None
-        _close_blocks(content, text, tool, reasoning)
-    if has_tool and stop_reason == "end_turn":
+    _close_blocks(content, text, tool, reasoning)
+    if stop_reason == "end_turn" and any("toolUse" in block for block in content):
         stop_reason = "tool_use"  # some models say end_turn beside tool calls; the tools must still run
     turn_usage: Usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
     if usage:
@@ -130,7 +128,8 @@ def _add_reasoning(
 def _close_blocks(
     content: list[ContentBlock], text: str | None, tool: dict[str, Any] | None, reasoning: dict[str, Any] | None
 ) -> None:
-    """Append the open block (one at most, in a well-formed stream) to ``content``; empty text is dropped."""
+    """Append the open block, if any (one at most in a well-formed stream), to ``content``; empty text is
+    dropped. With nothing open it does nothing, so the caller closes at every block boundary unchecked."""
     if reasoning is not None:
         if "redactedContent" in reasoning:
             content.append({"reasoningContent": {"redactedContent": reasoning["redactedContent"]}})
@@ -147,3 +146,38 @@ def _close_blocks(
             logger.warning("tool %r: input is not valid JSON, using {}: %.200s", tool["name"], raw)
             tool_input = {}
         content.append({"toolUse": {"toolUseId": tool["toolUseId"], "name": tool["name"], "input": tool_input}})
+
+
+def block_events(
+    block: Mapping[str, Any], *, tool_use_id: str | None = None, empty_reasoning: bool = False
+) -> list[StreamEvent] | None:
+    """The events that stream ``block`` whole, ending with ``contentBlockStop``: ``collect_turn``'s inverse,
+    so a finished message (a script, a non-streaming reply) reaches the agent as if it had been streamed.
+
+    Tool input goes as one ``json.dumps`` delta (its ``TypeError`` for unserialisable input propagates),
+    under the block's own ``toolUseId`` or else ``tool_use_id``. A reasoningContent block without
+    ``reasoningText`` (redacted reasoning) is replayed as empty reasoning text when ``empty_reasoning``,
+    and is otherwise unstreamable. ``None`` for an unstreamable block, which callers skip or reject.
+    """
+    events: list[StreamEvent]
+    if "text" in block:
+        events = [delta_event({"text": block["text"]})]
+    elif "toolUse" in block:
+        use = block["toolUse"]
+        raw = json.dumps(use.get("input", {}))
+        start = {"toolUse": {"toolUseId": use.get("toolUseId") or tool_use_id, "name": use["name"]}}
+        events = [{"contentBlockStart": {"start": start}}, delta_event({"toolUse": {"input": raw}})]
+    elif "reasoningContent" in block and (empty_reasoning or "reasoningText" in block["reasoningContent"]):
+        reasoning = block["reasoningContent"].get("reasoningText", {})
+        events = [delta_event({"reasoningContent": {"text": reasoning.get("text", "")}})]
+        if "signature" in reasoning:
+            events.append(delta_event({"reasoningContent": {"signature": reasoning["signature"]}}))
+    else:
+        return None
+    events.append({"contentBlockStop": {}})
+    return events
+
+
+def delta_event(delta: dict[str, Any]) -> StreamEvent:
+    """Wrap ``delta`` in its event, so the providers that build events spell the nesting in one place."""
+    return {"contentBlockDelta": {"delta": delta}}
