@@ -19,11 +19,11 @@ from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import InterruptRecord, Status, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
-from statehitl.hooks.registry import HookRegistry
+from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 from statehitl.machine import END, Machine
 
-__all__ = ["Durability", "NodeContext", "Position", "Runner", "StateAdapter", "resume_position"]
+__all__ = ["Durability", "NodeContext", "Position", "Runner", "StateAdapter", "resume_position", "start_position"]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
@@ -71,6 +71,18 @@ class Position:
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
     progress: dict[str, Any] = field(default_factory=dict)
+
+
+def start_position(head: Head | None, thread_id: str, state: Any, pending: list[str]) -> Position:
+    """Where a new run from ``state`` enters: after ``head`` if the thread has one, else at its start.
+
+    The caller checks first that no other process holds ``head`` (``Checkpointer.ensure_free``), before
+    its hooks or reducers run. The cursor gets a fresh owner so the run's held checkpoints carry a lease
+    against takeovers.
+    """
+    cursor = Cursor(thread_id) if head is None else head.cursor
+    cursor.owner = owner_id()
+    return Position(state, pending, cursor, 0 if head is None else head.record.step)
 
 
 async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any) -> Position:
@@ -248,29 +260,18 @@ class Runner:
         invocation_state: dict[str, Any],
     ) -> dict[str, _Outcome]:
         outcomes: dict[str, _Outcome] = {}
-        todo = []
+        todo: list[str] = []
         for node in runnable:
             if node in completed:  # finished before the interrupt: keep its work, do not re-run
                 outcomes[node] = _Done(self.adapter.normalize_update(node, completed[node]))
             else:
                 todo.append(node)
-        if len(todo) == 1:
-            node = todo[0]
-            outcomes[node] = await self._call_node(node, state, step, thread_id, responses,
-                                                   progress.get(node), invocation_state, False)
-        elif todo:
-            held: list[list[observe.Transition]] = [[] for _ in todo]
-            results = await asyncio.gather(
-                *(self._call_node(n, state, step, thread_id, responses, progress.get(n), invocation_state, True, h)
-                  for n, h in zip(todo, held, strict=True)),
-                return_exceptions=True,
-            )
-            for transitions in held:  # in node order, not in the order the nodes happened to finish
-                observe.release(transitions)
-            for node, result in zip(todo, results, strict=True):
-                if isinstance(result, BaseException):
-                    raise result
-                outcomes[node] = result
+
+        async def call(node: str, inline: bool) -> _Outcome:
+            return await self._call_node(node, state, step, thread_id, responses, progress.get(node),
+                                         invocation_state, inline)
+
+        outcomes.update(zip(todo, await observe.gather_in_order(todo, call), strict=True))
         return {n: outcomes[n] for n in runnable}
 
     async def _call_node(
@@ -282,21 +283,17 @@ class Runner:
         responses: dict[str, Any],
         progress: Any,
         invocation_state: dict[str, Any],
-        concurrent: bool,
-        held: list[observe.Transition] | None = None,
+        inline: bool,
     ) -> _Outcome:
-        if held is not None and observe.observers:
-            observe.hold(held)  # this node runs as its own task: the hold ends with it
         hooks = self.hooks
         if hooks.has_callbacks(BeforeNodeCallEvent):
             before = BeforeNodeCallEvent(self.source, node, invocation_state)
-            before._scope = InterruptScope(f"hook:before_node:{step}:{node}", responses, "hook", node)
-            raised = await hooks.fire(before)
-            before._scope = None
+            hook_scope = InterruptScope(f"hook:before_node:{step}:{node}", responses, "hook", node)
+            raised = await hooks.fire(before, scope=hook_scope)
             if raised:
                 return _Stopped(raised)
-            if before.cancel_node:
-                message = before.cancel_node if isinstance(before.cancel_node, str) else "node cancelled"
+            message = cancel_text(before.cancel_node, "node cancelled")
+            if message is not None:
                 if observe.observers:
                     observe.emit("node.cancelled", node=node, message=message)
                 return _Cancelled(message)
@@ -310,10 +307,10 @@ class Runner:
         try:
             if spec.is_async:
                 returned = await spec.handler(*args)
-            elif concurrent:
-                returned = await asyncio.to_thread(spec.handler, *args)
-            else:
+            elif inline:
                 returned = spec.handler(*args)
+            else:
+                returned = await asyncio.to_thread(spec.handler, *args)
         except InterruptRaised as stop:
             if observe.observers:
                 observe.emit("node.exit", node=node, outcome="interrupted")

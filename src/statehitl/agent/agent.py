@@ -21,8 +21,7 @@ from statehitl.agent.input import to_messages
 from statehitl.agent.loop import AgentLoopState, Invocation, agent_machine, agent_schema, current
 from statehitl.agent.result import AgentMetrics, AgentResult
 from statehitl.agent.state import AgentState
-from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
+from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.errors import NotInterruptedError
 from statehitl.handlers import PrintingCallbackHandler
@@ -31,7 +30,7 @@ from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
 from statehitl.machine import Machine
 from statehitl.models.base import Model
 from statehitl.resume import is_response_list, parse_responses
-from statehitl.runner import Durability, Position, Runner, resume_position
+from statehitl.runner import Durability, Position, Runner, resume_position, start_position
 from statehitl.session.manager import SessionManager
 from statehitl.telemetry import trace_invocation
 from statehitl.tools.executors import ConcurrentToolExecutor, ToolExecutor
@@ -104,7 +103,7 @@ class Agent:
         self._synced = (self._messages, 0)
         self.state = state if isinstance(state, AgentState) else AgentState(state)
         if messages:
-            self._messages = [dict(m) for m in messages]
+            self.messages = messages
         if session_manager is not None:
             run_sync(self._restore())
 
@@ -173,7 +172,7 @@ class Agent:
     async def invoke_async(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
                            **kwargs: Any) -> AgentResult:
         """Async ``agent(prompt)``."""
-        return await self._invoke(prompt, {**(invocation_state or {}), **kwargs}, self._callback())
+        return await self._invoke(prompt, invocation_state, kwargs, self._callback())
 
     async def stream_async(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
                            **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
@@ -188,7 +187,7 @@ class Agent:
 
         async def produce() -> AgentResult:
             try:
-                return await self._invoke(prompt, {**(invocation_state or {}), **kwargs}, emit)
+                return await self._invoke(prompt, invocation_state, kwargs, emit)
             finally:
                 queue.put_nowait(None)
 
@@ -207,8 +206,10 @@ class Agent:
             return None
         return lambda event: handler(**event)
 
-    async def _invoke(self, prompt: Any, invocation_state: dict[str, Any],
+    async def _invoke(self, prompt: Any, given: dict[str, Any] | None, kwargs: dict[str, Any],
                       emit: Callable[[dict[str, Any]], None] | None) -> AgentResult:
+        """Run one call; its keyword arguments join ``invocation_state``, so hooks and tools see both alike."""
+        invocation_state = {**(given or {}), **kwargs}
         if not self._running.acquire(blocking=False):  # a lock, not a flag: callers may be threads
             raise RuntimeError(
                 f"agent {self.name!r} is already running a call; one agent runs one call at a time "
@@ -299,11 +300,10 @@ class Agent:
         if self.hooks.has_callbacks(MessageAddedEvent):
             for message in new:
                 await self.hooks.fire(MessageAddedEvent(self, message))
-        cursor = head.cursor if head is not None else Cursor(self.thread_id)
-        cursor.owner = owner_id()
+        at = start_position(head, self.thread_id, loop, ["model"])
         if rewritten:
-            cursor.migrated = True  # the history was edited, not appended to: store it whole once
-        return Position(loop, ["model"], cursor, head.record.step if head is not None else 0)
+            at.cursor.migrated = True  # the history was edited, not appended to: store it whole once
+        return at
 
     def _rewritten(self) -> bool:
         """Whether the conversation was edited since the loop last saw it, rather than only appended to."""

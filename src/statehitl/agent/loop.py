@@ -27,6 +27,7 @@ from statehitl.hooks.agent_events import (
     MessageAddedEvent,
     ModelStopResponse,
 )
+from statehitl.hooks.registry import cancel_text
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.models.streaming import ModelTurn, collect_turn
 from statehitl.runner import NodeContext
@@ -123,8 +124,8 @@ async def call_model(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
         if hooks.has_callbacks(BeforeModelCallEvent):
             before = BeforeModelCallEvent(agent, run.invocation_state)
             await hooks.fire(before)
-            if before.cancel:
-                text = before.cancel if isinstance(before.cancel, str) else "model call cancelled"
+            text = cancel_text(before.cancel, "model call cancelled")
+            if text is not None:
                 message: Message = {"role": "assistant", "content": [{"text": text}]}
                 await add_messages(run, state, message)
                 return {"messages": [message], "turn": None, "stop_reason": "cancelled", **state_update(agent)}
@@ -170,8 +171,9 @@ async def add_messages(run: Invocation, state: AgentLoopState, *messages: Messag
     """Make ``messages`` part of the conversation now: visible in ``agent.messages``, announced to hooks."""
     agent = run.agent
     agent._adopt_messages([*state.messages, *cast("tuple[dict[str, Any], ...]", messages)])
+    announce = agent.hooks.has_callbacks(MessageAddedEvent)
     for message in messages:
-        if agent.hooks.has_callbacks(MessageAddedEvent):
+        if announce:
             await agent.hooks.fire(MessageAddedEvent(agent, message))
         if run.emit is not None:
             run.emit({"message": message})

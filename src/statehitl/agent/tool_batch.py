@@ -19,16 +19,13 @@ from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.loop import AgentLoopState, Invocation, add_messages, current, state_update
 from statehitl.errors import InterruptError
 from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, BeforeToolCallEvent, BeforeToolsEvent
+from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt, InterruptRaised
 from statehitl.runner import NodeContext
 from statehitl.types.content import Message
-from statehitl.types.tools import ToolContext, ToolResult, ToolUse
+from statehitl.types.tools import ToolContext, ToolResult, ToolUse, error_result
 
 __all__ = ["error_result", "run_tools"]
-
-
-def error_result(tool_use: ToolUse, text: str) -> ToolResult:
-    return {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}
 
 
 async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
@@ -41,13 +38,10 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     cancel: str | None = None
     if hooks.has_callbacks(BeforeToolsEvent):
         before = BeforeToolsEvent(agent, message, run.invocation_state)
-        before._scope = ctx.scope(f"hook:before_tools:{ctx.step}", "hook", "tools")
-        raised = await hooks.fire(before)
-        before._scope = None
+        raised = await hooks.fire(before, scope=ctx.scope(f"hook:before_tools:{ctx.step}", "hook", "tools"))
         if raised:
             raise InterruptRaised(raised, progress=_progress(run, results))
-        if before.cancel:
-            cancel = before.cancel if isinstance(before.cancel, str) else "the tool batch was cancelled"
+        cancel = cancel_text(before.cancel, "the tool batch was cancelled")
     todo = [use for use in uses if use["toolUseId"] not in results]
     stopped: list[Interrupt] = []
     if cancel is not None:
@@ -110,15 +104,11 @@ async def _call_tool(
     cancel_message: str | None = None
     if hooks.has_callbacks(BeforeToolCallEvent):
         before = BeforeToolCallEvent(agent, tool, use, run.invocation_state)
-        before._scope = ctx.scope(f"hook:before_tool:{ctx.step}:{use_id}", "hook", name)
-        raised = await hooks.fire(before)
-        before._scope = None
+        raised = await hooks.fire(before, scope=ctx.scope(f"hook:before_tool:{ctx.step}:{use_id}", "hook", name))
         if raised:
             return raised
         use, tool = before.tool_use, before.selected_tool
-        if before.cancel_tool:
-            cancel_message = (before.cancel_tool if isinstance(before.cancel_tool, str)
-                              else f"the call of tool {name!r} was cancelled")
+        cancel_message = cancel_text(before.cancel_tool, f"the call of tool {name!r} was cancelled")
     while True:
         started = time.perf_counter()
         exception: Exception | None = None

@@ -15,7 +15,6 @@ from pydantic import BaseModel
 
 from statehitl._sync import run_sync
 from statehitl.channels import StateSchema
-from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord
@@ -25,7 +24,7 @@ from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Machine, describe_change
 from statehitl.resume import is_response_list, parse_responses
-from statehitl.runner import Durability, Position, Runner, resume_position
+from statehitl.runner import Durability, Position, Runner, resume_position, start_position
 from statehitl.status import Status
 
 __all__ = ["CompiledStateGraph", "GraphRunResult", "StateSnapshot"]
@@ -181,7 +180,7 @@ class CompiledStateGraph(Generic[M]):
                     f"{self.schema.model.__name__} to start a run"
                 )
             state = self.schema.initial(input)
-            return Position(state, self.machine.next_nodes(START, state), Cursor(thread, owner=owner_id()))
+            return start_position(None, thread, state, self.machine.next_nodes(START, state))
         record = head.record
         if record.status == "interrupted":
             pending = [i.to_interrupt() for i in record.interrupts]
@@ -210,8 +209,7 @@ class CompiledStateGraph(Generic[M]):
         update = self.schema.normalize_update("input", input.model_dump(exclude_unset=True)
                                               if isinstance(input, BaseModel) else input)
         state = self.schema.apply(current, [("input", update)])
-        head.cursor.owner = owner_id()  # its running checkpoints hold the thread against takeovers
-        return Position(state, self.machine.next_nodes(START, state), head.cursor, record.step)
+        return start_position(head, thread, state, self.machine.next_nodes(START, state))
 
     async def _stored_values(self, head: Head, *, resuming: bool) -> dict[str, Any]:
         """The head's values for this machine: migrated, accepted, or refused if the machine changed.

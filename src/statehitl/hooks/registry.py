@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from statehitl import observe
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 
-__all__ = ["HookCallback", "HookEvent", "HookProvider", "HookRegistry", "InterruptibleEvent"]
+__all__ = ["HookCallback", "HookEvent", "HookProvider", "HookRegistry", "InterruptibleEvent", "cancel_text"]
 
 E = TypeVar("E", bound="HookEvent")
 HookCallback = Callable[[E], "Awaitable[None] | None"]
@@ -29,7 +29,7 @@ class HookEvent:
 class InterruptibleEvent(HookEvent):
     """An event whose callbacks may call ``event.interrupt(name, reason=...)``.
 
-    The runner attaches the scope before firing; outside a run the event cannot interrupt.
+    A run fires it with ``HookRegistry.fire(event, scope=...)``; outside a run it cannot interrupt.
     """
 
     _scope: InterruptScope | None = None
@@ -80,8 +80,14 @@ class HookRegistry:
         """Whether firing ``event_type`` would do anything; lets hot paths skip building the event."""
         return event_type in self._callbacks
 
-    async def fire(self, event: HookEvent) -> list[Interrupt]:
-        """Run every callback for ``event``; return the interrupts they raised (all of them run)."""
+    async def fire(self, event: HookEvent, *, scope: InterruptScope | None = None) -> list[Interrupt]:
+        """Run every callback for ``event``; return the interrupts they raised (all of them run).
+
+        ``scope`` lets the callbacks of an ``InterruptibleEvent`` interrupt, for this firing only: the
+        event object stays with the caller afterwards, where an interrupt could not be resumed.
+        """
+        if scope is not None:
+            return await self._fire_in(event, scope)
         callbacks = self._callbacks.get(type(event), ())
         if event.should_reverse_callbacks:
             callbacks = list(reversed(callbacks))
@@ -96,3 +102,22 @@ class HookRegistry:
         if observe.observers:
             observe.emit("hook", event=type(event).__name__, interrupts=[i.name for i in raised])
         return raised
+
+    async def _fire_in(self, event: HookEvent, scope: InterruptScope) -> list[Interrupt]:
+        if not isinstance(event, InterruptibleEvent):
+            raise TypeError(f"{type(event).__name__} is not an InterruptibleEvent, so it cannot fire with a scope")
+        event._scope = scope
+        try:
+            return await self.fire(event)
+        finally:
+            event._scope = None
+
+
+def cancel_text(cancel: bool | str, default: str) -> str | None:
+    """The message a hook's cancel field asks for, or None if it does not cancel.
+
+    Hooks cancel with ``True`` or with the message to report; every event reads the field the same way.
+    """
+    if not cancel:
+        return None
+    return cancel if isinstance(cancel, str) else default

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from statehitl.errors import InterruptError
 from statehitl.interrupt import InterruptRaised
-from statehitl.types.tools import AgentTool, ToolContext, ToolResult, ToolSpec, ToolUse
+from statehitl.types.tools import AgentTool, ToolContext, ToolResult, ToolSpec, ToolUse, error_result
 
 __all__ = ["DecoratedFunctionTool", "tool"]
 
@@ -165,10 +165,6 @@ def _validation_message(exc: ValidationError) -> str:
     )
 
 
-def _error(tool_use_id: str, text: str) -> ToolResult:
-    return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
-
-
 class DecoratedFunctionTool(AgentTool, Generic[P, R]):
     """A function made into a tool by ``@tool``; calling it still calls the function.
 
@@ -178,7 +174,6 @@ class DecoratedFunctionTool(AgentTool, Generic[P, R]):
 
     def __init__(self, func: Callable[P, R], spec: ToolSpec, plan: _CallPlan) -> None:
         self._func = func
-        self._call: Callable[..., Any] = func
         self._spec = spec
         self._plan = plan
         functools.update_wrapper(self, func)
@@ -226,20 +221,21 @@ class DecoratedFunctionTool(AgentTool, Generic[P, R]):
         try:
             kwargs = plan.arguments(tool_use.get("input"))
         except ValidationError as exc:
-            return _error(tool_use_id, f"Error: {self._spec['name']} - {_validation_message(exc)}")
+            return error_result(tool_use, f"Error: {self._spec['name']} - {_validation_message(exc)}")
         if plan.context_param is not None:
             kwargs[plan.context_param] = context
+        func: Callable[..., Any] = self._func  # called by keyword, which ``P`` cannot describe
         try:
             if plan.is_async:
-                value = await self._call(**kwargs)
+                value = await func(**kwargs)
             elif inline:
-                value = self._call(**kwargs)
+                value = func(**kwargs)
             else:
-                value = await asyncio.to_thread(self._call, **kwargs)
+                value = await asyncio.to_thread(func, **kwargs)
         except (InterruptRaised, InterruptError):
             raise
         except Exception as exc:
-            return _error(tool_use_id, f"Error: {str(exc) or type(exc).__name__}")
+            return error_result(tool_use, f"Error: {str(exc) or type(exc).__name__}")
         if isinstance(value, dict) and "status" in value and "content" in value:
             return cast(ToolResult, {**value, "toolUseId": tool_use_id})
         return {"toolUseId": tool_use_id, "status": "success", "content": [{"text": str(value)}]}

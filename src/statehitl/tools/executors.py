@@ -6,7 +6,6 @@ never loses another tool's work.
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -39,21 +38,4 @@ class ConcurrentToolExecutor(ToolExecutor):
     """Every tool of the batch at once; sync tools in worker threads so they overlap too."""
 
     async def run(self, uses: Sequence[ToolUse], call: ToolCall[T]) -> list[T]:
-        if len(uses) <= 1:
-            return [await call(use, True) for use in uses]
-        held: list[list[observe.Transition]] = [[] for _ in uses]
-
-        async def one(use: ToolUse, into: list[observe.Transition]) -> T:
-            if observe.observers:
-                observe.hold(into)  # released in batch order below, so recorded logs are deterministic
-            return await call(use, False)
-
-        outcomes = await asyncio.gather(*(one(u, h) for u, h in zip(uses, held, strict=True)), return_exceptions=True)
-        for transitions in held:
-            observe.release(transitions)
-        results: list[T] = []
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
-            results.append(outcome)
-        return results
+        return await observe.gather_in_order(uses, call)

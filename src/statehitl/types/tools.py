@@ -21,6 +21,7 @@ __all__ = [
     "ToolResultStatus",
     "ToolSpec",
     "ToolUse",
+    "error_result",
 ]
 
 ToolResultStatus = Literal["success", "error"]
@@ -47,6 +48,11 @@ class ToolResult(TypedDict):
     toolUseId: str
     status: ToolResultStatus
     content: list[ToolResultContent]
+
+
+def error_result(tool_use: ToolUse, text: str) -> ToolResult:
+    """A failed call as the model reads it: the error goes back as a result, so the model can correct itself."""
+    return {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}
 
 
 class _InputSchema(TypedDict):
