@@ -31,10 +31,14 @@ def storage_from_url(url: str) -> Storage:
 
         matches = [ep for ep in entry_points(group="statehitl.checkpointers") if ep.name == scheme]
         if not matches:
-            hint = f"pip install '{_EXTRAS[scheme]}'" if scheme in _EXTRAS else "install a package providing it"
             raise CheckpointerNotFoundError(
-                f"no checkpoint backend is installed for {scheme}:// URLs ({url!r}); {hint}"
+                f"no checkpoint backend is installed for {scheme}:// URLs ({url!r}); {install_hint(scheme)}"
             )
         factory = matches[0].load()
     storage: Storage = factory.from_url(url)
     return storage
+
+
+def install_hint(scheme: str) -> str:
+    """What to install for a scheme's backend; every "backend missing" message asks for the same extra."""
+    return f"pip install '{_EXTRAS[scheme]}'" if scheme in _EXTRAS else "install a package providing it"

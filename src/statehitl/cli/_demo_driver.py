@@ -144,19 +144,14 @@ class Subject(ABC, Generic[R]):
     draw: str = ""
     """``MODULE:ATTR`` for ``statehitl draw``."""
 
-    def __init__(self, console: Console, thread: str, store: str, checkpointer: Checkpointer) -> None:
+    def __init__(self, console: Console, thread: str, store: str, checkpointer: Checkpointer, machine: Machine,
+                 printer: TransitionPrinter) -> None:
         self.console = console
         self.thread = thread
         self.store = store
         self.checkpointer = checkpointer
-
-    @property
-    @abstractmethod
-    def machine(self) -> Machine: ...
-
-    @property
-    @abstractmethod
-    def printer(self) -> TransitionPrinter: ...
+        self.machine = machine
+        self.printer = printer
 
     @abstractmethod
     def intro(self) -> list[str]:

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from statehitl.cli.refund import Refund
     from statehitl.graph import GraphRunResult, StateGraph
     from statehitl.interrupt import Interrupt
-    from statehitl.machine import Machine
-    from statehitl.session import SessionManager
 
 __all__ = ["TransitionPrinter", "add_parser", "build_graph", "parse_answer", "run"]
 
@@ -126,6 +124,15 @@ def _refund(args: argparse.Namespace) -> Refund:
     )
 
 
+def _hanging(head: str, parts: list[str]) -> list[str]:
+    """``parts`` under one another, the first after ``head``, so a label's lines read as one column."""
+    return [f"{head if i == 0 else ' ' * len(head)}{part}" for i, part in enumerate(parts)]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else compact_json(value)
+
+
 def _print_values(console: Console, values: dict[str, Any]) -> None:
     """``name  value`` lines, aligned; a list is numbered, one item a line."""
     if not values:
@@ -133,15 +140,12 @@ def _print_values(console: Console, values: dict[str, Any]) -> None:
         return
     width = max(len(k) for k in values)
     for name, value in values.items():
-        label = f"  {name.ljust(width)}  "
         if isinstance(value, list):
-            if not value:
-                console.print(f"{label}[]")
-            for i, item in enumerate(value, 1):
-                text = item if isinstance(item, str) else compact_json(item)
-                console.print(f"{label if i == 1 else ' ' * len(label)}{i}. {text}")
+            parts = [f"{i}. {_text(item)}" for i, item in enumerate(value, 1)] or ["[]"]
         else:
-            console.print(f"{label}{value if isinstance(value, str) else compact_json(value)}")
+            parts = [_text(value)]
+        for line in _hanging(f"  {name.ljust(width)}  ", parts):
+            console.print(line)
 
 
 # -- the refund graph -------------------------------------------------------------------------------
@@ -157,19 +161,11 @@ class _RefundSubject(Subject["GraphRunResult[Refund]"]):
         from statehitl.cli import refund
 
         checkpointer = Checkpointer.from_url(store)
-        super().__init__(console, thread, store, checkpointer)
         self.app = build_graph().compile(checkpointer=checkpointer)
+        printer = TransitionPrinter(console, frozenset(self.app.schema.reducers))
+        super().__init__(console, thread, store, checkpointer, self.app.machine, printer)
         self.request = request
         self.refund = refund
-        self._printer = TransitionPrinter(console, frozenset(self.app.schema.reducers))
-
-    @property
-    def machine(self) -> Machine:
-        return self.app.machine
-
-    @property
-    def printer(self) -> TransitionPrinter:
-        return self._printer
 
     def intro(self) -> list[str]:
         return []  # the run's first transition (intake) says what was asked
@@ -205,16 +201,6 @@ class _RefundSubject(Subject["GraphRunResult[Refund]"]):
 # -- the file-cleanup agent -------------------------------------------------------------------------
 
 
-def _session(store: str, session_id: str) -> SessionManager:
-    """The agent's session on the demo's store: a ``FileSessionManager`` on a file store, else by URL."""
-    from statehitl.checkpoint.file import FileStorage
-    from statehitl.session import FileSessionManager, SessionManager
-
-    if store.startswith("file://") or "://" not in store:
-        return FileSessionManager(session_id, storage_dir=FileStorage.from_url(store).root)
-    return SessionManager.from_url(store, session_id=session_id)
-
-
 def _short(text: str, limit: int = 120) -> str:
     text = one_line(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -233,13 +219,16 @@ def _parts(message: dict[str, Any], names: dict[str, str]) -> list[str]:
             parts.append(_short(f"{use['name']}({args})"))
         elif "toolResult" in block:
             result = block["toolResult"]
-            content = " ".join(b["text"] if "text" in b else compact_json(b.get("json", b))
-                               for b in result.get("content", []))
             parts.append(_short(f"{names.get(result['toolUseId'], result['toolUseId'])} -> {result['status']}: "
-                                f"{content}"))
+                                f"{_result_text(result)}"))
         else:
             parts.append(_short(compact_json(block)))
     return parts
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    """One reading of a tool's output, so the live callback and the final transcript show it alike."""
+    return " ".join(b["text"] if "text" in b else compact_json(b.get("json", b)) for b in result.get("content", []))
 
 
 class _AgentPrinter(TransitionPrinter):
@@ -260,16 +249,13 @@ class _AgentPrinter(TransitionPrinter):
 
     def _message(self, head: str, message: dict[str, Any]) -> list[str]:
         """A message's parts under one another, the first after ``head``."""
-        parts = _parts(message, self.names) or ["(empty)"]
-        return [f"{head if i == 0 else ' ' * len(head)}{part}" for i, part in enumerate(parts)]
+        return _hanging(head, _parts(message, self.names) or ["(empty)"])
 
     def on_callback(self, **event: Any) -> None:
         """The agent's callback handler: the observer sees a tool's outcome, this shows what it returned."""
         result = event.get("tool_result")
         if result is not None:
-            content = " ".join(b["text"] if "text" in b else compact_json(b.get("json", b))
-                               for b in result.get("content", []))
-            self.console.print(f"{self.pad}  {self.console.g('answer')} {_short(content)}")
+            self.console.print(f"{self.pad}  {self.console.g('answer')} {_short(_result_text(result))}")
 
 
 class _CleanupSubject(Subject["AgentResult"]):
@@ -280,24 +266,19 @@ class _CleanupSubject(Subject["AgentResult"]):
     choices = ("allow the deletion (pretend: no file is touched)", "deny it")
     draw = "statehitl.cli.cleanup_agent:demo_agent"
 
+    printer: _AgentPrinter  # the agent's callback handler too
+
     def __init__(self, console: Console, session_id: str, store: str) -> None:
-        from statehitl.cli import cleanup_agent
-
-        self.session = _session(store, session_id)
-        super().__init__(console, session_id, store, self.session.checkpointer)
-        self.cleanup = cleanup_agent
-        self._printer = _AgentPrinter(console)
-        self.agent: Agent | None = None
-
-    @property
-    def machine(self) -> Machine:
         from statehitl.agent.loop import agent_machine
+        from statehitl.cli import cleanup_agent
+        from statehitl.session import SessionManager
 
-        return agent_machine()  # what every Agent's .machine is: one loop machine for all agents
-
-    @property
-    def printer(self) -> TransitionPrinter:
-        return self._printer
+        self.session = SessionManager.from_url(store, session_id=session_id)
+        # agent_machine() is what every Agent's .machine is: one loop machine for all agents
+        super().__init__(console, session_id, store, self.session.checkpointer, agent_machine(),
+                         _AgentPrinter(console))
+        self.cleanup = cleanup_agent
+        self.agent: Agent | None = None
 
     def intro(self) -> list[str]:
         tools = ", ".join(t.tool_name for t in (self.cleanup.inspect_files, self.cleanup.delete_files))
@@ -310,7 +291,7 @@ class _CleanupSubject(Subject["AgentResult"]):
     def _agent(self, replies: list[Any]) -> Agent:
         # A new Agent per call, on the same session (the seed's server pattern); its model holds only the
         # replies this call needs, so a resumed run that called the model early would fail loudly.
-        self.agent = self.cleanup.build_agent(self.session, replies, self._printer.on_callback)
+        self.agent = self.cleanup.build_agent(self.session, replies, self.printer.on_callback)
         return self.agent
 
     def start(self) -> AgentResult:
@@ -338,10 +319,9 @@ class _CleanupSubject(Subject["AgentResult"]):
         c.print(c.style(f"Conversation ({len(agent.messages)} messages)", "bold"))
         names: dict[str, str] = {}
         for i, message in enumerate(agent.messages, 1):
-            label = f"  {i}. {str(message.get('role')).ljust(9)}  "
-            for j, part in enumerate(_parts(message, names)):
-                c.print(f"{label if j == 0 else ' ' * len(label)}{part}")
-        record = run_sync(agent.checkpointer.latest(self.thread))
+            for line in _hanging(f"  {i}. {str(message.get('role')).ljust(9)}  ", _parts(message, names)):
+                c.print(line)
+        record = run_sync(self.checkpointer.latest(self.thread))
         where = (f"{record.status}, step {record.step}, checkpoint {record.checkpoint_id}, " if record is not None
                  else "")
         c.print(c.style(f"agent.state ({where}stop reason {result.stop_reason})", "bold"))

@@ -45,9 +45,9 @@ def cmd_create_table(args: argparse.Namespace, console: Console) -> int:
     try:
         from statehitl_checkpoint_dynamodb import create_table
     except ImportError:
-        raise CliError(
-            "the dynamodb command needs the DynamoDB backend: pip install 'statehitl[dynamodb]'"
-        ) from None
+        from statehitl.checkpoint.url import install_hint
+
+        raise CliError(f"the dynamodb command needs the DynamoDB backend: {install_hint('dynamodb')}") from None
     created = create_table(
         {"region_name": args.region, "endpoint_url": args.endpoint_url, "profile_name": args.profile},
         args.table,

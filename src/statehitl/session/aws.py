@@ -6,13 +6,25 @@ code that only uses files never loads boto3.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.url import install_hint
 from statehitl.errors import CheckpointerNotFoundError
 from statehitl.session.manager import SessionManager, _check_session_id
 
 __all__ = ["DynamoDBSessionManager", "S3SessionManager"]
+
+
+@contextlib.contextmanager
+def _backend(manager: str, backend: str, scheme: str) -> Iterator[None]:
+    """Around a backend's import: a missing backend says which extra to install, not a bare ImportError."""
+    try:
+        yield
+    except ImportError:
+        raise CheckpointerNotFoundError(f"{manager} needs the {backend} backend: {install_hint(scheme)}") from None
 
 
 class S3SessionManager(SessionManager):
@@ -22,11 +34,8 @@ class S3SessionManager(SessionManager):
     def __init__(self, session_id: str, bucket: str, prefix: str = "", *,
                  checkpointer_options: dict[str, Any] | None = None, **storage_options: Any) -> None:
         _check_session_id(session_id)  # before a client is built for a session that cannot exist
-        try:
+        with _backend("S3SessionManager", "S3", "s3"):
             from statehitl_checkpoint_s3 import S3Storage
-        except ImportError:
-            raise CheckpointerNotFoundError(
-                "S3SessionManager needs the S3 backend: pip install 'statehitl[s3]'") from None
         storage = S3Storage(bucket, prefix, **storage_options)
         super().__init__(session_id, Checkpointer(storage, **(checkpointer_options or {})))
 
@@ -38,10 +47,7 @@ class DynamoDBSessionManager(SessionManager):
     def __init__(self, session_id: str, table_name: str, *,
                  checkpointer_options: dict[str, Any] | None = None, **storage_options: Any) -> None:
         _check_session_id(session_id)  # before a client is built for a session that cannot exist
-        try:
+        with _backend("DynamoDBSessionManager", "DynamoDB", "dynamodb"):
             from statehitl_checkpoint_dynamodb import DynamoDBStorage
-        except ImportError:
-            raise CheckpointerNotFoundError(
-                "DynamoDBSessionManager needs the DynamoDB backend: pip install 'statehitl[dynamodb]'") from None
         storage = DynamoDBStorage(table_name, **storage_options)
         super().__init__(session_id, Checkpointer(storage, **(checkpointer_options or {})))
