@@ -33,7 +33,6 @@ import importlib.metadata
 import json
 import multiprocessing
 import os
-import platform
 import pstats
 import statistics
 import sys
@@ -49,12 +48,17 @@ from typing import Any
 
 from bench_core import (
     Trial,
+    base_environment,
     bench_arguments,
+    cold_import_ms,
     fmt,
-    measure_cold_imports,
+    median_or_none,
+    report_done,
     run_interleaved,
     scratch_dir,
     statehitl_version,
+    to_ms,
+    write_results,
 )
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "agent.json"
@@ -157,7 +161,9 @@ def converse_events(response: dict[str, Any] | str) -> list[dict[str, Any]]:
 
     `check_same_events` asserts at start-up that the two match, so both frameworks parse the same stream.
     """
-    message = {"role": "assistant", "content": [{"text": response}]} if isinstance(response, str) else response
+    message: dict[str, Any] = (
+        {"role": "assistant", "content": [{"text": response}]} if isinstance(response, str) else response
+    )
     events: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
     chars = 0
     has_tool = False
@@ -543,7 +549,7 @@ def conversation_rows(times: dict[str, dict[str, list[list[float]]]]) -> tuple[l
             for side in SIDES:
                 raw = window(per_side.get(side, []), lo, hi)
                 cycle[side] = [s / CYCLES_PER_TURN * 1e6 for s in raw]
-                turn[side] = [s * 1e3 for s in raw]
+                turn[side] = to_ms(raw)
                 if raw:
                     medians[side, lo] = statistics.median(cycle[side])
             label = f"{VARIANT_LABELS[variant]}, turns {lo}-{hi}"
@@ -601,8 +607,8 @@ def bench_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
     trials: dict[str, Trial] = {side: functools.partial(worker.call, "roundtrip") for side, worker in pool.items()}
     raw = run_interleaved(trials, cfg.roundtrip_warmup, cfg.roundtrip_reps, "rt")
     row = make_row("interrupt round trip (new Agent per call, file session)", "ms",
-                   {side: [s * 1e3 for s in raw.get(side, [])] for side in SIDES})
-    print(f"  done: {row.name}: statehitl={fmt(row.statehitl)} strands={fmt(row.strands)}", file=sys.stderr)
+                   {side: to_ms(raw.get(side, [])) for side in SIDES})
+    progress(row)
     return row
 
 
@@ -713,11 +719,10 @@ AGENT_IMPORTS = {
 
 def bench_cold_import(cfg: Config, workdir: Path, sides: list[str]) -> Row:
     """What a serverless instance pays before its first agent call: importing the agent (with .pyc files)."""
-    raw = measure_cold_imports(cfg.import_runs, sides, workdir / "pycache", AGENT_IMPORTS)
-    baseline = statistics.median(raw["baseline"])
+    ms, _ = cold_import_ms(cfg.import_runs, sides, workdir, AGENT_IMPORTS)
     row = make_row("cold import of the Agent (fresh interpreter, minus `python -c pass`)", "ms",
-                   {side: [(s - baseline) * 1e3 for s in raw.get(side, [])] for side in SIDES})
-    print(f"  done: {row.name}: statehitl={fmt(row.statehitl)} strands={fmt(row.strands)}", file=sys.stderr)
+                   {side: ms.get(side, []) for side in SIDES})
+    progress(row)
     return row
 
 
@@ -726,8 +731,11 @@ def bench_cold_import(cfg: Config, workdir: Path, sides: list[str]) -> Row:
 
 def make_row(name: str, unit: str, samples: dict[str, list[float]]) -> Row:
     sh, st = samples.get("statehitl", []), samples.get("strands", [])
-    return Row(name, unit, statistics.median(sh) if sh else None, statistics.median(st) if st else None,
-               statehitl_samples=sh, strands_samples=st)
+    return Row(name, unit, median_or_none(sh), median_or_none(st), statehitl_samples=sh, strands_samples=st)
+
+
+def progress(row: Row) -> None:
+    report_done(row.name, statehitl=row.statehitl, strands=row.strands)
 
 
 def markdown_table(rows: list[Row]) -> str:
@@ -780,13 +788,8 @@ def tracer_provider() -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = bench_arguments(__doc__, RESULTS_PATH, "few repetitions: a smoke run, not numbers to quote")
-    for action in p._actions:  # the shared flags name LangGraph as the peer; here it is Strands
-        if action.dest == "only":
-            action.choices = ["statehitl", "strands", "langgraph"]
-            action.help = "measure one side only: statehitl, or strands (langgraph means the peer, Strands, here)"
-        if action.dest == "lg_durability":
-            action.help = "accepted for ./dev.sh bench and ignored here"
+    # `--only langgraph` parses as "strands" (the peer here); --lg-durability is accepted and ignored
+    p = bench_arguments(__doc__, RESULTS_PATH, "few repetitions: a smoke run, not numbers to quote", peer="strands")
     p.add_argument("--profile", action="store_true",
                    help="instead of timing, cProfile statehitl's turns 91-100 (no session, file session) and its "
                         "interrupt round trip, and print the top functions")
@@ -797,10 +800,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
-    only = "strands" if args.only == "langgraph" else args.only
-    if args.only == "langgraph":
-        print("bench_agent: --only langgraph means the peer framework here: measuring Strands only", file=sys.stderr)
-    sides = [only] if only else list(SIDES)
+    sides = [args.only] if args.only else list(SIDES)
 
     with scratch_dir(args.tmpdir) as workdir:
         if args.profile:
@@ -811,10 +811,7 @@ def main(argv: list[str] | None = None) -> int:
         if "statehitl" in sides and "strands" in sides:
             check_same_events()
         env: dict[str, Any] = {
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "loadavg_at_start": os.getloadavg(),
+            **base_environment(),
             "workdir": str(workdir),
             "versions": versions(sides),
             "turns": TURNS,
@@ -842,9 +839,7 @@ def main(argv: list[str] | None = None) -> int:
         "table_markdown": table,
         "targets_markdown": targets,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    print(f"\nwrote {args.out}", file=sys.stderr)
+    write_results(args.out, payload)
     return 0
 
 

@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.metadata
-import json
 import os
-import platform
 import statistics
 import sys
 import threading
@@ -37,12 +35,14 @@ from bench_core import (
     SHState,
     Trial,
     add_linear_chain,
+    base_environment,
     bench_arguments,
     fmt,
     run_interleaved,
     scratch_dir,
     statehitl_review_graph,
     statehitl_version,
+    write_results,
 )
 
 from statehitl.checkpoint import Checkpointer
@@ -346,10 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         create_bucket_and_table(s3_ep, ddb_ep)
         urls = backend_urls(workdir, s3_ep, ddb_ep)
         env: dict[str, Any] = {
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "loadavg_at_start": os.getloadavg(),
+            **base_environment(),
             "versions": versions(),
             "chain_nodes": CHAIN_NODES,
             "config": asdict(cfg),
@@ -364,9 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         "results": [{**asdict(r), "chain_per_step": r.chain.per(CHAIN_NODES)} for r in results],
         "table_markdown": table,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    print(f"\nwrote {args.out}", file=sys.stderr)
+    write_results(args.out, payload)
     return 0
 
 

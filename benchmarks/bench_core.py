@@ -449,6 +449,15 @@ def measure_cold_imports(
     return samples
 
 
+def cold_import_ms(
+    runs: int, which: list[str], workdir: Path, snippets: dict[str, str] = IMPORT_SNIPPETS
+) -> tuple[dict[str, list[float]], float]:
+    """Cold import times (ms) of each of `which`, minus the median `python -c pass`; and that median (ms)."""
+    raw = measure_cold_imports(runs, which, workdir / "pycache", snippets)
+    baseline = statistics.median(raw["baseline"])
+    return {name: [(s - baseline) * 1e3 for s in raw[name]] for name in which}, baseline * 1e3
+
+
 # --------------------------------------------------------------------------- orchestration
 
 
@@ -493,12 +502,11 @@ def bench_roundtrip(cfg: Config, workdir: Path, sides: list[str]) -> Row:
 
 def bench_cold_start(cfg: Config, workdir: Path, sides: list[str]) -> tuple[Row, float]:
     """Returns the row and the median `python -c pass` time (ms) that was subtracted."""
-    raw = measure_cold_imports(cfg.import_runs, sides, workdir / "pycache")
-    baseline = statistics.median(raw["baseline"])
-    samples = {side: [(s - baseline) * 1e3 for s in raw.get(side, [])] for side in ("statehitl", "langgraph")}
+    ms, baseline_ms = cold_import_ms(cfg.import_runs, sides, workdir)
+    samples = {side: ms.get(side, []) for side in ("statehitl", "langgraph")}
     row = make_row("cold import (fresh interpreter, minus `python -c pass`)", "ms", samples)
     progress(row)
-    return row, baseline * 1e3
+    return row, baseline_ms
 
 
 def make_row(name: str, unit: str, samples: dict[str, list[float]]) -> Row:
@@ -513,8 +521,13 @@ def make_row(name: str, unit: str, samples: dict[str, list[float]]) -> Row:
 
 
 def progress(row: Row) -> None:
-    """One line to stderr per finished row, so a long run shows it is alive."""
-    print(f"  done: {row.name}: statehitl={fmt(row.statehitl)} langgraph={fmt(row.langgraph)}", file=sys.stderr)
+    report_done(row.name, statehitl=row.statehitl, langgraph=row.langgraph)
+
+
+def report_done(name: str, **medians: float | None) -> None:
+    """One line to stderr per finished row, so a long run shows it is alive: `done: NAME: side=median ...`."""
+    values = " ".join(f"{side}={fmt(median)}" for side, median in medians.items())
+    print(f"  done: {name}: {values}", file=sys.stderr)
 
 
 def fmt(value: float | None) -> str:
@@ -534,12 +547,26 @@ def markdown_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def environment(workdir: Path, cfg: Config, sides: list[str]) -> dict[str, Any]:
-    env: dict[str, Any] = {
+def base_environment() -> dict[str, Any]:
+    """What every benchmark's JSON records first about where it ran; each script adds its own keys."""
+    return {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "loadavg_at_start": os.getloadavg(),  # a busy machine makes the absolute numbers noisy
+    }
+
+
+def write_results(path: Path, payload: dict[str, Any]) -> None:
+    """Write a benchmark's JSON results to `path` (creating its directory) and say so on stderr."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    print(f"\nwrote {path}", file=sys.stderr)
+
+
+def environment(workdir: Path, cfg: Config, sides: list[str]) -> dict[str, Any]:
+    env: dict[str, Any] = {
+        **base_environment(),
         "workdir": str(workdir),
         "chain_len": CHAIN_LEN,
         "step_limit": STEP_LIMIT,
@@ -562,22 +589,57 @@ def scratch_dir(parent: str | None) -> Iterator[Path]:
         yield Path(d)
 
 
-def bench_arguments(description: str | None, results_path: Path, quick_help: str) -> argparse.ArgumentParser:
-    """The flags every benchmark script takes: `./dev.sh bench ARGS` passes the same ARGS to each."""
+class _OnlyPeer(argparse.Action):
+    """`--only` of a script whose peer is not LangGraph: `--only langgraph` names the peer, stored as its name."""
+
+    def __init__(self, *args: Any, peer: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.peer = peer
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None
+    ) -> None:
+        if values == "langgraph":
+            print(
+                f"{Path(parser.prog).stem}: --only langgraph means the peer framework here: "
+                f"measuring {self.peer.capitalize()} only",
+                file=sys.stderr,
+            )
+            values = self.peer
+        setattr(namespace, self.dest, values)
+
+
+def bench_arguments(
+    description: str | None, results_path: Path, quick_help: str, peer: str = "langgraph"
+) -> argparse.ArgumentParser:
+    """The flags every benchmark script takes: `./dev.sh bench ARGS` passes the same ARGS to each.
+
+    `peer` is the framework the script measures statehitl against. Another peer than LangGraph adds its
+    name to `--only`, which still takes `langgraph` (parsed as the peer), and `--lg-durability` is
+    accepted and ignored, so the same ARGS suit every script.
+    """
     p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help=quick_help)
-    p.add_argument(
-        "--only",
-        choices=["statehitl", "langgraph"],
-        help="measure one side only (the ratio column is then n/a)",
-    )
+    if peer == "langgraph":
+        p.add_argument(
+            "--only",
+            choices=["statehitl", "langgraph"],
+            help="measure one side only (the ratio column is then n/a)",
+        )
+        durability_help = "override LangGraph's durability mode (default: leave LangGraph's default)"
+    else:
+        name = peer.capitalize()
+        p.add_argument(
+            "--only",
+            choices=["statehitl", peer, "langgraph"],
+            action=_OnlyPeer,
+            peer=peer,
+            help=f"measure one side only: statehitl, or {peer} (langgraph means the peer, {name}, here)",
+        )
+        durability_help = "accepted for ./dev.sh bench and ignored here"
     p.add_argument("--tmpdir", help="parent dir for checkpoint files (default: system temp dir)")
     p.add_argument("--out", type=Path, default=results_path, help=f"JSON output (default: {results_path})")
-    p.add_argument(
-        "--lg-durability",
-        choices=["sync", "async", "exit"],
-        help="override LangGraph's durability mode (default: leave LangGraph's default)",
-    )
+    p.add_argument("--lg-durability", choices=["sync", "async", "exit"], help=durability_help)
     return p
 
 
@@ -600,7 +662,6 @@ def main(argv: list[str] | None = None) -> int:
 
     table = markdown_table(rows)
     print(table)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     env["loadavg_at_end"] = os.getloadavg()
     payload = {
         "environment": env,
@@ -608,8 +669,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
         "table_markdown": table,
     }
-    args.out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    print(f"\nwrote {args.out}", file=sys.stderr)
+    write_results(args.out, payload)
     return 0
 
 

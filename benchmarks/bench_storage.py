@@ -25,7 +25,6 @@ import json
 import math
 import operator
 import os
-import platform
 import random
 import sqlite3
 import statistics
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict, TypeVar
 
 from bench_core import (
+    base_environment,
     bench_arguments,
     fmt,
     langgraph_config,
@@ -45,6 +45,7 @@ from bench_core import (
     open_sqlite_saver,
     scratch_dir,
     statehitl_version,
+    write_results,
 )
 from pydantic import BaseModel
 
@@ -530,10 +531,7 @@ def environment(
     workdir: Path, sides: list[str], turn_counts: tuple[int, ...], durability: str | None
 ) -> dict[str, Any]:
     env: dict[str, Any] = {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "loadavg_at_start": os.getloadavg(),
+        **base_environment(),
         "workdir": str(workdir),
         "turn_counts": list(turn_counts),
         "text_chars_per_message": TEXT_CHARS,
@@ -607,9 +605,7 @@ def main(argv: list[str] | None = None) -> int:
         ],
         "tables_markdown": tables,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    print(f"\nwrote {args.out}", file=sys.stderr)
+    write_results(args.out, payload)
     return 0
 
 

@@ -165,6 +165,30 @@ def park_for_race(store: str) -> None:
     assert paused.stop_reason == "interrupt"
 
 
+def _race(command: list[str], workdir: Path, go: Path, processes: int) -> list[tuple[str, str, int]]:
+    """Start ``processes`` copies of ``command READY`` (READY a new file each, in ``workdir``), wait until
+    every one has touched its READY (or one has died), touch ``go``; each one's ``(stdout, stderr, exit code)``.
+    """
+    readies = [workdir / f"ready-{n}" for n in range(processes)]
+    procs = [
+        subprocess.Popen([*command, str(ready)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for ready in readies
+    ]
+    deadline = time.monotonic() + 60
+    while not all(r.exists() for r in readies) and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break  # one died before the start line: its stderr says why
+        time.sleep(0.01)  # every process loads what it resumes, then waits at the start line
+    go.touch()
+    return [(*p.communicate(timeout=120), p.returncode) for p in procs]
+
+
+def _assert_one_resumed(outcomes: list[tuple[str, str, int]]) -> None:
+    """Exit codes: one 0 (the winner), every other one 3 (lost the race); else every process's stderr."""
+    codes = sorted(code for _, _, code in outcomes)
+    assert codes == [0] + [3] * (len(outcomes) - 1), [err for _, err, _ in outcomes]
+
+
 def race_resumes(store: str, workdir: Path, processes: int = 6) -> tuple[list[tuple[str, str, int]], Path]:
     """Resume the interrupted thread ``"t"`` of ``store`` from ``processes`` interpreters at once.
 
@@ -174,28 +198,20 @@ def race_resumes(store: str, workdir: Path, processes: int = 6) -> tuple[list[tu
     actions, go = workdir / "actions.txt", workdir / "go"
     script = workdir / "resume.py"
     script.write_text(RESUMER)
-    readies = [workdir / f"ready-{n}" for n in range(processes)]
-    procs = [
-        subprocess.Popen([sys.executable, str(script), store, str(actions), str(go), str(ready)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for ready in readies
-    ]
-    deadline = time.monotonic() + 60
-    while not all(r.exists() for r in readies) and time.monotonic() < deadline:
-        time.sleep(0.01)  # every process has loaded the interrupt and waits at the start line
-    go.touch()
-    return [(*p.communicate(timeout=120), p.returncode) for p in procs], actions
+    return _race([sys.executable, str(script), store, str(actions), str(go)], workdir, go, processes), actions
 
 
 def assert_one_winner(outcomes: list[tuple[str, str, int]], actions: Path) -> None:
     """Exactly one process resumed and ran the action once; every other one saw a conflict."""
-    codes = sorted(code for _, _, code in outcomes)
-    assert codes == [0] + [3] * (len(outcomes) - 1), [err for _, err, _ in outcomes]
+    _assert_one_resumed(outcomes)
     assert actions.read_text() == "deleted the files\n"
     assert all("conflict:" in out for out, _, code in outcomes if code == 3)
 
 
 # -- agents on sessions -------------------------------------------------------------------------------------
+
+AGENT_FINAL = "Deleted old.log and older.log."
+"""The final answer ``AGENT_APP``'s resumed agent gives: keep it equal to ``FINAL`` inside ``AGENT_APP``."""
 
 AGENT_APP = textwrap.dedent(
     '''
@@ -226,7 +242,7 @@ AGENT_APP = textwrap.dedent(
         {"toolUse": {"toolUseId": "tooluse_delete", "name": "delete_files",
                      "input": {"paths": ["old.log", "older.log"]}}},
     ]}
-    FINAL = "Deleted old.log and older.log."
+    FINAL = "Deleted old.log and older.log."  # = AGENT_FINAL of resume_processes.py: keep the two equal
 
 
     @tool
@@ -337,28 +353,15 @@ def race_agent_resumes(script: Path, spec: str, session_id: str, interrupt_id: s
     files). Every process builds its agent on the session (loading the interrupted thread), waits at a
     start line, then answers. Returns each process's ``(stdout, stderr, exit code)`` (3 for a lost race).
     """
-    workdir = script.parent
-    go = workdir / "go"
-    readies = [workdir / f"ready-{n}" for n in range(processes)]
+    go = script.parent / "go"
     command = [sys.executable, str(script), "race", spec, session_id, interrupt_id, "y", str(go)]
-    procs = [
-        subprocess.Popen([*command, str(ready)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for ready in readies
-    ]
-    deadline = time.monotonic() + 60
-    while not all(r.exists() for r in readies) and time.monotonic() < deadline:
-        if any(p.poll() is not None for p in procs):
-            break  # one died before the start line: its stderr says why
-        time.sleep(0.01)
-    go.touch()
-    return [(*p.communicate(timeout=120), p.returncode) for p in procs]
+    return _race(command, script.parent, go, processes)
 
 
 def assert_one_agent_winner(outcomes: list[tuple[str, str, int]], deleted: Path) -> dict[str, Any]:
     """One process resumed the agent and ran ``delete_files`` once; every other one lost the claim with
     ``CheckpointConflict`` before its model or any tool ran. Returns the winner's report."""
-    codes = sorted(code for _, _, code in outcomes)
-    assert codes == [0] + [3] * (len(outcomes) - 1), [err for _, err, _ in outcomes]
+    _assert_one_resumed(outcomes)
     [winner] = [json.loads(out) for out, _, code in outcomes if code == 0]
     losers = [json.loads(out) for out, _, code in outcomes if code == 3]
     assert (winner["stop_reason"], winner["message"]["content"]) == ("end_turn", [{"text": AGENT_FINAL}])
@@ -367,7 +370,3 @@ def assert_one_agent_winner(outcomes: list[tuple[str, str, int]], deleted: Path)
     assert all(loser["model_calls"] == 0 for loser in losers), losers
     assert deleted.read_text() == f"{winner['pid']} old.log older.log\n"  # once, by the winner
     return winner
-
-
-AGENT_FINAL = "Deleted old.log and older.log."
-"""The final answer ``AGENT_APP``'s resumed agent gives."""

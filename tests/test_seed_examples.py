@@ -27,15 +27,20 @@ PATHS = "['a/b/c.txt', 'd/e/f.txt']"
 FINAL = '{"role": "assistant", "content": [{"text": "I have processed the files older than 5 days."}]}'
 
 
-def run_example(script: str, answers: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    """Run examples/seed/``script`` in ``cwd`` with ``answers`` on stdin; its stdout (it must succeed)."""
+def _run(args: list[str], cwd: Path, answers: str | None = None, env: dict[str, str] | None = None) -> str:
+    """Run ``python ARGS`` in ``cwd`` (``answers`` on stdin, ``env`` added to ours); its stdout (it must succeed)."""
     done = subprocess.run(
-        [sys.executable, str(SEED_EXAMPLES / script)],
+        [sys.executable, *args],
         input=answers, capture_output=True, text=True, timeout=120, cwd=cwd,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})},
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def run_example(script: str, answers: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run examples/seed/``script`` in ``cwd`` with ``answers`` on stdin; its stdout (it must succeed)."""
+    return _run([str(SEED_EXAMPLES / script)], cwd, answers, env)
 
 
 def tool_results(stdout: str) -> dict[str, dict[str, Any]]:
@@ -46,6 +51,17 @@ def tool_results(stdout: str) -> dict[str, dict[str, Any]]:
 
 def result_text(result: dict[str, Any]) -> tuple[str, str]:
     return result["status"], result["content"][0]["text"]
+
+
+def assert_both_deletions_refused(out: str, question: str, asked: int, reason: str) -> None:
+    """``question`` was asked ``asked`` times, nothing was deleted, and the model got ``reason`` as the error
+    result of both delete_files calls, then answered."""
+    assert out.count(question) == asked
+    assert "DELETING" not in out
+    results = tool_results(out)
+    assert result_text(results["delete-1"]) == ("error", reason)
+    assert result_text(results["delete-2"]) == ("error", reason)
+    assert f"MESSAGE: {FINAL}" in out
 
 
 # --- Hooks: BeforeToolCallEvent ------------------------------------------------------------------------
@@ -94,12 +110,7 @@ def test_before_tools_yes_runs_the_whole_batch(tmp_path: Path) -> None:
 @pytest.mark.parametrize("answer", ["n\n", "\n"])
 def test_before_tools_no_cancels_the_whole_batch(tmp_path: Path, answer: str) -> None:
     out = run_example("before_tools.py", answer, tmp_path)
-    assert out.count("Approve running") == 1
-    assert "DELETING" not in out
-    results = tool_results(out)
-    assert result_text(results["delete-1"]) == ("error", "Batch cancelled by user")
-    assert result_text(results["delete-2"]) == ("error", "Batch cancelled by user")
-    assert f"MESSAGE: {FINAL}" in out
+    assert_both_deletions_refused(out, "Approve running", 1, "Batch cancelled by user")
 
 
 # --- Tools: ToolContext.interrupt ----------------------------------------------------------------------
@@ -160,12 +171,7 @@ def test_session_yes_approves_one_deletion_at_a_time(tmp_path: Path) -> None:
 
 def test_session_no_denies_each_deletion(tmp_path: Path) -> None:
     out = run_example("session_client.py", "n\nn\n", tmp_path)
-    assert out.count("Do you want to delete") == 2
-    assert "DELETING" not in out
-    results = tool_results(out)
-    assert result_text(results["delete-1"]) == ("error", "User denied permission to delete files")
-    assert result_text(results["delete-2"]) == ("error", "User denied permission to delete files")
-    assert f"MESSAGE: {FINAL}" in out
+    assert_both_deletions_refused(out, "Do you want to delete", 2, "User denied permission to delete files")
 
 
 def test_session_storage_dir_comes_from_the_environment(tmp_path: Path) -> None:
@@ -198,14 +204,10 @@ print("RESULT: " + json.dumps({
 
 
 def serve(tmp_path: Path, responses: list[Any], prompt: Any) -> tuple[dict[str, Any], str]:
-    done = subprocess.run(
-        [sys.executable, "-c", SERVER_CALL, str(SEED_EXAMPLES), json.dumps(responses), json.dumps(prompt)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "SESSION_STORAGE_DIR": str(tmp_path / "store")},
-    )
-    assert done.returncode == 0, done.stderr
-    [line] = [line for line in done.stdout.splitlines() if line.startswith("RESULT: ")]
-    return json.loads(line.removeprefix("RESULT: ")), done.stdout
+    out = _run(["-c", SERVER_CALL, str(SEED_EXAMPLES), json.dumps(responses), json.dumps(prompt)], tmp_path,
+               env={"SESSION_STORAGE_DIR": str(tmp_path / "store")})
+    [line] = [line for line in out.splitlines() if line.startswith("RESULT: ")]
+    return json.loads(line.removeprefix("RESULT: ")), out
 
 
 def delete_turn(use_id: str, path: str) -> dict[str, Any]:

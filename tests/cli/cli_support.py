@@ -6,6 +6,8 @@ import io
 import os
 import re
 import select
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,3 +77,31 @@ def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
         if not chunk:
             return
         seen.extend(chunk)
+
+
+def run_on_pty(cwd: Path, *args: str, prompt: bytes, answer: bytes) -> tuple[int, str]:
+    """Run ``python -m statehitl.cli ARGS`` on a pseudo-terminal, type ``answer`` once ``prompt`` shows.
+
+    Returns the exit code and everything the terminal showed (the echoed answer too), its CRLF
+    line ends turned into LF.
+    """
+    import pty
+
+    master, slave = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "statehitl.cli", *args],
+        cwd=cwd, env=subprocess_env(), stdin=slave, stdout=slave, stderr=slave,
+    )
+    os.close(slave)
+    seen = bytearray()
+    try:
+        read_until(master, prompt, seen)
+        os.write(master, answer)
+        read_until(master, b"\x00never", seen)  # to the end of the output
+        code = child.wait(timeout=SUBPROCESS_TIMEOUT)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        os.close(master)
+    return code, seen.decode("utf-8", errors="replace").replace("\r\n", "\n")

@@ -5,14 +5,12 @@ Each run is a real ``python -m statehitl.cli`` process in a temp dir; the sessio
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
 import sys
 
 import pytest
-from cli_support import SUBPROCESS_TIMEOUT, FakeTTY, assert_one_line_error, entered, latest, read_until, subprocess_env
+from cli_support import FakeTTY, assert_one_line_error, entered, latest, run_on_pty
 
 from statehitl import observe
 from statehitl.cli.cleanup_agent import APPROVAL, DENIED, TARGETS
@@ -228,27 +226,9 @@ def test_hints_name_the_command_the_user_has(cli, monkeypatch):
 
 @pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="needs a pty")
 def test_on_a_real_terminal_the_agent_demo_asks_and_finishes(tmp_path):
-    import pty
+    code, text = run_on_pty(tmp_path, "demo", "--agent", "--thread", "s-tty", prompt=b"[y/N]", answer=b"y\n")
 
-    master, slave = pty.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "statehitl.cli", "demo", "--agent", "--thread", "s-tty"],
-        cwd=tmp_path, env=subprocess_env(), stdin=slave, stdout=slave, stderr=slave,
-    )
-    os.close(slave)
-    seen = bytearray()
-
-    try:
-        read_until(master, b"[y/N]", seen)
-        os.write(master, b"y\n")
-        read_until(master, b"\x00never", seen)  # to the end of the output
-        assert child.wait(timeout=SUBPROCESS_TIMEOUT) == 0
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        os.close(master)
-    text = seen.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    assert code == 0
     assert f"{QUESTION} [y/N]" in text
     assert "Deleted 2 files (pretend)" in text
     assert latest(tmp_path / STORE, "s-tty").values["agent_state"]["deleted"] == TARGETS

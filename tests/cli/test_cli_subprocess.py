@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
@@ -10,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_support import SUBPROCESS_TIMEOUT, assert_one_line_error, entered, latest, read_until, subprocess_env
+from cli_support import SUBPROCESS_TIMEOUT, assert_one_line_error, entered, latest, run_on_pty
 
 pytestmark = pytest.mark.slow
 
@@ -159,27 +158,12 @@ def test_the_console_script_is_installed():
 
 @pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="needs a pty")
 def test_on_a_terminal_the_demo_asks_and_finishes(tmp_path):
-    import pty
+    # typed only once the whole question is on the terminal, so it shows before the answer
+    code, text = run_on_pty(tmp_path, "demo", "--thread", "t-tty",
+                            prompt=b"Approve refund of $120.00 to Ada Lovelace? [y/N]", answer=b"y\n")
 
-    master, slave = pty.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "statehitl.cli", "demo", "--thread", "t-tty"],
-        cwd=tmp_path, env=subprocess_env(), stdin=slave, stdout=slave, stderr=slave,
-    )
-    os.close(slave)
-    seen = bytearray()
-    try:
-        read_until(master, b"[y/N]", seen)
-        assert b"Approve refund of $120.00 to Ada Lovelace? [y/N]" in seen
-        os.write(master, b"y\n")
-        read_until(master, b"\x00never", seen)  # to the end of the output
-        assert child.wait(timeout=SUBPROCESS_TIMEOUT) == 0
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        os.close(master)
-    text = seen.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    assert code == 0
+    assert "Approve refund of $120.00 to Ada Lovelace? [y/N]" in text
     assert "Refund of $120.00 paid to Ada Lovelace (approved)." in text
     assert "\x1b[" not in text  # NO_COLOR is set
     assert latest(tmp_path / STORE, "t-tty").values["paid"] is True
