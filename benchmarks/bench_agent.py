@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import dataclasses
 import functools
 import gc
 import importlib.metadata
@@ -76,6 +77,16 @@ WINDOWS = ((11, 20), (91, 100))
 CYCLES_PER_TURN = 2
 """Model calls per turn: one that asks for the tool, one that answers."""
 
+BLOCK = 10
+"""Turns one side runs back to back before the other side's block; the windows are whole blocks.
+
+Alternating turn by turn instead makes each side idle for exactly the other side's turn, and a cycle
+after a longer idle starts with colder caches (statehitl's no-session cycle: about 150 µs after a 2 ms
+idle, 210 µs after 15 ms, flat from turn 1 to 100 at either). Strands' turns grow from 4 to 30 ms over
+a conversation, so statehitl's per-cycle cost appeared to grow 1.6x with history when only its idle
+had grown. Each window's median is of its back-to-back turns; ``--idle`` adds a fixed pause before
+every turn, to measure cycles that start cold, as after a real model call."""
+
 TARGET_CYCLE_RATIO = 10.0
 TARGET_GROWTH = 1.5
 TARGET_ROUNDTRIP_RATIO = 4.0
@@ -98,6 +109,7 @@ class Config:
     roundtrip_warmup: int = 3
     roundtrip_reps: int = 40
     import_runs: int = 7
+    idle: float = 0.0  # seconds of pause before every conversation turn (--idle)
 
     @classmethod
     def quick(cls) -> Config:
@@ -491,8 +503,9 @@ def workers(sides: list[str], workdir: Path) -> Iterator[dict[str, Worker]]:
 def bench_conversations(cfg: Config, pool: dict[str, Worker]) -> dict[str, dict[str, list[list[float]]]]:
     """Per variant and side: one list of TURNS per-turn times (seconds) per conversation.
 
-    The sides alternate turn by turn (flipping which goes first every turn), so background load and
-    disk writeback hit both alike. The collector runs as in real use, never forced between turns.
+    The sides take turns in blocks of BLOCK turns (flipping which goes first every block), so
+    background load and disk writeback hit both alike while each side's turns run back to back, as
+    in a loop. The collector runs as in real use, never forced between turns.
     """
     sides = list(pool)
     for variant in VARIANTS:
@@ -510,9 +523,12 @@ def bench_conversations(cfg: Config, pool: dict[str, Worker]) -> dict[str, dict[
             for side, worker in pool.items():
                 worker.call("start", variant, f"conv-{variant}-{side}-{rep}", TURNS)
             run: dict[str, list[float]] = {side: [] for side in sides}
-            for i in range(TURNS):
-                for side in sides if (i + rep) % 2 == 0 else reversed(sides):
-                    run[side].append(pool[side].call("turn", i))
+            for block, start in enumerate(range(0, TURNS, BLOCK)):
+                for side in sides if (block + rep) % 2 == 0 else reversed(sides):
+                    for i in range(start, min(start + BLOCK, TURNS)):
+                        if cfg.idle:
+                            time.sleep(cfg.idle)
+                        run[side].append(pool[side].call("turn", i))
             for side, worker in pool.items():
                 worker.call("check", TURNS)
                 times[variant][side].append(run[side])
@@ -794,12 +810,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="instead of timing, cProfile statehitl's turns 91-100 (no session, file session) and its "
                         "interrupt round trip, and print the top functions")
     p.add_argument("--profile-top", type=int, default=25, help="rows per profile table (default 25)")
+    p.add_argument("--idle", type=float, default=0.0, metavar="MS",
+                   help="pause this many ms before every conversation turn, so each cycle starts cold, as after "
+                        "a real model call (default 0: a side's turns run back to back)")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    cfg = Config.quick() if args.quick else Config()
+    cfg = dataclasses.replace(Config.quick() if args.quick else Config(), idle=args.idle / 1000)
     sides = [args.only] if args.only else list(SIDES)
 
     with scratch_dir(args.tmpdir) as workdir:
