@@ -7,6 +7,10 @@ pin what is particular to files: the log layout, torn writes, corruption, compac
 from __future__ import annotations
 
 import asyncio
+import gc
+import multiprocessing
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -304,3 +308,74 @@ def test_a_log_view_taken_in_at_once_or_frame_by_frame_is_the_same() -> None:
         assert view.names() == sorted(live)
         assert view.members == live
         assert view.live == sum(m.length for m in live.values())
+
+
+# -- writer descriptors kept open between writes (checkpoint/file_handles.py) ---------------------
+
+
+def _count_up(storage: FileStorage, key: str, times: int) -> None:
+    """Compare-and-set increments: a write that two writers both got through the lock would lose one."""
+    for _ in range(times):
+        while True:
+            found = storage._read(key)
+            assert found is not None
+            try:
+                storage._write(key, str(int(found[0]) + 1).encode(), found[1], False)
+                break
+            except CheckpointConflict:
+                continue
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_threads_sharing_one_kept_descriptor_lose_no_update(storage: FileStorage) -> None:
+    """flock does not exclude threads of one process (they share the descriptor): the per-log lock does."""
+    run(storage.write("shared/counter", b"0", expect=ABSENT))
+    threads = [threading.Thread(target=_count_up, args=(storage, "shared/counter", 150)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert int(run(FileStorage(storage.root).read("shared/counter"))[0]) == 4 * 150
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_share_the_parents_log_locks(storage: FileStorage) -> None:
+    """A child forked while the parent keeps the log open must not inherit its open file description,
+    whose flock the two would then both hold at once."""
+    run(storage.write("shared/counter", b"0", expect=ABSENT))  # the parent now keeps the log open
+    context = multiprocessing.get_context("fork")
+    child = context.Process(target=_count_up, args=(storage, "shared/counter", 300))
+    child.start()
+    _count_up(storage, "shared/counter", 300)
+    child.join(timeout=120)
+    assert child.exitcode == 0
+    assert int(run(storage.read("shared/counter"))[0]) == 600
+
+
+def test_kept_descriptors_are_bounded_and_closed_with_the_storage(root: Path) -> None:
+    before = _open_fds()
+    storage = FileStorage(root)
+    for i in range(3 * 32):
+        run(storage.write(f"t{i}/k", b"v", expect=ABSENT, durable=False))
+    assert _open_fds() - before <= 32
+    assert [run(storage.read(f"t{i}/k"))[0] for i in range(3 * 32)] == [b"v"] * (3 * 32)
+    del storage
+    gc.collect()
+    assert _open_fds() == before
+
+
+def test_a_kept_descriptor_follows_the_log_to_its_new_file(storage: FileStorage, root: Path) -> None:
+    """Another process deleting the log or compacting it replaces the file this one has open."""
+    run(storage.write("a/x", b"1", expect=ABSENT))
+    (root / "a~log").unlink()  # as a delete elsewhere would
+    run(storage.write("a/y", b"2", expect=ABSENT))
+    fresh = FileStorage(root)
+    assert run(fresh.list("a/")) == ["a/y"]
+    os.replace(root / "a~log", root / "moved")  # as a compaction elsewhere would: a new file under the name
+    (root / "a~log").write_bytes((root / "moved").read_bytes())
+    run(storage.write("a/z", b"3", expect=ABSENT))
+    assert run(FileStorage(root).list("a/")) == ["a/y", "a/z"]
+    assert (root / "moved").read_bytes().count(b"#rec") == 1  # nothing went to the file no longer named

@@ -9,7 +9,8 @@ append one frame and, for a durable write, ``fdatasync`` it; the first durable w
 also fsyncs its name into the directory. Readers take no lock: frames are only ever appended, a
 half-written one is recognised and skipped, and compaction swaps in a new file with ``rename()``. A
 writer that waited on a log's lock re-checks that the name still denotes the file it locked, since a
-compaction or a delete may have replaced it meanwhile.
+compaction or a delete may have replaced it meanwhile; writers keep recently used logs open
+(``file_handles``).
 
 Durable writes wait for the disk, so they run in aiofiles' worker threads and the event loop keeps
 serving other threads meanwhile — except under a sync call (``invoke``, ``agent(...)``), whose
@@ -20,7 +21,6 @@ listings and non-durable writes work on cached pages and run inline.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import os
 import threading
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from statehitl._sync import on_private_loop
+from statehitl.checkpoint.file_handles import OpenLogs
 from statehitl.checkpoint.file_log import (
     HEADER_LEN,
     SYNCED_FLAG_OFFSET,
@@ -119,6 +120,7 @@ class FileStorage:
         self._root = str(self.root)  # hot paths join strings: pathlib costs more than the syscalls
         self._views: OrderedDict[str, LogView] = OrderedDict()
         self._views_lock = threading.Lock()
+        self._open_logs = OpenLogs(lambda path: _make_dirs(Path(path).parent))
 
     @classmethod
     def from_url(cls, url: str) -> FileStorage:
@@ -178,32 +180,6 @@ class FileStorage:
         with self._views_lock:
             self._views.pop(path, None)
 
-    @contextlib.contextmanager
-    def _locked(self, path: str, create: bool) -> Iterator[tuple[int, os.stat_result] | None]:
-        """The log at ``path`` open and exclusively locked, with its fstat (None if absent, not ``create``)."""
-        while True:
-            try:
-                fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
-            except FileNotFoundError:
-                if not create:
-                    yield None
-                    return
-                _make_dirs(Path(path).parent)
-                continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                try:
-                    current = os.stat(path)
-                except FileNotFoundError:
-                    current = None
-                st = os.fstat(fd)
-                if current is None or (current.st_dev, current.st_ino) != (st.st_dev, st.st_ino):
-                    continue  # replaced (compacted) or deleted while we waited: lock the new one
-                yield fd, st
-                return
-            finally:
-                os.close(fd)
-
     # -- sync implementations ---------------------------------------------------------------------
 
     def _read(self, key: str) -> tuple[bytes, str] | None:
@@ -225,7 +201,7 @@ class FileStorage:
         directory, name = _split(key)
         path = self.log_path(directory)
         record, version = frame(name, data)
-        with self._locked(path, create=True) as opened:
+        with self._open_logs.locked(path, create=True) as opened:
             assert opened is not None
             fd, st = opened
             view = self._view(path, fd, st)
@@ -329,7 +305,7 @@ class FileStorage:
     def _delete(self, prefix: str) -> int:
         removed = 0
         for directory, path in list(self._logs(prefix)):
-            with self._locked(path, create=False) as opened:
+            with self._open_logs.locked(path, create=False) as opened:
                 if opened is None:
                     continue
                 fd, st = opened

@@ -1,0 +1,143 @@
+"""The file store's writer descriptors, kept open from one write of a log to the next.
+
+Opening and closing a log around every write cost about a tenth of an agent turn (``open`` walks the
+path, and on ext4 ``close`` of a written file does bookkeeping too). A kept descriptor is only used
+after checking, under the log's ``flock``, that the log's name still denotes the file it has open: a
+compaction or a delete, in any process, replaces or removes the name, and the descriptor is then
+closed and the name opened afresh.
+
+``flock`` excludes open file descriptions, not the threads sharing one, so each kept descriptor also
+has a thread lock. A forked child closes the descriptors it inherited: they share the parent's open
+file descriptions, and with them its locks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+
+__all__ = ["OpenLogs"]
+
+
+class _Handle:
+    """One kept descriptor (``-1`` once closed) and the lock its users in this process take."""
+
+    __slots__ = ("fd", "lock")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close after any thread using the descriptor is done with it."""
+        with self.lock:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+
+
+class OpenLogs:
+    """Up to ``capacity`` logs open for writing, least recently used closed first."""
+
+    def __init__(self, make_parent: Callable[[str], None], capacity: int = 32) -> None:
+        self._make_parent = make_parent
+        self._capacity = capacity
+        self._handles: OrderedDict[str, _Handle] = OrderedDict()
+        self._lock = threading.Lock()
+        _LIVE.add(self)
+        weakref.finalize(self, _close_all, self._handles)
+
+    @contextlib.contextmanager
+    def locked(self, path: str, create: bool) -> Iterator[tuple[int, os.stat_result] | None]:
+        """The log at ``path`` open and exclusively locked, with its fstat (None if absent, not ``create``)."""
+        while True:
+            handle = self._handle(path, create)
+            if handle is None:
+                yield None
+                return
+            with handle.lock:
+                fd = handle.fd
+                if fd < 0:
+                    continue  # evicted while we waited for it
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    try:
+                        current = os.stat(path)
+                    except FileNotFoundError:
+                        current = None
+                    st = os.fstat(fd)
+                    if current is None or (current.st_dev, current.st_ino) != (st.st_dev, st.st_ino):
+                        self._discard(path, handle)  # replaced (compacted) or deleted: open the name anew
+                        continue
+                    yield fd, st
+                    return
+                finally:
+                    if handle.fd >= 0:
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _handle(self, path: str, create: bool) -> _Handle | None:
+        with self._lock:
+            handle = self._handles.get(path)
+            if handle is not None:
+                self._handles.move_to_end(path)
+                return handle
+        while True:
+            try:
+                fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+                break
+            except FileNotFoundError:
+                if not create:
+                    return None
+                self._make_parent(path)
+        evicted = None
+        with self._lock:
+            handle = self._handles.get(path)
+            if handle is not None:  # another thread opened it meanwhile: keep one descriptor
+                os.close(fd)
+                self._handles.move_to_end(path)
+                return handle
+            handle = self._handles[path] = _Handle(fd)
+            if len(self._handles) > self._capacity:
+                _, evicted = self._handles.popitem(last=False)
+        if evicted is not None:
+            evicted.close()  # outside our lock: its user may be waiting for our lock to open another log
+        return handle
+
+    def _discard(self, path: str, handle: _Handle) -> None:
+        """Close ``handle`` (its lock is held by the caller) and forget it."""
+        os.close(handle.fd)
+        handle.fd = -1
+        with self._lock:
+            if self._handles.get(path) is handle:
+                del self._handles[path]
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()
+        _close_all(self._handles)
+
+
+def _close_all(handles: OrderedDict[str, _Handle]) -> None:
+    """Close every descriptor without waiting for locks: nobody can be using them (garbage, or a
+    forked child, where no other thread survived)."""
+    for handle in handles.values():
+        if handle.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(handle.fd)
+            handle.fd = -1
+    handles.clear()
+
+
+_LIVE: weakref.WeakSet[OpenLogs] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    for logs in list(_LIVE):
+        logs._after_fork_in_child()
+
+
+os.register_at_fork(after_in_child=_after_fork)
