@@ -216,7 +216,7 @@ def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
     slots = stored_records.names(tmp_path, "threads/t/")
     assert slots == [slot(4), slot(3), slot(2), slot(1), slot(0)]
     assert slots == ["999999999995", "999999999996", "999999999997", "999999999998", "999999999999"]
-    assert (tmp_path / "threads" / "t~log").read_bytes().startswith(b"statehitl-log v1 ")  # one log per thread
+    assert (tmp_path / "threads" / "t~log").read_bytes().startswith(b"statehitl-log v2 ")  # one log per thread
     records = [json.loads(stored_records.read(tmp_path, f"threads/t/{name}")) for name in slots]
     assert [(r["kind"], r["seq"]) for r in records] == [
         ("checkpoint", 4), ("checkpoint", 3), ("claim", 2), ("checkpoint", 1), ("checkpoint", 0),

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from statehitl.checkpoint import ABSENT, FileStorage, Storage
+from statehitl.checkpoint.file_log import SLACK, frame
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, InvalidThreadIdError
 
 
@@ -45,11 +46,24 @@ def test_keys_of_one_directory_share_one_readable_log(storage: FileStorage, root
     assert run(storage.read("threads/t/cp/000000000000")) == (b'{"x": 1}', token)
     assert run(storage.read("threads/t/cp/missing")) is None
     assert run(storage.read("nothing/here")) is None
-    log = (root / "threads" / "t" / "cp~log").read_bytes().split(b"\n")
-    assert log[0].startswith(b"statehitl-log v1 name-synced:1 id:")  # the first durable write synced its name
-    assert log[1:] == [b"#rec 000000000000 8 " + token.encode(), b'{"x": 1}',
-                       b"#rec 000000000001 8 " + run(storage.read("threads/t/cp/000000000001"))[1].encode(),
-                       b'{"x": 2}', b""]
+    raw = (root / "threads" / "t" / "cp~log").read_bytes()
+    data = raw.rstrip(b"\0")
+    first, *frames = data.split(b"\n")
+    assert first.startswith(b"statehitl-log v2 name-synced:1 id:")  # the first durable write synced its name
+    assert frames == [b"#rec 000000000000 8 " + token.encode(), b'{"x": 1}',
+                      b"#rec 000000000001 8 " + run(storage.read("threads/t/cp/000000000001"))[1].encode(),
+                      b'{"x": 2}', b""]
+    synced_to = int(first.rsplit(b"synced-to:", 1)[1])
+    assert raw[:synced_to].endswith(b'{"x": 1}\n')  # what the durable write forced to disk, not the later one
+    # the durable write grew the file by its frame and SLACK zeros; the next write went into them
+    assert len(raw) == synced_to + SLACK
+
+
+def _data_and_slack(log: Path) -> tuple[bytes, int]:
+    """A log's frames (with its first line), and how many zero bytes follow them."""
+    raw = log.read_bytes()
+    data = raw.rstrip(b"\0")
+    return data, len(raw) - len(data)
 
 
 def test_create_once_conflicts_and_keeps_the_first_value(storage: FileStorage) -> None:
@@ -116,21 +130,27 @@ def test_listing_ignores_hidden_and_foreign_files(storage: FileStorage, root: Pa
     assert run(storage.read("t/k"))[0] == b"2"
 
 
-def test_a_write_cut_short_by_a_crash_is_ignored_then_cut_off(storage: FileStorage, root: Path) -> None:
+def test_a_write_cut_short_by_a_crash_is_ignored_then_cleared(storage: FileStorage, root: Path) -> None:
     kept = run(storage.write("t/a", b"kept", expect=ABSENT))
     log = root / "t~log"
-    whole = log.read_bytes()
-    for torn in (b"#rec b 5 0123", b"#rec b 500 0123456789abcdef01234567\npart", b"\0" * 4096):
-        log.write_bytes(whole + torn)
+    data, slack = _data_and_slack(log)
+    wrong_digest = frame("b", b"never forced to disk")[0].replace(b"never", b"\0\0\0\0\0")  # a lost page
+    phantom = bytes(300) + frame("b", b"an older frame")[0]  # its first page lost, a later one on disk
+    for torn in (b"#rec b 5 0123", b"#rec b 500 0123456789abcdef01234567\npart", wrong_digest, phantom):
+        log.write_bytes(data + torn + bytes(slack - len(torn)))
         fresh = FileStorage(root)  # another process: nothing cached
         assert run(fresh.list("t/")) == ["t/a"]
         assert run(fresh.read("t/a")) == (b"kept", kept)
-    run(FileStorage(root).write("t/b", b"next", expect=ABSENT))
-    assert log.read_bytes().startswith(whole + b"#rec b 4 ")
-    assert run(FileStorage(root).read("t/b"))[0] == b"next"
+        run(fresh.write("t/c", b"next", expect=ABSENT, durable=False))
+        after, _ = _data_and_slack(log)
+        assert after.startswith(data + b"#rec c 4 ")  # appended where the good frames end
+        assert len(after) == len(data) + len(frame("c", b"next")[0])  # and nothing of the torn bytes is left
+        assert run(FileStorage(root).list("t/")) == ["t/a", "t/c"]
+        run(fresh.delete("t/c"))
+        log.write_bytes(data + bytes(slack))
 
 
-def test_a_record_changed_on_disk_is_corruption_not_a_torn_write(storage: FileStorage, root: Path) -> None:
+def test_damage_where_the_log_was_synced_is_corruption_not_a_torn_write(storage: FileStorage, root: Path) -> None:
     run(storage.write("t/a", b"value-one", expect=ABSENT))
     run(storage.write("t/b", b"value-two", expect=ABSENT))
     log = root / "t~log"
@@ -141,13 +161,33 @@ def test_a_record_changed_on_disk_is_corruption_not_a_torn_write(storage: FileSt
         run(fresh.read("t/a"))
     assert run(fresh.read("t/b"))[0] == b"value-two"  # the damage stays with the damaged record
     run(fresh.write("t/c", b"x", expect=ABSENT))
-    assert log.read_bytes().startswith(damaged)  # nothing was cut off
-    log.write_bytes(damaged[:-3] + b"#garbage\n" + damaged[-3:])
-    with pytest.raises(CheckpointCorruptError, match=r"t~log: unreadable bytes at byte \d+"):
-        run(FileStorage(root).read("t/b"))
+    frames_before = damaged.rstrip(b"\0").split(b"\n", 1)[1]
+    assert log.read_bytes().split(b"\n", 1)[1].startswith(frames_before)  # nothing was cut off
+    for broken in (damaged.replace(b"#rec b ", b"#garbage\n#rec b ", 1), damaged.replace(b"#rec b ", b"\0\0\0\0 b ", 1)):
+        log.write_bytes(broken)
+        with pytest.raises(CheckpointCorruptError, match=r"t~log: unreadable bytes at byte \d+"):
+            run(FileStorage(root).read("t/b"))
     log.write_bytes(b"something else entirely\n")
     with pytest.raises(CheckpointCorruptError, match=r"is not a statehitl record log"):
         run(FileStorage(root).read("t/a"))
+    log.write_bytes(b"statehitl-log v1 name-synced:1 id:" + b"0" * 32 + b"\n")
+    with pytest.raises(CheckpointCorruptError, match=r"earlier development version of statehitl \(v1\)"):
+        run(FileStorage(root).read("t/a"))
+
+
+def test_in_place_durable_writes_note_how_far_the_log_is_on_disk(storage: FileStorage, root: Path) -> None:
+    """Writes past synced-to are the ones a crash may tear; the offset only ever covers synced frames."""
+    log = root / "t~log"
+    run(storage.write("t/a", b"1", expect=ABSENT))
+    size = log.stat().st_size
+    run(storage.write("t/b", b"2", expect=ABSENT, durable=False))
+    data, _ = _data_and_slack(log)
+    first_line = data.split(b"\n", 1)[0]
+    assert int(first_line.rsplit(b":", 1)[1]) < len(data)  # b is not covered
+    run(storage.write("t/c", b"3", expect=ABSENT))
+    data, _ = _data_and_slack(log)
+    assert int(data.split(b"\n", 1)[0].rsplit(b":", 1)[1]) == len(data)  # c's sync covered everything
+    assert log.stat().st_size == size  # both went into the zeros the first left
 
 
 def test_replaced_records_are_compacted_away(storage: FileStorage, root: Path) -> None:
@@ -274,7 +314,8 @@ def test_a_delete_after_a_torn_write_leaves_a_readable_log(storage: FileStorage,
     for name in ("a", "b"):
         run(storage.write(f"t/{name}", name.encode(), expect=ABSENT))
     log = root / "t~log"
-    log.write_bytes(log.read_bytes() + b"#rec c 100 0123456789abcdef01234567\nhalf of c")  # killed mid-append
+    data, slack = _data_and_slack(log)
+    log.write_bytes(data + b"#rec c 100 0123456789abcdef01234567\nhalf of c" + bytes(slack - 54))  # killed mid-append
     assert run(FileStorage(root).delete("t/a")) == 1
     fresh = FileStorage(root)
     assert run(fresh.list("t/")) == ["t/b"]
@@ -356,6 +397,7 @@ def test_a_forked_child_does_not_share_the_parents_log_locks(storage: FileStorag
 
 
 def test_kept_descriptors_are_bounded_and_closed_with_the_storage(root: Path) -> None:
+    gc.collect()  # storages of earlier tests close theirs
     before = _open_fds()
     storage = FileStorage(root)
     for i in range(3 * 32):

@@ -34,9 +34,12 @@ from statehitl._sync import on_private_loop
 from statehitl.checkpoint.file_handles import OpenLogs
 from statehitl.checkpoint.file_log import (
     HEADER_LEN,
+    SLACK,
     SYNCED_FLAG_OFFSET,
+    SYNCED_TO_OFFSET,
     LogView,
     Member,
+    Stop,
     check_digest,
     delete_frame,
     frame,
@@ -44,6 +47,7 @@ from statehitl.checkpoint.file_log import (
     new_header,
     parse,
     read_header,
+    synced_to_field,
 )
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
@@ -54,6 +58,8 @@ T = TypeVar("T")
 
 LOG_SUFFIX = "~log"
 _CACHED_LOGS = 256
+_FIRST_READ = 4096
+"""Bytes a view reads first when it takes in new frames; more only if a frame runs past them."""
 _COMPACT_AT = 64 * 1024
 """A log over this size is rewritten once most of it is replaced or deleted records (index entries)."""
 
@@ -92,11 +98,20 @@ def _make_dirs(directory: Path) -> None:
         _fsync_dir(new.parent)
 
 
-def _cut_torn_tail(fd: int, st: os.stat_result, view: LogView) -> None:
-    """Drop a frame a crashed writer left unfinished, so the next one is appended right after the last
-    good frame (called under the log's lock: no live writer is mid-append)."""
-    if st.st_size != view.end:
-        os.ftruncate(fd, view.end)
+def _clear_tail(fd: int, size: int, view: LogView) -> None:
+    """Zero what a writer that died left after the log's last good frame, so the next frame can be
+    appended right there (called under the log's lock: no live writer is mid-append).
+
+    Durably: if the zeros were lost in a crash while a new frame landed, old bytes after it could
+    read as a frame again.
+    """
+    if not view.tail_clear and view.end < size:
+        rest = os.pread(fd, size - view.end, view.end)
+        dirty = len(rest.rstrip(b"\0"))
+        if dirty:
+            os.pwrite(fd, bytes(dirty), view.end)
+            _fdatasync(fd)
+    view.tail_clear = True
 
 
 def _within(prefix: str, directory: str) -> tuple[str, str]:
@@ -141,12 +156,13 @@ class FileStorage:
 
         The cached view is extended in place with what was appended since it was last read; two
         threads reading the same new bytes both parse them, and the first to finish applies them.
+        Reads start small (the bytes after the data are mostly the zeros left for later frames).
         """
         st = st or os.fstat(fd)
         header = read_header(path, os.pread(fd, HEADER_LEN, 0))
         if header is None:  # a log whose first line never finished: the next writer redoes it
             return LogView((st.st_dev, st.st_ino, b""), 0)
-        ident = (st.st_dev, st.st_ino, header[1])
+        ident = (st.st_dev, st.st_ino, header.ident)
         with self._views_lock:
             view = self._views.get(path)
             if view is None or view.ident != ident or view.end > st.st_size:
@@ -154,13 +170,20 @@ class FileStorage:
             else:
                 self._views.move_to_end(path)
             at = view.end
+        size = _FIRST_READ
         while at < st.st_size:
-            end, changes = parse(path, os.pread(fd, st.st_size - at, at), at)
+            chunk = os.pread(fd, min(st.st_size - at, size), at)
+            end, changes, stop = parse(path, chunk, at, header.synced_to)
+            partial = stop is Stop.CUT and at + len(chunk) < st.st_size  # the chunk ended, not the log
             with self._views_lock:
                 if view.end == at:
                     view.apply(end, changes)
-                    break
-                at = view.end  # another thread took in these frames first: parse what is left
+                    if not partial and stop is not Stop.ZEROS and end < st.st_size:
+                        view.tail_clear = False  # something after the end that is not zeros
+                    if not partial:
+                        break
+                at = view.end  # ours to go on from, or another thread took in these frames first
+            size *= 8
         return view
 
     def _keep(self, path: str, view: LogView) -> LogView:
@@ -212,48 +235,59 @@ class FileStorage:
                 if st.st_size == 0:
                     os.unlink(path)  # the empty log this call created: a refused write leaves nothing behind
                 raise CheckpointConflict(f"key {key!r} changed since version {expect!r} was read")
+            size = st.st_size
             if view.end < HEADER_LEN:  # a new log (or one whose first line a crash cut short)
                 header = new_header(synced=False)
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, header, 0)
-                fresh = LogView((st.st_dev, st.st_ino, header[SYNCED_FLAG_OFFSET + 1 :]), HEADER_LEN)
+                size = len(header)
+                written = read_header(path, header)
+                assert written is not None
+                fresh = LogView((st.st_dev, st.st_ino, written.ident), HEADER_LEN, tail_clear=True)
                 with self._views_lock:
                     view = self._keep(path, fresh)
             else:
-                _cut_torn_tail(fd, st, view)
+                _clear_tail(fd, size, view)
             at = view.end  # fixed now: once the frame is in, a reader in another thread may take it in
-            os.pwrite(fd, record, at)
+            end = at + len(record)
+            # A durable write past the end leaves zeros for the next ones: their fdatasync then has no
+            # new file size to commit. Other writes grow the file only as needed (index logs stay small).
+            os.pwrite(fd, record + bytes(SLACK) if durable and end > size else record, at)
             if durable:
-                self._sync(fd, path)
-            member = Member(at + len(record) - len(data) - 1, len(data), version)
-            self._applied(view, at, at + len(record), {name: member})
+                self._sync(fd, path, end)
+            member = Member(end - len(data) - 1, len(data), version)
+            self._applied(view, at, end, {name: member})
             if view.end > _COMPACT_AT:
                 self._compact_if_mostly_garbage(path, fd, view)
         return version
 
     @staticmethod
-    def _sync(fd: int, path: str) -> None:
-        """Make the log's bytes durable, and its name too the first time (the flag saves later syncs)."""
+    def _sync(fd: int, path: str, end: int) -> None:
+        """Make the log's bytes up to ``end`` durable, and its name too the first time (the flag saves
+        later syncs); then note ``end`` as synced, for readers after a crash (it reaches the disk with
+        the next sync, so it never claims more than is there)."""
         if os.pread(fd, 1, SYNCED_FLAG_OFFSET) != b"1":
             _fsync_dir(os.path.dirname(path))
             os.pwrite(fd, b"1", SYNCED_FLAG_OFFSET)
         _fdatasync(fd)
+        os.pwrite(fd, synced_to_field(end), SYNCED_TO_OFFSET)
 
     def _compact_if_mostly_garbage(self, path: str, fd: int, view: LogView) -> None:
         """Rewrite a log whose live records are under half of it (held under the log's lock)."""
         if view.live * 2 + 128 * len(view.members) > view.end:
             return
-        parts = [new_header(synced=True)]
+        parts = []
         for name in view.names():
             member = view.members[name]
             data = os.pread(fd, member.length, member.offset)
             if not intact(name, member, data):
                 return  # never launder a damaged record into a fresh frame: reading it must still fail
             parts.append(frame(name, data)[0])
+        body = b"".join(parts)
         temp = os.path.join(os.path.dirname(path), f".tmp-{os.urandom(16).hex()}")
         try:
             with open(temp, "wb") as out:
-                out.write(b"".join(parts))
+                out.write(new_header(synced=True, synced_to=HEADER_LEN + len(body)) + body + bytes(SLACK))
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temp, path)
@@ -316,7 +350,7 @@ class FileStorage:
                     self._forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
-                    _cut_torn_tail(fd, st, view)
+                    _clear_tail(fd, st.st_size, view)
                     at = view.end
                     os.pwrite(fd, tombstones, at)
                     self._applied(view, at, at + len(tombstones), dict.fromkeys(doomed))

@@ -2,29 +2,42 @@
 
 Why a log and not a file per key: a durable write of a new file costs an fsync of the file *and* one
 of its directory (the new name must survive too), about 0.55 ms on these disks; appending to a file
-that exists costs a single ``fdatasync`` (about 0.2 ms). A thread's checkpoints are exactly such a
-directory, so a step costs one append and a resume reads one file.
+that exists costs a single ``fdatasync``. A thread's checkpoints are exactly such a directory, so a
+step costs one append and a resume reads one file.
 
 The format is text, so ``cat`` shows the JSON records::
 
-    statehitl-log v1 name-synced:0 id:<random>
+    statehitl-log v2 name-synced:0 id:<random> synced-to:<offset>
     #rec <name> <length> <digest>
     <length bytes of value>
     #rec <name> <length> <digest>
     ...
+    <zeros up to the file's size>
 
 A later frame for a name replaces an earlier one; ``#del <name>`` removes it. The digest (BLAKE2b of
-name and value) is also the value's version token, and is checked when the value is read. A frame
-cut short at the end of the file is a write that never finished (the writer died before it
-returned): it is ignored, and the next writer cuts it off. A whole frame whose value does not match
-its digest was changed after it was written: reading that value is a ``CheckpointCorruptError``, the
-other records stay readable, and nothing is cut off. ``name-synced`` records whether the file's own
-name has been fsynced into its directory, so only the first durable write to a new file pays for that.
+name and value) is also the value's version token, and is checked when the value is read.
+
+Why the zeros: an ``fdatasync`` that must also record a bigger file size commits the filesystem's
+journal, about twice the cost of one that only writes data blocks. So a durable write that runs past
+the end of the file also writes ``SLACK`` zero bytes after its frame, and the next durable writes
+land inside them. The log's data ends at the first frame that starts with a zero byte.
+
+``synced-to`` is where the data known to be on disk ends: rewritten, in place, after each durable
+write. Everything before it was forced to disk, so anything there that is not a whole frame with the
+right digest is damage: a frame line that does not parse is a ``CheckpointCorruptError`` at once, a
+value that does not match its digest is one when that value is read, and the other records stay
+readable. After it lie frames that were never forced to disk: after a crash, any of their pages may
+be missing (zeros) or present, in any order. There a frame is only taken in whole and with the right
+digest, and the log ends at the first one that is not: a torn write. The next writer zeroes whatever
+is left after the end, durably, before it appends, so no old frame can reappear after a new one.
+``name-synced`` records whether the file's own name has been fsynced into its directory, so only the
+first durable write to a new file pays for that.
 """
 
 from __future__ import annotations
 
 import bisect
+import enum
 import hashlib
 import itertools
 import os
@@ -34,18 +47,39 @@ from typing import NamedTuple
 
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["HEADER_LEN", "SYNCED_FLAG_OFFSET", "LogView", "Member", "check_digest", "delete_frame", "digest",
-           "frame", "intact", "new_header", "parse", "read_header"]
+__all__ = ["HEADER_LEN", "SLACK", "SYNCED_FLAG_OFFSET", "SYNCED_TO_OFFSET", "Header", "LogView", "Member", "Stop",
+           "check_digest", "delete_frame", "digest", "frame", "intact", "new_header", "parse", "read_header",
+           "synced_to_field"]
 
-_MAGIC = b"statehitl-log v1 name-synced:"
+_MAGIC = b"statehitl-log v2 name-synced:"
+_V1 = b"statehitl-log v1 "
 SYNCED_FLAG_OFFSET = len(_MAGIC)
 """Where the ``0``/``1`` of ``name-synced`` sits; rewritten in place, under the file's lock."""
-HEADER_LEN = len(_MAGIC) + len(b"0 id:") + 32 + 1
+_ID_END = SYNCED_FLAG_OFFSET + len(b"0 id:") + 32
+_SYNCED_TO = b" synced-to:"
+SYNCED_TO_OFFSET = _ID_END + len(_SYNCED_TO)
+"""Where the 12 digits of ``synced-to`` sit; rewritten in place after each durable write."""
+HEADER_LEN = SYNCED_TO_OFFSET + 12 + 1
+SLACK = 32 * 1024
+"""Zero bytes a durable write that grows the file leaves after its frame, for the next ones to fill."""
 
 
-def new_header(synced: bool) -> bytes:
+def new_header(synced: bool, synced_to: int = HEADER_LEN) -> bytes:
     """A new log's first line. The random id tells a log from a later one that reuses its inode."""
-    return b"%s%d id:%s\n" % (_MAGIC, synced, os.urandom(16).hex().encode())
+    return b"%s%d id:%s%s%s\n" % (_MAGIC, synced, os.urandom(16).hex().encode(), _SYNCED_TO, synced_to_field(synced_to))
+
+
+def synced_to_field(end: int) -> bytes:
+    return b"%012d" % end
+
+
+class Header(NamedTuple):
+    synced: bool
+    """Whether the file's name was fsynced into its directory."""
+    ident: bytes
+    """The random id of this log."""
+    synced_to: int
+    """Where the frames known to be on disk end."""
 
 
 _RECORD = b"#rec "
@@ -67,6 +101,17 @@ def frame(name: str, data: bytes) -> tuple[bytes, str]:
 
 def delete_frame(name: str) -> bytes:
     return b"%s%s\n" % (_DELETE, name.encode())
+
+
+class Stop(enum.Enum):
+    """Why ``parse`` stopped where it did."""
+
+    ZEROS = "zeros"
+    """At a zero byte where a frame would start: the end of the log's data."""
+    CUT = "cut"
+    """At the end of the bytes it was given, possibly inside a frame."""
+    TORN = "torn"
+    """At a frame past ``synced-to`` that is incomplete or does not match its digest."""
 
 
 class Member(NamedTuple):
@@ -91,6 +136,8 @@ class LogView:
     members: dict[str, Member] = field(default_factory=dict)
     live: int = 0
     """Bytes of the live values, kept up to date so deciding on compaction costs nothing per write."""
+    tail_clear: bool = False
+    """Whether the bytes after ``end`` are known to be zeros, so a frame may be appended at ``end``."""
     _names: list[str] = field(default_factory=list, repr=False)
 
     def names(self, starting: str = "", limit: int | None = None) -> list[str]:
@@ -129,25 +176,32 @@ def _unreadable(where: str, offset: int) -> CheckpointCorruptError:
     return CheckpointCorruptError(f"{where}: unreadable bytes at byte {offset} (not a record frame)")
 
 
-def parse(where: str, chunk: bytes, at: int) -> tuple[int, dict[str, Member | None]]:
-    """The frames in ``chunk``, the file's bytes from offset ``at``: where the last whole one ends, and
-    each name's new place (None: deleted).
+def parse(where: str, chunk: bytes, at: int, synced_to: int) -> tuple[int, dict[str, Member | None], Stop]:
+    """The frames in ``chunk``, the file's bytes from offset ``at``: where the last whole one ends,
+    each name's new place (None: deleted), and why it stopped there.
 
-    Only the frame lines are parsed here, with one C regex match per frame: a fresh process reading a
-    long thread pays for finding its records, not for hashing all of them (``read`` checks the digest
-    of what it returns). Stops at a torn tail; raises ``CheckpointCorruptError`` naming the log and
-    the offset for anything else that is not a frame.
+    Before ``synced_to`` only the frame lines are parsed, with one C regex match per frame: a fresh
+    process reading a long thread pays for finding its records, not for hashing all of them (``read``
+    checks the digest of what it returns), and anything that is not a frame there raises
+    ``CheckpointCorruptError`` naming the log and the offset. From ``synced_to`` on, each value is
+    hashed too, and the first frame that is not whole and intact ends the log (``Stop.TORN``).
     """
     changes: dict[str, Member | None] = {}
     pos = 0
     size = len(chunk)
     match = _FRAME.match
     while pos < size:
+        lenient = at + pos >= synced_to
+        if chunk[pos] == 0:
+            if not lenient:
+                raise _unreadable(where, at + pos)
+            return at + pos, changes, Stop.ZEROS
         found = match(chunk, pos)
         if found is None:
-            rest = chunk[pos:]
-            if b"\n" not in rest or not rest.strip(b"\0"):
-                break  # a frame line cut short (or zeros: the file grew, the data never landed)
+            if b"\n" not in chunk[pos:]:
+                return at + pos, changes, Stop.CUT  # a frame line cut short
+            if lenient:
+                return at + pos, changes, Stop.TORN
             raise _unreadable(where, at + pos)
         name, length, version, deleted = found.groups()
         if deleted is not None:
@@ -156,13 +210,15 @@ def parse(where: str, chunk: bytes, at: int) -> tuple[int, dict[str, Member | No
             continue
         start = found.end()
         end = start + int(length)
-        if end >= size or chunk[end] != _NEWLINE:
-            if end >= size or not chunk[end:].strip(b"\0"):
-                break  # the value cut short
+        if end >= size:
+            return at + pos, changes, Stop.CUT  # the value cut short
+        if chunk[end] != _NEWLINE or (lenient and digest(name.decode(), chunk[start:end]) != version.decode()):
+            if lenient:
+                return at + pos, changes, Stop.TORN
             raise _unreadable(where, at + pos)
         changes[name.decode()] = Member(at + start, end - start, version.decode())
         pos = end + 1
-    return at + pos, changes
+    return at + pos, changes, Stop.CUT
 
 
 def intact(name: str, member: Member, data: bytes) -> bool:
@@ -180,11 +236,20 @@ def check_digest(where: str, name: str, member: Member, data: bytes) -> bytes:
     return data
 
 
-def read_header(where: str, head: bytes) -> tuple[bool, bytes] | None:
-    """(``name-synced``, id) from a log's first line, or None if the line was never fully written."""
+def read_header(where: str, head: bytes) -> Header | None:
+    """A log's first line, or None if the line was never fully written."""
     written = head.rstrip(b"\0")
     if len(head) < HEADER_LEN and (_MAGIC.startswith(written) or written.startswith(_MAGIC)):
         return None
-    if len(head) < HEADER_LEN or not head.startswith(_MAGIC) or head[HEADER_LEN - 1 : HEADER_LEN] != b"\n":
+    if head.startswith(_V1):
+        raise CheckpointCorruptError(f"{where} is a record log of an earlier development version of statehitl "
+                                     "(v1), which this version does not read")
+    if (len(head) < HEADER_LEN or not head.startswith(_MAGIC) or head[HEADER_LEN - 1 : HEADER_LEN] != b"\n"
+            or head[_ID_END:SYNCED_TO_OFFSET] != _SYNCED_TO):
         raise CheckpointCorruptError(f"{where} is not a statehitl record log (unknown first line)")
-    return head[SYNCED_FLAG_OFFSET : SYNCED_FLAG_OFFSET + 1] == b"1", head[SYNCED_FLAG_OFFSET + 1 : HEADER_LEN]
+    digits = head[SYNCED_TO_OFFSET : HEADER_LEN - 1]
+    return Header(
+        head[SYNCED_FLAG_OFFSET : SYNCED_FLAG_OFFSET + 1] == b"1",
+        head[SYNCED_FLAG_OFFSET + 1 : _ID_END],
+        int(digits) if digits.isdigit() else HEADER_LEN,  # a garbled offset only makes more of the log lenient
+    )
