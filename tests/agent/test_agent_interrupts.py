@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from agent_helpers import answer, assert_no_dangling_tool_use, uses
 
 from statehitl import Agent, tool
+from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.errors import InterruptReasonError, NotInterruptedError, ResumeInputError, UnknownInterruptError
 from statehitl.hooks import (
     AfterToolCallEvent,
@@ -304,3 +306,15 @@ def test_bytes_in_messages_survive_checkpoints_and_a_new_agent(tmp_path: Any) ->
     sent = model.requests[0]["messages"]
     assert sent[0]["content"][1]["image"]["source"]["bytes"] == png
     assert sent[2]["content"][0]["toolResult"]["content"][0]["image"]["source"]["bytes"] == png
+
+
+def test_only_bytes_are_tagged_and_plain_json_is_kept_as_it_is() -> None:
+    plain = [{"role": "user", "content": [{"text": "naïve", "n": 1.5, "ok": True, "none": None}]}]
+    for value in (plain, {}, None, "end_turn", 3):
+        assert to_json_safe(value) is value
+    when = datetime(2024, 1, 2, tzinfo=UTC)  # not JSON, not bytes: left for the record's own encoder
+    mixed = {"image": {"bytes": b"\x89PNG"}, "raw": bytearray(b"x"), "pair": (b"", "s"), "when": when}
+    tagged = to_json_safe(mixed)
+    assert tagged == {"image": {"bytes": {"$bytes": "iVBORw=="}}, "raw": {"$bytes": "eA=="},
+                      "pair": [{"$bytes": ""}, "s"], "when": when}
+    assert from_json_safe(tagged) == {**mixed, "raw": b"x", "pair": [b"", "s"]}

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 import stored_records
 from statehitl.checkpoint import (
@@ -21,8 +21,17 @@ from statehitl.checkpoint import (
     MemoryStorage,
     validate_thread_id,
 )
+from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.engine import Head
-from statehitl.checkpoint.records import SCHEMA_VERSION
+from statehitl.checkpoint.records import (
+    SCHEMA_VERSION,
+    ClaimRecord,
+    InterruptRecord,
+    MachineShape,
+    Piece,
+    StoredCheckpoint,
+    ThreadIndex,
+)
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, InvalidThreadIdError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status, append
 from statehitl.testing import CountingStorage
@@ -238,6 +247,46 @@ def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
     shape = json.loads(stored_records.read(tmp_path, f"machines/{app.machine.fingerprint}"))
     assert shape["kind"] == "machine"
     assert shape["shape"]["nodes"] == ["a", "b", "review"]
+
+
+def test_records_are_stored_as_pydantic_writes_them() -> None:
+    """The stored body is ``model_dump_json``'s, byte for byte (non-finite floats as null, text as UTF-8),
+    and a signature covers exactly those bytes."""
+    checkpoint = StoredCheckpoint(
+        thread_id="t", seq=3, parent_seq=2, depth=3, base_seq=2, created_at=1.25, machine="m", fingerprint="f",
+        status="interrupted", step=2, pending=["review"],
+        values={"text": "naïve ✓ \u2028 \x1f \"q\"", "nan": float("nan"), "inf": float("-inf"), "big": 10**20,
+                "small": 1e-7},
+        appends={"log": Piece(start=2, items=["a", {"nested": [1, 2.5, None, True]}])},
+        interrupts=[InterruptRecord(id="i1", name="approve", reason={"log": ["a"]})],
+        progress={"review": (1, 2)},
+    )
+    claim = ClaimRecord(thread_id="t", seq=4, parent_seq=3, owner="h:1:ab", lease_until=2.5, created_at=1.5)
+    index = ThreadIndex(thread_id="t", seq=3, status="interrupted", step=2, interrupts=checkpoint.interrupts,
+                        machine="m", updated_at=1.25)
+    for record in (checkpoint, claim, index, MachineShape(shape={"nodes": ["a"]})):
+        body = record.model_dump_json().encode()
+        assert encode(record, None) == body
+        signed = encode(record, b"key")
+        assert signed.startswith(body + b"\n#hmac-sha256:")
+        assert decode("record", signed, b"key") == json.loads(body)
+
+
+def test_a_commit_refuses_a_malformed_record_before_writing_it() -> None:
+    storage = CountingStorage(MemoryStorage())
+    checkpointer = Checkpointer(storage)
+    app = build(checkpointer)
+    app.invoke({}, thread_id="t")
+    head = asyncio.run(checkpointer.head("t"))
+    assert head is not None
+    storage.reset()
+    state = app.schema.load(head.record.values)
+    for bad in ({"step": -1}, {"step": 1, "unknown": "field"}):
+        with pytest.raises(ValidationError):
+            asyncio.run(checkpointer.commit(head.cursor, state, app.schema, durable=True, status="running",
+                                            machine="m", fingerprint="f", **bad))
+    assert storage.counts.calls["write"] == 0
+    assert asyncio.run(checkpointer.latest("t")) == head.record
 
 
 def test_a_corrupt_record_is_a_clear_error(tmp_path: Path) -> None:

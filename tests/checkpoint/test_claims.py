@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
+import socket
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,7 @@ from pydantic import BaseModel
 
 from resume_processes import assert_one_winner, park_for_race, race_resumes
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
+from statehitl.checkpoint.engine import owner_id
 from statehitl.errors import CheckpointConflict
 from statehitl.graph import END, START, NodeContext, StateGraph
 
@@ -151,3 +156,33 @@ def test_a_live_run_started_with_input_cannot_be_taken_over(make_checkpointer) -
         release.set()
         worker.join(10)
     assert runs == ["first", "slow"]
+
+
+def test_an_owner_names_host_and_process_and_differs_per_call() -> None:
+    first, second = owner_id(), owner_id()
+    host, pid, nonce = first.rsplit(":", 2)
+    assert (host, int(pid)) == (socket.gethostname(), os.getpid())
+    assert len(nonce) == 8
+    assert second.rsplit(":", 1)[0] == f"{host}:{pid}"
+    assert second != first
+
+
+def _send_owner(conn: Connection) -> None:
+    conn.send(owner_id())
+    conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_worker_names_its_own_pid() -> None:
+    """Host and pid are looked up once per process: a child forked after the parent's lookup must not
+    claim threads under its parent's pid."""
+    owner_id()  # the parent has looked them up
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_send_owner, args=(send,))
+    child.start()
+    send.close()
+    owner = receive.recv()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert owner.rsplit(":", 2)[:2] == [socket.gethostname(), str(child.pid)]

@@ -163,7 +163,8 @@ def test_damage_where_the_log_was_synced_is_corruption_not_a_torn_write(storage:
     run(fresh.write("t/c", b"x", expect=ABSENT))
     frames_before = damaged.rstrip(b"\0").split(b"\n", 1)[1]
     assert log.read_bytes().split(b"\n", 1)[1].startswith(frames_before)  # nothing was cut off
-    for broken in (damaged.replace(b"#rec b ", b"#garbage\n#rec b ", 1), damaged.replace(b"#rec b ", b"\0\0\0\0 b ", 1)):
+    garbage, zeros = b"#garbage\n#rec b ", b"\0\0\0\0 b "
+    for broken in (damaged.replace(b"#rec b ", garbage, 1), damaged.replace(b"#rec b ", zeros, 1)):
         log.write_bytes(broken)
         with pytest.raises(CheckpointCorruptError, match=r"t~log: unreadable bytes at byte \d+"):
             run(FileStorage(root).read("t/b"))

@@ -10,13 +10,34 @@ from __future__ import annotations
 import base64
 import json
 import marshal
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["from_json_safe", "to_json_safe"]
 
 _TAG = "$bytes"
 _TAG_UTF8 = _TAG.encode()
-_encode_json = json.JSONEncoder(check_circular=False).encode
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _json_checker() -> Callable[[Any], object]:
+    """The C encoder that ``json.dumps`` runs, made once (``_json`` is the accelerator ``json`` imports).
+
+    ``JSONEncoder.encode`` makes a new one on every call, which costs as much as checking a small message
+    does; an agent step checks several values per checkpoint.
+    """
+    try:
+        from _json import encode_basestring, make_encoder
+    except ImportError:  # an interpreter without CPython's accelerator
+        return json.JSONEncoder(check_circular=False).encode
+    encode = make_encoder(None, _refuse, encode_basestring, None, ":", ",", False, False, True)
+    return lambda value: encode(value, 0)
+
+
+_encode_json = _json_checker()
 
 
 def to_json_safe(value: Any) -> Any:

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointCorruptError
@@ -27,8 +28,8 @@ def _mac(key: bytes, body: bytes) -> bytes:
 
 
 def encode(record: BaseModel, signing_key: bytes | None) -> bytes:
-    """The bytes to store for ``record``."""
-    body = record.model_dump_json().encode()
+    """The bytes to store for ``record``: ``model_dump_json``'s JSON, made as bytes (no ``str`` to encode)."""
+    body = to_json(record, by_alias=False)
     return body + _SIG + _mac(signing_key, body) if signing_key else body
 
 
