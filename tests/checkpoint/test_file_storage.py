@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from statehitl.checkpoint import ABSENT, FileStorage, Storage
-from statehitl.checkpoint.file_log import SLACK, frame
+from statehitl.checkpoint.file_log import frame, slack
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, InvalidThreadIdError
 
 
@@ -55,8 +55,8 @@ def test_keys_of_one_directory_share_one_readable_log(storage: FileStorage, root
                       b'{"x": 2}', b""]
     synced_to = int(first.rsplit(b"synced-to:", 1)[1])
     assert raw[:synced_to].endswith(b'{"x": 1}\n')  # what the durable write forced to disk, not the later one
-    # the durable write grew the file by its frame and SLACK zeros; the next write went into them
-    assert len(raw) == synced_to + SLACK
+    # the durable write grew the file by its frame and its slack of zeros; the next write went into them
+    assert len(raw) == synced_to + slack(synced_to)
 
 
 def _data_and_slack(log: Path) -> tuple[bytes, int]:
@@ -133,11 +133,11 @@ def test_listing_ignores_hidden_and_foreign_files(storage: FileStorage, root: Pa
 def test_a_write_cut_short_by_a_crash_is_ignored_then_cleared(storage: FileStorage, root: Path) -> None:
     kept = run(storage.write("t/a", b"kept", expect=ABSENT))
     log = root / "t~log"
-    data, slack = _data_and_slack(log)
+    data, zeros = _data_and_slack(log)
     wrong_digest = frame("b", b"never forced to disk")[0].replace(b"never", b"\0\0\0\0\0")  # a lost page
     phantom = bytes(300) + frame("b", b"an older frame")[0]  # its first page lost, a later one on disk
     for torn in (b"#rec b 5 0123", b"#rec b 500 0123456789abcdef01234567\npart", wrong_digest, phantom):
-        log.write_bytes(data + torn + bytes(slack - len(torn)))
+        log.write_bytes(data + torn + bytes(zeros - len(torn)))
         fresh = FileStorage(root)  # another process: nothing cached
         assert run(fresh.list("t/")) == ["t/a"]
         assert run(fresh.read("t/a")) == (b"kept", kept)
@@ -147,7 +147,7 @@ def test_a_write_cut_short_by_a_crash_is_ignored_then_cleared(storage: FileStora
         assert len(after) == len(data) + len(frame("c", b"next")[0])  # and nothing of the torn bytes is left
         assert run(FileStorage(root).list("t/")) == ["t/a", "t/c"]
         run(fresh.delete("t/c"))
-        log.write_bytes(data + bytes(slack))
+        log.write_bytes(data + bytes(zeros))
 
 
 def test_damage_where_the_log_was_synced_is_corruption_not_a_torn_write(storage: FileStorage, root: Path) -> None:
@@ -315,8 +315,8 @@ def test_a_delete_after_a_torn_write_leaves_a_readable_log(storage: FileStorage,
     for name in ("a", "b"):
         run(storage.write(f"t/{name}", name.encode(), expect=ABSENT))
     log = root / "t~log"
-    data, slack = _data_and_slack(log)
-    log.write_bytes(data + b"#rec c 100 0123456789abcdef01234567\nhalf of c" + bytes(slack - 54))  # killed mid-append
+    data, zeros = _data_and_slack(log)
+    log.write_bytes(data + b"#rec c 100 0123456789abcdef01234567\nhalf of c" + bytes(zeros - 54))  # killed mid-append
     assert run(FileStorage(root).delete("t/a")) == 1
     fresh = FileStorage(root)
     assert run(fresh.list("t/")) == ["t/b"]

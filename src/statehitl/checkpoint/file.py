@@ -34,7 +34,6 @@ from statehitl._sync import on_private_loop
 from statehitl.checkpoint.file_handles import OpenLogs
 from statehitl.checkpoint.file_log import (
     HEADER_LEN,
-    SLACK,
     SYNCED_FLAG_OFFSET,
     SYNCED_TO_OFFSET,
     LogView,
@@ -47,6 +46,7 @@ from statehitl.checkpoint.file_log import (
     new_header,
     parse,
     read_header,
+    slack,
     synced_to_field,
 )
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
@@ -252,7 +252,7 @@ class FileStorage:
             end = at + len(record)
             # A durable write past the end leaves zeros for the next ones: their fdatasync then has no
             # new file size to commit. Other writes grow the file only as needed (index logs stay small).
-            os.pwrite(fd, record + bytes(SLACK) if durable and end > size else record, at)
+            os.pwrite(fd, record + bytes(slack(end)) if durable and end > size else record, at)
             if durable:
                 self._sync(fd, path, end)
             member = Member(end - len(data) - 1, len(data), version)
@@ -287,7 +287,8 @@ class FileStorage:
         temp = os.path.join(os.path.dirname(path), f".tmp-{os.urandom(16).hex()}")
         try:
             with open(temp, "wb") as out:
-                out.write(new_header(synced=True, synced_to=HEADER_LEN + len(body)) + body + bytes(SLACK))
+                out.write(new_header(synced=True, synced_to=HEADER_LEN + len(body)) + body
+                          + bytes(slack(HEADER_LEN + len(body))))
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temp, path)

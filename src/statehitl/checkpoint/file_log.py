@@ -19,7 +19,7 @@ name and value) is also the value's version token, and is checked when the value
 
 Why the zeros: an ``fdatasync`` that must also record a bigger file size commits the filesystem's
 journal, about twice the cost of one that only writes data blocks. So a durable write that runs past
-the end of the file also writes ``SLACK`` zero bytes after its frame, and the next durable writes
+the end of the file also writes zero bytes after its frame (``slack``), and the next durable writes
 land inside them. The log's data ends at the first frame that starts with a zero byte.
 
 ``synced-to`` is where the data known to be on disk ends: rewritten, in place, after each durable
@@ -47,9 +47,26 @@ from typing import NamedTuple
 
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["HEADER_LEN", "SLACK", "SYNCED_FLAG_OFFSET", "SYNCED_TO_OFFSET", "Header", "LogView", "Member", "Stop",
-           "check_digest", "delete_frame", "digest", "frame", "intact", "new_header", "parse", "read_header",
-           "synced_to_field"]
+__all__ = [
+    "HEADER_LEN",
+    "SLACK",
+    "SYNCED_FLAG_OFFSET",
+    "SYNCED_TO_OFFSET",
+    "Header",
+    "LogView",
+    "Member",
+    "Stop",
+    "check_digest",
+    "delete_frame",
+    "digest",
+    "frame",
+    "intact",
+    "new_header",
+    "parse",
+    "read_header",
+    "slack",
+    "synced_to_field",
+]
 
 _MAGIC = b"statehitl-log v2 name-synced:"
 _V1 = b"statehitl-log v1 "
@@ -61,7 +78,16 @@ SYNCED_TO_OFFSET = _ID_END + len(_SYNCED_TO)
 """Where the 12 digits of ``synced-to`` sit; rewritten in place after each durable write."""
 HEADER_LEN = SYNCED_TO_OFFSET + 12 + 1
 SLACK = 32 * 1024
-"""Zero bytes a durable write that grows the file leaves after its frame, for the next ones to fill."""
+"""The most zero bytes a durable write that grows the file leaves after its frame, for the next ones."""
+
+
+def slack(end: int) -> int:
+    """Zeros to leave after a log's data ending at ``end``: a quarter of it, from 4 KiB up to ``SLACK``.
+
+    A new log (a thread that is interrupted once and resumed) gets one page, so its first sync flushes
+    little; a long conversation grows its log in larger steps and commits a new size less often.
+    """
+    return min(SLACK, max(4096, end // 4))
 
 
 def new_header(synced: bool, synced_to: int = HEADER_LEN) -> bytes:
