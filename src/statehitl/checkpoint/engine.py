@@ -285,12 +285,12 @@ class Checkpointer:
         else whole. ``CheckpointConflict`` if another writer took the slot first.
         ``held`` marks a checkpoint the run goes on from: it carries the owner's lease, so no other
         process takes the thread over while the run is alive. ``index`` also brings the thread's index
-        entry up to date (a run's last checkpoint); the two writes overlap, the index one running while
-        the checkpoint is being forced to disk. The entry is rewritten only when what it says changes
-        (status, position, pending interrupts; and always with a ``ttl``, whose expiry it carries): a
-        conversation that completes turn after turn costs one write per turn, not three. The record is
-        validated before anything is written: a missing or unknown field, or a value it cannot hold, raises
-        pydantic's ``ValidationError``.
+        entry up to date (a run's last checkpoint); the two writes overlap when the storage forces the
+        checkpoint to disk off the event loop (file storage does, except under a sync call). The entry
+        is rewritten only when what it says changes (status, position, pending interrupts; and always
+        with a ``ttl``, whose expiry it carries): a conversation that completes turn after turn costs
+        one write per turn, not three. The record is validated before anything is written: a missing
+        or unknown field, or a value it cannot hold, raises pydantic's ``ValidationError``.
         """
         now = time.time()
         depth = 1 if cursor.migrated else cursor.depth + 1

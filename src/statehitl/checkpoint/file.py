@@ -169,6 +169,7 @@ class FileStorage:
                 view = self._keep(path, LogView(ident, HEADER_LEN))
             else:
                 self._views.move_to_end(path)
+            view.name_synced = view.name_synced or header.synced
             at = view.end
         size = _FIRST_READ
         while at < st.st_size:
@@ -205,20 +206,30 @@ class FileStorage:
 
     # -- sync implementations ---------------------------------------------------------------------
 
-    def _read(self, key: str) -> tuple[bytes, str] | None:
-        directory, name = _split(key)
-        path = self.log_path(directory)
+    @contextlib.contextmanager
+    def _reading(self, path: str) -> Iterator[tuple[int, LogView] | None]:
+        """The log at ``path`` open for reading, with its view (None if there is no such log)."""
         try:
             fd = os.open(path, os.O_RDONLY)
         except (FileNotFoundError, NotADirectoryError):
-            return None
+            yield None
+            return
         try:
-            member = self._view(path, fd).members.get(name)
+            yield fd, self._view(path, fd)
+        finally:
+            os.close(fd)
+
+    def _read(self, key: str) -> tuple[bytes, str] | None:
+        directory, name = _split(key)
+        path = self.log_path(directory)
+        with self._reading(path) as opened:
+            if opened is None:
+                return None
+            fd, view = opened
+            member = view.members.get(name)
             if member is None:
                 return None
             return check_digest(path, name, member, os.pread(fd, member.length, member.offset)), member.version
-        finally:
-            os.close(fd)
 
     def _write(self, key: str, data: bytes, expect: str, durable: bool) -> str:
         directory, name = _split(key)
@@ -246,29 +257,34 @@ class FileStorage:
                 fresh = LogView((st.st_dev, st.st_ino, written.ident), HEADER_LEN, tail_clear=True)
                 with self._views_lock:
                     view = self._keep(path, fresh)
-            else:
-                _clear_tail(fd, size, view)
-            at = view.end  # fixed now: once the frame is in, a reader in another thread may take it in
-            end = at + len(record)
-            # A durable write past the end leaves zeros for the next ones: their fdatasync then has no
-            # new file size to commit. Other writes grow the file only as needed (index logs stay small).
-            os.pwrite(fd, record + bytes(slack(end)) if durable and end > size else record, at)
-            if durable:
-                self._sync(fd, path, end)
-            member = Member(end - len(data) - 1, len(data), version)
-            self._applied(view, at, end, {name: member})
-            if view.end > _COMPACT_AT:
-                self._compact_if_mostly_garbage(path, fd, view)
+            member = Member(view.end + len(record) - len(data) - 1, len(data), version)
+            self._append(path, fd, size, view, record, {name: member}, durable)
         return version
 
+    def _append(self, path: str, fd: int, size: int, view: LogView, frames: bytes,
+                changes: dict[str, Member | None], durable: bool) -> None:
+        """Write ``frames`` where the log's data ends (the log is locked and ``size`` bytes long)."""
+        _clear_tail(fd, size, view)
+        at = view.end  # fixed now: once the frames are in, a reader in another thread may take them in
+        end = at + len(frames)
+        # A durable write past the end leaves zeros for the next ones: their fdatasync then has no
+        # new file size to commit. Other writes grow the file only as needed (index logs stay small).
+        os.pwrite(fd, frames + bytes(slack(end)) if durable and end > size else frames, at)
+        if durable:
+            self._sync(fd, path, view, end)
+        self._applied(view, at, end, changes)
+        if view.end > _COMPACT_AT:
+            self._compact_if_mostly_garbage(path, fd, view)
+
     @staticmethod
-    def _sync(fd: int, path: str, end: int) -> None:
-        """Make the log's bytes up to ``end`` durable, and its name too the first time (the flag saves
-        later syncs); then note ``end`` as synced, for readers after a crash (it reaches the disk with
-        the next sync, so it never claims more than is there)."""
-        if os.pread(fd, 1, SYNCED_FLAG_OFFSET) != b"1":
+    def _sync(fd: int, path: str, view: LogView, end: int) -> None:
+        """Make the log's bytes up to ``end`` durable, and its name too the first time (the header's
+        flag saves later syncs); then note ``end`` as synced, for readers after a crash (it reaches
+        the disk with the next sync, so it never claims more than is there)."""
+        if not view.name_synced:
             _fsync_dir(os.path.dirname(path))
             os.pwrite(fd, b"1", SYNCED_FLAG_OFFSET)
+            view.name_synced = True
         _fdatasync(fd)
         os.pwrite(fd, synced_to_field(end), SYNCED_TO_OFFSET)
 
@@ -313,16 +329,11 @@ class FileStorage:
                     yield (seg if rel == "." else f"{rel}/{seg}"), os.path.join(dirpath, filename)
 
     def _names(self, path: str, starting: str, limit: int | None) -> list[str]:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        try:
-            view = self._view(path, fd)
+        with self._reading(path) as opened:
+            if opened is None:
+                return []
             with self._views_lock:  # another thread may be taking in new frames
-                return view.names(starting, limit)
-        finally:
-            os.close(fd)
+                return opened[1].names(starting, limit)
 
     def _list(self, prefix: str, limit: int | None) -> list[str]:
         """Each log keeps its names sorted: one log (a thread's records) needs no sort, and with a
@@ -351,12 +362,7 @@ class FileStorage:
                     self._forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
-                    _clear_tail(fd, st.st_size, view)
-                    at = view.end
-                    os.pwrite(fd, tombstones, at)
-                    self._applied(view, at, at + len(tombstones), dict.fromkeys(doomed))
-                    if view.end > _COMPACT_AT:
-                        self._compact_if_mostly_garbage(path, fd, view)
+                    self._append(path, fd, st.st_size, view, tombstones, dict.fromkeys(doomed), durable=False)
                 removed += len(doomed)
         return removed
 

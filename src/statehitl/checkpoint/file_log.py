@@ -49,7 +49,6 @@ from statehitl.errors import CheckpointCorruptError
 
 __all__ = [
     "HEADER_LEN",
-    "SLACK",
     "SYNCED_FLAG_OFFSET",
     "SYNCED_TO_OFFSET",
     "Header",
@@ -77,17 +76,17 @@ _SYNCED_TO = b" synced-to:"
 SYNCED_TO_OFFSET = _ID_END + len(_SYNCED_TO)
 """Where the 12 digits of ``synced-to`` sit; rewritten in place after each durable write."""
 HEADER_LEN = SYNCED_TO_OFFSET + 12 + 1
-SLACK = 32 * 1024
+_MAX_SLACK = 32 * 1024
 """The most zero bytes a durable write that grows the file leaves after its frame, for the next ones."""
 
 
 def slack(end: int) -> int:
-    """Zeros to leave after a log's data ending at ``end``: a quarter of it, from 4 KiB up to ``SLACK``.
+    """Zeros to leave after a log's data ending at ``end``: a quarter of it, from 4 KiB up to 32 KiB.
 
     A new log (a thread that is interrupted once and resumed) gets one page, so its first sync flushes
     little; a long conversation grows its log in larger steps and commits a new size less often.
     """
-    return min(SLACK, max(4096, end // 4))
+    return min(_MAX_SLACK, max(4096, end // 4))
 
 
 def new_header(synced: bool, synced_to: int = HEADER_LEN) -> bytes:
@@ -164,6 +163,8 @@ class LogView:
     """Bytes of the live values, kept up to date so deciding on compaction costs nothing per write."""
     tail_clear: bool = False
     """Whether the bytes after ``end`` are known to be zeros, so a frame may be appended at ``end``."""
+    name_synced: bool = False
+    """Whether the file's name is known to be fsynced into its directory (the header's flag)."""
     _names: list[str] = field(default_factory=list, repr=False)
 
     def names(self, starting: str = "", limit: int | None = None) -> list[str]:
@@ -238,11 +239,12 @@ def parse(where: str, chunk: bytes, at: int, synced_to: int) -> tuple[int, dict[
         end = start + int(length)
         if end >= size:
             return at + pos, changes, Stop.CUT  # the value cut short
-        if chunk[end] != _NEWLINE or (lenient and digest(name.decode(), chunk[start:end]) != version.decode()):
+        member = Member(at + start, end - start, version.decode())
+        if chunk[end] != _NEWLINE or (lenient and not intact(name.decode(), member, chunk[start:end])):
             if lenient:
                 return at + pos, changes, Stop.TORN
             raise _unreadable(where, at + pos)
-        changes[name.decode()] = Member(at + start, end - start, version.decode())
+        changes[name.decode()] = member
         pos = end + 1
     return at + pos, changes, Stop.CUT
 
