@@ -42,6 +42,7 @@ from bench_core import (
     scratch_dir,
     statehitl_review_graph,
     statehitl_version,
+    to_ms,
     write_results,
 )
 
@@ -276,7 +277,7 @@ def bench(cfg: Config, urls: dict[str, str]) -> list[BackendResult]:
     raw = run_interleaved(trials, cfg.roundtrip_warmup, cfg.roundtrip_reps, "rt")
     results = []
     for name, url in urls.items():
-        samples = [s * 1e3 for s in raw[name]]
+        samples = to_ms(raw[name])
         rebuild = rebuilds[name][cfg.roundtrip_warmup :]  # the trial also recorded the warm-ups
         result = BackendResult(
             backend=name,

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-__all__ = ["COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "one_line"]
+__all__ = ["COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "hanging", "one_line"]
 
 DEFAULT_STORE = "file://.statehitl"
 """Where the CLI keeps and looks for threads unless ``--store`` says otherwise."""
@@ -43,6 +43,11 @@ def cli_command(*words: str, store: str = DEFAULT_STORE) -> str:
 def compact_json(value: Any) -> str:
     """A short, readable, single-line JSON rendering (non-JSON values fall back to ``repr``)."""
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=repr)
+
+
+def hanging(head: str, parts: list[str]) -> list[str]:
+    """``parts`` under one another, the first after ``head``, so a label's lines read as one column."""
+    return [f"{head if i == 0 else ' ' * len(head)}{part}" for i, part in enumerate(parts)]
 
 
 _UNICODE = {

@@ -16,7 +16,7 @@ import math
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, one_line
+from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, hanging, one_line
 from statehitl.cli._demo_driver import Driver, Subject, TransitionPrinter, parse_answer, responses
 
 if TYPE_CHECKING:
@@ -124,11 +124,6 @@ def _refund(args: argparse.Namespace) -> Refund:
     )
 
 
-def _hanging(head: str, parts: list[str]) -> list[str]:
-    """``parts`` under one another, the first after ``head``, so a label's lines read as one column."""
-    return [f"{head if i == 0 else ' ' * len(head)}{part}" for i, part in enumerate(parts)]
-
-
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else compact_json(value)
 
@@ -144,7 +139,7 @@ def _print_values(console: Console, values: dict[str, Any]) -> None:
             parts = [f"{i}. {_text(item)}" for i, item in enumerate(value, 1)] or ["[]"]
         else:
             parts = [_text(value)]
-        for line in _hanging(f"  {name.ljust(width)}  ", parts):
+        for line in hanging(f"  {name.ljust(width)}  ", parts):
             console.print(line)
 
 
@@ -249,7 +244,7 @@ class _AgentPrinter(TransitionPrinter):
 
     def _message(self, head: str, message: dict[str, Any]) -> list[str]:
         """A message's parts under one another, the first after ``head``."""
-        return _hanging(head, _parts(message, self.names) or ["(empty)"])
+        return hanging(head, _parts(message, self.names) or ["(empty)"])
 
     def on_callback(self, **event: Any) -> None:
         """The agent's callback handler: the observer sees a tool's outcome, this shows what it returned."""
@@ -319,7 +314,7 @@ class _CleanupSubject(Subject["AgentResult"]):
         c.print(c.style(f"Conversation ({len(agent.messages)} messages)", "bold"))
         names: dict[str, str] = {}
         for i, message in enumerate(agent.messages, 1):
-            for line in _hanging(f"  {i}. {str(message.get('role')).ljust(9)}  ", _parts(message, names)):
+            for line in hanging(f"  {i}. {str(message.get('role')).ljust(9)}  ", _parts(message, names)):
                 c.print(line)
         record = run_sync(self.checkpointer.latest(self.thread))
         where = (f"{record.status}, step {record.step}, checkpoint {record.checkpoint_id}, " if record is not None

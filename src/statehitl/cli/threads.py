@@ -10,7 +10,7 @@ import argparse
 import time
 from typing import TYPE_CHECKING, Any
 
-from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, one_line
+from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, hanging, one_line
 
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
     from statehitl.checkpoint.engine import Checkpointer
@@ -191,8 +191,8 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
         if args.values:
             fields.append(("values", [compact_json(record.values)]))
         for label, lines in fields:
-            for i, line in enumerate(lines):
-                c.print(f"  {(label if i == 0 else '').ljust(10)}  {line}")
+            for line in hanging(f"  {label.ljust(10)}  ", lines):
+                c.print(line)
     return 0
 
 
