@@ -245,7 +245,6 @@ class Machine:
             "schema": self._schema,
         }
 
-
     # -- running ----------------------------------------------------------------------------------
 
     def next_nodes(self, node: str, state: Any) -> list[str]:

@@ -86,7 +86,8 @@ def start_position(head: Head | None, thread_id: str, state: Any, pending: list[
 
 
 async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any) -> Position:
-    """Claim the interrupted ``head`` for this process and return where its run re-enters.
+    """Claim the stopped ``head`` (interrupted, or running when its process died) for this process and
+    return where its run re-enters, with ``answers`` to its interrupts (none for a crashed run).
 
     Called once the answers are checked: the claim is the first write, so of two processes answering
     the same interrupt only one gets past it, before any node, hook or tool runs.

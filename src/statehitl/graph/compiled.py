@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from statehitl._sync import run_sync
 from statehitl.channels import StateSchema
-from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
+from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
@@ -196,9 +196,8 @@ class CompiledStateGraph(Generic[M]):
             if record.status != "running":
                 raise ResumeInputError(f"{label} is {record.status}; there is no stopped run to continue, "
                                        "pass input")
-            values = await self._stored_values(head, resuming=True)
-            await self.checkpointer.claim(head, owner_id())
-            return Position(self.schema.load(values), record.pending, head.cursor, record.step)
+            state = self.schema.load(await self._stored_values(head, resuming=True))
+            return await resume_position(self.checkpointer, head, {}, state)
         if isinstance(input, list):
             raise ResumeInputError(
                 f"{label}: input is a list but not of interruptResponse blocks; pass a dict or a "
