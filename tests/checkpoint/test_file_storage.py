@@ -150,6 +150,18 @@ def test_a_write_cut_short_by_a_crash_is_ignored_then_cleared(storage: FileStora
         log.write_bytes(data + bytes(zeros))
 
 
+
+@pytest.mark.parametrize("left", [b"", b"statehitl-log v2 name-", b"statehitl-log v2 name-synced:0 id:0123"])
+def test_a_log_whose_first_line_a_crash_cut_short_is_started_anew(root: Path, left: bytes) -> None:
+    log = root / "t~log"
+    root.mkdir()
+    log.write_bytes(left)  # created, and killed before (or while) writing its first line
+    storage = FileStorage(root)
+    assert run(storage.list("t/")) == []
+    token = run(storage.write("t/a", b"first", expect=ABSENT))
+    assert log.read_bytes().startswith(b"statehitl-log v2 name-synced:1 id:")
+    assert run(FileStorage(root).read("t/a")) == (b"first", token)
+
 def test_damage_where_the_log_was_synced_is_corruption_not_a_torn_write(storage: FileStorage, root: Path) -> None:
     run(storage.write("t/a", b"value-one", expect=ABSENT))
     run(storage.write("t/b", b"value-two", expect=ABSENT))

@@ -248,8 +248,9 @@ class FileStorage:
                 raise CheckpointConflict(f"key {key!r} changed since version {expect!r} was read")
             size = st.st_size
             if view.end < HEADER_LEN:  # a new log (or one whose first line a crash cut short)
+                # The header covers all a cut-short line left. No ftruncate: ext4 would then start
+                # writing the log back at every close of a descriptor on it (auto_da_alloc).
                 header = new_header(synced=False)
-                os.ftruncate(fd, 0)
                 os.pwrite(fd, header, 0)
                 size = len(header)
                 written = read_header(path, header)
