@@ -243,6 +243,32 @@ def test_context_argument_is_detected_from_the_signature() -> None:
     assert NodeSpec.from_callable("x", one).is_async is False
 
 
+def _decorated(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@pytest.mark.parametrize(
+    ("handler", "takes_context"),
+    [
+        (lambda state, ctx=None: None, True),
+        (lambda state, /, ctx: None, True),
+        (lambda state, *, ctx: None, False),  # keyword-only: never passed positionally
+        (lambda state, **kwargs: None, False),
+        (lambda state, *rest: None, True),
+        (lambda: None, False),
+        (_decorated(lambda state, ctx: None), True),  # what the wrapper reports, not its *args
+        (_decorated(lambda state: None), False),
+    ],
+)
+def test_context_detection_reads_signatures_as_inspect_does(handler, takes_context: bool) -> None:
+    assert NodeSpec.from_callable("x", handler).takes_context is takes_context
+    assert NodeSpec.from_callable("x", handler).is_async is False
+
+
 def test_add_node_with_a_function_uses_its_name() -> None:
     def classify(state: S) -> None:
         return None

@@ -13,7 +13,8 @@ import hashlib
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from types import FunctionType
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from statehitl.errors import GraphValidationError
 
@@ -302,11 +303,27 @@ def _mermaid_label(name: str) -> str:
 
 
 def _is_async(handler: Callable[..., Any]) -> bool:
+    if _plain(handler):
+        return bool(handler.__code__.co_flags & inspect.CO_COROUTINE)
     target = getattr(handler, "__call__", None) if not inspect.isroutine(handler) else handler  # noqa: B004
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(target)
 
 
+def _plain(handler: Callable[..., Any]) -> TypeGuard[FunctionType]:
+    """A ``def`` function that no decorator wraps: its code object alone says how it is called.
+
+    Graphs built per request (a server compiling its graph in each handler) add nodes often;
+    ``inspect.signature`` would cost more than the rest of ``add_node``.
+    """
+    return type(handler) is FunctionType and not any(
+        hasattr(handler, mark) for mark in ("__wrapped__", "__signature__", "_is_coroutine_marker")
+    )
+
+
 def _positional_arity(handler: Callable[..., Any]) -> int:
+    if _plain(handler):
+        code = handler.__code__
+        return 2 if code.co_flags & inspect.CO_VARARGS else code.co_argcount
     try:
         params = inspect.signature(handler).parameters.values()
     except (TypeError, ValueError):
