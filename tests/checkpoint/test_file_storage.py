@@ -18,6 +18,7 @@ import pytest
 
 from statehitl.checkpoint import ABSENT, FileStorage, Storage
 from statehitl.checkpoint.file_log import frame, slack
+from statehitl.checkpoint.file_views import PARSED_LOGS
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, InvalidThreadIdError
 
 
@@ -32,6 +33,12 @@ def root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def storage(root: Path) -> FileStorage:
+    return FileStorage(root)
+
+
+def other_process(root: Path) -> FileStorage:
+    """The store as another process sees it: nothing this process parsed is cached (see file_views)."""
+    PARSED_LOGS.clear()
     return FileStorage(root)
 
 
@@ -138,17 +145,16 @@ def test_a_write_cut_short_by_a_crash_is_ignored_then_cleared(storage: FileStora
     phantom = bytes(300) + frame("b", b"an older frame")[0]  # its first page lost, a later one on disk
     for torn in (b"#rec b 5 0123", b"#rec b 500 0123456789abcdef01234567\npart", wrong_digest, phantom):
         log.write_bytes(data + torn + bytes(zeros - len(torn)))
-        fresh = FileStorage(root)  # another process: nothing cached
+        fresh = other_process(root)
         assert run(fresh.list("t/")) == ["t/a"]
         assert run(fresh.read("t/a")) == (b"kept", kept)
         run(fresh.write("t/c", b"next", expect=ABSENT, durable=False))
         after, _ = _data_and_slack(log)
         assert after.startswith(data + b"#rec c 4 ")  # appended where the good frames end
         assert len(after) == len(data) + len(frame("c", b"next")[0])  # and nothing of the torn bytes is left
-        assert run(FileStorage(root).list("t/")) == ["t/a", "t/c"]
+        assert run(other_process(root).list("t/")) == ["t/a", "t/c"]
         run(fresh.delete("t/c"))
         log.write_bytes(data + bytes(zeros))
-
 
 
 @pytest.mark.parametrize("left", [b"", b"statehitl-log v2 name-", b"statehitl-log v2 name-synced:0 id:0123"])
@@ -162,13 +168,14 @@ def test_a_log_whose_first_line_a_crash_cut_short_is_started_anew(root: Path, le
     assert log.read_bytes().startswith(b"statehitl-log v2 name-synced:1 id:")
     assert run(FileStorage(root).read("t/a")) == (b"first", token)
 
+
 def test_damage_where_the_log_was_synced_is_corruption_not_a_torn_write(storage: FileStorage, root: Path) -> None:
     run(storage.write("t/a", b"value-one", expect=ABSENT))
     run(storage.write("t/b", b"value-two", expect=ABSENT))
     log = root / "t~log"
     damaged = log.read_bytes().replace(b"value-one", b"value-0ne")
     log.write_bytes(damaged)
-    fresh = FileStorage(root)
+    fresh = other_process(root)
     with pytest.raises(CheckpointCorruptError, match=r"t~log: the record 'a' at byte \d+ does not match its digest"):
         run(fresh.read("t/a"))
     assert run(fresh.read("t/b"))[0] == b"value-two"  # the damage stays with the damaged record
@@ -179,13 +186,13 @@ def test_damage_where_the_log_was_synced_is_corruption_not_a_torn_write(storage:
     for broken in (damaged.replace(b"#rec b ", garbage, 1), damaged.replace(b"#rec b ", zeros, 1)):
         log.write_bytes(broken)
         with pytest.raises(CheckpointCorruptError, match=r"t~log: unreadable bytes at byte \d+"):
-            run(FileStorage(root).read("t/b"))
+            run(other_process(root).read("t/b"))
     log.write_bytes(b"something else entirely\n")
     with pytest.raises(CheckpointCorruptError, match=r"is not a statehitl record log"):
-        run(FileStorage(root).read("t/a"))
+        run(other_process(root).read("t/a"))
     log.write_bytes(b"statehitl-log v1 name-synced:1 id:" + b"0" * 32 + b"\n")
     with pytest.raises(CheckpointCorruptError, match=r"earlier development version of statehitl \(v1\)"):
-        run(FileStorage(root).read("t/a"))
+        run(other_process(root).read("t/a"))
 
 
 def test_in_place_durable_writes_note_how_far_the_log_is_on_disk(storage: FileStorage, root: Path) -> None:
@@ -210,20 +217,30 @@ def test_replaced_records_are_compacted_away(storage: FileStorage, root: Path) -
         version = run(storage.write("index/t/entry", str(i).encode() * 1000, expect=version, durable=False))
     assert (root / "index" / "t~log").stat().st_size < 70 * 1024
     assert run(storage.read("index/t/entry")) == (b"199" * 1000, version)
-    assert run(FileStorage(root).read("index/t/other"))[0] == b"stays"
+    assert run(other_process(root).read("index/t/other"))[0] == b"stays"
     assert [p.name for p in root.rglob(".tmp-*")] == []
 
 
 def test_a_log_deleted_and_made_again_is_read_afresh(storage: FileStorage, root: Path) -> None:
     """A cached view must not be applied to a new file, even one that got the old inode number."""
+    import subprocess
+    import sys
+
     run(storage.write("threads/t/1", b"first life " * 10, expect=ABSENT))
-    other = FileStorage(root)
-    assert run(other.delete("threads/t/")) == 1
-    run(other.write("threads/t/2", b"second life, longer than the first " * 10, expect=ABSENT))
+    assert run(storage.list("threads/t/")) == ["threads/t/1"]  # this process has the log parsed
+    elsewhere = (
+        "import asyncio, sys\n"
+        "from statehitl.checkpoint import ABSENT, FileStorage\n"
+        "async def main(storage):\n"
+        "    assert await storage.delete('threads/t/') == 1\n"
+        "    await storage.write('threads/t/2', b'second life, longer than the first ' * 10, expect=ABSENT)\n"
+        "asyncio.run(main(FileStorage(sys.argv[1])))\n"
+    )
+    subprocess.run([sys.executable, "-c", elsewhere, str(root)], check=True, timeout=60)
     assert run(storage.list("threads/t/")) == ["threads/t/2"]
     assert run(storage.read("threads/t/1")) is None
     run(storage.write("threads/t/3", b"x", expect=ABSENT))
-    assert run(other.list("threads/t/")) == ["threads/t/2", "threads/t/3"]
+    assert run(other_process(root).list("threads/t/")) == ["threads/t/2", "threads/t/3"]
 
 
 @pytest.mark.parametrize(
@@ -330,7 +347,7 @@ def test_a_delete_after_a_torn_write_leaves_a_readable_log(storage: FileStorage,
     data, zeros = _data_and_slack(log)
     log.write_bytes(data + b"#rec c 100 0123456789abcdef01234567\nhalf of c" + bytes(zeros - 54))  # killed mid-append
     assert run(FileStorage(root).delete("t/a")) == 1
-    fresh = FileStorage(root)
+    fresh = other_process(root)
     assert run(fresh.list("t/")) == ["t/b"]
     assert run(fresh.read("t/b"))[0] == b"b"
 
@@ -409,6 +426,21 @@ def test_a_forked_child_does_not_share_the_parents_log_locks(storage: FileStorag
     assert int(run(storage.read("shared/counter"))[0]) == 600
 
 
+def _read_one(storage: FileStorage, key: str) -> None:
+    assert run(storage.read(key)) is not None
+
+
+def test_a_child_forked_while_a_thread_holds_the_parsed_logs_lock_can_read(storage: FileStorage) -> None:
+    run(storage.write("t/a", b"1", expect=ABSENT))
+    with PARSED_LOGS.lock:  # as a thread of the parent taking in frames at the moment of the fork
+        child = multiprocessing.get_context("fork").Process(target=_read_one, args=(storage, "t/a"))
+        child.start()
+        child.join(timeout=60)
+    if child.is_alive():
+        child.kill()
+    assert child.exitcode == 0
+
+
 def test_kept_descriptors_are_bounded_and_closed_with_the_storage(root: Path) -> None:
     gc.collect()  # storages of earlier tests close theirs
     before = _open_fds()
@@ -427,10 +459,33 @@ def test_a_kept_descriptor_follows_the_log_to_its_new_file(storage: FileStorage,
     run(storage.write("a/x", b"1", expect=ABSENT))
     (root / "a~log").unlink()  # as a delete elsewhere would
     run(storage.write("a/y", b"2", expect=ABSENT))
-    fresh = FileStorage(root)
-    assert run(fresh.list("a/")) == ["a/y"]
+    assert run(other_process(root).list("a/")) == ["a/y"]
     os.replace(root / "a~log", root / "moved")  # as a compaction elsewhere would: a new file under the name
     (root / "a~log").write_bytes((root / "moved").read_bytes())
     run(storage.write("a/z", b"3", expect=ABSENT))
-    assert run(FileStorage(root).list("a/")) == ["a/y", "a/z"]
+    assert run(other_process(root).list("a/")) == ["a/y", "a/z"]
     assert (root / "moved").read_bytes().count(b"#rec") == 1  # nothing went to the file no longer named
+
+
+def test_storages_of_one_process_share_what_they_parsed(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that builds a FileStorage per request parses a long log once, not once per request."""
+    import statehitl.checkpoint.file as file_module
+    from statehitl.checkpoint.file_log import HEADER_LEN
+
+    first = FileStorage(root)
+    for i in range(50):
+        run(first.write(f"t/{i:03d}", b"x" * 100, expect=ABSENT, durable=i == 49))
+    data_end = len(_data_and_slack(root / "t~log")[0])
+    parsed_from: list[int] = []
+    parse = file_module.parse
+    monkeypatch.setattr(file_module, "parse", lambda *args: parsed_from.append(args[2]) or parse(*args))
+
+    assert run(FileStorage(root).read("t/049")) == run(first.read("t/049"))
+    assert parsed_from  # the zeros after the last frame: nothing new
+    assert min(parsed_from) >= data_end  # only what follows the frames was looked at
+    run(FileStorage(root).write("t/050", b"y", expect=ABSENT))
+    assert run(first.list("t/"))[-1] == "t/050"  # and a new frame reaches every storage's view
+
+    parsed_from.clear()
+    assert len(run(other_process(root).list("t/"))) == 51
+    assert parsed_from[0] == HEADER_LEN  # another process has nothing cached: it parses from the start

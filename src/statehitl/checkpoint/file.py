@@ -10,7 +10,7 @@ also fsyncs its name into the directory. Readers take no lock: frames are only e
 half-written one is recognised and skipped, and compaction swaps in a new file with ``rename()``. A
 writer that waited on a log's lock re-checks that the name still denotes the file it locked, since a
 compaction or a delete may have replaced it meanwhile; writers keep recently used logs open
-(``file_handles``).
+(``file_handles``). What readers parsed of a log is cached for the whole process (``file_views``).
 
 Durable writes wait for the disk, so they run in aiofiles' worker threads and the event loop keeps
 serving other threads meanwhile — except under a sync call (``invoke``, ``agent(...)``), whose
@@ -23,9 +23,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,6 +47,7 @@ from statehitl.checkpoint.file_log import (
     slack,
     synced_to_field,
 )
+from statehitl.checkpoint.file_views import PARSED_LOGS
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
 
@@ -57,7 +56,6 @@ __all__ = ["FileStorage"]
 T = TypeVar("T")
 
 LOG_SUFFIX = "~log"
-_CACHED_LOGS = 256
 _FIRST_READ = 4096
 """Bytes a view reads first when it takes in new frames; more only if a frame runs past them."""
 _COMPACT_AT = 64 * 1024
@@ -133,8 +131,7 @@ class FileStorage:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self._root = str(self.root)  # hot paths join strings: pathlib costs more than the syscalls
-        self._views: OrderedDict[str, LogView] = OrderedDict()
-        self._views_lock = threading.Lock()
+        self._parsed = PARSED_LOGS
         self._open_logs = OpenLogs(lambda path: _make_dirs(Path(path).parent))
 
     @classmethod
@@ -149,7 +146,7 @@ class FileStorage:
         parents = parent.split("/") if parent else []
         return os.path.join(self._root, *parents, last + LOG_SUFFIX)
 
-    # -- parsed logs, cached per file and extended as it grows -------------------------------------
+    # -- parsed logs, cached per file for the whole process and extended as it grows ---------------
 
     def _view(self, path: str, fd: int, st: os.stat_result | None = None) -> LogView:
         """The parsed log open at ``fd``, complete up to its last whole frame (``st``: its fstat).
@@ -162,13 +159,9 @@ class FileStorage:
         header = read_header(path, os.pread(fd, HEADER_LEN, 0))
         if header is None:  # a log whose first line never finished: the next writer redoes it
             return LogView((st.st_dev, st.st_ino, b""), 0)
-        ident = (st.st_dev, st.st_ino, header.ident)
-        with self._views_lock:
-            view = self._views.get(path)
-            if view is None or view.ident != ident or view.end > st.st_size:
-                view = self._keep(path, LogView(ident, HEADER_LEN))
-            else:
-                self._views.move_to_end(path)
+        parsed = self._parsed
+        with parsed.lock:
+            view = parsed.current(path, (st.st_dev, st.st_ino, header.ident), st.st_size)
             view.name_synced = view.name_synced or header.synced
             at = view.end
         size = _FIRST_READ
@@ -176,7 +169,7 @@ class FileStorage:
             chunk = os.pread(fd, min(st.st_size - at, size), at)
             end, changes, stop = parse(path, chunk, at, header.synced_to)
             partial = stop is Stop.CUT and at + len(chunk) < st.st_size  # the chunk ended, not the log
-            with self._views_lock:
+            with parsed.lock:
                 if view.end == at:
                     view.apply(end, changes)
                     if not partial and stop is not Stop.ZEROS and end < st.st_size:
@@ -187,22 +180,11 @@ class FileStorage:
             size *= 8
         return view
 
-    def _keep(self, path: str, view: LogView) -> LogView:
-        """Cache ``view`` as the one of ``path`` (the caller holds the views lock)."""
-        self._views[path] = view
-        if len(self._views) > _CACHED_LOGS:
-            self._views.popitem(last=False)
-        return view
-
     def _applied(self, view: LogView, at: int, end: int, changes: dict[str, Member | None]) -> None:
         """Apply this process's own append (``at`` to ``end``) unless a reader already took it in."""
-        with self._views_lock:
+        with self._parsed.lock:
             if view.end == at:
                 view.apply(end, changes)
-
-    def _forget(self, path: str) -> None:
-        with self._views_lock:
-            self._views.pop(path, None)
 
     # -- sync implementations ---------------------------------------------------------------------
 
@@ -256,8 +238,8 @@ class FileStorage:
                 written = read_header(path, header)
                 assert written is not None
                 fresh = LogView((st.st_dev, st.st_ino, written.ident), HEADER_LEN, tail_clear=True)
-                with self._views_lock:
-                    view = self._keep(path, fresh)
+                with self._parsed.lock:
+                    view = self._parsed.keep(path, fresh)
             member = Member(view.end + len(record) - len(data) - 1, len(data), version)
             self._append(path, fd, size, view, record, {name: member}, durable)
         return version
@@ -313,7 +295,7 @@ class FileStorage:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-        self._forget(path)
+        self._parsed.forget(path)
 
     def _logs(self, prefix: str) -> Iterator[tuple[str, str]]:
         """(directory, log path) of every log that may hold keys starting with ``prefix``."""
@@ -333,7 +315,7 @@ class FileStorage:
         with self._reading(path) as opened:
             if opened is None:
                 return []
-            with self._views_lock:  # another thread may be taking in new frames
+            with self._parsed.lock:  # another thread may be taking in new frames
                 return opened[1].names(starting, limit)
 
     def _list(self, prefix: str, limit: int | None) -> list[str]:
@@ -360,7 +342,7 @@ class FileStorage:
                 doomed = view.names(_within(prefix, directory)[1])
                 if len(doomed) == len(view.members):
                     os.unlink(path)  # under the lock: a waiting writer sees the name gone and starts anew
-                    self._forget(path)
+                    self._parsed.forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
                     self._append(path, fd, st.st_size, view, tombstones, dict.fromkeys(doomed), durable=False)
