@@ -489,3 +489,46 @@ def test_storages_of_one_process_share_what_they_parsed(root: Path, monkeypatch:
     parsed_from.clear()
     assert len(run(other_process(root).list("t/"))) == 51
     assert parsed_from[0] == HEADER_LEN  # another process has nothing cached: it parses from the start
+
+
+@pytest.mark.parametrize("names_with_file", [True, False])
+def test_a_new_logs_name_is_synced_once_by_the_directory_only_where_the_file_sync_does_not(
+    root: Path, monkeypatch: pytest.MonkeyPatch, names_with_file: bool
+) -> None:
+    import statehitl.checkpoint.file as file_module
+
+    synced: list[str] = []
+    data_syncs: list[int] = []
+    fsync_dir, fdatasync = file_module._fsync_dir, file_module._fdatasync
+    monkeypatch.setattr(file_module, "_fsync_dir", lambda path: synced.append(str(path)) or fsync_dir(path))
+    monkeypatch.setattr(file_module, "_fdatasync", lambda fd: data_syncs.append(fd) or fdatasync(fd))
+    asked: list[int] = []
+    monkeypatch.setattr(file_module, "fsync_covers_new_name", lambda dev: asked.append(dev) or names_with_file)
+    root.mkdir()  # (a new directory is always synced into its parent)
+    storage = FileStorage(root)
+    run(storage.write("t/a", b"1", expect=ABSENT, durable=False))  # a new log, its name not yet needed
+    assert synced == []
+    run(storage.write("t/b", b"2", expect=ABSENT))
+    run(storage.write("t/c", b"3", expect=ABSENT))
+    assert asked == [(root / "t~log").stat().st_dev]  # asked on the first durable write only
+    assert synced == ([] if names_with_file else [str(root)])  # and never again: the header says so
+    assert len(data_syncs) == 2
+    assert (root / "t~log").read_bytes().startswith(b"statehitl-log v2 name-synced:1 id:")
+    other_process(root)
+    run(FileStorage(root).write("t/d", b"4", expect=ABSENT))
+    assert len(asked) == 1  # a new process reads the flag from the header
+
+
+def test_the_filesystem_of_a_device_is_read_from_mountinfo() -> None:
+    from statehitl.checkpoint.file_names import filesystem_type
+
+    mountinfo = (
+        "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n"
+        "30 25 0:27 / /dev/shm rw,relatime shared:5 master:1 - tmpfs tmpfs rw,size=24683584k\n"
+        "41 27 8:17 /sub /mnt/with\\040space rw - xfs /dev/sdb1 rw,attr2\n"
+    )
+    assert filesystem_type(os.makedev(254, 0), mountinfo) == "ext4"
+    assert filesystem_type(os.makedev(0, 27), mountinfo) == "tmpfs"  # optional fields before the "-"
+    assert filesystem_type(os.makedev(8, 17), mountinfo) == "xfs"
+    assert filesystem_type(os.makedev(9, 9), mountinfo) is None
+    assert filesystem_type(os.makedev(254, 0), "") is None

@@ -6,7 +6,8 @@ it is a log are in ``file_log``.
 
 Writers take the log's ``flock``, check the key's current version against the write's ``expect``,
 append one frame and, for a durable write, ``fdatasync`` it; the first durable write to a new log
-also fsyncs its name into the directory. Readers take no lock: frames are only ever appended, a
+also makes its name durable (``file_names``: where the file's sync does not, by an fsync of the
+directory). Readers take no lock: frames are only ever appended, a
 half-written one is recognised and skipped, and compaction swaps in a new file with ``rename()``. A
 writer that waited on a log's lock re-checks that the name still denotes the file it locked, since a
 compaction or a delete may have replaced it meanwhile; writers keep recently used logs open
@@ -47,6 +48,7 @@ from statehitl.checkpoint.file_log import (
     slack,
     synced_to_field,
 )
+from statehitl.checkpoint.file_names import fsync_covers_new_name
 from statehitl.checkpoint.file_views import PARSED_LOGS
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
@@ -265,8 +267,9 @@ class FileStorage:
         flag saves later syncs); then note ``end`` as synced, for readers after a crash (it reaches
         the disk with the next sync, so it never claims more than is there)."""
         if not view.name_synced:
-            _fsync_dir(os.path.dirname(path))
-            os.pwrite(fd, b"1", SYNCED_FLAG_OFFSET)
+            if not fsync_covers_new_name(view.ident[0]):
+                _fsync_dir(os.path.dirname(path))
+            os.pwrite(fd, b"1", SYNCED_FLAG_OFFSET)  # durable with the data: the name is then too
             view.name_synced = True
         _fdatasync(fd)
         os.pwrite(fd, synced_to_field(end), SYNCED_TO_OFFSET)

@@ -30,8 +30,8 @@ readable. After it lie frames that were never forced to disk: after a crash, any
 be missing (zeros) or present, in any order. There a frame is only taken in whole and with the right
 digest, and the log ends at the first one that is not: a torn write. The next writer zeroes whatever
 is left after the end, durably, before it appends, so no old frame can reappear after a new one.
-``name-synced`` records whether the file's own name has been fsynced into its directory, so only the
-first durable write to a new file pays for that.
+``name-synced`` records whether the file's own name is known to be durable in its directory, so only
+the first durable write to a new file pays for that.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def synced_to_field(end: int) -> bytes:
 
 class Header(NamedTuple):
     synced: bool
-    """Whether the file's name was fsynced into its directory."""
+    """Whether the file's name is known to be durable in its directory."""
     ident: bytes
     """The random id of this log."""
     synced_to: int
@@ -164,7 +164,7 @@ class LogView:
     tail_clear: bool = False
     """Whether the bytes after ``end`` are known to be zeros, so a frame may be appended at ``end``."""
     name_synced: bool = False
-    """Whether the file's name is known to be fsynced into its directory (the header's flag)."""
+    """Whether the file's name is known to be durable in its directory (the header's flag)."""
     _names: list[str] = field(default_factory=list, repr=False)
 
     def names(self, starting: str = "", limit: int | None = None) -> list[str]:
