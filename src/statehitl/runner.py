@@ -10,6 +10,7 @@ adapter does.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -143,7 +144,15 @@ class Runner:
         self.adapter = adapter
         self.hooks = hooks
         self.checkpointer = checkpointer
-        self.source = source
+        # Weakly: the agent or graph that owns this runner is the source, and a strong reference
+        # back would make every dropped Agent garbage that only the cycle collector frees (a
+        # server building one per request would keep their open logs until it ran).
+        self._source = weakref.ref(source)
+
+    @property
+    def source(self) -> Any:
+        """The agent or graph whose hooks' node events name it (alive while it runs this runner)."""
+        return self._source()
 
     async def run(
         self,

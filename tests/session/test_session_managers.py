@@ -360,3 +360,23 @@ def test_concurrent_resumes_in_separate_processes_run_the_tool_once(agent_app: P
     winner = assert_one_agent_winner(race_agent_resumes(agent_app, spec, "ticket-8", pending["id"]),
                                      agent_app.parent / "deleted.txt")
     assert Server(lambda: FileSessionManager("ticket-8", store)).agent().messages == winner["messages"]
+
+
+def test_an_agent_a_request_built_is_freed_with_its_open_logs_when_dropped(store: Path) -> None:
+    """No reference cycle: the agent, its storage and the log descriptors it keeps go as soon as the
+    request drops it, without waiting for the cycle collector (which a busy server runs rarely)."""
+    import gc
+    import weakref
+
+    server = Server(lambda: FileSessionManager(session_id="myapp", storage_dir=store))
+    gc.collect()
+    gc.disable()
+    try:
+        agent = server.agent(DELETE)
+        assert agent(PROMPT).stop_reason == "interrupt"
+        storage = agent.session_manager.checkpointer.storage
+        dropped = weakref.ref(agent), weakref.ref(storage), weakref.ref(storage._open_logs)
+        del agent, storage
+        assert [ref() for ref in dropped] == [None, None, None]
+    finally:
+        gc.enable()
