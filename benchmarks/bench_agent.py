@@ -57,6 +57,7 @@ from bench_core import (
     report_done,
     run_interleaved,
     scratch_dir,
+    settle_disk,
     statehitl_version,
     to_ms,
     write_results,
@@ -520,6 +521,7 @@ def bench_conversations(cfg: Config, pool: dict[str, Worker]) -> dict[str, dict[
     for variant in VARIANTS:
         times[variant] = {side: [] for side in sides}
         for rep in range(cfg.conversations):
+            settle_disk()
             for side, worker in pool.items():
                 worker.call("start", variant, f"conv-{variant}-{side}-{rep}", TURNS)
             run: dict[str, list[float]] = {side: [] for side in sides}
