@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    uv run --group bench python benchmarks/bench_agent.py            # full run (about a minute)
+    uv run --group bench python benchmarks/bench_agent.py            # full run (about 30 s)
     uv run --group bench python benchmarks/bench_agent.py --quick    # smoke run
     uv run --group bench python benchmarks/bench_agent.py --profile  # where statehitl's cycle time goes
 
@@ -14,9 +14,10 @@ measurements:
 
 1. a conversation of 100 turns on one agent, each turn `agent(prompt)` = a model call that asks for
    one `add` tool call, the tool call, and a model call that answers (2 cycles, 1 tool call), with and
-   without a file session; the two frameworks alternate turn by turn;
+   without a file session; the two frameworks take turns in blocks of 10 turns (`BLOCK`);
 2. the seed's server/client interrupt round trip: a BeforeToolCallEvent hook interrupts before
-   `delete_files`, and every server call builds a new Agent on a file session.
+   `delete_files`, and every server call builds a new Agent on a file session; on a new session,
+   and on one with 100 round trips behind it.
 
 See benchmarks/README.md for what every row measures.
 """
@@ -40,7 +41,7 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -111,10 +112,12 @@ class Config:
     roundtrip_reps: int = 40
     import_runs: int = 7
     idle: float = 0.0  # seconds of pause before every conversation turn (--idle)
+    long_history: int = 100  # round trips a long session has behind it before its round trips are timed
+    long_reps: int = 10
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(1, 2, 1, 5, 2)
+        return cls(1, 2, 1, 5, 2, long_history=10, long_reps=3)
 
 
 @dataclass
@@ -459,6 +462,7 @@ def worker_main(conn: Connection, side: str, workdir_str: str) -> None:
     workdir = Path(workdir_str)
     conversation: Conversation | None = None
     roundtrip: Trial | None = None
+    long_roundtrip: Callable[[], float] | None = None
     while True:
         command, *args = conn.recv()
         if command == "exit":
@@ -480,6 +484,9 @@ def worker_main(conn: Connection, side: str, workdir_str: str) -> None:
             elif command == "roundtrip":
                 roundtrip = roundtrip or roundtrip_trial(side, workdir)
                 value = roundtrip(args[0])
+            elif command == "long-roundtrip":  # history; the first call builds the session, untimed
+                long_roundtrip = long_roundtrip or long_session_trial(side, workdir, args[0])
+                value = long_roundtrip()
             elif command == "info":
                 value = {"tracer_provider": tracer_provider(), "pid": os.getpid()}
             else:
@@ -614,17 +621,44 @@ def roundtrip_trial(side: str, workdir: Path) -> Trial:
         assert result_text(done) == RT_ANSWER, (side, str(done))
         assert DELETED[deleted:] == [RT_PATHS], (side, DELETED[deleted:])
         roles = [m["role"] for m in agent.messages]
-        assert roles == ["user", "assistant", "user", "assistant"], (side, agent.messages)
-        assert agent.messages[2]["content"][0]["toolResult"]["status"] == "success", (side, agent.messages[2])
+        assert len(roles) % 4 == 0, (side, agent.messages)  # 4 per round trip, earlier ones included
+        assert roles == ["user", "assistant"] * (len(roles) // 2), (side, agent.messages)
+        assert agent.messages[-2]["content"][0]["toolResult"]["status"] == "success", (side, agent.messages[-2])
         return elapsed
 
     return trial
+
+
+def long_session_trial(side: str, workdir: Path, history: int) -> Callable[[], float]:
+    """The same round trip, late in one conversation: the session has `history` round trips behind it.
+
+    A server builds a new Agent for every request, so each request loads the session as it stands;
+    this shows what that costs once the conversation is long. The history is built once, untimed;
+    each timed round trip then adds one more (a few percent over a run).
+    """
+    trial = roundtrip_trial(side, workdir)
+    session_id = f"long-{uuid.uuid4().hex[:8]}"
+    for _ in range(history):
+        trial(session_id)
+    return functools.partial(trial, session_id)
 
 
 def bench_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
     trials: dict[str, Trial] = {side: functools.partial(worker.call, "roundtrip") for side, worker in pool.items()}
     raw = run_interleaved(trials, cfg.roundtrip_warmup, cfg.roundtrip_reps, "rt")
     row = make_row("interrupt round trip (new Agent per call, file session)", "ms",
+                   {side: to_ms(raw.get(side, [])) for side in SIDES})
+    progress(row)
+    return row
+
+
+def bench_long_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
+    trials: dict[str, Trial] = {
+        side: lambda _label, worker=worker: worker.call("long-roundtrip", cfg.long_history)
+        for side, worker in pool.items()
+    }
+    raw = run_interleaved(trials, 1, cfg.long_reps, "long-rt")
+    row = make_row(f"the same, on a session with {cfg.long_history}+ earlier round trips", "ms",
                    {side: to_ms(raw.get(side, [])) for side in SIDES})
     progress(row)
     return row
@@ -843,10 +877,11 @@ def main(argv: list[str] | None = None) -> int:
             env["workers"] = {side: worker.call("info") for side, worker in pool.items()}
             times = bench_conversations(cfg, pool)
             roundtrip = bench_roundtrip(cfg, pool)
+            long_roundtrip = bench_long_roundtrip(cfg, pool)
         cold = bench_cold_import(cfg, workdir, sides)
         cycle_rows, growth_rows = conversation_rows(times)
 
-    table = markdown_table([*cycle_rows, *growth_rows, roundtrip, cold])
+    table = markdown_table([*cycle_rows, *growth_rows, roundtrip, long_roundtrip, cold])
     targets, target_results = targets_table(cycle_rows, growth_rows, roundtrip)
     print(table)
     print()
@@ -854,7 +889,7 @@ def main(argv: list[str] | None = None) -> int:
     env["loadavg_at_end"] = os.getloadavg()
     payload = {
         "environment": env,
-        "rows": [{**asdict(r), "ratio": r.ratio} for r in [*cycle_rows, *growth_rows, roundtrip, cold]],
+        "rows": [{**asdict(r), "ratio": r.ratio} for r in [*cycle_rows, *growth_rows, roundtrip, long_roundtrip, cold]],
         "targets": target_results,
         "turn_seconds": times,
         "table_markdown": table,
