@@ -514,8 +514,7 @@ def test_a_new_logs_name_is_synced_once_by_the_directory_only_where_the_file_syn
     assert synced == ([] if names_with_file else [str(root)])  # and never again: the header says so
     assert len(data_syncs) == 2
     assert (root / "t~log").read_bytes().startswith(b"statehitl-log v2 name-synced:1 id:")
-    other_process(root)
-    run(FileStorage(root).write("t/d", b"4", expect=ABSENT))
+    run(other_process(root).write("t/d", b"4", expect=ABSENT))
     assert len(asked) == 1  # a new process reads the flag from the header
 
 
