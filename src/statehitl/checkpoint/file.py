@@ -133,7 +133,6 @@ class FileStorage:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self._root = str(self.root)  # hot paths join strings: pathlib costs more than the syscalls
-        self._parsed = PARSED_LOGS
         self._open_logs = OpenLogs(lambda path: _make_dirs(Path(path).parent))
 
     @classmethod
@@ -161,9 +160,8 @@ class FileStorage:
         header = read_header(path, os.pread(fd, HEADER_LEN, 0))
         if header is None:  # a log whose first line never finished: the next writer redoes it
             return LogView((st.st_dev, st.st_ino, b""), 0)
-        parsed = self._parsed
-        with parsed.lock:
-            view = parsed.current(path, (st.st_dev, st.st_ino, header.ident), st.st_size)
+        with PARSED_LOGS.lock:
+            view = PARSED_LOGS.current(path, (st.st_dev, st.st_ino, header.ident), st.st_size)
             view.name_synced = view.name_synced or header.synced
             at = view.end
         size = _FIRST_READ
@@ -171,7 +169,7 @@ class FileStorage:
             chunk = os.pread(fd, min(st.st_size - at, size), at)
             end, changes, stop = parse(path, chunk, at, header.synced_to)
             partial = stop is Stop.CUT and at + len(chunk) < st.st_size  # the chunk ended, not the log
-            with parsed.lock:
+            with PARSED_LOGS.lock:
                 if view.end == at:
                     view.apply(end, changes)
                     if not partial and stop is not Stop.ZEROS and end < st.st_size:
@@ -184,7 +182,7 @@ class FileStorage:
 
     def _applied(self, view: LogView, at: int, end: int, changes: dict[str, Member | None]) -> None:
         """Apply this process's own append (``at`` to ``end``) unless a reader already took it in."""
-        with self._parsed.lock:
+        with PARSED_LOGS.lock:
             if view.end == at:
                 view.apply(end, changes)
 
@@ -240,8 +238,8 @@ class FileStorage:
                 written = read_header(path, header)
                 assert written is not None
                 fresh = LogView((st.st_dev, st.st_ino, written.ident), HEADER_LEN, tail_clear=True)
-                with self._parsed.lock:
-                    view = self._parsed.keep(path, fresh)
+                with PARSED_LOGS.lock:
+                    view = PARSED_LOGS.keep(path, fresh)
             member = Member(view.end + len(record) - len(data) - 1, len(data), version)
             self._append(path, fd, size, view, record, {name: member}, durable)
         return version
@@ -298,7 +296,7 @@ class FileStorage:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-        self._parsed.forget(path)
+        PARSED_LOGS.forget(path)
 
     def _logs(self, prefix: str) -> Iterator[tuple[str, str]]:
         """(directory, log path) of every log that may hold keys starting with ``prefix``."""
@@ -318,7 +316,7 @@ class FileStorage:
         with self._reading(path) as opened:
             if opened is None:
                 return []
-            with self._parsed.lock:  # another thread may be taking in new frames
+            with PARSED_LOGS.lock:  # another thread may be taking in new frames
                 return opened[1].names(starting, limit)
 
     def _list(self, prefix: str, limit: int | None) -> list[str]:
@@ -345,7 +343,7 @@ class FileStorage:
                 doomed = view.names(_within(prefix, directory)[1])
                 if len(doomed) == len(view.members):
                     os.unlink(path)  # under the lock: a waiting writer sees the name gone and starts anew
-                    self._parsed.forget(path)
+                    PARSED_LOGS.forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
                     self._append(path, fd, st.st_size, view, tombstones, dict.fromkeys(doomed), durable=False)
