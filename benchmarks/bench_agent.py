@@ -484,8 +484,10 @@ def worker_main(conn: Connection, side: str, workdir_str: str) -> None:
             elif command == "roundtrip":
                 roundtrip = roundtrip or roundtrip_trial(side, workdir)
                 value = roundtrip(args[0])
-            elif command == "long-roundtrip":  # history; the first call builds the session, untimed
-                long_roundtrip = long_roundtrip or long_session_trial(side, workdir, args[0])
+            elif command == "long-session":  # history: build a session that many round trips long
+                long_roundtrip = long_session_trial(side, workdir, args[0])
+            elif command == "long-roundtrip":
+                assert long_roundtrip is not None
                 value = long_roundtrip()
             elif command == "info":
                 value = {"tracer_provider": tracer_provider(), "pid": os.getpid()}
@@ -634,7 +636,7 @@ def long_session_trial(side: str, workdir: Path, history: int) -> Callable[[], f
 
     A server builds a new Agent for every request, so each request loads the session as it stands;
     this shows what that costs once the conversation is long. The history is built once, untimed;
-    each timed round trip then adds one more (a few percent over a run).
+    each timed round trip then adds one more (a tenth more over a full run).
     """
     trial = roundtrip_trial(side, workdir)
     session_id = f"long-{uuid.uuid4().hex[:8]}"
@@ -653,9 +655,10 @@ def bench_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
 
 
 def bench_long_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
+    for worker in pool.values():  # before run_interleaved, whose settle_disk then flushes what it wrote
+        worker.call("long-session", cfg.long_history)
     trials: dict[str, Trial] = {
-        side: lambda _label, worker=worker: worker.call("long-roundtrip", cfg.long_history)
-        for side, worker in pool.items()
+        side: lambda _label, worker=worker: worker.call("long-roundtrip") for side, worker in pool.items()
     }
     raw = run_interleaved(trials, 1, cfg.long_reps, "long-rt")
     row = make_row(f"the same, on a session with {cfg.long_history}+ earlier round trips", "ms",
