@@ -10,13 +10,15 @@ in this process or any other.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, cast
 
 from statehitl._sync import run_sync
 from statehitl.agent.conversation_manager import ConversationManager, NullConversationManager
+from statehitl.agent.direct_call import ToolCaller
 from statehitl.agent.input import to_messages
 from statehitl.agent.loop import AgentLoopState, Invocation, agent_machine, agent_schema, current
 from statehitl.agent.result import AgentMetrics, AgentResult
@@ -36,7 +38,6 @@ from statehitl.telemetry import trace_invocation
 from statehitl.tools.executors import ConcurrentToolExecutor, ToolExecutor
 from statehitl.tools.registry import ToolRegistry
 from statehitl.types.content import Message, Messages
-from statehitl.types.tools import ToolContext, ToolResult
 
 __all__ = ["Agent"]
 
@@ -52,6 +53,7 @@ class Agent:
     the model's text; pass None for silence). ``tool_executor`` runs a batch of tool calls
     (concurrently by default). ``step_limit`` bounds the loop (two steps per cycle).
     ``conversation_manager`` decides what history stays after each call (default: all of it).
+    ``record_direct_tool_call`` adds each ``agent.tool.<name>()`` call to the conversation.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class Agent:
         step_limit: int = 500,
         durability: Durability | None = None,
         conversation_manager: ConversationManager | None = None,
+        record_direct_tool_call: bool = True,
     ) -> None:
         self.model = _resolve_model(model)
         self.tool_registry = ToolRegistry(tools or ())
@@ -85,6 +88,7 @@ class Agent:
         self.tool_executor = tool_executor or ConcurrentToolExecutor()
         self.conversation_manager = conversation_manager or NullConversationManager()
         self.step_limit = step_limit
+        self.record_direct_tool_call = record_direct_tool_call
         self.session_manager = session_manager
         if session_manager is not None:
             self.checkpointer = session_manager.checkpointer
@@ -133,9 +137,9 @@ class Agent:
         return list(self.tool_registry.names)
 
     @property
-    def tool(self) -> _ToolCaller:
+    def tool(self) -> ToolCaller:
         """Direct tool calls: ``agent.tool.name(**input)`` returns the tool result (no interrupts)."""
-        return _ToolCaller(self)
+        return ToolCaller(self)
 
     def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None) -> None:
         """Register a callback: ``add_hook(EventType, fn)``, or Strands' ``add_hook(fn, EventType)``."""
@@ -321,6 +325,73 @@ class Agent:
             "turn": None if new else loop.turn,
         })
 
+    # -- direct tool calls (``direct_call``) ------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _recording_call(self) -> Iterator[None]:
+        """Hold the agent for a direct call that will be recorded: the messages it adds must not land
+        in the middle of a running call, nor after a toolUse that waits on a human."""
+        if not self._running.acquire(blocking=False):
+            raise RuntimeError(
+                f"agent {self.name!r} is running a call, so a direct tool call cannot be recorded in its "
+                "conversation now; pass record_direct_tool_call=False to call the tool without recording it"
+            )
+        try:
+            if self._head is not None and self._head.record.status == "interrupted":
+                raise RuntimeError(
+                    f"agent {self.name!r} is waiting on an interrupt, so a direct tool call cannot be recorded "
+                    "in its conversation now; answer the interrupt first, or pass record_direct_tool_call=False"
+                )
+            yield
+        finally:
+            self._running.release()
+
+    async def _record_direct_call(self, added: list[Message]) -> None:
+        """Append a direct call's messages to the conversation and, with a session, save it at once.
+
+        Saved as an update of the thread (no step runs), so a new Agent on the session sees the call.
+        If a ``MessageAddedEvent`` hook or the save fails (another process took the thread), the
+        messages are taken back out: the conversation stays what the store holds.
+        """
+        if self._stale:
+            await self._restore()  # an earlier call failed: record the call on what the store holds
+        before = len(self._messages)
+        rewritten = self._rewritten()
+        # In place, as Strands does: a list the caller holds sees them.
+        self._messages.extend(cast("list[dict[str, Any]]", added))
+        try:
+            if self.hooks.has_callbacks(MessageAddedEvent):
+                for message in added:
+                    await self.hooks.fire(MessageAddedEvent(self, message))
+            if self.session_manager is not None:
+                await self._save_update({"messages": added}, rewritten)
+        except BaseException:
+            del self._messages[before:]
+            if self.session_manager is not None:
+                self._stale = True  # what the store holds now is unknown: reload before the next call
+            raise
+        self.conversation_manager.apply_management(self)
+
+    async def _save_update(self, update: dict[str, Any], rewritten: bool) -> None:
+        """Write the live conversation and state as the thread's next checkpoint, as if ``update`` had
+        been a step's (no step runs: the thread stays completed, and its history shows the update)."""
+        head = self._head
+        if head is not None:
+            self.checkpointer.ensure_free(head, None)
+        loop = self._loop_state([])
+        at = start_position(head, self.thread_id, loop, [])
+        if rewritten:
+            at.cursor.migrated = True  # an edited history is stored whole once
+        machine, schema = self._runner.machine, self._runner.adapter
+        record = await self.checkpointer.commit(
+            at.cursor, loop, schema, durable=True, index=True, machine=machine.name,
+            fingerprint=machine.fingerprint, step=at.step, source="update", status="completed", pending=[],
+            writes={"direct_tool_call": schema.dump_update(update)},
+        )
+        self._head = Head(record, at.cursor)
+        self._loop = loop
+        self._adopt_messages(self._messages)
+
     def _result(self, stop_reason: str, loop: AgentLoopState, run: Invocation, interrupts: list[Any]) -> AgentResult:
         message: Any = loop.turn
         if message is None:
@@ -330,26 +401,6 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={self.tool_names})"
-
-
-class _ToolCaller:
-    """``agent.tool``: call a tool by name, outside the loop, for its result."""
-
-    def __init__(self, agent: Agent) -> None:
-        self._agent = agent
-
-    def __getattr__(self, name: str) -> Callable[..., ToolResult]:
-        registry = self._agent.tool_registry
-        tool = registry.get(name) or registry.get(name.replace("_", "-"))
-        if tool is None:
-            raise AttributeError(f"agent {self._agent.name!r} has no tool {name!r}; its tools: {registry.names}")
-        agent = self._agent
-
-        def call(**tool_input: Any) -> ToolResult:
-            use = {"toolUseId": f"tooluse_{os.urandom(6).hex()}", "name": tool.tool_name, "input": tool_input}
-            return run_sync(tool.invoke(use, ToolContext(use, agent, {}), inline=True))  # type: ignore[arg-type]
-
-        return call
 
 
 def _resolve_model(model: Model | str | None) -> Model:

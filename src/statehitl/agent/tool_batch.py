@@ -25,7 +25,7 @@ from statehitl.runner import NodeContext
 from statehitl.types.content import Message
 from statehitl.types.tools import ToolContext, ToolResult, ToolUse, error_result
 
-__all__ = ["error_result", "run_tools"]
+__all__ = ["call_tool", "error_result", "run_tools"]
 
 
 async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
@@ -50,7 +50,7 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
         cycle = {}
 
         async def call(use: ToolUse, inline: bool) -> ToolResult | list[Interrupt]:
-            return await _call_tool(run, use, ctx, inline)
+            return await call_tool(run, use, ctx, inline)
 
         for use, outcome in zip(todo, await agent.tool_executor.run(todo, call), strict=True):
             if isinstance(outcome, list):
@@ -94,10 +94,11 @@ def _final_message(end_turn: Any) -> Message:
     return {"role": "assistant", "content": [{"text": "the turn was ended after the tool results"}]}
 
 
-async def _call_tool(
+async def call_tool(
     run: Invocation, use: ToolUse, ctx: NodeContext, inline: bool
 ) -> ToolResult | list[Interrupt]:
-    """One tool call with its hooks: its result, or the interrupts that stopped it."""
+    """One tool call with its hooks: its result, or the interrupts that stopped it (also the path of a
+    direct call, ``agent.tool.<name>()``)."""
     agent, hooks = run.agent, run.agent.hooks
     name, use_id = use["name"], use["toolUseId"]
     tool = agent.tool_registry.get(name)
