@@ -257,8 +257,8 @@ def test_after_a_failed_call_the_session_is_reloaded_before_recording(tmp_path: 
         agent("add 2 and 2")  # its tool step was checkpointed before the model failed
     assert len(agent.messages) == 2
     agent.tool.add(a=1, b=1)
-    assert [m["role"] for m in agent.messages] == ["user", "assistant"] + ["user", "assistant", "user"] + [
-        "user", "assistant", "user", "assistant"]
+    first, failed, recorded_call = ["user", "assistant"], ["user", "assistant", "user"], ["user", "assistant"] * 2
+    assert [m["role"] for m in agent.messages] == [*first, *failed, *recorded_call]
     reloaded = Agent(model=ScriptedModel([]), tools=[add],
                      session_manager=FileSessionManager(session_id="s1", storage_dir=tmp_path), callback_handler=None)
     assert reloaded.messages == agent.messages
@@ -275,3 +275,14 @@ def test_a_failing_message_hook_takes_the_messages_back() -> None:
     with pytest.raises(ValueError, match="no results today"):
         agent.tool.add(a=1, b=2)
     assert agent.messages == []
+
+
+def test_underscores_in_the_attribute_stand_for_dashes_in_the_tool_name() -> None:
+    @tool(name="get-user_info")
+    def info(user: str) -> str:
+        return f"info on {user}"
+
+    agent = Agent(model=ScriptedModel([]), tools=[info], callback_handler=None, record_direct_tool_call=False)
+    assert agent.tool.get_user_info(user="ann")["content"] == [{"text": "info on ann"}]
+    with pytest.raises(AttributeError, match="no tool 'get_user'"):
+        agent.tool.get_user()

@@ -49,7 +49,8 @@ class ToolCaller:
     def __getattr__(self, name: str) -> Callable[..., ToolResult]:
         agent = self._agent
         registry = agent.tool_registry
-        tool = registry.get(name) or registry.get(name.replace("_", "-"))
+        tool = registry.get(name) or next(
+            (registry.get(n) for n in registry.names if "-" in n and n.replace("-", "_") == name), None)
         if tool is None:
             raise AttributeError(f"agent {agent.name!r} has no tool {name!r}; its tools: {registry.names}")
 
