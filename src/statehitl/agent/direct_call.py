@@ -31,7 +31,7 @@ from statehitl.types.tools import AgentTool, ToolResult, ToolUse
 if TYPE_CHECKING:
     from statehitl.agent.agent import Agent
 
-__all__ = ["ToolCaller", "recorded_messages"]
+__all__ = ["ToolCaller"]
 
 
 class ToolCaller:
