@@ -489,3 +489,49 @@ def test_scope_returns_known_responses_and_raises_otherwise() -> None:
     assert raised.value.interrupts == [Interrupt(iid, "q", {"r": 1}, source="hook", node="n")]
     assert Interrupt(iid, "q").to_dict() == {"id": iid, "name": "q", "reason": None, "response": None,
                                              "source": "node", "node": ""}
+
+
+# -- answers known in advance (Strands' preemptive ``response=``) -----------------------------------
+
+
+def test_a_preemptive_response_is_returned_without_stopping() -> None:
+    app = one(lambda s, ctx: {"log": [ctx.interrupt("q", reason="ask?", response="already yes")]})
+    result = app.invoke({}, thread_id="t")
+    assert result.status == Status.COMPLETED
+    assert result.state.log == ["already yes"]
+    assert result.interrupts == []
+
+
+def test_a_hook_with_a_known_answer_does_not_stop_and_one_without_does() -> None:
+    trusted: dict[str, str] = {}
+
+    def callback(event: BeforeNodeCallEvent) -> None:
+        if event.node_id == "cleanup" and event.interrupt("approval", response=trusted.get("cleanup")) != "y":
+            event.cancel_node = "not approved"
+
+    app, calls = cleanup_app(hook_registry(callback))
+    result = app.invoke({}, thread_id="t")
+    assert [i.name for i in result.interrupts] == ["approval"]
+    trusted["cleanup"] = "n"  # a preset that arrives late does not override the human's answer
+    result = app.invoke(answer(result, "y"), thread_id="t")
+    assert result.state.log == ["inspect", "cleanup"]
+
+    trusted["cleanup"] = "y"
+    result = app.invoke({}, thread_id="t2")
+    assert result.status == Status.COMPLETED
+    assert result.interrupts == []
+    assert calls["cleanup"] == 2
+
+
+def test_a_preemptive_response_must_be_json() -> None:
+    app = one(lambda s, ctx: ctx.interrupt("q", response={1, 2}))
+    with pytest.raises(InterruptReasonError, match=r"the response of interrupt 'q' must be JSON-serializable"):
+        app.invoke({}, thread_id="t")
+    assert app.get_state("t") is None
+
+
+def test_scope_prefers_the_humans_answer_to_a_preemptive_one() -> None:
+    iid = interrupt_id("site", "q")
+    assert InterruptScope("site", {iid: "human"}).interrupt("q", response="preset") == "human"
+    assert InterruptScope("site", {}).interrupt("q", response="preset") == "preset"
+    assert InterruptScope("site", {}).interrupt("q", response=False) is False

@@ -83,8 +83,13 @@ class InterruptScope:
     node: str = ""
     names: set[str] = field(default_factory=set)
 
-    def interrupt(self, name: str, reason: Any = None) -> Any:
-        """Return the response for ``name`` if the human answered it; otherwise stop the handler."""
+    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+        """Return the response for ``name`` if the human answered it; otherwise stop the handler.
+
+        ``response`` is an answer known in advance (Strands' preemptive response, e.g. an approval
+        the user already gave for the session): returned at once, without stopping, unless the human
+        answered this interrupt already. Like every response it must be JSON-serializable.
+        """
         if not isinstance(name, str) or not name:
             raise TypeError(f"interrupt name must be a non-empty str, got {name!r}")
         if name in self.names:
@@ -97,4 +102,7 @@ class InterruptScope:
         iid = interrupt_id(self.site, name)
         if iid in self.responses:
             return self.responses[iid]
+        if response is not None:
+            require_json(response, f"the response of interrupt {name!r}")
+            return response
         raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node)])

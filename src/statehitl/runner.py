@@ -51,9 +51,10 @@ class NodeContext:
     progress: Any = None
     """What this node kept of its work when it last stopped on an interrupt in this step (else None)."""
 
-    def interrupt(self, name: str, reason: Any = None) -> Any:
-        """Ask the human. Returns the response on resume; ``reason`` must be JSON-serializable."""
-        return self._scope.interrupt(name, reason)
+    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+        """Ask the human. Returns the response on resume (or ``response``, an answer known in advance);
+        ``reason`` must be JSON-serializable."""
+        return self._scope.interrupt(name, reason, response)
 
     def scope(self, site: str, source: str, node: str) -> InterruptScope:
         """An interrupt scope for something this node runs (a hook event, a tool call), seeing the same

@@ -318,3 +318,20 @@ def test_only_bytes_are_tagged_and_plain_json_is_kept_as_it_is() -> None:
     assert tagged == {"image": {"bytes": {"$bytes": "iVBORw=="}}, "raw": {"$bytes": "eA=="},
                       "pair": [{"$bytes": ""}, "s"], "when": when}
     assert from_json_safe(tagged) == {**mixed, "raw": b"x", "pair": [b"", "s"]}
+
+
+def test_answers_known_in_advance_do_not_stop_the_agent(calls: list[str]) -> None:
+    approved = {"delete_files": "y"}
+
+    def approve(event: BeforeToolCallEvent) -> None:
+        name = event.tool_use["name"]
+        if event.interrupt(f"{name}-approval", response=approved.get(name)) != "y":
+            event.cancel_tool = "not approved"
+
+    agent = Agent(model=ScriptedModel([BATCH, "done"]), tools=make_tools(calls), callback_handler=None)
+    agent.add_hook(BeforeToolCallEvent, approve)
+    result = agent("go")
+    assert [i.name for i in result.interrupts] == ["inspect_files-approval"]
+    assert calls == ["delete ['a']"]  # answered in advance: it ran with the batch
+    assert str(agent(answer(result))) == "done"
+    assert sorted(calls) == ["delete ['a']", "inspect ['a']"]

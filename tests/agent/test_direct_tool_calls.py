@@ -286,3 +286,14 @@ def test_underscores_in_the_attribute_stand_for_dashes_in_the_tool_name() -> Non
     assert agent.tool.get_user_info(user="ann")["content"] == [{"text": "info on ann"}]
     with pytest.raises(AttributeError, match="no tool 'get_user'"):
         agent.tool.get_user()
+
+
+def test_a_hook_or_tool_with_a_known_answer_works_in_a_direct_call() -> None:
+    @tool(context=True)
+    def ask(tool_context: ToolContext) -> str:
+        return str(tool_context.interrupt("ok?", response="fine"))
+
+    agent = Agent(model=ScriptedModel([]), tools=[add, ask], callback_handler=None)
+    agent.add_hook(BeforeToolCallEvent, lambda event: event.interrupt("approval", response="y"))
+    assert agent.tool.add(a=1, b=2)["content"] == [{"text": "3"}]
+    assert agent.tool.ask()["content"] == [{"text": "fine"}]

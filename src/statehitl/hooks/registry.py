@@ -34,11 +34,12 @@ class InterruptibleEvent(HookEvent):
 
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None) -> Any:
-        """Ask the human; returns their response on resume. ``reason`` must be JSON-serializable."""
+    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+        """Ask the human; returns their response on resume (or ``response``, an answer known in
+        advance). ``reason`` must be JSON-serializable."""
         if self._scope is None:
             raise RuntimeError(f"{type(self).__name__}.interrupt() is only available while a run fires it")
-        return self._scope.interrupt(name, reason)
+        return self._scope.interrupt(name, reason, response)
 
 
 @runtime_checkable

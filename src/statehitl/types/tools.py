@@ -81,8 +81,9 @@ class ToolContext:
     invocation_state: dict[str, Any] = field(default_factory=dict)
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None) -> Any:
-        """Ask the human; returns their response on resume. ``reason`` must be JSON-serializable."""
+    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+        """Ask the human; returns their response on resume (or ``response``, an answer known in
+        advance). ``reason`` must be JSON-serializable."""
         if self._scope is None:
             from statehitl.errors import DirectToolCallError
 
@@ -90,7 +91,7 @@ class ToolContext:
                 f"tool {self.tool_use['name']!r} called interrupt({name!r}) in a direct tool call; interrupts "
                 "are only supported when the agent calls the tool (agent('...')), not in agent.tool.<name>()"
             )
-        return self._scope.interrupt(name, reason)
+        return self._scope.interrupt(name, reason, response)
 
 
 class AgentTool(ABC):
