@@ -1,8 +1,21 @@
-"""Helpers for agent tests: scripted assistant messages, answers, and a conversation checker."""
+"""Helpers for agent tests: an ``add`` tool, scripted assistant messages, answers, and a conversation checker."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from statehitl import tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: the first
+        b: the second
+    """
+    return a + b
 
 
 def uses(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:

@@ -6,24 +6,13 @@ import asyncio
 from typing import Any
 
 import pytest
-from agent_helpers import assert_no_dangling_tool_use, uses
+from agent_helpers import add, assert_no_dangling_tool_use, uses
 
 from statehitl import Agent, tool
 from statehitl.errors import DirectToolCallError, InterruptReasonError
 from statehitl.hooks import AfterModelCallEvent, BeforeModelCallEvent, MessageAddedEvent
 from statehitl.models import ScriptedModel
 from statehitl.tools.executors import SequentialToolExecutor
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers.
-
-    Args:
-        a: the first
-        b: the second
-    """
-    return a + b
 
 
 @tool

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import answer, assert_no_dangling_tool_use, uses
+from agent_helpers import add, answer, assert_no_dangling_tool_use, uses
 
 from statehitl import Agent, tool
 from statehitl.errors import CheckpointConflict, DirectToolCallError
@@ -16,17 +16,6 @@ from statehitl.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAdde
 from statehitl.models import ScriptedModel
 from statehitl.session import FileSessionManager
 from statehitl.types.tools import ToolContext
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers.
-
-    Args:
-        a: the first
-        b: the second
-    """
-    return a + b
 
 
 def recorded(use_id: str, request: list[str], tool_input: dict[str, Any], result: dict[str, Any]) -> list[Any]:
