@@ -121,6 +121,27 @@ def test_stream_async_yields_events_then_the_result() -> None:
     assert str(events[-1]["result"]) == "two"
 
 
+def test_the_stream_marks_the_invocation_and_each_cycle_as_strands_does() -> None:
+    agent = Agent(model=ScriptedModel([uses(("t1", "add", {"a": 1, "b": 1})), "two"]), tools=[add],
+                  callback_handler=None)
+
+    async def collect() -> list[dict[str, Any]]:
+        return [event async for event in agent.stream_async("1+1?")]
+
+    marks = [next(iter(e)) for e in asyncio.run(collect())
+             if {"init_event_loop", "start", "start_event_loop", "tool_result", "result"} & e.keys()]
+    assert marks == ["init_event_loop", "start", "start_event_loop", "tool_result", "start", "start_event_loop",
+                     "result"]
+
+
+def test_a_failing_call_tells_the_callback_handler_why_it_stopped() -> None:
+    seen: list[dict[str, Any]] = []
+    agent = Agent(model=ScriptedModel([RuntimeError("model down")]), callback_handler=lambda **kw: seen.append(kw))
+    with pytest.raises(RuntimeError, match="model down"):
+        agent("hi")
+    assert seen[-1] == {"force_stop": True, "force_stop_reason": "model down"}
+
+
 def test_callback_handler_gets_keyword_events() -> None:
     seen: list[str] = []
     agent = Agent(model=ScriptedModel(["hello"]), callback_handler=lambda **kw: seen.extend(kw))

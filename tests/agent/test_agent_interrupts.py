@@ -335,3 +335,41 @@ def test_answers_known_in_advance_do_not_stop_the_agent(calls: list[str]) -> Non
     assert calls == ["delete ['a']"]  # answered in advance: it ran with the batch
     assert str(agent(answer(result))) == "done"
     assert sorted(calls) == ["delete ['a']", "inspect ['a']"]
+
+
+def test_the_stream_announces_cancelled_and_interrupted_tools(calls: list[str]) -> None:
+    def hook(event: BeforeToolCallEvent) -> None:
+        if event.tool_use["name"] == "delete_files":
+            event.interrupt("approval", reason="delete?")
+        else:
+            event.cancel_tool = "not now"
+
+    agent = Agent(model=ScriptedModel([BATCH]), tools=make_tools(calls), callback_handler=None)
+    agent.add_hook(BeforeToolCallEvent, hook)
+
+    async def collect() -> list[dict[str, Any]]:
+        return [event async for event in agent.stream_async("go")]
+
+    events = asyncio.run(collect())
+    [cancelled] = [e["tool_cancel_event"] for e in events if "tool_cancel_event" in e]
+    assert cancelled == {"tool_use": BATCH["content"][0]["toolUse"], "message": "not now"}
+    [interrupted] = [e["tool_interrupt_event"] for e in events if "tool_interrupt_event" in e]
+    assert interrupted["tool_use"]["toolUseId"] == "t2"
+    assert [i.name for i in interrupted["interrupts"]] == ["approval"]
+    assert events[-1]["result"].interrupts[0].id == interrupted["interrupts"][0].id
+    assert calls == []
+
+
+def test_the_stream_announces_a_tool_that_interrupts_itself() -> None:
+    @tool(context=True)
+    def ask(tool_context: ToolContext) -> str:
+        return str(tool_context.interrupt("sure?", reason="asking"))
+
+    agent = Agent(model=ScriptedModel([uses(("t1", "ask", {}))]), tools=[ask], callback_handler=None)
+
+    async def collect() -> list[dict[str, Any]]:
+        return [event async for event in agent.stream_async("go")]
+
+    [interrupted] = [e["tool_interrupt_event"] for e in asyncio.run(collect()) if "tool_interrupt_event" in e]
+    assert interrupted["tool_use"]["toolUseId"] == "t1"
+    assert [(i.name, i.reason, i.source) for i in interrupted["interrupts"]] == [("sure?", "asking", "tool")]

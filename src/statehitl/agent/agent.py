@@ -237,6 +237,8 @@ class Agent:
             await self._restore()  # an earlier call failed: start from what the store holds
         trace = trace_invocation(self, self.thread_id)
         run = Invocation(self, invocation_state, AgentMetrics(), emit, trace)
+        if emit is not None:
+            emit({"init_event_loop": True})
         try:
             result = await self._run(prompt, run)
         except BaseException as exc:
@@ -255,7 +257,9 @@ class Agent:
         try:
             record, loop = await self._runner.run(at, step_limit=self.step_limit, durability=self.durability,
                                                   invocation_state=run.invocation_state)
-        except BaseException:
+        except BaseException as exc:
+            if run.emit is not None and isinstance(exc, Exception):
+                run.emit({"force_stop": True, "force_stop_reason": str(exc)})
             # The store is the truth after a failed run: what it kept of the run, or else the
             # conversation as it was before this call. A session reloads it on the next call.
             self._adopt_messages(self._loop.messages)

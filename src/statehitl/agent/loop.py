@@ -120,6 +120,9 @@ async def call_model(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     run = current.get()
     agent = run.agent
     hooks = agent.hooks
+    if run.emit is not None:
+        run.emit({"start": True})  # Strands' events for a new cycle: the old name, then the new one
+        run.emit({"start_event_loop": True})
     while True:
         if hooks.has_callbacks(BeforeModelCallEvent):
             before = BeforeModelCallEvent(agent, run.invocation_state)

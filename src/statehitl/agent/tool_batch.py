@@ -46,6 +46,9 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     stopped: list[Interrupt] = []
     if cancel is not None:
         cycle = {use["toolUseId"]: error_result(use, cancel) for use in todo}
+        if run.emit is not None:
+            for use in todo:
+                run.emit({"tool_cancel_event": {"tool_use": use, "message": cancel}})
     else:
         cycle = {}
 
@@ -107,9 +110,11 @@ async def call_tool(
         before = BeforeToolCallEvent(agent, tool, use, run.invocation_state)
         raised = await hooks.fire(before, scope=ctx.scope(f"hook:before_tool:{ctx.step}:{use_id}", "hook", name))
         if raised:
-            return raised
+            return _interrupted(run, use, raised)
         use, tool = before.tool_use, before.selected_tool
         cancel_message = cancel_text(before.cancel_tool, f"the call of tool {name!r} was cancelled")
+        if cancel_message is not None and run.emit is not None:
+            run.emit({"tool_cancel_event": {"tool_use": use, "message": cancel_message}})
     while True:
         started = time.perf_counter()
         exception: Exception | None = None
@@ -128,7 +133,7 @@ async def call_tool(
                     span.interrupted(stop.interrupts)
                 if observe.observers:
                     observe.emit("tool", name=name, id=use_id, outcome="interrupted")
-                return stop.interrupts
+                return _interrupted(run, use, stop.interrupts)
             except InterruptError:
                 raise  # misuse of interrupt() (a non-JSON reason, a reused name) is the developer's to fix
             except Exception as exc:  # a tool's failure is the model's to read, not the agent's crash
@@ -150,3 +155,10 @@ async def call_tool(
         if run.emit is not None:
             run.emit({"tool_result": result})
         return result
+
+
+def _interrupted(run: Invocation, use: ToolUse, interrupts: list[Interrupt]) -> list[Interrupt]:
+    """A tool call's interrupts, announced to the stream as Strands announces them."""
+    if run.emit is not None:
+        run.emit({"tool_interrupt_event": {"tool_use": use, "interrupts": interrupts}})
+    return interrupts
