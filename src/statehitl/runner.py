@@ -333,6 +333,21 @@ class Runner:
             await hooks.fire(AfterNodeCallEvent(self.source, node, invocation_state, update))
         return _Done(update)
 
+    async def commit_update(
+        self, cursor: Cursor, step: int, state: Any, writer: str, update: dict[str, Any], **position: Any
+    ) -> StoredCheckpoint:
+        """Write a checkpoint that no step made: ``state`` after ``writer`` applied ``update`` outside a
+        run (a human editing a graph's state, a direct tool call recorded in an agent's conversation).
+
+        Durable and indexed like the checkpoint a run stops on; ``position`` gives its status and
+        pending nodes (and, for a waiting thread, its interrupts and kept work).
+        """
+        return await self.checkpointer.commit(
+            cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
+            fingerprint=self.machine.fingerprint, step=step, source="update",
+            writes={writer: self.adapter.dump_update(update)}, **position,
+        )
+
     async def _commit(
         self,
         cursor: Cursor,

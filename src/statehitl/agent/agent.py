@@ -386,12 +386,8 @@ class Agent:
         at = start_position(head, self.thread_id, loop, [])
         if rewritten:
             at.cursor.migrated = True  # an edited history is stored whole once
-        machine, schema = self._runner.machine, self._runner.adapter
-        record = await self.checkpointer.commit(
-            at.cursor, loop, schema, durable=True, index=True, machine=machine.name,
-            fingerprint=machine.fingerprint, step=at.step, source="update", status="completed", pending=[],
-            writes={"direct_tool_call": schema.dump_update(update)},
-        )
+        record = await self._runner.commit_update(at.cursor, at.step, loop, "direct_tool_call", update,
+                                                  status="completed", pending=[])
         self._head = Head(record, at.cursor)
         self._loop = loop
         self._adopt_messages(self._messages)

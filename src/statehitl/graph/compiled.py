@@ -260,11 +260,7 @@ class CompiledStateGraph(Generic[M]):
         else:
             pending = [n for n in dict.fromkeys(self.machine.next_nodes(as_node, state)) if n != END]
             position = {"status": "running" if pending else "completed", "pending": pending}
-        stored = await self.checkpointer.commit(
-            head.cursor, state, self.schema, durable=True, index=True, machine=self.machine.name,
-            fingerprint=self.machine.fingerprint, step=record.step, source="update",
-            writes={writer: self.schema.dump_update(update)}, **position,
-        )
+        stored = await self._runner.commit_update(head.cursor, record.step, state, writer, update, **position)
         return self._snapshot(await self.checkpointer.get(thread_id, stored.seq))
 
     def update_state(
