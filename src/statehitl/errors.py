@@ -73,7 +73,7 @@ class NotInterruptedError(InterruptError, ValueError):
 
 
 class DirectToolCallError(InterruptError, RuntimeError):
-    """A tool called ``tool_context.interrupt()`` while called directly, with no run to stop."""
+    """An interrupt, from the tool or its ``BeforeToolCallEvent`` hook, in a direct call with no run to stop."""
 
 
 class CheckpointError(StatehitlError):

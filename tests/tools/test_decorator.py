@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from statehitl.errors import DirectToolCallError
 from statehitl.interrupt import InterruptRaised, InterruptScope, interrupt_id
 from statehitl.tools import DecoratedFunctionTool, tool
 from statehitl.types.tools import AgentTool, ToolContext, ToolResult, ToolUse
@@ -204,6 +205,13 @@ def test_async_tool_interrupt_propagates():
 
     with pytest.raises(InterruptRaised):
         invoke(approve, {})
+
+
+def test_a_hand_made_context_cannot_interrupt():
+    delete = DeleteTool("myapp").delete_files
+    tool_use = use("delete_files", {"paths": ["a.txt"]})
+    with pytest.raises(DirectToolCallError, match="outside an agent run"):
+        asyncio.run(delete.invoke(tool_use, ToolContext(tool_use, agent=None)))
 
 
 def test_context_parameter_with_a_custom_name():

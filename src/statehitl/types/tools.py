@@ -87,9 +87,10 @@ class ToolContext:
         if self._scope is None:
             from statehitl.errors import DirectToolCallError
 
+            # Only a context made by hand gets here: an agent's calls, direct ones too, always give one.
             raise DirectToolCallError(
-                f"tool {self.tool_use['name']!r} called interrupt({name!r}) in a direct tool call; interrupts "
-                "are only supported when the agent calls the tool (agent('...')), not in agent.tool.<name>()"
+                f"tool {self.tool_use['name']!r} called interrupt({name!r}) outside an agent run (this "
+                "ToolContext has no run to stop); interrupts work when the agent calls the tool (agent('...'))"
             )
         return self._scope.interrupt(name, reason, response)
 
