@@ -884,7 +884,8 @@ def main(argv: list[str] | None = None) -> int:
         cold = bench_cold_import(cfg, workdir, sides)
         cycle_rows, growth_rows = conversation_rows(times)
 
-    table = markdown_table([*cycle_rows, *growth_rows, roundtrip, long_roundtrip, cold])
+    rows = [*cycle_rows, *growth_rows, roundtrip, long_roundtrip, cold]
+    table = markdown_table(rows)
     targets, target_results = targets_table(cycle_rows, growth_rows, roundtrip)
     print(table)
     print()
@@ -892,7 +893,7 @@ def main(argv: list[str] | None = None) -> int:
     env["loadavg_at_end"] = os.getloadavg()
     payload = {
         "environment": env,
-        "rows": [{**asdict(r), "ratio": r.ratio} for r in [*cycle_rows, *growth_rows, roundtrip, long_roundtrip, cold]],
+        "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
         "targets": target_results,
         "turn_seconds": times,
         "table_markdown": table,
