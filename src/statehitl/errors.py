@@ -3,65 +3,153 @@
 The tree::
 
     StatehitlError
-     ├── GraphValidationError (ValueError)     a machine that cannot run: bad edge, dead end, reserved name
-     ├── InvalidUpdateError (ValueError)       a node returned something the state cannot take
-     ├── StepLimitError (RuntimeError)         a run went past its step limit (a runaway loop)
-     ├── InterruptError                        misuse of interrupts
-     │    ├── InterruptReasonError (TypeError)    reason / response not JSON-serializable
-     │    ├── ResumeInputError (TypeError)        input of the wrong shape for the thread's status
-     │    ├── UnknownInterruptError (KeyError)    a response names an interrupt that is not pending
-     │    ├── InvalidResponseError (ValueError)   an empty list, a block without id or response, a repeat
-     │    ├── NotInterruptedError (ValueError)    responses sent to a thread that is not waiting
-     │    └── DirectToolCallError (RuntimeError)  interrupt() in a direct call agent.tool.<name>()
+     ├── GraphValidationError (ValueError)       a machine that cannot run: bad edge, dead end, reserved name
+     ├── UnknownNodeError (KeyError)             a node id that is not a node of the machine
+     ├── InvalidUpdateError (ValueError)         a node (or the input) wrote what the state cannot take
+     ├── StepLimitError (RuntimeError)           a run went past its step limit (a runaway loop)
+     ├── NodeCancelledError (RuntimeError)       a Graph node was cancelled by a BeforeNodeCallEvent hook
+     ├── AgentBusyError (RuntimeError)           an agent asked to do two things at once
+     ├── NotJSONError (TypeError)                a value that must be stored is not JSON (agent state...)
+     ├── InterruptError                          misuse of interrupts
+     │    ├── InterruptReasonError (NotJSONError)   an interrupt's reason or response is not JSON
+     │    ├── InterruptNameError (TypeError)        an interrupt name that is not a non-empty str
+     │    ├── DuplicateInterruptNameError (ValueError)  one name used twice in one event, node or tool
+     │    ├── InterruptOutsideRunError (RuntimeError)   interrupt() where no run can stop
+     │    │    └── DirectToolCallError                  ... in a direct call, agent.tool.<name>()
+     │    ├── ResumeInputError (TypeError)          input of the wrong shape for the thread's status
+     │    ├── UnknownInterruptError (KeyError)      a response names an interrupt that is not pending
+     │    ├── InvalidResponseError (ValueError)     an empty list, a block without id or response, a repeat
+     │    └── NotInterruptedError (ValueError)      responses sent to a thread that is not waiting
      └── CheckpointError
-          ├── InvalidThreadIdError (ValueError)   a thread id that could escape its store
-          ├── CheckpointConflict                  another writer committed first (compare-and-set lost)
-          ├── CheckpointCorruptError (ValueError) a stored record that cannot be read back
-          ├── MachineChangedError (ValueError)    resuming a thread left by a different machine
-          └── CheckpointerNotFoundError (LookupError) a URL scheme with no installed backend
+          ├── InvalidThreadIdError (ValueError)     a thread id that could escape its store
+          ├── CheckpointNotFoundError (KeyError)    no such checkpoint (or no checkpoint at all) on a thread
+          ├── CheckpointConflict                    another writer committed first (compare-and-set lost)
+          ├── CheckpointCorruptError (ValueError)   a stored record that cannot be read back
+          ├── MachineChangedError (ValueError)      resuming a thread left by a different machine
+          ├── CheckpointerNotFoundError (LookupError)  a URL scheme with no installed backend
+          └── StorageError                          a backend could not do what was asked
+               ├── StorageNotFoundError (LookupError)     its bucket or table does not exist
+               ├── StorageAccessError (PermissionError)   its credentials or permissions were refused
+               └── StorageThrottledError                  still throttled after every retry
 
 Each message names the thing that was wrong and, where there is one, what to do about it. The built-in
-bases (ValueError, TypeError, KeyError) let code written against LangGraph or Strands keep its
-``except`` clauses.
+bases (ValueError, TypeError, KeyError, RuntimeError) let code written against LangGraph or Strands
+keep its ``except`` clauses.
 """
 
 from __future__ import annotations
+
+__all__ = [
+    "AgentBusyError",
+    "CheckpointConflict",
+    "CheckpointCorruptError",
+    "CheckpointError",
+    "CheckpointNotFoundError",
+    "CheckpointerNotFoundError",
+    "DirectToolCallError",
+    "DuplicateInterruptNameError",
+    "GraphValidationError",
+    "InterruptError",
+    "InterruptNameError",
+    "InterruptOutsideRunError",
+    "InterruptReasonError",
+    "InvalidResponseError",
+    "InvalidThreadIdError",
+    "InvalidUpdateError",
+    "MachineChangedError",
+    "NodeCancelledError",
+    "NotInterruptedError",
+    "NotJSONError",
+    "ResumeInputError",
+    "StatehitlError",
+    "StepLimitError",
+    "StorageAccessError",
+    "StorageError",
+    "StorageNotFoundError",
+    "StorageThrottledError",
+    "UnknownInterruptError",
+    "UnknownNodeError",
+]
 
 
 class StatehitlError(Exception):
     """Base of every error raised deliberately by statehitl."""
 
 
+class _Unquoted(KeyError):
+    """A ``KeyError`` whose message reads as a sentence: ``KeyError`` alone quotes its argument."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class GraphValidationError(StatehitlError, ValueError):
-    """The machine's shape is wrong; raised by ``compile()`` before anything runs."""
+    """The machine's shape is wrong; raised by ``compile()``/``build()`` before anything runs."""
+
+
+class UnknownNodeError(StatehitlError, _Unquoted):
+    """A node id names no node of the machine (``update_state(as_node=...)``, a Graph edge)."""
 
 
 class InvalidUpdateError(StatehitlError, ValueError):
-    """A node's return value cannot be merged into the state."""
+    """A node's return value (or a run's input) cannot be merged into the state."""
 
 
 class StepLimitError(StatehitlError, RuntimeError):
     """A run took more steps than its limit allows; usually a loop with no exit."""
 
 
+class NodeCancelledError(StatehitlError, RuntimeError):
+    """A Graph node was cancelled by a ``BeforeNodeCallEvent`` hook (Strands raises a RuntimeError too).
+
+    The thread is checkpointed as failed before this is raised; ``node_id`` and ``message`` say which
+    node and why, and the graph takes a new task normally afterwards.
+    """
+
+    def __init__(self, message: str, *, node_id: str) -> None:
+        super().__init__(message)
+        self.node_id = node_id
+        self.message = message
+
+
+class AgentBusyError(StatehitlError, RuntimeError):
+    """An agent is running a call (or waiting on a human) and cannot take another one now."""
+
+
+class NotJSONError(StatehitlError, TypeError):
+    """A value that is stored in checkpoints is not JSON; the message names what was being checked."""
+
+
 class InterruptError(StatehitlError):
     """Base of interrupt misuse errors."""
 
 
-class InterruptReasonError(InterruptError, TypeError):
+class InterruptReasonError(InterruptError, NotJSONError):
     """An interrupt reason or response is not JSON-serializable."""
+
+
+class InterruptNameError(InterruptError, TypeError):
+    """An interrupt's name is not a non-empty string."""
+
+
+class DuplicateInterruptNameError(InterruptError, ValueError):
+    """One interrupt name used twice in one hook event, node call or tool call (ids derive from names)."""
+
+
+class InterruptOutsideRunError(InterruptError, RuntimeError):
+    """``interrupt()`` was called where no run can stop and be resumed (a hook event fired by hand)."""
+
+
+class DirectToolCallError(InterruptOutsideRunError):
+    """An interrupt, from the tool or its ``BeforeToolCallEvent`` hook, in a direct call with no run to stop."""
 
 
 class ResumeInputError(InterruptError, TypeError):
     """The input's shape does not fit the thread: a prompt while interrupted, or a malformed list."""
 
 
-class UnknownInterruptError(InterruptError, KeyError):
+class UnknownInterruptError(InterruptError, _Unquoted):
     """A response names an interrupt id that is not pending on the thread."""
-
-    def __str__(self) -> str:
-        # KeyError quotes its argument; the message reads better unquoted.
-        return str(self.args[0]) if self.args else ""
 
 
 class InvalidResponseError(InterruptError, ValueError):
@@ -72,16 +160,16 @@ class NotInterruptedError(InterruptError, ValueError):
     """Interrupt responses were sent to a thread that is not waiting on any interrupt."""
 
 
-class DirectToolCallError(InterruptError, RuntimeError):
-    """An interrupt, from the tool or its ``BeforeToolCallEvent`` hook, in a direct call with no run to stop."""
-
-
 class CheckpointError(StatehitlError):
     """Base of checkpoint and storage errors."""
 
 
 class InvalidThreadIdError(CheckpointError, ValueError):
     """A thread id contains characters that could escape the store (separators, ``..``)."""
+
+
+class CheckpointNotFoundError(CheckpointError, _Unquoted):
+    """A checkpoint id the thread does not have, or a thread with no checkpoint where one is needed."""
 
 
 class CheckpointConflict(CheckpointError):
@@ -98,3 +186,29 @@ class MachineChangedError(CheckpointError, ValueError):
 
 class CheckpointerNotFoundError(CheckpointError, LookupError):
     """No checkpoint backend is installed for a URL scheme."""
+
+
+class StorageError(CheckpointError):
+    """A storage backend could not do what the engine asked, for a reason retrying will not fix.
+
+    ``store`` names the bucket or table, ``operation`` the request that failed, ``code`` the
+    service's own error code; the service's exception is chained as ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, store: str = "", operation: str = "", code: str = "") -> None:
+        super().__init__(message)
+        self.store = store
+        self.operation = operation
+        self.code = code
+
+
+class StorageNotFoundError(StorageError, LookupError):
+    """The bucket or table the store names does not exist (where these credentials can see)."""
+
+
+class StorageAccessError(StorageError, PermissionError):
+    """The service refused the credentials, or they lack a permission the backend needs."""
+
+
+class StorageThrottledError(StorageError):
+    """Requests were still throttled after every retry the client was allowed."""
