@@ -1,4 +1,4 @@
-"""JSON checks for values that cross the durable boundary (interrupt reasons and responses).
+"""JSON checks for values that cross the durable boundary (interrupt reasons and responses, agent state).
 
 They are checked where they enter, so a bad value fails at the ``interrupt()`` call or the resume call
 that introduced it, not later inside a checkpoint write where the culprit is no longer visible.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from statehitl.errors import InterruptReasonError
+from statehitl.errors import NotJSONError
 
 _SCALARS = (str, int, bool, type(None))
 
@@ -37,13 +37,17 @@ def find_non_json(value: Any, path: str = "$") -> tuple[str, Any] | None:
     return (path, value)
 
 
-def require_json(value: Any, what: str) -> None:
-    """Raise ``InterruptReasonError`` naming the offending part if ``value`` is not JSON-serializable."""
+def require_json(value: Any, what: str, error: type[NotJSONError] = NotJSONError) -> None:
+    """Raise ``error`` naming what was checked (``what``) and the offending part if ``value`` is not JSON.
+
+    Interrupt reasons and responses raise ``InterruptReasonError``; other stored values (agent state)
+    the plain ``NotJSONError``, so a handler for interrupt misuse does not catch a bad state value.
+    """
     found = find_non_json(value)
     if found is not None:
         where, bad = found
         detail = "" if where == "$" else f" at {where}"
-        raise InterruptReasonError(
+        raise error(
             f"{what} must be JSON-serializable, but{detail} it holds {bad!r} of type {type(bad).__name__}; "
             "use str, int, float, bool, None, lists and dicts with str keys"
         )

@@ -8,13 +8,14 @@ I/O; the runner owns storage.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl._json import require_json
+from statehitl.errors import DuplicateInterruptNameError, InterruptNameError, InterruptReasonError
+from statehitl.interrupt_ids import interrupt_id
 
-__all__ = ["Interrupt", "InterruptRaised", "InterruptScope", "interrupt_id"]
+__all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
 
 
 @dataclass
@@ -59,15 +60,6 @@ class InterruptRaised(Exception):
         self.progress = progress
 
 
-def interrupt_id(site: str, name: str) -> str:
-    """A stable id for an interrupt named ``name`` raised at ``site`` (e.g. ``"node:3:review"``).
-
-    Stable across processes and re-runs of the same step, distinct across sites, sizes and names.
-    """
-    digest = hashlib.blake2b(f"{site}\x00{name}".encode(), digest_size=12).hexdigest()
-    return f"v1:{digest}"
-
-
 @dataclass
 class InterruptScope:
     """The interrupt state of one handler invocation (a node call, a hook event, a tool call).
@@ -91,18 +83,34 @@ class InterruptScope:
         answered this interrupt already. Like every response it must be JSON-serializable.
         """
         if not isinstance(name, str) or not name:
-            raise TypeError(f"interrupt name must be a non-empty str, got {name!r}")
+            raise InterruptNameError(f"interrupt name must be a non-empty str, got {name!r}")
         if name in self.names:
-            raise ValueError(
+            raise DuplicateInterruptNameError(
                 f"interrupt name {name!r} is used twice in {self.source} {self.node!r}; names must be "
                 "unique per event, node or tool (namespace them, e.g. f'{app}-approval')"
             )
         self.names.add(name)
-        require_json(reason, f"the reason of interrupt {name!r}")
+        require_json(reason, f"the reason of interrupt {name!r}", InterruptReasonError)
         iid = interrupt_id(self.site, name)
         if iid in self.responses:
             return self.responses[iid]
         if response is not None:
-            require_json(response, f"the response of interrupt {name!r}")
+            require_json(response, f"the response of interrupt {name!r}", InterruptReasonError)
             return response
         raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node)])
+
+
+@dataclass(frozen=True, slots=True)
+class InterruptContext:
+    """What every interrupt scope of one step shares: the answers known for it, and the site prefix.
+
+    ``prefix`` is empty for a top-level run and the enclosing node call's site for a machine running
+    as a node of another machine (``interrupt_ids.nested``), so nested runs never share an id.
+    """
+
+    responses: dict[str, Any]
+    prefix: str = ""
+
+    def scope(self, site: str, source: str, node: str) -> InterruptScope:
+        """The scope of one handler invocation at ``site`` (built with ``prefix`` by ``interrupt_ids``)."""
+        return InterruptScope(site, self.responses, source, node)

@@ -14,19 +14,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
+
+from statehitl.transitions import Transition
 
 __all__ = ["RunObserver", "emit", "gather_in_order", "hold", "observers", "release"]
 
-Transition = tuple[str, dict[str, Any]]
 Item = TypeVar("Item")
 T = TypeVar("T")
 
 
 class RunObserver(Protocol):
-    """Receives ``(kind, fields)`` for each transition: node enter/exit, hooks, interrupts, commits."""
+    """Receives each transition (``statehitl.transitions``): node enter/exit, hooks, interrupts, commits."""
 
-    def on_event(self, kind: str, fields: dict[str, Any]) -> None: ...
+    def on_event(self, transition: Transition) -> None: ...
 
 
 observers: list[RunObserver] = []
@@ -35,14 +36,14 @@ observers: list[RunObserver] = []
 _held: ContextVar[list[Transition] | None] = ContextVar("statehitl_held_transitions", default=None)
 
 
-def emit(kind: str, **fields: Any) -> None:
+def emit(transition: Transition) -> None:
     """Send one transition to every observer (or keep it in the list ``hold`` set for this context)."""
     held = _held.get()
     if held is not None:
-        held.append((kind, fields))
+        held.append(transition)
         return
     for observer in observers:
-        observer.on_event(kind, fields)
+        observer.on_event(transition)
 
 
 def hold(into: list[Transition]) -> None:
@@ -52,8 +53,8 @@ def hold(into: list[Transition]) -> None:
 
 def release(held: list[Transition]) -> None:
     """Send transitions collected by ``hold``, in the order they were emitted."""
-    for kind, fields in held:
-        emit(kind, **fields)
+    for transition in held:
+        emit(transition)
 
 
 async def gather_in_order(items: Sequence[Item], call: Callable[[Item, bool], Awaitable[T]]) -> list[T]:

@@ -1,20 +1,85 @@
-"""Checking interrupt responses before a resume touches anything.
+"""What a caller's input means for a thread, decided before anything is loaded or written.
 
-Pure functions: given the payload a caller passed and the interrupts pending on the thread, either
-return ``{interrupt_id: response}`` or raise an error that names what was wrong. Because this runs
-before the runner loads or writes anything, a rejected call leaves the stored checkpoint as it was.
+Pure functions: given the input and the thread's last checkpoint, ``plan_run`` says whether the call
+starts a run, resumes an interrupted one with answers, or continues one that stopped mid-way (a crash,
+the step limit), or raises an error that names what was wrong. Because this runs before the runner
+loads or writes anything, a rejected call leaves the stored checkpoint as it was. Every shape (agent,
+StateGraph, Graph, Swarm) asks the same function, so they accept and refuse the same inputs with the
+same messages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from statehitl._json import require_json
-from statehitl.errors import InvalidResponseError, ResumeInputError, UnknownInterruptError
+from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.errors import (
+    InterruptReasonError,
+    InvalidResponseError,
+    NotInterruptedError,
+    ResumeInputError,
+    UnknownInterruptError,
+)
 from statehitl.interrupt import Interrupt
 
-__all__ = ["is_response_list", "parse_responses"]
+__all__ = ["ContinueRun", "ResumeRun", "RunPlan", "StartRun", "is_response_list", "parse_responses", "plan_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class StartRun:
+    """A new run from the input (on the thread's current state, if it has one)."""
+
+    input: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeRun:
+    """The interrupted run goes on with these answers, ``{interrupt_id: response}``."""
+
+    answers: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ContinueRun:
+    """A run that stopped mid-way without an interrupt (its process died, or the step limit) goes on."""
+
+
+RunPlan = StartRun | ResumeRun | ContinueRun
+
+
+def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_continues: bool,
+             lists_are_input: bool) -> RunPlan:
+    """What ``input`` means for the thread whose last checkpoint is ``record`` (None: never run).
+
+    ``label`` names the thread in messages. ``none_continues``: ``None`` continues a stopped run
+    (graphs) rather than starting one with no new input (agents, where ``agent()`` calls the model
+    again). ``lists_are_input``: a list that is not interrupt responses is input (an agent's content
+    blocks or messages) rather than a mistake (a StateGraph takes a dict).
+    """
+    status = None if record is None else record.status
+    if status == "interrupted":
+        assert record is not None
+        return ResumeRun(parse_responses(input, [i.to_interrupt() for i in record.interrupts], thread=label))
+    if is_response_list(input):
+        why = "it has no checkpoint" if record is None else f"its status is {status}"
+        raise NotInterruptedError(
+            f"{label} is not waiting on any interrupt ({why}); interrupt responses can only answer a thread "
+            "whose last result was an interrupt"
+        )
+    if input is None and none_continues:
+        if status == "running":
+            return ContinueRun()
+        why = "has no checkpoint" if record is None else f"is {status}"
+        raise ResumeInputError(f"{label} {why}; there is no stopped run to continue, pass input")
+    if isinstance(input, list) and not lists_are_input:
+        raise ResumeInputError(
+            f"{label}: input is a list but not of interruptResponse blocks; pass the input to start a run "
+            "(a dict or the state model)"
+        )
+    return StartRun(input)
 
 _EXAMPLE = "[{'interruptResponse': {'interruptId': interrupt.id, 'response': ...}}]"
 
@@ -60,6 +125,6 @@ def parse_responses(payload: Any, pending: Sequence[Interrupt], *, thread: str) 
             )
         if iid in answers:
             raise InvalidResponseError(f"{thread}: interrupt {names[iid]!r} (id {iid}) is answered twice")
-        require_json(block["response"], f"the response to interrupt {names[iid]!r}")
+        require_json(block["response"], f"the response to interrupt {names[iid]!r}", InterruptReasonError)
         answers[iid] = block["response"]
     return answers

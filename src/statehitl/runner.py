@@ -5,101 +5,176 @@ the state adapter's reducers, then follows the transitions. If any node (or a ho
 interrupts, the nodes that finished keep their updates in the checkpoint and the step is re-entered on
 resume with only the interrupted nodes re-run. The runner knows nothing about what the state is; the
 adapter does.
+
+Two ways to run: ``run`` is a thread's run, committing a checkpoint per step to the store;
+``run_nested`` is a machine running as one node of another machine (an agent inside a Graph), which
+writes nothing itself: where it stopped goes back to the enclosing node, whose own checkpoint keeps it.
+Both share one step loop, so a nested machine keeps every rule of a top-level one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from statehitl import observe
+from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
-from statehitl.checkpoint.records import InterruptRecord, Status, StoredCheckpoint
+from statehitl.checkpoint.records import InterruptRecord, StoredCheckpoint
+from statehitl.checkpoint.records import Status as RecordStatus
 from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
-from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
+from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised, InterruptScope
 from statehitl.machine import END, Machine
+from statehitl.transitions import (
+    CheckpointWritten,
+    InterruptAnswered,
+    InterruptRaisedTransition,
+    NodeCancelled,
+    NodeEntered,
+    NodeExited,
+    StepApplied,
+)
 
-__all__ = ["Durability", "NodeContext", "Position", "Runner", "StateAdapter", "resume_position", "start_position"]
+__all__ = [
+    "AfterStep",
+    "Durability",
+    "NodeContext",
+    "Position",
+    "RunEnd",
+    "Runner",
+    "StateAdapter",
+    "resume_position",
+    "start_position",
+]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
 and fsyncs the checkpoint ``invoke`` returns on; ``exit`` writes only that one."""
 
+Writes = list[tuple[str, dict[str, Any]]]
+AfterStep = Callable[[Any, Writes], Awaitable[None]]
+"""``after_step(state, writes)``: called once a step's updates are applied (and its checkpoint, if any,
+is written), with the state after it and each node's update. The owner of a machine mirrors the state
+into its live objects here (an agent's ``messages``), apart from the nodes, which only compute."""
+
 
 class StateAdapter(StateCodec, Protocol):
     """How a machine's state is reduced and stored; the runner treats the state as opaque."""
 
-    def apply(self, state: Any, writes: list[tuple[str, dict[str, Any]]]) -> Any: ...
+    def apply(self, state: Any, writes: Writes) -> Any: ...
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]: ...
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]: ...
 
 
 @dataclass
 class NodeContext:
-    """The optional second argument of a node: who and where it is, and ``interrupt()``."""
+    """The optional second argument of a node: who and where it is, and ``interrupt()``.
+
+    ``runtime`` is what the machine's owner gives its nodes for this run (the agent loop's model,
+    tools and hooks), None for a StateGraph. ``interrupts`` makes scopes for what the node runs (a
+    hook event, a tool call) that see the same answers as the node.
+    """
 
     node: str
     step: int
     thread_id: str
     invocation_state: dict[str, Any]
-    _scope: InterruptScope
+    interrupts: InterruptContext
+    runtime: Any = None
     progress: Any = None
     """What this node kept of its work when it last stopped on an interrupt in this step (else None)."""
+    _scope: InterruptScope | None = None
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
         """Ask the human. Returns the response on resume (or ``response``, an answer known in advance);
         ``reason`` must be JSON-serializable."""
+        if self._scope is None:
+            site = interrupt_ids.node(self.interrupts.prefix, self.step, self.node)
+            self._scope = self.interrupts.scope(site, "node", self.node)
         return self._scope.interrupt(name, reason, response)
-
-    def scope(self, site: str, source: str, node: str) -> InterruptScope:
-        """An interrupt scope for something this node runs (a hook event, a tool call), seeing the same
-        answers as the node; ``site`` keeps its interrupt ids apart from the node's own."""
-        return InterruptScope(site, self._scope.responses, source, node)
 
 
 @dataclass
 class Position:
-    """Where a thread stands: everything the runner needs to (re-)enter a step."""
+    """Where a thread (or a nested run) stands: everything the runner needs to (re-)enter a step.
+
+    ``cursor`` is the thread's place in its store; a nested run has none.
+    """
 
     state: Any
     pending: list[str]
-    cursor: Cursor
+    cursor: Cursor | None = None
     step: int = 0
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
     progress: dict[str, Any] = field(default_factory=dict)
 
 
-def start_position(head: Head | None, thread_id: str, state: Any, pending: list[str]) -> Position:
+@dataclass
+class RunEnd:
+    """How a run stopped, with everything its last checkpoint records.
+
+    ``status`` is ``completed``, ``interrupted``, ``cancelled``, or ``running`` when the step limit cut
+    it short. ``applied`` is the last step's updates if no ``after_step`` has seen them yet.
+    """
+
+    status: RecordStatus
+    state: Any
+    step: int
+    pending: list[str]
+    writes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    completed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    responses: dict[str, Any] = field(default_factory=dict)
+    progress: dict[str, Any] = field(default_factory=dict)
+    interrupts: list[Interrupt] = field(default_factory=list)
+    cancelled: dict[str, str] = field(default_factory=dict)
+    applied: Writes = field(default_factory=list)
+
+    def fields(self) -> dict[str, Any]:
+        """The checkpoint fields this end writes (besides status, step and the state)."""
+        return {
+            "pending": self.pending, "writes": self.writes, "completed": self.completed,
+            "responses": self.responses, "progress": self.progress, "cancelled": self.cancelled,
+            "interrupts": [InterruptRecord.of(i) for i in self.interrupts],
+        }
+
+
+def start_position(head: Head | None, thread_id: str, state: Any, pending: list[str], *,
+                   rewritten: bool = False) -> Position:
     """Where a new run from ``state`` enters: after ``head`` if the thread has one, else at its start.
 
     The caller checks first that no other process holds ``head`` (``Checkpointer.ensure_free``), before
     its hooks or reducers run. The cursor gets a fresh owner so the run's held checkpoints carry a lease
-    against takeovers.
+    against takeovers. ``rewritten`` says the state's history was edited rather than appended to (a
+    trimmed conversation): the next checkpoint stores it whole.
     """
     cursor = Cursor(thread_id) if head is None else head.cursor
     cursor.owner = owner_id()
+    cursor.migrated = cursor.migrated or rewritten
     return Position(state, pending, cursor, 0 if head is None else head.record.step)
 
 
-async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any) -> Position:
+async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any, *,
+                          rewritten: bool = False) -> Position:
     """Claim the stopped ``head`` (interrupted, or running when its process died) for this process and
     return where its run re-enters, with ``answers`` to its interrupts (none for a crashed run).
 
     Called once the answers are checked: the claim is the first write, so of two processes answering
-    the same interrupt only one gets past it, before any node, hook or tool runs.
+    the same interrupt only one gets past it, before any node, hook or tool runs. ``rewritten``: the
+    state was converted (a migration), so the next checkpoint stores it whole.
     """
     record = head.record
     await checkpointer.claim(head, owner_id())
+    head.cursor.migrated = head.cursor.migrated or rewritten
     if observe.observers:
         for i in record.interrupts:
             if i.id in answers:
-                observe.emit("interrupt.answered", name=i.name, node=i.node, response=answers[i.id])
+                observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
     return Position(state, record.pending, head.cursor, record.step, record.completed,
                     {**record.responses, **answers}, record.progress)
 
@@ -121,13 +196,25 @@ class _Stopped:
 
 
 _Outcome = _Done | _Cancelled | _Stopped
+_Between = Callable[[int, Any, list[str], dict[str, dict[str, Any]], Writes], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class _RunSettings:
+    """What one run's nodes see besides the state: the same for every step of the run."""
+
+    thread_id: str
+    invocation_state: dict[str, Any]
+    runtime: Any
+    prefix: str
 
 
 class Runner:
     """Runs one machine for one app; holds nothing per thread, so one runner serves many threads.
 
     ``index=False`` skips the thread index entries, for a store nothing ever lists (an agent's
-    private memory store).
+    private memory store). ``node_hook_source`` is the ``source`` of interrupts raised by
+    ``BeforeNodeCallEvent`` hooks (``"hook"``; multi-agent orchestrators say ``"multiagent-hook"``).
     """
 
     def __init__(
@@ -139,12 +226,14 @@ class Runner:
         *,
         source: Any,
         index: bool = True,
+        node_hook_source: str = "hook",
     ) -> None:
         self.machine = machine
         self.index = index
         self.adapter = adapter
         self.hooks = hooks
         self.checkpointer = checkpointer
+        self.node_hook_source = node_hook_source
         # Weakly: the agent or graph that owns this runner is the source, and a strong reference
         # back would make every dropped Agent garbage that only the cycle collector frees (a
         # server building one per request would keep their open logs until it ran).
@@ -162,85 +251,129 @@ class Runner:
         step_limit: int,
         durability: Durability,
         invocation_state: dict[str, Any],
+        runtime: Any = None,
+        after_step: AfterStep | None = None,
     ) -> tuple[StoredCheckpoint, Any]:
-        """Run from ``at`` until END, an interrupt, a cancel or the step limit.
+        """Run a thread from ``at`` until END, an interrupt, a cancel or the step limit.
 
         Returns the last checkpoint written and the state it holds. Whatever way the run stops, its
         last checkpoint also updates the thread's index entry.
         """
+        cursor = at.cursor
+        if cursor is None:
+            raise ValueError("Runner.run needs a position with a cursor (a thread); use run_nested without one")
         last: list[tuple[StoredCheckpoint, Any]] = []
+
+        async def commit(step: int, state: Any, status: RecordStatus, durable: bool, *, held: bool = False,
+                         **fields: Any) -> StoredCheckpoint:
+            # A held checkpoint is one the run goes on from; any other is the one it stops on, which
+            # also updates the thread's index entry.
+            record = await self._commit(cursor, step, state, status, durable=durable, held=held,
+                                        index=self.index and not held, **fields)
+            last[:] = [(record, state)]
+            return record
+
+        async def between(step: int, state: Any, pending: list[str], writes: dict[str, dict[str, Any]],
+                          raw: Writes) -> None:
+            if durability != "exit":
+                await commit(step, state, "running", durability == "sync", held=True, pending=pending, writes=writes)
+            if after_step is not None:
+                await after_step(state, raw)
+
+        settings = _RunSettings(cursor.thread_id, invocation_state, runtime, "")
         try:
-            return await self._run(at, last, step_limit, durability, invocation_state)
+            end = await self._steps(at, settings, step_limit, between)
+            if end.status == "running":
+                await commit(end.step, end.state, "running", True, pending=end.pending)
+                raise StepLimitError(
+                    f"thread {cursor.thread_id!r} ran {step_limit} steps without reaching END (next: "
+                    f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); the "
+                    "thread is saved and invoke(None, thread_id=...) continues it"
+                )
+            record = await commit(end.step, end.state, end.status, True, **end.fields())
         except CheckpointConflict:
             raise  # another process owns the thread now: leave its records alone
         except BaseException:
             # The run is over but the thread says "held until ...": release it, so the thread can be
             # continued at once instead of after the lease runs out.
             if last and last[-1][0].lease_until is not None:
-                record, state = last[-1]
-                await self._commit(at.cursor, record.step, state, "running", durable=True, index=self.index,
-                                   pending=record.pending)
+                held, state = last[-1]
+                await self._commit(cursor, held.step, state, "running", durable=True, index=self.index,
+                                   pending=held.pending)
             elif not last:
-                await self.checkpointer.release(at.cursor)
+                await self.checkpointer.release(cursor)
             raise
+        if after_step is not None and end.applied:
+            await after_step(end.state, end.applied)
+        return record, end.state
 
-    async def _run(
+    async def run_nested(
         self,
         at: Position,
-        last: list[tuple[StoredCheckpoint, Any]],
+        *,
         step_limit: int,
-        durability: Durability,
         invocation_state: dict[str, Any],
-    ) -> tuple[StoredCheckpoint, Any]:
-        pending, state, step, cursor = list(at.pending), at.state, at.step, at.cursor
-        thread_id = cursor.thread_id
+        prefix: str,
+        thread_id: str,
+        runtime: Any = None,
+        after_step: AfterStep | None = None,
+    ) -> RunEnd:
+        """Run this machine as a node of another machine, writing nothing: where it stops is returned.
+
+        ``prefix`` keeps its interrupt ids apart from the enclosing machine's (``interrupt_ids.nested``
+        of the enclosing node call's site); ``at.responses`` holds the enclosing run's answers, and
+        each nested scope finds its own there. A run that hits ``step_limit`` raises ``StepLimitError``.
+        """
+
+        async def between(step: int, state: Any, pending: list[str], writes: dict[str, dict[str, Any]],
+                          raw: Writes) -> None:
+            if after_step is not None:
+                await after_step(state, raw)
+
+        settings = _RunSettings(thread_id, invocation_state, runtime, prefix)
+        end = await self._steps(at, settings, step_limit, between)
+        if end.status == "running":
+            raise StepLimitError(
+                f"{self.machine.name!r} ran {step_limit} steps inside node {prefix.rstrip('/')!r} without "
+                f"reaching END (next: {end.pending}); raise its step limit if the loop is intended"
+            )
+        if after_step is not None and end.applied:
+            await after_step(end.state, end.applied)
+        return end
+
+    async def _steps(self, at: Position, settings: _RunSettings, step_limit: int, between: _Between) -> RunEnd:
+        """The step loop both kinds of run share; ``between`` runs after every step but the last."""
+        pending, state, step = list(at.pending), at.state, at.step
         completed, responses, progress = dict(at.completed), dict(at.responses), dict(at.progress)
         writes_before: dict[str, dict[str, Any]] = {}  # what the last step applied, for its record
-
-        async def commit(status: Status, durable: bool, *, held: bool = False, **fields: Any) -> StoredCheckpoint:
-            # A held checkpoint is one the run goes on from; any other is the one it stops on, which
-            # also updates the thread's index entry.
-            record = await self._commit(cursor, step, state, status, durable=durable, held=held,
-                                        index=self.index and not held,
-                                        **fields)
-            last[:] = [(record, state)]
-            return record
-
+        applied: Writes = []
         steps_run = 0
         blockers = self.machine.blockers
         while True:
             if not pending:
-                return await commit("completed", True, pending=[], writes=writes_before), state
+                return RunEnd("completed", state, step, [], writes_before, applied=applied)
             if steps_run >= step_limit:
-                await commit("running", True, pending=pending)
-                raise StepLimitError(
-                    f"thread {thread_id!r} ran {step_limit} steps without reaching END (next: {pending}); "
-                    "if the loop is intended, raise step_limit= on compile() or invoke(); the thread is "
-                    "saved and invoke(None, thread_id=...) continues it"
-                )
+                return RunEnd("running", state, step, pending)
             waiting = set(pending)
             runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
-            outcomes = await self._run_step(runnable, state, step, thread_id, responses, completed, progress,
-                                            invocation_state)
+            context = InterruptContext(responses, settings.prefix)
+            outcomes = await self._run_step(runnable, state, step, settings, context, completed, progress)
             stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
             done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}
             if stopped:
                 # Finished work is kept for the resume, which applies it: reject a bad update now, while
                 # nothing is stored, rather than on every resume of a thread that could then never go on.
                 self.adapter.apply(state, [(n, done[n]) for n in runnable if n in done])
-                completed.update({n: self.adapter.dump_update(u) for n, u in done.items()
-                                  if n not in completed})
+                completed.update({n: self.adapter.dump_update(u) for n, u in done.items() if n not in completed})
                 if observe.observers:
                     for i in stopped:
-                        observe.emit("interrupt.raised", name=i.name, node=i.node, source=i.source,
-                                     reason=i.reason, id=i.id)
-                record = await commit("interrupted", True, pending=pending, completed=completed,
-                                      responses=responses, interrupts=[InterruptRecord.of(i) for i in stopped],
-                                      progress={n: o.progress for n, o in outcomes.items()
-                                                if isinstance(o, _Stopped) and o.progress is not None})
-                return record, state
-            writes = [(n, done[n]) for n in runnable if n in done]
-            state = self.adapter.apply(state, writes)
+                        observe.emit(InterruptRaisedTransition(i.id, i.name, i.node, i.source, i.reason))
+                kept = {n: o.progress for n, o in outcomes.items()
+                        if isinstance(o, _Stopped) and o.progress is not None}
+                return RunEnd("interrupted", state, step, pending, completed=completed, responses=responses,
+                              progress=kept, interrupts=stopped)
+            applied = [(n, done[n]) for n in runnable if n in done]
+            state = self.adapter.apply(state, applied)
             cancelled = {n: o.message for n, o in outcomes.items() if isinstance(o, _Cancelled)}
             after = [n for n in pending if n not in outcomes]
             for node in runnable:
@@ -250,25 +383,24 @@ class Runner:
             step += 1
             steps_run += 1
             completed, responses, progress = {}, {}, {}
-            writes_before = {n: self.adapter.dump_update(u) for n, u in writes if u}
+            writes_before = {n: self.adapter.dump_update(u) for n, u in applied if u}
             if observe.observers:
-                observe.emit("step", step=step, writes=writes_before, next=list(pending))
+                observe.emit(StepApplied(step, writes_before, tuple(pending)))
             if cancelled:
-                record = await commit("cancelled", True, pending=[], writes=writes_before, cancelled=cancelled)
-                return record, state
-            if durability != "exit" and pending:
-                await commit("running", durability == "sync", held=True, pending=pending, writes=writes_before)
+                return RunEnd("cancelled", state, step, [], writes_before, cancelled=cancelled, applied=applied)
+            if pending:
+                await between(step, state, pending, writes_before, applied)
+                applied = []
 
     async def _run_step(
         self,
         runnable: list[str],
         state: Any,
         step: int,
-        thread_id: str,
-        responses: dict[str, Any],
+        settings: _RunSettings,
+        context: InterruptContext,
         completed: dict[str, dict[str, Any]],
         progress: dict[str, Any],
-        invocation_state: dict[str, Any],
     ) -> dict[str, _Outcome]:
         outcomes: dict[str, _Outcome] = {}
         todo: list[str] = []
@@ -279,8 +411,7 @@ class Runner:
                 todo.append(node)
 
         async def call(node: str, inline: bool) -> _Outcome:
-            return await self._call_node(node, state, step, thread_id, responses, progress.get(node),
-                                         invocation_state, inline)
+            return await self._call_node(node, state, step, settings, context, progress.get(node), inline)
 
         outcomes.update(zip(todo, await observe.gather_in_order(todo, call), strict=True))
         return {n: outcomes[n] for n in runnable}
@@ -290,31 +421,31 @@ class Runner:
         node: str,
         state: Any,
         step: int,
-        thread_id: str,
-        responses: dict[str, Any],
+        settings: _RunSettings,
+        context: InterruptContext,
         progress: Any,
-        invocation_state: dict[str, Any],
         inline: bool,
     ) -> _Outcome:
         hooks = self.hooks
+        invocation_state = settings.invocation_state
         if hooks.has_callbacks(BeforeNodeCallEvent):
             before = BeforeNodeCallEvent(self.source, node, invocation_state)
-            hook_scope = InterruptScope(f"hook:before_node:{step}:{node}", responses, "hook", node)
-            raised = await hooks.fire(before, scope=hook_scope)
+            site = interrupt_ids.before_node_hook(context.prefix, step, node)
+            raised = await hooks.fire(before, scope=context.scope(site, self.node_hook_source, node))
             if raised:
                 return _Stopped(raised)
             message = cancel_text(before.cancel_node, "node cancelled")
             if message is not None:
                 if observe.observers:
-                    observe.emit("node.cancelled", node=node, message=message)
+                    observe.emit(NodeCancelled(node, message))
                 return _Cancelled(message)
         if observe.observers:
-            observe.emit("node.enter", node=node, step=step)
+            observe.emit(NodeEntered(node, step))
         spec = self.machine.nodes[node]
         args: tuple[Any, ...] = (state,)
         if spec.takes_context:
-            scope = InterruptScope(f"node:{step}:{node}", responses, "node", node)
-            args = (state, NodeContext(node, step, thread_id, invocation_state, scope, progress))
+            args = (state, NodeContext(node, step, settings.thread_id, invocation_state, context, settings.runtime,
+                                       progress))
         try:
             if spec.is_async:
                 returned = await spec.handler(*args)
@@ -324,24 +455,27 @@ class Runner:
                 returned = await asyncio.to_thread(spec.handler, *args)
         except InterruptRaised as stop:
             if observe.observers:
-                observe.emit("node.exit", node=node, outcome="interrupted")
+                observe.emit(NodeExited(node, "interrupted"))
             return _Stopped(stop.interrupts, stop.progress)
         update = self.adapter.normalize_update(node, returned)
         if observe.observers:
-            observe.emit("node.exit", node=node, outcome="done")
+            observe.emit(NodeExited(node, "done"))
         if hooks.has_callbacks(AfterNodeCallEvent):
             await hooks.fire(AfterNodeCallEvent(self.source, node, invocation_state, update))
         return _Done(update)
 
     async def commit_update(
-        self, cursor: Cursor, step: int, state: Any, writer: str, update: dict[str, Any], **position: Any
+        self, cursor: Cursor, step: int, state: Any, writer: str, update: dict[str, Any], *, rewritten: bool = False,
+        **position: Any,
     ) -> StoredCheckpoint:
         """Write a checkpoint that no step made: ``state`` after ``writer`` applied ``update`` outside a
         run (a human editing a graph's state, a direct tool call recorded in an agent's conversation).
 
         Durable and indexed like the checkpoint a run stops on; ``position`` gives its status and
-        pending nodes (and, for a waiting thread, its interrupts and kept work).
+        pending nodes (and, for a waiting thread, its interrupts and kept work). ``rewritten``: the
+        state's history was edited or migrated, not appended to, so this checkpoint stores it whole.
         """
+        cursor.migrated = cursor.migrated or rewritten
         return await self.checkpointer.commit(
             cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
             fingerprint=self.machine.fingerprint, step=step, source="update",
@@ -353,7 +487,7 @@ class Runner:
         cursor: Cursor,
         step: int,
         state: Any,
-        status: Status,
+        status: RecordStatus,
         *,
         durable: bool,
         **fields: Any,
@@ -371,12 +505,12 @@ class Runner:
             **fields,
         )
         if observe.observers:
-            observe.emit("checkpoint", seq=record.seq, step=step, status=status, next=record.pending,
-                         interrupts=[i.name for i in record.interrupts])
+            observe.emit(CheckpointWritten(record.seq, step, status, tuple(record.pending),
+                                           tuple(i.name for i in record.interrupts)))
         return record
 
 
-_SOURCES: dict[Status, Any] = {
+_SOURCES: dict[RecordStatus, Any] = {
     "running": "step",
     "completed": "step",
     "interrupted": "interrupt",

@@ -9,7 +9,7 @@ import pytest
 from agent_helpers import add, assert_no_dangling_tool_use, uses
 
 from statehitl import Agent, tool
-from statehitl.errors import DirectToolCallError, InterruptReasonError
+from statehitl.errors import DirectToolCallError, InterruptError, NotJSONError
 from statehitl.hooks import AfterModelCallEvent, BeforeModelCallEvent, MessageAddedEvent
 from statehitl.models import ScriptedModel
 from statehitl.tools.executors import SequentialToolExecutor
@@ -88,8 +88,11 @@ def test_agent_state_holds_json_only() -> None:
     assert agent.state.get() == {"a": 1, "b": [1, {"c": None}]}
     agent.state.delete("a")
     assert agent.state.get("a") is None
-    with pytest.raises(InterruptReasonError, match=r"agent state value for 'x'.*set"):
+    with pytest.raises(NotJSONError, match=r"agent state value for 'x'.*set") as err:
         agent.state.set("x", {1, 2})
+    # A bad state value is not interrupt misuse: a handler for that must not catch it.
+    assert not isinstance(err.value, InterruptError)
+    assert isinstance(err.value, TypeError)
 
 
 def test_direct_tool_calls_return_the_result_and_refuse_interrupts() -> None:

@@ -7,11 +7,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel
 
-from statehitl import observe
+from statehitl import Agent, observe, tool
 from statehitl.checkpoint import MemoryCheckpointer
 from statehitl.graph import END, START, NodeContext, StateGraph, append
 from statehitl.hooks import BeforeNodeCallEvent, HookRegistry
+from statehitl.models import ScriptedModel
 from statehitl.testing import TransitionRecorder
+from statehitl.transitions import InterruptRaisedTransition, StepApplied, ToolFinished
 
 
 class S(BaseModel):
@@ -58,23 +60,53 @@ def test_log_is_the_same_for_every_run_whatever_the_thread_and_time() -> None:
     assert not any("thread" in line or "created" in line for line in logs[0])
 
 
+def raised(raw_id: str, source: str = "node", reason: Any = None) -> InterruptRaisedTransition:
+    return InterruptRaisedTransition(raw_id, "q", "n", source, reason)
+
+
 def test_ids_are_named_in_order_of_first_appearance() -> None:
     recorder = TransitionRecorder()
     for raw in ("v1:bbb", "v1:aaa", "v1:bbb"):
-        recorder.on_event("interrupt.raised", {"name": "q", "id": raw, "source": "node", "node": "n",
-                                               "reason": None})
+        recorder.on_event(raised(raw))
     assert [line.split()[2] for line in recorder.log] == ["<id1>", "<id2>", "<id1>"]
     recorder.clear()
     assert recorder.log == []
-    recorder.on_event("interrupt.raised", {"name": "q", "id": "v1:aaa", "source": "hook", "node": "n",
-                                           "reason": {"b": 1, "a": [2]}})
+    recorder.on_event(raised("v1:aaa", "hook", {"b": 1, "a": [2]}))
     assert recorder.log == ['interrupt q <id2> from hook n: {"a":[2],"b":1}']  # names survive clear()
 
 
-def test_unknown_events_are_still_logged() -> None:
+def test_tool_use_ids_are_named_wherever_they_appear() -> None:
     recorder = TransitionRecorder()
-    recorder.on_event("custom.thing", {"b": 2, "a": object})
-    assert recorder.log == ["custom.thing {\"a\":\"<class 'object'>\",\"b\":2}"]
+    turn = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_x_9f3a", "name": "x", "input": {}}}]}
+    recorder.on_event(StepApplied(1, {"model": {"turn": turn}}, ("tools",)))
+    recorder.on_event(ToolFinished("x", "tooluse_x_9f3a", "success"))
+    assert recorder.log == [
+        'step 1 writes {"model":{"turn":{"content":[{"toolUse":{"input":{},"name":"x","toolUseId":"<id1>"}}],'
+        '"role":"assistant"}}} next [\'tools\']',
+        "tool x <id1>: success",
+    ]
+
+
+def test_direct_tool_calls_log_the_same_on_every_run() -> None:
+    """A direct call makes up a new tool-use id each time; the log must not show it."""
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add.
+
+        Args:
+            a: one
+            b: the other
+        """
+        return a + b
+
+    logs = []
+    for _ in range(2):
+        agent = Agent(model=ScriptedModel([]), tools=[add], callback_handler=None)
+        with TransitionRecorder() as recorder:
+            agent.tool.add(a=1, b=2)
+        logs.append(recorder.log)
+    assert logs[0] == logs[1] == ["tool add <id1>: success"]
 
 
 def test_attach_and_detach() -> None:

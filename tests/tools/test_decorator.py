@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from statehitl.errors import DirectToolCallError
+from statehitl.errors import InterruptOutsideRunError
 from statehitl.interrupt import InterruptRaised, InterruptScope, interrupt_id
 from statehitl.tools import DecoratedFunctionTool, tool
 from statehitl.types.tools import AgentTool, ToolContext, ToolResult, ToolUse
@@ -210,7 +210,7 @@ def test_async_tool_interrupt_propagates():
 def test_a_hand_made_context_cannot_interrupt():
     delete = DeleteTool("myapp").delete_files
     tool_use = use("delete_files", {"paths": ["a.txt"]})
-    with pytest.raises(DirectToolCallError, match="outside an agent run"):
+    with pytest.raises(InterruptOutsideRunError, match="outside an agent run"):
         asyncio.run(delete.invoke(tool_use, ToolContext(tool_use, agent=None)))
 
 

@@ -10,34 +10,33 @@ in this process or any other.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any, cast
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 from statehitl._sync import run_sync
 from statehitl.agent.conversation_manager import ConversationManager, NullConversationManager
 from statehitl.agent.direct_call import ToolCaller
-from statehitl.agent.input import to_messages
-from statehitl.agent.loop import AgentLoopState, Invocation, agent_machine, agent_schema, current
+from statehitl.agent.loop import agent_machine
+from statehitl.agent.loop_state import AgentLoopState
 from statehitl.agent.result import AgentMetrics, AgentResult
+from statehitl.agent.runtime import AgentRuntime, EmitEvent, LoopRun
 from statehitl.agent.state import AgentState
-from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.agent.thread import AgentThread
+from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.errors import NotInterruptedError
 from statehitl.handlers import PrintingCallbackHandler
-from statehitl.hooks.agent_events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
+from statehitl.hooks.agent_events import AfterInvocationEvent
 from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
+from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.models.base import Model
-from statehitl.resume import is_response_list, parse_responses
-from statehitl.runner import Durability, Position, Runner, resume_position, start_position
+from statehitl.runner import Durability
 from statehitl.session.manager import SessionManager
 from statehitl.telemetry import trace_invocation
 from statehitl.tools.executors import ConcurrentToolExecutor, ToolExecutor
 from statehitl.tools.registry import ToolRegistry
-from statehitl.types.content import Message, Messages
+from statehitl.types.content import Messages
 
 __all__ = ["Agent"]
 
@@ -75,57 +74,128 @@ class Agent:
         conversation_manager: ConversationManager | None = None,
         record_direct_tool_call: bool = True,
     ) -> None:
-        self.model = _resolve_model(model)
-        self.tool_registry = ToolRegistry(tools or ())
-        self.system_prompt = system_prompt
-        self.callback_handler = PrintingCallbackHandler() if callback_handler is _DEFAULT_HANDLER else callback_handler
-        self.hooks = HookRegistry()
+        registry = HookRegistry()
         for hook in hooks or ():
-            self.hooks.add(hook)
-        self.name = name or "agent"
+            registry.add(hook)
+        self.runtime = AgentRuntime(
+            model=_resolve_model(model),
+            tools=ToolRegistry(tools or ()),
+            hooks=registry,
+            tool_executor=tool_executor or ConcurrentToolExecutor(),
+            state=state if isinstance(state, AgentState) else AgentState(state),
+            system_prompt=system_prompt,
+            name=name or "agent",
+            owner=self,
+        )
+        """What the agent loop uses of this agent; also how an orchestrator runs it as one of its nodes."""
+        self.callback_handler = PrintingCallbackHandler() if callback_handler is _DEFAULT_HANDLER else callback_handler
         self.agent_id = agent_id or "default"
         self.description = description
-        self.tool_executor = tool_executor or ConcurrentToolExecutor()
-        self.conversation_manager = conversation_manager or NullConversationManager()
         self.step_limit = step_limit
         self.record_direct_tool_call = record_direct_tool_call
         self.session_manager = session_manager
         if session_manager is not None:
-            self.checkpointer = session_manager.checkpointer
-            self.thread_id = session_manager.thread_id(self.agent_id)
+            checkpointer = session_manager.checkpointer
+            thread_id = session_manager.thread_id(self.agent_id)
         else:
-            self.checkpointer = Checkpointer(MemoryStorage())
-            self.thread_id = f"agent-{os.urandom(16).hex()}"
+            checkpointer = Checkpointer(MemoryStorage())
+            thread_id = f"agent-{os.urandom(16).hex()}"
         self.durability: Durability = durability or ("step" if session_manager is not None else "exit")
-        self._runner = Runner(agent_machine(), agent_schema(), self.hooks, self.checkpointer, source=self,
-                              index=session_manager is not None)
-        self._running = threading.Lock()
-        self._head: Head | None = None
-        self._stale = False  # a call failed: reload the session before the next one
-        self._loop = AgentLoopState()
-        self._messages: list[dict[str, Any]] = self._loop.messages
-        self._synced = (self._messages, 0)
-        self.state = state if isinstance(state, AgentState) else AgentState(state)
+        self._thread = AgentThread(self.runtime, checkpointer, thread_id, session=session_manager is not None,
+                                   conversation_manager=conversation_manager or NullConversationManager())
         if messages:
             self.messages = messages
         if session_manager is not None:
-            run_sync(self._restore())
+            run_sync(self._thread.restore())
+
+    # -- what the agent is made of (the runtime's, read and set here as Strands users do) ----------------
+
+    @property
+    def model(self) -> Model:
+        return self.runtime.model
+
+    @model.setter
+    def model(self, value: Model) -> None:
+        self.runtime.model = value
+
+    @property
+    def system_prompt(self) -> str | None:
+        return self.runtime.system_prompt
+
+    @system_prompt.setter
+    def system_prompt(self, value: str | None) -> None:
+        self.runtime.system_prompt = value
+
+    @property
+    def state(self) -> AgentState:
+        """The agent's key-value store, saved with the session."""
+        return self.runtime.state
+
+    @state.setter
+    def state(self, value: AgentState | dict[str, Any]) -> None:
+        self.runtime.state = value if isinstance(value, AgentState) else AgentState(value)
+
+    @property
+    def name(self) -> str:
+        return self.runtime.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.runtime.name = value
+
+    @property
+    def hooks(self) -> HookRegistry:
+        return self.runtime.hooks
+
+    @property
+    def tool_registry(self) -> ToolRegistry:
+        return self.runtime.tools
+
+    @property
+    def tool_executor(self) -> ToolExecutor:
+        return self.runtime.tool_executor
+
+    @tool_executor.setter
+    def tool_executor(self, value: ToolExecutor) -> None:
+        self.runtime.tool_executor = value
+
+    @property
+    def conversation_manager(self) -> ConversationManager:
+        return self._thread.conversation_manager
+
+    @conversation_manager.setter
+    def conversation_manager(self, value: ConversationManager) -> None:
+        self._thread.conversation_manager = value
+
+    @property
+    def checkpointer(self) -> Checkpointer:
+        """Where the agent's thread lives: its session's store, or a private one in memory."""
+        return self._thread.checkpointer
+
+    @property
+    def thread_id(self) -> str:
+        """The agent's thread in ``checkpointer`` (its session's thread for ``agent_id``)."""
+        return self._thread.thread_id
 
     # -- the live conversation ----------------------------------------------------------------------
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         """The conversation in Bedrock Converse format (assigning a new list replaces it)."""
-        return self._messages
+        return self._thread.messages
 
     @messages.setter
     def messages(self, value: Messages | list[dict[str, Any]]) -> None:
-        self._messages = [dict(m) for m in value]
+        self._thread.messages = value  # type: ignore[assignment]
 
-    def _adopt_messages(self, messages: list[dict[str, Any]]) -> None:
-        """Make ``messages`` the conversation as the loop last saw it (nodes and restores call this)."""
-        self._messages = messages
-        self._synced = (messages, len(messages))
+    @property
+    def interrupts(self) -> list[Interrupt]:
+        """The interrupts the agent waits on: answer them with ``agent([{"interruptResponse": ...}])``.
+
+        Read from its session when the agent was built, so an Agent rebuilt in a new process lists
+        what the last one left waiting.
+        """
+        return self._thread.pending_interrupts()
 
     @property
     def machine(self) -> Machine:
@@ -134,12 +204,12 @@ class Agent:
 
     @property
     def tool_names(self) -> list[str]:
-        return list(self.tool_registry.names)
+        return list(self.runtime.tools.names)
 
     @property
     def tool(self) -> ToolCaller:
         """Direct tool calls: ``agent.tool.name(**input)`` returns the tool result (no interrupts)."""
-        return ToolCaller(self)
+        return ToolCaller(self.runtime, self._thread, self.record_direct_tool_call)
 
     def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None) -> None:
         """Register a callback: ``add_hook(EventType, fn)``, or Strands' ``add_hook(fn, EventType)``."""
@@ -149,22 +219,6 @@ class Agent:
             self.hooks.add_callback(callback, event_type)
         else:
             raise TypeError(f"add_hook expects (EventType, callback); got ({event_type!r}, {callback!r})")
-
-    async def _restore(self) -> None:
-        """Load the session's thread, if it has one, into this agent (what a new server process does)."""
-        head = await self.checkpointer.head(self.thread_id)
-        self._head, self._stale = head, False
-        if head is None:
-            return
-        record = head.record
-        loop = agent_schema().load(record.values)
-        self._loop = loop
-        self._adopt_messages(loop.messages)
-        kept = record.progress.get("tools") if record.status == "interrupted" else None
-        if kept and "agent_state" in kept:
-            self.state = AgentState(kept["agent_state"])  # the interrupted cycle's changes
-        else:
-            self.state = AgentState(loop.agent_state, changed=False)
 
     # -- calling ------------------------------------------------------------------------------------
 
@@ -204,22 +258,17 @@ class Agent:
             if not task.done():
                 task.cancel()
 
-    def _callback(self) -> Callable[[dict[str, Any]], None] | None:
+    def _callback(self) -> EmitEvent | None:
         handler = self.callback_handler
         if handler is None:
             return None
         return lambda event: handler(**event)
 
     async def _invoke(self, prompt: Any, given: dict[str, Any] | None, kwargs: dict[str, Any],
-                      emit: Callable[[dict[str, Any]], None] | None) -> AgentResult:
+                      emit: EmitEvent | None) -> AgentResult:
         """Run one call; its keyword arguments join ``invocation_state``, so hooks and tools see both alike."""
         invocation_state = {**(given or {}), **kwargs}
-        if not self._running.acquire(blocking=False):  # a lock, not a flag: callers may be threads
-            raise RuntimeError(
-                f"agent {self.name!r} is already running a call; one agent runs one call at a time "
-                "(use one Agent per concurrent conversation)"
-            )
-        try:
+        with self._thread.hold():
             while True:
                 result = await self._invoke_once(prompt, invocation_state, emit)
                 after = AfterInvocationEvent(self, invocation_state, result)
@@ -228,179 +277,34 @@ class Agent:
                 if after.resume is None:
                     return result
                 prompt = after.resume
-        finally:
-            self._running.release()
 
     async def _invoke_once(self, prompt: Any, invocation_state: dict[str, Any],
-                           emit: Callable[[dict[str, Any]], None] | None) -> AgentResult:
-        if self._stale:
-            await self._restore()  # an earlier call failed: start from what the store holds
+                           emit: EmitEvent | None) -> AgentResult:
         trace = trace_invocation(self, self.thread_id)
-        run = Invocation(self, invocation_state, AgentMetrics(), emit, trace)
+        run = LoopRun(self.runtime, invocation_state, AgentMetrics(), emit, trace)
         if emit is not None:
             emit({"init_event_loop": True})
         try:
-            result = await self._run(prompt, run)
+            stop_reason, loop, interrupts = await self._thread.run(prompt, run, step_limit=self.step_limit,
+                                                                   durability=self.durability)
         except BaseException as exc:
             if trace is not None:
                 trace.end("error", run.metrics.accumulated_usage, error=exc)
             raise
         if trace is not None:
-            trace.end(result.stop_reason, run.metrics.accumulated_usage, result.interrupts)
-        return result
-
-    async def _run(self, prompt: Any, run: Invocation) -> AgentResult:
-        at = await self._position(prompt, self._head, run)
-        if at is None:  # a BeforeInvocationEvent hook cancelled the call
-            return self._result("cancelled", self._loop, run, [])
-        token = current.set(run)
-        try:
-            record, loop = await self._runner.run(at, step_limit=self.step_limit, durability=self.durability,
-                                                  invocation_state=run.invocation_state)
-        except BaseException as exc:
-            if run.emit is not None and isinstance(exc, Exception):
-                run.emit({"force_stop": True, "force_stop_reason": str(exc)})
-            # The store is the truth after a failed run: what it kept of the run, or else the
-            # conversation as it was before this call. A session reloads it on the next call.
-            self._adopt_messages(self._loop.messages)
-            self._stale = True
-            if self.session_manager is None:
-                await self._restore()
-            raise
-        finally:
-            current.reset(token)
-        self._head = Head(record, at.cursor)
-        self._loop = loop
-        self._adopt_messages(loop.messages)
-        interrupts = [i.to_interrupt() for i in record.interrupts]
-        if not interrupts:
-            self.conversation_manager.apply_management(self)
-        stop_reason = "interrupt" if record.status == "interrupted" else loop.stop_reason
-        return self._result(stop_reason, loop, run, interrupts)
-
-    async def _position(self, prompt: Any, head: Head | None, run: Invocation) -> Position | None:
-        """Where the loop starts for this input; every check happens before anything is written."""
-        label = f"agent {self.name!r} (session thread {self.thread_id!r})"
-        rewritten = self._rewritten()
-        if head is not None and head.record.status == "interrupted":
-            record = head.record
-            pending = [i.to_interrupt() for i in record.interrupts]
-            answers = parse_responses(prompt, pending, thread=label)
-            if self.hooks.has_callbacks(BeforeInvocationEvent):
-                await self.hooks.fire(BeforeInvocationEvent(self, run.invocation_state, None))
-            return await resume_position(self.checkpointer, head, answers, self._loop_state([]))
-        if is_response_list(prompt):
-            raise NotInterruptedError(
-                f"{label} is not waiting on any interrupt; interrupt responses can only answer an agent whose "
-                "last result had stop_reason == 'interrupt'"
-            )
-        new = to_messages(prompt)
-        if head is not None:
-            self.checkpointer.ensure_free(head, None)
-        if self.hooks.has_callbacks(BeforeInvocationEvent):
-            before = BeforeInvocationEvent(self, run.invocation_state, new)
-            await self.hooks.fire(before)
-            if before.cancel:
-                return None
-            new = list(before.messages or [])
-        loop = self._loop_state(new)
-        self._adopt_messages(loop.messages)
-        if self.hooks.has_callbacks(MessageAddedEvent):
-            for message in new:
-                await self.hooks.fire(MessageAddedEvent(self, message))
-        at = start_position(head, self.thread_id, loop, ["model"])
-        if rewritten:
-            at.cursor.migrated = True  # the history was edited, not appended to: store it whole once
-        return at
-
-    def _rewritten(self) -> bool:
-        """Whether the conversation was edited since the loop last saw it, rather than only appended to."""
-        synced, length = self._synced
-        return self._messages is not synced or len(self._messages) < length
-
-    def _loop_state(self, new: list[Message]) -> AgentLoopState:
-        """The loop state to run from: the live conversation and agent state, plus ``new`` messages."""
-        messages: list[dict[str, Any]] = [*self._messages, *new]  # type: ignore[list-item]
-        loop = self._loop
-        values = self.state.snapshot()
-        return loop.model_copy(update={
-            "messages": messages,
-            "agent_state": values if values is not None else loop.agent_state,
-            "turn": None if new else loop.turn,
-        })
-
-    # -- direct tool calls (``direct_call``) ------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _recording_call(self) -> Iterator[None]:
-        """Hold the agent for a direct call that will be recorded: the messages it adds must not land
-        in the middle of a running call, nor after a toolUse that waits on a human."""
-        if not self._running.acquire(blocking=False):
-            raise RuntimeError(
-                f"agent {self.name!r} is running a call, so a direct tool call cannot be recorded in its "
-                "conversation now; pass record_direct_tool_call=False to call the tool without recording it"
-            )
-        try:
-            if self._head is not None and self._head.record.status == "interrupted":
-                raise RuntimeError(
-                    f"agent {self.name!r} is waiting on an interrupt, so a direct tool call cannot be recorded "
-                    "in its conversation now; answer the interrupt first, or pass record_direct_tool_call=False"
-                )
-            yield
-        finally:
-            self._running.release()
-
-    async def _record_direct_call(self, added: list[Message]) -> None:
-        """Append a direct call's messages to the conversation and, with a session, save it at once.
-
-        Saved as an update of the thread (no step runs), so a new Agent on the session sees the call.
-        If a ``MessageAddedEvent`` hook or the save fails (another process took the thread), the
-        messages are taken back out: the conversation stays what the store holds.
-        """
-        if self._stale:
-            await self._restore()  # an earlier call failed: record the call on what the store holds
-        before = len(self._messages)
-        rewritten = self._rewritten()
-        # In place, as Strands does: a list the caller holds sees them.
-        self._messages.extend(cast("list[dict[str, Any]]", added))
-        try:
-            if self.hooks.has_callbacks(MessageAddedEvent):
-                for message in added:
-                    await self.hooks.fire(MessageAddedEvent(self, message))
-            if self.session_manager is not None:
-                await self._save_update({"messages": added}, rewritten)
-        except BaseException:
-            del self._messages[before:]
-            if self.session_manager is not None:
-                self._stale = True  # what the store holds now is unknown: reload before the next call
-            raise
-        self.conversation_manager.apply_management(self)
-
-    async def _save_update(self, update: dict[str, Any], rewritten: bool) -> None:
-        """Write the live conversation and state as the thread's next checkpoint, as if ``update`` had
-        been a step's (no step runs: the thread stays completed, and its history shows the update)."""
-        head = self._head
-        if head is not None:
-            self.checkpointer.ensure_free(head, None)
-        loop = self._loop_state([])
-        at = start_position(head, self.thread_id, loop, [])
-        if rewritten:
-            at.cursor.migrated = True  # an edited history is stored whole once
-        record = await self._runner.commit_update(at.cursor, at.step, loop, "direct_tool_call", update,
-                                                  status="completed", pending=[])
-        self._head = Head(record, at.cursor)
-        self._loop = loop
-        self._adopt_messages(self._messages)
-
-    def _result(self, stop_reason: str, loop: AgentLoopState, run: Invocation, interrupts: list[Any]) -> AgentResult:
-        message: Any = loop.turn
-        if message is None:
-            message = next((m for m in reversed(loop.messages) if m.get("role") == "assistant"),
-                           {"role": "assistant", "content": []})
-        return AgentResult(stop_reason, message, run.metrics, run.invocation_state, interrupts)
+            trace.end(stop_reason, run.metrics.accumulated_usage, interrupts)
+        return _result(stop_reason, loop, run, interrupts)
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={self.tool_names})"
+
+
+def _result(stop_reason: str, loop: AgentLoopState, run: LoopRun, interrupts: list[Interrupt]) -> AgentResult:
+    message: Any = loop.turn
+    if message is None:
+        message = next((m for m in reversed(loop.messages) if m.get("role") == "assistant"),
+                       {"role": "assistant", "content": []})
+    return AgentResult(stop_reason, message, run.metrics, run.invocation_state, interrupts)
 
 
 def _resolve_model(model: Model | str | None) -> Model:

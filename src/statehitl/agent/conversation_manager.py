@@ -9,12 +9,19 @@ trimmed history is a rewrite, not an append: the next checkpoint stores it whole
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from statehitl.agent.agent import Agent
+__all__ = ["Conversation", "ConversationManager", "NullConversationManager", "SlidingWindowConversationManager"]
 
-__all__ = ["ConversationManager", "NullConversationManager", "SlidingWindowConversationManager"]
+
+class Conversation(Protocol):
+    """What a manager works on: an agent's ``messages`` (assigning a new list replaces the history)."""
+
+    @property
+    def messages(self) -> list[dict[str, Any]]: ...
+
+    @messages.setter
+    def messages(self, value: list[dict[str, Any]]) -> None: ...
 
 
 class ConversationManager(ABC):
@@ -23,13 +30,13 @@ class ConversationManager(ABC):
     removed_message_count: int = 0
 
     @abstractmethod
-    def apply_management(self, agent: Agent) -> None: ...
+    def apply_management(self, agent: Conversation) -> None: ...
 
 
 class NullConversationManager(ConversationManager):
     """Keep the whole conversation (the default)."""
 
-    def apply_management(self, agent: Agent) -> None:
+    def apply_management(self, agent: Conversation) -> None:
         return None
 
 
@@ -42,7 +49,7 @@ class SlidingWindowConversationManager(ConversationManager):
         self.window_size = window_size
         self.removed_message_count = 0
 
-    def apply_management(self, agent: Agent) -> None:
+    def apply_management(self, agent: Conversation) -> None:
         messages = agent.messages
         if len(messages) <= self.window_size:
             return

@@ -16,20 +16,18 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from statehitl import interrupt_ids
 from statehitl._sync import run_sync
-from statehitl.agent.loop import Invocation
 from statehitl.agent.result import AgentMetrics
+from statehitl.agent.runtime import AgentRuntime, LoopRun
+from statehitl.agent.thread import AgentThread
 from statehitl.agent.tool_batch import call_tool
 from statehitl.errors import DirectToolCallError
-from statehitl.interrupt import Interrupt, InterruptScope
-from statehitl.runner import NodeContext
+from statehitl.interrupt import Interrupt, InterruptContext
 from statehitl.types.content import Message
 from statehitl.types.tools import AgentTool, ToolResult, ToolUse
-
-if TYPE_CHECKING:
-    from statehitl.agent.agent import Agent
 
 __all__ = ["ToolCaller"]
 
@@ -43,44 +41,46 @@ class ToolCaller:
     before the standard description of the call).
     """
 
-    def __init__(self, agent: Agent) -> None:
-        self._agent = agent
+    def __init__(self, runtime: AgentRuntime, thread: AgentThread, record: bool) -> None:
+        self._runtime = runtime
+        self._thread = thread
+        self._record = record
 
     def __getattr__(self, name: str) -> Callable[..., ToolResult]:
-        agent = self._agent
-        registry = agent.tool_registry
+        runtime = self._runtime
+        registry = runtime.tools
         tool = registry.get(name) or next(
             (registry.get(n) for n in registry.names if "-" in n and n.replace("-", "_") == name), None)
         if tool is None:
-            raise AttributeError(f"agent {agent.name!r} has no tool {name!r}; its tools: {registry.names}")
+            raise AttributeError(f"agent {runtime.name!r} has no tool {name!r}; its tools: {registry.names}")
 
         def call(*, record_direct_tool_call: bool | None = None, user_message_override: str | None = None,
                  **tool_input: Any) -> ToolResult:
-            record = agent.record_direct_tool_call if record_direct_tool_call is None else record_direct_tool_call
-            return run_sync(_call(agent, tool, tool_input, record, user_message_override))
+            record = self._record if record_direct_tool_call is None else record_direct_tool_call
+            return run_sync(self._call(tool, tool_input, record, user_message_override))
 
         return call
 
+    async def _call(self, tool: AgentTool, tool_input: dict[str, Any], record: bool,
+                    user_message_override: str | None) -> ToolResult:
+        use: ToolUse = {"toolUseId": f"tooluse_{tool.tool_name}_{os.urandom(6).hex()}", "name": tool.tool_name,
+                        "input": tool_input}
+        if not record:
+            return await self._run_tool(use)
+        thread = self._thread
+        with thread.recording():
+            result = await self._run_tool(use)
+            await thread.record(recorded_messages(tool, use, result, user_message_override), saved=thread.session)
+        return result
 
-async def _call(agent: Agent, tool: AgentTool, tool_input: dict[str, Any], record: bool,
-                user_message_override: str | None) -> ToolResult:
-    use: ToolUse = {"toolUseId": f"tooluse_{tool.tool_name}_{os.urandom(6).hex()}", "name": tool.tool_name,
-                    "input": tool_input}
-    if not record:
-        return await _run_tool(agent, use)
-    with agent._recording_call():
-        result = await _run_tool(agent, use)
-        await agent._record_direct_call(recorded_messages(tool, use, result, user_message_override))
-    return result
-
-
-async def _run_tool(agent: Agent, use: ToolUse) -> ToolResult:
-    """The tool's result, through its hooks; an interrupt is refused, as nothing could resume it."""
-    ctx = NodeContext("direct_tool_call", 0, agent.thread_id, {}, InterruptScope("direct", {}))
-    outcome = await call_tool(Invocation(agent, {}, AgentMetrics(), None, None), use, ctx, inline=True)
-    if isinstance(outcome, list):
-        raise DirectToolCallError(_refusal(use["name"], outcome))
-    return outcome
+    async def _run_tool(self, use: ToolUse) -> ToolResult:
+        """The tool's result, through its hooks; an interrupt is refused, as nothing could resume it."""
+        run = LoopRun(self._runtime, {}, AgentMetrics())
+        outcome = await call_tool(run, use, 0, InterruptContext({}, interrupt_ids.nested(interrupt_ids.DIRECT_CALL)),
+                                  inline=True)
+        if isinstance(outcome, list):
+            raise DirectToolCallError(_refusal(use["name"], outcome))
+        return outcome
 
 
 def _refusal(name: str, interrupts: list[Interrupt]) -> str:

@@ -14,14 +14,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from statehitl import observe
+from statehitl import interrupt_ids, observe
 from statehitl.agent.binary import from_json_safe, to_json_safe
-from statehitl.agent.loop import AgentLoopState, Invocation, add_messages, current, state_update
+from statehitl.agent.loop_state import AgentLoopState, state_update
+from statehitl.agent.runtime import LoopRun
 from statehitl.errors import InterruptError
 from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, BeforeToolCallEvent, BeforeToolsEvent
 from statehitl.hooks.registry import cancel_text
-from statehitl.interrupt import Interrupt, InterruptRaised
+from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.runner import NodeContext
+from statehitl.transitions import ToolFinished
 from statehitl.types.content import Message
 from statehitl.types.tools import ToolContext, ToolResult, ToolUse, error_result
 
@@ -29,16 +31,19 @@ __all__ = ["call_tool", "error_result", "run_tools"]
 
 
 async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
-    run = current.get()
-    agent, hooks = run.agent, run.agent.hooks
+    """The ``tools`` node: run the pending turn's tool calls; its update is the turn and its results."""
+    run: LoopRun = ctx.runtime
+    runtime = run.runtime
+    hooks = runtime.hooks
     message: Message = state.turn  # type: ignore[assignment]
     uses: list[ToolUse] = [block["toolUse"] for block in message["content"] if "toolUse" in block]
     kept: dict[str, Any] = from_json_safe(ctx.progress) if ctx.progress else {}
     results: dict[str, ToolResult] = dict(kept.get("results", {}))
     cancel: str | None = None
     if hooks.has_callbacks(BeforeToolsEvent):
-        before = BeforeToolsEvent(agent, message, run.invocation_state)
-        raised = await hooks.fire(before, scope=ctx.scope(f"hook:before_tools:{ctx.step}", "hook", "tools"))
+        before = BeforeToolsEvent(runtime.agent, message, run.invocation_state)
+        site = interrupt_ids.before_tools_hook(ctx.interrupts.prefix, ctx.step)
+        raised = await hooks.fire(before, scope=ctx.interrupts.scope(site, "hook", "tools"))
         if raised:
             raise InterruptRaised(raised, progress=_progress(run, results))
         cancel = cancel_text(before.cancel, "the tool batch was cancelled")
@@ -53,9 +58,9 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
         cycle = {}
 
         async def call(use: ToolUse, inline: bool) -> ToolResult | list[Interrupt]:
-            return await call_tool(run, use, ctx, inline)
+            return await call_tool(run, use, ctx.step, ctx.interrupts, inline)
 
-        for use, outcome in zip(todo, await agent.tool_executor.run(todo, call), strict=True):
+        for use, outcome in zip(todo, await runtime.tool_executor.run(todo, call), strict=True):
             if isinstance(outcome, list):
                 stopped.extend(outcome)
             else:
@@ -65,7 +70,7 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     if hooks.has_callbacks(AfterToolsEvent):
         cycle_message: Message = {"role": "user", "content": [{"toolResult": cycle[u["toolUseId"]]}
                                                               for u in todo if u["toolUseId"] in cycle]}
-        after = AfterToolsEvent(agent, cycle_message, run.invocation_state)
+        after = AfterToolsEvent(runtime.agent, cycle_message, run.invocation_state)
         await hooks.fire(after)
         end_turn = after.end_turn
     if stopped:
@@ -74,18 +79,17 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     added = [message, answered]
     if end_turn:
         added.append(_final_message(end_turn))
-    await add_messages(run, state, *added)
     return {"messages": added, "turn": None, "stop_reason": "end_turn" if end_turn else "tool_use",
-            **state_update(agent)}
+            **state_update(runtime.state)}
 
 
-def _progress(run: Invocation, results: dict[str, ToolResult]) -> dict[str, Any] | None:
+def _progress(run: LoopRun, results: dict[str, ToolResult]) -> dict[str, Any] | None:
     """What the batch keeps when it stops: finished results, and agent.state if hooks or tools changed it."""
     progress: dict[str, Any] = {}
     if results:
         progress["results"] = results
-    if run.agent.state.changed:
-        progress["agent_state"] = run.agent.state.get()
+    if run.runtime.state.changed:
+        progress["agent_state"] = run.runtime.state.get()
     return to_json_safe(progress) if progress else None
 
 
@@ -98,17 +102,19 @@ def _final_message(end_turn: Any) -> Message:
 
 
 async def call_tool(
-    run: Invocation, use: ToolUse, ctx: NodeContext, inline: bool
+    run: LoopRun, use: ToolUse, step: int, interrupts: InterruptContext, inline: bool
 ) -> ToolResult | list[Interrupt]:
     """One tool call with its hooks: its result, or the interrupts that stopped it (also the path of a
-    direct call, ``agent.tool.<name>()``)."""
-    agent, hooks = run.agent, run.agent.hooks
+    direct call, ``agent.tool.<name>()``). ``step`` and ``interrupts`` place its interrupt ids."""
+    runtime = run.runtime
+    hooks = runtime.hooks
     name, use_id = use["name"], use["toolUseId"]
-    tool = agent.tool_registry.get(name)
+    tool = runtime.tools.get(name)
     cancel_message: str | None = None
     if hooks.has_callbacks(BeforeToolCallEvent):
-        before = BeforeToolCallEvent(agent, tool, use, run.invocation_state)
-        raised = await hooks.fire(before, scope=ctx.scope(f"hook:before_tool:{ctx.step}:{use_id}", "hook", name))
+        before = BeforeToolCallEvent(runtime.agent, tool, use, run.invocation_state)
+        site = interrupt_ids.before_tool_hook(interrupts.prefix, step, use_id)
+        raised = await hooks.fire(before, scope=interrupts.scope(site, "hook", name))
         if raised:
             return _interrupted(run, use, raised)
         use, tool = before.tool_use, before.selected_tool
@@ -122,17 +128,18 @@ async def call_tool(
             result = error_result(use, cancel_message)
         elif tool is None:
             result = error_result(use, f"Error: tool {name!r} is not one of this agent's tools "
-                                       f"({', '.join(agent.tool_registry.names) or 'it has none'})")
+                                       f"({', '.join(runtime.tools.names) or 'it has none'})")
         else:
-            scope = ctx.scope(f"tool:{ctx.step}:{use_id}", "tool", name)
+            scope = interrupts.scope(interrupt_ids.tool(interrupts.prefix, step, use_id), "tool", name)
             span = run.trace.tool_call(use) if run.trace is not None else None
             try:
-                result = await tool.invoke(use, ToolContext(use, agent, run.invocation_state, scope), inline=inline)
+                context = ToolContext(use, runtime.agent, run.invocation_state, scope)
+                result = await tool.invoke(use, context, inline=inline)
             except InterruptRaised as stop:
                 if span is not None:
                     span.interrupted(stop.interrupts)
                 if observe.observers:
-                    observe.emit("tool", name=name, id=use_id, outcome="interrupted")
+                    observe.emit(ToolFinished(name, use_id, "interrupted"))
                 return _interrupted(run, use, stop.interrupts)
             except InterruptError:
                 raise  # misuse of interrupt() (a non-JSON reason, a reused name) is the developer's to fix
@@ -143,21 +150,21 @@ async def call_tool(
                 span.done(result)
         seconds = time.perf_counter() - started
         if hooks.has_callbacks(AfterToolCallEvent):
-            after = AfterToolCallEvent(agent, tool, use, run.invocation_state, result, exception, cancel_message,
-                                       seconds)
+            after = AfterToolCallEvent(runtime.agent, tool, use, run.invocation_state, result, exception,
+                                       cancel_message, seconds)
             await hooks.fire(after)
             if after.retry and cancel_message is None:
                 continue
             result = after.result
         run.metrics.add_tool(name, result["status"] == "success", seconds)
         if observe.observers:
-            observe.emit("tool", name=name, id=use_id, outcome=result["status"])
+            observe.emit(ToolFinished(name, use_id, result["status"]))
         if run.emit is not None:
             run.emit({"tool_result": result})
         return result
 
 
-def _interrupted(run: Invocation, use: ToolUse, interrupts: list[Interrupt]) -> list[Interrupt]:
+def _interrupted(run: LoopRun, use: ToolUse, interrupts: list[Interrupt]) -> list[Interrupt]:
     """A tool call's interrupts, announced to the stream as Strands announces them."""
     if run.emit is not None:
         run.emit({"tool_interrupt_event": {"tool_use": use, "interrupts": interrupts}})

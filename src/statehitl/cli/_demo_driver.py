@@ -17,6 +17,17 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from statehitl import observe
 from statehitl.cli._console import CliError, Console, cli_command, compact_json
+from statehitl.transitions import (
+    CheckpointWritten,
+    HookFired,
+    InterruptAnswered,
+    InterruptRaisedTransition,
+    NodeCancelled,
+    NodeEntered,
+    StepApplied,
+    ToolFinished,
+    Transition,
+)
 
 if TYPE_CHECKING:
     from statehitl.checkpoint import Checkpointer
@@ -81,36 +92,35 @@ class TransitionPrinter:
                 lines.extend(f"{who}{line}" for line in self.write_lines(name, value))
         return lines
 
-    def on_event(self, kind: str, fields: dict[str, Any]) -> None:
+    def on_event(self, t: Transition) -> None:
         c, pad = self.console, self.pad
-        if kind == "node.enter":
-            step = f"step {fields['step']}".ljust(8)
-            c.print(f"  {c.style(step, 'dim')}{c.g('enter')} {c.style(fields['node'], 'bold')}")
-        elif kind == "node.cancelled":
-            c.print(f"{pad}{c.style(c.g('cancel') + ' cancelled ' + fields['node'], 'red')}: {fields['message']}")
-        elif kind == "step":
-            for line in self._write_lines(fields["writes"]):
-                c.print(f"{pad}{line}")
-            nxt = ", ".join(fields["next"]) or "END"
-            c.print(f"{pad}{c.style(c.g('arrow') + ' ' + nxt, 'cyan')}")
-        elif kind == "hook":  # only fired when a hook is registered: the graph demo has none
-            raised = fields["interrupts"]
-            note = f": interrupt {', '.join(repr(n) for n in raised)}" if raised else ""
-            c.print(f"{pad}{c.style('hook ' + fields['event'] + note, 'dim')}")
-        elif kind == "tool":  # agents only
-            style = "green" if fields["outcome"] == "success" else "red"
-            c.print(f"{pad}tool {c.style(fields['name'], 'bold')}: {c.style(fields['outcome'], style)}")
-        elif kind == "interrupt.raised":
-            head = f"{c.g('pause')} interrupt {fields['name']!r} from {fields['source']} {fields['node']}"
-            c.print(f"{pad}{c.style(head, 'yellow', 'bold')}")
-            c.print(f"{pad}  reason: {compact_json(fields['reason'])}")
-        elif kind == "interrupt.answered":
-            response = compact_json(fields["response"])
-            answer = f"{c.g('answer')} answer to {fields['name']!r} at {fields['node']}: {response}"
-            c.print(f"  {c.style(answer, 'green')}")
-        elif kind == "checkpoint":
-            note = f"{c.g('dot')} checkpoint {fields['seq']} saved ({fields['status']})"
-            c.print(f"{pad}{c.style(note, 'dim')}")
+        match t:
+            case NodeEntered():
+                step = f"step {t.step}".ljust(8)
+                c.print(f"  {c.style(step, 'dim')}{c.g('enter')} {c.style(t.node, 'bold')}")
+            case NodeCancelled():
+                c.print(f"{pad}{c.style(c.g('cancel') + ' cancelled ' + t.node, 'red')}: {t.message}")
+            case StepApplied():
+                for line in self._write_lines(t.writes):
+                    c.print(f"{pad}{line}")
+                nxt = ", ".join(t.next) or "END"
+                c.print(f"{pad}{c.style(c.g('arrow') + ' ' + nxt, 'cyan')}")
+            case HookFired():  # only fired when a hook is registered: the graph demo has none
+                note = f": interrupt {', '.join(repr(n) for n in t.interrupts)}" if t.interrupts else ""
+                c.print(f"{pad}{c.style('hook ' + t.event + note, 'dim')}")
+            case ToolFinished():  # agents only
+                style = "green" if t.outcome == "success" else "red"
+                c.print(f"{pad}tool {c.style(t.name, 'bold')}: {c.style(t.outcome, style)}")
+            case InterruptRaisedTransition():
+                head = f"{c.g('pause')} interrupt {t.name!r} from {t.source} {t.node}"
+                c.print(f"{pad}{c.style(head, 'yellow', 'bold')}")
+                c.print(f"{pad}  reason: {compact_json(t.reason)}")
+            case InterruptAnswered():
+                answer = f"{c.g('answer')} answer to {t.name!r} at {t.node}: {compact_json(t.response)}"
+                c.print(f"  {c.style(answer, 'green')}")
+            case CheckpointWritten():
+                note = f"{c.g('dot')} checkpoint {t.seq} saved ({t.status})"
+                c.print(f"{pad}{c.style(note, 'dim')}")
 
 
 # -- one demo ---------------------------------------------------------------------------------------

@@ -230,7 +230,7 @@ class _AgentPrinter(TransitionPrinter):
     """The transition printer, with messages summarized and each tool's result shown as it comes."""
 
     def __init__(self, console: Console) -> None:
-        from statehitl.agent.loop import agent_schema
+        from statehitl.agent.loop_state import agent_schema
 
         super().__init__(console, frozenset(agent_schema().reducers))
         self.names: dict[str, str] = {}

@@ -19,11 +19,11 @@ from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
-from statehitl.errors import MachineChangedError, NotInterruptedError, ResumeInputError
+from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Machine, describe_change
-from statehitl.resume import is_response_list, parse_responses
+from statehitl.resume import ContinueRun, ResumeRun, plan_run
 from statehitl.runner import Durability, Position, Runner, resume_position, start_position
 from statehitl.status import Status
 
@@ -164,66 +164,38 @@ class CompiledStateGraph(Generic[M]):
         Continuing a stopped run (answering interrupts, or ``None`` after a crash) first claims the
         thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
         """
-        label = f"thread {thread!r}"
+        plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
+                        none_continues=True, lists_are_input=False)
+        if isinstance(plan, ResumeRun | ContinueRun):
+            assert head is not None
+            values, migrated = await self._stored_values(head, resuming=True)
+            answers = plan.answers if isinstance(plan, ResumeRun) else {}
+            return await resume_position(self.checkpointer, head, answers, self.schema.load(values),
+                                         rewritten=migrated)
         if head is None:
-            if is_response_list(input):
-                raise NotInterruptedError(
-                    f"{label} is not waiting on any interrupt (it has no checkpoint); interrupt responses "
-                    "can only answer a thread whose last result was an interrupt"
-                )
-            if input is None:
-                raise ResumeInputError(f"{label} has no checkpoint; there is no stopped run to continue, "
-                                       "pass input")
-            if isinstance(input, list):
-                raise ResumeInputError(
-                    f"{label}: input is a list but not of interruptResponse blocks; pass a dict or a "
-                    f"{self.schema.model.__name__} to start a run"
-                )
             state = self.schema.initial(input)
             return start_position(None, thread, state, self.machine.next_nodes(START, state))
-        record = head.record
-        if record.status == "interrupted":
-            pending = [i.to_interrupt() for i in record.interrupts]
-            answers = parse_responses(input, pending, thread=label)
-            state = self.schema.load(await self._stored_values(head, resuming=True))
-            return await resume_position(self.checkpointer, head, answers, state)
-        if is_response_list(input):
-            raise NotInterruptedError(
-                f"{label} is not waiting on any interrupt (its status is {record.status}); interrupt "
-                "responses can only answer a thread whose last result was an interrupt"
-            )
-        if input is None:
-            if record.status != "running":
-                raise ResumeInputError(f"{label} is {record.status}; there is no stopped run to continue, "
-                                       "pass input")
-            state = self.schema.load(await self._stored_values(head, resuming=True))
-            return await resume_position(self.checkpointer, head, {}, state)
-        if isinstance(input, list):
-            raise ResumeInputError(
-                f"{label}: input is a list but not of interruptResponse blocks; pass a dict or a "
-                f"{self.schema.model.__name__} to start a run"
-            )
         self.checkpointer.ensure_free(head, None)
-        current = self.schema.load(await self._stored_values(head, resuming=False))
+        values, migrated = await self._stored_values(head, resuming=False)
         update = self.schema.normalize_update("input", input.model_dump(exclude_unset=True)
                                               if isinstance(input, BaseModel) else input)
-        state = self.schema.apply(current, [("input", update)])
-        return start_position(head, thread, state, self.machine.next_nodes(START, state))
+        state = self.schema.apply(self.schema.load(values), [("input", update)])
+        return start_position(head, thread, state, self.machine.next_nodes(START, state), rewritten=migrated)
 
-    async def _stored_values(self, head: Head, *, resuming: bool) -> dict[str, Any]:
-        """The head's values for this machine: migrated, accepted, or refused if the machine changed.
+    async def _stored_values(self, head: Head, *, resuming: bool) -> tuple[dict[str, Any], bool]:
+        """The head's values for this machine (migrated, accepted, or refused if the machine changed),
+        and whether they were migrated (then the next checkpoint stores them whole).
 
         Continuing a stopped run on changed code is refused unless the app opted in, because the
         position (which nodes to re-enter) and the state may no longer mean what they meant.
         """
         record = head.record
         if record.fingerprint == self.machine.fingerprint:
-            return record.values
+            return record.values, False
         if self.migrate is not None:
-            head.cursor.migrated = True
-            return self.migrate(dict(record.values), record.fingerprint)
+            return self.migrate(dict(record.values), record.fingerprint), True
         if self.accept_machine_change or not resuming:
-            return record.values
+            return record.values, False
         old = await self.checkpointer.machine_shape(record.fingerprint)
         raise MachineChangedError(
             f"thread {record.thread_id!r} stopped at checkpoint {record.checkpoint_id} under a different "
@@ -242,16 +214,17 @@ class CompiledStateGraph(Generic[M]):
         """
         head = await self.checkpointer.head(validate_thread_id(thread_id))
         if head is None:
-            raise KeyError(f"thread {thread_id!r} has no checkpoint to update")
+            raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint to update")
         if as_node is not None and as_node not in self.machine.nodes:
-            raise KeyError(f"as_node {as_node!r} is not a node of {self.machine.name!r}")
+            raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
+                                   f"(its nodes: {sorted(self.machine.nodes)})")
         self.checkpointer.ensure_free(head, None)
         record = head.record
         writer = as_node or "update_state"
         update = self.schema.normalize_update(writer, values.model_dump(exclude_unset=True)
                                               if isinstance(values, BaseModel) else values)
-        state = self.schema.apply(self.schema.load(await self._stored_values(head, resuming=False)),
-                                  [(writer, update)])
+        values, migrated = await self._stored_values(head, resuming=False)
+        state = self.schema.apply(self.schema.load(values), [(writer, update)])
         position: dict[str, Any]
         if as_node is None:
             position = {"status": record.status, "pending": record.pending, "interrupts": record.interrupts,
@@ -260,7 +233,8 @@ class CompiledStateGraph(Generic[M]):
         else:
             pending = [n for n in dict.fromkeys(self.machine.next_nodes(as_node, state)) if n != END]
             position = {"status": "running" if pending else "completed", "pending": pending}
-        stored = await self._runner.commit_update(head.cursor, record.step, state, writer, update, **position)
+        stored = await self._runner.commit_update(head.cursor, record.step, state, writer, update, rewritten=migrated,
+                                                  **position)
         return self._snapshot(await self.checkpointer.get(thread_id, stored.seq))
 
     def update_state(

@@ -12,7 +12,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from statehitl import observe
+from statehitl.errors import InterruptOutsideRunError
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
+from statehitl.transitions import HookFired
 
 __all__ = ["HookCallback", "HookEvent", "HookProvider", "HookRegistry", "InterruptibleEvent", "cancel_text"]
 
@@ -38,7 +40,10 @@ class InterruptibleEvent(HookEvent):
         """Ask the human; returns their response on resume (or ``response``, an answer known in
         advance). ``reason`` must be JSON-serializable."""
         if self._scope is None:
-            raise RuntimeError(f"{type(self).__name__}.interrupt() is only available while a run fires it")
+            raise InterruptOutsideRunError(
+                f"{type(self).__name__}.interrupt({name!r}) is only available while a run fires it; this event "
+                "was fired outside a run, where nothing could stop and resume"
+            )
         return self._scope.interrupt(name, reason, response)
 
 
@@ -101,7 +106,7 @@ class HookRegistry:
             except InterruptRaised as stop:
                 raised.extend(stop.interrupts)
         if observe.observers:
-            observe.emit("hook", event=type(event).__name__, interrupts=[i.name for i in raised])
+            observe.emit(HookFired(type(event).__name__, tuple(i.name for i in raised)))
         return raised
 
     async def _fire_in(self, event: HookEvent, scope: InterruptScope) -> list[Interrupt]:

@@ -1,8 +1,10 @@
 """The transition recorder: a stable, snapshot-testable log of everything a run did.
 
-Each line is one transition in words, with ids and times replaced by stable names, so
-``assert recorder.log == snapshot`` (syrupy) pins a machine's behaviour: node entries and exits,
-hook events, interrupts raised and answered, state updates, checkpoints.
+Each line is one transition in words, with ids replaced by stable names, so ``assert recorder.log ==
+snapshot`` (syrupy) pins a machine's behaviour: node entries and exits, hook events, interrupts raised
+and answered, state updates, checkpoints. Interrupt ids and tool-use ids (which a real model or a
+direct tool call makes up afresh on every run) read ``<id1>``, ``<id2>``..., in order of appearance,
+wherever they occur: a tool line, or a ``toolUseId`` inside the messages a step wrote.
 """
 
 from __future__ import annotations
@@ -11,6 +13,18 @@ import json
 from typing import Any
 
 from statehitl import observe
+from statehitl.transitions import (
+    CheckpointWritten,
+    HookFired,
+    InterruptAnswered,
+    InterruptRaisedTransition,
+    NodeCancelled,
+    NodeEntered,
+    NodeExited,
+    StepApplied,
+    ToolFinished,
+    Transition,
+)
 
 __all__ = ["TransitionRecorder"]
 
@@ -31,36 +45,42 @@ class TransitionRecorder:
             self._ids[raw] = f"<id{len(self._ids) + 1}>"
         return self._ids[raw]
 
-    def on_event(self, kind: str, fields: dict[str, Any]) -> None:
+    def _stable(self, value: Any) -> Any:
+        """``value`` with every ``toolUseId`` inside it replaced by its stable name."""
+        if isinstance(value, dict):
+            return {k: self._stable_id(v) if k == "toolUseId" and isinstance(v, str) else self._stable(v)
+                    for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._stable(v) for v in value]
+        return value
+
+    def on_event(self, transition: Transition) -> None:
         """Format one transition (called by the runner through ``statehitl.observe``)."""
-        if kind == "node.enter":
-            line = f"enter {fields['node']} (step {fields['step']})"
-        elif kind == "node.exit":
-            line = f"exit {fields['node']}: {fields['outcome']}"
-        elif kind == "node.cancelled":
-            line = f"cancel {fields['node']}: {fields['message']}"
-        elif kind == "hook":
-            raised = f" -> interrupts {fields['interrupts']}" if fields["interrupts"] else ""
-            line = f"hook {fields['event']}{raised}"
-        elif kind == "interrupt.raised":
-            line = (
-                f"interrupt {fields['name']} {self._stable_id(fields['id'])} from {fields['source']} "
-                f"{fields['node']}: {_compact(fields['reason'])}"
-            )
-        elif kind == "interrupt.answered":
-            line = f"answer {fields['name']} at {fields['node']}: {_compact(fields['response'])}"
-        elif kind == "tool":
-            line = f"tool {fields['name']} {fields['id']}: {fields['outcome']}"
-        elif kind == "step":
-            line = f"step {fields['step']} writes {_compact(fields['writes'])} next {fields['next']}"
-        elif kind == "checkpoint":
-            waiting = f" waiting {fields['interrupts']}" if fields["interrupts"] else ""
-            line = (
-                f"checkpoint #{fields['seq']} {fields['status']} step {fields['step']} next {fields['next']}{waiting}"
-            )
-        else:
-            line = f"{kind} {_compact(fields)}"
-        self.log.append(line)
+        self.log.append(self._line(transition))
+
+    def _line(self, t: Transition) -> str:
+        match t:
+            case NodeEntered():
+                return f"enter {t.node} (step {t.step})"
+            case NodeExited():
+                return f"exit {t.node}: {t.outcome}"
+            case NodeCancelled():
+                return f"cancel {t.node}: {t.message}"
+            case HookFired():
+                raised = f" -> interrupts {list(t.interrupts)}" if t.interrupts else ""
+                return f"hook {t.event}{raised}"
+            case InterruptRaisedTransition():
+                return (f"interrupt {t.name} {self._stable_id(t.id)} from {t.source} {t.node}: "
+                        f"{_compact(self._stable(t.reason))}")
+            case InterruptAnswered():
+                return f"answer {t.name} at {t.node}: {_compact(t.response)}"
+            case ToolFinished():
+                return f"tool {t.name} {self._stable_id(t.tool_use_id)}: {t.outcome}"
+            case StepApplied():
+                return f"step {t.step} writes {_compact(self._stable(t.writes))} next {list(t.next)}"
+            case CheckpointWritten():
+                waiting = f" waiting {list(t.interrupts)}" if t.interrupts else ""
+                return f"checkpoint #{t.seq} {t.status} step {t.step} next {list(t.next)}{waiting}"
 
     def attach(self) -> TransitionRecorder:
         observe.observers.append(self)

@@ -85,10 +85,10 @@ class ToolContext:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
         advance). ``reason`` must be JSON-serializable."""
         if self._scope is None:
-            from statehitl.errors import DirectToolCallError
+            from statehitl.errors import InterruptOutsideRunError
 
             # Only a context made by hand gets here: an agent's calls, direct ones too, always give one.
-            raise DirectToolCallError(
+            raise InterruptOutsideRunError(
                 f"tool {self.tool_use['name']!r} called interrupt({name!r}) outside an agent run (this "
                 "ToolContext has no run to stop); interrupts work when the agent calls the tool (agent('...'))"
             )

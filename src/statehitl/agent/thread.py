@@ -1,0 +1,246 @@
+"""An agent's conversation as its thread holds it: the live messages, restoring, running, recording.
+
+``Agent`` is the user's object; this is the part of it that knows the agent is a thread of a
+checkpointer (its session's, or a private in-memory one). It turns each call's input into a position
+for the runner (checked before anything is written), mirrors what each step applied into the live
+``messages`` after the step, reloads the thread after a failed call, and records direct tool calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any, cast
+
+from statehitl.agent.conversation_manager import ConversationManager
+from statehitl.agent.input import to_messages
+from statehitl.agent.loop import agent_machine, announce_messages
+from statehitl.agent.loop_state import AgentLoopState, agent_schema
+from statehitl.agent.runtime import AgentRuntime, LoopRun
+from statehitl.agent.state import AgentState
+from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.records import StoredCheckpoint
+from statehitl.errors import AgentBusyError
+from statehitl.hooks.agent_events import BeforeInvocationEvent, MessageAddedEvent
+from statehitl.interrupt import Interrupt
+from statehitl.resume import ResumeRun, plan_run
+from statehitl.runner import Durability, Position, Runner, resume_position, start_position
+from statehitl.types.content import Message
+
+__all__ = ["AgentThread"]
+
+
+class AgentThread:
+    """The thread behind one agent. ``runtime.agent`` is the ``Agent`` hooks and tools see."""
+
+    def __init__(self, runtime: AgentRuntime, checkpointer: Checkpointer, thread_id: str, *, session: bool,
+                 conversation_manager: ConversationManager) -> None:
+        self.runtime = runtime
+        self.checkpointer = checkpointer
+        self.thread_id = thread_id
+        self.session = session
+        """Whether the thread is a session's (listed in its store's index) or the agent's private memory."""
+        self.conversation_manager = conversation_manager
+        self.runner = Runner(agent_machine(), agent_schema(), runtime.hooks, checkpointer, source=runtime.agent,
+                             index=session)
+        self.busy = threading.Lock()  # a lock, not a flag: callers may be threads
+        self.head: Head | None = None
+        self.stale = False  # a call failed: reload the thread before the next one
+        self.loop = AgentLoopState()
+        self._messages: list[dict[str, Any]] = self.loop.messages
+        self._synced = (self._messages, 0)
+
+    # -- the live conversation ----------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: list[dict[str, Any]]) -> None:
+        self._messages = [dict(m) for m in value]
+
+    def _adopt(self, messages: list[dict[str, Any]]) -> None:
+        """Make ``messages`` the conversation as the loop last saw it."""
+        self._messages = messages
+        self._synced = (messages, len(messages))
+
+    def _rewritten(self) -> bool:
+        """Whether the conversation was edited since the loop last saw it, rather than only appended to."""
+        synced, length = self._synced
+        return self._messages is not synced or len(self._messages) < length
+
+    def pending_interrupts(self) -> list[Interrupt]:
+        """The interrupts the thread waits on (as this agent last read or left it)."""
+        if self.head is None or self.head.record.status != "interrupted":
+            return []
+        return [i.to_interrupt() for i in self.head.record.interrupts]
+
+    async def restore(self) -> None:
+        """Load the thread, if it has one, into this agent (what a new server process does)."""
+        head = await self.checkpointer.head(self.thread_id)
+        self.head, self.stale = head, False
+        if head is None:
+            return
+        record = head.record
+        loop = agent_schema().load(record.values)
+        self.loop = loop
+        self._adopt(loop.messages)
+        kept = record.progress.get("tools") if record.status == "interrupted" else None
+        if kept and "agent_state" in kept:
+            self.runtime.state = AgentState(kept["agent_state"])  # the interrupted cycle's changes
+        else:
+            self.runtime.state = AgentState(loop.agent_state, changed=False)
+
+    @contextlib.contextmanager
+    def hold(self, refusal: str | None = None) -> Iterator[None]:
+        """Hold the agent for one call; ``AgentBusyError`` (``refusal``, or a default) if it runs another."""
+        if not self.busy.acquire(blocking=False):
+            raise AgentBusyError(refusal or (
+                f"agent {self.runtime.name!r} is already running a call; one agent runs one call at a time "
+                "(use one Agent per concurrent conversation)"
+            ))
+        try:
+            yield
+        finally:
+            self.busy.release()
+
+    # -- a call -------------------------------------------------------------------------------------
+
+    async def run(self, prompt: Any, run: LoopRun, *, step_limit: int,
+                  durability: Durability) -> tuple[str, AgentLoopState, list[Interrupt]]:
+        """Run one call of the loop on ``prompt`` (or answer the pending interrupts).
+
+        Returns the stop reason, the loop state it stopped in and the interrupts it waits on.
+        """
+        if self.stale:
+            await self.restore()  # an earlier call failed: start from what the store holds
+        at = await self._position(prompt, run)
+        if at is None:  # a BeforeInvocationEvent hook cancelled the call
+            return "cancelled", self.loop, []
+
+        async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]]) -> None:
+            self._adopt(loop.messages)
+            await announce_messages(run, writes)
+
+        try:
+            record, loop = await self.runner.run(at, step_limit=step_limit, durability=durability,
+                                                 invocation_state=run.invocation_state, runtime=run,
+                                                 after_step=after_step)
+        except BaseException as exc:
+            if run.emit is not None and isinstance(exc, Exception):
+                run.emit({"force_stop": True, "force_stop_reason": str(exc)})
+            # The store is the truth after a failed run: what it kept of the run, or else the
+            # conversation as it was before this call. A session reloads it on the next call.
+            self._adopt(self.loop.messages)
+            self.stale = True
+            if not self.session:  # a private memory store: reload it at once, nothing else writes it
+                await self.restore()
+            raise
+        assert at.cursor is not None
+        self.head = Head(record, at.cursor)
+        self.loop = loop
+        self._adopt(loop.messages)
+        interrupts = [i.to_interrupt() for i in record.interrupts]
+        if not interrupts:
+            self.conversation_manager.apply_management(self.runtime.agent)
+        return ("interrupt" if record.status == "interrupted" else loop.stop_reason), loop, interrupts
+
+    async def _position(self, prompt: Any, run: LoopRun) -> Position | None:
+        """Where the loop starts for this input; every check happens before anything is written."""
+        head, hooks = self.head, self.runtime.hooks
+        label = f"agent {self.runtime.name!r} (session thread {self.thread_id!r})"
+        rewritten = self._rewritten()
+        plan = plan_run(prompt, None if head is None else head.record, label=label, none_continues=False,
+                        lists_are_input=True)
+        if isinstance(plan, ResumeRun):
+            assert head is not None
+            if hooks.has_callbacks(BeforeInvocationEvent):
+                await hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
+            return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]))
+        new = to_messages(prompt)
+        if head is not None:
+            self.checkpointer.ensure_free(head, None)
+        if hooks.has_callbacks(BeforeInvocationEvent):
+            before = BeforeInvocationEvent(self.runtime.agent, run.invocation_state, new)
+            await hooks.fire(before)
+            if before.cancel:
+                return None
+            new = list(before.messages or [])
+        loop = self._loop_state(new)
+        self._adopt(loop.messages)
+        if hooks.has_callbacks(MessageAddedEvent):
+            for message in new:
+                await hooks.fire(MessageAddedEvent(self.runtime.agent, message))
+        return start_position(head, self.thread_id, loop, ["model"], rewritten=rewritten)
+
+    def _loop_state(self, new: list[Message]) -> AgentLoopState:
+        """The loop state to run from: the live conversation and agent state, plus ``new`` messages."""
+        messages: list[dict[str, Any]] = [*self._messages, *new]  # type: ignore[list-item]
+        loop = self.loop
+        values = self.runtime.state.snapshot()
+        return loop.model_copy(update={
+            "messages": messages,
+            "agent_state": values if values is not None else loop.agent_state,
+            "turn": None if new else loop.turn,
+        })
+
+    # -- direct tool calls --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        """Hold the agent for a direct call that will be recorded: the messages it adds must not land
+        in the middle of a running call, nor after a toolUse that waits on a human."""
+        with self.hold(f"agent {self.runtime.name!r} is running a call, so a direct tool call cannot be recorded "
+                       "in its conversation now; pass record_direct_tool_call=False to call the tool without "
+                       "recording it"):
+            if self.head is not None and self.head.record.status == "interrupted":
+                raise AgentBusyError(
+                    f"agent {self.runtime.name!r} is waiting on an interrupt, so a direct tool call cannot be "
+                    "recorded in its conversation now; answer the interrupt first, or pass "
+                    "record_direct_tool_call=False"
+                )
+            yield
+
+    async def record(self, added: list[Message], *, saved: bool) -> None:
+        """Append a direct call's messages to the conversation and, if ``saved``, store it at once.
+
+        Saved as an update of the thread (no step runs), so a new Agent on the session sees the call.
+        If a ``MessageAddedEvent`` hook or the save fails (another process took the thread), the
+        messages are taken back out: the conversation stays what the store holds.
+        """
+        if self.stale:
+            await self.restore()  # an earlier call failed: record the call on what the store holds
+        before = len(self._messages)
+        rewritten = self._rewritten()
+        # In place, as Strands does: a list the caller holds sees them.
+        self._messages.extend(cast("list[dict[str, Any]]", added))
+        hooks = self.runtime.hooks
+        try:
+            if hooks.has_callbacks(MessageAddedEvent):
+                for message in added:
+                    await hooks.fire(MessageAddedEvent(self.runtime.agent, message))
+            if saved:
+                await self._save_update({"messages": added}, rewritten)
+        except BaseException:
+            del self._messages[before:]
+            if saved:
+                self.stale = True  # what the store holds now is unknown: reload before the next call
+            raise
+        self.conversation_manager.apply_management(self.runtime.agent)
+
+    async def _save_update(self, update: dict[str, Any], rewritten: bool) -> None:
+        """Write the live conversation and state as the thread's next checkpoint, as if ``update`` had
+        been a step's (no step runs: the thread stays completed, and its history shows the update)."""
+        head = self.head
+        if head is not None:
+            self.checkpointer.ensure_free(head, None)
+        loop = self._loop_state([])
+        at = start_position(head, self.thread_id, loop, [], rewritten=rewritten)
+        assert at.cursor is not None
+        record: StoredCheckpoint = await self.runner.commit_update(at.cursor, at.step, loop, "direct_tool_call",
+                                                                   update, status="completed", pending=[])
+        self.head = Head(record, at.cursor)
+        self.loop = loop
+        self._adopt(self._messages)

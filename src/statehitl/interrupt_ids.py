@@ -1,0 +1,69 @@
+"""Interrupt ids, and the call sites they are derived from: one module, because both are persisted.
+
+An interrupt's id is a digest of where it was raised (its *site*: which step, which node, hook or tool
+call) and its name. The id is stored in a waiting thread's checkpoint and quoted by the human's answer,
+and the handler that re-runs on resume must derive the same id to find that answer. So the text of
+every site is part of the checkpoint format: changing one f-string would strand every thread waiting
+on an interrupt raised there. Keeping all of them here, pinned by a test of their exact output, makes
+such a change impossible to make by accident.
+
+A machine running as a node of another machine (an agent in a Graph) prefixes its sites with the site
+of the node it runs in, so the same interrupt name raised by two nested runs gets two ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+__all__ = [
+    "DIRECT_CALL",
+    "before_node_hook",
+    "before_tool_hook",
+    "before_tools_hook",
+    "interrupt_id",
+    "nested",
+    "node",
+    "tool",
+]
+
+DIRECT_CALL = "direct"
+"""The site of ``agent.tool.<name>()``: no run can resume it, so its ids are never stored."""
+
+
+def interrupt_id(site: str, name: str) -> str:
+    """A stable id for an interrupt named ``name`` raised at ``site`` (e.g. ``"node:3:review"``).
+
+    Stable across processes and re-runs of the same step, distinct across sites, sizes and names.
+    """
+    digest = hashlib.blake2b(f"{site}\x00{name}".encode(), digest_size=12).hexdigest()
+    return f"v1:{digest}"
+
+
+def node(prefix: str, step: int, node_name: str) -> str:
+    """``ctx.interrupt()`` inside node ``node_name`` at ``step``."""
+    return f"{prefix}node:{step}:{node_name}"
+
+
+def before_node_hook(prefix: str, step: int, node_name: str) -> str:
+    """A ``BeforeNodeCallEvent`` hook before ``node_name`` runs at ``step``."""
+    return f"{prefix}hook:before_node:{step}:{node_name}"
+
+
+def before_tools_hook(prefix: str, step: int) -> str:
+    """A ``BeforeToolsEvent`` hook of the tool batch at ``step``."""
+    return f"{prefix}hook:before_tools:{step}"
+
+
+def before_tool_hook(prefix: str, step: int, tool_use_id: str) -> str:
+    """A ``BeforeToolCallEvent`` hook of one tool call (by its tool use id) at ``step``."""
+    return f"{prefix}hook:before_tool:{step}:{tool_use_id}"
+
+
+def tool(prefix: str, step: int, tool_use_id: str) -> str:
+    """``tool_context.interrupt()`` inside one tool call at ``step``."""
+    return f"{prefix}tool:{step}:{tool_use_id}"
+
+
+def nested(site: str) -> str:
+    """The prefix of every site of a machine running inside the node call at ``site``."""
+    return f"{site}/"
