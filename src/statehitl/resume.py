@@ -125,6 +125,6 @@ def parse_responses(payload: Any, pending: Sequence[Interrupt], *, thread: str) 
             )
         if iid in answers:
             raise InvalidResponseError(f"{thread}: interrupt {names[iid]!r} (id {iid}) is answered twice")
-        require_json(block["response"], f"the response to interrupt {names[iid]!r}", InterruptReasonError)
+        require_json(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", InterruptReasonError)
         answers[iid] = block["response"]
     return answers

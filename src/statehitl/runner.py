@@ -15,8 +15,9 @@ Both share one step loop, so a nested machine keeps every rule of a top-level on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -29,7 +30,8 @@ from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised, InterruptScope
-from statehitl.machine import END, Machine
+from statehitl.machine import END, Machine, NodeSpec
+from statehitl.telemetry import RunTracer, run_tracer
 from statehitl.transitions import (
     CheckpointWritten,
     InterruptAnswered,
@@ -207,14 +209,19 @@ class _RunSettings:
     invocation_state: dict[str, Any]
     runtime: Any
     prefix: str
+    tracer: RunTracer | None
 
 
 class Runner:
     """Runs one machine for one app; holds nothing per thread, so one runner serves many threads.
 
+    ``checkpointer`` may be None for a runner that only ever runs nested (``run_nested``).
     ``index=False`` skips the thread index entries, for a store nothing ever lists (an agent's
     private memory store). ``node_hook_source`` is the ``source`` of interrupts raised by
     ``BeforeNodeCallEvent`` hooks (``"hook"``; multi-agent orchestrators say ``"multiagent-hook"``).
+    ``run_span`` names the span of a whole run and turns on a span per node call (StateGraph, Graph,
+    Swarm); None leaves the run's span to the owner (an agent makes its own invocation spans).
+    Checkpoint commits get a span either way, when a tracer provider is set up.
     """
 
     def __init__(
@@ -222,11 +229,12 @@ class Runner:
         machine: Machine,
         adapter: StateAdapter,
         hooks: HookRegistry,
-        checkpointer: Checkpointer,
+        checkpointer: Checkpointer | None,
         *,
         source: Any,
         index: bool = True,
         node_hook_source: str = "hook",
+        run_span: str | None = None,
     ) -> None:
         self.machine = machine
         self.index = index
@@ -234,6 +242,7 @@ class Runner:
         self.hooks = hooks
         self.checkpointer = checkpointer
         self.node_hook_source = node_hook_source
+        self.run_span = run_span
         # Weakly: the agent or graph that owns this runner is the source, and a strong reference
         # back would make every dropped Agent garbage that only the cycle collector frees (a
         # server building one per request would keep their open logs until it ran).
@@ -259,17 +268,18 @@ class Runner:
         Returns the last checkpoint written and the state it holds. Whatever way the run stops, its
         last checkpoint also updates the thread's index entry.
         """
-        cursor = at.cursor
-        if cursor is None:
-            raise ValueError("Runner.run needs a position with a cursor (a thread); use run_nested without one")
+        cursor, checkpointer = at.cursor, self.checkpointer
+        if cursor is None or checkpointer is None:
+            raise ValueError("Runner.run needs a checkpointer and a position on a thread; run_nested needs neither")
         last: list[tuple[StoredCheckpoint, Any]] = []
+        tracer = run_tracer()
 
         async def commit(step: int, state: Any, status: RecordStatus, durable: bool, *, held: bool = False,
                          **fields: Any) -> StoredCheckpoint:
             # A held checkpoint is one the run goes on from; any other is the one it stops on, which
             # also updates the thread's index entry.
             record = await self._commit(cursor, step, state, status, durable=durable, held=held,
-                                        index=self.index and not held, **fields)
+                                        index=self.index and not held, tracer=tracer, **fields)
             last[:] = [(record, state)]
             return record
 
@@ -280,17 +290,19 @@ class Runner:
             if after_step is not None:
                 await after_step(state, raw)
 
-        settings = _RunSettings(cursor.thread_id, invocation_state, runtime, "")
+        settings = _RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer)
         try:
-            end = await self._steps(at, settings, step_limit, between)
-            if end.status == "running":
-                await commit(end.step, end.state, "running", True, pending=end.pending)
-                raise StepLimitError(
-                    f"thread {cursor.thread_id!r} ran {step_limit} steps without reaching END (next: "
-                    f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); the "
-                    "thread is saved and invoke(None, thread_id=...) continues it"
-                )
-            record = await commit(end.step, end.state, end.status, True, **end.fields())
+            with self._run_span(tracer, cursor.thread_id) as stopped_on:
+                end = await self._steps(at, settings, step_limit, between)
+                stopped_on.extend(end.interrupts)
+                if end.status == "running":
+                    await commit(end.step, end.state, "running", True, pending=end.pending)
+                    raise StepLimitError(
+                        f"thread {cursor.thread_id!r} ran {step_limit} steps without reaching END (next: "
+                        f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
+                        "the thread is saved and invoke(None, thread_id=...) continues it"
+                    )
+                record = await commit(end.step, end.state, end.status, True, **end.fields())
         except CheckpointConflict:
             raise  # another process owns the thread now: leave its records alone
         except BaseException:
@@ -299,9 +311,9 @@ class Runner:
             if last and last[-1][0].lease_until is not None:
                 held, state = last[-1]
                 await self._commit(cursor, held.step, state, "running", durable=True, index=self.index,
-                                   pending=held.pending)
+                                   tracer=tracer, pending=held.pending)
             elif not last:
-                await self.checkpointer.release(cursor)
+                await checkpointer.release(cursor)
             raise
         if after_step is not None and end.applied:
             await after_step(end.state, end.applied)
@@ -330,7 +342,7 @@ class Runner:
             if after_step is not None:
                 await after_step(state, raw)
 
-        settings = _RunSettings(thread_id, invocation_state, runtime, prefix)
+        settings = _RunSettings(thread_id, invocation_state, runtime, prefix, run_tracer())
         end = await self._steps(at, settings, step_limit, between)
         if end.status == "running":
             raise StepLimitError(
@@ -340,6 +352,19 @@ class Runner:
         if after_step is not None and end.applied:
             await after_step(end.state, end.applied)
         return end
+
+    @contextlib.contextmanager
+    def _run_span(self, tracer: RunTracer | None, thread_id: str) -> Iterator[list[Interrupt]]:
+        """The span of a whole run, when this machine makes one; yields a list for what it stopped on."""
+        stopped_on: list[Interrupt] = []
+        if tracer is None or self.run_span is None:
+            yield stopped_on
+            return
+        attributes = {"statehitl.machine": self.machine.name, "statehitl.thread_id": thread_id,
+                      "gen_ai.conversation.id": thread_id}
+        with tracer.span(f"{self.run_span} {self.machine.name}", attributes) as span:
+            yield stopped_on
+            tracer.interrupted(span, stopped_on)
 
     async def _steps(self, at: Position, settings: _RunSettings, step_limit: int, between: _Between) -> RunEnd:
         """The step loop both kinds of run share; ``between`` runs after every step but the last."""
@@ -446,13 +471,17 @@ class Runner:
         if spec.takes_context:
             args = (state, NodeContext(node, step, settings.thread_id, invocation_state, context, settings.runtime,
                                        progress))
+        tracer = settings.tracer if self.run_span is not None else None
         try:
-            if spec.is_async:
-                returned = await spec.handler(*args)
-            elif inline:
-                returned = spec.handler(*args)
+            if tracer is None:
+                returned = await _call_handler(spec, args, inline)
             else:
-                returned = await asyncio.to_thread(spec.handler, *args)
+                with tracer.span(f"execute_node {node}", {"statehitl.node": node, "statehitl.step": step}) as span:
+                    try:
+                        returned = await _call_handler(spec, args, inline)
+                    except InterruptRaised as stop:
+                        tracer.interrupted(span, stop.interrupts)
+                        raise
         except InterruptRaised as stop:
             if observe.observers:
                 observe.emit(NodeExited(node, "interrupted"))
@@ -476,6 +505,7 @@ class Runner:
         state's history was edited or migrated, not appended to, so this checkpoint stores it whole.
         """
         cursor.migrated = cursor.migrated or rewritten
+        assert self.checkpointer is not None, "a nested-only runner writes nothing"
         return await self.checkpointer.commit(
             cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
             fingerprint=self.machine.fingerprint, step=step, source="update",
@@ -490,24 +520,34 @@ class Runner:
         status: RecordStatus,
         *,
         durable: bool,
+        tracer: RunTracer | None,
         **fields: Any,
     ) -> StoredCheckpoint:
-        record = await self.checkpointer.commit(
-            cursor,
-            state,
-            self.adapter,
-            durable=durable,
-            status=status,
-            machine=self.machine.name,
-            fingerprint=self.machine.fingerprint,
-            step=step,
-            source=_SOURCES[status],
-            **fields,
-        )
+        assert self.checkpointer is not None, "a nested-only runner writes nothing"
+        commit = self.checkpointer.commit(cursor, state, self.adapter, durable=durable, status=status,
+                                          machine=self.machine.name, fingerprint=self.machine.fingerprint, step=step,
+                                          source=_SOURCES[status], **fields)
+        if tracer is None:
+            record = await commit
+        else:
+            attributes = {"statehitl.thread_id": cursor.thread_id, "statehitl.status": status,
+                          "statehitl.step": step, "statehitl.durable": durable}
+            with tracer.span("checkpoint.commit", attributes) as span:
+                record = await commit
+                span.set_attribute("statehitl.checkpoint_id", record.checkpoint_id)
         if observe.observers:
             observe.emit(CheckpointWritten(record.seq, step, status, tuple(record.pending),
                                            tuple(i.name for i in record.interrupts)))
         return record
+
+
+async def _call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> Any:
+    """Call a node's handler: awaited if async, else inline when it runs alone, else in a worker thread."""
+    if spec.is_async:
+        return await spec.handler(*args)
+    if inline:
+        return spec.handler(*args)
+    return await asyncio.to_thread(spec.handler, *args)
 
 
 _SOURCES: dict[RecordStatus, Any] = {

@@ -1,15 +1,20 @@
-"""OpenTelemetry spans for agent invocations, cycles, model calls and tool calls.
+"""OpenTelemetry spans: runs, node calls and checkpoint commits (from the runner, for every machine),
+and agent invocations, cycles, model calls and tool calls (from the agent loop).
 
-Span names and attributes follow the GenAI semantic conventions (``invoke_agent``, ``chat``,
-``execute_tool``, ``gen_ai.*``); interrupts are span events. Tracing costs nothing unless the
+Span names and attributes follow the GenAI semantic conventions where they exist (``invoke_agent``,
+``chat``, ``execute_tool``, ``gen_ai.*``); interrupts are span events. The runner's spans are made
+current while they last, so whatever runs inside a node (an agent in a Graph node, its model and
+tool calls, the checkpoints it writes) nests under that node's span. Tracing costs nothing unless the
 application set up a tracer provider: OpenTelemetry is then already imported, so the check is a
 ``sys.modules`` lookup, and an application that never touched it does not pay its ~100 ms import.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,7 +24,7 @@ if TYPE_CHECKING:
     from statehitl.models.streaming import ModelTurn
     from statehitl.types.tools import ToolUse
 
-__all__ = ["ChildSpan", "InvocationTrace", "trace_invocation"]
+__all__ = ["ChildSpan", "InvocationTrace", "RunTracer", "run_tracer", "trace_invocation"]
 
 
 def _tracer() -> Tracer | None:
@@ -117,6 +122,14 @@ class InvocationTrace:
             "gen_ai.tool.call.id": tool_use["toolUseId"],
         }))
 
+    @contextlib.contextmanager
+    def current(self) -> Iterator[None]:
+        """Make the invocation's span the current one, so the runner's checkpoint spans nest under it."""
+        from opentelemetry.trace import use_span
+
+        with use_span(self.root, end_on_exit=False):
+            yield
+
     def end(self, stop_reason: str, usage: dict[str, int], interrupts: list[Interrupt] | None = None,
             error: BaseException | None = None) -> None:
         from opentelemetry.trace import StatusCode
@@ -137,3 +150,40 @@ def trace_invocation(agent: Any, thread_id: str) -> InvocationTrace | None:
     """The spans for one call of ``agent``, or None when no tracer provider is set up."""
     tracer = _tracer()
     return None if tracer is None else InvocationTrace(tracer, agent, thread_id)
+
+
+class RunTracer:
+    """The runner's spans. Each is current while it lasts, so what runs inside it nests under it."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+
+    @contextlib.contextmanager
+    def span(self, name: str, attributes: dict[str, Any]) -> Iterator[Span]:
+        """A span around a block; an error leaving the block is recorded on it (an interrupt is not an
+        error: the caller records it as events)."""
+        from opentelemetry.trace import StatusCode
+
+        from statehitl.interrupt import InterruptRaised
+
+        with self.tracer.start_as_current_span(name, attributes=attributes, record_exception=False,
+                                               set_status_on_exception=False) as span:
+            try:
+                yield span
+            except InterruptRaised:
+                raise
+            except BaseException as exc:
+                span.record_exception(exc)
+                span.set_status(StatusCode.ERROR, str(exc))
+                raise
+
+    @staticmethod
+    def interrupted(span: Span, interrupts: list[Interrupt]) -> None:
+        """Record the interrupts a run or node stopped on, as span events."""
+        _add_interrupt_events(span, interrupts)
+
+
+def run_tracer() -> RunTracer | None:
+    """The runner's tracer, or None when no tracer provider is set up (then tracing costs nothing)."""
+    tracer = _tracer()
+    return None if tracer is None else RunTracer(tracer)

@@ -10,6 +10,7 @@ in this process or any other.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -17,8 +18,8 @@ from typing import Any
 from statehitl._sync import run_sync
 from statehitl.agent.conversation_manager import ConversationManager, NullConversationManager
 from statehitl.agent.direct_call import ToolCaller
-from statehitl.agent.loop import agent_machine
-from statehitl.agent.loop_state import AgentLoopState
+from statehitl.agent.loop import agent_machine, loop_result
+from statehitl.agent.node import AgentNode
 from statehitl.agent.result import AgentMetrics, AgentResult
 from statehitl.agent.runtime import AgentRuntime, EmitEvent, LoopRun
 from statehitl.agent.state import AgentState
@@ -211,6 +212,16 @@ class Agent:
         """Direct tool calls: ``agent.tool.name(**input)`` returns the tool result (no interrupts)."""
         return ToolCaller(self.runtime, self._thread, self.record_direct_tool_call)
 
+    def as_node(self) -> AgentNode:
+        """This agent as a node of another machine (``statehitl.nesting``): a Graph or Swarm node, or
+        hosted by a StateGraph node with ``call_machine_node``.
+
+        The node starts from the agent's messages and state as they are now; its conversation then
+        lives in the enclosing thread, and each step shows in ``agent.messages``.
+        """
+        return AgentNode(self.runtime, messages=self.messages, state=self.state.get(), step_limit=self.step_limit,
+                         mirror=self._thread.adopt)
+
     def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None) -> None:
         """Register a callback: ``add_hook(EventType, fn)``, or Strands' ``add_hook(fn, EventType)``."""
         if isinstance(event_type, type) and issubclass(event_type, HookEvent) and callback is not None:
@@ -285,26 +296,19 @@ class Agent:
         if emit is not None:
             emit({"init_event_loop": True})
         try:
-            stop_reason, loop, interrupts = await self._thread.run(prompt, run, step_limit=self.step_limit,
-                                                                   durability=self.durability)
+            with contextlib.nullcontext() if trace is None else trace.current():
+                stop_reason, loop, interrupts = await self._thread.run(prompt, run, step_limit=self.step_limit,
+                                                                       durability=self.durability)
         except BaseException as exc:
             if trace is not None:
                 trace.end("error", run.metrics.accumulated_usage, error=exc)
             raise
         if trace is not None:
             trace.end(stop_reason, run.metrics.accumulated_usage, interrupts)
-        return _result(stop_reason, loop, run, interrupts)
+        return loop_result(stop_reason, loop, run, interrupts)
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={self.tool_names})"
-
-
-def _result(stop_reason: str, loop: AgentLoopState, run: LoopRun, interrupts: list[Interrupt]) -> AgentResult:
-    message: Any = loop.turn
-    if message is None:
-        message = next((m for m in reversed(loop.messages) if m.get("role") == "assistant"),
-                       {"role": "assistant", "content": []})
-    return AgentResult(stop_reason, message, run.metrics, run.invocation_state, interrupts)
 
 
 def _resolve_model(model: Model | str | None) -> Model:

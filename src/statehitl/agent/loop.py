@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any, cast
 
 from statehitl.agent.loop_state import AgentLoopState, agent_schema, state_update
+from statehitl.agent.result import AgentResult
 from statehitl.agent.runtime import LoopRun
 from statehitl.agent.state import AgentState
 from statehitl.agent.tool_batch import run_tools
@@ -26,12 +27,13 @@ from statehitl.hooks.agent_events import (
     ModelStopResponse,
 )
 from statehitl.hooks.registry import cancel_text
+from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.models.streaming import ModelTurn, collect_turn
 from statehitl.runner import NodeContext
 from statehitl.types.content import Message
 
-__all__ = ["agent_machine", "announce_messages", "call_model"]
+__all__ = ["agent_machine", "announce_messages", "call_model", "loop_result"]
 
 
 @cache
@@ -121,3 +123,12 @@ async def announce_messages(run: LoopRun, writes: list[tuple[str, dict[str, Any]
             if run.emit is not None:
                 run.emit({"message": message})
 
+
+
+def loop_result(stop_reason: str, loop: AgentLoopState, run: LoopRun, interrupts: list[Interrupt]) -> AgentResult:
+    """What a call of the loop returns: on an interrupt, the assistant message whose tools wait."""
+    message: Any = loop.turn
+    if message is None:
+        message = next((m for m in reversed(loop.messages) if m.get("role") == "assistant"),
+                       {"role": "assistant", "content": []})
+    return AgentResult(stop_reason, message, run.metrics, run.invocation_state, interrupts)

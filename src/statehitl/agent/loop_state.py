@@ -16,7 +16,7 @@ from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.state import AgentState
 from statehitl.channels import StateSchema, append
 
-__all__ = ["AgentLoopState", "AgentSchema", "agent_schema", "state_update"]
+__all__ = ["AgentLoopState", "AgentSchema", "agent_schema", "resumed_state", "state_update"]
 
 
 class AgentLoopState(BaseModel):
@@ -58,3 +58,12 @@ def state_update(agent_state: AgentState) -> dict[str, Any]:
     """The agent state as a step's update, if hooks or tools changed it since it was last saved."""
     values = agent_state.snapshot()
     return {} if values is None else {"agent_state": values}
+
+
+def resumed_state(loop: AgentLoopState, progress: dict[str, Any]) -> AgentState:
+    """The agent state to go on with: what an interrupted tool batch kept of its changes (``progress``
+    of the stopped step), else the stored one, unchanged since it was saved."""
+    kept = progress.get("tools")
+    if kept and "agent_state" in kept:
+        return AgentState(kept["agent_state"])
+    return AgentState(loop.agent_state, changed=False)

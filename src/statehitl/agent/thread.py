@@ -16,9 +16,8 @@ from typing import Any, cast
 from statehitl.agent.conversation_manager import ConversationManager
 from statehitl.agent.input import to_messages
 from statehitl.agent.loop import agent_machine, announce_messages
-from statehitl.agent.loop_state import AgentLoopState, agent_schema
+from statehitl.agent.loop_state import AgentLoopState, agent_schema, resumed_state
 from statehitl.agent.runtime import AgentRuntime, LoopRun
-from statehitl.agent.state import AgentState
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import AgentBusyError
@@ -61,7 +60,7 @@ class AgentThread:
     def messages(self, value: list[dict[str, Any]]) -> None:
         self._messages = [dict(m) for m in value]
 
-    def _adopt(self, messages: list[dict[str, Any]]) -> None:
+    def adopt(self, messages: list[dict[str, Any]]) -> None:
         """Make ``messages`` the conversation as the loop last saw it."""
         self._messages = messages
         self._synced = (messages, len(messages))
@@ -86,12 +85,8 @@ class AgentThread:
         record = head.record
         loop = agent_schema().load(record.values)
         self.loop = loop
-        self._adopt(loop.messages)
-        kept = record.progress.get("tools") if record.status == "interrupted" else None
-        if kept and "agent_state" in kept:
-            self.runtime.state = AgentState(kept["agent_state"])  # the interrupted cycle's changes
-        else:
-            self.runtime.state = AgentState(loop.agent_state, changed=False)
+        self.adopt(loop.messages)
+        self.runtime.state = resumed_state(loop, record.progress if record.status == "interrupted" else {})
 
     @contextlib.contextmanager
     def hold(self, refusal: str | None = None) -> Iterator[None]:
@@ -121,7 +116,7 @@ class AgentThread:
             return "cancelled", self.loop, []
 
         async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]]) -> None:
-            self._adopt(loop.messages)
+            self.adopt(loop.messages)
             await announce_messages(run, writes)
 
         try:
@@ -133,7 +128,7 @@ class AgentThread:
                 run.emit({"force_stop": True, "force_stop_reason": str(exc)})
             # The store is the truth after a failed run: what it kept of the run, or else the
             # conversation as it was before this call. A session reloads it on the next call.
-            self._adopt(self.loop.messages)
+            self.adopt(self.loop.messages)
             self.stale = True
             if not self.session:  # a private memory store: reload it at once, nothing else writes it
                 await self.restore()
@@ -141,7 +136,7 @@ class AgentThread:
         assert at.cursor is not None
         self.head = Head(record, at.cursor)
         self.loop = loop
-        self._adopt(loop.messages)
+        self.adopt(loop.messages)
         interrupts = [i.to_interrupt() for i in record.interrupts]
         if not interrupts:
             self.conversation_manager.apply_management(self.runtime.agent)
@@ -169,7 +164,7 @@ class AgentThread:
                 return None
             new = list(before.messages or [])
         loop = self._loop_state(new)
-        self._adopt(loop.messages)
+        self.adopt(loop.messages)
         if hooks.has_callbacks(MessageAddedEvent):
             for message in new:
                 await hooks.fire(MessageAddedEvent(self.runtime.agent, message))
@@ -243,4 +238,4 @@ class AgentThread:
                                                                    update, status="completed", pending=[])
         self.head = Head(record, at.cursor)
         self.loop = loop
-        self._adopt(self._messages)
+        self.adopt(self._messages)

@@ -95,7 +95,7 @@ class CompiledStateGraph(Generic[M]):
         self.durability: Durability = durability if checkpointer is not None else "exit"
         self.accept_machine_change = accept_machine_change
         self.migrate = migrate
-        self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self)
+        self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph")
         self._shape_saved = False
 
     # -- running ----------------------------------------------------------------------------------

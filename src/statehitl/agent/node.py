@@ -1,0 +1,159 @@
+"""An agent as a node of another machine (``agent.as_node()``): the loop on the shared runner, nested.
+
+The agent's conversation and state live in the enclosing thread's checkpoint as its sub-state
+(``messages``, stored as deltas, and ``agent_state``), not in a session of its own. A call adds the
+task as a user message and runs the same loop machine an agent called on its own runs, with the same
+hooks (``BeforeInvocationEvent`` ... ``AfterInvocationEvent``), tools and interrupts; it uses only
+the agent's public ``AgentRuntime``. When the loop stops on an interrupt, what it did so far in this
+call (messages added, the pending turn, the runner's position) is kept by the enclosing node and
+handed back on resume, so nothing already done runs again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from statehitl.agent.binary import to_json_safe
+from statehitl.agent.input import to_messages
+from statehitl.agent.loop import agent_machine, announce_messages, loop_result
+from statehitl.agent.loop_state import AgentLoopState, agent_schema, resumed_state
+from statehitl.agent.result import AgentMetrics, AgentResult
+from statehitl.agent.runtime import AgentRuntime, LoopRun
+from statehitl.agent.state import AgentState
+from statehitl.hooks.agent_events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
+from statehitl.nesting import NodeCall, NodeDone, NodeStopped
+from statehitl.runner import Position, RunEnd, Runner
+from statehitl.telemetry import trace_invocation
+
+__all__ = ["AgentNode"]
+
+Mirror = Callable[[list[dict[str, Any]]], None]
+
+
+class AgentNode:
+    """``MachineNode`` for an agent: built by ``Agent.as_node()``, usable by any enclosing machine.
+
+    ``messages`` and ``state`` are the sub-state of a thread that never ran it (the agent's own when
+    it was added); ``mirror`` shows each step's conversation in the live agent object.
+    """
+
+    append_channels = frozenset({"messages"})
+
+    def __init__(self, runtime: AgentRuntime, *, messages: list[dict[str, Any]], state: dict[str, Any],
+                 step_limit: int, mirror: Mirror | None = None) -> None:
+        self.runtime = runtime
+        self.step_limit = step_limit
+        self._initial = {"messages": to_json_safe(messages), "agent_state": state}
+        self._mirror = mirror
+        self._runner = Runner(agent_machine(), agent_schema(), runtime.hooks, None, source=runtime.agent)
+
+    def node_state(self) -> dict[str, Any]:
+        return {"messages": list(self._initial["messages"]), "agent_state": dict(self._initial["agent_state"])}
+
+    def adopt_node_state(self, state: dict[str, Any]) -> None:
+        loop = agent_schema().load({"messages": state.get("messages", []), "agent_state": state.get("agent_state", {})})
+        self.runtime.state = AgentState(loop.agent_state, changed=False)
+        if self._mirror is not None:
+            self._mirror(loop.messages)
+
+    async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
+        runtime, task, sub_state = self.runtime, call.task, call.state
+        while True:
+            run = LoopRun(runtime, call.invocation_state, AgentMetrics(), call.emit,
+                          trace_invocation(runtime.agent, call.thread_id))
+            at = await self._position(task, sub_state, call, run)
+            base = len(sub_state.get("messages", ()))
+            if at is None:  # a BeforeInvocationEvent hook cancelled the call
+                loop = at_start(sub_state)
+                result = loop_result("cancelled", loop, run, [])
+                return NodeDone(sub_state, result, run.metrics.accumulated_usage, status="failed")
+            end = await self._run(at, run, call)
+            stop_reason = "interrupt" if end.status == "interrupted" else end.state.stop_reason
+            result = loop_result(stop_reason, end.state, run, end.interrupts)
+            if run.trace is not None:
+                run.trace.end(stop_reason, run.metrics.accumulated_usage, end.interrupts)
+            if end.status == "interrupted":
+                return NodeStopped(end.interrupts, _kept(end, base), result)
+            sub_state = {"messages": to_json_safe(end.state.messages), "agent_state": end.state.agent_state}
+            after = await self._after(run, result)
+            if after is None:
+                return NodeDone(sub_state, result, run.metrics.accumulated_usage)
+            task, call.kept = after, None
+
+    async def _position(self, task: Any, sub_state: dict[str, Any], call: NodeCall, run: LoopRun) -> Position | None:
+        """Where the loop starts: after the task as a new user message, or where the call last stopped."""
+        runtime, hooks = self.runtime, self.runtime.hooks
+        loop = at_start(sub_state)
+        if call.kept is not None:
+            kept = call.kept
+            loop = agent_schema().load({**kept["values"], "messages": [*sub_state.get("messages", ()),
+                                                                        *kept["appended"]]})
+            runtime.state = resumed_state(loop, kept["progress"])
+            if hooks.has_callbacks(BeforeInvocationEvent):
+                await hooks.fire(BeforeInvocationEvent(runtime.agent, run.invocation_state, None))
+            return Position(loop, kept["pending"], None, kept["step"], kept["completed"],
+                            {**kept["responses"], **call.interrupts.responses}, kept["progress"])
+        runtime.state = AgentState(loop.agent_state, changed=False)
+        new = to_messages(task)
+        if hooks.has_callbacks(BeforeInvocationEvent):
+            before = BeforeInvocationEvent(runtime.agent, run.invocation_state, new)
+            await hooks.fire(before)
+            if before.cancel:
+                return None
+            new = list(before.messages or [])
+        loop = loop.model_copy(update={"messages": [*loop.messages, *new]})
+        if self._mirror is not None:
+            self._mirror(loop.messages)
+        if hooks.has_callbacks(MessageAddedEvent):
+            for message in new:
+                await hooks.fire(MessageAddedEvent(runtime.agent, message))
+        return Position(loop, ["model"], responses=dict(call.interrupts.responses))
+
+    async def _run(self, at: Position, run: LoopRun, call: NodeCall) -> RunEnd:
+        async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]]) -> None:
+            if self._mirror is not None:
+                self._mirror(loop.messages)
+            await announce_messages(run, writes)
+
+        try:
+            with contextlib.nullcontext() if run.trace is None else run.trace.current():
+                return await self._runner.run_nested(at, step_limit=self.step_limit,
+                                                     invocation_state=call.invocation_state,
+                                                     prefix=call.interrupts.prefix, thread_id=call.thread_id,
+                                                     runtime=run, after_step=after_step)
+        except BaseException as exc:
+            if run.trace is not None:
+                run.trace.end("error", run.metrics.accumulated_usage, error=exc)
+            raise
+
+    async def _after(self, run: LoopRun, result: AgentResult) -> Any:
+        """Fire ``AfterInvocationEvent``; the input it asks to run next (``resume``), if any."""
+        hooks = self.runtime.hooks
+        if not hooks.has_callbacks(AfterInvocationEvent):
+            return None
+        after = AfterInvocationEvent(self.runtime.agent, run.invocation_state, result)
+        await hooks.fire(after)
+        return after.resume
+
+
+def at_start(sub_state: dict[str, Any]) -> AgentLoopState:
+    """The loop state a node call starts from: its stored conversation and agent state."""
+    return agent_schema().load({"messages": sub_state.get("messages", []),
+                                "agent_state": sub_state.get("agent_state", {})})
+
+
+def _kept(end: RunEnd, base: int) -> dict[str, Any]:
+    """What a stopped call keeps (JSON): the messages it added to its stored conversation, the rest of
+    the loop state, and the runner's position, so the resume re-enters the interrupted step."""
+    loop: AgentLoopState = end.state
+    return {
+        "appended": to_json_safe(loop.messages[base:]),
+        "values": agent_schema().dump_values(loop),
+        "pending": end.pending,
+        "step": end.step,
+        "completed": end.completed,
+        "responses": end.responses,
+        "progress": end.progress,
+    }

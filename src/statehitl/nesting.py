@@ -1,0 +1,106 @@
+"""Machines inside machines: the one interface by which an agent, a StateGraph, a Graph or a Swarm runs
+as a node of another machine.
+
+An enclosing run (a Graph, a Swarm, or a StateGraph node that hosts an agent) keeps each nested
+machine's state inside its own checkpoint as a sub-document, and hands it back on every call. The
+nested machine runs on the same runner (``Runner.run_nested``), writes nothing itself, and either
+finishes (``NodeDone``: its new sub-state and its result) or stops on interrupts (``NodeStopped``:
+the interrupts, and what it must be given back as ``NodeCall.kept`` to go on from exactly there).
+Its interrupt ids carry the enclosing node call's site as a prefix, so the enclosing run's answers
+reach the nested scope that asked, at any depth, by id alone.
+
+To make a new kind of thing usable as a node, give it an ``as_node()`` returning a ``MachineNode``.
+``Agent.as_node()`` is the reference implementation (``statehitl.agent.node``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from statehitl import interrupt_ids
+from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
+from statehitl.runner import NodeContext
+
+__all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node"]
+
+
+@dataclass
+class NodeCall:
+    """One call of a nested machine: its input, its stored sub-state, and where it stands."""
+
+    task: Any
+    """The input: a prompt, content blocks (an agent or orchestrator), a dict (a StateGraph)."""
+    state: dict[str, Any]
+    """The machine's sub-state as the enclosing checkpoint stores it (``MachineNode.node_state()`` at first)."""
+    interrupts: InterruptContext
+    """The enclosing run's answers, and the prefix that keeps the nested interrupt ids apart."""
+    thread_id: str
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    kept: Any = None
+    """What the machine returned as ``NodeStopped.kept`` when this call last stopped, or None for a new call."""
+    emit: Callable[[dict[str, Any]], None] | None = None
+    """Where the nested machine's stream events go (None: nowhere)."""
+
+
+@dataclass
+class NodeDone:
+    """The nested machine finished: its new sub-state, its result, and what it cost."""
+
+    state: dict[str, Any]
+    result: Any
+    usage: dict[str, int] = field(default_factory=dict)
+    status: str = "completed"
+    """``completed``, or ``failed`` when the machine ended without doing its work (a cancelled call)."""
+
+
+@dataclass
+class NodeStopped:
+    """The nested machine stopped on interrupts; ``kept`` (JSON) goes back to it as ``NodeCall.kept``."""
+
+    interrupts: list[Interrupt]
+    kept: Any
+    result: Any = None
+    """What the machine can show of the stopped call (an agent's result with ``stop_reason="interrupt"``)."""
+
+
+@runtime_checkable
+class MachineNode(Protocol):
+    """A machine that runs as a node of another machine.
+
+    ``append_channels`` names the keys of its sub-state that only ever grow (an agent's
+    ``messages``): the enclosing checkpoint stores them as deltas, so a step writes what it added.
+    """
+
+    append_channels: frozenset[str]
+
+    def node_state(self) -> dict[str, Any]:
+        """The sub-state of a thread that never ran this node (an agent's constructor messages and state)."""
+        ...
+
+    async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
+        """Run once on ``call.task`` from ``call.state`` (or go on from ``call.kept``); write nothing."""
+        ...
+
+    def adopt_node_state(self, state: dict[str, Any]) -> None:
+        """Mirror a sub-state into the live object (``agent.messages``) after a run or a restore."""
+        ...
+
+
+async def call_machine_node(node: MachineNode, task: Any, state: dict[str, Any], ctx: NodeContext, *,
+                            emit: Callable[[dict[str, Any]], None] | None = None) -> NodeDone:
+    """Run ``node`` from inside the node ``ctx`` belongs to, and return when it finished.
+
+    If it stops on interrupts, this raises them as the enclosing node's own: the enclosing run stops,
+    keeps where the nested one stood as the node's progress, and on resume this call picks it up from
+    there with the answers. This is how a StateGraph node hosts an agent, and how Graph and Swarm
+    call theirs.
+    """
+    prefix = interrupt_ids.nested(interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node))
+    call = NodeCall(task, state, InterruptContext(ctx.interrupts.responses, prefix), ctx.thread_id,
+                    ctx.invocation_state, ctx.progress, emit)
+    outcome = await node.run_node(call)
+    if isinstance(outcome, NodeStopped):
+        raise InterruptRaised(outcome.interrupts, progress=outcome.kept)
+    return outcome
