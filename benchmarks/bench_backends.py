@@ -5,7 +5,7 @@ Run from the repository root:
     uv run --all-packages python benchmarks/bench_backends.py          # full run
     uv run --all-packages python benchmarks/bench_backends.py --quick  # smoke run
 
-Starts moto_server (S3, with the test suite's launcher from tests/backends) and DynamoDB Local (the
+Starts moto_server (S3, with `statehitl_checkpoint_s3.local`, as the tests do) and DynamoDB Local (the
 jar in .cache/dynamodb-local; `./dev.sh test` or `./dev.sh bench` installs it) on free loopback ports,
 with dummy AWS credentials, and stops both at the end. For each backend it measures the interrupt ->
 resume round trip (same clock boundaries as bench_core.py) and counts storage requests per step and per
@@ -45,14 +45,13 @@ from bench_core import (
     to_ms,
     write_results,
 )
+from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
 
 from statehitl.checkpoint import Checkpointer
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.testing import CountingStorage
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "backends"))  # the tests' moto_server launcher, reused as is
-from moto_support import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer  # noqa: E402
 
 DYNAMODB_LOCAL_DIR = ROOT / ".cache" / "dynamodb-local"
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "backends.json"
@@ -116,15 +115,8 @@ def aws_servers(workdir: Path) -> Iterator[tuple[str, str]]:
     for name in AWS_ENV_TO_CLEAR:
         os.environ.pop(name, None)
     os.environ.update(DUMMY_AWS_ENV)  # "testing": DynamoDB Local wants an alphanumeric access key
-    dynamodb = DynamoDBLocal(DYNAMODB_LOCAL_DIR)
-    moto: MotoServer | None = None
-    try:
-        moto = MotoServer.start(workdir / "moto_server.log")
-        yield moto.endpoint, dynamodb.start()
-    finally:
-        if moto is not None:
-            moto.stop()
-        dynamodb.stop()
+    with MotoServer(workdir / "moto_server.log") as s3_endpoint, DynamoDBLocal(DYNAMODB_LOCAL_DIR) as dynamodb_endpoint:
+        yield s3_endpoint, dynamodb_endpoint
 
 
 def create_bucket_and_table(s3_endpoint: str, dynamodb_endpoint: str) -> None:
