@@ -1,7 +1,8 @@
 """Interrupt ids are stored in waiting threads and quoted by answers: their derivation must never change.
 
-Each expected value below was computed with the derivation every stored thread used, and is pinned. If one of these fails, a change
-would strand every thread waiting on an interrupt raised at that kind of site.
+Each expected value below was computed with the derivation every stored thread used, and is pinned.
+If one of these fails, a change would strand every thread waiting on an interrupt raised at that
+kind of site.
 """
 
 from __future__ import annotations
