@@ -8,19 +8,28 @@ import sys
 import statehitl
 import statehitl.agent
 import statehitl.checkpoint
+import statehitl.errors
 import statehitl.graph
 import statehitl.hooks
 import statehitl.models
+import statehitl.nesting
 import statehitl.session
 import statehitl.testing
 import statehitl.tools
+import statehitl.transitions
 
 PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
     statehitl: ["Agent", "tool"],
-    statehitl.agent: ["Agent", "AgentMetrics", "AgentResult", "AgentState", "ConversationManager",
-                      "NullConversationManager", "SlidingWindowConversationManager", "ToolMetrics"],
+    statehitl.agent: ["Agent", "AgentMetrics", "AgentNode", "AgentResult", "AgentRuntime", "AgentState",
+                      "ConversationManager", "LoopRun", "NullConversationManager", "SlidingWindowConversationManager",
+                      "ToolMetrics"],
+    statehitl.errors: sorted(name for name in dir(statehitl.errors) if name.endswith(("Error", "Conflict"))),
+    statehitl.nesting: ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node"],
+    statehitl.transitions: ["CheckpointWritten", "HookFired", "InterruptAnswered", "InterruptRaisedTransition",
+                            "NodeCancelled", "NodeEntered", "NodeExited", "StepApplied", "ToolFinished",
+                            "Transition"],
     statehitl.hooks: ["AfterInvocationEvent", "AfterModelCallEvent", "AfterNodeCallEvent", "AfterToolCallEvent",
                       "AfterToolsEvent", "BeforeInvocationEvent", "BeforeModelCallEvent", "BeforeNodeCallEvent",
                       "BeforeToolCallEvent", "BeforeToolsEvent", "HookEvent", "HookProvider", "HookRegistry",

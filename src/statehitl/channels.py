@@ -25,13 +25,18 @@ Reducer = Callable[[Any, Any], Any]
 
 def append(current: list[Any] | None, new: Any) -> list[Any]:
     """Reducer for append-only channels: ``new`` (an item or a list of items) goes on the end."""
-    items = [] if new is None else list(new) if isinstance(new, list | tuple) else [new]
-    return [*(current or ()), *items]
+    return [*(current or ()), *_items(new)]
+
+
+def _items(new: Any) -> list[Any]:
+    """What an ``append`` write adds: nothing for None, the items of a list or tuple, else the one item."""
+    return [] if new is None else list(new) if isinstance(new, list | tuple) else [new]
 
 
 @lru_cache(maxsize=1024)
 def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
-    """A validator for one field, shared by every compile of the same model (building one costs ~50 us).
+    """A validator for one field, shared by every compile of the same model (building one costs more than a
+    small graph's whole step).
 
     The field's constraints (``Field(ge=0)``, ``AfterValidator``...) live in its metadata, not its
     annotation; without them an update the model would reject could reach a checkpoint.
@@ -132,10 +137,9 @@ class StateSchema(Generic[M]):
                             "or let only one of them write it"
                         )
                     merged[name] = self._validate(node, name, value)
-                elif reducer is append:
-                    new = [] if value is None else value if isinstance(value, list | tuple) else [value]
+                elif reducer is append:  # validates only the new items, not the whole history again
                     current = merged[name] if name in merged else getattr(state, name)
-                    merged[name] = [*current, *self._validate(node, name, new)]
+                    merged[name] = [*current, *self._validate(node, name, _items(value))]
                 else:
                     current = merged[name] if name in merged else getattr(state, name)
                     merged[name] = self._validate(node, name, reducer(current, value))

@@ -89,7 +89,7 @@ class Router:
 
 _KNOWN_STRUCTURES: dict[tuple[Any, ...], dict[str, frozenset[str]]] = {}
 """Node names and labelled edges of machines already validated, with their blockers: an app rebuilt
-per request (or per resume) skips the graph searches its structure needs, about 60 us."""
+per request (or per resume) skips the graph searches its structure needs."""
 _KNOWN_STRUCTURES_MAX = 256
 
 

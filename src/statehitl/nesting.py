@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from statehitl import interrupt_ids
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
-from statehitl.runner import NodeContext
+from statehitl.position import NodeContext
 
 __all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node"]
 

@@ -18,23 +18,23 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor, StateCodec
-from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
-from statehitl.checkpoint.records import InterruptRecord, StoredCheckpoint
+from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import Status as RecordStatus
+from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
-from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised, InterruptScope
+from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import END, Machine, NodeSpec
+from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.telemetry import RunTracer, run_tracer
 from statehitl.transitions import (
     CheckpointWritten,
-    InterruptAnswered,
     InterruptRaisedTransition,
     NodeCancelled,
     NodeEntered,
@@ -42,23 +42,12 @@ from statehitl.transitions import (
     StepApplied,
 )
 
-__all__ = [
-    "AfterStep",
-    "Durability",
-    "NodeContext",
-    "Position",
-    "RunEnd",
-    "Runner",
-    "StateAdapter",
-    "resume_position",
-    "start_position",
-]
+__all__ = ["AfterStep", "Durability", "Runner", "StateAdapter"]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
 and fsyncs the checkpoint ``invoke`` returns on; ``exit`` writes only that one."""
 
-Writes = list[tuple[str, dict[str, Any]]]
 AfterStep = Callable[[Any, Writes], Awaitable[None]]
 """``after_step(state, writes)``: called once a step's updates are applied (and its checkpoint, if any,
 is written), with the state after it and each node's update. The owner of a machine mirrors the state
@@ -71,114 +60,6 @@ class StateAdapter(StateCodec, Protocol):
     def apply(self, state: Any, writes: Writes) -> Any: ...
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]: ...
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]: ...
-
-
-@dataclass
-class NodeContext:
-    """The optional second argument of a node: who and where it is, and ``interrupt()``.
-
-    ``runtime`` is what the machine's owner gives its nodes for this run (the agent loop's model,
-    tools and hooks), None for a StateGraph. ``interrupts`` makes scopes for what the node runs (a
-    hook event, a tool call) that see the same answers as the node.
-    """
-
-    node: str
-    step: int
-    thread_id: str
-    invocation_state: dict[str, Any]
-    interrupts: InterruptContext
-    runtime: Any = None
-    progress: Any = None
-    """What this node kept of its work when it last stopped on an interrupt in this step (else None)."""
-    _scope: InterruptScope | None = None
-
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
-        """Ask the human. Returns the response on resume (or ``response``, an answer known in advance);
-        ``reason`` must be JSON-serializable."""
-        if self._scope is None:
-            site = interrupt_ids.node(self.interrupts.prefix, self.step, self.node)
-            self._scope = self.interrupts.scope(site, "node", self.node)
-        return self._scope.interrupt(name, reason, response)
-
-
-@dataclass
-class Position:
-    """Where a thread (or a nested run) stands: everything the runner needs to (re-)enter a step.
-
-    ``cursor`` is the thread's place in its store; a nested run has none.
-    """
-
-    state: Any
-    pending: list[str]
-    cursor: Cursor | None = None
-    step: int = 0
-    completed: dict[str, dict[str, Any]] = field(default_factory=dict)
-    responses: dict[str, Any] = field(default_factory=dict)
-    progress: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class RunEnd:
-    """How a run stopped, with everything its last checkpoint records.
-
-    ``status`` is ``completed``, ``interrupted``, ``cancelled``, or ``running`` when the step limit cut
-    it short. ``applied`` is the last step's updates if no ``after_step`` has seen them yet.
-    """
-
-    status: RecordStatus
-    state: Any
-    step: int
-    pending: list[str]
-    writes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    completed: dict[str, dict[str, Any]] = field(default_factory=dict)
-    responses: dict[str, Any] = field(default_factory=dict)
-    progress: dict[str, Any] = field(default_factory=dict)
-    interrupts: list[Interrupt] = field(default_factory=list)
-    cancelled: dict[str, str] = field(default_factory=dict)
-    applied: Writes = field(default_factory=list)
-
-    def fields(self) -> dict[str, Any]:
-        """The checkpoint fields this end writes (besides status, step and the state)."""
-        return {
-            "pending": self.pending, "writes": self.writes, "completed": self.completed,
-            "responses": self.responses, "progress": self.progress, "cancelled": self.cancelled,
-            "interrupts": [InterruptRecord.of(i) for i in self.interrupts],
-        }
-
-
-def start_position(head: Head | None, thread_id: str, state: Any, pending: list[str], *,
-                   rewritten: bool = False) -> Position:
-    """Where a new run from ``state`` enters: after ``head`` if the thread has one, else at its start.
-
-    The caller checks first that no other process holds ``head`` (``Checkpointer.ensure_free``), before
-    its hooks or reducers run. The cursor gets a fresh owner so the run's held checkpoints carry a lease
-    against takeovers. ``rewritten`` says the state's history was edited rather than appended to (a
-    trimmed conversation): the next checkpoint stores it whole.
-    """
-    cursor = Cursor(thread_id) if head is None else head.cursor
-    cursor.owner = owner_id()
-    cursor.migrated = cursor.migrated or rewritten
-    return Position(state, pending, cursor, 0 if head is None else head.record.step)
-
-
-async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any, *,
-                          rewritten: bool = False) -> Position:
-    """Claim the stopped ``head`` (interrupted, or running when its process died) for this process and
-    return where its run re-enters, with ``answers`` to its interrupts (none for a crashed run).
-
-    Called once the answers are checked: the claim is the first write, so of two processes answering
-    the same interrupt only one gets past it, before any node, hook or tool runs. ``rewritten``: the
-    state was converted (a migration), so the next checkpoint stores it whole.
-    """
-    record = head.record
-    await checkpointer.claim(head, owner_id())
-    head.cursor.migrated = head.cursor.migrated or rewritten
-    if observe.observers:
-        for i in record.interrupts:
-            if i.id in answers:
-                observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
-    return Position(state, record.pending, head.cursor, record.step, record.completed,
-                    {**record.responses, **answers}, record.progress)
 
 
 @dataclass

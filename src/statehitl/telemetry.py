@@ -6,7 +6,7 @@ Span names and attributes follow the GenAI semantic conventions where they exist
 current while they last, so whatever runs inside a node (an agent in a Graph node, its model and
 tool calls, the checkpoints it writes) nests under that node's span. Tracing costs nothing unless the
 application set up a tracer provider: OpenTelemetry is then already imported, so the check is a
-``sys.modules`` lookup, and an application that never touched it does not pay its ~100 ms import.
+``sys.modules`` lookup, and an application that never touched it does not pay for importing it.
 """
 
 from __future__ import annotations

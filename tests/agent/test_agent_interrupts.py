@@ -320,6 +320,20 @@ def test_only_bytes_are_tagged_and_plain_json_is_kept_as_it_is() -> None:
     assert from_json_safe(tagged) == {**mixed, "raw": b"x", "pair": [b"", "s"]}
 
 
+def test_user_data_that_looks_like_the_bytes_tag_comes_back_as_it_went_in(tmp_path) -> None:
+    lookalikes = {"$bytes": "aGk=", "$$bytes": ["x"], "nested": [{"$bytes": "eA=="}], "$other": 1}
+    for value in (lookalikes, {"$bytes": "aGk=", "real": b"hi"}):
+        assert from_json_safe(to_json_safe(value)) == value
+    session = FileSessionManager(session_id="s", storage_dir=tmp_path)
+    agent = Agent(model=ScriptedModel(["ok"]), session_manager=session, callback_handler=None)
+    agent.state.set("x", lookalikes)
+    agent("remember this")
+    again = Agent(model=ScriptedModel(["ok"]), session_manager=session, callback_handler=None)
+    assert again.state.get("x") == lookalikes  # not bytes: the session restores, now and every time
+    assert str(again("and again")) == "ok"
+    assert Agent(model=ScriptedModel([]), session_manager=session, callback_handler=None).state.get("x") == lookalikes
+
+
 def test_answers_known_in_advance_do_not_stop_the_agent(calls: list[str]) -> None:
     approved = {"delete_files": "y"}
 
@@ -373,3 +387,20 @@ def test_the_stream_announces_a_tool_that_interrupts_itself() -> None:
     [interrupted] = [e["tool_interrupt_event"] for e in asyncio.run(collect()) if "tool_interrupt_event" in e]
     assert interrupted["tool_use"]["toolUseId"] == "t1"
     assert [(i.name, i.reason, i.source) for i in interrupted["interrupts"]] == [("sure?", "asking", "tool")]
+
+
+def test_an_agent_rebuilt_on_its_session_lists_what_it_waits_on(tmp_path, calls: list[str]) -> None:
+    session = FileSessionManager(session_id="s", storage_dir=tmp_path)
+    agent = Agent(model=ScriptedModel([BATCH]), tools=make_tools(calls), session_manager=session,
+                  callback_handler=None)
+    agent.add_hook(BeforeToolCallEvent, approve_deletes)
+    assert agent.interrupts == []
+    result = agent("go")
+    assert agent.interrupts == result.interrupts
+    rebuilt = Agent(model=ScriptedModel(["done"]), tools=make_tools(calls), session_manager=session,
+                    callback_handler=None)
+    rebuilt.add_hook(BeforeToolCallEvent, approve_deletes)
+    assert [(i.id, i.name, i.reason) for i in rebuilt.interrupts] == [(i.id, i.name, i.reason)
+                                                                     for i in result.interrupts]
+    rebuilt(answer(result))
+    assert rebuilt.interrupts == []

@@ -14,7 +14,7 @@ from cli_support import FakeTTY, assert_one_line_error, entered, latest, run_on_
 
 from statehitl import observe
 from statehitl.cli.cleanup_agent import APPROVAL, DENIED, TARGETS
-from statehitl.cli.demo import TransitionPrinter
+from statehitl.cli.observer import TransitionPrinter
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,8 @@ import pytest
 from cli_support import FakeTTY, Piped, assert_one_line_error, entered, latest
 
 from statehitl import observe
-from statehitl.cli.demo import TransitionPrinter, build_graph
+from statehitl.cli.demo import build_graph
+from statehitl.cli.observer import TransitionPrinter
 from statehitl.cli.refund import APPROVAL
 from statehitl.graph import StateGraph
 

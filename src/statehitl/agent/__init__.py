@@ -8,15 +8,20 @@ from statehitl.agent.conversation_manager import (
     NullConversationManager,
     SlidingWindowConversationManager,
 )
+from statehitl.agent.node import AgentNode
 from statehitl.agent.result import AgentMetrics, AgentResult, ToolMetrics
+from statehitl.agent.runtime import AgentRuntime, LoopRun
 from statehitl.agent.state import AgentState
 
 __all__ = [
     "Agent",
     "AgentMetrics",
+    "AgentNode",
     "AgentResult",
+    "AgentRuntime",
     "AgentState",
     "ConversationManager",
+    "LoopRun",
     "NullConversationManager",
     "SlidingWindowConversationManager",
     "ToolMetrics",

@@ -3,6 +3,10 @@
 Converse content carries raw ``bytes`` (``{"image": {"source": {"bytes": b"..."}}}``), which JSON
 cannot hold. Checkpoints store each ``bytes`` value as ``{"$bytes": "<base64>"}`` and loading turns
 it back, so a resumed agent sends the model exactly what the first one had.
+
+User data may hold that very key (``agent.state.set("x", {"$bytes": "aGk="})``): it must come back
+as it went in, not as bytes. So a key made of one or more ``$`` and then ``bytes`` gets one more ``$``
+when stored and loses it when loaded; only a stored ``$bytes`` with a single ``$`` is a tag.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import marshal
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +22,8 @@ __all__ = ["from_json_safe", "to_json_safe"]
 
 _TAG = "$bytes"
 _TAG_UTF8 = _TAG.encode()
+_TAG_LIKE = re.compile(r"\$+bytes")
+"""Keys that are escaped: the tag itself, and the escapes of it (every one contains ``$bytes``)."""
 
 
 def _refuse(value: Any) -> Any:
@@ -41,21 +48,34 @@ _encode_json = _json_checker()
 
 
 def to_json_safe(value: Any) -> Any:
-    """``value`` with every ``bytes`` inside replaced by its tagged base64 form.
+    """``value`` with every ``bytes`` inside replaced by its tagged base64 form, and keys that look like
+    the tag escaped.
 
-    Most messages hold no bytes at all: the C JSON encoder proves that about ten times faster than a
-    walk in Python, so the walk only runs when the encoder meets something it cannot write.
+    Most messages hold no bytes at all: the C JSON encoder proves that faster than a walk in Python,
+    and ``marshal`` (also C) shows that no string contains the tag, so the walk only runs when one of
+    them finds something to change.
     """
     try:
         _encode_json(value)
     except (TypeError, ValueError):
         return _tag_bytes(value)
+    if _holds_tag(value):
+        return _tag_bytes(value)
     return value
+
+
+def _holds_tag(value: Any) -> bool:
+    """Whether ``$bytes`` occurs in any string of ``value`` (plain JSON here, so marshal writes it all)."""
+    try:
+        return _TAG_UTF8 in marshal.dumps(value)
+    except ValueError:  # a type marshal cannot write: let the walk decide
+        return True
 
 
 def _tag_bytes(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _tag_bytes(v) for k, v in value.items()}
+        return {(f"${k}" if isinstance(k, str) and _TAG_LIKE.fullmatch(k) else k): _tag_bytes(v)
+                for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_tag_bytes(v) for v in value]
     if isinstance(value, bytes | bytearray):
@@ -71,11 +91,8 @@ def from_json_safe(value: Any) -> Any:
     (once; later copies are references) as its UTF-8 bytes: if ``$bytes`` is not in its output, no tag
     is anywhere in ``value`` and the walk is skipped.
     """
-    try:
-        if _TAG_UTF8 not in marshal.dumps(value):
-            return value
-    except ValueError:
-        pass  # a type marshal cannot write (never one from a stored checkpoint): the walk handles it
+    if not _holds_tag(value):
+        return value
     return _untag_bytes(value)
 
 
@@ -83,7 +100,8 @@ def _untag_bytes(value: Any) -> Any:
     if isinstance(value, dict):
         if len(value) == 1 and _TAG in value and isinstance(value[_TAG], str):
             return base64.b64decode(value[_TAG])
-        return {k: _untag_bytes(v) for k, v in value.items()}
+        return {(k[1:] if isinstance(k, str) and k.startswith("$$") and _TAG_LIKE.fullmatch(k) else k):
+                _untag_bytes(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_untag_bytes(v) for v in value]
     return value

@@ -30,7 +30,7 @@ from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.models.streaming import ModelTurn, collect_turn
-from statehitl.runner import NodeContext
+from statehitl.position import NodeContext
 from statehitl.types.content import Message
 
 __all__ = ["agent_machine", "announce_messages", "call_model", "loop_result"]

@@ -24,7 +24,8 @@ from statehitl.agent.runtime import AgentRuntime, LoopRun
 from statehitl.agent.state import AgentState
 from statehitl.hooks.agent_events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped
-from statehitl.runner import Position, RunEnd, Runner
+from statehitl.position import Position, RunEnd
+from statehitl.runner import Runner
 from statehitl.telemetry import trace_invocation
 
 __all__ = ["AgentNode"]

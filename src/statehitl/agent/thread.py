@@ -23,8 +23,9 @@ from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import AgentBusyError
 from statehitl.hooks.agent_events import BeforeInvocationEvent, MessageAddedEvent
 from statehitl.interrupt import Interrupt
+from statehitl.position import Position, resume_position, start_position
 from statehitl.resume import ResumeRun, plan_run
-from statehitl.runner import Durability, Position, Runner, resume_position, start_position
+from statehitl.runner import Durability, Runner
 from statehitl.types.content import Message
 
 __all__ = ["AgentThread"]

@@ -22,7 +22,7 @@ from statehitl.errors import InterruptError
 from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, BeforeToolCallEvent, BeforeToolsEvent
 from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
-from statehitl.runner import NodeContext
+from statehitl.position import NodeContext
 from statehitl.transitions import ToolFinished
 from statehitl.types.content import Message
 from statehitl.types.tools import ToolContext, ToolResult, ToolUse, error_result

@@ -17,7 +17,8 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, hanging, one_line
-from statehitl.cli._demo_driver import Driver, Subject, TransitionPrinter, parse_answer, responses
+from statehitl.cli._demo_driver import Driver, Subject, parse_answer, responses
+from statehitl.cli.observer import TransitionPrinter
 
 if TYPE_CHECKING:
     from statehitl.agent import Agent, AgentResult
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from statehitl.graph import GraphRunResult, StateGraph
     from statehitl.interrupt import Interrupt
 
-__all__ = ["TransitionPrinter", "add_parser", "build_graph", "parse_answer", "run"]
+__all__ = ["add_parser", "build_graph", "parse_answer", "run"]
 
 DEFAULT_CUSTOMER = "Ada Lovelace"
 DEFAULT_REQUEST = "The blender arrived broken."
@@ -229,10 +230,8 @@ def _result_text(result: dict[str, Any]) -> str:
 class _AgentPrinter(TransitionPrinter):
     """The transition printer, with messages summarized and each tool's result shown as it comes."""
 
-    def __init__(self, console: Console) -> None:
-        from statehitl.agent.loop_state import agent_schema
-
-        super().__init__(console, frozenset(agent_schema().reducers))
+    def __init__(self, console: Console, reducers: frozenset[str]) -> None:
+        super().__init__(console, reducers)
         self.names: dict[str, str] = {}
 
     def write_lines(self, name: str, value: Any) -> list[str]:
@@ -264,14 +263,13 @@ class _CleanupSubject(Subject["AgentResult"]):
     printer: _AgentPrinter  # the agent's callback handler too
 
     def __init__(self, console: Console, session_id: str, store: str) -> None:
-        from statehitl.agent.loop import agent_machine
         from statehitl.cli import cleanup_agent
         from statehitl.session import SessionManager
 
         self.session = SessionManager.from_url(store, session_id=session_id)
-        # agent_machine() is what every Agent's .machine is: one loop machine for all agents
-        super().__init__(console, session_id, store, self.session.checkpointer, agent_machine(),
-                         _AgentPrinter(console))
+        shown = cleanup_agent.demo_agent()  # every agent runs the same loop machine; this one shows it
+        printer = _AgentPrinter(console, shown.as_node().append_channels)
+        super().__init__(console, session_id, store, self.session.checkpointer, shown.machine, printer)
         self.cleanup = cleanup_agent
         self.agent: Agent | None = None
 

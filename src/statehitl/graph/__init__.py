@@ -9,7 +9,7 @@ from statehitl.channels import append
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph, GraphRunResult, StateSnapshot
 from statehitl.machine import END, START
-from statehitl.runner import NodeContext
+from statehitl.position import NodeContext
 from statehitl.status import Status
 
 __all__ = [

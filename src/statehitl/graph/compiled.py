@@ -23,8 +23,9 @@ from statehitl.errors import CheckpointNotFoundError, MachineChangedError, Unkno
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Machine, describe_change
+from statehitl.position import Position, resume_position, start_position
 from statehitl.resume import ContinueRun, ResumeRun, plan_run
-from statehitl.runner import Durability, Position, Runner, resume_position, start_position
+from statehitl.runner import Durability, Runner
 from statehitl.status import Status
 
 __all__ = ["CompiledStateGraph", "GraphRunResult", "StateSnapshot"]

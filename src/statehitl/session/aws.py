@@ -13,7 +13,7 @@ from typing import Any
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.url import install_hint
 from statehitl.errors import CheckpointerNotFoundError
-from statehitl.session.manager import SessionManager, _check_session_id
+from statehitl.session.manager import SessionManager, check_session_id
 
 __all__ = ["DynamoDBSessionManager", "S3SessionManager"]
 
@@ -33,7 +33,7 @@ class S3SessionManager(SessionManager):
 
     def __init__(self, session_id: str, bucket: str, prefix: str = "", *,
                  checkpointer_options: dict[str, Any] | None = None, **storage_options: Any) -> None:
-        _check_session_id(session_id)  # before a client is built for a session that cannot exist
+        check_session_id(session_id)  # before a client is built for a session that cannot exist
         with _backend("S3SessionManager", "S3", "s3"):
             from statehitl_checkpoint_s3 import S3Storage
         storage = S3Storage(bucket, prefix, **storage_options)
@@ -46,7 +46,7 @@ class DynamoDBSessionManager(SessionManager):
 
     def __init__(self, session_id: str, table_name: str, *,
                  checkpointer_options: dict[str, Any] | None = None, **storage_options: Any) -> None:
-        _check_session_id(session_id)  # before a client is built for a session that cannot exist
+        check_session_id(session_id)  # before a client is built for a session that cannot exist
         with _backend("DynamoDBSessionManager", "DynamoDB", "dynamodb"):
             from statehitl_checkpoint_dynamodb import DynamoDBStorage
         storage = DynamoDBStorage(table_name, **storage_options)

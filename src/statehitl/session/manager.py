@@ -16,7 +16,7 @@ from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import InvalidThreadIdError
 
-__all__ = ["SESSION_URL_ENV", "FileSessionManager", "SessionManager"]
+__all__ = ["SESSION_URL_ENV", "FileSessionManager", "SessionManager", "check_session_id"]
 
 SESSION_URL_ENV = "STATEHITL_SESSION_URL"
 
@@ -25,7 +25,7 @@ class SessionManager:
     """Persists agents of one session in ``checkpointer``; build one with a subclass or ``from_url``."""
 
     def __init__(self, session_id: str, checkpointer: Checkpointer) -> None:
-        self.session_id = _check_session_id(session_id)
+        self.session_id = check_session_id(session_id)
         self.checkpointer = checkpointer
 
     def thread_id(self, agent_id: str) -> str:
@@ -62,7 +62,7 @@ class SessionManager:
         return f"{type(self).__name__}(session_id={self.session_id!r}, storage={self.checkpointer.storage!r})"
 
 
-def _check_session_id(session_id: object) -> str:
+def check_session_id(session_id: object) -> str:
     """A session id is a thread id without ``@``, which separates it from agent ids in thread ids.
 
     Without that rule, agent ``"a"`` of session ``"s"`` and the default agent of session ``"s@a"``
