@@ -410,6 +410,30 @@ def test_sweep_orphan_chunks_removes_only_unreferenced_old_chunks(client: Any, t
     assert asyncio.run(storage.read("k/big"))[1] == token  # type: ignore[index]
 
 
+def plant_orphan_chunks(client: Any, table: str, count: int) -> None:
+    """Chunks of a writer that died two hours ago between its chunks and its record."""
+    old = str(int(time.time()) - 7200)
+    for i in range(count):
+        client.put_item(TableName=table, Item={"pk": {"S": "#threads/dead"}, "sk": {"S": f"000000000000#d1e#{i:05d}"},
+                                               "c": {"B": b"x"}, "at": {"N": old}})
+
+
+def test_prune_and_sweep_expired_reach_the_orphan_chunk_sweep(client: Any, table: str) -> None:
+    counting = CountingStorage(DynamoDBStorage(table, client=client))
+    checkpointer = Checkpointer(counting, ttl=3600)
+    app = build_job(checkpointer, [])
+    app.invoke(answer(app.invoke({}, thread_id="t")), thread_id="t")
+    plant_orphan_chunks(client, table, 3)
+    assert asyncio.run(checkpointer.prune("t", keep_last=1)) > 0
+    assert not [i for i in items(client, table) if i["pk"]["S"] == "#threads/dead"], "prune left the orphans"
+    assert counting.counts.calls["cleanup"] == 1
+    plant_orphan_chunks(client, table, 2)
+    assert asyncio.run(checkpointer.sweep_expired()) == []
+    assert not [i for i in items(client, table) if i["pk"]["S"] == "#threads/dead"], "sweep left the orphans"
+    assert counting.counts.calls["cleanup"] == 2
+    assert app.get_state("t") is not None
+
+
 # -- TTL ----------------------------------------------------------------------------------------------
 
 

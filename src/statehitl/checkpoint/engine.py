@@ -24,7 +24,6 @@ import functools
 import os
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +40,7 @@ from statehitl.checkpoint.records import (
     StoredCheckpoint,
     ThreadIndex,
 )
-from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
+from statehitl.checkpoint.storage import ABSENT, Storage, SupportsCleanup, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
@@ -398,7 +397,9 @@ class Checkpointer:
     async def prune(self, thread_id: str, keep_last: int) -> int:
         """Keep the newest ``keep_last`` checkpoints (and the records they are built from); delete the rest.
 
-        Also removes crash debris the storage knows how to find. Returns how many records were deleted.
+        Also runs the storage's ``cleanup`` (crash debris, see ``SupportsCleanup``): on DynamoDB that
+        is a full-table scan, so prune from a maintenance job rather than on every request. Returns
+        how many of the thread's records were deleted (debris not counted).
         """
         if keep_last < 1:
             raise ValueError(f"keep_last must be at least 1, got {keep_last!r}")
@@ -428,7 +429,10 @@ class Checkpointer:
         return removed
 
     async def sweep_expired(self, now: float | None = None) -> list[str]:
-        """Delete every thread whose TTL ran out (by its index entry); returns their ids."""
+        """Delete every thread whose TTL ran out (by its index entry); returns their ids.
+
+        Then runs the storage's ``cleanup``, as ``prune`` does: a sweep is the maintenance job.
+        """
         moment = time.time() if now is None else now
         expired = [e.thread_id for e in await self.threads() if e.expires_at is not None and e.expires_at <= moment]
         for thread_id in expired:
@@ -476,8 +480,5 @@ def _running_elsewhere(record: CheckpointRecord, owner: str | None, now: float) 
 
 
 async def _cleanup(storage: Storage) -> None:
-    cleanup: Callable[[], Any] | None = getattr(storage, "cleanup", None)
-    if cleanup is not None:
-        await cleanup()
-
-
+    if isinstance(storage, SupportsCleanup):
+        await storage.cleanup()
