@@ -26,6 +26,7 @@ from statehitl_checkpoint_dynamodb import (
     DynamoDBConfigError,
     DynamoDBStorage,
     DynamoDBTableNotFoundError,
+    DynamoDBThrottledError,
     create_table,
 )
 from statehitl_checkpoint_dynamodb._client import translate_errors
@@ -34,7 +35,7 @@ from statehitl_checkpoint_dynamodb._layout import CHUNK_BYTES, INLINE_BYTES
 from resume_processes import REFUND_APP, assert_one_winner, park_for_race, race_resumes, run_app
 from statehitl.checkpoint import ABSENT, Checkpointer
 from statehitl.checkpoint.url import storage_from_url
-from statehitl.errors import CheckpointConflict, CheckpointError
+from statehitl.errors import CheckpointConflict, CheckpointError, StorageThrottledError
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.testing.conformance import StorageConformance
 from statehitl.testing.counting import CountingStorage
@@ -305,6 +306,20 @@ def test_access_denied_names_the_iam_actions(client: Any) -> None:
     assert "dynamodb:Query" in str(caught.value)
     assert "dynamodb:BatchWriteItem" in str(caught.value)
     assert caught.value.__cause__ is denied
+
+
+def test_throttling_past_the_retries_is_a_shared_throttled_error(client: Any) -> None:
+    # DynamoDB Local never throttles, so the translation is checked on the error botocore raises for it.
+    from botocore.exceptions import ClientError
+
+    throttled = ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow"}},
+                            "PutItem")
+    with pytest.raises(StorageThrottledError) as caught, translate_errors("tbl", client, "PutItem"):
+        raise throttled
+    assert isinstance(caught.value, DynamoDBThrottledError)
+    assert (caught.value.store, caught.value.operation) == ("tbl", "PutItem")
+    assert caught.value.code == "ProvisionedThroughputExceededException"
+    assert "PAY_PER_REQUEST" in str(caught.value)
 
 
 def test_bad_credentials_are_reported_as_access_problems(dynamodb_endpoint: str, table: str) -> None:
