@@ -42,7 +42,7 @@ from statehitl.checkpoint.records import (
 )
 from statehitl.checkpoint.storage import ABSENT, Storage, SupportsCleanup, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
-from statehitl.errors import CheckpointConflict, CheckpointCorruptError
+from statehitl.errors import CheckpointConflict, CheckpointCorruptError, CheckpointNotFoundError
 
 __all__ = ["Checkpointer", "Head", "owner_id"]
 
@@ -122,7 +122,7 @@ class Checkpointer:
     async def _read_checkpoint(self, thread_id: str, seq: int) -> StoredCheckpoint:
         record = await self._read(thread_id, seq)
         if not isinstance(record, StoredCheckpoint):
-            raise KeyError(f"thread {thread_id!r} has no checkpoint {seq:012d}")
+            raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {seq:012d}")
         return record
 
     async def _newest(self, thread_id: str) -> StoredCheckpoint | ClaimRecord | None:
@@ -139,7 +139,7 @@ class Checkpointer:
             return known[record.base_seq]
         try:
             return await self._read_checkpoint(record.thread_id, record.base_seq)
-        except KeyError:
+        except CheckpointNotFoundError:
             raise CheckpointCorruptError(
                 f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} is built on checkpoint "
                 f"{record.base_seq:012d}, which is missing (deleted outside statehitl?)"
@@ -163,7 +163,7 @@ class Checkpointer:
         newest = await self._newest(thread_id)
         if newest is None:
             if checkpoint_id is not None:
-                raise KeyError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
+                raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
             return None
         claim = newest if isinstance(newest, ClaimRecord) else None
         if checkpoint_id is not None:
@@ -184,7 +184,7 @@ class Checkpointer:
         return None if found is None else found.record
 
     async def get(self, thread_id: str, checkpoint_id: str | int) -> CheckpointRecord:
-        """One checkpoint by id; ``KeyError`` naming thread and id if there is none."""
+        """One checkpoint by id; ``CheckpointNotFoundError`` (a ``KeyError``) naming thread and id if there is none."""
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
         return record
 
@@ -463,9 +463,9 @@ def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
     try:
         seq = int(checkpoint_id)
     except (TypeError, ValueError):
-        raise KeyError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
+        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
     if not 0 <= seq < _SLOTS:
-        raise KeyError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
+        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
     return seq
 
 
