@@ -14,6 +14,11 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
 Resuming first writes a claim with a lease into the next slot, so of two processes resuming the same
 interrupt exactly one proceeds, before any node, hook or tool runs; a claim whose process died can be
 taken over once its lease expires. Running checkpoints carry the same lease, renewed every step.
+
+Retention is explicit: ``delete_thread`` removes a thread, ``prune`` keeps a thread's newest
+checkpoints (and the records they are built on), ``sweep_expired`` deletes threads idle past the
+``ttl``. The last two also run the storage's optional ``cleanup`` (``SupportsCleanup``), which is
+the only place crash debris that no key refers to is ever removed.
 """
 
 from __future__ import annotations
