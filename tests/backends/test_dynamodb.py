@@ -8,7 +8,10 @@ is missing; run that, or the npm command in the failure message, before running 
 from __future__ import annotations
 
 import asyncio
+import http.server
 import os
+import socket
+import subprocess
 import sys
 import threading
 import time
@@ -31,6 +34,7 @@ from statehitl_checkpoint_dynamodb import (
 )
 from statehitl_checkpoint_dynamodb._client import translate_errors
 from statehitl_checkpoint_dynamodb._layout import CHUNK_BYTES, INLINE_BYTES
+from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, DynamoDBLocalError, owns_port
 
 from resume_processes import REFUND_APP, assert_one_winner, park_for_race, race_resumes, run_app
 from statehitl.checkpoint import ABSENT, Checkpointer
@@ -654,3 +658,58 @@ def test_concurrent_resumes_in_separate_processes_run_the_action_once(tmp_path: 
     store = url(table, dynamodb_endpoint)
     park_for_race(store)
     assert_one_winner(*race_resumes(store, tmp_path, processes=4))
+
+
+# -- DynamoDB Local itself ----------------------------------------------------------------------------
+
+
+class _NotDynamoDB(http.server.BaseHTTPRequestHandler):
+    """Answers every request as any HTTP server would: enough for a "does something answer?" probe."""
+
+    def do_POST(self) -> None:
+        self.send_response(400)
+        self.end_headers()
+        self.wfile.write(b"not DynamoDB Local")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def occupied_port() -> Iterator[int]:
+    """A loopback port another (plain HTTP) server already listens on."""
+    server = http.server.HTTPServer(("127.0.0.1", 0), _NotDynamoDB)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+def test_dynamodb_local_refuses_a_port_another_server_answers_on(occupied_port: int) -> None:
+    local = DynamoDBLocal(Path(__file__).resolve().parents[2] / ".cache" / "dynamodb-local", port=occupied_port)
+    try:
+        with pytest.raises(DynamoDBLocalError, match=f"cannot start DynamoDB Local on port {occupied_port}: "
+                                                     "something already listens there"):
+            local.start()
+    finally:
+        local.stop()
+    assert local.process is None
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="ownership is read from Linux's /proc")
+def test_owns_port_tells_whose_listening_socket_it_is() -> None:
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+            listener.bind(("127.0.0.1", 0))
+            port = listener.getsockname()[1]
+            assert owns_port(os.getpid(), port) is False  # bound, not listening: nobody answers yet
+            listener.listen()
+            assert owns_port(os.getpid(), port) is True
+            assert owns_port(other.pid, port) is False
+        assert owns_port(os.getpid(), port) is False
+    finally:
+        other.kill()
+        other.wait(10)
