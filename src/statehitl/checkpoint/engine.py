@@ -90,7 +90,12 @@ class Checkpointer:
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Checkpointer:
-        """A checkpointer on the storage a URL names: ``memory://``, ``file://DIR``, ``s3://...``."""
+        """A checkpointer on the storage a URL names: ``file://DIR``, ``s3://...``, ``dynamodb://...``, ``memory://``.
+
+        ``memory://`` makes a new, empty store on every call, so two ``from_url("memory://")`` share
+        nothing; ``memory://NAME`` is one store per name, shared within this process only. Neither
+        survives the process: use them in tests, not for threads resumed elsewhere.
+        """
         return cls(storage_from_url(url), **options)
 
     # -- keys and records -------------------------------------------------------------------------

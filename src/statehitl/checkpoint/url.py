@@ -3,6 +3,10 @@
 ``memory://`` and ``file://`` are built in; other schemes come from installed distributions that
 register a ``StorageFactory`` (in practice their storage class, with a ``from_url`` classmethod) in
 the ``statehitl.checkpointers`` entry-point group, e.g. ``statehitl-checkpoint-s3`` for ``s3://``.
+
+``memory://`` is a new, empty store on every call, and ``memory://NAME`` one store per name for the
+whole process: neither outlives the process, so they serve tests and one-process programs, never a
+CLI command or a resume in another process.
 """
 
 from __future__ import annotations
