@@ -8,7 +8,10 @@ is missing; run that, or the npm command in the failure message, before running 
 from __future__ import annotations
 
 import asyncio
+import http.server
 import os
+import socket
+import subprocess
 import sys
 import threading
 import time
@@ -26,15 +29,17 @@ from statehitl_checkpoint_dynamodb import (
     DynamoDBConfigError,
     DynamoDBStorage,
     DynamoDBTableNotFoundError,
+    DynamoDBThrottledError,
     create_table,
 )
 from statehitl_checkpoint_dynamodb._client import translate_errors
 from statehitl_checkpoint_dynamodb._layout import CHUNK_BYTES, INLINE_BYTES
+from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, DynamoDBLocalError, owns_port
 
 from resume_processes import REFUND_APP, assert_one_winner, park_for_race, race_resumes, run_app
 from statehitl.checkpoint import ABSENT, Checkpointer
 from statehitl.checkpoint.url import storage_from_url
-from statehitl.errors import CheckpointConflict, CheckpointError
+from statehitl.errors import CheckpointConflict, CheckpointError, StorageThrottledError
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.testing.conformance import StorageConformance
 from statehitl.testing.counting import CountingStorage
@@ -307,6 +312,20 @@ def test_access_denied_names_the_iam_actions(client: Any) -> None:
     assert caught.value.__cause__ is denied
 
 
+def test_throttling_past_the_retries_is_a_shared_throttled_error(client: Any) -> None:
+    # DynamoDB Local never throttles, so the translation is checked on the error botocore raises for it.
+    from botocore.exceptions import ClientError
+
+    throttled = ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow"}},
+                            "PutItem")
+    with pytest.raises(StorageThrottledError) as caught, translate_errors("tbl", client, "PutItem"):
+        raise throttled
+    assert isinstance(caught.value, DynamoDBThrottledError)
+    assert (caught.value.store, caught.value.operation) == ("tbl", "PutItem")
+    assert caught.value.code == "ProvisionedThroughputExceededException"
+    assert "PAY_PER_REQUEST" in str(caught.value)
+
+
 def test_bad_credentials_are_reported_as_access_problems(dynamodb_endpoint: str, table: str) -> None:
     import boto3
 
@@ -408,6 +427,30 @@ def test_sweep_orphan_chunks_removes_only_unreferenced_old_chunks(client: Any, t
     assert asyncio.run(storage.read("k/big")) is not None
     assert Counter(item["pk"]["S"] for item in items(client, table)) == {"k": 1, "#k": 1}
     assert asyncio.run(storage.read("k/big"))[1] == token  # type: ignore[index]
+
+
+def plant_orphan_chunks(client: Any, table: str, count: int) -> None:
+    """Chunks of a writer that died two hours ago between its chunks and its record."""
+    old = str(int(time.time()) - 7200)
+    for i in range(count):
+        client.put_item(TableName=table, Item={"pk": {"S": "#threads/dead"}, "sk": {"S": f"000000000000#d1e#{i:05d}"},
+                                               "c": {"B": b"x"}, "at": {"N": old}})
+
+
+def test_prune_and_sweep_expired_reach_the_orphan_chunk_sweep(client: Any, table: str) -> None:
+    counting = CountingStorage(DynamoDBStorage(table, client=client))
+    checkpointer = Checkpointer(counting, ttl=3600)
+    app = build_job(checkpointer, [])
+    app.invoke(answer(app.invoke({}, thread_id="t")), thread_id="t")
+    plant_orphan_chunks(client, table, 3)
+    assert asyncio.run(checkpointer.prune("t", keep_last=1)) > 0
+    assert not [i for i in items(client, table) if i["pk"]["S"] == "#threads/dead"], "prune left the orphans"
+    assert counting.counts.calls["cleanup"] == 1
+    plant_orphan_chunks(client, table, 2)
+    assert asyncio.run(checkpointer.sweep_expired()) == []
+    assert not [i for i in items(client, table) if i["pk"]["S"] == "#threads/dead"], "sweep left the orphans"
+    assert counting.counts.calls["cleanup"] == 2
+    assert app.get_state("t") is not None
 
 
 # -- TTL ----------------------------------------------------------------------------------------------
@@ -615,3 +658,58 @@ def test_concurrent_resumes_in_separate_processes_run_the_action_once(tmp_path: 
     store = url(table, dynamodb_endpoint)
     park_for_race(store)
     assert_one_winner(*race_resumes(store, tmp_path, processes=4))
+
+
+# -- DynamoDB Local itself ----------------------------------------------------------------------------
+
+
+class _NotDynamoDB(http.server.BaseHTTPRequestHandler):
+    """Answers every request as any HTTP server would: enough for a "does something answer?" probe."""
+
+    def do_POST(self) -> None:
+        self.send_response(400)
+        self.end_headers()
+        self.wfile.write(b"not DynamoDB Local")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def occupied_port() -> Iterator[int]:
+    """A loopback port another (plain HTTP) server already listens on."""
+    server = http.server.HTTPServer(("127.0.0.1", 0), _NotDynamoDB)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+def test_dynamodb_local_refuses_a_port_another_server_answers_on(occupied_port: int) -> None:
+    local = DynamoDBLocal(Path(__file__).resolve().parents[2] / ".cache" / "dynamodb-local", port=occupied_port)
+    try:
+        with pytest.raises(DynamoDBLocalError, match=f"cannot start DynamoDB Local on port {occupied_port}: "
+                                                     "something already listens there"):
+            local.start()
+    finally:
+        local.stop()
+    assert local.process is None
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="ownership is read from Linux's /proc")
+def test_owns_port_tells_whose_listening_socket_it_is() -> None:
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+            listener.bind(("127.0.0.1", 0))
+            port = listener.getsockname()[1]
+            assert owns_port(os.getpid(), port) is False  # bound, not listening: nobody answers yet
+            listener.listen()
+            assert owns_port(os.getpid(), port) is True
+            assert owns_port(other.pid, port) is False
+        assert owns_port(os.getpid(), port) is False
+    finally:
+        other.kill()
+        other.wait(10)

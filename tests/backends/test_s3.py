@@ -33,7 +33,7 @@ from statehitl_checkpoint_s3 import (
 
 from resume_processes import REFUND_APP, assert_one_winner, park_for_race, race_resumes, run_app
 from statehitl.checkpoint import ABSENT, Checkpointer
-from statehitl.errors import CheckpointConflict, CheckpointError, InvalidThreadIdError
+from statehitl.errors import CheckpointConflict, CheckpointError, InvalidThreadIdError, StorageThrottledError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status
 from statehitl.testing import CountingStorage
 from statehitl.testing._storage_support import gather_bounded
@@ -362,7 +362,7 @@ def test_access_denied_names_the_permission_to_grant(s3_locked_server: Any, s3_s
             assert f"needs {permission}" in message
             assert f"arn:aws:s3:::{locked.bucket}" in message
             assert "docs/backends.md" in message
-            assert err.value.bucket == locked.bucket
+            assert err.value.store == locked.bucket
             assert err.value.code == "AccessDenied"
         assert run(reader.list("threads/")) == [locked.stored_key]  # the denied delete removed nothing
     finally:
@@ -418,7 +418,17 @@ def test_translation_of_errors_moto_cannot_produce(code: str, operation: str, fr
         assert fragment in str(translated)
 
 
-@pytest.mark.parametrize("code", ["InternalError", "SlowDown", "NoSuchKey", "PreconditionFailed"])
+@pytest.mark.parametrize("code", ["SlowDown", "Throttling", "RequestLimitExceeded"])
+def test_throttling_that_outlasts_the_retries_is_a_shared_throttled_error(code: str) -> None:
+    translated = translate_client_error(_client_error(code, "PutObject"), bucket="b", operation="PutObject",
+                                        target="app/k")
+    assert isinstance(translated, StorageThrottledError)
+    assert (translated.store, translated.operation, translated.code) == ("b", "PutObject", code)
+    assert "bucket 'b'" in str(translated)
+    assert "retries=N" in str(translated)
+
+
+@pytest.mark.parametrize("code", ["InternalError", "NoSuchKey", "PreconditionFailed"])
 def test_errors_that_are_not_about_configuration_are_left_alone(code: str) -> None:
     assert translate_client_error(_client_error(code, "PutObject"), bucket="b", operation="PutObject",
                                   target="k") is None

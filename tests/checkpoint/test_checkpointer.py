@@ -32,7 +32,12 @@ from statehitl.checkpoint.records import (
     StoredCheckpoint,
     ThreadIndex,
 )
-from statehitl.errors import CheckpointConflict, CheckpointCorruptError, InvalidThreadIdError
+from statehitl.errors import (
+    CheckpointConflict,
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+    InvalidThreadIdError,
+)
 from statehitl.graph import END, START, NodeContext, StateGraph, Status, append
 from statehitl.testing import CountingStorage
 
@@ -135,12 +140,16 @@ def test_get_one_checkpoint_by_id(checkpointer: Checkpointer) -> None:
     assert isinstance(record, CheckpointRecord)
     assert (record.seq, record.status) == (1, "interrupted")
     assert asyncio.run(checkpointer.get("t", 1)) == record
-    with pytest.raises(KeyError, match=r"thread 't' has no checkpoint 000000000099"):
+    with pytest.raises(CheckpointNotFoundError, match=r"^thread 't' has no checkpoint 000000000099$") as missing:
         asyncio.run(checkpointer.get("t", "000000000099"))
-    with pytest.raises(KeyError, match=r"thread 't' has no checkpoint 000000000002"):
+    assert isinstance(missing.value, KeyError)  # what LangGraph-style callers catch
+    with pytest.raises(CheckpointNotFoundError, match=r"thread 't' has no checkpoint 000000000002"):
         asyncio.run(checkpointer.get("t", "000000000002"))  # the resume's claim: not a checkpoint
-    with pytest.raises(KeyError, match=r"'latest' is not a checkpoint id"):
-        asyncio.run(checkpointer.get("t", "latest"))
+    for bad in ("latest", -1, 10**12):
+        with pytest.raises(CheckpointNotFoundError, match=rf"^{bad!r} is not a checkpoint id of thread 't'$"):
+            asyncio.run(checkpointer.get("t", bad))
+    with pytest.raises(CheckpointNotFoundError, match=r"^thread 'empty' has no checkpoint '000000000001'$"):
+        asyncio.run(checkpointer.head("empty", "000000000001"))
 
 
 # -- durability -------------------------------------------------------------------------------------

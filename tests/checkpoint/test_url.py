@@ -107,3 +107,42 @@ def test_built_in_backends_are_advertised_as_entry_points() -> None:
     found = {ep.name: ep.value for ep in entry_points(group="statehitl.checkpointers")}
     assert found["file"] == "statehitl.checkpoint.file:FileStorage"
     assert found["memory"] == "statehitl.checkpoint.memory:MemoryStorage"
+
+
+class NoFactory(MemoryStorage):
+    """A storage class registered by URL scheme that forgot ``from_url``: it has no way to read the URL."""
+
+    from_url = None  # type: ignore[assignment]
+
+
+class NotAStore:
+    @classmethod
+    def from_url(cls, url: str) -> NotAStore:
+        return cls()
+
+
+def plugins(monkeypatch: pytest.MonkeyPatch, **loaded: object) -> None:
+    """Entry points for ``loaded`` (scheme -> what the entry point loads), as an installed package adds."""
+    found = [SimpleNamespace(name=scheme, value=f"somepkg:{scheme}", load=lambda obj=obj: obj)
+             for scheme, obj in loaded.items()]
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda **kwargs: found)
+
+
+def test_a_plugin_without_from_url_is_a_clear_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    plugins(monkeypatch, nofactory=NoFactory, function=lambda url: MemoryStorage())
+    with pytest.raises(CheckpointerNotFoundError) as err:
+        Checkpointer.from_url("nofactory://x")
+    message = str(err.value)
+    assert "the backend registered for nofactory:// URLs" in message
+    assert "'somepkg:nofactory'" in message
+    assert f"{__name__}.NoFactory, which has no from_url(url) classmethod" in message
+    assert "Write your own backend" in message
+    with pytest.raises(CheckpointerNotFoundError, match=r"\.<lambda>, which has no from_url"):
+        Checkpointer.from_url("function://x")
+
+
+def test_a_plugin_whose_from_url_makes_no_storage_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    plugins(monkeypatch, odd=NotAStore)
+    with pytest.raises(TypeError, match=rf"{__name__}.NotAStore.from_url\('odd://x'\) returned NotAStore, "
+                                        r"which is not a Storage"):
+        Checkpointer.from_url("odd://x")

@@ -2,7 +2,10 @@
 
 ``MemoryCheckpointer()`` and ``FileCheckpointer(dir)`` cover tests and single machines (both take the
 engine's options: ``signing_key=``, ``ttl=``, ``lease_seconds=``);
-``Checkpointer.from_url(url)`` picks any installed backend by URL.
+``Checkpointer.from_url(url)`` picks any installed backend by URL. Nothing is deleted behind the
+user's back: ``delete_thread``, ``prune`` (keep a thread's newest checkpoints) and ``sweep_expired``
+(threads idle past the ``ttl``) are called explicitly, and the last two also clear the storage's
+crash debris. A backend is the ``Storage`` protocol (``checkpoint/storage.py``) and nothing more.
 """
 
 from __future__ import annotations

@@ -14,6 +14,11 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
 Resuming first writes a claim with a lease into the next slot, so of two processes resuming the same
 interrupt exactly one proceeds, before any node, hook or tool runs; a claim whose process died can be
 taken over once its lease expires. Running checkpoints carry the same lease, renewed every step.
+
+Retention is explicit: ``delete_thread`` removes a thread, ``prune`` keeps a thread's newest
+checkpoints (and the records they are built on), ``sweep_expired`` deletes threads idle past the
+``ttl``. The last two also run the storage's optional ``cleanup`` (``SupportsCleanup``), which is
+the only place crash debris that no key refers to is ever removed.
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ import functools
 import os
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,9 +45,9 @@ from statehitl.checkpoint.records import (
     StoredCheckpoint,
     ThreadIndex,
 )
-from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
+from statehitl.checkpoint.storage import ABSENT, Storage, SupportsCleanup, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
-from statehitl.errors import CheckpointConflict, CheckpointCorruptError
+from statehitl.errors import CheckpointConflict, CheckpointCorruptError, CheckpointNotFoundError
 
 __all__ = ["Checkpointer", "Head", "owner_id"]
 
@@ -86,7 +90,12 @@ class Checkpointer:
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Checkpointer:
-        """A checkpointer on the storage a URL names: ``memory://``, ``file://DIR``, ``s3://...``."""
+        """A checkpointer on the storage a URL names: ``file://DIR``, ``s3://...``, ``dynamodb://...``, ``memory://``.
+
+        ``memory://`` makes a new, empty store on every call, so two ``from_url("memory://")`` share
+        nothing; ``memory://NAME`` is one store per name, shared within this process only. Neither
+        survives the process: use them in tests, not for threads resumed elsewhere.
+        """
         return cls(storage_from_url(url), **options)
 
     # -- keys and records -------------------------------------------------------------------------
@@ -123,7 +132,7 @@ class Checkpointer:
     async def _read_checkpoint(self, thread_id: str, seq: int) -> StoredCheckpoint:
         record = await self._read(thread_id, seq)
         if not isinstance(record, StoredCheckpoint):
-            raise KeyError(f"thread {thread_id!r} has no checkpoint {seq:012d}")
+            raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {seq:012d}")
         return record
 
     async def _newest(self, thread_id: str) -> StoredCheckpoint | ClaimRecord | None:
@@ -140,7 +149,7 @@ class Checkpointer:
             return known[record.base_seq]
         try:
             return await self._read_checkpoint(record.thread_id, record.base_seq)
-        except KeyError:
+        except CheckpointNotFoundError:
             raise CheckpointCorruptError(
                 f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} is built on checkpoint "
                 f"{record.base_seq:012d}, which is missing (deleted outside statehitl?)"
@@ -164,7 +173,7 @@ class Checkpointer:
         newest = await self._newest(thread_id)
         if newest is None:
             if checkpoint_id is not None:
-                raise KeyError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
+                raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
             return None
         claim = newest if isinstance(newest, ClaimRecord) else None
         if checkpoint_id is not None:
@@ -185,7 +194,7 @@ class Checkpointer:
         return None if found is None else found.record
 
     async def get(self, thread_id: str, checkpoint_id: str | int) -> CheckpointRecord:
-        """One checkpoint by id; ``KeyError`` naming thread and id if there is none."""
+        """One checkpoint by id; ``CheckpointNotFoundError`` (a ``KeyError``) naming thread and id if there is none."""
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
         return record
 
@@ -398,7 +407,9 @@ class Checkpointer:
     async def prune(self, thread_id: str, keep_last: int) -> int:
         """Keep the newest ``keep_last`` checkpoints (and the records they are built from); delete the rest.
 
-        Also removes crash debris the storage knows how to find. Returns how many records were deleted.
+        Also runs the storage's ``cleanup`` (crash debris, see ``SupportsCleanup``): on DynamoDB that
+        is a full-table scan, so prune from a maintenance job rather than on every request. Returns
+        how many of the thread's records were deleted (debris not counted).
         """
         if keep_last < 1:
             raise ValueError(f"keep_last must be at least 1, got {keep_last!r}")
@@ -428,7 +439,10 @@ class Checkpointer:
         return removed
 
     async def sweep_expired(self, now: float | None = None) -> list[str]:
-        """Delete every thread whose TTL ran out (by its index entry); returns their ids."""
+        """Delete every thread whose TTL ran out (by its index entry); returns their ids.
+
+        Then runs the storage's ``cleanup``, as ``prune`` does: a sweep is the maintenance job.
+        """
         moment = time.time() if now is None else now
         expired = [e.thread_id for e in await self.threads() if e.expires_at is not None and e.expires_at <= moment]
         for thread_id in expired:
@@ -459,9 +473,9 @@ def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
     try:
         seq = int(checkpoint_id)
     except (TypeError, ValueError):
-        raise KeyError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
+        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
     if not 0 <= seq < _SLOTS:
-        raise KeyError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
+        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
     return seq
 
 
@@ -476,8 +490,5 @@ def _running_elsewhere(record: CheckpointRecord, owner: str | None, now: float) 
 
 
 async def _cleanup(storage: Storage) -> None:
-    cleanup: Callable[[], Any] | None = getattr(storage, "cleanup", None)
-    if cleanup is not None:
-        await cleanup()
-
-
+    if isinstance(storage, SupportsCleanup):
+        await storage.cleanup()

@@ -50,7 +50,7 @@ from statehitl.checkpoint.file_log import (
 )
 from statehitl.checkpoint.file_names import fsync_covers_new_name
 from statehitl.checkpoint.file_views import PARSED_LOGS
-from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
+from statehitl.checkpoint.storage import ABSENT, CLEANUP_MAX_AGE, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
 
 __all__ = ["FileStorage"]
@@ -363,9 +363,9 @@ class FileStorage:
                             removed += 1
         return removed
 
-    async def cleanup(self, max_age: float = 3600.0) -> int:
+    async def cleanup(self, max_age: float = CLEANUP_MAX_AGE) -> int:
         """Remove temp files a crashed compaction left behind (older than ``max_age`` seconds, so one in
-        progress elsewhere is never touched); returns how many were removed."""
+        progress elsewhere is never touched); returns how many were removed. ``SupportsCleanup``."""
         return await _in_thread(self._cleanup, max_age)
 
     # -- the Storage protocol ---------------------------------------------------------------------

@@ -3,10 +3,17 @@
 It is a cache of what each thread's last run stopped on (the records are the truth), so a listing of
 the threads waiting on a human reads one small record per thread and never a checkpoint. Entries are
 rewritten only when what they say changes; racing writers compare-and-set, and the newer run wins.
+
+A writer that loses a compare-and-set reads again and retries until its entry is stored or a newer
+one is: giving up would leave the listing describing an older run (a thread shown as waiting on a
+human after it completed) with nobody told. Every write that beats it stores a newer-or-equal entry,
+so losing over and over means the store rejects writes it should accept, which is an error.
 """
 
 from __future__ import annotations
 
+import asyncio
+import random
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,12 +21,15 @@ from pydantic import ValidationError
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
-from statehitl.errors import CheckpointConflict, CheckpointCorruptError
+from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
 __all__ = ["INDEX_PREFIX", "index_key", "index_material", "index_prefix", "read_index", "write_index"]
 
 INDEX_PREFIX = "index/"
-_RETRIES = 8
+ATTEMPTS = 64
+"""Compare-and-set rounds before ``write_index`` calls the store broken (a race is lost a few times)."""
+_BACKOFF_CAP = 0.02
+"""Longest pause (seconds) between rounds: random and growing, so racing writers stop colliding."""
 
 
 def index_prefix(thread_id: str) -> str:
@@ -58,7 +68,11 @@ async def write_index(
     signing_key: bytes | None,
     replace_same_seq: bool = False,
 ) -> None:
-    """Record where ``record``'s thread stopped. Newer entries win; racing writers retry."""
+    """Record where ``record``'s thread stopped. Newer entries win; racing writers retry until one holds.
+
+    Returns once this entry, or a newer one, is stored. ``StorageError`` if ``ATTEMPTS`` rounds in a
+    row lost their compare-and-set: the checkpoint is committed, but its thread's listing is stale.
+    """
     entry = ThreadIndex(
         thread_id=record.thread_id,
         seq=record.seq,
@@ -72,7 +86,9 @@ async def write_index(
     )
     key = index_key(record.thread_id)
     data = encode(entry, signing_key)
-    for _ in range(_RETRIES):
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP, 0.0005 * 2**attempt)))
         found = await storage.read(key)
         if found is not None:
             stored = _parse(key, found[0], signing_key).seq
@@ -83,3 +99,10 @@ async def write_index(
             return
         except CheckpointConflict:
             continue
+    raise StorageError(
+        f"could not update the index entry of thread {record.thread_id!r} to checkpoint {record.checkpoint_id}: "
+        f"{ATTEMPTS} compare-and-set writes of {key!r} in a row lost to a conflict, yet no newer entry was "
+        f"stored, so {storage!r} is refusing writes it should accept. The checkpoint itself is committed; "
+        "thread listings show the thread's previous state until its next run stops",
+        operation="write", code="CheckpointConflict",
+    )

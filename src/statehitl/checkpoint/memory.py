@@ -1,6 +1,8 @@
 """In-memory storage: the reference implementation of the ``Storage`` contract.
 
-Every test can use it, and ``memory://NAME`` URLs share one store per name inside a process.
+Every test can use it. Nothing it holds outlives the process: ``memory://`` URLs give a new, empty
+store on every call, and ``memory://NAME`` the one store of that name in this process, so a command
+run in another process (``statehitl threads list --store memory://x``) always finds it empty.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
 
 __all__ = ["MemoryStorage"]
-
-
 
 
 def _matching(keys: list[str], prefix: str, limit: int | None) -> list[str]:
@@ -45,7 +45,12 @@ class MemoryStorage:
 
     @classmethod
     def from_url(cls, url: str) -> MemoryStorage:
-        """``memory://`` is a fresh store; ``memory://NAME`` is the process-wide store called NAME."""
+        """``memory://`` is a new, empty store on each call; ``memory://NAME`` is the store called NAME.
+
+        A named store is shared by every ``from_url`` of that name in this process (two checkpointers
+        built from ``memory://jobs`` see the same threads) and lives as long as the process does; it
+        is never visible to another process.
+        """
         name = url.removeprefix("memory://").strip("/")
         if not name:
             return cls()

@@ -3,7 +3,7 @@
 Loading a record validates it and never executes code. ``schema_version`` lets a newer statehitl read
 older records and lets an older one refuse newer records with a clear message.
 
-Three kinds live in storage:
+Four kinds live in storage:
 
 - ``StoredCheckpoint`` (``kind="checkpoint"``): one transition of a thread. Ordinary fields are stored
   whole; append-only channels are stored as a ``Piece`` (the items added since the record's *base*,

@@ -1,9 +1,27 @@
 """The storage contract every backend implements: a tiny key/value store with compare-and-set.
 
-Four async methods and nothing else, so a backend (memory, file, S3, DynamoDB) is a small class
+Four async methods carry every checkpoint, so a backend (memory, file, S3, DynamoDB) is a small class
 and all checkpoint semantics live once, in the engine. Values are opaque bytes; a write names what it
 expects to find (``ABSENT`` or the version token of the current value) and fails with
 ``CheckpointConflict`` otherwise, which is what makes concurrent writers safe.
+
+Around those four, two more pieces are part of the contract, each with its own small protocol so a
+backend states it rather than relying on a naming convention:
+
+- ``StorageFactory``: a backend reachable by URL (``Checkpointer.from_url``, the CLI's ``--store``,
+  ``SessionManager.from_url``) is registered in the ``statehitl.checkpointers`` entry-point group under
+  its scheme, and what it registers must have ``from_url(url) -> Storage`` (a classmethod of the
+  storage class, as every backend here has). A backend used only by constructing it needs none.
+- ``SupportsCleanup``: optional. A backend whose writes can leave debris when a process dies mid-write
+  (the file store's compaction temp files, DynamoDB's value chunks written before their record)
+  provides ``cleanup(max_age)``; ``Checkpointer.prune`` and ``sweep_expired`` call it. Debris is
+  never reachable through ``read``/``list``, so a backend without any has nothing to provide.
+
+Errors: a compare-and-set that fails is ``CheckpointConflict``; a bad key ``InvalidThreadIdError``
+(``validate_key``/``validate_prefix`` raise it); a store that cannot serve requests at all raises a
+``StorageError`` subclass: ``StorageNotFoundError`` (no such bucket or table),
+``StorageAccessError`` (credentials or permissions refused), ``StorageThrottledError`` (throttled past
+every retry), so callers catch them by meaning whatever the backend.
 """
 
 from __future__ import annotations
@@ -13,10 +31,22 @@ from typing import Final, Protocol, runtime_checkable
 
 from statehitl.errors import InvalidThreadIdError
 
-__all__ = ["ABSENT", "Storage", "validate_key", "validate_prefix", "validate_thread_id"]
+__all__ = [
+    "ABSENT",
+    "CLEANUP_MAX_AGE",
+    "Storage",
+    "StorageFactory",
+    "SupportsCleanup",
+    "validate_key",
+    "validate_prefix",
+    "validate_thread_id",
+]
 
 ABSENT: Final = "absent"
 """``expect=ABSENT``: the write succeeds only if the key does not exist yet (create-once)."""
+
+CLEANUP_MAX_AGE: Final = 3600.0
+"""Debris younger than this (seconds) is left by ``cleanup``: its writer may still be at work."""
 
 _SEGMENT_TEXT = r"[A-Za-z0-9_][A-Za-z0-9_.:@=+-]*"
 _KEY = re.compile(rf"^{_SEGMENT_TEXT}(?:/{_SEGMENT_TEXT})*$")
@@ -46,6 +76,39 @@ class Storage(Protocol):
 
     async def delete(self, prefix: str) -> int:
         """Delete every key starting with ``prefix``; return how many were deleted."""
+        ...
+
+
+@runtime_checkable
+class SupportsCleanup(Protocol):
+    """The optional cleanup step of a backend whose interrupted writes can leave debris behind.
+
+    The engine never needs the debris gone to be correct (no key refers to it), only to stop paying
+    for it, so cleanup is a maintenance step run by ``Checkpointer.prune`` and ``sweep_expired``
+    rather than on every write. It may be slow (a directory walk, a table scan).
+    """
+
+    async def cleanup(self, max_age: float = CLEANUP_MAX_AGE) -> int:
+        """Remove debris older than ``max_age`` seconds; return how many pieces were removed.
+
+        Must never remove anything ``read`` or ``list`` can reach, nor debris younger than
+        ``max_age``, which may belong to a write still in progress in another process.
+        """
+        ...
+
+
+@runtime_checkable
+class StorageFactory(Protocol):
+    """What a ``statehitl.checkpointers`` entry point names: something that builds a store from a URL.
+
+    Usually the storage class itself, with a ``from_url`` classmethod. The URL arrives whole, scheme
+    included (``s3://bucket/prefix?region=eu-west-1``); a URL the backend cannot use must raise an
+    error that says what is wrong with it (an unknown option, a missing bucket name), not fall back to
+    a default, since a deployment's typo would otherwise go unnoticed.
+    """
+
+    def from_url(self, url: str) -> Storage:
+        """The store ``url`` names; nothing is contacted yet, so building one stays cheap."""
         ...
 
 

@@ -1,23 +1,26 @@
 """Build storage from a URL, so a deployment picks its backend by configuration, not code.
 
 ``memory://`` and ``file://`` are built in; other schemes come from installed distributions that
-register a ``Storage`` class (with a ``from_url`` classmethod) in the ``statehitl.checkpointers``
-entry-point group, e.g. ``statehitl-checkpoint-s3`` for ``s3://``.
+register a ``StorageFactory`` (in practice their storage class, with a ``from_url`` classmethod) in
+the ``statehitl.checkpointers`` entry-point group, e.g. ``statehitl-checkpoint-s3`` for ``s3://``.
+
+``memory://`` is a new, empty store on every call, and ``memory://NAME`` one store per name for the
+whole process: neither outlives the process, so they serve tests and one-process programs, never a
+CLI command or a resume in another process.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.checkpoint.storage import Storage
+from statehitl.checkpoint.storage import Storage, StorageFactory
 from statehitl.errors import CheckpointerNotFoundError
 
 __all__ = ["storage_from_url"]
 
-_BUILTIN: dict[str, Any] = {"memory": MemoryStorage, "file": FileStorage}
+_BUILTIN: dict[str, StorageFactory] = {"memory": MemoryStorage, "file": FileStorage}
 _EXTRAS = {"s3": "statehitl[s3]", "dynamodb": "statehitl[dynamodb]"}
+_GROUP = "statehitl.checkpointers"
 
 
 def storage_from_url(url: str) -> Storage:
@@ -27,16 +30,42 @@ def storage_from_url(url: str) -> Storage:
         return FileStorage(url)
     factory = _BUILTIN.get(scheme)
     if factory is None:
-        from importlib.metadata import entry_points  # slow; only plugin schemes need it
-
-        matches = [ep for ep in entry_points(group="statehitl.checkpointers") if ep.name == scheme]
-        if not matches:
-            raise CheckpointerNotFoundError(
-                f"no checkpoint backend is installed for {scheme}:// URLs ({url!r}); {install_hint(scheme)}"
-            )
-        factory = matches[0].load()
-    storage: Storage = factory.from_url(url)
+        factory = _plugin(scheme, url)
+    storage = factory.from_url(url)
+    if not isinstance(storage, Storage):
+        raise TypeError(
+            f"{_name(factory)}.from_url({url!r}) returned {type(storage).__name__}, which is not a Storage "
+            "(async read, write, list and delete): the backend registered for "
+            f"{scheme}:// is broken; see docs/backends.md, 'Write your own backend'"
+        )
     return storage
+
+
+def _plugin(scheme: str, url: str) -> StorageFactory:
+    """The factory an installed distribution registered for ``scheme``, checked to be one."""
+    from importlib.metadata import entry_points  # slow; only plugin schemes need it
+
+    matches = [ep for ep in entry_points(group=_GROUP) if ep.name == scheme]
+    if not matches:
+        raise CheckpointerNotFoundError(
+            f"no checkpoint backend is installed for {scheme}:// URLs ({url!r}); {install_hint(scheme)}"
+        )
+    loaded = matches[0].load()
+    if not isinstance(loaded, StorageFactory):
+        raise CheckpointerNotFoundError(
+            f"the backend registered for {scheme}:// URLs ({_GROUP} entry point {matches[0].value!r}) is "
+            f"{_name(loaded)}, which has no from_url(url) classmethod, so it cannot be built from {url!r}; "
+            "its package must provide one (see docs/backends.md, 'Write your own backend')"
+        )
+    return loaded
+
+
+def _name(obj: object) -> str:
+    """How a message names what an entry point pointed at: module and qualified name where it has them."""
+    qualname = getattr(obj, "__qualname__", None)
+    if isinstance(qualname, str):
+        return f"{getattr(obj, '__module__', '?')}.{qualname}"
+    return f"a {type(obj).__qualname__} object"
 
 
 def install_hint(scheme: str) -> str:

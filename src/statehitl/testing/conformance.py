@@ -44,6 +44,11 @@ is a handful of unsafe root-level prefixes handed to ``list``, which must refuse
 The tests are synchronous and drive the async storage through ``run`` (``asyncio.run`` by default), so
 no async pytest plugin is needed; a backend whose client is bound to one event loop overrides ``run``.
 It must work from any thread: the thread tests call it from worker threads.
+
+The rest of the contract depends on how a backend is reached and what it stores, so it is tested by
+the backend's own tests next to the kit: ``from_url`` for a backend registered by URL scheme, the
+optional ``cleanup`` (``SupportsCleanup``), and the shared ``StorageError`` subclasses for a missing or
+refused store. docs/backends.md ("Write your own backend") walks through all of it with an example.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """A ``Storage`` wrapper that counts requests and bytes: how tests and benchmarks see I/O cost.
 
 Wrap any backend (``CountingStorage(FileStorage(dir))``) to assert bounds such as "a resume reads at
-most log2(depth)+1 records" or to measure bytes written per step, without touching the backend.
+most log2(depth)+1 records" or to measure bytes written per step, without touching the backend. The
+wrapper keeps the whole contract of what it wraps, the optional ``cleanup`` included, so a
+checkpointer on a counted store prunes and sweeps exactly as it would on the bare one.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from statehitl.checkpoint.storage import Storage
+from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, Storage, SupportsCleanup
 
 __all__ = ["CountingStorage", "StorageCounts"]
 
@@ -56,6 +58,13 @@ class CountingStorage:
     async def delete(self, prefix: str) -> int:
         self.counts.calls["delete"] += 1
         return await self.inner.delete(prefix)
+
+    async def cleanup(self, max_age: float = CLEANUP_MAX_AGE) -> int:
+        """The inner store's ``cleanup``, counted; a store without one has no debris, so 0 and no count."""
+        if not isinstance(self.inner, SupportsCleanup):
+            return 0
+        self.counts.calls["cleanup"] += 1
+        return await self.inner.cleanup(max_age)
 
     def __repr__(self) -> str:
         return f"CountingStorage({self.inner!r})"

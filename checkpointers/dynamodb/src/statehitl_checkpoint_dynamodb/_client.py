@@ -40,6 +40,7 @@ _THROTTLED = {
     "RequestLimitExceeded",
 }
 _DENIED = {"AccessDeniedException", "AccessDenied", "UnrecognizedClientException", "InvalidSignatureException"}
+_NO_CREDENTIALS = {"NoCredentialsError", "PartialCredentialsError"}
 _UNPROCESSED_ATTEMPTS = 12
 _SCHEMA_MISMATCH = ("key element does not match the schema", "number of conditions on the keys is invalid")
 
@@ -77,7 +78,7 @@ def _hint(exc: BaseException) -> str:
     name = type(exc).__name__
     if name == "NoRegionError":
         return " (add ?region=... to the dynamodb:// URL, pass region_name=, or set AWS_REGION)"
-    if name in {"NoCredentialsError", "PartialCredentialsError"}:
+    if name in _NO_CREDENTIALS:
         return " (configure AWS credentials: environment variables, ~/.aws/credentials, or an IAM role)"
     if name == "ProfileNotFound":
         return " (check the profile name, or drop ?profile= to use the default credentials)"
@@ -104,6 +105,11 @@ def translate_errors(table: str, client: DynamoDBClient, action: str,
             raise
         raise _translate_client_error(table, client, action, code, exc) from exc
     except BotoCoreError as exc:
+        if type(exc).__name__ in _NO_CREDENTIALS:  # the same refusal as bad keys, found before sending
+            raise DynamoDBAccessDeniedError(
+                f"no usable AWS credentials for DynamoDB table {table!r}{_where(client)} ({action}: {exc})"
+                f"{_hint(exc)}", store=table, operation=action, code=type(exc).__name__,
+            ) from exc
         raise DynamoDBError(f"DynamoDB {action} on table {table!r} failed: {exc}{_hint(exc)}") from exc
 
 
@@ -124,23 +130,24 @@ def _where(client: DynamoDBClient) -> str:
 def _translate_client_error(table: str, client: DynamoDBClient, action: str, code: str,
                             exc: Exception) -> DynamoDBError:
     where = _where(client)
+    fields = {"store": table, "operation": action, "code": code}
     if code == "ResourceNotFoundException":
         return DynamoDBTableNotFoundError(
             f"DynamoDB table {table!r} does not exist{where}; create it with "
             f"`statehitl dynamodb create-table {table}` (or statehitl_checkpoint_dynamodb.create_table), "
-            "or fix the table name / region in the dynamodb:// URL"
+            "or fix the table name / region in the dynamodb:// URL", **fields,
         )
     if code in _DENIED:
         actions = ", ".join(REQUIRED_ACTIONS)
         return DynamoDBAccessDeniedError(
             f"access denied to DynamoDB table {table!r}{where} ({action}: {exc}); the credentials in use need "
-            f"an IAM policy allowing {actions} on arn:aws:dynamodb:<region>:<account>:table/{table}"
+            f"an IAM policy allowing {actions} on arn:aws:dynamodb:<region>:<account>:table/{table}", **fields,
         )
     if code in _THROTTLED:
         return DynamoDBThrottledError(
             f"DynamoDB {action} on table {table!r} was still throttled after every retry ({code}); raise the "
             "table's provisioned capacity, switch it to on-demand (PAY_PER_REQUEST), or allow more retries "
-            "(DynamoDBStorage(max_attempts=...))"
+            "(DynamoDBStorage(max_attempts=...))", **fields,
         )
     if code == "ValidationException" and any(m in str(exc) for m in _SCHEMA_MISMATCH):
         return DynamoDBConfigError(
@@ -169,7 +176,8 @@ def batch_write(client: DynamoDBClient, table: str, requests: Sequence[Mapping[s
         else:
             raise DynamoDBThrottledError(
                 f"DynamoDB left {len(pending)} writes on table {table!r} unprocessed after "
-                f"{_UNPROCESSED_ATTEMPTS} tries; raise the table's capacity or use on-demand billing"
+                f"{_UNPROCESSED_ATTEMPTS} tries; raise the table's capacity or use on-demand billing",
+                store=table, operation="BatchWriteItem", code="UnprocessedItems",
             )
 
 
@@ -190,6 +198,7 @@ def batch_get(client: DynamoDBClient, table: str, keys: Sequence[Mapping[str, An
         else:
             raise DynamoDBThrottledError(
                 f"DynamoDB left {len(pending)} reads on table {table!r} unprocessed after "
-                f"{_UNPROCESSED_ATTEMPTS} tries; raise the table's capacity or use on-demand billing"
+                f"{_UNPROCESSED_ATTEMPTS} tries; raise the table's capacity or use on-demand billing",
+                store=table, operation="BatchGetItem", code="UnprocessedKeys",
             )
     return found

