@@ -13,8 +13,7 @@ from typing import Any
 from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
-from statehitl.checkpoint.records import InterruptRecord
-from statehitl.checkpoint.records import Status as RecordStatus
+from statehitl.checkpoint.records import InterruptRecord, RecordStatus
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.transitions import InterruptAnswered
 

@@ -15,17 +15,15 @@ Both share one step loop, so a nested machine keeps every rule of a top-level on
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import Status as RecordStatus
-from statehitl.checkpoint.records import StoredCheckpoint
+from statehitl.checkpoint.records import RecordStatus, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
@@ -171,19 +169,27 @@ class Runner:
             if after_step is not None:
                 await after_step(state, raw)
 
+        async def to_the_end() -> tuple[StoredCheckpoint, RunEnd]:
+            end = await self._steps(at, settings, step_limit, between)
+            if end.status == "running":
+                await commit(end.step, end.state, "running", True, pending=end.pending)
+                raise StepLimitError(
+                    f"thread {cursor.thread_id!r} ran {step_limit} steps without reaching END (next: "
+                    f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
+                    "the thread is saved and invoke(None, thread_id=...) continues it"
+                )
+            return await commit(end.step, end.state, end.status, True, **end.fields()), end
+
         settings = _RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer)
         try:
-            with self._run_span(tracer, cursor.thread_id) as stopped_on:
-                end = await self._steps(at, settings, step_limit, between)
-                stopped_on.extend(end.interrupts)
-                if end.status == "running":
-                    await commit(end.step, end.state, "running", True, pending=end.pending)
-                    raise StepLimitError(
-                        f"thread {cursor.thread_id!r} ran {step_limit} steps without reaching END (next: "
-                        f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
-                        "the thread is saved and invoke(None, thread_id=...) continues it"
-                    )
-                record = await commit(end.step, end.state, end.status, True, **end.fields())
+            if tracer is None or self.run_span is None:
+                record, end = await to_the_end()
+            else:
+                attributes = {"statehitl.machine": self.machine.name, "statehitl.thread_id": cursor.thread_id,
+                              "gen_ai.conversation.id": cursor.thread_id}
+                with tracer.span(f"{self.run_span} {self.machine.name}", attributes) as span:
+                    record, end = await to_the_end()
+                    tracer.interrupted(span, end.interrupts)
         except CheckpointConflict:
             raise  # another process owns the thread now: leave its records alone
         except BaseException:
@@ -233,19 +239,6 @@ class Runner:
         if after_step is not None and end.applied:
             await after_step(end.state, end.applied)
         return end
-
-    @contextlib.contextmanager
-    def _run_span(self, tracer: RunTracer | None, thread_id: str) -> Iterator[list[Interrupt]]:
-        """The span of a whole run, when this machine makes one; yields a list for what it stopped on."""
-        stopped_on: list[Interrupt] = []
-        if tracer is None or self.run_span is None:
-            yield stopped_on
-            return
-        attributes = {"statehitl.machine": self.machine.name, "statehitl.thread_id": thread_id,
-                      "gen_ai.conversation.id": thread_id}
-        with tracer.span(f"{self.run_span} {self.machine.name}", attributes) as span:
-            yield stopped_on
-            tracer.interrupted(span, stopped_on)
 
     async def _steps(self, at: Position, settings: _RunSettings, step_limit: int, between: _Between) -> RunEnd:
         """The step loop both kinds of run share; ``between`` runs after every step but the last."""

@@ -279,7 +279,8 @@ class Agent:
                       emit: EmitEvent | None) -> AgentResult:
         """Run one call; its keyword arguments join ``invocation_state``, so hooks and tools see both alike."""
         invocation_state = {**(given or {}), **kwargs}
-        with self._thread.hold():
+        self._thread.acquire()
+        try:
             while True:
                 result = await self._invoke_once(prompt, invocation_state, emit)
                 after = AfterInvocationEvent(self, invocation_state, result)
@@ -288,6 +289,8 @@ class Agent:
                 if after.resume is None:
                     return result
                 prompt = after.resume
+        finally:
+            self._thread.release()
 
     async def _invoke_once(self, prompt: Any, invocation_state: dict[str, Any],
                            emit: EmitEvent | None) -> AgentResult:

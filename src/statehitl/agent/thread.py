@@ -89,18 +89,17 @@ class AgentThread:
         self.adopt(loop.messages)
         self.runtime.state = resumed_state(loop, record.progress if record.status == "interrupted" else {})
 
-    @contextlib.contextmanager
-    def hold(self, refusal: str | None = None) -> Iterator[None]:
-        """Hold the agent for one call; ``AgentBusyError`` (``refusal``, or a default) if it runs another."""
+    def acquire(self, refusal: str | None = None) -> None:
+        """Hold the agent for one call (``release`` ends it); ``AgentBusyError`` (``refusal``, or a
+        default) if it runs another."""
         if not self.busy.acquire(blocking=False):
             raise AgentBusyError(refusal or (
                 f"agent {self.runtime.name!r} is already running a call; one agent runs one call at a time "
                 "(use one Agent per concurrent conversation)"
             ))
-        try:
-            yield
-        finally:
-            self.busy.release()
+
+    def release(self) -> None:
+        self.busy.release()
 
     # -- a call -------------------------------------------------------------------------------------
 
@@ -116,9 +115,12 @@ class AgentThread:
         if at is None:  # a BeforeInvocationEvent hook cancelled the call
             return "cancelled", self.loop, []
 
+        announce = run.emit is not None or self.runtime.hooks.has_callbacks(MessageAddedEvent)
+
         async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]]) -> None:
             self.adopt(loop.messages)
-            await announce_messages(run, writes)
+            if announce:
+                await announce_messages(run, writes)
 
         try:
             record, loop = await self.runner.run(at, step_limit=step_limit, durability=durability,
@@ -188,9 +190,10 @@ class AgentThread:
     def recording(self) -> Iterator[None]:
         """Hold the agent for a direct call that will be recorded: the messages it adds must not land
         in the middle of a running call, nor after a toolUse that waits on a human."""
-        with self.hold(f"agent {self.runtime.name!r} is running a call, so a direct tool call cannot be recorded "
-                       "in its conversation now; pass record_direct_tool_call=False to call the tool without "
-                       "recording it"):
+        self.acquire(f"agent {self.runtime.name!r} is running a call, so a direct tool call cannot be recorded "
+                     "in its conversation now; pass record_direct_tool_call=False to call the tool without "
+                     "recording it")
+        try:
             if self.head is not None and self.head.record.status == "interrupted":
                 raise AgentBusyError(
                     f"agent {self.runtime.name!r} is waiting on an interrupt, so a direct tool call cannot be "
@@ -198,6 +201,8 @@ class AgentThread:
                     "record_direct_tool_call=False"
                 )
             yield
+        finally:
+            self.release()
 
     async def record(self, added: list[Message], *, saved: bool) -> None:
         """Append a direct call's messages to the conversation and, if ``saved``, store it at once.

@@ -41,7 +41,7 @@ from statehitl.checkpoint.records import (
     CheckpointRecord,
     ClaimRecord,
     MachineShape,
-    Status,
+    RecordStatus,
     StoredCheckpoint,
     ThreadIndex,
 )
@@ -281,7 +281,7 @@ class Checkpointer:
         codec: StateCodec,
         *,
         durable: bool,
-        status: Status,
+        status: RecordStatus,
         held: bool = False,
         index: bool = False,
         machine: str,
@@ -364,7 +364,7 @@ class Checkpointer:
         await write_index(self.storage, record, ttl=self.ttl, signing_key=self.signing_key,
                           replace_same_seq=replace_same_seq)
 
-    async def threads(self, status: Status | None = None) -> list[ThreadIndex]:
+    async def threads(self, status: RecordStatus | None = None) -> list[ThreadIndex]:
         """Every thread's index entry (optionally only those with ``status``), by thread id.
 
         Reads one small record per thread, never checkpoints: ``threads("interrupted")`` is the list of

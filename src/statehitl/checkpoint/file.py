@@ -15,7 +15,7 @@ compaction or a delete may have replaced it meanwhile; writers keep recently use
 
 Durable writes wait for the disk, so they run in aiofiles' worker threads and the event loop keeps
 serving other threads meanwhile — except under a sync call (``invoke``, ``agent(...)``), whose
-private loop has nothing else to serve, so the hop (about 140 us here) would be pure cost. Reads,
+private loop has nothing else to serve, so the thread hop would be pure cost. Reads,
 listings and non-durable writes work on cached pages and run inline.
 """
 
@@ -67,7 +67,7 @@ _fdatasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
 
 async def _in_thread(func: Callable[..., T], *args: Any) -> T:
-    """Run one blocking file operation in aiofiles' executor (imported on first use: 30 ms)."""
+    """Run one blocking file operation in aiofiles' executor (imported on first use, not by every program)."""
     from aiofiles.os import wrap
 
     result: T = await wrap(func)(*args)

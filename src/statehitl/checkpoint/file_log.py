@@ -1,8 +1,8 @@
 """The record log behind ``FileStorage``: every key of one "directory" lives in one append-only file.
 
 Why a log and not a file per key: a durable write of a new file must make its new name survive too
-(a journal commit, and on some filesystems an fsync of the directory; see ``file_names``), about
-0.4-0.55 ms on these disks; appending to a file that exists costs a single ``fdatasync``. A thread's
+(a journal commit, and on some filesystems an fsync of the directory; see ``file_names``), which
+costs more than the data's own sync; appending to a file that exists costs a single ``fdatasync``. A thread's
 checkpoints are exactly such a directory, so a step costs one append and a resume reads one file.
 
 The format is text, so ``cat`` shows the JSON records::

@@ -1,8 +1,8 @@
 """Whether the fsync of a new file also makes its name durable, told by the filesystem it is on.
 
 POSIX promises a new file's directory entry on disk only after an fsync of the directory, and on a
-journaling filesystem that sync is a journal commit of its own: about 120 us for each new log here,
-a twentieth of an interrupt round trip. On ext4, XFS and btrfs the sync of the file itself already
+journaling filesystem that sync is a journal commit of its own for each new log, a visible part of
+an interrupt round trip (``benchmarks/`` measures it). On ext4, XFS and btrfs the sync of the file itself already
 makes its name durable. ext4 and XFS record a file's creation and its directory entry in one journal
 transaction, and a file's sync forces the journal at least that far (ext4 without a journal syncs
 the parent directory of a new file explicitly, for this reason); btrfs logs a new inode's names with

@@ -2,8 +2,8 @@
 
 A server that builds a ``FileSessionManager`` or ``FileCheckpointer`` for each request gets a new
 ``FileStorage`` each time. With a cache per storage, every request parsed its thread's whole log again,
-so the requests of a conversation grew slower with its length (a new Agent on a session of 300
-interrupt round trips spent 4 ms of its 8 ms restore parsing). With one cache per process, a log is
+so the requests of a conversation grew slower with its length (a new Agent on a long session spent
+most of its restore parsing). With one cache per process, a log is
 parsed once and later readers, whichever storage object they come through, only take in what was
 appended since.
 

@@ -33,14 +33,15 @@ __all__ = [
     "InterruptRecord",
     "MachineShape",
     "Piece",
-    "Status",
+    "RecordStatus",
     "StoredCheckpoint",
     "ThreadIndex",
 ]
 
 SCHEMA_VERSION = 1
 
-Status = Literal["running", "interrupted", "completed", "cancelled"]
+RecordStatus = Literal["running", "interrupted", "completed", "cancelled"]
+"""Where a stored run stands (the API reports it as ``statehitl.status.Status``)."""
 Source = Literal["input", "step", "interrupt", "cancel", "update"]
 
 
@@ -102,7 +103,7 @@ class CheckpointRecord(BaseModel):
     created_at: float
     machine: str
     fingerprint: str
-    status: Status
+    status: RecordStatus
     step: int = Field(ge=0)
     source: Source = "step"
     pending: list[str] = Field(default_factory=list)
@@ -152,7 +153,7 @@ class ThreadIndex(BaseModel):
     schema_version: int = SCHEMA_VERSION
     thread_id: str
     seq: int
-    status: Status
+    status: RecordStatus
     step: int
     pending: list[str] = Field(default_factory=list)
     interrupts: list[InterruptRecord] = Field(default_factory=list)
