@@ -12,6 +12,7 @@ import statehitl.errors
 import statehitl.graph
 import statehitl.hooks
 import statehitl.models
+import statehitl.multiagent
 import statehitl.nesting
 import statehitl.session
 import statehitl.testing
@@ -26,14 +27,18 @@ PUBLIC = {
                       "ConversationManager", "LoopRun", "NullConversationManager", "SlidingWindowConversationManager",
                       "ToolMetrics"],
     statehitl.errors: sorted(name for name in dir(statehitl.errors) if name.endswith(("Error", "Conflict"))),
-    statehitl.nesting: ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node"],
+    statehitl.nesting: ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "node_call"],
     statehitl.transitions: ["CheckpointWritten", "HookFired", "InterruptAnswered", "InterruptRaisedTransition",
                             "NodeCancelled", "NodeEntered", "NodeExited", "StepApplied", "ToolFinished",
                             "Transition"],
-    statehitl.hooks: ["AfterInvocationEvent", "AfterModelCallEvent", "AfterNodeCallEvent", "AfterToolCallEvent",
-                      "AfterToolsEvent", "BeforeInvocationEvent", "BeforeModelCallEvent", "BeforeNodeCallEvent",
+    statehitl.hooks: ["AfterInvocationEvent", "AfterModelCallEvent", "AfterMultiAgentInvocationEvent",
+                      "AfterNodeCallEvent", "AfterToolCallEvent", "AfterToolsEvent", "BeforeInvocationEvent",
+                      "BeforeModelCallEvent", "BeforeMultiAgentInvocationEvent", "BeforeNodeCallEvent",
                       "BeforeToolCallEvent", "BeforeToolsEvent", "HookEvent", "HookProvider", "HookRegistry",
-                      "InterruptibleEvent", "MessageAddedEvent", "ModelStopResponse"],
+                      "InterruptibleEvent", "MessageAddedEvent", "ModelStopResponse", "MultiAgentInitializedEvent"],
+    statehitl.multiagent: ["Graph", "GraphBuilder", "GraphEdge", "GraphNode", "GraphResult", "GraphState",
+                           "MultiAgentBase", "MultiAgentResult", "NodeResult", "SharedContext", "Status", "Swarm",
+                           "SwarmNode", "SwarmResult"],
     statehitl.models: ["BedrockModel", "ContextWindowOverflowException", "Model", "ModelError",
                        "ModelThrottledException", "ModelTurn", "OpenAIModel", "ScriptedModel", "collect_turn"],
     statehitl.session: ["DynamoDBSessionManager", "FileSessionManager", "S3SessionManager", "SESSION_URL_ENV",

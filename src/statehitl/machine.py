@@ -109,8 +109,12 @@ class Machine:
         *,
         name: str = "machine",
         schema: str = "",
+        require_exit: bool = True,
     ) -> None:
+        """``require_exit=False`` lets nodes have no path to END: an orchestrator whose loops end by
+        its own limits (a Graph's ``max_node_executions``), as Strands' graphs may."""
         self.name = name
+        self._require_exit = require_exit
         self.nodes: dict[str, NodeSpec] = {}
         for spec in nodes:
             if spec.name in RESERVED:
@@ -131,7 +135,7 @@ class Machine:
             for n in (START, *self.nodes)
         }
         shape = self.shape()
-        structure = (tuple(shape["nodes"]), tuple(shape["edges"]))
+        structure = (tuple(shape["nodes"]), tuple(shape["edges"]), require_exit)
         blockers = _KNOWN_STRUCTURES.get(structure)
         if blockers is None:
             self._check_shape()
@@ -203,7 +207,7 @@ class Machine:
             )
         finishing = nx.ancestors(self.graph, END)
         stuck = [n for n in self.nodes if n not in finishing]
-        if stuck:
+        if stuck and self._require_exit:
             raise GraphValidationError(
                 f"node(s) {stuck} have no path to END; add an edge out of them (e.g. to END)"
             )

@@ -23,7 +23,7 @@ from statehitl import interrupt_ids
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
 
-__all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node"]
+__all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "node_call"]
 
 
 @dataclass
@@ -97,10 +97,16 @@ async def call_machine_node(node: MachineNode, task: Any, state: dict[str, Any],
     there with the answers. This is how a StateGraph node hosts an agent, and how Graph and Swarm
     call theirs.
     """
-    prefix = interrupt_ids.nested(interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node))
-    call = NodeCall(task, state, InterruptContext(ctx.interrupts.responses, prefix), ctx.thread_id,
-                    ctx.invocation_state, ctx.progress, emit)
-    outcome = await node.run_node(call)
+    outcome = await node.run_node(node_call(ctx, task, state, ctx.progress, emit))
     if isinstance(outcome, NodeStopped):
         raise InterruptRaised(outcome.interrupts, progress=outcome.kept)
     return outcome
+
+
+def node_call(ctx: NodeContext, task: Any, state: dict[str, Any], kept: Any,
+              emit: Callable[[dict[str, Any]], None] | None = None) -> NodeCall:
+    """The call of a nested machine from inside the node ``ctx`` belongs to: its interrupt ids are
+    prefixed with that node call's site, and it sees the enclosing run's answers."""
+    prefix = interrupt_ids.nested(interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node))
+    return NodeCall(task, state, InterruptContext(ctx.interrupts.responses, prefix), ctx.thread_id,
+                    ctx.invocation_state, kept, emit)

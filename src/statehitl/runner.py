@@ -46,14 +46,19 @@ Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
 and fsyncs the checkpoint ``invoke`` returns on; ``exit`` writes only that one."""
 
-AfterStep = Callable[[Any, Writes], Awaitable[None]]
-"""``after_step(state, writes)``: called once a step's updates are applied (and its checkpoint, if any,
-is written), with the state after it and each node's update. The owner of a machine mirrors the state
-into its live objects here (an agent's ``messages``), apart from the nodes, which only compute."""
+AfterStep = Callable[[Any, Writes, list[str]], Awaitable[None]]
+"""``after_step(state, writes, next)``: called once a step's updates are applied (and its checkpoint, if
+any, is written), with the state after it, each node's update and the nodes that run next. The owner of
+a machine mirrors the state into its live objects here (an agent's ``messages``), apart from the nodes,
+which only compute."""
 
 
 class StateAdapter(StateCodec, Protocol):
-    """How a machine's state is reduced and stored; the runner treats the state as opaque."""
+    """How a machine's state is reduced and stored; the runner treats the state as opaque.
+
+    An adapter may also have ``halted(state) -> bool``: a state it says is halted ends the run after
+    the step that made it so, whatever the transitions say (an orchestrator that hit a limit).
+    """
 
     def apply(self, state: Any, writes: Writes) -> Any: ...
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]: ...
@@ -122,6 +127,7 @@ class Runner:
         self.checkpointer = checkpointer
         self.node_hook_source = node_hook_source
         self.run_span = run_span
+        self._halted: Callable[[Any], bool] | None = getattr(adapter, "halted", None)
         # Weakly: the agent or graph that owns this runner is the source, and a strong reference
         # back would make every dropped Agent garbage that only the cycle collector frees (a
         # server building one per request would keep their open logs until it ran).
@@ -167,7 +173,7 @@ class Runner:
             if durability != "exit":
                 await commit(step, state, "running", durability == "sync", held=True, pending=pending, writes=writes)
             if after_step is not None:
-                await after_step(state, raw)
+                await after_step(state, raw, pending)
 
         async def to_the_end() -> tuple[StoredCheckpoint, RunEnd]:
             end = await self._steps(at, settings, step_limit, between)
@@ -203,7 +209,7 @@ class Runner:
                 await checkpointer.release(cursor)
             raise
         if after_step is not None and end.applied:
-            await after_step(end.state, end.applied)
+            await after_step(end.state, end.applied, [])
         return record, end.state
 
     async def run_nested(
@@ -227,17 +233,23 @@ class Runner:
         async def between(step: int, state: Any, pending: list[str], writes: dict[str, dict[str, Any]],
                           raw: Writes) -> None:
             if after_step is not None:
-                await after_step(state, raw)
+                await after_step(state, raw, pending)
 
-        settings = _RunSettings(thread_id, invocation_state, runtime, prefix, run_tracer())
-        end = await self._steps(at, settings, step_limit, between)
+        tracer = run_tracer()
+        settings = _RunSettings(thread_id, invocation_state, runtime, prefix, tracer)
+        if tracer is None or self.run_span is None:
+            end = await self._steps(at, settings, step_limit, between)
+        else:
+            with tracer.span(f"{self.run_span} {self.machine.name}", {"statehitl.machine": self.machine.name}) as span:
+                end = await self._steps(at, settings, step_limit, between)
+                tracer.interrupted(span, end.interrupts)
         if end.status == "running":
             raise StepLimitError(
                 f"{self.machine.name!r} ran {step_limit} steps inside node {prefix.rstrip('/')!r} without "
                 f"reaching END (next: {end.pending}); raise its step limit if the loop is intended"
             )
         if after_step is not None and end.applied:
-            await after_step(end.state, end.applied)
+            await after_step(end.state, end.applied, [])
         return end
 
     async def _steps(self, at: Position, settings: _RunSettings, step_limit: int, between: _Between) -> RunEnd:
@@ -279,6 +291,8 @@ class Runner:
                 if node in done:
                     after.extend(self.machine.next_nodes(node, state))
             pending = [n for n in dict.fromkeys(after) if n != END]
+            if self._halted is not None and self._halted(state):
+                pending = []
             step += 1
             steps_run += 1
             completed, responses, progress = {}, {}, {}

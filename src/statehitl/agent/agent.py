@@ -9,7 +9,6 @@ in this process or any other.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -26,6 +25,7 @@ from statehitl.agent.state import AgentState
 from statehitl.agent.thread import AgentThread
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.event_stream import stream_run
 from statehitl.handlers import PrintingCallbackHandler
 from statehitl.hooks.agent_events import AfterInvocationEvent
 from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
@@ -246,28 +246,9 @@ class Agent:
     async def stream_async(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
                            **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         """Run the agent, yielding its events as they happen; the last one is ``{"result": AgentResult}``."""
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        handler = self._callback()
-
-        def emit(event: dict[str, Any]) -> None:
-            queue.put_nowait(event)
-            if handler is not None:
-                handler(event)
-
-        async def produce() -> AgentResult:
-            try:
-                return await self._invoke(prompt, invocation_state, kwargs, emit)
-            finally:
-                queue.put_nowait(None)
-
-        task = asyncio.ensure_future(produce())
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            yield {"result": await task}
-        finally:
-            if not task.done():
-                task.cancel()
+        async for event in stream_run(lambda emit: self._invoke(prompt, invocation_state, kwargs, emit),
+                                      lambda result: {"result": result}, self._callback()):
+            yield event
 
     def _callback(self) -> EmitEvent | None:
         handler = self.callback_handler

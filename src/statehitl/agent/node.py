@@ -113,7 +113,7 @@ class AgentNode:
         return Position(loop, ["model"], responses=dict(call.interrupts.responses))
 
     async def _run(self, at: Position, run: LoopRun, call: NodeCall) -> RunEnd:
-        async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]]) -> None:
+        async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]], _next: list[str]) -> None:
             if self._mirror is not None:
                 self._mirror(loop.messages)
             await announce_messages(run, writes)

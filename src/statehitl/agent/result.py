@@ -62,3 +62,33 @@ class AgentResult:
 
     def __str__(self) -> str:
         return "\n".join(block["text"] for block in self.message.get("content", []) if "text" in block)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON of the result, as an orchestrator stores a node's result (Strands' shape, ``type`` first).
+
+        The caller's invocation state is not stored: it is the caller's, and need not be JSON.
+        """
+        from statehitl.agent.binary import to_json_safe
+
+        return {
+            "type": "agent_result",
+            "stop_reason": self.stop_reason,
+            "message": to_json_safe(self.message),
+            "metrics": {"cycle_count": self.metrics.cycle_count,
+                        "accumulated_usage": dict(self.metrics.accumulated_usage),
+                        "accumulated_metrics": dict(self.metrics.accumulated_metrics)},
+            "interrupts": [i.to_dict() for i in self.interrupts],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentResult:
+        """A result back from ``to_dict``'s JSON."""
+        from statehitl.agent.binary import from_json_safe
+
+        stored = data.get("metrics", {})
+        metrics = AgentMetrics()
+        metrics.cycle_count = int(stored.get("cycle_count", 0))
+        metrics.accumulated_usage.update(stored.get("accumulated_usage", {}))
+        metrics.accumulated_metrics.update(stored.get("accumulated_metrics", {}))
+        return cls(data["stop_reason"], from_json_safe(data["message"]), metrics, {},
+                   [Interrupt(**i) for i in data.get("interrupts", [])])

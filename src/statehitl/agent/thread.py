@@ -117,7 +117,7 @@ class AgentThread:
 
         announce = run.emit is not None or self.runtime.hooks.has_callbacks(MessageAddedEvent)
 
-        async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]]) -> None:
+        async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]], _next: list[str]) -> None:
             self.adopt(loop.messages)
             if announce:
                 await announce_messages(run, writes)

@@ -1,7 +1,8 @@
 """Hooks: subscribe to a machine's transitions, and interrupt from them.
 
 ``HookRegistry.add_callback(EventType, fn)`` or a ``HookProvider`` registering several at once. Node
-events come from StateGraph, Graph and Swarm; the rest from the agent loop.
+events come from StateGraph, Graph and Swarm; the multi-agent invocation events from Graph and Swarm;
+the rest from the agent loop.
 """
 
 from __future__ import annotations
@@ -19,16 +20,23 @@ from statehitl.hooks.agent_events import (
     ModelStopResponse,
 )
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
+from statehitl.hooks.multiagent_events import (
+    AfterMultiAgentInvocationEvent,
+    BeforeMultiAgentInvocationEvent,
+    MultiAgentInitializedEvent,
+)
 from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry, InterruptibleEvent
 
 __all__ = [
     "AfterInvocationEvent",
     "AfterModelCallEvent",
+    "AfterMultiAgentInvocationEvent",
     "AfterNodeCallEvent",
     "AfterToolCallEvent",
     "AfterToolsEvent",
     "BeforeInvocationEvent",
     "BeforeModelCallEvent",
+    "BeforeMultiAgentInvocationEvent",
     "BeforeNodeCallEvent",
     "BeforeToolCallEvent",
     "BeforeToolsEvent",
@@ -38,4 +46,5 @@ __all__ = [
     "InterruptibleEvent",
     "MessageAddedEvent",
     "ModelStopResponse",
+    "MultiAgentInitializedEvent",
 ]

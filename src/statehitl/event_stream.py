@@ -1,0 +1,43 @@
+"""Streaming a run: the events its callbacks emit, as an async iterator, then its result.
+
+Agents, StateGraphs and the multi-agent orchestrators all stream the same way: the run gets an
+``emit`` callback, each event goes to a queue as it happens, and the iterator yields them in order,
+ending with one event built from the run's result. Breaking out of the loop cancels the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+__all__ = ["Emit", "stream_run"]
+
+T = TypeVar("T")
+Emit = Callable[[dict[str, Any]], None]
+
+
+async def stream_run(run: Callable[[Emit], Awaitable[T]], last: Callable[[T], dict[str, Any]],
+                     also: Emit | None = None) -> AsyncIterator[dict[str, Any]]:
+    """Yield the events ``run(emit)`` emits, then ``last(result)``. ``also`` sees each event too."""
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+    def emit(event: dict[str, Any]) -> None:
+        queue.put_nowait(event)
+        if also is not None:
+            also(event)
+
+    async def produce() -> T:
+        try:
+            return await run(emit)
+        finally:
+            queue.put_nowait(None)
+
+    task = asyncio.ensure_future(produce())
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+        yield last(await task)
+    finally:
+        if not task.done():
+            task.cancel()

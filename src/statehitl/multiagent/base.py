@@ -1,0 +1,318 @@
+"""What Graph and Swarm share: one orchestration thread on the shared runner, calls, streaming, results.
+
+An orchestrator is a machine whose nodes are other machines (``nodes.OrchestratedNode``), run by the
+same ``Runner`` as an agent or a StateGraph: ``BeforeNodeCallEvent`` hooks, interrupts, concurrent
+nodes, checkpoints and claims all come from there. This module turns a call's task into a position
+(``resume.plan_run``, as every shape does), runs it, streams Strands' multi-agent events, and reads
+the result back out of the orchestration's state.
+
+``OrchestratorNode`` is a Graph or Swarm as a node of another orchestrator (or of a StateGraph): its
+whole orchestration — task, results, its own nodes' conversations — is its sub-state in the enclosing
+thread, its growing lists stored as deltas there like the enclosing one's own. It runs nested on the
+shared runner; where it stopped on an interrupt goes back to the enclosing node as what that node
+keeps: the position, the state besides its growing lists, and only what those lists gained.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, ClassVar
+
+from statehitl._sync import run_sync
+from statehitl.agent.binary import to_json_safe
+from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.storage import validate_thread_id
+from statehitl.errors import MachineChangedError, NodeCancelledError, ResumeInputError
+from statehitl.event_stream import Emit, stream_run
+from statehitl.hooks.multiagent_events import (
+    AfterMultiAgentInvocationEvent,
+    BeforeMultiAgentInvocationEvent,
+    MultiAgentInitializedEvent,
+)
+from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
+from statehitl.interrupt import Interrupt
+from statehitl.machine import Machine, describe_change
+from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
+from statehitl.multiagent.results import MultiAgentResult, NodeResult, add_usage, zero_usage
+from statehitl.multiagent.state import OrchestrationSchema, node_state_of
+from statehitl.nesting import NodeCall, NodeDone, NodeStopped
+from statehitl.position import Position, RunEnd, Writes, resume_position, start_position
+from statehitl.resume import ResumeRun, StartRun, plan_run
+from statehitl.runner import Durability, Runner
+from statehitl.session.manager import SessionManager
+from statehitl.status import Status
+
+__all__ = ["MultiAgentBase", "OrchestratorNode", "check_task", "node_results", "stored_task"]
+
+STEP_LIMIT = 100_000
+"""Steps an orchestration may take in one call: its own limits (node executions, handoffs, time) are
+what end a loop; this only keeps a graph with none of them set from running forever."""
+
+
+class MultiAgentBase(ABC):
+    """An orchestrator of agents and other machines: call it with a task, or with the answers to its
+    interrupts. ``graph(task)``, ``await graph.invoke_async(task)``, ``graph.stream_async(task)``."""
+
+    is_orchestrator: ClassVar[bool] = True
+    kind: ClassVar[str] = "orchestrator"
+    raises_on_cancel: ClassVar[bool] = False
+    """Whether a node cancelled by a hook makes the call raise ``NodeCancelledError`` (a Graph, as in
+    Strands) rather than return a FAILED result (a Swarm)."""
+    id: str
+    nodes: dict[str, OrchestratedNode]
+
+    def _setup(self, *, id: str, machine: Machine, schema: OrchestrationSchema,
+               hooks: Sequence[HookProvider | HookRegistry] | None, session_manager: SessionManager | None) -> None:
+        self.id = id
+        self.machine = machine
+        self.schema = schema
+        self.hooks = HookRegistry()
+        for hook in hooks or ():
+            self.hooks.add(hook)
+        self.session_manager = session_manager
+        if session_manager is not None:
+            self.checkpointer = session_manager.checkpointer
+            self.thread_id = session_manager.thread_id(id)
+        else:
+            validate_thread_id(id)
+            self.checkpointer = Checkpointer(MemoryStorage())
+            self.thread_id = f"{self.kind}-{os.urandom(16).hex()}"
+        self.durability: Durability = "step" if session_manager is not None else "exit"
+        self._runner = Runner(machine, schema, self.hooks, self.checkpointer, source=self,
+                              index=session_manager is not None, node_hook_source="multiagent-hook",
+                              run_span=f"invoke_{self.kind}")
+        if self.hooks.has_callbacks(MultiAgentInitializedEvent):
+            run_sync(self.hooks.fire(MultiAgentInitializedEvent(self)))
+
+    # -- what a subclass says -------------------------------------------------------------------------
+
+    @abstractmethod
+    def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
+        """The state a new invocation on ``task`` starts from, keeping what lasts between invocations."""
+
+    @abstractmethod
+    def _entry(self, state: dict[str, Any]) -> list[str]:
+        """The nodes a new invocation starts with."""
+
+    @abstractmethod
+    def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> MultiAgentResult:
+        """The orchestrator's own result type, from the common fields in ``base``."""
+
+    @abstractmethod
+    async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
+                          pending: list[str]) -> None:
+        """Announce a transition between nodes on the stream (a Graph's batches, a Swarm's handoffs)."""
+
+    def _adopt(self, state: dict[str, Any]) -> None:
+        """Show the node states the orchestration keeps in the live node objects (``agent.messages``)."""
+        for node_id, node in self.nodes.items():
+            if node_id in state.get("nodes", {}):
+                node.machine.adopt_node_state(node_state_of(state, node_id, node.machine))
+
+    # -- hooks ----------------------------------------------------------------------------------------
+
+    def add_hook(self, callback: Any, event_type: Any = None) -> None:
+        """Register a callback: Strands' ``add_hook(fn, EventType)``, or ``add_hook(EventType, fn)``."""
+        if isinstance(callback, type) and issubclass(callback, HookEvent):
+            callback, event_type = event_type, callback
+        if not (isinstance(event_type, type) and issubclass(event_type, HookEvent)) or not callable(callback):
+            raise TypeError(f"add_hook expects (callback, EventType); got ({callback!r}, {event_type!r})")
+        self.hooks.add_callback(event_type, callback)
+
+    # -- calling --------------------------------------------------------------------------------------
+
+    def __call__(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the orchestration on ``task`` (a str or content blocks), or answer its interrupts."""
+        return run_sync(self.invoke_async(task, invocation_state, **kwargs))
+
+    async def invoke_async(self, task: Any, invocation_state: dict[str, Any] | None = None,
+                           **kwargs: Any) -> Any:
+        """Async ``orchestrator(task)``."""
+        return await self._invoke(task, {**(invocation_state or {}), **kwargs}, None)
+
+    async def stream_async(self, task: Any, invocation_state: dict[str, Any] | None = None,
+                           **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
+        """Run, yielding Strands' multi-agent events as they happen (``multiagent_node_start``,
+        ``multiagent_node_stream`` around each agent event, ``multiagent_node_stop``,
+        ``multiagent_node_interrupt``, ``multiagent_node_cancel``, ``multiagent_handoff``); the last
+        is ``{"type": "multiagent_result", "result": ...}``."""
+        state = {**(invocation_state or {}), **kwargs}
+        async for event in stream_run(lambda emit: self._invoke(task, state, emit),
+                                      lambda result: {"type": "multiagent_result", "result": result}):
+            yield event
+
+    async def _invoke(self, task: Any, invocation_state: dict[str, Any], emit: Emit | None) -> MultiAgentResult:
+        head = await self.checkpointer.head(self.thread_id)
+        label = f"{self.kind} {self.id!r} (thread {self.thread_id!r})"
+        plan = plan_run(task, None if head is None else head.record, label=label, none_continues=True,
+                        lists_are_input=True)
+        if isinstance(plan, StartRun):
+            check_task(task, label)
+        if self.hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
+            await self.hooks.fire(BeforeMultiAgentInvocationEvent(self, invocation_state))
+        run = OrchestrationRun(self, invocation_state, emit)
+        try:
+            at = await self._position(plan, head)
+            record, state = await self._runner.run(
+                at, step_limit=STEP_LIMIT, durability=self.durability, invocation_state=invocation_state,
+                runtime=run, after_step=lambda s, w, p: self._after_step(run, s, w, p))
+        finally:
+            if self.hooks.has_callbacks(AfterMultiAgentInvocationEvent):
+                await self.hooks.fire(AfterMultiAgentInvocationEvent(self, invocation_state))
+        self._adopt(state)
+        result = self.build_result(record.status, state, [i.to_interrupt() for i in record.interrupts],
+                                   record.cancelled, run)
+        if self.raises_on_cancel:
+            for node_id, message in record.cancelled.items():
+                raise NodeCancelledError(message, node_id=node_id)
+        return result
+
+    async def _position(self, plan: Any, head: Head | None) -> Position:
+        if isinstance(plan, StartRun):
+            if head is None:
+                state = self._begin(self.schema.fresh(), plan.input)
+            else:
+                self.checkpointer.ensure_free(head, None)
+                state = self._begin(self.schema.load(head.record.values), plan.input)
+            return start_position(head, self.thread_id, state, self._entry(state))
+        assert head is not None
+        record = head.record
+        if record.fingerprint != self.machine.fingerprint:
+            old = await self.checkpointer.machine_shape(record.fingerprint)
+            raise MachineChangedError(
+                f"{self.kind} {self.id!r} stopped at checkpoint {record.checkpoint_id} under a different version of "
+                f"its nodes and edges: {describe_change(old, self.machine.shape())}; resume it with the {self.kind} "
+                "that stopped, or start a new task"
+            )
+        answers = plan.answers if isinstance(plan, ResumeRun) else {}
+        return await resume_position(self.checkpointer, head, answers, self.schema.load(record.values))
+
+    # -- results --------------------------------------------------------------------------------------
+
+    def build_result(self, status: str, state: dict[str, Any], interrupts: list[Interrupt],
+                     cancelled: dict[str, str], run: OrchestrationRun) -> MultiAgentResult:
+        """The result of a call that stopped with ``status`` in ``state`` (also announces on the stream
+        what only the stop shows: cancelled nodes, interrupts raised by hooks before a node)."""
+        for node_id, message in cancelled.items():
+            run.event({"type": "multiagent_node_cancel", "node_id": node_id, "message": message})
+        by_hook: dict[str, list[Interrupt]] = {}
+        for i in interrupts:
+            if i.source == "multiagent-hook":
+                by_hook.setdefault(i.node, []).append(i)
+        for node_id, raised in by_hook.items():
+            run.event({"type": "multiagent_node_interrupt", "node_id": node_id, "interrupts": raised})
+        results = node_results(state, self.nodes)
+        usage, latency = zero_usage(), 0
+        for result in results.values():
+            add_usage(usage, result.accumulated_usage)
+            latency += result.accumulated_metrics.get("latencyMs", 0)
+        failure = next(iter(cancelled.values()), None) or state.get("failure")
+        if status == "interrupted":
+            outcome = Status.INTERRUPTED
+        elif failure is not None:
+            outcome = Status.FAILED
+        else:
+            outcome = Status.COMPLETED
+        base = MultiAgentResult(outcome, results, usage, {"latencyMs": latency}, len(state.get("order", ())),
+                                round((time.monotonic() - run.started) * 1000), interrupts, failure)
+        return self._result(base, state)
+
+    @property
+    def interrupts(self) -> list[Interrupt]:
+        """The interrupts the orchestration waits on, read from its thread (after a restart too)."""
+        record = run_sync(self.checkpointer.latest(self.thread_id))
+        if record is None or record.status != "interrupted":
+            return []
+        return [i.to_interrupt() for i in record.interrupts]
+
+    def draw_mermaid(self) -> str:
+        """The orchestration's machine as a Mermaid flowchart."""
+        return self.machine.draw_mermaid()
+
+    def as_node(self) -> OrchestratorNode:
+        """This orchestrator as a node of another (a Swarm inside a Graph): ``statehitl.nesting``."""
+        return OrchestratorNode(self)
+
+
+class OrchestratorNode:
+    """``MachineNode`` for a Graph or Swarm (built by its ``as_node()``)."""
+
+    def __init__(self, orchestrator: MultiAgentBase) -> None:
+        self.orchestrator = orchestrator
+        self.append_channels = orchestrator.schema.append_channels
+
+    def node_state(self) -> dict[str, Any]:
+        return self.orchestrator.schema.fresh()
+
+    def adopt_node_state(self, state: dict[str, Any]) -> None:
+        self.orchestrator._adopt(self.orchestrator.schema.load(state))
+
+    async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
+        orchestrator, schema = self.orchestrator, self.orchestrator.schema
+        base = schema.load(call.state)
+        kept = call.kept
+        if kept is None:
+            state = orchestrator._begin(base, call.task)
+            at = Position(state, orchestrator._entry(state), responses=dict(call.interrupts.responses))
+        else:
+            grown = {c: [*base.get(c, ()), *items] for c, items in kept["appended"].items()}
+            state = schema.load({**kept["values"], **grown})
+            at = Position(state, kept["pending"], None, kept["step"], kept["completed"],
+                          {**kept["responses"], **call.interrupts.responses}, kept["progress"])
+        hooks = orchestrator.hooks
+        if hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
+            await hooks.fire(BeforeMultiAgentInvocationEvent(orchestrator, call.invocation_state))
+        run = OrchestrationRun(orchestrator, call.invocation_state, call.emit)
+        try:
+            end = await orchestrator._runner.run_nested(
+                at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,
+                thread_id=call.thread_id, runtime=run,
+                after_step=lambda s, w, p: orchestrator._after_step(run, s, w, p))
+        finally:
+            if hooks.has_callbacks(AfterMultiAgentInvocationEvent):
+                await hooks.fire(AfterMultiAgentInvocationEvent(orchestrator, call.invocation_state))
+        orchestrator._adopt(end.state)
+        result = orchestrator.build_result(end.status, end.state, end.interrupts, end.cancelled, run)
+        if end.status == "interrupted":
+            return NodeStopped(end.interrupts, self._kept(end, base), result)
+        if orchestrator.raises_on_cancel:  # a nested Graph fails its node, as a Graph call raises
+            for node_id, message in end.cancelled.items():
+                raise NodeCancelledError(message, node_id=node_id)
+        status = "completed" if result.status == Status.COMPLETED else "failed"
+        return NodeDone(end.state, result, dict(result.accumulated_usage), status)
+
+    def _kept(self, end: RunEnd, base: dict[str, Any]) -> dict[str, Any]:
+        schema = self.orchestrator.schema
+        state: dict[str, Any] = end.state
+        return {
+            "values": schema.dump_values(state),
+            "appended": {c: state.get(c, [])[len(base.get(c, ())):] for c in schema.append_channels},
+            "pending": end.pending, "step": end.step, "completed": end.completed, "responses": end.responses,
+            "progress": end.progress,
+        }
+
+
+def check_task(task: Any, label: str) -> None:
+    """A task is a str or a list of content blocks (dicts); refuse anything else before it runs."""
+    if isinstance(task, str) or (isinstance(task, list) and task and all(isinstance(b, dict) and b for b in task)):
+        return
+    raise ResumeInputError(
+        f"{label}: a task must be a str or a list of content blocks like {{'text': ...}} (or, to answer "
+        f"interrupts, a list of {{'interruptResponse': ...}}); got {type(task).__name__}: {task!r}"
+    )
+
+
+def stored_task(task: Any) -> Any:
+    """The task as the orchestration's state stores it: JSON, bytes in content blocks tagged."""
+    return to_json_safe(task)
+
+
+def node_results(state: dict[str, Any], nodes: dict[str, OrchestratedNode]) -> dict[str, NodeResult]:
+    """This invocation's results so far, as objects (what edge conditions and node inputs read)."""
+    return {node_id: nodes[node_id].load_result(data) for node_id, data in state.get("results", {}).items()
+            if node_id in nodes}
+

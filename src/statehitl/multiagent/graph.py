@@ -1,0 +1,343 @@
+"""``Graph``: agents (and nested machines) as the nodes of a directed graph, Strands' ``GraphBuilder`` API.
+
+Built on the shared machine: each node is a machine node, each edge a transition (a conditional edge
+a router whose condition reads the ``GraphState``). Ready nodes run concurrently. A node with several
+incoming edges waits for every predecessor that can still reach it and runs once, after all of them
+(the runner's rule for joins); Strands instead runs a join again for each batch in which one of its
+predecessors finishes. A node's input is the task when it has no finished predecessor, else the task
+and its predecessors' outputs, in Strands' words.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from statehitl.errors import GraphValidationError
+from statehitl.hooks.registry import HookProvider, HookRegistry
+from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
+from statehitl.multiagent.base import MultiAgentBase, node_results, stored_task
+from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, machine_node_of
+from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult
+from statehitl.multiagent.state import Kind, OrchestrationSchema, node_state_of, node_update
+from statehitl.position import NodeContext, Writes
+from statehitl.session.manager import SessionManager
+from statehitl.status import Status
+
+__all__ = ["Graph", "GraphBuilder", "GraphEdge", "GraphNode", "GraphState"]
+
+DEFAULT_GRAPH_ID = "default_graph"
+
+
+@dataclass(eq=False)
+class GraphNode:
+    """A node of the graph: its id and the executor (an Agent, a Graph, a Swarm, a compiled StateGraph)."""
+
+    node_id: str
+    executor: Any
+    dependencies: set[GraphNode] = field(default_factory=set, repr=False)
+
+    def __hash__(self) -> int:
+        return hash(self.node_id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GraphNode) and other.node_id == self.node_id
+
+
+@dataclass
+class GraphEdge:
+    """An edge ``from_node -> to_node``, taken when ``condition(state)`` is true (or always)."""
+
+    from_node: GraphNode
+    to_node: GraphNode
+    condition: Callable[..., bool] | None = None
+
+    def should_traverse(self, state: GraphState, *, invocation_state: dict[str, Any] | None = None) -> bool:
+        """Whether the edge is taken, given the graph state (and, for a condition that asks for it, the
+        invocation state, as Strands passes it)."""
+        if self.condition is None:
+            return True
+        if _takes_invocation_state(self.condition):
+            return bool(self.condition(state, invocation_state=invocation_state or {}))
+        return bool(self.condition(state))
+
+
+def _takes_invocation_state(condition: Callable[..., bool]) -> bool:
+    try:
+        return "invocation_state" in inspect.signature(condition).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class GraphState:
+    """What an edge condition sees: this invocation's task, results and node sets, as Strands names them."""
+
+    def __init__(self, graph: Graph, state: dict[str, Any]) -> None:
+        self._graph = graph
+        self._state = state
+        self.task = state.get("task")
+        self.status = Status.FAILED if state.get("failure") else Status.EXECUTING
+
+    @cached_property
+    def results(self) -> dict[str, NodeResult]:
+        return node_results(self._state, self._graph.nodes)
+
+    def _with(self, status: Status) -> set[GraphNode]:
+        return {self._graph.graph_nodes[n] for n, r in self.results.items() if r.status == status}
+
+    @property
+    def completed_nodes(self) -> set[GraphNode]:
+        return self._with(Status.COMPLETED)
+
+    @property
+    def failed_nodes(self) -> set[GraphNode]:
+        return self._with(Status.FAILED)
+
+    @property
+    def execution_order(self) -> list[GraphNode]:
+        return [self._graph.graph_nodes[n] for n in self._state.get("order", ())]
+
+
+class GraphBuilder:
+    """Build a ``Graph``: ``add_node``, ``add_edge``, ``set_entry_point``, the limits, then ``build()``."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, GraphNode] = {}
+        self.edges: list[GraphEdge] = []
+        self.entry_points: list[GraphNode] = []
+        self._max_node_executions: int | None = None
+        self._execution_timeout: float | None = None
+        self._node_timeout: float | None = None
+        self._reset_on_revisit = False
+        self._id = DEFAULT_GRAPH_ID
+        self._session_manager: SessionManager | None = None
+        self._hooks: list[HookProvider | HookRegistry] = []
+
+    def add_node(self, executor: Any, node_id: str | None = None) -> GraphNode:
+        """Add a node; its id defaults to the executor's ``id`` or ``name``."""
+        node_id = (node_id or getattr(executor, "id", None) or getattr(executor, "name", None)
+                   or f"node_{len(self.nodes)}")
+        if not isinstance(node_id, str):
+            raise GraphValidationError(f"node id must be a str, got {node_id!r}")
+        if node_id in self.nodes:
+            raise GraphValidationError(f"node {node_id!r} already exists; node ids must be unique")
+        if any(n.executor is executor for n in self.nodes.values()):
+            raise GraphValidationError(f"node {node_id!r}: this executor is already a node; each node needs its own")
+        node = GraphNode(node_id, executor)
+        self.nodes[node_id] = node
+        return node
+
+    def _node(self, node: str | GraphNode, role: str) -> GraphNode:
+        node_id = node.node_id if isinstance(node, GraphNode) else node
+        if node_id not in self.nodes:
+            raise GraphValidationError(f"{role} node {node_id!r} not found (nodes: {sorted(self.nodes)})")
+        return self.nodes[node_id]
+
+    def add_edge(self, from_node: str | GraphNode, to_node: str | GraphNode,
+                 condition: Callable[..., bool] | None = None) -> GraphEdge:
+        """Go from ``from_node`` to ``to_node`` after it completes, if ``condition(state)`` holds (or always)."""
+        source, target = self._node(from_node, "source"), self._node(to_node, "target")
+        if condition is not None and not callable(condition):
+            raise GraphValidationError(f"edge {source.node_id!r} -> {target.node_id!r}: condition must be callable")
+        edge = GraphEdge(source, target, condition)
+        self.edges.append(edge)
+        target.dependencies.add(source)
+        return edge
+
+    def set_entry_point(self, node_id: str) -> GraphBuilder:
+        """Start at ``node_id`` (call again for several); default: every node without incoming edges."""
+        node = self._node(node_id, "entry")
+        if node not in self.entry_points:
+            self.entry_points.append(node)
+        return self
+
+    def reset_on_revisit(self, enabled: bool = True) -> GraphBuilder:
+        """A node run again in one invocation (a loop) starts from its initial state, not its last one."""
+        self._reset_on_revisit = enabled
+        return self
+
+    def set_max_node_executions(self, max_executions: int) -> GraphBuilder:
+        self._max_node_executions = max_executions
+        return self
+
+    def set_execution_timeout(self, timeout: float) -> GraphBuilder:
+        self._execution_timeout = timeout
+        return self
+
+    def set_node_timeout(self, timeout: float) -> GraphBuilder:
+        self._node_timeout = timeout
+        return self
+
+    def set_graph_id(self, graph_id: str) -> GraphBuilder:
+        self._id = graph_id
+        return self
+
+    def set_session_manager(self, session_manager: SessionManager) -> GraphBuilder:
+        self._session_manager = session_manager
+        return self
+
+    def set_hook_providers(self, hooks: Sequence[HookProvider | HookRegistry]) -> GraphBuilder:
+        self._hooks = list(hooks)
+        return self
+
+    def build(self) -> Graph:
+        """Validate and build the graph; errors name the node or edge that is wrong."""
+        if not self.nodes:
+            raise GraphValidationError("a graph needs at least one node")
+        entry = self.entry_points or [n for n in self.nodes.values() if not n.dependencies]
+        if not entry:
+            raise GraphValidationError("no entry points: every node has incoming edges; call set_entry_point()")
+        if self._max_node_executions is None and self._execution_timeout is None and _has_cycle(self.edges):
+            warnings.warn("graph has a cycle and neither max_node_executions nor execution_timeout: it may run "
+                          "until the runner's step limit", stacklevel=2)
+        return Graph(dict(self.nodes), list(self.edges), list(entry), max_node_executions=self._max_node_executions,
+                     execution_timeout=self._execution_timeout, node_timeout=self._node_timeout,
+                     reset_on_revisit=self._reset_on_revisit, session_manager=self._session_manager,
+                     hooks=self._hooks, id=self._id)
+
+
+def _has_cycle(edges: list[GraphEdge]) -> bool:
+    import networkx as nx
+
+    graph: nx.DiGraph[str] = nx.DiGraph((e.from_node.node_id, e.to_node.node_id) for e in edges)
+    return not nx.is_directed_acyclic_graph(graph)
+
+
+class Graph(MultiAgentBase):
+    """A deterministic orchestration of agents along a directed graph (build it with ``GraphBuilder``)."""
+
+    kind = "graph"
+    raises_on_cancel = True
+
+    def __init__(self, nodes: dict[str, GraphNode], edges: list[GraphEdge], entry_points: list[GraphNode], *,
+                 max_node_executions: int | None = None, execution_timeout: float | None = None,
+                 node_timeout: float | None = None, reset_on_revisit: bool = False,
+                 session_manager: SessionManager | None = None,
+                 hooks: Sequence[HookProvider | HookRegistry] | None = None, id: str = DEFAULT_GRAPH_ID) -> None:
+        self.graph_nodes = nodes
+        self.edges = edges
+        self.entry_points = entry_points
+        self.max_node_executions = max_node_executions
+        self.execution_timeout = execution_timeout
+        self.node_timeout = node_timeout
+        self.reset_on_revisit = reset_on_revisit
+        self.nodes = {n: OrchestratedNode(n, g.executor, machine_node_of(g.executor, f"graph node {n!r}"))
+                      for n, g in nodes.items()}
+        self._invocation_state: dict[str, Any] = {}
+        channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "nodes": Kind.MERGE,
+                    "failure": Kind.REPLACE}
+        for node in self.nodes.values():
+            channels.update({f"{node.node_id}/{c}": Kind.APPEND for c in node.machine.append_channels})
+        schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
+        self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks, session_manager=session_manager)
+
+    def _machine(self, name: str, schema: OrchestrationSchema) -> Machine:
+        specs = [NodeSpec.from_callable(n, self._handler(n)) for n in self.nodes]
+        edges = [Edge(START, e.node_id) for e in self.entry_points]
+        routers = []
+        for node_id in self.nodes:
+            out = [e for e in self.edges if e.from_node.node_id == node_id]
+            edges.extend(Edge(node_id, e.to_node.node_id) for e in out if e.condition is None)
+            conditional = [e for e in out if e.condition is not None]
+            if conditional:
+                targets = tuple(dict.fromkeys(e.to_node.node_id for e in conditional))
+                routers.append(Router(node_id, self._route(conditional), (*targets, END)))
+            if not out:
+                edges.append(Edge(node_id, END))
+        return Machine(specs, edges, routers, name=name, schema=schema.describe(), require_exit=False)
+
+    def _route(self, edges: list[GraphEdge]) -> Callable[[dict[str, Any]], list[str]]:
+        def route(state: dict[str, Any]) -> list[str]:
+            view = GraphState(self, state)
+            state_of_call = self._invocation_state
+            return [e.to_node.node_id for e in edges if e.should_traverse(view, invocation_state=state_of_call)]
+
+        return route
+
+    def _handler(self, node_id: str) -> Callable[[dict[str, Any], NodeContext], Any]:
+        async def run_graph_node(state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
+            return await self._run_node(node_id, state, ctx)
+
+        return run_graph_node
+
+    async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
+        run: OrchestrationRun = ctx.runtime
+        node = self.nodes[node_id]
+        resuming = ctx.progress is not None
+        if not resuming:
+            reason = self._limit(state, run)
+            if reason is not None:
+                return {"failure": reason}
+        restart = self.reset_on_revisit and not resuming and node_id in state.get("results", {})
+        sub = node.machine.node_state() if restart else node_state_of(state, node_id, node.machine)
+        task = None if resuming else self._node_input(state, node_id)
+        done, result = await call_node(node, task, sub, ctx, run, kept=ctx.progress, timeout=self.node_timeout)
+        update = node_update(state, node_id, node.machine, done.state, restart=restart)
+        update["results"] = {node_id: result.to_dict()}
+        update["order"] = [node_id]
+        return update
+
+    def _limit(self, state: dict[str, Any], run: OrchestrationRun) -> str | None:
+        if self.max_node_executions is not None and len(state.get("order", ())) >= self.max_node_executions:
+            return f"Max node executions reached: {self.max_node_executions}"
+        if self.execution_timeout is not None and time.monotonic() - run.started > self.execution_timeout:
+            return f"Execution timed out: {self.execution_timeout}s"
+        return None
+
+    def _node_input(self, state: dict[str, Any], node_id: str) -> list[dict[str, Any]]:
+        """The task, with the outputs of the node's finished predecessors whose edges hold (Strands' text)."""
+        task = state.get("task")
+        view = GraphState(self, state)
+        done = {e.from_node.node_id: view.results[e.from_node.node_id] for e in self.edges
+                if e.to_node.node_id == node_id and e.from_node.node_id in view.results
+                and view.results[e.from_node.node_id].status == Status.COMPLETED
+                and e.should_traverse(view, invocation_state=self._invocation_state)}
+        if not done:
+            return [{"text": task}] if isinstance(task, str) else list(task or [])
+        blocks: list[dict[str, Any]] = ([{"text": f"Original Task: {task}"}] if isinstance(task, str)
+                                        else [{"text": "Original Task:"}, *(task or [])])
+        blocks.append({"text": "\nInputs from previous nodes:"})
+        for dep_id, result in done.items():
+            blocks.append({"text": f"\nFrom {dep_id}:"})
+            outputs = result.get_agent_results() or [result.result]
+            blocks.extend({"text": f"  - Agent: {output}"} for output in outputs)
+        return blocks
+
+    # -- MultiAgentBase -------------------------------------------------------------------------------
+
+    def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
+        return {**state, "task": stored_task(task), "results": {}, "order": [], "failure": None}
+
+    def _entry(self, state: dict[str, Any]) -> list[str]:
+        return [n.node_id for n in self.entry_points]
+
+    async def _invoke(self, task: Any, invocation_state: dict[str, Any], emit: Any) -> MultiAgentResult:
+        self._invocation_state = invocation_state  # what edge conditions that ask for it see
+        return await super()._invoke(task, invocation_state, emit)
+
+    async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
+                          pending: list[str]) -> None:
+        ran = [node for node, _ in writes]
+        if ran and pending:
+            run.event({"type": "multiagent_handoff", "from_node_ids": ran, "to_node_ids": list(pending)})
+
+    def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> GraphResult:
+        statuses = [r.status for r in base.results.values()]
+        return GraphResult(
+            **vars(base),
+            total_nodes=len(self.nodes),
+            completed_nodes=statuses.count(Status.COMPLETED),
+            failed_nodes=statuses.count(Status.FAILED),
+            interrupted_nodes=len({i.node.split("/")[0] for i in base.interrupts}),
+            execution_order=[self.graph_nodes[n] for n in state.get("order", ())],
+            edges=[(e.from_node, e.to_node) for e in self.edges],
+            entry_points=list(self.entry_points),
+        )
+
+    def __repr__(self) -> str:
+        return f"Graph(id={self.id!r}, nodes={list(self.nodes)})"
