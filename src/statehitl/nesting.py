@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from statehitl import interrupt_ids
+from statehitl.checkpoint.chain import StateCodec
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
-from statehitl.position import NodeContext
+from statehitl.position import NodeContext, Position, RunEnd
 
-__all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "node_call"]
+__all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run", "node_call",
+           "resumed_run"]
 
 
 @dataclass
@@ -110,3 +112,27 @@ def node_call(ctx: NodeContext, task: Any, state: dict[str, Any], kept: Any,
     prefix = interrupt_ids.nested(interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node))
     return NodeCall(task, state, InterruptContext(ctx.interrupts.responses, prefix), ctx.thread_id,
                     ctx.invocation_state, kept, emit)
+
+
+class _Loads(StateCodec, Protocol):
+    def load(self, values: dict[str, Any]) -> Any: ...
+
+
+def kept_run(end: RunEnd, codec: StateCodec, base: dict[str, Any]) -> dict[str, Any]:
+    """What a nested run that stopped on interrupts keeps (JSON): where it stood, its state besides its
+    growing lists, and only what those lists gained beyond ``base`` (its sub-state at the call's start,
+    which the enclosing checkpoint already holds)."""
+    return {
+        "values": codec.dump_values(end.state),
+        "appended": {c: codec.dump_items(end.state, c, len(base.get(c, ()))) for c in codec.append_channels},
+        "pending": end.pending, "step": end.step, "completed": end.completed, "responses": end.responses,
+        "progress": end.progress,
+    }
+
+
+def resumed_run(kept: dict[str, Any], codec: _Loads, base: dict[str, Any], call: NodeCall) -> Position:
+    """Where a nested run re-enters from what ``kept_run`` kept, with the enclosing run's answers."""
+    grown = {c: [*base.get(c, ()), *items] for c, items in kept["appended"].items()}
+    state = codec.load({**kept["values"], **grown})
+    return Position(state, kept["pending"], None, kept["step"], kept["completed"],
+                    {**kept["responses"], **call.interrupts.responses}, kept["progress"])

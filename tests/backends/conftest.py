@@ -136,3 +136,19 @@ def s3_locked_server(s3_server: str, tmp_path_factory: pytest.TempPathFactory) -
         s3.close()
         iam.close()
         yield LockedS3(endpoint, bucket, users["reader"], users["nobody"], stored_key)
+
+
+@pytest.fixture
+def dynamodb_table(dynamodb_endpoint: str) -> Iterator[str]:
+    """A new empty sessions table on DynamoDB Local, deleted after the test."""
+    import boto3
+    from statehitl_checkpoint_dynamodb import create_table
+
+    client = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint, region_name="us-east-1",
+                          aws_access_key_id=DUMMY_AWS_ENV["AWS_ACCESS_KEY_ID"],
+                          aws_secret_access_key=DUMMY_AWS_ENV["AWS_SECRET_ACCESS_KEY"])
+    name = f"sessions-{uuid.uuid4().hex[:12]}"
+    create_table(client, name)
+    yield name
+    client.delete_table(TableName=name)
+    client.close()

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import runpy
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from statehitl_checkpoint_dynamodb import DynamoDBConfigError, DynamoDBStorage, DynamoDBTableNotFoundError, create_table
+from statehitl_checkpoint_dynamodb import DynamoDBConfigError, DynamoDBStorage, DynamoDBTableNotFoundError
 from statehitl_checkpoint_s3 import BucketNotFoundError, S3Storage
 from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV
 
@@ -43,20 +42,6 @@ def aws_env(s3_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in DUMMY_AWS_ENV.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv(SESSION_URL_ENV, raising=False)
-
-
-@pytest.fixture
-def dynamodb_table(dynamodb_endpoint: str) -> Iterator[str]:
-    import boto3
-
-    client = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint, region_name=REGION,
-                          aws_access_key_id=DUMMY_AWS_ENV["AWS_ACCESS_KEY_ID"],
-                          aws_secret_access_key=DUMMY_AWS_ENV["AWS_SECRET_ACCESS_KEY"])
-    name = f"sessions-{uuid.uuid4().hex[:12]}"
-    create_table(client, name)
-    yield name
-    client.delete_table(TableName=name)
-    client.close()
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from statehitl.agent.result import AgentMetrics, AgentResult
 from statehitl.agent.runtime import AgentRuntime, LoopRun
 from statehitl.agent.state import AgentState
 from statehitl.hooks.agent_events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
-from statehitl.nesting import NodeCall, NodeDone, NodeStopped
+from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run
 from statehitl.position import Position, RunEnd
 from statehitl.runner import Runner
 from statehitl.telemetry import trace_invocation
@@ -65,7 +65,6 @@ class AgentNode:
             run = LoopRun(runtime, call.invocation_state, AgentMetrics(), call.emit,
                           trace_invocation(runtime.agent, call.thread_id))
             at = await self._position(task, sub_state, call, run)
-            base = len(sub_state.get("messages", ()))
             if at is None:  # a BeforeInvocationEvent hook cancelled the call
                 loop = at_start(sub_state)
                 result = loop_result("cancelled", loop, run, [])
@@ -76,7 +75,7 @@ class AgentNode:
             if run.trace is not None:
                 run.trace.end(stop_reason, run.metrics.accumulated_usage, end.interrupts)
             if end.status == "interrupted":
-                return NodeStopped(end.interrupts, _kept(end, base), result)
+                return NodeStopped(end.interrupts, kept_run(end, agent_schema(), sub_state), result)
             sub_state = {"messages": to_json_safe(end.state.messages), "agent_state": end.state.agent_state}
             after = await self._after(run, result)
             if after is None:
@@ -88,14 +87,11 @@ class AgentNode:
         runtime, hooks = self.runtime, self.runtime.hooks
         loop = at_start(sub_state)
         if call.kept is not None:
-            kept = call.kept
-            loop = agent_schema().load({**kept["values"], "messages": [*sub_state.get("messages", ()),
-                                                                        *kept["appended"]]})
-            runtime.state = resumed_state(loop, kept["progress"])
+            at = resumed_run(call.kept, agent_schema(), sub_state, call)
+            runtime.state = resumed_state(at.state, at.progress)
             if hooks.has_callbacks(BeforeInvocationEvent):
                 await hooks.fire(BeforeInvocationEvent(runtime.agent, run.invocation_state, None))
-            return Position(loop, kept["pending"], None, kept["step"], kept["completed"],
-                            {**kept["responses"], **call.interrupts.responses}, kept["progress"])
+            return at
         runtime.state = AgentState(loop.agent_state, changed=False)
         new = to_messages(task)
         if hooks.has_callbacks(BeforeInvocationEvent):
@@ -143,18 +139,3 @@ def at_start(sub_state: dict[str, Any]) -> AgentLoopState:
     """The loop state a node call starts from: its stored conversation and agent state."""
     return agent_schema().load({"messages": sub_state.get("messages", []),
                                 "agent_state": sub_state.get("agent_state", {})})
-
-
-def _kept(end: RunEnd, base: int) -> dict[str, Any]:
-    """What a stopped call keeps (JSON): the messages it added to its stored conversation, the rest of
-    the loop state, and the runner's position, so the resume re-enters the interrupted step."""
-    loop: AgentLoopState = end.state
-    return {
-        "appended": to_json_safe(loop.messages[base:]),
-        "values": agent_schema().dump_values(loop),
-        "pending": end.pending,
-        "step": end.step,
-        "completed": end.completed,
-        "responses": end.responses,
-        "progress": end.progress,
-    }

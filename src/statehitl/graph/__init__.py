@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from statehitl.channels import append
 from statehitl.graph.builder import StateGraph
-from statehitl.graph.compiled import CompiledStateGraph, GraphRunResult, StateSnapshot
+from statehitl.graph.compiled import CompiledStateGraph, StateSnapshot
+from statehitl.graph.result import GraphRunResult
 from statehitl.machine import END, START
 from statehitl.position import NodeContext
 from statehitl.status import Status

@@ -20,6 +20,8 @@ from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
+from statehitl.graph.node import StateGraphNode
+from statehitl.graph.result import STATUS, GraphRunResult, run_result
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Machine, describe_change
@@ -28,20 +30,11 @@ from statehitl.resume import ContinueRun, ResumeRun, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.status import Status
 
-__all__ = ["CompiledStateGraph", "GraphRunResult", "StateSnapshot"]
+__all__ = ["CompiledStateGraph", "StateSnapshot"]
 
 M = TypeVar("M", bound=BaseModel)
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
 """``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""
-
-_STATUS = {
-    "running": Status.EXECUTING,
-    "interrupted": Status.INTERRUPTED,
-    "completed": Status.COMPLETED,
-    "cancelled": Status.FAILED,
-}
-_STOP_REASON = {"interrupted": "interrupt", "completed": "end", "cancelled": "cancelled", "running": "running"}
-
 
 @dataclass
 class StateSnapshot(Generic[M]):
@@ -56,20 +49,6 @@ class StateSnapshot(Generic[M]):
     parent_checkpoint_id: str | None
     created_at: float
     writes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cancelled: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class GraphRunResult(Generic[M]):
-    """What ``invoke`` returns. Loop while ``stop_reason == "interrupt"``, answering ``interrupts``."""
-
-    thread_id: str
-    state: M
-    status: Status
-    stop_reason: str
-    interrupts: list[Interrupt]
-    checkpoint_id: str
-    step: int
     cancelled: dict[str, str] = field(default_factory=dict)
 
 
@@ -148,16 +127,8 @@ class CompiledStateGraph(Generic[M]):
         if record.status == "interrupted" and not self._shape_saved:
             await self.checkpointer.remember_machine(self.machine.fingerprint, self.machine.shape())
             self._shape_saved = True
-        return GraphRunResult(
-            thread_id=thread,
-            state=state,
-            status=_STATUS[record.status],
-            stop_reason=_STOP_REASON[record.status],
-            interrupts=[i.to_interrupt() for i in record.interrupts],
-            checkpoint_id=record.checkpoint_id,
-            step=record.step,
-            cancelled=record.cancelled,
-        )
+        return run_result(thread, record.status, state, [i.to_interrupt() for i in record.interrupts], record.step,
+                          record.cancelled, record.checkpoint_id)
 
     async def _position(self, input: Any, thread: str, head: Head | None) -> Position:
         """Turn the caller's input into where the runner starts; reject misfits before any write.
@@ -250,7 +221,7 @@ class CompiledStateGraph(Generic[M]):
         return StateSnapshot(
             values=self.schema.load(record.values),
             next=tuple(record.pending),
-            status=_STATUS[record.status],
+            status=STATUS[record.status],
             step=record.step,
             interrupts=[i.to_interrupt() for i in record.interrupts],
             checkpoint_id=record.checkpoint_id,
@@ -283,6 +254,10 @@ class CompiledStateGraph(Generic[M]):
     def draw_mermaid(self) -> str:
         """The machine as a Mermaid flowchart."""
         return self.machine.draw_mermaid()
+
+    def as_node(self) -> StateGraphNode[M]:
+        """This app as a node of another machine (a Graph's node): ``statehitl.nesting``."""
+        return StateGraphNode(self.machine, self.schema, self.hooks, self.step_limit, self)
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"

@@ -39,8 +39,8 @@ from statehitl.machine import Machine, describe_change
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, add_usage, zero_usage
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of
-from statehitl.nesting import NodeCall, NodeDone, NodeStopped
-from statehitl.position import Position, RunEnd, Writes, resume_position, start_position
+from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run
+from statehitl.position import Position, Writes, resume_position, start_position
 from statehitl.resume import ResumeRun, StartRun, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
@@ -254,15 +254,11 @@ class OrchestratorNode:
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
         orchestrator, schema = self.orchestrator, self.orchestrator.schema
         base = schema.load(call.state)
-        kept = call.kept
-        if kept is None:
+        if call.kept is None:
             state = orchestrator._begin(base, call.task)
             at = Position(state, orchestrator._entry(state), responses=dict(call.interrupts.responses))
         else:
-            grown = {c: [*base.get(c, ()), *items] for c, items in kept["appended"].items()}
-            state = schema.load({**kept["values"], **grown})
-            at = Position(state, kept["pending"], None, kept["step"], kept["completed"],
-                          {**kept["responses"], **call.interrupts.responses}, kept["progress"])
+            at = resumed_run(call.kept, schema, base, call)
         hooks = orchestrator.hooks
         if hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
             await hooks.fire(BeforeMultiAgentInvocationEvent(orchestrator, call.invocation_state))
@@ -278,22 +274,12 @@ class OrchestratorNode:
         orchestrator._adopt(end.state)
         result = orchestrator.build_result(end.status, end.state, end.interrupts, end.cancelled, run)
         if end.status == "interrupted":
-            return NodeStopped(end.interrupts, self._kept(end, base), result)
+            return NodeStopped(end.interrupts, kept_run(end, schema, base), result)
         if orchestrator.raises_on_cancel:  # a nested Graph fails its node, as a Graph call raises
             for node_id, message in end.cancelled.items():
                 raise NodeCancelledError(message, node_id=node_id)
         status = "completed" if result.status == Status.COMPLETED else "failed"
         return NodeDone(end.state, result, dict(result.accumulated_usage), status)
-
-    def _kept(self, end: RunEnd, base: dict[str, Any]) -> dict[str, Any]:
-        schema = self.orchestrator.schema
-        state: dict[str, Any] = end.state
-        return {
-            "values": schema.dump_values(state),
-            "appended": {c: state.get(c, [])[len(base.get(c, ())):] for c in schema.append_channels},
-            "pending": end.pending, "step": end.step, "completed": end.completed, "responses": end.responses,
-            "progress": end.progress,
-        }
 
 
 def check_task(task: Any, label: str) -> None:

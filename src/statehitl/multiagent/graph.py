@@ -234,7 +234,8 @@ class Graph(MultiAgentBase):
         for node in self.nodes.values():
             channels.update({f"{node.node_id}/{c}": Kind.APPEND for c in node.machine.append_channels})
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
-        self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks, session_manager=session_manager)
+        self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
+                    session_manager=session_manager)
 
     def _machine(self, name: str, schema: OrchestrationSchema) -> Machine:
         specs = [NodeSpec.from_callable(n, self._handler(n)) for n in self.nodes]

@@ -4,7 +4,8 @@ Each line is one transition in words, with ids replaced by stable names, so ``as
 snapshot`` (syrupy) pins a machine's behaviour: node entries and exits, hook events, interrupts raised
 and answered, state updates, checkpoints. Interrupt ids and tool-use ids (which a real model or a
 direct tool call makes up afresh on every run) read ``<id1>``, ``<id2>``..., in order of appearance,
-wherever they occur: a tool line, or a ``toolUseId`` inside the messages a step wrote.
+wherever they occur: a tool line, or a ``toolUseId`` inside the messages a step wrote. Measured
+durations in what a step wrote (a node result's ``execution_time``) read ``<time>``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from statehitl.transitions import (
 
 __all__ = ["TransitionRecorder"]
 
+_DURATIONS = frozenset({"execution_time", "latencyMs"})
+"""Keys of measured times in what nodes write (an orchestration's node results)."""
+
 
 def _compact(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
@@ -46,9 +50,11 @@ class TransitionRecorder:
         return self._ids[raw]
 
     def _stable(self, value: Any) -> Any:
-        """``value`` with every ``toolUseId`` inside it replaced by its stable name."""
+        """``value`` with every ``toolUseId`` inside it replaced by its stable name, and durations (which
+        differ on every run) by ``<time>``."""
         if isinstance(value, dict):
-            return {k: self._stable_id(v) if k == "toolUseId" and isinstance(v, str) else self._stable(v)
+            return {k: self._stable_id(v) if k == "toolUseId" and isinstance(v, str) else
+                    "<time>" if k in _DURATIONS else self._stable(v)
                     for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self._stable(v) for v in value]

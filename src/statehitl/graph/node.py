@@ -1,0 +1,81 @@
+"""A compiled StateGraph as a node of another machine (``app.as_node()``), e.g. a step of a Graph.
+
+Its state is its sub-state in the enclosing thread (append-only fields stored as deltas there), so
+a node call continues it as ``invoke`` continues a thread: the input is merged through the reducers
+and the machine runs from START. The input is a dict of fields; text (a Graph hands its nodes the
+task and their predecessors' outputs as content blocks) goes to a ``task: str`` field, which the
+state must then have.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from statehitl.channels import StateSchema
+from statehitl.errors import InvalidUpdateError
+from statehitl.graph.result import GraphRunResult, run_result
+from statehitl.hooks.registry import HookRegistry
+from statehitl.machine import START, Machine
+from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run
+from statehitl.position import Position
+from statehitl.runner import Runner
+
+__all__ = ["StateGraphNode"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class StateGraphNode(Generic[M]):
+    """``MachineNode`` for a compiled StateGraph (built by its ``as_node()``, ``app`` being the source
+    its node hook events name)."""
+
+    def __init__(self, machine: Machine, schema: StateSchema[M], hooks: HookRegistry, step_limit: int,
+                 app: Any) -> None:
+        self.machine = machine
+        self.schema = schema
+        self.step_limit = step_limit
+        self.append_channels = schema.append_channels
+        self._runner = Runner(machine, schema, hooks, None, source=app, run_span="invoke_graph")
+
+    def node_state(self) -> dict[str, Any]:
+        return {}
+
+    def adopt_node_state(self, state: dict[str, Any]) -> None:
+        return None  # a compiled StateGraph keeps no live state of its own: its threads hold it
+
+    def load_result(self, payload: dict[str, Any]) -> GraphRunResult[M]:
+        return GraphRunResult.from_dict(payload, self.schema)
+
+    async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
+        schema = self.schema
+        if call.kept is not None:
+            at = resumed_run(call.kept, schema, call.state, call)
+        else:
+            given = _as_input(call.task, schema.fields)
+            if call.state:
+                update = schema.normalize_update("input", given)
+                state = schema.apply(schema.load(call.state), [("input", update)])
+            else:
+                state = schema.initial(given)
+            at = Position(state, self.machine.next_nodes(START, state), responses=dict(call.interrupts.responses))
+        end = await self._runner.run_nested(at, step_limit=self.step_limit, invocation_state=call.invocation_state,
+                                            prefix=call.interrupts.prefix, thread_id=call.thread_id)
+        result = run_result(call.thread_id, end.status, end.state, end.interrupts, end.step, end.cancelled)
+        if end.status == "interrupted":
+            return NodeStopped(end.interrupts, kept_run(end, schema, call.state), result)
+        sub = {**schema.dump_values(end.state), **{c: schema.dump_items(end.state, c, 0) for c in self.append_channels}}
+        return NodeDone(sub, result, status="failed" if end.cancelled else "completed")
+
+
+def _as_input(task: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(task, dict):
+        return task
+    text = task if isinstance(task, str) else "\n".join(b["text"] for b in task or () if "text" in b)
+    if "task" not in fields:
+        raise InvalidUpdateError(
+            f"a StateGraph node takes a dict of its fields; given text, its state needs a 'task: str' field to "
+            f"hold it (its fields: {list(fields)})"
+        )
+    return {"task": text}

@@ -1,0 +1,271 @@
+"""Graph: building, running, the seed's interrupt rules, results, conditions, limits and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from ma_helpers import RUNS, Approval, agent, answer, delete, note, text_of, uses
+from pydantic import BaseModel
+
+from statehitl.errors import (
+    GraphValidationError,
+    InterruptReasonError,
+    NodeCancelledError,
+    ResumeInputError,
+    UnknownInterruptError,
+)
+from statehitl.graph import END, START, NodeContext, StateGraph
+from statehitl.hooks import BeforeNodeCallEvent, BeforeToolCallEvent, HookRegistry
+from statehitl.multiagent import GraphBuilder, GraphNode, GraphResult, NodeResult, Status
+
+
+@pytest.fixture(autouse=True)
+def _clean_runs() -> None:
+    RUNS.clear()
+
+
+def seed_graph(**agents: Any) -> Any:
+    builder = GraphBuilder()
+    builder.add_node(agents.get("inspector") or agent("inspector", "found 3 old resources"), "inspector")
+    builder.add_node(agents.get("cleanup") or agent("cleanup", "cleaned up"), "cleanup")
+    builder.add_edge("inspector", "cleanup")
+    builder.set_entry_point("inspector")
+    builder.set_hook_providers([Approval()])
+    return builder.build()
+
+
+def test_the_seed_graph_asks_before_cleanup_and_finishes_on_yes() -> None:
+    graph = seed_graph()
+    result = graph("Inspect and clean up my resources")
+    assert result.status == Status.INTERRUPTED
+    [interrupt] = result.interrupts
+    assert (interrupt.name, interrupt.reason, interrupt.source) == ("myapp-approval", {"resources": "example"},
+                                                                    "multiagent-hook")
+    assert list(result.results) == ["inspector"]  # the completed node's result is there already
+    assert isinstance(result, GraphResult)
+    result = graph(answer(result))
+    assert result.status == Status.COMPLETED
+    assert result.results["cleanup"].result.message == {"role": "assistant", "content": [{"text": "cleaned up"}]}
+    assert [n.node_id for n in result.execution_order] == ["inspector", "cleanup"]
+    assert (result.total_nodes, result.completed_nodes, result.failed_nodes) == (2, 2, 0)
+    assert isinstance(result.execution_order[0], GraphNode)
+    node = result.results["inspector"]
+    assert isinstance(node, NodeResult)
+    assert node.status == Status.COMPLETED
+    assert node.execution_count == 1
+    assert node.accumulated_usage["totalTokens"] > 0
+    assert result.accumulated_usage["totalTokens"] == sum(r.accumulated_usage["totalTokens"]
+                                                          for r in result.results.values())
+
+
+def test_a_denied_node_raises_after_the_thread_is_saved_failed_and_the_graph_takes_a_new_task() -> None:
+    inspector = agent("inspector", "first look", "second look")
+    graph = seed_graph(inspector=inspector, cleanup=agent("cleanup", "cleaned"))
+    result = graph("clean up")
+    with pytest.raises(NodeCancelledError, match="User denied permission") as err:
+        graph(answer(result, "n"))
+    assert isinstance(err.value, RuntimeError)
+    assert err.value.node_id == "cleanup"
+    saved = asyncio.run(graph.checkpointer.latest(graph.thread_id))  # the thread says how it ended
+    assert saved is not None
+    assert (saved.status, saved.cancelled) == ("cancelled", {"cleanup": "User denied permission to cleanup resources"})
+    again = graph("look again")  # not stuck in an interrupt state, unlike Strands
+    assert again.status == Status.INTERRUPTED
+    assert text_of(again, "inspector") == "second look"
+
+
+def test_every_hook_runs_and_each_may_interrupt_and_ask_again_after_its_answer() -> None:
+    asked: list[str] = []
+
+    def twice(event: BeforeNodeCallEvent) -> None:
+        if event.node_id == "only":
+            asked.append(event.interrupt("first"))
+            asked.append(event.interrupt("second"))
+
+    def another(event: BeforeNodeCallEvent) -> None:
+        if event.node_id == "only":
+            asked.append(event.interrupt("other"))
+
+    hooks = HookRegistry()
+    hooks.add_callback(BeforeNodeCallEvent, twice)
+    hooks.add_callback(BeforeNodeCallEvent, another)
+    builder = GraphBuilder()
+    builder.add_node(agent("only", "ran"), "only")
+    graph = builder.set_hook_providers([hooks]).build()
+    result = graph("go")
+    assert sorted(i.name for i in result.interrupts) == ["first", "other"]  # both hooks ran and interrupted
+    result = graph(answer(result, "a"))
+    assert [i.name for i in result.interrupts] == ["second"]  # one hook, again, after its first answer
+    result = graph(answer(result, "b"))
+    assert result.status == Status.COMPLETED
+    assert text_of(result, "only") == "ran"
+    assert asked[-3:] == ["a", "b", "a"]
+
+
+def test_concurrent_nodes_all_run_and_all_may_interrupt_and_finished_work_is_not_redone() -> None:
+    left = agent("left", uses(("t1", "delete", {"path": "l"})), "left done", tools=[delete])
+    right = agent("right", uses(("t2", "delete", {"path": "r"})), "right done", tools=[delete])
+    steady = agent("steady", uses(("t3", "note", {"text": "s"})), "steady done", tools=[note])
+    builder = GraphBuilder()
+    for a in (left, right, steady):
+        builder.add_node(a)
+    builder.add_node(agent("join", "joined"), "join")
+    for name in ("left", "right", "steady"):
+        builder.add_edge(name, "join")
+    graph = builder.build()
+    result = graph("go")
+    assert result.status == Status.INTERRUPTED
+    assert sorted((i.name, i.node) for i in result.interrupts) == [("delete-ok", "left/delete"),
+                                                                   ("delete-ok", "right/delete")]
+    assert result.interrupted_nodes == 2
+    assert RUNS == ["note s"]
+    result = graph(answer(result))
+    assert result.status == Status.COMPLETED
+    assert sorted(RUNS) == ["delete l", "delete r", "note s"]  # steady's work was kept, not redone
+    assert [n.node_id for n in result.execution_order][-1] == "join"
+    assert len(steady.model.requests) == 2
+
+
+def test_a_join_runs_once_after_branches_of_different_lengths() -> None:
+    builder = GraphBuilder()
+    for name in ("a", "b1", "b2", "join"):
+        builder.add_node(agent(name, f"{name} out"), name)
+    builder.add_edge("a", "join")
+    builder.add_edge("b1", "b2")
+    builder.add_edge("b2", "join")
+    result = builder.build()("go")
+    order = [n.node_id for n in result.execution_order]
+    assert order.count("join") == 1
+    assert order[-1] == "join"
+    prompt = result.results["join"].result  # the join saw both predecessors' outputs
+    assert prompt is not None
+
+
+def test_a_node_input_carries_the_task_and_its_predecessors_outputs() -> None:
+    second = agent("second", "ok")
+    builder = GraphBuilder()
+    builder.add_node(agent("first", "first output"), "first")
+    builder.add_node(second, "second")
+    builder.add_edge("first", "second")
+    builder.build()("the task")
+    [request] = second.model.requests
+    text = "".join(b.get("text", "") for b in request["messages"][-1]["content"])
+    assert text == "Original Task: the task\nInputs from previous nodes:\nFrom first:  - Agent: first output"
+
+
+def test_conditions_see_the_graph_state() -> None:
+    def approved(state: Any) -> bool:
+        return "approve" in str(state.results["review"].result)
+
+    def rejected(state: Any) -> bool:
+        return not approved(state)
+
+    def run(verdict: str) -> list[str]:
+        builder = GraphBuilder()
+        builder.add_node(agent("review", verdict), "review")
+        builder.add_node(agent("ship", "shipped"), "ship")
+        builder.add_node(agent("fix", "fixed"), "fix")
+        builder.add_edge("review", "ship", condition=approved)
+        builder.add_edge("review", "fix", condition=rejected)
+        return [n.node_id for n in builder.build()("go").execution_order]
+
+    assert run("I approve") == ["review", "ship"]
+    assert run("no") == ["review", "fix"]
+
+
+def test_a_loop_ends_failed_at_its_limit_and_resets_nodes_on_revisit() -> None:
+    looper = agent("looper", *[f"pass {i}" for i in range(10)])
+    builder = GraphBuilder()
+    builder.add_node(looper, "looper")
+    builder.add_node(agent("check", *["again"] * 10), "check")
+    builder.add_edge("looper", "check")
+    builder.add_edge("check", "looper", condition=lambda state: True)
+    builder.set_entry_point("looper")
+    builder.set_max_node_executions(5).reset_on_revisit()
+    result = builder.build()("go")
+    assert result.status == Status.FAILED
+    assert result.failure == "Max node executions reached: 5"
+    assert len(result.execution_order) == 5
+    assert len(looper.model.requests[-1]["messages"]) == 1  # started afresh on its revisit
+
+
+def test_a_compiled_state_graph_and_an_agent_hook_interrupt_as_nodes() -> None:
+    class Form(BaseModel):
+        task: str = ""
+        value: str = ""
+
+    def fill(state: Form, ctx: NodeContext) -> dict[str, Any]:
+        return {"value": ctx.interrupt("fill", reason=f"a value for: {state.task}")}
+
+    sg = StateGraph(Form)
+    sg.add_node("fill", fill)
+    sg.add_edge(START, "fill")
+    sg.add_edge("fill", END)
+    clerk = agent("clerk", uses(("t1", "note", {"text": "x"})), "noted it", tools=[note])
+    clerk.add_hook(BeforeToolCallEvent, lambda event: event.interrupt("allow", reason=event.tool_use["name"]))
+    builder = GraphBuilder()
+    builder.add_node(sg.compile(), "form")
+    builder.add_node(clerk, "clerk")
+    builder.add_edge("form", "clerk")
+    graph = builder.build()
+    result = graph("the task")
+    [interrupt] = result.interrupts
+    assert (interrupt.name, interrupt.node, interrupt.source, interrupt.reason) == (
+        "fill", "form/fill", "node", "a value for: the task")
+    result = graph(answer(result, "42"))
+    [interrupt] = result.interrupts
+    assert (interrupt.name, interrupt.node, interrupt.source) == ("allow", "clerk/note", "hook")
+    assert result.results["form"].result.state.value == "42"  # a StateGraph node's result is its run's
+    assert RUNS == []
+    result = graph(answer(result))
+    assert result.status == Status.COMPLETED
+    assert RUNS == ["note x"]
+    assert text_of(result, "clerk") == "noted it"
+
+
+def test_build_errors_name_what_is_wrong() -> None:
+    builder = GraphBuilder()
+    builder.add_node(agent("a", "x"), "a")
+    with pytest.raises(GraphValidationError, match="node 'a' already exists"):
+        builder.add_node(agent("a2", "x"), "a")
+    with pytest.raises(GraphValidationError, match="target node 'zz' not found"):
+        builder.add_edge("a", "zz")
+    with pytest.raises(GraphValidationError, match="entry node 'zz' not found"):
+        builder.set_entry_point("zz")
+    builder.add_node(agent("b", "x"), "b")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", "a")
+    with pytest.raises(GraphValidationError, match="no entry points"):
+        builder.build()
+    with pytest.raises(GraphValidationError, match="a graph needs at least one node"):
+        GraphBuilder().build()
+
+
+@pytest.mark.parametrize(("bad", "error", "says"), [
+    ("a plain prompt", ResumeInputError, "waiting on interrupts"),
+    ([{"interruptResponse": {"interruptId": "v1:nope", "response": "y"}}], UnknownInterruptError, "not pending"),
+    (None, ResumeInputError, "resume it with a list"),
+])
+def test_bad_input_while_interrupted_changes_nothing(bad: Any, error: type[Exception], says: str) -> None:
+    graph = seed_graph()
+    result = graph("go")
+    before = graph.interrupts
+    with pytest.raises(error, match=says):
+        graph(bad)
+    assert graph.interrupts == before
+    assert graph(answer(result)).status == Status.COMPLETED
+
+
+def test_a_non_json_response_is_refused() -> None:
+    graph = seed_graph()
+    result = graph("go")
+    with pytest.raises(InterruptReasonError, match="must be JSON-serializable"):
+        graph([{"interruptResponse": {"interruptId": result.interrupts[0].id, "response": {1, 2}}}])
+    assert graph.interrupts == result.interrupts
+
+
+def test_a_task_must_be_text_or_content_blocks() -> None:
+    with pytest.raises(ResumeInputError, match="a task must be a str or a list of content blocks"):
+        seed_graph()(42)
