@@ -29,4 +29,5 @@ def test_example_runs(script: str, answers: str, expected: list[str]) -> None:
 
 
 def test_every_example_is_covered() -> None:
-    assert {p.name for p in EXAMPLES.glob("*.py")} <= {c[0] for c in CASES}
+    # graph_session.py runs one process per call: test_seed_multiagent_examples.py runs it that way
+    assert {p.name for p in EXAMPLES.glob("*.py")} <= {c[0] for c in CASES} | {"graph_session.py"}

@@ -336,4 +336,5 @@ def test_examples_are_the_seed_verbatim() -> None:
 def test_every_seed_example_is_run() -> None:
     assert {p.name for p in SEED_EXAMPLES.glob("*.py")} == {
         "before_tool_call.py", "before_tools.py", "tool_context.py", "session_server.py", "session_client.py",
+        "swarm.py", "graph.py",  # run by test_seed_multiagent_examples.py
     }
