@@ -173,6 +173,17 @@ def test_any_store_url(cli):
     assert cli("threads", "list", "--store", store).out.startswith("no threads in memory://cli-threads-test")
 
 
+@pytest.mark.parametrize("store", ["memory://", "memory://never-written"])
+def test_an_empty_memory_store_says_why_it_is_empty(cli, store):
+    done = cli("threads", "list", "--store", store)
+
+    assert done.code == 0
+    assert done.out.startswith(f"no threads in {store} (a memory:// store lives only inside the process that "
+                               "made it, so a statehitl command, a process of its own, always finds it empty;")
+    assert_one_line_error(cli("threads", "show", "t1", "--store", store), f"unknown thread 't1' in {store}: a "
+                          "memory:// store lives only inside the process that made it")
+
+
 def test_a_plain_directory_is_a_file_store(cli, workdir):
     cli("demo", "--thread", "p1", "--no-wait", "--store", "plain-dir")
 

@@ -26,13 +26,14 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "threads",
         help="list, show or delete the threads in a checkpoint store",
-        description="Inspect the threads in a checkpoint store (file://DIR, memory://, s3://..., ...).",
+        description="Inspect the threads in a checkpoint store (file://DIR, s3://..., dynamodb://...). A memory:// "
+                    "store lives only inside the process that made it, so to these commands it is always empty.",
     )
     sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,delete,prune,sweep}", required=True)
 
     def store_option(p: argparse.ArgumentParser) -> None:
         p.add_argument("--store", default=DEFAULT_STORE, metavar="URL",
-                       help=f"checkpoint store URL (default: {DEFAULT_STORE})")
+                       help=f"checkpoint store URL (default: {DEFAULT_STORE}; memory:// is always empty here)")
 
     ls = sub.add_parser("list", help="one line per thread: status, step, pending interrupts",
                         description="One line per thread: id, status, machine, the step and time of its last "
@@ -93,8 +94,14 @@ def _interrupt(i: InterruptRecord) -> str:
 
 
 def _unknown(thread: str, store: str) -> CliError:
+    if store.startswith("memory://"):
+        return CliError(f"unknown thread {thread!r} in {store}: {_MEMORY}")
     hint = "statehitl threads list" + ("" if store == DEFAULT_STORE else f" --store {store}")
     return CliError(f"unknown thread {thread!r} in {store}; see the threads there with: {hint}")
+
+
+_MEMORY = ("a memory:// store lives only inside the process that made it, so a statehitl command, a process of "
+           "its own, always finds it empty; keep threads in a file://, s3:// or dynamodb:// store to see them here")
 
 
 # -- list -------------------------------------------------------------------------------------------
@@ -136,7 +143,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     if not rows:
         root = getattr(checkpointer.storage, "root", None)
         missing = f" ({root} does not exist)" if root is not None and not root.exists() else ""
-        c.print(f"no threads in {args.store}{missing}")
+        memory = f" ({_MEMORY})" if args.store.startswith("memory://") else ""
+        c.print(f"no threads in {args.store}{missing}{memory}")
         return 0
     table: list[tuple[str, str, str, str, str, str]] = []
     for thread, found in rows:
