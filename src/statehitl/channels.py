@@ -17,7 +17,10 @@ from pydantic_core import to_jsonable_python
 
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 
-__all__ = ["StateSchema", "append"]
+__all__ = ["INPUT", "StateSchema", "append"]
+
+INPUT = "input"
+"""The writer a caller's input on an existing thread is recorded under (``writes``), as if a node wrote it."""
 
 M = TypeVar("M", bound=BaseModel)
 Reducer = Callable[[Any, Any], Any]
@@ -31,6 +34,11 @@ def append(current: list[Any] | None, new: Any) -> list[Any]:
 def _items(new: Any) -> list[Any]:
     """What an ``append`` write adds: nothing for None, the items of a list or tuple, else the one item."""
     return [] if new is None else list(new) if isinstance(new, list | tuple) else [new]
+
+
+def _writer(node: str) -> str:
+    """Who wrote an update, for messages: a node, or the caller's input."""
+    return "the input" if node == INPUT else f"node {node!r}"
 
 
 @lru_cache(maxsize=1024)
@@ -63,6 +71,8 @@ class StateSchema(Generic[M]):
                     self.reducers[name] = meta
         self.append_channels = frozenset(n for n, r in self.reducers.items() if r is append)
         self._ordinary = [n for n in self.fields if n not in self.append_channels]
+        # the model validates a new thread's input, and takes a field under its alias there
+        self._aliases = frozenset(info.alias for info in self.fields.values() if info.alias)
 
     def describe(self) -> str:
         """A stable text of the schema's fields and types, for the machine fingerprint."""
@@ -76,7 +86,7 @@ class StateSchema(Generic[M]):
             return _field_adapter(self.model, name).validate_python(value)
         except ValidationError as exc:
             raise InvalidUpdateError(
-                f"node {node!r} wrote an invalid value to {name!r} of {self.model.__name__}: "
+                f"{_writer(node)} wrote an invalid value to {name!r} of {self.model.__name__}: "
                 f"{exc.errors(include_url=False)}"
             ) from None
 
@@ -90,6 +100,7 @@ class StateSchema(Generic[M]):
             raise TypeError(
                 f"input must be a dict or a {self.model.__name__}, got {type(value).__name__}: {value!r}"
             )
+        self._known(value, "the input has", accepted=self._aliases)
         try:
             return self.model.model_validate(value)
         except ValidationError as exc:
@@ -113,12 +124,17 @@ class StateSchema(Generic[M]):
                 f"node {node!r} returned {type(returned).__name__} {returned!r}; return a dict of field "
                 f"updates, a {self.model.__name__} or None"
             )
-        unknown = [k for k in returned if k not in self.fields]
+        self._known(returned, "the input has" if node == INPUT else f"{_writer(node)} wrote")
+        return returned
+
+    def _known(self, update: dict[str, Any], who: str, accepted: frozenset[str] = frozenset()) -> None:
+        """Refuse fields the state does not have, as pydantic would silently drop them from a new thread's
+        input while a node's write would fail: the same mistake gets the same error wherever it is made."""
+        unknown = [k for k in update if k not in self.fields and k not in accepted]
         if unknown:
             raise InvalidUpdateError(
-                f"node {node!r} wrote unknown field(s) {unknown}; {self.model.__name__} has {list(self.fields)}"
+                f"{who} unknown field(s) {unknown}; {self.model.__name__} has {list(self.fields)}"
             )
-        return returned
 
     def apply(self, state: M, writes: list[tuple[str, dict[str, Any]]]) -> M:
         """Merge the updates of one step into ``state``; concurrent writes need a reducer."""

@@ -37,6 +37,7 @@ from statehitl_checkpoint_dynamodb._layout import CHUNK_BYTES, INLINE_BYTES
 from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, DynamoDBLocalError, owns_port
 
 from resume_processes import REFUND_APP, assert_one_winner, park_for_race, race_resumes, run_app
+from statehitl._install import install_command
 from statehitl.checkpoint import ABSENT, Checkpointer
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointConflict, CheckpointError, StorageThrottledError
@@ -278,7 +279,7 @@ def test_cli_without_the_backend_says_what_to_install(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "statehitl_checkpoint_dynamodb", None)  # as if not installed
     assert main(["dynamodb", "create-table", "some-table"]) == 2
     err = capsys.readouterr().err
-    assert "pip install 'statehitl[dynamodb]'" in err
+    assert f"install it with: {install_command('dynamodb')}" in err
     assert "Traceback" not in err
 
 

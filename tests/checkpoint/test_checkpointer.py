@@ -85,8 +85,10 @@ def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Checkpointer
 
 def test_get_state_and_history_newest_first(checkpointer: Checkpointer) -> None:
     app = build(checkpointer)
-    assert app.get_state("t") is None
+    assert app.get_state("t") is None  # as docs/checkpoints.md says: None, not an error, for a new thread
     assert app.history("t") == []
+    with pytest.raises(CheckpointNotFoundError, match=r"thread 't' has no checkpoint 000000000000"):
+        app.get_state("t", "000000000000")
     finish(app)
     history = app.history("t")
     # ids are slots: the resume first claimed slot 2, so the run after the answer starts at 3. history()

@@ -115,8 +115,17 @@ def test_resume_no_ends_with_the_denial_and_deletes_nothing(proc, tmp_path):
     assert results[1]["content"] == [{"text": DENIED}]
 
 
-def test_without_a_terminal_a_new_run_stops_even_with_input_waiting(proc, tmp_path):
-    done = proc("demo", "--agent", "--thread", "s-pipe", input="y\n")
+def test_an_answer_piped_into_a_new_run_finishes_it(proc, tmp_path):
+    done = proc("demo", "--agent", "--thread", "s-pipe", input="y\n")  # printf 'y\n' | statehitl demo --agent
+
+    assert done.code == 0, done.err
+    assert f"{QUESTION} [y/N] y  (from stdin)" in done.out
+    assert "✓ Deleted 2 files (pretend)" in done.out
+    assert latest(tmp_path / STORE, "s-pipe").values["agent_state"]["deleted"] == TARGETS
+
+
+def test_no_wait_stops_even_with_an_answer_piped(proc, tmp_path):
+    done = proc("demo", "--agent", "--thread", "s-pipe", "--no-wait", input="y\n")
 
     assert done.code == 0, done.err
     assert "[y/N]" not in done.out

@@ -45,13 +45,42 @@ def test_no_wait_stops_at_the_interrupt_and_prints_the_resume_command(cli, workd
     }
 
 
-def test_a_non_terminal_stdin_stops_without_reading_it(cli, workdir):
+@pytest.mark.parametrize(("piped", "decision", "last"), [("y\n", "approved", "pay"), ("No\n", "rejected", "reject")])
+def test_an_answer_piped_on_stdin_answers_a_new_run(cli, workdir, piped, decision, last):
+    done = cli("demo", "--thread", "t1", stdin=Piped(piped))
+
+    assert done.code == 0, done.err
+    assert f"Approve refund of $120.00 to Ada Lovelace? [y/N] {piped.strip()}  (from stdin)" in done.out
+    assert entered(done.out) == ["intake", "assess", "approve", "approve", last]
+    assert "--resume" not in done.out
+    record = latest(workdir / STORE, "t1")
+    assert record.status == "completed"
+    assert record.values["decision"] == decision
+
+
+@pytest.mark.parametrize("piped", ["", "\n"])
+def test_a_pipe_without_an_answer_leaves_the_new_run_waiting(cli, workdir, piped):
+    done = cli("demo", "--thread", "t1", stdin=Piped(piped))
+
+    assert done.code == 0, done.err
+    assert "[y/N]" not in done.out
+    assert "statehitl demo --resume t1 --answer y" in done.out
+    assert latest(workdir / STORE, "t1").status == "interrupted"
+
+
+def test_a_bad_answer_piped_into_a_new_run_is_an_error_and_the_thread_waits(cli, workdir):
+    done = cli("demo", "--thread", "t1", stdin=Piped("perhaps\n"))
+
+    assert_one_line_error(done, "the answer on stdin must be y or n", "'perhaps'")
+    assert latest(workdir / STORE, "t1").status == "interrupted"
+
+
+def test_no_wait_leaves_a_piped_answer_unread(cli, workdir):
     stdin = Piped("y\n")
-    done = cli("demo", "--thread", "t1", stdin=stdin)
+    done = cli("demo", "--thread", "t1", "--no-wait", stdin=stdin)
 
     assert done.code == 0
     assert "statehitl demo --resume t1 --answer y" in done.out
-    assert "[y/N]" not in done.out
     assert stdin.read() == "y\n"  # left for whoever reads next
     assert latest(workdir / STORE, "t1").status == "interrupted"
 

@@ -57,8 +57,17 @@ def test_resume_no_in_a_second_process_rejects(proc, tmp_path):
     assert record.values["paid"] is False
 
 
-def test_without_a_terminal_the_demo_stops_even_with_input_waiting(proc, tmp_path):
-    done = proc("demo", "--thread", "t-pipe", input="y\n")
+def test_an_answer_piped_into_a_new_run_finishes_it(proc, tmp_path):
+    done = proc("demo", "--thread", "t-pipe", input="y\n")  # printf 'y\n' | statehitl demo
+
+    assert done.code == 0, done.err
+    assert "[y/N] y  (from stdin)" in done.out
+    assert "✓ Refund of $120.00 paid to Ada Lovelace (approved)." in done.out
+    assert latest(tmp_path / STORE, "t-pipe").values["paid"] is True
+
+
+def test_no_wait_stops_even_with_an_answer_piped(proc, tmp_path):
+    done = proc("demo", "--thread", "t-pipe", "--no-wait", input="y\n")
 
     assert done.code == 0
     assert "statehitl demo --resume t-pipe --answer y" in done.out

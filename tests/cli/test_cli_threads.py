@@ -104,6 +104,65 @@ def test_delete(cli, workdir, two_threads):
     assert list(_rows(cli("threads", "list").out)) == ["waiting"]
 
 
+def _shown(cli, thread: str) -> list[str]:
+    """The checkpoint ids ``threads show`` lists, newest first."""
+    lines = cli("threads", "show", thread).out.splitlines()
+    return [line.split()[1] for line in lines if line.startswith("checkpoint ")]
+
+
+def _answered(cli, thread: str) -> None:
+    """A refund thread that stopped at the approval and was resumed: checkpoints 0, 1, 2, 4, 5 (3: the claim)."""
+    cli("demo", "--thread", thread, "--no-wait")
+    assert cli("demo", "--resume", thread, "--answer", "y").code == 0
+    assert _shown(cli, thread) == [f"{seq:012d}" for seq in (5, 4, 2, 1, 0)]
+
+
+@pytest.mark.parametrize(("keep", "remain", "report"), [
+    (1, 2, "removed 3 checkpoints and 1 claim record; 2 checkpoints remain, the newest 1 and 1 older one they are "
+           "built from (a checkpoint stores what its step appended to append-only fields on top of an older one"),
+    (2, 2, "removed 3 checkpoints and 1 claim record; 2 checkpoints remain, the newest 2"),
+    (3, 4, "removed 1 checkpoint and 1 claim record; 4 checkpoints remain, the newest 3 and 1 older one they are "
+           "built from"),
+    (5, 5, "removed 0 checkpoints and 1 claim record; all 5 checkpoints remain (no more than --keep 5)"),
+])
+def test_prune_says_how_many_checkpoints_remain_and_why(cli, keep, remain, report):
+    _answered(cli, "t")
+
+    done = cli("threads", "prune", "t", "--keep", str(keep))
+
+    assert done.code == 0, done.err
+    assert done.out.startswith(f"pruned thread t: {report}")
+    assert len(_shown(cli, "t")) == remain  # what show lists is what prune said
+
+
+def test_show_names_the_checkpoint_a_fork_branched_from(cli, workdir):
+    from statehitl.checkpoint import FileCheckpointer
+    from statehitl.cli.demo import build_graph
+
+    _answered(cli, "t")
+    app = build_graph().compile(checkpointer=FileCheckpointer(workdir / STORE))
+    app.invoke({"amount": 10.0}, thread_id="t", checkpoint_id="000000000001")
+    first_of_fork = app.history("t")[-6]  # the oldest after the five of the first branch
+    assert (first_of_fork.checkpoint_id, first_of_fork.parent_checkpoint_id) == ("000000000006", "000000000001")
+
+    out = cli("threads", "show", "t").out
+
+    assert out.count("  parent ") == 1  # only where the checkpoint listed next is not the parent
+    section = out[out.index("checkpoint 000000000006"):out.index("checkpoint 000000000005")]
+    assert "parent      000000000001 (forked from it: the checkpoints listed between are another branch)" in section
+
+
+def test_show_says_when_a_parent_was_pruned(cli):
+    _answered(cli, "t")
+    cli("threads", "prune", "t", "--keep", "1")
+
+    out = cli("threads", "show", "t").out
+
+    assert _shown(cli, "t") == ["000000000005", "000000000004"]
+    assert out.count("  parent ") == 1
+    assert "parent      000000000002 (pruned)" in out[out.index("checkpoint 000000000004"):]
+
+
 def test_any_store_url(cli):
     store = "memory://cli-threads-test"
     cli("demo", "--thread", "m1", "--no-wait", "--store", store)
@@ -112,6 +171,17 @@ def test_any_store_url(cli):
     assert cli("threads", "show", "m1", "--store", store).code == 0
     assert cli("threads", "delete", "m1", "--store", store).code == 0
     assert cli("threads", "list", "--store", store).out.startswith("no threads in memory://cli-threads-test")
+
+
+@pytest.mark.parametrize("store", ["memory://", "memory://never-written"])
+def test_an_empty_memory_store_says_why_it_is_empty(cli, store):
+    done = cli("threads", "list", "--store", store)
+
+    assert done.code == 0
+    assert done.out.startswith(f"no threads in {store} (a memory:// store lives only inside the process that "
+                               "made it, so a statehitl command, a process of its own, always finds it empty;")
+    assert_one_line_error(cli("threads", "show", "t1", "--store", store), f"unknown thread 't1' in {store}: a "
+                          "memory:// store lives only inside the process that made it")
 
 
 def test_a_plain_directory_is_a_file_store(cli, workdir):

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import AfterValidator, BaseModel, Field
 
-from statehitl.checkpoint import MemoryCheckpointer
+from statehitl.checkpoint import FileCheckpointer, MemoryCheckpointer
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph import END, START, GraphRunResult, NodeContext, StateGraph, Status, append
 
@@ -270,6 +270,50 @@ def test_input_that_does_not_fit_the_schema() -> None:
         app.invoke("just text")
 
 
+KNOWN = r"; Ticket has \['text', 'log', 'approved', 'score'\]"
+
+
+def test_an_unknown_input_field_is_refused_on_a_new_thread_and_nothing_is_stored(tmp_path, disk_snapshot) -> None:
+    app = linear(("a", lambda s: None), checkpointer=FileCheckpointer(tmp_path))
+    app.invoke({"text": "x"}, thread_id="other")  # the store exists and holds something
+    before = disk_snapshot(tmp_path)
+
+    with pytest.raises(InvalidUpdateError, match=r"^the input has unknown field\(s\) \['colour'\]" + KNOWN + "$"):
+        app.invoke({"text": "x", "colour": "red"}, thread_id="new")
+
+    assert disk_snapshot(tmp_path) == before
+    assert app.get_state("new") is None
+
+
+def test_an_unknown_input_field_is_refused_on_an_existing_thread_and_nothing_is_stored(tmp_path,
+                                                                                       disk_snapshot) -> None:
+    app = linear(("a", lambda s: None), checkpointer=FileCheckpointer(tmp_path))
+    app.invoke({"text": "x"}, thread_id="t")
+    before = disk_snapshot(tmp_path)
+
+    with pytest.raises(InvalidUpdateError, match=r"^the input has unknown field\(s\) \['colour', 'size'\]" + KNOWN):
+        app.invoke({"colour": "red", "log": ["y"], "size": 2}, thread_id="t")
+
+    assert disk_snapshot(tmp_path) == before
+
+
+def test_a_model_of_another_class_as_input_is_checked_field_by_field() -> None:
+    class Wider(BaseModel):
+        text: str
+        colour: str
+
+    app = linear(("a", lambda s: None))
+    with pytest.raises(InvalidUpdateError, match=r"the input has unknown field\(s\) \['colour'\]"):
+        app.invoke(Wider(text="x", colour="red"))
+
+
+def test_a_field_may_be_given_under_its_alias_in_a_new_thread_s_input() -> None:
+    class Aliased(BaseModel):
+        text: str = Field(alias="body")
+
+    assert linear(("a", lambda s: None), schema=Aliased).invoke({"body": "x"}).state.text == "x"
+
+
 def test_state_schema_must_be_a_pydantic_model() -> None:
     with pytest.raises(TypeError, match=r"pydantic BaseModel subclass"):
         StateGraph(dict)  # type: ignore[type-var]
@@ -302,5 +346,5 @@ def test_new_input_on_an_existing_thread_is_validated() -> None:
     app.invoke({"text": "x"}, thread_id="t")
     with pytest.raises(InvalidUpdateError, match=r"unknown field"):
         app.invoke({"nope": 1}, thread_id="t")
-    with pytest.raises(InvalidUpdateError, match=r"invalid value to 'score'"):
+    with pytest.raises(InvalidUpdateError, match=r"^the input wrote an invalid value to 'score'"):
         app.invoke({"score": -3}, thread_id="t")

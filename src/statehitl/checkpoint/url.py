@@ -19,7 +19,7 @@ from statehitl.errors import CheckpointerNotFoundError
 __all__ = ["storage_from_url"]
 
 _BUILTIN: dict[str, StorageFactory] = {"memory": MemoryStorage, "file": FileStorage}
-_EXTRAS = {"s3": "statehitl[s3]", "dynamodb": "statehitl[dynamodb]"}
+_EXTRAS = {"s3", "dynamodb"}
 _GROUP = "statehitl.checkpointers"
 
 
@@ -69,5 +69,10 @@ def _name(obj: object) -> str:
 
 
 def install_hint(scheme: str) -> str:
-    """What to install for a scheme's backend; every "backend missing" message asks for the same extra."""
-    return f"pip install '{_EXTRAS[scheme]}'" if scheme in _EXTRAS else "install a package providing it"
+    """What to run for a scheme's backend; every "backend missing" message asks for the same extra, with
+    the command that installs it where this process runs (``statehitl._install``)."""
+    if scheme not in _EXTRAS:
+        return "install a package providing it"
+    from statehitl._install import install_command
+
+    return f"install it with: {install_command(scheme)}"

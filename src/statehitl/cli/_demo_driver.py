@@ -2,9 +2,9 @@
 
 The refund graph and the file-cleanup agent differ only in what they run and how they show the end, so
 each is a ``Subject`` and one ``Driver`` does the talking: it refuses to start over an existing thread,
-shows the machine, prints each transition, asks at a terminal (or stops and prints the exact command that
-answers later, from any process), checks a thread before resuming it, and loops while the run stops on
-interrupts. Keeping that in one place keeps the two demos' UX identical.
+shows the machine, prints each transition, asks at a terminal or reads the answer from a pipe (or stops and
+prints the exact command that answers later, from any process), checks a thread before resuming it, and
+loops while the run stops on interrupts. Keeping that in one place keeps the two demos' UX identical.
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ class Subject(ABC, Generic[R]):
 
 
 class Driver(Generic[R]):
-    """Runs a ``Subject`` for a human: at a terminal it asks, otherwise it stops and says how to answer."""
+    """Runs a ``Subject`` for a human: it asks at a terminal or reads a pipe; with no answer (``--no-wait``,
+    an empty pipe) it stops and says how to answer later."""
 
     def __init__(self, subject: Subject[R], *, no_wait: bool) -> None:
         self.s = subject
@@ -179,7 +180,11 @@ class Driver(Generic[R]):
             if self.no_wait:
                 self._how_to_answer(pending)
                 return 0
-            answer = self._ask(pending) if sys.stdin.isatty() else self._read_piped()
+            answer = self._answer(pending)
+            if answer is None and not sys.stdin.isatty():  # resuming is what was asked: a pipe must answer
+                raise CliError(
+                    f"no answer for {s.noun} {s.thread!r}: pass --answer y|n, or pipe y or n on stdin"
+                )
             if answer is None:
                 self._how_to_answer(pending)
                 return 0
@@ -189,9 +194,10 @@ class Driver(Generic[R]):
         return self._drive(result)
 
     def _drive(self, result: R) -> int:
-        """Answer interrupts at the terminal while there are any (and we may ask), then show the end."""
+        """Answer interrupts while there are any and the human (at a terminal or through a pipe) answers,
+        then show the end."""
         while result.stop_reason == "interrupt":
-            answer = None if self.no_wait or not sys.stdin.isatty() else self._ask(result.interrupts)
+            answer = None if self.no_wait else self._answer(result.interrupts)
             if answer is None:
                 self._how_to_answer(result.interrupts)
                 return 0
@@ -200,10 +206,18 @@ class Driver(Generic[R]):
         self.s.final(result)
         return 0
 
+    def _answer(self, pending: list[Interrupt]) -> str | None:
+        """The human's answer to ``pending``: asked at a terminal, else read from stdin, as the README's
+        ``printf 'y\\n' | ./dev.sh demo`` and the examples do; ``None`` when there is none."""
+        return self._ask(pending) if sys.stdin.isatty() else self._read_piped(pending)
+
+    def _question(self, pending: list[Interrupt]) -> str:
+        return self.c.style(self.s.question(pending[0].reason), "bold")
+
     def _ask(self, pending: list[Interrupt]) -> str | None:
         """Ask on the terminal; ``None`` if the human leaves (end of input, Ctrl-C)."""
         c = self.c
-        question = c.style(self.s.question(pending[0].reason), "bold")
+        question = self._question(pending)
         prompt = f"\n{question} [y/N] "
         while True:
             c.write(prompt)
@@ -226,12 +240,19 @@ class Driver(Generic[R]):
             c.print()
             return answer
 
-    def _read_piped(self) -> str:
-        """The answer from a pipe (``echo y | statehitl demo --resume T``): the first line of stdin."""
+    def _read_piped(self, pending: list[Interrupt]) -> str | None:
+        """The next line of a pipe (``echo y | statehitl demo``), or ``None`` at its end or on a blank line.
+
+        A pipe cannot be asked again, so an answer that is not y or n is an error rather than a retry;
+        the question and the answer read are printed as a terminal would have shown them.
+        """
         line = sys.stdin.readline()
         if not line.strip():
-            raise CliError(f"no answer for {self.s.noun} {self.s.thread!r}: pass --answer y|n, or pipe y or n on stdin")
-        return parse_answer(line, where="the answer on stdin")
+            return None
+        answer = parse_answer(line, where="the answer on stdin")
+        self.c.print(f"\n{self._question(pending)} [y/N] {line.strip()}  (from stdin)")
+        self.c.print()
+        return answer
 
     def _how_to_answer(self, pending: list[Interrupt]) -> None:
         s, c = self.s, self.c

@@ -4,7 +4,8 @@ Two variants, one UX (``statehitl.cli._demo_driver``): the default is a refund w
 (``statehitl.cli.refund``); ``--agent`` is the seed's file-cleanup ``Agent`` with an approval hook on
 ``delete_files`` (``statehitl.cli.cleanup_agent``), whose sessions are threads of the same store. Both
 are imported only when the demo runs, so ``statehitl --help`` stays fast. On a terminal the demo asks
-y/N at the interrupt; otherwise (or with ``--no-wait``) it prints the command that answers later,
+y/N at the interrupt, and reads the answer from stdin when it is a pipe (``printf 'y\\n' | statehitl
+demo``); with ``--no-wait``, or when the pipe holds no answer, it prints the command that answers later,
 ``statehitl demo [--agent] --resume THREAD --answer y``, which works from a new process because
 everything the thread needs is in the store.
 """
@@ -52,8 +53,9 @@ def add_parser(commands: Any) -> None:
              "human, resumes in any process)",
         description=(
             "A refund workflow (or, with --agent, a file-cleanup agent) that stops for a human's approval. On a "
-            "terminal it asks y/N; otherwise, or with --no-wait, it saves the thread and prints how to answer "
-            "later with 'statehitl demo [--agent] --resume THREAD --answer y'."
+            "terminal it asks y/N; from a pipe it reads the answer (printf 'y\\n' | statehitl demo). With "
+            "--no-wait, or when the pipe holds no answer, it saves the thread and prints how to answer later "
+            "with 'statehitl demo [--agent] --resume THREAD --answer y'."
         ),
     )
     parser.add_argument("--agent", action="store_true",
@@ -65,7 +67,8 @@ def add_parser(commands: Any) -> None:
                         help="thread id for a new run (default: a fresh refund-XXXXXXXX; with --agent, the "
                              "session id, default cleanup-XXXXXXXX)")
     parser.add_argument("--no-wait", action="store_true",
-                        help="do not ask at the terminal; stop at the interrupt and print how to answer later")
+                        help="do not ask at the terminal or read stdin; stop at the interrupt and print how to "
+                             "answer later")
     parser.add_argument("--resume", metavar="THREAD", help="answer the pending approval of THREAD and finish it")
     parser.add_argument("--answer", metavar="y|n",
                         help="the answer for --resume (without it: asked on a terminal, or read from stdin)")

@@ -47,7 +47,7 @@ def cmd_create_table(args: argparse.Namespace, console: Console) -> int:
     except ImportError:
         from statehitl.checkpoint.url import install_hint
 
-        raise CliError(f"the dynamodb command needs the DynamoDB backend: {install_hint('dynamodb')}") from None
+        raise CliError(f"the dynamodb command needs the DynamoDB backend; {install_hint('dynamodb')}") from None
     created = create_table(
         {"region_name": args.region, "endpoint_url": args.endpoint_url, "profile_name": args.profile},
         args.table,

@@ -14,7 +14,7 @@ from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_jso
 
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
     from statehitl.checkpoint.engine import Checkpointer
-    from statehitl.checkpoint.records import InterruptRecord, ThreadIndex
+    from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, ThreadIndex
 
 __all__ = ["add_parser", "cmd_delete", "cmd_list", "cmd_show"]
 
@@ -26,13 +26,14 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "threads",
         help="list, show or delete the threads in a checkpoint store",
-        description="Inspect the threads in a checkpoint store (file://DIR, memory://, s3://..., ...).",
+        description="Inspect the threads in a checkpoint store (file://DIR, s3://..., dynamodb://...). A memory:// "
+                    "store lives only inside the process that made it, so to these commands it is always empty.",
     )
     sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,delete,prune,sweep}", required=True)
 
     def store_option(p: argparse.ArgumentParser) -> None:
         p.add_argument("--store", default=DEFAULT_STORE, metavar="URL",
-                       help=f"checkpoint store URL (default: {DEFAULT_STORE})")
+                       help=f"checkpoint store URL (default: {DEFAULT_STORE}; memory:// is always empty here)")
 
     ls = sub.add_parser("list", help="one line per thread: status, step, pending interrupts",
                         description="One line per thread: id, status, machine, the step and time of its last "
@@ -43,8 +44,9 @@ def add_parser(commands: Any) -> None:
     ls.set_defaults(handler=cmd_list)
 
     show = sub.add_parser("show", help="a thread's checkpoint history, newest first",
-                          description="A thread's checkpoints, newest first: id, step, status, next nodes, "
-                                      "writes, interrupts.")
+                          description="A thread's checkpoints, newest first: id, step, status, the parent "
+                                      "where it is not the next one listed (a fork, or a pruned parent), next "
+                                      "nodes, writes, interrupts.")
     show.add_argument("thread", metavar="THREAD")
     store_option(show)
     show.add_argument("--values", action="store_true", help="also print the state stored in each checkpoint")
@@ -57,8 +59,10 @@ def add_parser(commands: Any) -> None:
     delete.set_defaults(handler=cmd_delete)
 
     prune = sub.add_parser("prune", help="keep a thread's newest checkpoints, delete older ones",
-                           description="Keep the newest N checkpoints of THREAD (and the records they are "
-                                       "built from); delete the rest and any crash debris.")
+                           description="Keep the newest N checkpoints of THREAD and the older ones they are "
+                                       "built from (a checkpoint stores what its step appended to append-only "
+                                       "fields on top of an older one, so more than N may remain; the report "
+                                       "says how many and why); delete the rest and any crash debris.")
     prune.add_argument("thread", metavar="THREAD")
     prune.add_argument("--keep", type=int, default=10, metavar="N", help="checkpoints to keep (default 10)")
     store_option(prune)
@@ -90,8 +94,14 @@ def _interrupt(i: InterruptRecord) -> str:
 
 
 def _unknown(thread: str, store: str) -> CliError:
+    if store.startswith("memory://"):
+        return CliError(f"unknown thread {thread!r} in {store}: {_MEMORY}")
     hint = "statehitl threads list" + ("" if store == DEFAULT_STORE else f" --store {store}")
     return CliError(f"unknown thread {thread!r} in {store}; see the threads there with: {hint}")
+
+
+_MEMORY = ("a memory:// store lives only inside the process that made it, so a statehitl command, a process of "
+           "its own, always finds it empty; keep threads in a file://, s3:// or dynamodb:// store to see them here")
 
 
 # -- list -------------------------------------------------------------------------------------------
@@ -133,7 +143,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     if not rows:
         root = getattr(checkpointer.storage, "root", None)
         missing = f" ({root} does not exist)" if root is not None and not root.exists() else ""
-        c.print(f"no threads in {args.store}{missing}")
+        memory = f" ({_MEMORY})" if args.store.startswith("memory://") else ""
+        c.print(f"no threads in {args.store}{missing}{memory}")
         return 0
     table: list[tuple[str, str, str, str, str, str]] = []
     for thread, found in rows:
@@ -175,13 +186,15 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
         f"{c.style('thread ' + thread, 'bold')}  {head.machine}  {_status(c, head.status)}  "
         f"{_count(len(records), 'checkpoint')}, newest first  ({args.store})"
     )
-    for record in records:
+    listed = {r.seq for r in records}
+    for record, older in zip(records, [*records[1:], None], strict=True):
         c.print()
         c.print(
             f"{c.style('checkpoint ' + record.checkpoint_id, 'bold')}  step {record.step}  "
             f"{_status(c, record.status)}  {c.style(_when(record.created_at), 'dim')}"
         )
-        fields: list[tuple[str, list[str]]] = [("next", [", ".join(record.pending) or "-"])]
+        fields: list[tuple[str, list[str]]] = [("parent", _parent(record.parent_seq, older, listed))]
+        fields.append(("next", [", ".join(record.pending) or "-"]))
         fields.append(("writes", [f"{node}: {compact_json(update)}" for node, update in record.writes.items()]))
         fields.append(("interrupts", [f"{_interrupt(i)}  [id {i.id}]" for i in record.interrupts]))
         fields.append(("kept", [f"{node}: {compact_json(update)}" for node, update in record.completed.items()]
@@ -194,6 +207,18 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
             for line in hanging(f"  {label.ljust(10)}  ", lines):
                 c.print(line)
     return 0
+
+
+def _parent(parent: int | None, older: CheckpointRecord | None, listed: set[int]) -> list[str]:
+    """The ``parent`` a checkpoint follows, said only where the list does not show it: the one listed next
+    (``older``) is the parent unless the thread was forked at the parent (``invoke(..., checkpoint_id=...)``)
+    or the parent was pruned. A resume's claim takes a slot but is no checkpoint, so it leaves no gap."""
+    if parent is None or (older is not None and older.seq == parent):
+        return []
+    shown = f"{parent:012d}"
+    if parent not in listed:
+        return [f"{shown} (pruned)"]
+    return [f"{shown} (forked from it: the checkpoints listed between are another branch)"]
 
 
 # -- delete -----------------------------------------------------------------------------------------
@@ -218,12 +243,32 @@ def cmd_prune(args: argparse.Namespace, console: Console) -> int:
     if args.keep < 1:
         raise CliError(f"--keep must be at least 1, got {args.keep}")
     checkpointer = _open(args.store)
-    if run_sync(checkpointer.latest(thread)) is None:
+    before = len(run_sync(checkpointer.history(thread)))
+    if not before:
         raise _unknown(thread, args.store)
     removed = run_sync(checkpointer.prune(thread, keep_last=args.keep))
-    console.print(f"pruned thread {thread}: kept the newest {_count(args.keep, 'checkpoint')}, "
-                  f"removed {_count(removed, 'record')}")
+    after = len(run_sync(checkpointer.history(thread)))
+    console.print(f"pruned thread {thread}: {_prune_report(args.keep, before, after, removed)}")
     return 0
+
+
+def _prune_report(keep: int, before: int, after: int, removed: int) -> str:
+    """What prune did, in checkpoints as ``threads show`` counts them, and why more than ``keep`` may remain:
+    a checkpoint stores only what its step appended to append-only fields, on top of an older checkpoint
+    (its base, ``statehitl.checkpoint.chain``), so the bases of the kept ones stay too."""
+    gone = before - after
+    claims = removed - gone  # a resume's claim is a record of the thread, not a checkpoint
+    done = f"removed {_count(gone, 'checkpoint')}" + (f" and {_count(claims, 'claim record')}" if claims > 0 else "")
+    if after <= keep and not gone:
+        return f"{done}; all {_count(after, 'checkpoint')} remain (no more than --keep {keep})"
+    newest = min(keep, after)
+    bases = after - newest
+    if not bases:
+        return f"{done}; {_count(after, 'checkpoint')} remain, the newest {newest}"
+    older = "older one" if bases == 1 else "older ones"
+    return (f"{done}; {_count(after, 'checkpoint')} remain, the newest {newest} and {bases} {older} they are "
+            f"built from (a checkpoint stores what its step appended to append-only fields on top of an older "
+            f"one; see docs/checkpoints.md)")
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:

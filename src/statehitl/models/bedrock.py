@@ -210,7 +210,9 @@ def _make_client(
         import boto3
         from botocore.config import Config
     except ImportError as error:
-        raise ImportError("BedrockModel needs boto3: pip install 'statehitl[bedrock]'") from error
+        from statehitl._install import install_command
+
+        raise ImportError(f"BedrockModel needs boto3; install it with: {install_command('bedrock')}") from error
     session = session or boto3.Session()
     region = region_name or session.region_name or os.environ.get("AWS_REGION") or DEFAULT_BEDROCK_REGION
     client_config = Config(retries=_RETRIES, user_agent_extra="statehitl")  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ def _backend(manager: str, backend: str, scheme: str) -> Iterator[None]:
     try:
         yield
     except ImportError:
-        raise CheckpointerNotFoundError(f"{manager} needs the {backend} backend: {install_hint(scheme)}") from None
+        raise CheckpointerNotFoundError(f"{manager} needs the {backend} backend; {install_hint(scheme)}") from None
 
 
 class S3SessionManager(SessionManager):

@@ -1,0 +1,69 @@
+"""Code in the README and docs/ runs as printed and prints what its comments say, every time.
+
+Each snippet runs as a user would paste it into a file: a fresh interpreter in a temp directory (the
+README's graph writes its store under ``./.statehitl``). The expected output is the comment on each
+``print(...)`` line, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from statehitl.checkpoint import FileCheckpointer
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = re.compile(r"^```python\n(?P<code>.*?)^```$", re.MULTILINE | re.DOTALL)
+PRINTED = re.compile(r"^print\(.*\)\s+# (?P<out>.*)$", re.MULTILINE)
+
+
+def snippet(doc: str, after: str) -> str:
+    """The first python block of ``doc`` after the text ``after``."""
+    text = (ROOT / doc).read_text()
+    assert after in text, f"{doc} no longer has {after!r}"
+    found = BLOCK.search(text, text.index(after))
+    assert found, f"{doc} has no python block after {after!r}"
+    return found["code"]
+
+
+def run(code: str, cwd: Path) -> list[str]:
+    """Run ``code`` as a script in ``cwd``; its output lines."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def expected(code: str) -> list[str]:
+    lines = [m["out"] for m in PRINTED.finditer(code)]
+    assert lines, "the snippet shows no output to check"
+    return lines
+
+
+def test_the_readme_graph_prints_what_it_says_on_every_run(tmp_path: Path) -> None:
+    code = snippet("README.md", "## A graph that asks first")
+
+    first, second = run(code, tmp_path), run(code, tmp_path)  # the second run finds the first one's store
+
+    assert first == second == expected(code) == ["text='refund please' log=['classified'] approved=True"]
+    threads = asyncio.run(FileCheckpointer(tmp_path / ".statehitl").threads())
+    assert [t.status for t in threads] == ["completed", "completed"]  # a thread per run
+
+
+def test_the_fan_out_example_in_concepts(tmp_path: Path) -> None:
+    code = snippet("docs/concepts.md", "**Fan-out.**")
+
+    assert run(code, tmp_path) == expected(code)
+
+
+@pytest.mark.parametrize(("doc", "after"), [("README.md", "## A graph that asks first"),
+                                            ("docs/concepts.md", "**Fan-out.**")])
+def test_the_expected_output_is_the_comment_on_each_print(doc: str, after: str) -> None:
+    """Guards the checks above: a snippet whose print lost its comment would compare nothing."""
+    code = snippet(doc, after)
+    assert len(expected(code)) == code.count("\nprint(")
