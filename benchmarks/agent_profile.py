@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import cProfile
+import functools
 import pstats
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
-from agent_worker import freeze_imports
 from agent_workload import (
     CYCLES_PER_TURN,
     TURNS,
@@ -19,6 +20,7 @@ from agent_workload import (
     prompt_for,
     roundtrip_trial,
 )
+from harness.workers import freeze_imports
 
 
 def profile_statehitl(workdir: Path, top: int) -> str:
@@ -57,18 +59,28 @@ def profile_statehitl(workdir: Path, top: int) -> str:
 def profile_roundtrip(workdir: Path, top: int, reps: int = 20) -> str:
     """cProfile statehitl's interrupt round trip (both server calls, new Agent each) over `reps` repetitions."""
     trial = roundtrip_trial("statehitl", workdir)
-    for i in range(3):
-        trial(f"profile-rt-warm-{i}-{uuid.uuid4().hex[:8]}")
+    return profile_runs(lambda i: functools.partial(trial, f"profile-rt-{i}-{uuid.uuid4().hex[:8]}"), reps, reps,
+                        top, f"statehitl, interrupt round trip (file session), {reps} round trips", per="round trip")
+
+
+def profile_runs(prepare: Callable[[int], Callable[[], object]], reps: int, units: int, top: int, title: str,
+                 per: str, warmup: int = 3) -> str:
+    """cProfile `reps` runs after `warmup` unprofiled ones, and the tables per `per` (`units` of them in all).
+
+    `prepare(i)` makes run i outside the profiler (e.g. builds the graph it invokes); only the run is profiled.
+    """
+    for i in range(warmup):
+        prepare(-1 - i)()
     profiler = cProfile.Profile()
     wall = 0.0
     for i in range(reps):
+        run = prepare(i)
         t0 = time.perf_counter()
         profiler.enable()
-        trial(f"profile-rt-{i}-{uuid.uuid4().hex[:8]}")
+        run()
         profiler.disable()
         wall += time.perf_counter() - t0
-    return profile_tables(pstats.Stats(profiler), reps, wall, top,
-                          f"statehitl, interrupt round trip (file session), {reps} round trips", per="round trip")
+    return profile_tables(pstats.Stats(profiler), units, wall, top, title, per=per)
 
 
 def profile_tables(stats: pstats.Stats, cycles: int, wall: float, top: int, title: str, per: str = "cycle") -> str:

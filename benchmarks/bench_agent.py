@@ -35,13 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from agent_profile import profile_roundtrip, profile_statehitl
-from agent_worker import Worker, workers
+from agent_worker import worker_main
 from agent_workload import CYCLES_PER_TURN, TURNS, VARIANT_LABELS, VARIANTS, WINDOWS, check_same_events
 from harness.cli import bench_arguments
 from harness.cold_import import cold_import_row
 from harness.environment import base_environment, scratch_dir, version, write_results
-from harness.peers import Peer, Row
+from harness.peers import Peer, Row, at_least, at_most, targets_markdown
 from harness.timing import Trial, run_interleaved, settle_disk, to_ms
+from harness.workers import Worker, workers
 
 PEER = Peer("strands", has_ratio_field=True)
 """The growth rows compare each side with itself, so the rows say whether they have a ratio."""
@@ -200,24 +201,13 @@ def bench_cold_import(cfg: Config, workdir: Path, sides: list[str]) -> Row:
 
 def targets_table(cycle_rows: list[Row], growth_rows: list[Row], roundtrip: Row) -> tuple[str, list[dict[str, Any]]]:
     """The issue's targets next to what this run measured."""
-    checks: list[tuple[str, float | None, bool | None]] = []
-    for row in cycle_rows:
-        if row.unit == "µs/cycle":
-            r = row.ratio
-            checks.append((f"≥{TARGET_CYCLE_RATIO:g}x less overhead per cycle than Strands: {row.name}", r,
-                           None if r is None else r >= TARGET_CYCLE_RATIO))
-    for row in growth_rows:
-        g = row.statehitl
-        checks.append((f"statehitl per cycle flat (≤{TARGET_GROWTH:g}x): {row.name}", g,
-                       None if g is None else g <= TARGET_GROWTH))
-    r = roundtrip.ratio
-    checks.append((f"round trip ≥{TARGET_ROUNDTRIP_RATIO:g}x faster than Strands", r,
-                   None if r is None else r >= TARGET_ROUNDTRIP_RATIO))
-    lines = ["| target | measured | met |", "| --- | ---: | --- |"]
-    for text, value, met in checks:
-        shown = "n/a" if value is None else f"{value:.2f}x"
-        lines.append(f"| {text} | {shown} | {'n/a' if met is None else 'yes' if met else '**no**'} |")
-    return "\n".join(lines), [{"target": t, "measured": v, "met": m} for t, v, m in checks]
+    checks = [at_least(f"≥{TARGET_CYCLE_RATIO:g}x less overhead per cycle than Strands: {row.name}", row.ratio,
+                       TARGET_CYCLE_RATIO) for row in cycle_rows if row.unit == "µs/cycle"]
+    checks += [at_most(f"statehitl per cycle flat (≤{TARGET_GROWTH:g}x): {row.name}", row.statehitl, TARGET_GROWTH)
+               for row in growth_rows]
+    checks.append(at_least(f"round trip ≥{TARGET_ROUNDTRIP_RATIO:g}x faster than Strands", roundtrip.ratio,
+                           TARGET_ROUNDTRIP_RATIO))
+    return targets_markdown(checks)
 
 
 def versions(sides: list[str]) -> dict[str, str]:
@@ -264,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             "windows": WINDOWS,
             "config": asdict(cfg),
         }
-        with workers(sides, workdir) as pool:
+        with workers(sides, worker_main, str(workdir)) as pool:
             env["workers"] = {side: worker.call("info") for side, worker in pool.items()}
             times = bench_conversations(cfg, pool)
             roundtrip = bench_roundtrip(cfg, pool)

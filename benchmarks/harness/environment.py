@@ -29,6 +29,24 @@ def base_environment() -> dict[str, Any]:
     }
 
 
+def filesystem(path: str | Path) -> str:
+    """The type of the filesystem `path` is on (`ext4`, `tmpfs`, ...), from /proc/mounts; `unknown` elsewhere.
+
+    It sets what an fsync costs: free on tmpfs, a device flush on a disk.
+    """
+    try:
+        mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return "unknown"
+    real = os.path.realpath(path)
+    best = ("", "unknown")
+    for mount_point, fstype in mounts:
+        inside = real == mount_point or real.startswith(mount_point.rstrip("/") + "/")
+        if inside and len(mount_point) >= len(best[0]):
+            best = (mount_point, fstype)
+    return best[1]
+
+
 def version(distribution: str) -> str:
     """The installed version of `distribution`, or `unknown`."""
     try:

@@ -83,3 +83,25 @@ class Peer:
         out[f"{self.name}_samples"] = row.peer_samples
         out["ratio"] = row.ratio
         return out
+
+
+Check = tuple[str, float | None, bool | None]
+"""A target next to what a run measured: its text, the measured value (None: a side was not measured) and
+whether it is met (None likewise)."""
+
+
+def at_least(text: str, value: float | None, target: float) -> Check:
+    return text, value, None if value is None else value >= target
+
+
+def at_most(text: str, value: float | None, target: float) -> Check:
+    return text, value, None if value is None else value <= target
+
+
+def targets_markdown(checks: list[Check]) -> tuple[str, list[dict[str, Any]]]:
+    """The targets table (`| target | measured | met |`, a missed target in bold) and its JSON."""
+    lines = ["| target | measured | met |", "| --- | ---: | --- |"]
+    for text, value, met in checks:
+        shown = "n/a" if value is None else f"{value:.2f}x"
+        lines.append(f"| {text} | {shown} | {'n/a' if met is None else 'yes' if met else '**no**'} |")
+    return "\n".join(lines), [{"target": t, "measured": v, "met": m} for t, v, m in checks]
