@@ -49,6 +49,9 @@ class AgentNode:
         self._initial = {"messages": to_json_safe(messages), "agent_state": state}
         self._mirror = mirror
         self._runner = Runner(agent_machine(), agent_schema(), runtime.hooks, None, source=runtime.agent)
+        self._last: tuple[list[Any], AgentLoopState] | None = None
+        """The conversation this node last handed back (as stored) and its loop state: the next call,
+        given that conversation again, starts from the loop state instead of reading it all again."""
 
     def node_state(self) -> dict[str, Any]:
         return {"messages": list(self._initial["messages"]), "agent_state": dict(self._initial["agent_state"])}
@@ -76,7 +79,10 @@ class AgentNode:
                 run.trace.end(stop_reason, run.metrics.accumulated_usage, end.interrupts)
             if end.status == "interrupted":
                 return NodeStopped(end.interrupts, kept_run(end, agent_schema(), sub_state), result)
-            sub_state = {"messages": to_json_safe(end.state.messages), "agent_state": end.state.agent_state}
+            stored = sub_state.get("messages", [])  # the loop only appends: store only what it added
+            messages = [*stored, *to_json_safe(end.state.messages[len(stored):])]
+            self._last = (messages, end.state)
+            sub_state = {"messages": messages, "agent_state": end.state.agent_state}
             after = await self._after(run, result)
             if after is None:
                 return NodeDone(sub_state, result, run.metrics.accumulated_usage)
@@ -85,7 +91,7 @@ class AgentNode:
     async def _position(self, task: Any, sub_state: dict[str, Any], call: NodeCall, run: LoopRun) -> Position | None:
         """Where the loop starts: after the task as a new user message, or where the call last stopped."""
         runtime, hooks = self.runtime, self.runtime.hooks
-        loop = at_start(sub_state)
+        loop = self._start(sub_state)
         if call.kept is not None:
             at = resumed_run(call.kept, agent_schema(), sub_state, call)
             runtime.state = resumed_state(at.state, at.progress)
@@ -107,6 +113,17 @@ class AgentNode:
             for message in new:
                 await hooks.fire(MessageAddedEvent(runtime.agent, message))
         return Position(loop, ["model"], responses=dict(call.interrupts.responses))
+
+    def _start(self, sub_state: dict[str, Any]) -> AgentLoopState:
+        """The loop state of ``sub_state``: the one this node ended its last call with, when that call's
+        conversation is what it is given (the same stored messages), else read from it."""
+        messages = sub_state.get("messages", [])
+        if self._last is not None:
+            stored, loop = self._last
+            same = len(messages) == len(stored) and (not messages or messages[-1] is stored[-1])
+            if same and loop.agent_state == sub_state.get("agent_state", {}):
+                return loop
+        return at_start(sub_state)
 
     async def _run(self, at: Position, run: LoopRun, call: NodeCall) -> RunEnd:
         async def after_step(loop: AgentLoopState, writes: list[tuple[str, dict[str, Any]]], _next: list[str]) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any, ClassVar
 
 from statehitl._sync import run_sync
@@ -82,6 +82,7 @@ class MultiAgentBase(ABC):
             self.checkpointer = Checkpointer(MemoryStorage())
             self.thread_id = f"{self.kind}-{os.urandom(16).hex()}"
         self.durability: Durability = "step" if session_manager is not None else "exit"
+        self._last: tuple[Head, dict[str, Any]] | None = None
         self._runner = Runner(machine, schema, self.hooks, self.checkpointer, source=self,
                               index=session_manager is not None, node_hook_source="multiagent-hook",
                               run_span=f"invoke_{self.kind}")
@@ -107,10 +108,11 @@ class MultiAgentBase(ABC):
                           pending: list[str]) -> None:
         """Announce a transition between nodes on the stream (a Graph's batches, a Swarm's handoffs)."""
 
-    def _adopt(self, state: dict[str, Any]) -> None:
-        """Show the node states the orchestration keeps in the live node objects (``agent.messages``)."""
+    def _adopt(self, state: dict[str, Any], ran: Collection[str] = ()) -> None:
+        """Show the node states the orchestration keeps in the live node objects (``agent.messages``);
+        the nodes that ran in this call (``ran``) show theirs already."""
         for node_id, node in self.nodes.items():
-            if node_id in state.get("nodes", {}):
+            if node_id in state.get("nodes", {}) and node_id not in ran:
                 node.machine.adopt_node_state(node_state_of(state, node_id, node.machine))
 
     # -- hooks ----------------------------------------------------------------------------------------
@@ -146,7 +148,10 @@ class MultiAgentBase(ABC):
             yield event
 
     async def _invoke(self, task: Any, invocation_state: dict[str, Any], emit: Emit | None) -> MultiAgentResult:
-        head = await self.checkpointer.head(self.thread_id)
+        # Without a session the thread is this object's alone: where the last call left it is known, so
+        # the store is not read again (a graph called often would read a growing history each time).
+        head, known = self._last if self._last is not None else (await self.checkpointer.head(self.thread_id), None)
+        self._last = None  # until this call ends well: after a failure, the store is the truth
         label = f"{self.kind} {self.id!r} (thread {self.thread_id!r})"
         plan = plan_run(task, None if head is None else head.record, label=label, none_continues=True,
                         lists_are_input=True)
@@ -156,14 +161,17 @@ class MultiAgentBase(ABC):
             await self.hooks.fire(BeforeMultiAgentInvocationEvent(self, invocation_state))
         run = OrchestrationRun(self, invocation_state, emit)
         try:
-            at = await self._position(plan, head)
+            at = await self._position(plan, head, known)
             record, state = await self._runner.run(
                 at, step_limit=STEP_LIMIT, durability=self.durability, invocation_state=invocation_state,
                 runtime=run, after_step=lambda s, w, p: self._after_step(run, s, w, p))
         finally:
             if self.hooks.has_callbacks(AfterMultiAgentInvocationEvent):
                 await self.hooks.fire(AfterMultiAgentInvocationEvent(self, invocation_state))
-        self._adopt(state)
+        self._adopt(state, run.ran)
+        if self.session_manager is None:
+            assert at.cursor is not None
+            self._last = (Head(record, at.cursor), state)
         result = self.build_result(record.status, state, [i.to_interrupt() for i in record.interrupts],
                                    record.cancelled, run)
         if self.raises_on_cancel:
@@ -171,13 +179,14 @@ class MultiAgentBase(ABC):
                 raise NodeCancelledError(message, node_id=node_id)
         return result
 
-    async def _position(self, plan: Any, head: Head | None) -> Position:
+    async def _position(self, plan: Any, head: Head | None, known: dict[str, Any] | None) -> Position:
+        """Where the call starts; ``known`` is the state ``head`` holds, when this object wrote it."""
         if isinstance(plan, StartRun):
             if head is None:
                 state = self._begin(self.schema.fresh(), plan.input)
             else:
                 self.checkpointer.ensure_free(head, None)
-                state = self._begin(self.schema.load(head.record.values), plan.input)
+                state = self._begin(known if known is not None else self.schema.load(head.record.values), plan.input)
             return start_position(head, self.thread_id, state, self._entry(state))
         assert head is not None
         record = head.record
@@ -189,7 +198,8 @@ class MultiAgentBase(ABC):
                 "that stopped, or start a new task"
             )
         answers = plan.answers if isinstance(plan, ResumeRun) else {}
-        return await resume_position(self.checkpointer, head, answers, self.schema.load(record.values))
+        state = known if known is not None else self.schema.load(record.values)
+        return await resume_position(self.checkpointer, head, answers, state)
 
     # -- results --------------------------------------------------------------------------------------
 
@@ -271,7 +281,7 @@ class OrchestratorNode:
         finally:
             if hooks.has_callbacks(AfterMultiAgentInvocationEvent):
                 await hooks.fire(AfterMultiAgentInvocationEvent(orchestrator, call.invocation_state))
-        orchestrator._adopt(end.state)
+        orchestrator._adopt(end.state, run.ran)
         result = orchestrator.build_result(end.status, end.state, end.interrupts, end.cancelled, run)
         if end.status == "interrupted":
             return NodeStopped(end.interrupts, kept_run(end, schema, base), result)

@@ -228,6 +228,7 @@ class Graph(MultiAgentBase):
         self.reset_on_revisit = reset_on_revisit
         self.nodes = {n: OrchestratedNode(n, g.executor, machine_node_of(g.executor, f"graph node {n!r}"))
                       for n, g in nodes.items()}
+        self._incoming: dict[str, list[GraphEdge]] = {n: [e for e in edges if e.to_node.node_id == n] for n in nodes}
         self._invocation_state: dict[str, Any] = {}
         channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "nodes": Kind.MERGE,
                     "failure": Kind.REPLACE}
@@ -279,7 +280,7 @@ class Graph(MultiAgentBase):
         task = None if resuming else self._node_input(state, node_id)
         done, result = await call_node(node, task, sub, ctx, run, kept=ctx.progress, timeout=self.node_timeout)
         update = node_update(state, node_id, node.machine, done.state, restart=restart)
-        update["results"] = {node_id: result.to_dict()}
+        update["results"] = {node_id: node.stored_result(result)}
         update["order"] = [node_id]
         return update
 
@@ -292,12 +293,21 @@ class Graph(MultiAgentBase):
 
     def _node_input(self, state: dict[str, Any], node_id: str) -> list[dict[str, Any]]:
         """The task, with the outputs of the node's finished predecessors whose edges hold (Strands' text)."""
-        task = state.get("task")
-        view = GraphState(self, state)
-        done = {e.from_node.node_id: view.results[e.from_node.node_id] for e in self.edges
-                if e.to_node.node_id == node_id and e.from_node.node_id in view.results
-                and view.results[e.from_node.node_id].status == Status.COMPLETED
-                and e.should_traverse(view, invocation_state=self._invocation_state)}
+        task, stored = state.get("task"), state.get("results", {})
+        view: GraphState | None = None  # built only for a condition to read
+        done: dict[str, NodeResult] = {}
+        for edge in self._incoming[node_id]:
+            source = edge.from_node.node_id
+            if source not in stored:
+                continue
+            result = self.nodes[source].load_result(stored[source])
+            if result.status != Status.COMPLETED:
+                continue
+            if edge.condition is not None:
+                view = view or GraphState(self, state)
+                if not edge.should_traverse(view, invocation_state=self._invocation_state):
+                    continue
+            done[source] = result
         if not done:
             return [{"text": task}] if isinstance(task, str) else list(task or [])
         blocks: list[dict[str, Any]] = ([{"text": f"Original Task: {task}"}] if isinstance(task, str)

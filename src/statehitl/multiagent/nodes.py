@@ -50,6 +50,7 @@ class OrchestratedNode:
     node_id: str
     executor: Any
     machine: MachineNode = field(repr=False)
+    _loaded: tuple[dict[str, Any], NodeResult] | None = field(default=None, init=False, repr=False)
 
     @property
     def node_type(self) -> str:
@@ -57,8 +58,23 @@ class OrchestratedNode:
         return "multiagent" if getattr(self.executor, "is_orchestrator", False) else "agent"
 
     def load_result(self, data: dict[str, Any]) -> NodeResult:
-        """A stored result of this node back as a ``NodeResult``."""
-        return NodeResult.from_dict(data, getattr(self.machine, "load_result", None))
+        """A stored result of this node back as a ``NodeResult``.
+
+        A stored result is never changed in place (a new call stores a new one), so the last one read
+        is kept: the nodes after it, edge conditions and the call's result all read it, and would
+        otherwise each read it again, a cost that grows with the graph.
+        """
+        if self._loaded is not None and self._loaded[0] is data:
+            return self._loaded[1]
+        result = NodeResult.from_dict(data, getattr(self.machine, "load_result", None))
+        self._loaded = (data, result)
+        return result
+
+    def stored_result(self, result: NodeResult) -> dict[str, Any]:
+        """``result`` as the orchestration stores it; reading that back gives ``result`` itself."""
+        data = result.to_dict()
+        self._loaded = (data, result)
+        return data
 
 
 @dataclass
@@ -69,6 +85,8 @@ class OrchestrationRun:
     invocation_state: dict[str, Any]
     emit: Emit | None = None
     started: float = field(default_factory=time.monotonic)
+    ran: set[str] = field(default_factory=set)
+    """The nodes that ran in this call: their live objects already show their state."""
 
     def event(self, event: dict[str, Any]) -> None:
         if self.emit is not None:
@@ -103,6 +121,7 @@ async def call_node(node: OrchestratedNode, task: Any, state: dict[str, Any], ct
                       for i in outcome.interrupts]
         run.event({"type": "multiagent_node_interrupt", "node_id": node_id, "interrupts": interrupts})
         raise InterruptRaised(interrupts, progress=keep(outcome.kept))
+    run.ran.add(node_id)
     elapsed = _ms(started)
     status = Status.COMPLETED if outcome.status == "completed" else Status.FAILED
     result = NodeResult(outcome.result, elapsed, status, dict(outcome.usage), {"latencyMs": elapsed}, 1)

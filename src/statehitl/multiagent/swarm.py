@@ -157,7 +157,7 @@ class Swarm(MultiAgentBase):
                     "results": {node_id: failed_result(exc, started).to_dict()}}
         finally:
             _turn.reset(token)
-        update: dict[str, Any] = {"results": {node_id: result.to_dict()}, "order": [node_id],
+        update: dict[str, Any] = {"results": {node_id: node.stored_result(result)}, "order": [node_id],
                                   "handoff": turn.handoff}
         if turn.context:
             update["context"] = {node_id: {**state.get("context", {}).get(node_id, {}), **turn.context}}
