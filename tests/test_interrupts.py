@@ -29,6 +29,16 @@ class S(BaseModel):
     n: int = 0
 
 
+def assert_failed_unapplied(app: Any, error: str) -> None:
+    """The thread reads as failed with ``error``, its state as before the failed step: nothing of it applied,
+    no interrupt stored."""
+    failed = app.get_state("t")
+    assert failed is not None
+    assert (failed.status, failed.values.log, failed.values.n, failed.interrupts) == (Status.FAILED, [], 0, [])
+    assert failed.error is not None
+    assert failed.error.type == error
+
+
 def answer(result: Any, *responses: Any, only: str | None = None) -> list[dict[str, Any]]:
     """Resume payload answering ``result.interrupts`` in order (or only the one named ``only``)."""
     pending = [i for i in result.interrupts if only is None or i.name == only]
@@ -185,7 +195,7 @@ def test_bad_work_of_a_concurrent_node_is_refused_before_the_interrupt_is_stored
     app = fan({**nodes, "asker": lambda s, ctx: {"log": ctx.interrupt("q")}})
     with pytest.raises(InvalidUpdateError, match=message):
         app.invoke({}, thread_id="t")
-    assert app.get_state("t") is None
+    assert_failed_unapplied(app, "InvalidUpdateError")
 
 
 def test_all_concurrent_nodes_may_interrupt_and_each_gets_its_answer() -> None:
@@ -464,7 +474,7 @@ def test_non_json_reason_is_a_type_error_naming_the_value(reason: Any, named: st
     assert isinstance(err.value, TypeError)
     assert "the reason of interrupt 'q' must be JSON-serializable" in str(err.value)
     assert named in str(err.value)
-    assert app.get_state("t") is None
+    assert_failed_unapplied(app, "InterruptReasonError")
 
 
 def test_non_json_reason_from_a_hook() -> None:
@@ -527,7 +537,7 @@ def test_a_preemptive_response_must_be_json() -> None:
     app = one(lambda s, ctx: ctx.interrupt("q", response={1, 2}))
     with pytest.raises(InterruptReasonError, match=r"the response of interrupt 'q' must be JSON-serializable"):
         app.invoke({}, thread_id="t")
-    assert app.get_state("t") is None
+    assert_failed_unapplied(app, "InterruptReasonError")
 
 
 def test_scope_prefers_the_humans_answer_to_a_preemptive_one() -> None:

@@ -36,7 +36,7 @@ def test_list_one_line_per_thread_with_pending_interrupts(cli, two_threads):
     assert done.code == 0, done.err
     header, *rows = done.out.splitlines()
     assert header.split()[:4] == ["THREAD", "STATUS", "STEP", "MACHINE"]
-    assert header.endswith("WAITING ON")
+    assert header.endswith("WAITING ON / FAILURE")
     assert len(rows) == 2
     waiting, small = _rows(done.out)["waiting"], _rows(done.out)["small"]
     assert waiting.split()[1:4] == ["interrupted", "2", "RefundGraph"]

@@ -17,11 +17,11 @@ from statehitl._sync import run_sync
 from statehitl.channels import StateSchema
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.checkpoint.records import CheckpointRecord, FailureRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
 from statehitl.graph.node import StateGraphNode
-from statehitl.graph.result import STATUS, GraphRunResult, run_result
+from statehitl.graph.result import GraphRunResult, run_result
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Machine, describe_change
@@ -50,6 +50,8 @@ class StateSnapshot(Generic[M]):
     created_at: float
     writes: dict[str, dict[str, Any]] = field(default_factory=dict)
     cancelled: dict[str, str] = field(default_factory=dict)
+    error: FailureRecord | None = None
+    """Why the run failed, when a node raised: ``invoke(None, thread_id=...)`` retries that step."""
 
 
 class CompiledStateGraph(Generic[M]):
@@ -201,10 +203,10 @@ class CompiledStateGraph(Generic[M]):
         if as_node is None:
             position = {"status": record.status, "pending": record.pending, "interrupts": record.interrupts,
                         "completed": record.completed, "responses": record.responses,
-                        "progress": record.progress}
+                        "progress": record.progress, "error": record.error}
         else:
             pending = [n for n in dict.fromkeys(self.machine.next_nodes(as_node, state)) if n != END]
-            position = {"status": "running" if pending else "completed", "pending": pending}
+            position = {"status": "executing" if pending else "completed", "pending": pending}
         stored = await self._runner.commit_update(head.cursor, record.step, state, writer, update, rewritten=migrated,
                                                   **position)
         return self._snapshot(await self.checkpointer.get(thread_id, stored.seq))
@@ -221,7 +223,7 @@ class CompiledStateGraph(Generic[M]):
         return StateSnapshot(
             values=self.schema.load(record.values),
             next=tuple(record.pending),
-            status=STATUS[record.status],
+            status=Status(record.status),
             step=record.step,
             interrupts=[i.to_interrupt() for i in record.interrupts],
             checkpoint_id=record.checkpoint_id,
@@ -229,6 +231,7 @@ class CompiledStateGraph(Generic[M]):
             created_at=record.created_at,
             writes=record.writes,
             cancelled=record.cancelled,
+            error=record.error,
         )
 
     async def aget_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot[M] | None:
