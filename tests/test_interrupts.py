@@ -79,7 +79,7 @@ def test_node_interrupts_and_gets_the_response(transition_recorder, snapshot) ->
     [pending] = result.interrupts
     assert (pending.name, pending.reason, pending.source, pending.node) == ("approve", {"what": "refund"}, "node",
                                                                             "review")
-    assert pending.id.startswith("v1:")
+    assert pending.id.startswith("v2:")
     result = app.invoke(answer(result, "y"), thread_id="t")
     assert result.state.log == ["answer=y"]
     assert result.stop_reason == "end"
@@ -407,19 +407,21 @@ def review_app():
     return one(lambda s, ctx: {"log": ctx.interrupt("approve", reason="?")}, name="review")
 
 
-def test_ids_depend_on_the_call_site_only() -> None:
-    """Another thread, another app: same node, step and name, same id (re-runs: see partial answers)."""
+def test_ids_depend_on_the_thread_and_the_call_site() -> None:
+    """Another app, same thread, node, step and name: same id (a re-run finds its answer); another thread:
+    another id, so ids of interrupts waiting across threads never collide."""
     app = review_app()
     first = app.invoke({}, thread_id="t")
     other_thread = app.invoke({}, thread_id="u")
     fresh_app = review_app().invoke({}, thread_id="t")
-    assert first.interrupts[0].id == other_thread.interrupts[0].id == fresh_app.interrupts[0].id
-    assert first.interrupts[0].id == interrupt_id("node:0:review", "approve")
+    assert first.interrupts[0].id == fresh_app.interrupts[0].id == interrupt_id("node:0:review", "approve", "t")
+    assert other_thread.interrupts[0].id != first.interrupts[0].id
 
 
 def test_ids_are_pinned_so_old_checkpoints_still_resume() -> None:
     """A changed id scheme would orphan every pending interrupt stored by an older version."""
     assert interrupt_id("node:0:review", "approve") == "v1:b5a127abef53358791a25f93"
+    assert interrupt_id("node:0:review", "approve", "t") == "v2:d64e5b7ca224af1bc5eb80cd"
 
 
 def test_ids_differ_by_site_and_name() -> None:

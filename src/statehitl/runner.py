@@ -309,7 +309,8 @@ class Runner:
         """Run one step from ``at``: where it stopped on interrupts, or the state after it, its updates,
         the nodes cancelled, and the nodes pending next."""
         state, pending, completed = at.state, at.pending, dict(at.completed)
-        context = InterruptContext(at.responses, settings.prefix)
+        legacy = interrupt_ids.is_legacy([i.id for i in at.waiting])  # answering ids of the first derivation
+        context = InterruptContext(at.responses, settings.prefix, None if legacy else settings.thread_id)
         outcomes = await self._run_step(runnable, state, at.step, settings, context, completed, at.progress)
         stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
         done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}

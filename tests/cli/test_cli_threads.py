@@ -71,7 +71,7 @@ def test_show_history_newest_first(cli, two_threads):
     middle = out[out.index("checkpoint 000000000001"):out.index("checkpoint 000000000000")]
     assert 'writes      assess: {"log": "assess: $120.00 is over the $50.00 auto-approval limit' in middle
     assert "interrupts  refund-approval at approve: {" in newest
-    assert "[id v1:" in newest
+    assert "[id v2:" in newest
     oldest = out[out.index("checkpoint 000000000000"):]
     assert "next        assess" in oldest
     assert 'writes      intake: {"log": "intake: Ada Lovelace' in oldest
