@@ -24,9 +24,44 @@ def test_ids_are_pinned() -> None:
     assert interrupt_ids.interrupt_id("node:3:review", "refund-approval") == "v1:963de082b0a7c1199f49ae7b"
     assert interrupt_ids.interrupt_id("hook:before_tool:1:t1", "myapp-approval") == "v1:55359b325e6e246007b5b845"
     assert interrupt_ids.interrupt_id("node:2:clerk/tool:1:t1", "confirm") == "v1:0554e8e5d948630c212f5759"
+    assert interrupt_ids.interrupt_id("node:3:review", "refund-approval", "t-1") == "v2:86d9e9f6f7e499b57bfef038"
 
 
 def test_ids_differ_by_site_and_name() -> None:
     ids = {interrupt_ids.interrupt_id(site, name) for site in ("node:1:a", "node:1:b", "node:2:a")
            for name in ("x", "y")}
     assert len(ids) == 6
+
+
+def test_a_thread_waiting_on_a_first_derivation_id_still_resumes(tmp_path) -> None:
+    """A thread left waiting by a version whose ids did not name the thread: its stored id answers it."""
+    import json
+
+    from pydantic import BaseModel
+
+    import stored_records
+    from statehitl.checkpoint import FileCheckpointer
+    from statehitl.graph import END, START, NodeContext, StateGraph
+
+    class S(BaseModel):
+        answer: str = ""
+
+    def review(state: S, ctx: NodeContext) -> dict[str, str]:
+        return {"answer": ctx.interrupt("approve")}
+
+    g = StateGraph(S)
+    g.add_node("review", review)
+    g.add_edge(START, "review")
+    g.add_edge("review", END)
+    app = g.compile(checkpointer=FileCheckpointer(tmp_path))
+    waiting = app.invoke({}, thread_id="old")
+    old_id = interrupt_ids.interrupt_id("node:0:review", "approve")
+    assert waiting.interrupts[0].id != old_id
+    for key in (stored_records.keys(tmp_path, "threads/old/")[0], "index/old/entry"):  # as the old version wrote it
+        record = json.loads(stored_records.read(tmp_path, key))
+        record["interrupts"][0]["id"] = old_id
+        record["schema_version"] = 1
+        stored_records.rewrite(tmp_path, key, json.dumps(record).encode())
+    assert [i.id for i in app.get_state("old").interrupts] == [old_id]
+    done = app.invoke([{"interruptResponse": {"interruptId": old_id, "response": "yes"}}], thread_id="old")
+    assert (done.stop_reason, done.state.answer) == ("end", "yes")

@@ -29,6 +29,16 @@ class S(BaseModel):
     n: int = 0
 
 
+def assert_failed_unapplied(app: Any, error: str) -> None:
+    """The thread reads as failed with ``error``, its state as before the failed step: nothing of it applied,
+    no interrupt stored."""
+    failed = app.get_state("t")
+    assert failed is not None
+    assert (failed.status, failed.values.log, failed.values.n, failed.interrupts) == (Status.FAILED, [], 0, [])
+    assert failed.error is not None
+    assert failed.error.type == error
+
+
 def answer(result: Any, *responses: Any, only: str | None = None) -> list[dict[str, Any]]:
     """Resume payload answering ``result.interrupts`` in order (or only the one named ``only``)."""
     pending = [i for i in result.interrupts if only is None or i.name == only]
@@ -69,7 +79,7 @@ def test_node_interrupts_and_gets_the_response(transition_recorder, snapshot) ->
     [pending] = result.interrupts
     assert (pending.name, pending.reason, pending.source, pending.node) == ("approve", {"what": "refund"}, "node",
                                                                             "review")
-    assert pending.id.startswith("v1:")
+    assert pending.id.startswith("v2:")
     result = app.invoke(answer(result, "y"), thread_id="t")
     assert result.state.log == ["answer=y"]
     assert result.stop_reason == "end"
@@ -185,7 +195,7 @@ def test_bad_work_of_a_concurrent_node_is_refused_before_the_interrupt_is_stored
     app = fan({**nodes, "asker": lambda s, ctx: {"log": ctx.interrupt("q")}})
     with pytest.raises(InvalidUpdateError, match=message):
         app.invoke({}, thread_id="t")
-    assert app.get_state("t") is None
+    assert_failed_unapplied(app, "InvalidUpdateError")
 
 
 def test_all_concurrent_nodes_may_interrupt_and_each_gets_its_answer() -> None:
@@ -397,19 +407,21 @@ def review_app():
     return one(lambda s, ctx: {"log": ctx.interrupt("approve", reason="?")}, name="review")
 
 
-def test_ids_depend_on_the_call_site_only() -> None:
-    """Another thread, another app: same node, step and name, same id (re-runs: see partial answers)."""
+def test_ids_depend_on_the_thread_and_the_call_site() -> None:
+    """Another app, same thread, node, step and name: same id (a re-run finds its answer); another thread:
+    another id, so ids of interrupts waiting across threads never collide."""
     app = review_app()
     first = app.invoke({}, thread_id="t")
     other_thread = app.invoke({}, thread_id="u")
     fresh_app = review_app().invoke({}, thread_id="t")
-    assert first.interrupts[0].id == other_thread.interrupts[0].id == fresh_app.interrupts[0].id
-    assert first.interrupts[0].id == interrupt_id("node:0:review", "approve")
+    assert first.interrupts[0].id == fresh_app.interrupts[0].id == interrupt_id("node:0:review", "approve", "t")
+    assert other_thread.interrupts[0].id != first.interrupts[0].id
 
 
 def test_ids_are_pinned_so_old_checkpoints_still_resume() -> None:
     """A changed id scheme would orphan every pending interrupt stored by an older version."""
     assert interrupt_id("node:0:review", "approve") == "v1:b5a127abef53358791a25f93"
+    assert interrupt_id("node:0:review", "approve", "t") == "v2:d64e5b7ca224af1bc5eb80cd"
 
 
 def test_ids_differ_by_site_and_name() -> None:
@@ -464,7 +476,7 @@ def test_non_json_reason_is_a_type_error_naming_the_value(reason: Any, named: st
     assert isinstance(err.value, TypeError)
     assert "the reason of interrupt 'q' must be JSON-serializable" in str(err.value)
     assert named in str(err.value)
-    assert app.get_state("t") is None
+    assert_failed_unapplied(app, "InterruptReasonError")
 
 
 def test_non_json_reason_from_a_hook() -> None:
@@ -527,7 +539,7 @@ def test_a_preemptive_response_must_be_json() -> None:
     app = one(lambda s, ctx: ctx.interrupt("q", response={1, 2}))
     with pytest.raises(InterruptReasonError, match=r"the response of interrupt 'q' must be JSON-serializable"):
         app.invoke({}, thread_id="t")
-    assert app.get_state("t") is None
+    assert_failed_unapplied(app, "InterruptReasonError")
 
 
 def test_scope_prefers_the_humans_answer_to_a_preemptive_one() -> None:

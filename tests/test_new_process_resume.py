@@ -58,8 +58,10 @@ def test_resume_in_a_new_process(script: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_interrupt_ids_are_the_same_in_every_process(script: Path, tmp_path: Path) -> None:
     elsewhere = run_app(script, "start", str(tmp_path / "a"), "t")["interrupts"][0]["id"]
-    here = build_here(script, tmp_path / "b").invoke({"text": "refund please"}, thread_id="other")
-    assert here.interrupts[0].id == elsewhere
+    here = build_here(script, tmp_path / "b").invoke({"text": "refund please"}, thread_id="t")
+    assert here.interrupts[0].id == elsewhere  # same thread, same site: same id, whatever the process
+    other = build_here(script, tmp_path / "c").invoke({"text": "refund please"}, thread_id="other")
+    assert other.interrupts[0].id != elsewhere  # another thread: another id
 
 
 @pytest.mark.slow

@@ -153,7 +153,8 @@ def test_responses_to_a_thread_that_is_not_interrupted(store, state: str) -> Non
     with pytest.raises(NotInterruptedError) as err:
         app.invoke([response("v1:whatever")], thread_id="t")
     assert isinstance(err.value, ValueError)
-    expected = "it has no checkpoint" if state == "new" else f"its status is {state}"
+    expected = {"new": "it has no checkpoint", "completed": "its status is completed",
+                "cancelled": "its status is failed"}[state]
     assert f"thread 't' is not waiting on any interrupt ({expected})" in str(err.value)
     assert snapshot() == before
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from statehitl.checkpoint import MemoryCheckpointer
 from statehitl.errors import ResumeInputError, StepLimitError
-from statehitl.graph import END, START, StateGraph, append
+from statehitl.graph import END, START, StateGraph, Status, append
 from statehitl.testing import TransitionRecorder
 
 WAIT = 5.0  # seconds; reached only when the runner is broken
@@ -113,7 +113,7 @@ def test_log_of_a_concurrent_step_is_in_node_order_whoever_finishes_first() -> N
     assert recorder.log[:4] == ["enter a (step 0)", "exit a: done", "enter b (step 0)", "exit b: done"]
 
 
-def test_error_in_a_concurrent_node_propagates_and_commits_nothing() -> None:
+def test_error_in_a_concurrent_node_propagates_and_the_thread_reads_failed() -> None:
     finished: list[str] = []
 
     def good(state: S) -> dict[str, Any]:
@@ -127,7 +127,14 @@ def test_error_in_a_concurrent_node_propagates_and_commits_nothing() -> None:
     with pytest.raises(RuntimeError, match="boom in bad"):
         app.invoke({}, thread_id="t")
     assert finished == ["good"]
-    assert app.get_state("t") is None
+    failed = app.get_state("t")
+    assert failed is not None
+    assert (failed.status, failed.next, failed.values.log) == (Status.FAILED, ("good", "bad"), [])  # nothing applied
+    assert failed.error is not None
+    assert (failed.error.node, failed.error.type, failed.error.message) == ("bad", "RuntimeError", "boom in bad")
+    with pytest.raises(RuntimeError, match="boom in bad"):  # invoke(None) retries the failed step
+        app.invoke(None, thread_id="t")
+    assert finished == ["good", "good"]
 
 
 # -- joins ------------------------------------------------------------------------------------------

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import sys
 import threading
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -84,6 +85,62 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return _thread_loop().run(coro)
     return _worker_pool().submit(lambda: _thread_loop().run(coro)).result()
+
+
+def iterate_sync(events: AsyncIterator[T]) -> Iterator[T]:
+    """Iterate an async iterator from synchronous code (``app.stream()`` over ``app.astream()``).
+
+    Outside a running loop each item is awaited on this thread's loop, so the iterator stays on one
+    loop from start to end; inside one (a notebook), a worker thread drains it into a queue.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        yield from _iterate_here(events)
+        return
+    items: queue.Queue[tuple[bool, Any]] = queue.Queue()
+
+    def pump() -> None:
+        async def drain() -> None:
+            async for item in events:
+                items.put((True, item))
+
+        try:
+            _thread_loop().run(drain())
+            items.put((False, None))
+        except BaseException as exc:
+            items.put((False, exc))
+
+    _worker_pool().submit(pump)
+    while True:
+        ok, item = items.get()
+        if ok:
+            yield item
+        elif item is None:
+            return
+        else:
+            raise item
+
+
+def _iterate_here(events: AsyncIterator[T]) -> Iterator[T]:
+    loop = _thread_loop()
+
+    async def following() -> tuple[bool, Any]:
+        try:
+            return True, await events.__anext__()
+        except StopAsyncIteration:
+            return False, None
+
+    try:
+        while True:
+            more, item = loop.run(following())
+            if not more:
+                return
+            yield item
+    finally:
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            loop.run(close())
 
 
 def _worker_pool() -> ThreadPoolExecutor:

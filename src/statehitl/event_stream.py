@@ -14,15 +14,17 @@ from typing import Any, TypeVar
 __all__ = ["Emit", "stream_run"]
 
 T = TypeVar("T")
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[Any], None]
 
 
-async def stream_run(run: Callable[[Emit], Awaitable[T]], last: Callable[[T], dict[str, Any]],
-                     also: Emit | None = None) -> AsyncIterator[dict[str, Any]]:
-    """Yield the events ``run(emit)`` emits, then ``last(result)``. ``also`` sees each event too."""
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+async def stream_run(run: Callable[[Emit], Awaitable[T]], last: Callable[[T], Any] | None,
+                     also: Emit | None = None) -> AsyncIterator[Any]:
+    """Yield the events ``run(emit)`` emits, then ``last(result)`` (unless None). ``also`` sees each
+    event too."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    done = object()
 
-    def emit(event: dict[str, Any]) -> None:
+    def emit(event: Any) -> None:
         queue.put_nowait(event)
         if also is not None:
             also(event)
@@ -31,13 +33,15 @@ async def stream_run(run: Callable[[Emit], Awaitable[T]], last: Callable[[T], di
         try:
             return await run(emit)
         finally:
-            queue.put_nowait(None)
+            queue.put_nowait(done)
 
     task = asyncio.ensure_future(produce())
     try:
-        while (event := await queue.get()) is not None:
+        while (event := await queue.get()) is not done:
             yield event
-        yield last(await task)
+        result = await task
+        if last is not None:
+            yield last(result)
     finally:
         if not task.done():
             task.cancel()

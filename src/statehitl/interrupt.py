@@ -73,6 +73,8 @@ class InterruptScope:
     responses: dict[str, Any]
     source: str = "node"
     node: str = ""
+    thread: str | None = None
+    """The thread the ids are unique to (None: the ``v1`` ids of a thread waiting since before)."""
     names: set[str] = field(default_factory=set)
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
@@ -91,7 +93,7 @@ class InterruptScope:
             )
         self.names.add(name)
         require_json(reason, f"the reason of interrupt {name!r}", InterruptReasonError)
-        iid = interrupt_id(self.site, name)
+        iid = interrupt_id(self.site, name, self.thread)
         if iid in self.responses:
             return self.responses[iid]
         if response is not None:
@@ -110,7 +112,9 @@ class InterruptContext:
 
     responses: dict[str, Any]
     prefix: str = ""
+    thread: str | None = None
+    """The thread whose interrupt ids these are (see ``interrupt_ids.interrupt_id``)."""
 
     def scope(self, site: str, source: str, node: str) -> InterruptScope:
         """The scope of one handler invocation at ``site`` (built with ``prefix`` by ``interrupt_ids``)."""
-        return InterruptScope(site, self.responses, source, node)
+        return InterruptScope(site, self.responses, source, node, self.thread)

@@ -9,6 +9,11 @@ such a change impossible to make by accident.
 
 A machine running as a node of another machine (an agent in a Graph) prefixes its sites with the site
 of the node it runs in, so the same interrupt name raised by two nested runs gets two ids.
+
+Ids are also unique across threads: a ``v2:`` id digests the thread id with the site and the name, so
+an application that files approvals by id, or lists what waits across threads, never sees two threads'
+interrupts share one. ``v1:`` ids (no thread in the digest) were written before; a thread still
+waiting on one is resumed with the same derivation, so its answer is found.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ __all__ = [
     "before_tool_hook",
     "before_tools_hook",
     "interrupt_id",
+    "is_legacy",
     "nested",
     "node",
     "tool",
@@ -30,13 +36,22 @@ DIRECT_CALL = "direct"
 """The site of ``agent.tool.<name>()``: no run can resume it, so its ids are never stored."""
 
 
-def interrupt_id(site: str, name: str) -> str:
-    """A stable id for an interrupt named ``name`` raised at ``site`` (e.g. ``"node:3:review"``).
+def interrupt_id(site: str, name: str, thread: str | None = None) -> str:
+    """A stable id for an interrupt named ``name`` raised at ``site`` (e.g. ``"node:3:review"``) in
+    ``thread`` (None: the ``v1`` derivation, for threads waiting since before ids named their thread).
 
-    Stable across processes and re-runs of the same step, distinct across sites, sizes and names.
+    Stable across processes and re-runs of the same step, distinct across threads, sites and names.
     """
-    digest = hashlib.blake2b(f"{site}\x00{name}".encode(), digest_size=12).hexdigest()
-    return f"v1:{digest}"
+    if thread is None:
+        digest = hashlib.blake2b(f"{site}\x00{name}".encode(), digest_size=12).hexdigest()
+        return f"v1:{digest}"
+    digest = hashlib.blake2b(f"{thread}\x00{site}\x00{name}".encode(), digest_size=12).hexdigest()
+    return f"v2:{digest}"
+
+
+def is_legacy(interrupt_ids: list[str]) -> bool:
+    """Whether a waiting thread's interrupts were raised with the ``v1`` derivation."""
+    return any(i.startswith("v1:") for i in interrupt_ids)
 
 
 def node(prefix: str, step: int, node_name: str) -> str:

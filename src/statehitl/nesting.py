@@ -110,8 +110,8 @@ def node_call(ctx: NodeContext, task: Any, state: dict[str, Any], kept: Any,
     """The call of a nested machine from inside the node ``ctx`` belongs to: its interrupt ids are
     prefixed with that node call's site, and it sees the enclosing run's answers."""
     prefix = interrupt_ids.nested(interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node))
-    return NodeCall(task, state, InterruptContext(ctx.interrupts.responses, prefix), ctx.thread_id,
-                    ctx.invocation_state, kept, emit)
+    context = InterruptContext(ctx.interrupts.responses, prefix, ctx.interrupts.thread)
+    return NodeCall(task, state, context, ctx.thread_id, ctx.invocation_state, kept, emit)
 
 
 class _Loads(StateCodec, Protocol):

@@ -65,6 +65,9 @@ class Position:
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
     progress: dict[str, Any] = field(default_factory=dict)
+    waiting: list[InterruptRecord] = field(default_factory=list)
+    """The interrupts this position's step answers (a resume): kept if the step fails, so they can be
+    answered again."""
 
 
 @dataclass
@@ -128,4 +131,4 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
             if i.id in answers:
                 observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
     return Position(state, record.pending, head.cursor, record.step, record.completed,
-                    {**record.responses, **answers}, record.progress)
+                    {**record.responses, **answers}, record.progress, list(record.interrupts))

@@ -44,7 +44,8 @@ class ResumeRun:
 
 @dataclass(frozen=True, slots=True)
 class ContinueRun:
-    """A run that stopped mid-way without an interrupt (its process died, or the step limit) goes on."""
+    """A run that stopped mid-way without an interrupt (its process died, the step limit) goes on, or a
+    run that failed retries the step that failed."""
 
 
 RunPlan = StartRun | ResumeRun | ContinueRun
@@ -60,7 +61,8 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
     blocks or messages) rather than a mistake (a StateGraph takes a dict).
     """
     status = None if record is None else record.status
-    if status == "interrupted":
+    if status == "interrupted" or (status == "failed" and record is not None and record.interrupts
+                                   and is_response_list(input)):  # a resumed step failed: answer it again
         assert record is not None
         return ResumeRun(parse_responses(input, [i.to_interrupt() for i in record.interrupts], thread=label))
     if is_response_list(input):
@@ -70,9 +72,9 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
             "whose last result was an interrupt"
         )
     if input is None and none_continues:
-        if status == "running":
-            return ContinueRun()
-        why = "has no checkpoint" if record is None else f"is {status}"
+        if record is not None and record.pending and status in ("executing", "failed"):
+            return ContinueRun()  # stopped mid-way (a crash, the step limit) or failed: go on, or retry the step
+        why = "has no checkpoint" if record is None else f"is {status} with nothing pending"
         raise ResumeInputError(f"{label} {why}; there is no stopped run to continue, pass input")
     if isinstance(input, list) and not lists_are_input:
         raise ResumeInputError(

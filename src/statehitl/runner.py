@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import RecordStatus, StoredCheckpoint
+from statehitl.checkpoint.records import FailureRecord, RecordStatus, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
@@ -171,14 +171,14 @@ class Runner:
         async def between(step: int, state: Any, pending: list[str], writes: dict[str, dict[str, Any]],
                           raw: Writes) -> None:
             if durability != "exit":
-                await commit(step, state, "running", durability == "sync", held=True, pending=pending, writes=writes)
+                await commit(step, state, "executing", durability == "sync", held=True, pending=pending, writes=writes)
             if after_step is not None:
                 await after_step(state, raw, pending)
 
         async def to_the_end() -> tuple[StoredCheckpoint, RunEnd]:
             end = await self._steps(at, settings, step_limit, between)
-            if end.status == "running":
-                await commit(end.step, end.state, "running", True, pending=end.pending)
+            if end.status == "executing":
+                await commit(end.step, end.state, "executing", True, pending=end.pending)
                 raise StepLimitError(
                     f"thread {cursor.thread_id!r} ran {step_limit} steps without reaching END (next: "
                     f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
@@ -198,12 +198,21 @@ class Runner:
                     tracer.interrupted(span, end.interrupts)
         except CheckpointConflict:
             raise  # another process owns the thread now: leave its records alone
+        except StepFailed as failed:
+            # The thread says where it failed and why, in a checkpoint no lease holds: it reads as
+            # failed, and invoke(None, ...) retries the step.
+            at_failure = failed.position
+            await self._commit(cursor, at_failure.step, at_failure.state, "failed", durable=True, index=self.index,
+                               tracer=tracer, pending=at_failure.pending, completed=at_failure.completed,
+                               responses=at_failure.responses, progress=at_failure.progress,
+                               interrupts=at_failure.waiting, error=failed.record())
+            raise failed.error from failed.error.__cause__
         except BaseException:
             # The run is over but the thread says "held until ...": release it, so the thread can be
             # continued at once instead of after the lease runs out.
             if last and last[-1][0].lease_until is not None:
                 held, state = last[-1]
-                await self._commit(cursor, held.step, state, "running", durable=True, index=self.index,
+                await self._commit(cursor, held.step, state, "executing", durable=True, index=self.index,
                                    tracer=tracer, pending=held.pending)
             elif not last:
                 await checkpointer.release(cursor)
@@ -237,13 +246,17 @@ class Runner:
 
         tracer = run_tracer()
         settings = _RunSettings(thread_id, invocation_state, runtime, prefix, tracer)
-        if tracer is None or self.run_span is None:
-            end = await self._steps(at, settings, step_limit, between)
-        else:
-            with tracer.span(f"{self.run_span} {self.machine.name}", {"statehitl.machine": self.machine.name}) as span:
+        try:
+            if tracer is None or self.run_span is None:
                 end = await self._steps(at, settings, step_limit, between)
-                tracer.interrupted(span, end.interrupts)
-        if end.status == "running":
+            else:
+                with tracer.span(f"{self.run_span} {self.machine.name}",
+                                 {"statehitl.machine": self.machine.name}) as span:
+                    end = await self._steps(at, settings, step_limit, between)
+                    tracer.interrupted(span, end.interrupts)
+        except StepFailed as failed:  # the enclosing node fails with the error: its run records it
+            raise failed.error from failed.error.__cause__
+        if end.status == "executing":
             raise StepLimitError(
                 f"{self.machine.name!r} ran {step_limit} steps inside node {prefix.rstrip('/')!r} without "
                 f"reaching END (next: {end.pending}); raise its step limit if the loop is intended"
@@ -262,37 +275,23 @@ class Runner:
         blockers = self.machine.blockers
         while True:
             if not pending:
-                return RunEnd("completed", state, step, [], writes_before, applied=applied)
+                halted = self._halted is not None and self._halted(state)  # a limit or a failed node ended it
+                return RunEnd("failed" if halted else "completed", state, step, [], writes_before, applied=applied)
             if steps_run >= step_limit:
-                return RunEnd("running", state, step, pending)
+                return RunEnd("executing", state, step, pending)
             waiting = set(pending)
             runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
-            context = InterruptContext(responses, settings.prefix)
-            outcomes = await self._run_step(runnable, state, step, settings, context, completed, progress)
-            stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
-            done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}
-            if stopped:
-                # Finished work is kept for the resume, which applies it: reject a bad update now, while
-                # nothing is stored, rather than on every resume of a thread that could then never go on.
-                self.adapter.apply(state, [(n, done[n]) for n in runnable if n in done])
-                completed.update({n: self.adapter.dump_update(u) for n, u in done.items() if n not in completed})
-                if observe.observers:
-                    for i in stopped:
-                        observe.emit(InterruptRaisedTransition(i.id, i.name, i.node, i.source, i.reason))
-                kept = {n: o.progress for n, o in outcomes.items()
-                        if isinstance(o, _Stopped) and o.progress is not None}
-                return RunEnd("interrupted", state, step, pending, completed=completed, responses=responses,
-                              progress=kept, interrupts=stopped)
-            applied = [(n, done[n]) for n in runnable if n in done]
-            state = self.adapter.apply(state, applied)
-            cancelled = {n: o.message for n, o in outcomes.items() if isinstance(o, _Cancelled)}
-            after = [n for n in pending if n not in outcomes]
-            for node in runnable:
-                if node in done:
-                    after.extend(self.machine.next_nodes(node, state))
-            pending = [n for n in dict.fromkeys(after) if n != END]
-            if self._halted is not None and self._halted(state):
-                pending = []
+            before = Position(state, pending, None, step, completed, responses, progress,
+                              at.waiting if step == at.step else [])
+            try:
+                moved = await self._one_step(before, runnable, settings)
+            except NodeFailed as failed:
+                raise StepFailed(failed.node, failed.error, before) from None
+            except Exception as exc:  # merging the updates or choosing the next nodes failed
+                raise StepFailed(", ".join(runnable), exc, before) from None
+            if isinstance(moved, RunEnd):
+                return moved
+            state, applied, cancelled, pending = moved
             step += 1
             steps_run += 1
             completed, responses, progress = {}, {}, {}
@@ -300,10 +299,43 @@ class Runner:
             if observe.observers:
                 observe.emit(StepApplied(step, writes_before, tuple(pending)))
             if cancelled:
-                return RunEnd("cancelled", state, step, [], writes_before, cancelled=cancelled, applied=applied)
+                return RunEnd("failed", state, step, [], writes_before, cancelled=cancelled, applied=applied)
             if pending:
                 await between(step, state, pending, writes_before, applied)
                 applied = []
+
+    async def _one_step(self, at: Position, runnable: list[str], settings: _RunSettings
+                        ) -> RunEnd | tuple[Any, Writes, dict[str, str], list[str]]:
+        """Run one step from ``at``: where it stopped on interrupts, or the state after it, its updates,
+        the nodes cancelled, and the nodes pending next."""
+        state, pending, completed = at.state, at.pending, dict(at.completed)
+        legacy = interrupt_ids.is_legacy([i.id for i in at.waiting])  # answering ids of the first derivation
+        context = InterruptContext(at.responses, settings.prefix, None if legacy else settings.thread_id)
+        outcomes = await self._run_step(runnable, state, at.step, settings, context, completed, at.progress)
+        stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
+        done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}
+        if stopped:
+            # Finished work is kept for the resume, which applies it: reject a bad update now, while
+            # nothing is stored, rather than on every resume of a thread that could then never go on.
+            self.adapter.apply(state, [(n, done[n]) for n in runnable if n in done])
+            completed.update({n: self.adapter.dump_update(u) for n, u in done.items() if n not in completed})
+            if observe.observers:
+                for i in stopped:
+                    observe.emit(InterruptRaisedTransition(i.id, i.name, i.node, i.source, i.reason))
+            kept = {n: o.progress for n, o in outcomes.items() if isinstance(o, _Stopped) and o.progress is not None}
+            return RunEnd("interrupted", state, at.step, pending, completed=completed, responses=at.responses,
+                          progress=kept, interrupts=stopped)
+        applied = [(n, done[n]) for n in runnable if n in done]
+        state = self.adapter.apply(state, applied)
+        cancelled = {n: o.message for n, o in outcomes.items() if isinstance(o, _Cancelled)}
+        after = [n for n in pending if n not in outcomes]
+        for node in runnable:
+            if node in done:
+                after.extend(self.machine.next_nodes(node, state))
+        pending = [n for n in dict.fromkeys(after) if n != END]
+        if self._halted is not None and self._halted(state):
+            pending = []
+        return state, applied, cancelled, pending
 
     async def _run_step(
         self,
@@ -324,7 +356,10 @@ class Runner:
                 todo.append(node)
 
         async def call(node: str, inline: bool) -> _Outcome:
-            return await self._call_node(node, state, step, settings, context, progress.get(node), inline)
+            try:
+                return await self._call_node(node, state, step, settings, context, progress.get(node), inline)
+            except Exception as exc:
+                raise NodeFailed(node, exc) from None
 
         outcomes.update(zip(todo, await observe.gather_in_order(todo, call), strict=True))
         return {n: outcomes[n] for n in runnable}
@@ -414,7 +449,7 @@ class Runner:
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
         commit = self.checkpointer.commit(cursor, state, self.adapter, durable=durable, status=status,
                                           machine=self.machine.name, fingerprint=self.machine.fingerprint, step=step,
-                                          source=_SOURCES[status], **fields)
+                                          source=_source(status, fields), **fields)
         if tracer is None:
             record = await commit
         else:
@@ -438,9 +473,32 @@ async def _call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> 
     return await asyncio.to_thread(spec.handler, *args)
 
 
-_SOURCES: dict[RecordStatus, Any] = {
-    "running": "step",
-    "completed": "step",
-    "interrupted": "interrupt",
-    "cancelled": "cancel",
-}
+def _source(status: RecordStatus, fields: dict[str, Any]) -> str:
+    """Why the checkpoint was written, as its record says."""
+    if status == "interrupted":
+        return "interrupt"
+    if status == "failed":
+        return "cancel" if fields.get("cancelled") else "error"
+    return "step"
+
+
+class NodeFailed(Exception):
+    """A node's handler (or its hooks) raised ``error``: carries which node, out of the concurrent step."""
+
+    def __init__(self, node: str, error: Exception) -> None:
+        super().__init__(node)
+        self.node = node
+        self.error = error
+
+
+class StepFailed(Exception):
+    """A step failed at ``node`` with ``error``; ``position`` is where it started, to retry from."""
+
+    def __init__(self, node: str, error: Exception, position: Position) -> None:
+        super().__init__(node)
+        self.node = node
+        self.error = error
+        self.position = position
+
+    def record(self) -> FailureRecord:
+        return FailureRecord(node=self.node, type=type(self.error).__name__, message=str(self.error))

@@ -312,3 +312,25 @@ def test_the_default_callback_handler_prints_the_answer_and_the_tool_calls(capsy
     printed = capsys.readouterr().out
     assert "Tool #1: add" in printed
     assert "It is 3." in printed
+
+
+def test_a_failed_call_on_a_session_reads_failed_and_the_next_agent_goes_on_without_its_prompt(tmp_path) -> None:
+    from statehitl.session import FileSessionManager
+
+    session = FileSessionManager(session_id="s", storage_dir=tmp_path)
+    first = Agent(model=ScriptedModel(["hello"]), session_manager=session, callback_handler=None)
+    assert str(first("hi")) == "hello"
+    broken = Agent(model=ScriptedModel([RuntimeError("model down")]), session_manager=session, callback_handler=None)
+    with pytest.raises(RuntimeError, match="model down"):
+        broken("are you there?")
+    entry = asyncio.run(session.checkpointer.thread_info("s"))
+    assert entry is not None
+    assert entry.status == "failed"
+    assert entry.error is not None
+    assert (entry.error.node, entry.error.type) == ("model", "RuntimeError")
+    again = Agent(model=ScriptedModel(["back"]), session_manager=session, callback_handler=None)
+    assert [m["content"][0]["text"] for m in again.messages] == ["hi", "hello"]  # not the unanswered prompt
+    assert str(again("still there?")) == "back"
+    assert [m["content"][0]["text"] for m in again.messages] == ["hi", "hello", "still there?", "back"]
+    fresh = Agent(model=ScriptedModel([]), session_manager=session, callback_handler=None)
+    assert fresh.messages == again.messages  # stored whole after the failure, not on top of the failed record

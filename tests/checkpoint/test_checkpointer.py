@@ -188,8 +188,8 @@ class SpyStorage(MemoryStorage):
     ("durability", "statuses", "flags"),
     [
         # one record per step; only the records invoke returns on are forced to disk
-        ("step", ["completed", "running", "interrupted", "running"], [False, True, False, True]),
-        ("sync", ["completed", "running", "interrupted", "running"], [True, True, True, True]),
+        ("step", ["completed", "executing", "interrupted", "executing"], [False, True, False, True]),
+        ("sync", ["completed", "executing", "interrupted", "executing"], [True, True, True, True]),
         # only the records invoke returns on
         ("exit", ["completed", "interrupted"], [True, True]),
     ],
@@ -294,7 +294,7 @@ def test_a_commit_refuses_a_malformed_record_before_writing_it() -> None:
     state = app.schema.load(head.record.values)
     for bad in ({"step": -1}, {"step": 1, "unknown": "field"}):
         with pytest.raises(ValidationError):
-            asyncio.run(checkpointer.commit(head.cursor, state, app.schema, durable=True, status="running",
+            asyncio.run(checkpointer.commit(head.cursor, state, app.schema, durable=True, status="executing",
                                             machine="m", fingerprint="f", **bad))
     assert storage.counts.calls["write"] == 0
     assert asyncio.run(checkpointer.latest("t")) == head.record

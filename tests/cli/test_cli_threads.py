@@ -36,7 +36,7 @@ def test_list_one_line_per_thread_with_pending_interrupts(cli, two_threads):
     assert done.code == 0, done.err
     header, *rows = done.out.splitlines()
     assert header.split()[:4] == ["THREAD", "STATUS", "STEP", "MACHINE"]
-    assert header.endswith("WAITING ON")
+    assert header.endswith("WAITING ON / FAILURE")
     assert len(rows) == 2
     waiting, small = _rows(done.out)["waiting"], _rows(done.out)["small"]
     assert waiting.split()[1:4] == ["interrupted", "2", "RefundGraph"]
@@ -71,7 +71,7 @@ def test_show_history_newest_first(cli, two_threads):
     middle = out[out.index("checkpoint 000000000001"):out.index("checkpoint 000000000000")]
     assert 'writes      assess: {"log": "assess: $120.00 is over the $50.00 auto-approval limit' in middle
     assert "interrupts  refund-approval at approve: {" in newest
-    assert "[id v1:" in newest
+    assert "[id v2:" in newest
     oldest = out[out.index("checkpoint 000000000000"):]
     assert "next        assess" in oldest
     assert 'writes      intake: {"log": "intake: Ada Lovelace' in oldest

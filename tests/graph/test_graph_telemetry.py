@@ -50,7 +50,7 @@ def test_a_graph_run_has_run_node_and_commit_spans(spans, tmp_path) -> None:
     assert children(run, finished) == ["execute_node ask", "checkpoint.commit", "execute_node tidy",
                                        "checkpoint.commit"]
     commits = [s for s in finished if s.name == "checkpoint.commit"]
-    assert [s.attributes["statehitl.status"] for s in commits if s.attributes] == ["running", "completed"]
+    assert [s.attributes["statehitl.status"] for s in commits if s.attributes] == ["executing", "completed"]
 
 
 def test_an_agent_inside_a_node_nests_its_spans_under_the_node(spans) -> None:

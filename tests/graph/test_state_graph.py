@@ -180,7 +180,14 @@ def test_field_constraints_are_checked_and_nothing_invalid_is_committed() -> Non
     app = linear(("a", lambda s: {"score": -1}), checkpointer=MemoryCheckpointer())
     with pytest.raises(InvalidUpdateError, match=r"wrote an invalid value to 'score'.*greater than or equal"):
         app.invoke({"text": "x"}, thread_id="t")
-    assert app.get_state("t") is None  # nothing was written, so the thread can still be used
+    failed = app.get_state("t")  # the failure is recorded, the invalid value is not
+    assert failed is not None
+    assert (failed.status, failed.values.score, failed.next) == (Status.FAILED, 0, ("a",))
+    assert failed.error is not None
+    assert (failed.error.node, failed.error.type) == ("a", "InvalidUpdateError")
+    with pytest.raises(InvalidUpdateError):  # new input starts a new run on the failed thread (and fails again)
+        app.invoke({"text": "y"}, thread_id="t")
+    assert app.get_state("t").values.text == "y"
 
 
 def test_annotated_validators_run_on_updates_before_the_next_node_sees_them() -> None:

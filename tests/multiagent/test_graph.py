@@ -70,7 +70,7 @@ def test_a_denied_node_raises_after_the_thread_is_saved_failed_and_the_graph_tak
     assert err.value.node_id == "cleanup"
     saved = asyncio.run(graph.checkpointer.latest(graph.thread_id))  # the thread says how it ended
     assert saved is not None
-    assert (saved.status, saved.cancelled) == ("cancelled", {"cleanup": "User denied permission to cleanup resources"})
+    assert (saved.status, saved.cancelled) == ("failed", {"cleanup": "User denied permission to cleanup resources"})
     again = graph("look again")  # not stuck in an interrupt state, unlike Strands
     assert again.status == Status.INTERRUPTED
     assert text_of(again, "inspector") == "second look"

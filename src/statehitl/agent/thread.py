@@ -50,6 +50,7 @@ class AgentThread:
         self.loop = AgentLoopState()
         self._messages: list[dict[str, Any]] = self.loop.messages
         self._synced = (self._messages, 0)
+        self._whole = False  # after a failed call: the store holds another conversation than the loop's
 
     # -- the live conversation ----------------------------------------------------------------------
 
@@ -67,9 +68,10 @@ class AgentThread:
         self._synced = (messages, len(messages))
 
     def _rewritten(self) -> bool:
-        """Whether the conversation was edited since the loop last saw it, rather than only appended to."""
+        """Whether the conversation was edited since the loop last saw it (or the store holds another one,
+        after a failed call), rather than only appended to."""
         synced, length = self._synced
-        return self._messages is not synced or len(self._messages) < length
+        return self._whole or self._messages is not synced or len(self._messages) < length
 
     def pending_interrupts(self) -> list[Interrupt]:
         """The interrupts the thread waits on (as this agent last read or left it)."""
@@ -78,13 +80,26 @@ class AgentThread:
         return [i.to_interrupt() for i in self.head.record.interrupts]
 
     async def restore(self) -> None:
-        """Load the thread, if it has one, into this agent (what a new server process does)."""
+        """Load the thread, if it has one, into this agent (what a new server process does).
+
+        A call that failed (the model or a hook raised) is recorded as failed, holding the state its
+        failing step started from; the conversation goes on from the checkpoint before it instead
+        (the steps of the failed call that were checkpointed, or the conversation before the call),
+        so a prompt the model never answered is not left in the history. The next checkpoint stores
+        that conversation whole, since the failed one holds more.
+        """
         head = await self.checkpointer.head(self.thread_id)
         self.head, self.stale = head, False
         if head is None:
             return
         record = head.record
-        loop = agent_schema().load(record.values)
+        values = record.values
+        if record.status == "failed" and record.error is not None:
+            before = None if record.parent_seq is None else await self.checkpointer.get(self.thread_id,
+                                                                                         record.parent_seq)
+            values = {} if before is None else before.values
+            self._whole = True
+        loop = agent_schema().load(values)
         self.loop = loop
         self.adopt(loop.messages)
         self.runtime.state = resumed_state(loop, record.progress if record.status == "interrupted" else {})
@@ -137,7 +152,7 @@ class AgentThread:
                 await self.restore()
             raise
         assert at.cursor is not None
-        self.head = Head(record, at.cursor)
+        self.head, self._whole = Head(record, at.cursor), False
         self.loop = loop
         self.adopt(loop.messages)
         interrupts = [i.to_interrupt() for i in record.interrupts]
@@ -242,6 +257,6 @@ class AgentThread:
         assert at.cursor is not None
         record: StoredCheckpoint = await self.runner.commit_update(at.cursor, at.step, loop, "direct_tool_call",
                                                                    update, status="completed", pending=[])
-        self.head = Head(record, at.cursor)
+        self.head, self._whole = Head(record, at.cursor), False
         self.loop = loop
         self.adopt(self._messages)

@@ -481,7 +481,7 @@ def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
 
 def _running_elsewhere(record: CheckpointRecord, owner: str | None, now: float) -> bool:
     return (
-        record.status == "running"
+        record.status == "executing"
         and record.owner is not None
         and record.owner != owner
         and record.lease_until is not None

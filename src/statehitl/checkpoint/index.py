@@ -43,7 +43,8 @@ def index_key(thread_id: str) -> str:
 
 def index_material(record: CheckpointRecord) -> tuple[Any, ...]:
     """The part of a checkpoint its thread's index entry shows (besides seq, step and times)."""
-    return (record.status, tuple(record.pending), tuple(i.id for i in record.interrupts), record.machine)
+    return (record.status, tuple(record.pending), tuple(i.id for i in record.interrupts), record.machine,
+            record.error)
 
 
 def _parse(key: str, data: bytes, signing_key: bytes | None) -> ThreadIndex:
@@ -80,6 +81,7 @@ async def write_index(
         step=record.step,
         pending=record.pending,
         interrupts=record.interrupts,
+        error=record.error,
         machine=record.machine,
         updated_at=record.created_at,
         expires_at=None if ttl is None else record.created_at + ttl,

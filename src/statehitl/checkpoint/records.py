@@ -20,9 +20,9 @@ pays only for the record kinds its calls touch.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from statehitl.interrupt import Interrupt
 
@@ -30,6 +30,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "CheckpointRecord",
     "ClaimRecord",
+    "FailureRecord",
     "InterruptRecord",
     "MachineShape",
     "Piece",
@@ -38,11 +39,37 @@ __all__ = [
     "ThreadIndex",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: statuses read as the API names them (``executing`` was ``running``, ``failed`` was ``cancelled``)
+and a failed run records its ``error``. Records of version 1 are read with the old names mapped."""
 
-RecordStatus = Literal["running", "interrupted", "completed", "cancelled"]
-"""Where a stored run stands (the API reports it as ``statehitl.status.Status``)."""
-Source = Literal["input", "step", "interrupt", "cancel", "update"]
+_LEGACY_STATUS = {"running": "executing", "cancelled": "failed"}
+
+
+def _current_status(value: Any) -> Any:
+    return _LEGACY_STATUS.get(value, value) if isinstance(value, str) else value
+
+
+RecordStatus = Annotated[Literal["executing", "interrupted", "completed", "failed"], BeforeValidator(_current_status)]
+"""Where a stored run stands, in the one vocabulary of the API (``statehitl.status.Status``), the index
+and the CLI: ``executing`` (running, or stopped mid-way by a crash or the step limit: ``invoke(None)``
+goes on), ``interrupted`` (waiting on a human), ``completed``, ``failed`` (a node raised, whose
+``error`` the record keeps and which ``invoke(None)`` retries; or a hook cancelled a node, which
+``cancelled`` names)."""
+Source = Literal["input", "step", "interrupt", "cancel", "update", "error"]
+
+
+class FailureRecord(BaseModel):
+    """Why a run failed: the node that raised, and the exception's type and message."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    node: str
+    type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"node {self.node!r} raised {self.type}: {self.message}"
 
 
 class InterruptRecord(BaseModel):
@@ -113,6 +140,7 @@ class CheckpointRecord(BaseModel):
     progress: dict[str, Any] = Field(default_factory=dict)
     interrupts: list[InterruptRecord] = Field(default_factory=list)
     cancelled: dict[str, str] = Field(default_factory=dict)
+    error: FailureRecord | None = None
     writes: dict[str, dict[str, Any]] = Field(default_factory=dict)
     owner: str | None = None
     lease_until: float | None = None
@@ -157,6 +185,7 @@ class ThreadIndex(BaseModel):
     step: int
     pending: list[str] = Field(default_factory=list)
     interrupts: list[InterruptRecord] = Field(default_factory=list)
+    error: FailureRecord | None = None
     machine: str
     updated_at: float
     expires_at: float | None = None

@@ -18,7 +18,9 @@ if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command r
 
 __all__ = ["add_parser", "cmd_delete", "cmd_list", "cmd_show"]
 
-_STATUS_STYLE = {"interrupted": "yellow", "completed": "green", "cancelled": "red", "running": "blue"}
+_STATUS_STYLE = {"interrupted": "yellow", "completed": "green", "failed": "red", "executing": "blue"}
+_STATUSES = ["executing", "interrupted", "completed", "failed"]
+"""The statuses a stored thread can have: the API's ``Status`` names (a stored run is never ``pending``)."""
 
 
 def add_parser(commands: Any) -> None:
@@ -39,8 +41,9 @@ def add_parser(commands: Any) -> None:
                         description="One line per thread: id, status, machine, the step and time of its last "
                                     "change of status, and the interrupts it waits on (name, node, reason).")
     store_option(ls)
-    ls.add_argument("--status", choices=["running", "interrupted", "completed", "cancelled"],
-                    help="only threads with this status (interrupted: waiting on a human)")
+    ls.add_argument("--status", choices=_STATUSES,
+                    help="only threads with this status (interrupted: waiting on a human; failed: a node raised, "
+                         "or a hook cancelled one; executing: running, or stopped mid-way)")
     ls.set_defaults(handler=cmd_list)
 
     show = sub.add_parser("show", help="a thread's checkpoint history, newest first",
@@ -151,9 +154,9 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         if isinstance(found, str):
             table.append((thread, "unreadable", "-", "-", "-", found))
             continue
-        waiting = "; ".join(_interrupt(i) for i in found.interrupts) or "-"
+        waiting = "; ".join(_interrupt(i) for i in found.interrupts) or (str(found.error) if found.error else "-")
         table.append((thread, found.status, str(found.step), found.machine, _when(found.updated_at), waiting))
-    header = ("THREAD", "STATUS", "STEP", "MACHINE", "UPDATED", "WAITING ON")
+    header = ("THREAD", "STATUS", "STEP", "MACHINE", "UPDATED", "WAITING ON / FAILURE")
     widths = [max(len(row[i]) for row in (*table, header)) for i in range(5)]
     c.print(c.style("  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[5]]), "bold"))
     for thread, status, step, machine, updated, waiting in table:
@@ -201,6 +204,8 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
                        + [f"{node} (partly done): {compact_json(kept)}" for node, kept in record.progress.items()]))
         fields.append(("answers", [f"{iid}: {compact_json(answer)}" for iid, answer in record.responses.items()]))
         fields.append(("cancelled", [f"{node}: {message}" for node, message in record.cancelled.items()]))
+        fields.append(("error", [f"{record.error}; retry the step with invoke(None, thread_id=...)"]
+                       if record.error else []))
         if args.values:
             fields.append(("values", [compact_json(record.values)]))
         for label, lines in fields:

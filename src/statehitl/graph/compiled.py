@@ -6,26 +6,28 @@ interrupt responses), checks it before anything is written, and hands the positi
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from statehitl._sync import run_sync
+from statehitl._sync import iterate_sync, run_sync
 from statehitl.channels import StateSchema
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.checkpoint.records import CheckpointRecord, FailureRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
+from statehitl.event_stream import Emit, stream_run
 from statehitl.graph.node import StateGraphNode
-from statehitl.graph.result import STATUS, GraphRunResult, run_result
+from statehitl.graph.result import GraphRunResult, run_result
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import END, START, Machine, describe_change
-from statehitl.position import Position, resume_position, start_position
+from statehitl.position import Position, Writes, resume_position, start_position
 from statehitl.resume import ContinueRun, ResumeRun, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.status import Status
@@ -33,6 +35,7 @@ from statehitl.status import Status
 __all__ = ["CompiledStateGraph", "StateSnapshot"]
 
 M = TypeVar("M", bound=BaseModel)
+StreamMode = Literal["updates", "values"]
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
 """``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""
 
@@ -50,6 +53,8 @@ class StateSnapshot(Generic[M]):
     created_at: float
     writes: dict[str, dict[str, Any]] = field(default_factory=dict)
     cancelled: dict[str, str] = field(default_factory=dict)
+    error: FailureRecord | None = None
+    """Why the run failed, when a node raised: ``invoke(None, thread_id=...)`` retries that step."""
 
 
 class CompiledStateGraph(Generic[M]):
@@ -114,16 +119,66 @@ class CompiledStateGraph(Generic[M]):
         invocation_state: dict[str, Any] | None = None,
     ) -> GraphRunResult[M]:
         """Async ``invoke``."""
+        return await self._run(input, thread_id, checkpoint_id, step_limit, durability, invocation_state, None)
+
+    def stream(self, input: Any, thread_id: str | None = None, *, stream_mode: StreamMode | Sequence[StreamMode] =
+               "updates", **options: Any) -> Iterator[Any]:
+        """Run as ``invoke`` does, yielding what happens as it happens (see ``astream``)."""
+        return iterate_sync(self.astream(input, thread_id, stream_mode=stream_mode, **options))
+
+    async def astream(self, input: Any, thread_id: str | None = None, *,
+                      stream_mode: StreamMode | Sequence[StreamMode] = "updates", checkpoint_id: str | None = None,
+                      step_limit: int | None = None, durability: Durability | None = None,
+                      invocation_state: dict[str, Any] | None = None) -> AsyncIterator[Any]:
+        """Run as ``ainvoke`` does, yielding after each step, as LangGraph's ``stream`` does.
+
+        ``stream_mode="updates"``: ``{node: update}`` for each node of each step, and
+        ``{"__interrupt__": (Interrupt, ...)}`` when the run stops on interrupts. ``"values"``: the
+        whole state, first as the run starts, then after each step. A list of modes yields ``(mode,
+        chunk)`` pairs. The checkpoints are those ``invoke`` writes.
+        """
+        modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+        unknown = [m for m in modes if m not in ("updates", "values")]
+        if unknown or not modes:
+            raise ValueError(f"stream_mode must be 'updates', 'values' or a list of them, got {stream_mode!r}")
+        paired = not isinstance(stream_mode, str)
+
+        async def run(emit: Emit) -> GraphRunResult[M]:
+            def send(mode: StreamMode, chunk: Any) -> None:
+                if mode in modes:
+                    emit((mode, chunk) if paired else chunk)
+
+            return await self._run(input, thread_id, checkpoint_id, step_limit, durability, invocation_state, send)
+
+        async for chunk in stream_run(run, None):
+            yield chunk
+
+    async def _run(self, input: Any, thread_id: str | None, checkpoint_id: str | None, step_limit: int | None,
+                   durability: Durability | None, invocation_state: dict[str, Any] | None,
+                   send: Callable[[StreamMode, Any], None] | None) -> GraphRunResult[M]:
         thread = validate_thread_id(thread_id) if thread_id is not None else os.urandom(16).hex()
         limit = _check_step_limit(step_limit) if step_limit is not None else self.step_limit
         head = await self.checkpointer.head(thread, checkpoint_id)
         at = await self._position(input, thread, head)
+        after_step = None
+        if send is not None:
+            send("values", at.state)
+
+            async def after_step(state: M, writes: Writes, pending: list[str]) -> None:
+                for node, update in writes:
+                    send("updates", {node: update})
+                send("values", state)
+                await asyncio.sleep(0)  # the reader gets this step before the next one starts
+
         record, state = await self._runner.run(
             at,
             step_limit=limit,
             durability=durability or self.durability,
             invocation_state=invocation_state if invocation_state is not None else {},
+            after_step=after_step,
         )
+        if send is not None and record.interrupts:
+            send("updates", {"__interrupt__": tuple(i.to_interrupt() for i in record.interrupts)})
         if record.status == "interrupted" and not self._shape_saved:
             await self.checkpointer.remember_machine(self.machine.fingerprint, self.machine.shape())
             self._shape_saved = True
@@ -201,10 +256,10 @@ class CompiledStateGraph(Generic[M]):
         if as_node is None:
             position = {"status": record.status, "pending": record.pending, "interrupts": record.interrupts,
                         "completed": record.completed, "responses": record.responses,
-                        "progress": record.progress}
+                        "progress": record.progress, "error": record.error}
         else:
             pending = [n for n in dict.fromkeys(self.machine.next_nodes(as_node, state)) if n != END]
-            position = {"status": "running" if pending else "completed", "pending": pending}
+            position = {"status": "executing" if pending else "completed", "pending": pending}
         stored = await self._runner.commit_update(head.cursor, record.step, state, writer, update, rewritten=migrated,
                                                   **position)
         return self._snapshot(await self.checkpointer.get(thread_id, stored.seq))
@@ -221,7 +276,7 @@ class CompiledStateGraph(Generic[M]):
         return StateSnapshot(
             values=self.schema.load(record.values),
             next=tuple(record.pending),
-            status=STATUS[record.status],
+            status=Status(record.status),
             step=record.step,
             interrupts=[i.to_interrupt() for i in record.interrupts],
             checkpoint_id=record.checkpoint_id,
@@ -229,6 +284,7 @@ class CompiledStateGraph(Generic[M]):
             created_at=record.created_at,
             writes=record.writes,
             cancelled=record.cancelled,
+            error=record.error,
         )
 
     async def aget_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot[M] | None:

@@ -11,25 +11,26 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from statehitl.checkpoint.records import FailureRecord
 from statehitl.interrupt import Interrupt
 from statehitl.status import Status
 
 if TYPE_CHECKING:
     from statehitl.channels import StateSchema
 
-__all__ = ["STATUS", "GraphRunResult", "run_result"]
+__all__ = ["GraphRunResult", "run_result", "stop_reason"]
 
 M = TypeVar("M", bound=BaseModel)
 
-STATUS = {
-    "running": Status.EXECUTING,
-    "interrupted": Status.INTERRUPTED,
-    "completed": Status.COMPLETED,
-    "cancelled": Status.FAILED,
-}
-"""A stored run status as the API reports it (a node cancelled by a hook: FAILED, as in Strands)."""
+_STOP_REASON = {"interrupted": "interrupt", "completed": "end", "executing": "running"}
 
-_STOP_REASON = {"interrupted": "interrupt", "completed": "end", "cancelled": "cancelled", "running": "running"}
+
+def stop_reason(status: str, cancelled: dict[str, str]) -> str:
+    """Why a run stopped, in a word: ``failed`` reads ``cancelled`` when a hook cancelled a node (the
+    run is FAILED, as Strands reports a cancelled node) and ``error`` when a node raised."""
+    if status == "failed":
+        return "cancelled" if cancelled else "error"
+    return _STOP_REASON[status]
 
 
 @dataclass
@@ -44,6 +45,8 @@ class GraphRunResult(Generic[M]):
     checkpoint_id: str
     step: int
     cancelled: dict[str, str] = field(default_factory=dict)
+    error: FailureRecord | None = None
+    """Why the run failed, when a node raised (its node, exception type and message)."""
 
     def __str__(self) -> str:
         return str(self.state)
@@ -64,5 +67,5 @@ class GraphRunResult(Generic[M]):
 def run_result(thread_id: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
                cancelled: dict[str, str], checkpoint_id: str = "") -> GraphRunResult[Any]:
     """A run's result from the stored status it stopped with."""
-    return GraphRunResult(thread_id, state, STATUS[status], _STOP_REASON[status], interrupts, checkpoint_id, step,
-                          cancelled)
+    return GraphRunResult(thread_id, state, Status(status), stop_reason(status, cancelled), interrupts,
+                          checkpoint_id, step, cancelled)

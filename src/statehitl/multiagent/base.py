@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import Any, ClassVar
 
 from statehitl._sync import run_sync
@@ -40,7 +40,7 @@ from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, add_usage, zero_usage
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run
-from statehitl.position import Position, Writes, resume_position, start_position
+from statehitl.position import NodeContext, Position, Writes, resume_position, start_position
 from statehitl.resume import ResumeRun, StartRun, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
@@ -102,6 +102,18 @@ class MultiAgentBase(ABC):
     @abstractmethod
     def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> MultiAgentResult:
         """The orchestrator's own result type, from the common fields in ``base``."""
+
+    @abstractmethod
+    async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
+        """One call of node ``node_id``: its update of the orchestration's state."""
+
+    def _node_handler(self, node_id: str) -> Callable[[dict[str, Any], NodeContext], Awaitable[dict[str, Any]]]:
+        """The machine's handler for node ``node_id`` (the runner calls it with the state and its context)."""
+
+        async def run_node(state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
+            return await self._run_node(node_id, state, ctx)
+
+        return run_node
 
     @abstractmethod
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,

@@ -239,7 +239,7 @@ class Graph(MultiAgentBase):
                     session_manager=session_manager)
 
     def _machine(self, name: str, schema: OrchestrationSchema) -> Machine:
-        specs = [NodeSpec.from_callable(n, self._handler(n)) for n in self.nodes]
+        specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.nodes]
         edges = [Edge(START, e.node_id) for e in self.entry_points]
         routers = []
         for node_id in self.nodes:
@@ -260,12 +260,6 @@ class Graph(MultiAgentBase):
             return [e.to_node.node_id for e in edges if e.should_traverse(view, invocation_state=state_of_call)]
 
         return route
-
-    def _handler(self, node_id: str) -> Callable[[dict[str, Any], NodeContext], Any]:
-        async def run_graph_node(state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
-            return await self._run_node(node_id, state, ctx)
-
-        return run_graph_node
 
     async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         run: OrchestrationRun = ctx.runtime

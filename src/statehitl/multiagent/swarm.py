@@ -115,7 +115,7 @@ class Swarm(MultiAgentBase):
                     "context": Kind.MERGE, "failure": Kind.REPLACE}
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "handoff": None,
                                                 "context": {}, "failure": None})
-        specs = [NodeSpec.from_callable(n, self._handler(n)) for n in self.nodes]
+        specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.nodes]
         routers = [Router(n, _handed_to) for n in self.nodes]
         machine = Machine(specs, [Edge(START, first)], routers, name=id, schema=schema.describe())
         self._setup(id=id, machine=machine, schema=schema, hooks=hooks, session_manager=session_manager)
@@ -127,12 +127,6 @@ class Swarm(MultiAgentBase):
 
         record = run_sync(self.checkpointer.latest(self.thread_id))
         return SharedContext(dict(record.values.get("context", {})) if record is not None else {})
-
-    def _handler(self, node_id: str) -> Any:
-        async def run_swarm_node(state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
-            return await self._run_node(node_id, state, ctx)
-
-        return run_swarm_node
 
     async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         run: OrchestrationRun = ctx.runtime
