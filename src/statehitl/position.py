@@ -74,15 +74,17 @@ class Position:
 class RunEnd:
     """How a run stopped, with everything its last checkpoint records.
 
-    ``status`` is ``completed``, ``interrupted``, ``cancelled``, or ``running`` when the step limit cut
-    it short. ``applied`` is the last step's updates if no ``after_step`` has seen them yet.
+    ``status`` is ``completed``, ``interrupted``, ``failed``, or ``executing`` when the step limit cut
+    it short. ``last_step`` is the last step's updates, which its checkpoint records as ``writes``
+    (a nested run, which writes nothing, never pays for turning them into JSON); ``applied`` is the
+    same if no ``after_step`` has seen them yet.
     """
 
     status: RecordStatus
     state: Any
     step: int
     pending: list[str]
-    writes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    last_step: Writes = field(default_factory=list)
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
     progress: dict[str, Any] = field(default_factory=dict)
@@ -93,7 +95,7 @@ class RunEnd:
     def fields(self) -> dict[str, Any]:
         """The checkpoint fields this end writes (besides status, step and the state)."""
         return {
-            "pending": self.pending, "writes": self.writes, "completed": self.completed,
+            "pending": self.pending, "completed": self.completed,
             "responses": self.responses, "progress": self.progress, "cancelled": self.cancelled,
             "interrupts": [InterruptRecord.of(i) for i in self.interrupts],
         }

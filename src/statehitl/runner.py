@@ -82,7 +82,7 @@ class _Stopped:
 
 
 _Outcome = _Done | _Cancelled | _Stopped
-_Between = Callable[[int, Any, list[str], dict[str, dict[str, Any]], Writes], Awaitable[None]]
+_Between = Callable[[int, Any, list[str], Writes], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -168,10 +168,10 @@ class Runner:
             last[:] = [(record, state)]
             return record
 
-        async def between(step: int, state: Any, pending: list[str], writes: dict[str, dict[str, Any]],
-                          raw: Writes) -> None:
+        async def between(step: int, state: Any, pending: list[str], raw: Writes) -> None:
             if durability != "exit":
-                await commit(step, state, "executing", durability == "sync", held=True, pending=pending, writes=writes)
+                await commit(step, state, "executing", durability == "sync", held=True, pending=pending,
+                             writes=self._dumped(raw))
             if after_step is not None:
                 await after_step(state, raw, pending)
 
@@ -184,7 +184,8 @@ class Runner:
                     f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
                     "the thread is saved and invoke(None, thread_id=...) continues it"
                 )
-            return await commit(end.step, end.state, end.status, True, **end.fields()), end
+            return await commit(end.step, end.state, end.status, True, writes=self._dumped(end.last_step),
+                                **end.fields()), end
 
         settings = _RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer)
         try:
@@ -239,8 +240,7 @@ class Runner:
         each nested scope finds its own there. A run that hits ``step_limit`` raises ``StepLimitError``.
         """
 
-        async def between(step: int, state: Any, pending: list[str], writes: dict[str, dict[str, Any]],
-                          raw: Writes) -> None:
+        async def between(step: int, state: Any, pending: list[str], raw: Writes) -> None:
             if after_step is not None:
                 await after_step(state, raw, pending)
 
@@ -269,14 +269,14 @@ class Runner:
         """The step loop both kinds of run share; ``between`` runs after every step but the last."""
         pending, state, step = list(at.pending), at.state, at.step
         completed, responses, progress = dict(at.completed), dict(at.responses), dict(at.progress)
-        writes_before: dict[str, dict[str, Any]] = {}  # what the last step applied, for its record
+        last_step: Writes = []  # what the last step applied, for its record (dumped only when written or observed)
         applied: Writes = []
         steps_run = 0
         blockers = self.machine.blockers
         while True:
             if not pending:
                 halted = self._halted is not None and self._halted(state)  # a limit or a failed node ended it
-                return RunEnd("failed" if halted else "completed", state, step, [], writes_before, applied=applied)
+                return RunEnd("failed" if halted else "completed", state, step, [], last_step=last_step, applied=applied)
             if steps_run >= step_limit:
                 return RunEnd("executing", state, step, pending)
             waiting = set(pending)
@@ -295,14 +295,18 @@ class Runner:
             step += 1
             steps_run += 1
             completed, responses, progress = {}, {}, {}
-            writes_before = {n: self.adapter.dump_update(u) for n, u in applied if u}
+            last_step = applied
             if observe.observers:
-                observe.emit(StepApplied(step, writes_before, tuple(pending)))
+                observe.emit(StepApplied(step, self._dumped(applied), tuple(pending)))
             if cancelled:
-                return RunEnd("failed", state, step, [], writes_before, cancelled=cancelled, applied=applied)
+                return RunEnd("failed", state, step, [], last_step=last_step, cancelled=cancelled, applied=applied)
             if pending:
-                await between(step, state, pending, writes_before, applied)
+                await between(step, state, pending, applied)
                 applied = []
+
+    def _dumped(self, writes: Writes) -> dict[str, dict[str, Any]]:
+        """A step's updates as its checkpoint records them (``writes``): JSON, by node."""
+        return {n: self.adapter.dump_update(u) for n, u in writes if u}
 
     async def _one_step(self, at: Position, runnable: list[str], settings: _RunSettings
                         ) -> RunEnd | tuple[Any, Writes, dict[str, str], list[str]]:
