@@ -72,6 +72,7 @@ class FleetRun:
     create: dict[str, Any]
     race: dict[str, Any]
     worker_seconds: list[float] = field(default_factory=list)
+    anomalies: list[str] = field(default_factory=list)
 
     @property
     def resumes_per_second(self) -> float:
@@ -163,6 +164,7 @@ def fleet_run(side: str, backend: str, pool: list[Worker], n: int, threads: int,
         checkpoints=sum(after[t] - before[t] for t in names),
         create=create, race={"wire": race_wire.to_json(), "storage": dict(storage)},
         worker_seconds=[race["seconds"] for race in races],
+        anomalies=[a for race in races for a in race["anomalies"]],
     )
     print(f"  done: {side} on {backend}, {n} workers: {result.resumes_per_second:.1f} resumes/s, outcomes "
           f"{dict(outcomes)}, double executions {result.double_executions}, completed {result.completed}/{threads}",
@@ -203,7 +205,8 @@ def row_cells(r: FleetRun) -> list[str]:
 
     return [
         r.side, r.backend, str(r.workers), f"{r.resumes_per_second:.1f}",
-        f"{r.outcomes.get('won', 0)} / {r.outcomes.get('lost', 0)} / {r.outcomes.get('done', 0)}",
+        f"{r.outcomes.get('won', 0)} / {r.outcomes.get('lost', 0)} / {r.outcomes.get('done', 0)}"
+        + (f" (+{r.outcomes['other']} other)" if r.outcomes.get("other") else ""),
         only(aws, fmt(wire.total_requests / r.threads)),
         only(aws and r.checkpoints > 0, fmt(race_requests / max(1, r.checkpoints))),
         only(aws, fmt(wire.bytes_sent / r.threads / 1024)),

@@ -95,14 +95,17 @@ class Attempts:
     """What one worker's pass over the threads did, and the traffic it caused."""
 
     outcomes: Counter[str] = field(default_factory=Counter)
-    """won (answered and completed), lost (the conflict error), done (nothing left to answer when loaded)."""
+    """won (answered and completed), lost (the conflict error), done (nothing left to answer when loaded);
+    LangGraph: other (its resume returned something else than the finished turn)."""
     wire: Wire = field(default_factory=Wire)
     storage: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    anomalies: list[str] = field(default_factory=list)
+    """LangGraph only: resumes that returned something other than the finished turn (outcome `other`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"outcomes": dict(self.outcomes), "wire": self.wire.to_json(), "storage": self.storage,
-                "seconds": self.seconds}
+                "seconds": self.seconds, "anomalies": self.anomalies}
 
 
 # --------------------------------------------------------------------------- statehitl
@@ -239,6 +242,7 @@ class LangGraphSide:
         graph.add_edge("act", "answer")
         graph.add_edge("answer", END)
         self.graph, self.Command = graph, Command
+        self.anomalies: list[str] = []
         self.counter = WireCounter()
         # one saver per process, as LangGraph's docs build it (its clients live in it)
         self.saver = DynamoDBSaver(stores.langgraph_table, region_name=REGION, endpoint_url=stores.dynamodb_endpoint,
@@ -265,8 +269,11 @@ class LangGraphSide:
         if not state.next:
             return "done"
         out = app.invoke(self.Command(resume="y"), self.config(thread))
-        assert out["messages"][-1]["content"][0]["text"] == answer_for(thread), out["messages"][-1]
-        return "won"  # LangGraph has no compare-and-set: every worker that found the interrupt runs the action
+        # LangGraph has no compare-and-set: every worker that found the interrupt resumes it and runs the action
+        if out.get("messages", [{}])[-1].get("content", [{}])[0].get("text") == answer_for(thread):
+            return "won"
+        self.anomalies.append(f"{thread}: {out!r}"[:600])  # racing resumes interleaved: kept for the JSON
+        return "other"
 
     def completed(self, backend: str, thread: str) -> bool:
         state = self.app().get_state(self.config(thread))
@@ -297,6 +304,8 @@ def worker_main(conn: Connection, side: str, stores: Stores, effects: str) -> No
         attempts.seconds = time.perf_counter() - t0
         attempts.wire = impl.counter.take()
         attempts.storage = impl.storage_counts()
+        if isinstance(impl, LangGraphSide):
+            attempts.anomalies, impl.anomalies = impl.anomalies, []
         return attempts
 
     def handle(command: str, *args: Any) -> Any:
