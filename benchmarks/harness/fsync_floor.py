@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from pathlib import Path
 
 from harness.timing import Trial
@@ -67,4 +68,5 @@ def fsync_floor_in_place_trial(directory: Path, size: int, reserve: int = 1 << 2
         state["offset"] += size
         return elapsed
 
+    weakref.finalize(trial, os.close, fd)  # the file stays open for as long as the trial exists
     return trial
