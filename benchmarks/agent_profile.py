@@ -12,9 +12,9 @@ from pathlib import Path
 
 from agent_workload import (
     CYCLES_PER_TURN,
+    LIKE_FOR_LIKE,
     TURNS,
     VARIANT_LABELS,
-    VARIANTS,
     WINDOWS,
     Conversation,
     prompt_for,
@@ -28,7 +28,8 @@ def profile_statehitl(workdir: Path, top: int) -> str:
 
     Only those turns run under the profiler (enabled around each `agent(prompt)`), so the tables show
     where a cycle's time goes once the history is long. cProfile slows Python code down unevenly;
-    read the shares, not the absolute times.
+    read the shares, not the absolute times. `workdir` should be a tmpfs (bench_agent.py passes its
+    `--tmpfs`), so the tables show statehitl's own work rather than the disk's.
     """
     lo, hi = WINDOWS[1]
     warm = Conversation("statehitl", "file", workdir, "profile-warm", 2)
@@ -36,7 +37,7 @@ def profile_statehitl(workdir: Path, top: int) -> str:
         warm.turn(i)
     freeze_imports()
     sections = []
-    for variant in VARIANTS:
+    for variant in LIKE_FOR_LIKE:
         conv = Conversation("statehitl", variant, workdir, f"profile-{variant}", TURNS)
         profiler = cProfile.Profile()
         wall = 0.0

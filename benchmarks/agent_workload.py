@@ -20,8 +20,14 @@ from typing import Any
 
 from harness.timing import Trial
 
-VARIANTS = ("none", "file")
-VARIANT_LABELS = {"none": "no session", "file": "file session"}
+VARIANTS = ("none", "file", "file-disk")
+VARIANT_LABELS = {"none": "no session", "file": "file session on tmpfs (like-for-like)",
+                  "file-disk": "file session on disk"}
+"""`file` puts both sides' sessions on a tmpfs, where fsync is free: Strands never fsyncs, so only there do
+both do the same work (issue 16). `file-disk` is each side's default on the disk of `--tmpdir`."""
+
+LIKE_FOR_LIKE = ("none", "file")
+"""The variants the ratio targets are read from."""
 
 TURNS = 100
 """Turns of one measured conversation; its first 20 turns are the 20-turn conversation."""
@@ -293,7 +299,7 @@ class Conversation:
 
     def __init__(self, side: str, variant: str, workdir: Path, label: str, turns: int) -> None:
         self.side = side
-        self.session_id = f"{label}-{uuid.uuid4().hex[:8]}" if variant == "file" else None
+        self.session_id = f"{label}-{uuid.uuid4().hex[:8]}" if variant != "none" else None
         self.storage_dir = workdir / f"{side}-sessions"
         self.model = kit(side).Model(conversation_script(turns))
         self.agent = build_agent(side, self.model, [kit(side).add], self.session_id, self.storage_dir)
@@ -368,3 +374,41 @@ def long_session_trial(side: str, workdir: Path, history: int) -> Callable[[], f
     for _ in range(history):
         trial(session_id)
     return functools.partial(trial, session_id)
+
+
+# --------------------------------------------------------------------------- what statehitl writes, for the fsync floor
+
+
+def statehitl_bytes_per_turn(directory: Path, turns: int) -> list[int]:
+    """Bytes statehitl's file session passed to write syscalls in each turn of one conversation (untimed).
+
+    The fsync floor of a turn is one write of that many bytes and one fdatasync (harness/fsync_floor.py).
+    """
+    from storage_workload import measured, probe_overhead  # it imports statehitl: not in the Strands worker
+
+    conversation = Conversation("statehitl", "file-disk", directory, "bytes-probe", turns)
+    overhead = probe_overhead()
+    written = [measured(functools.partial(conversation.turn, i), overhead)[1].wchar for i in range(turns)]
+    conversation.check(turns)
+    return written
+
+
+def statehitl_bytes_per_request(directory: Path) -> list[int]:
+    """Bytes each of the two requests of statehitl's round trip passed to write syscalls, on a new session."""
+    from storage_workload import measured, probe_overhead
+
+    k = kit("statehitl")
+    storage_dir = directory / "bytes-probe-roundtrip"
+
+    def server(prompt: Any) -> Any:
+        agent = build_agent("statehitl", k.Model(roundtrip_script(prompt)), [k.delete_files, k.inspect_files],
+                            "bytes-probe", storage_dir, hooks=[ApprovalHook(APP_NAME, k.BeforeToolCallEvent)])
+        return agent(prompt)
+
+    overhead = probe_overhead()
+    paused, first = measured(functools.partial(server, RT_PROMPT), overhead)
+    responses = [{"interruptResponse": {"interruptId": i.id, "response": "y"}} for i in paused.interrupts]
+    done, second = measured(functools.partial(server, responses), overhead)
+    assert paused.stop_reason == "interrupt", paused.stop_reason
+    assert done.stop_reason == "end_turn", done.stop_reason
+    return [first.wchar, second.wchar]

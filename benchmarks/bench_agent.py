@@ -13,11 +13,17 @@ worker process (so neither pays for the other's heap), driven turn by turn from 
 measurements:
 
 1. a conversation of 100 turns on one agent, each turn `agent(prompt)` = a model call that asks for
-   one `add` tool call, the tool call, and a model call that answers (2 cycles, 1 tool call), with and
-   without a file session; the two frameworks take turns in blocks of 10 turns (`BLOCK`);
+   one `add` tool call, the tool call, and a model call that answers (2 cycles, 1 tool call), without
+   a session, with a file session on a tmpfs (like-for-like: Strands never fsyncs, and fsync is free
+   there) and with a file session on the disk of --tmpdir; the two frameworks take turns in blocks of
+   10 turns (`BLOCK`);
 2. the seed's server/client interrupt round trip: a BeforeToolCallEvent hook interrupts before
-   `delete_files`, and every server call builds a new Agent on a file session; on a new session,
-   and on one with 100 round trips behind it.
+   `delete_files`, and every server call builds a new Agent on a file session; on a new session on the
+   tmpfs and on the disk, and on a tmpfs session with 100 round trips behind it.
+
+Beside the on-disk rows, the fsync floor of the same disk, timed in the same run: one write + fdatasync
+of the bytes statehitl's call wrote (harness/fsync_floor.py), and issue 16's goal that what the disk
+adds to statehitl (on-disk minus tmpfs) stays within 1.3x of it.
 
 See benchmarks/README.md for what every row measures.
 """
@@ -36,12 +42,21 @@ from typing import Any
 
 from agent_profile import profile_roundtrip, profile_statehitl
 from agent_worker import worker_main
-from agent_workload import CYCLES_PER_TURN, TURNS, VARIANT_LABELS, VARIANTS, WINDOWS, check_same_events
+from agent_workload import (
+    CYCLES_PER_TURN,
+    LIKE_FOR_LIKE,
+    TURNS,
+    VARIANT_LABELS,
+    VARIANTS,
+    WINDOWS,
+    check_same_events,
+)
 from harness.cli import bench_arguments
 from harness.cold_import import cold_import_row
-from harness.environment import base_environment, scratch_dir, version, write_results
-from harness.peers import Peer, Row, at_least, at_most, targets_markdown
-from harness.timing import Trial, run_interleaved, settle_disk, to_ms
+from harness.environment import base_environment, filesystem, scratch_dir, version, write_results
+from harness.fsync_floor import fsync_floor_in_place_trial, fsync_floor_trial
+from harness.peers import Check, Peer, Row, at_least, at_most, targets_markdown
+from harness.timing import Trial, median_or_none, run_interleaved, settle_disk, to_ms
 from harness.workers import Worker, workers
 
 PEER = Peer("strands", has_ratio_field=True)
@@ -60,6 +75,8 @@ every turn, to measure cycles that start cold, as after a real model call."""
 TARGET_CYCLE_RATIO = 10.0
 TARGET_GROWTH = 1.5
 TARGET_ROUNDTRIP_RATIO = 4.0
+FLOOR_GOAL = 1.3
+"""Issue 16: what the disk adds to statehitl's on-disk rows (on-disk minus tmpfs) within 1.3x of the fsync floor."""
 
 
 # --------------------------------------------------------------------------- config
@@ -77,10 +94,11 @@ class Config:
     idle: float = 0.0  # seconds of pause before every conversation turn (--idle)
     long_history: int = 100  # round trips a long session has behind it before its round trips are timed
     long_reps: int = 10
+    floor_reps: int = 40
 
     @classmethod
     def quick(cls) -> Config:
-        return cls(1, 2, 1, 5, 2, long_history=10, long_reps=3)
+        return cls(1, 2, 1, 5, 2, long_history=10, long_reps=3, floor_reps=5)
 
 
 # --------------------------------------------------------------------------- 1. agent cycles
@@ -158,13 +176,49 @@ def conversation_rows(times: dict[str, dict[str, list[list[float]]]]) -> tuple[l
 # --------------------------------------------------------------------------- 2. the seed's interrupt round trip
 
 
-def bench_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
-    trials: dict[str, Trial] = {side: functools.partial(worker.call, "roundtrip") for side, worker in pool.items()}
-    raw = run_interleaved(trials, cfg.roundtrip_warmup, cfg.roundtrip_reps, "rt")
-    row = PEER.row("interrupt round trip (new Agent per call, file session)", "ms",
-                   {side: to_ms(times) for side, times in raw.items()})
+def bench_roundtrip(cfg: Config, pool: dict[str, Worker], where: str, name: str) -> Row:
+    """The round trip with both sides' sessions on the tmpfs (`where="tmpfs"`) or on the disk."""
+    trials: dict[str, Trial] = {side: functools.partial(worker.call, "roundtrip", where)
+                                for side, worker in pool.items()}
+    raw = run_interleaved(trials, cfg.roundtrip_warmup, cfg.roundtrip_reps, f"rt-{where}")
+    row = PEER.row(name, "ms", {side: to_ms(times) for side, times in raw.items()})
     PEER.progress(row)
     return row
+
+
+# --------------------------------------------------------------------------- the fsync floor of the on-disk rows
+
+
+def floor_only(name: str, unit: str, samples: list[float]) -> Row:
+    row = Row(name, unit, median_or_none(samples), None, samples, has_ratio=False)
+    PEER.progress(row)
+    return row
+
+
+def bench_floors(cfg: Config, statehitl: Worker, disk: Path, fs: str) -> tuple[list[Row], dict[str, Any]]:
+    """The fsync floor of each on-disk row, timed here on the same disk: per turn of each window, per round trip.
+
+    A turn adds to a session log that exists, so its floor writes in place (`fsync_floor_in_place_trial`);
+    a round trip starts a new session, so its floor starts a new file (`fsync_floor_trial`), as
+    bench_multiagent.py does. The sizes are what statehitl's calls passed to write syscalls, measured once
+    in its worker, untimed.
+    """
+    per_turn = statehitl.call("bytes-per-turn", TURNS)
+    rows, detail = [], {"statehitl_bytes_written_per_turn": per_turn}
+    for lo, hi in WINDOWS:
+        size = int(statistics.median(per_turn[lo - 1: hi]))
+        raw = run_interleaved({"statehitl": fsync_floor_in_place_trial(disk / f"floor-turns-{lo}", size)}, 1,
+                              cfg.floor_reps, f"floor-turn-{lo}")
+        rows.append(floor_only(f"fsync floor on {fs}, turns {lo}-{hi}: one write + fdatasync of the bytes a statehitl "
+                               f"turn wrote ({size} B) into an existing log", "ms/turn", to_ms(raw["statehitl"])))
+    sizes = statehitl.call("bytes-per-request")
+    detail["statehitl_bytes_written_per_roundtrip_request"] = sizes
+    raw = run_interleaved({"statehitl": fsync_floor_trial(disk / "floor-roundtrip", sizes)}, 1, cfg.floor_reps,
+                          "floor-rt")
+    name = (f"fsync floor on {fs}, round trip: a new file, then per request one write + fdatasync of the bytes "
+            f"statehitl wrote ({' B, '.join(map(str, sizes))} B)")
+    rows.append(floor_only(name, "ms", to_ms(raw["statehitl"])))
+    return rows, detail
 
 
 def bench_long_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
@@ -174,7 +228,8 @@ def bench_long_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
         side: lambda _label, worker=worker: worker.call("long-roundtrip") for side, worker in pool.items()
     }
     raw = run_interleaved(trials, 1, cfg.long_reps, "long-rt")
-    row = PEER.row(f"the same, on a session with {cfg.long_history}+ earlier round trips", "ms",
+    row = PEER.row(f"interrupt round trip on the tmpfs, on a session with {cfg.long_history}+ earlier round trips",
+                   "ms",
                    {side: to_ms(times) for side, times in raw.items()})
     PEER.progress(row)
     return row
@@ -199,14 +254,40 @@ def bench_cold_import(cfg: Config, workdir: Path, sides: list[str]) -> Row:
 # --------------------------------------------------------------------------- output
 
 
-def targets_table(cycle_rows: list[Row], growth_rows: list[Row], roundtrip: Row) -> tuple[str, list[dict[str, Any]]]:
-    """The issue's targets next to what this run measured."""
-    checks = [at_least(f"≥{TARGET_CYCLE_RATIO:g}x less overhead per cycle than Strands: {row.name}", row.ratio,
-                       TARGET_CYCLE_RATIO) for row in cycle_rows if row.unit == "µs/cycle"]
+def like_for_like(row: Row) -> bool:
+    return any(VARIANT_LABELS[variant] in row.name for variant in LIKE_FOR_LIKE)
+
+
+def over_floor(disk: Row, tmpfs: Row, floor: Row) -> float | None:
+    """What the disk adds to statehitl's row (on-disk median minus tmpfs median), in floors."""
+    if disk.statehitl is None or tmpfs.statehitl is None or not floor.statehitl:
+        return None
+    return (disk.statehitl - tmpfs.statehitl) / floor.statehitl
+
+
+def targets_table(cycle_rows: list[Row], growth_rows: list[Row], roundtrips: list[Row],
+                  floors: list[Row]) -> tuple[str, list[dict[str, Any]]]:
+    """The issue's targets next to what this run measured: the ratios like-for-like (tmpfs for both sides),
+    then issue 16's goal for the on-disk rows: what the disk adds within FLOOR_GOAL of the fsync floor."""
+    checks: list[Check] = [
+        at_least(f"≥{TARGET_CYCLE_RATIO:g}x less overhead per cycle than Strands: {row.name}", row.ratio,
+                 TARGET_CYCLE_RATIO) for row in cycle_rows if row.unit == "µs/cycle" and like_for_like(row)]
     checks += [at_most(f"statehitl per cycle flat (≤{TARGET_GROWTH:g}x): {row.name}", row.statehitl, TARGET_GROWTH)
-               for row in growth_rows]
-    checks.append(at_least(f"round trip ≥{TARGET_ROUNDTRIP_RATIO:g}x faster than Strands", roundtrip.ratio,
-                           TARGET_ROUNDTRIP_RATIO))
+               for row in growth_rows if like_for_like(row)]
+    checks.append(at_least(f"round trip ≥{TARGET_ROUNDTRIP_RATIO:g}x faster than Strands, like-for-like (tmpfs for "
+                           "both)", roundtrips[0].ratio, TARGET_ROUNDTRIP_RATIO))
+    if floors:
+        turn_rows = {row.name: row for row in cycle_rows if row.unit == "ms/turn"}
+        for (lo, hi), floor in zip(WINDOWS, floors, strict=False):
+            label = f"turns {lo}-{hi}"
+            disk = turn_rows[f"agent turn (2 cycles + 1 tool call), {VARIANT_LABELS['file-disk']}, {label}"]
+            tmpfs = turn_rows[f"agent turn (2 cycles + 1 tool call), {VARIANT_LABELS['file']}, {label}"]
+            checks.append(at_most(f"file session on disk, {label}: what the disk adds to statehitl's turn (on-disk "
+                                  f"minus tmpfs) within {FLOOR_GOAL:g}x of the fsync floor",
+                                  over_floor(disk, tmpfs, floor), FLOOR_GOAL))
+        checks.append(at_most(f"round trip on disk: what the disk adds to statehitl's round trip (on-disk minus "
+                              f"tmpfs) within {FLOOR_GOAL:g}x of the fsync floor",
+                              over_floor(roundtrips[1], roundtrips[0], floors[-1]), FLOOR_GOAL))
     return targets_markdown(checks)
 
 
@@ -227,6 +308,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="instead of timing, cProfile statehitl's turns 91-100 (no session, file session) and its "
                         "interrupt round trip, and print the top functions")
     p.add_argument("--profile-top", type=int, default=25, help="rows per profile table (default 25)")
+    p.add_argument("--tmpfs", default="/dev/shm" if Path("/dev/shm").is_dir() else None, metavar="DIR",
+                   help="parent dir of the like-for-like sessions, for both sides: a tmpfs, where fsync is free, "
+                        "since Strands never fsyncs (default /dev/shm); --tmpdir is the disk")
     p.add_argument("--idle", type=float, default=0.0, metavar="MS",
                    help="pause this many ms before every conversation turn, so each cycle starts cold, as after "
                         "a real model call (default 0: a side's turns run back to back)")
@@ -238,33 +322,47 @@ def main(argv: list[str] | None = None) -> int:
     cfg = dataclasses.replace(Config.quick() if args.quick else Config(), idle=args.idle / 1000)
     sides = PEER.measured(args.only)
 
-    with scratch_dir(args.tmpdir) as workdir:
-        if args.profile:
-            print(profile_statehitl(workdir, args.profile_top))
+    with scratch_dir(args.tmpdir) as disk, scratch_dir(args.tmpfs) as tmpfs:
+        if args.profile:  # on the tmpfs: where statehitl's own time goes, not the disk's
+            print(profile_statehitl(tmpfs, args.profile_top))
             print()
-            print(profile_roundtrip(workdir, args.profile_top))
+            print(profile_roundtrip(tmpfs, args.profile_top))
             return 0
+        tmpfs_fs, disk_fs = filesystem(tmpfs), filesystem(disk)
+        if tmpfs_fs != "tmpfs":
+            print(f"warning: {tmpfs} is on {tmpfs_fs}, not tmpfs: the like-for-like rows are not like-for-like "
+                  "(statehitl fsyncs, Strands does not)", file=sys.stderr)
         if "statehitl" in sides and "strands" in sides:
             check_same_events()
         env: dict[str, Any] = {
             **base_environment(),
-            "workdir": str(workdir),
+            "workdir": str(disk),
+            "tmpfs_workdir": str(tmpfs),
+            "filesystems": {"like_for_like": tmpfs_fs, "disk": disk_fs},
             "versions": versions(sides),
             "turns": TURNS,
             "windows": WINDOWS,
             "config": asdict(cfg),
         }
-        with workers(sides, worker_main, str(workdir)) as pool:
+        with workers(sides, worker_main, str(tmpfs), str(disk)) as pool:
             env["workers"] = {side: worker.call("info") for side, worker in pool.items()}
             times = bench_conversations(cfg, pool)
-            roundtrip = bench_roundtrip(cfg, pool)
+            roundtrips = [
+                bench_roundtrip(cfg, pool, "tmpfs", f"interrupt round trip (new Agent per call, file session), on "
+                                                    f"{tmpfs_fs}: like-for-like"),
+                bench_roundtrip(cfg, pool, "disk", f"the same on {disk_fs}: statehitl fsyncs each call's last "
+                                                   "checkpoint, Strands never fsyncs"),
+            ]
             long_roundtrip = bench_long_roundtrip(cfg, pool)
-        cold = bench_cold_import(cfg, workdir, sides)
+            floors: list[Row] = []
+            if "statehitl" in pool:
+                floors, env["fsync_floor"] = bench_floors(cfg, pool["statehitl"], disk, disk_fs)
+        cold = bench_cold_import(cfg, disk, sides)
         cycle_rows, growth_rows = conversation_rows(times)
 
-    rows = [*cycle_rows, *growth_rows, roundtrip, long_roundtrip, cold]
+    rows = [*cycle_rows, *growth_rows, *roundtrips, long_roundtrip, *floors, cold]
     table = PEER.table(rows)
-    targets, target_results = targets_table(cycle_rows, growth_rows, roundtrip)
+    targets, target_results = targets_table(cycle_rows, growth_rows, roundtrips, floors)
     print(table)
     print()
     print(targets)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from pathlib import Path
 
 from harness.timing import Trial
@@ -38,4 +39,34 @@ def fsync_floor_trial(directory: Path, sizes: list[int]) -> Trial:
             os.close(fd)
         return time.perf_counter() - t0
 
+    return trial
+
+
+def fsync_floor_in_place_trial(directory: Path, size: int, reserve: int = 1 << 20) -> Trial:
+    """One write of `size` bytes and one `fdatasync` per trial, into room an existing file already has.
+
+    The floor of a call that adds to a log which already exists, mid-conversation: the log is there, and a
+    durable write that leaves the file's size alone needs no metadata commit (statehitl's file store writes
+    zeros ahead of its frames for exactly that, see "The file store" in docs/checkpoints.md). The room is
+    made untimed, `reserve` bytes at a time (written and synced), whenever the next write would not fit.
+    """
+    chunk = b"x" * size
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / "floor-in-place", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    state = {"offset": 0, "room": 0}
+
+    def trial(_label: str) -> float:
+        if state["offset"] + size > state["room"]:
+            grow = max(reserve, size)
+            os.pwrite(fd, bytes(grow), state["room"])
+            os.fsync(fd)
+            state["room"] += grow
+        t0 = time.perf_counter()
+        os.pwrite(fd, chunk, state["offset"])
+        _fdatasync(fd)
+        elapsed = time.perf_counter() - t0
+        state["offset"] += size
+        return elapsed
+
+    weakref.finalize(trial, os.close, fd)  # the file stays open for as long as the trial exists
     return trial

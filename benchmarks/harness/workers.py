@@ -49,6 +49,20 @@ class Worker:
             self.process.kill()
 
 
+def call_all(pool: list[Worker], command: str, *args: Any) -> list[Any]:
+    """`command` on every worker of `pool` at once: sent to all before any answer is awaited, so they run together.
+
+    For work whose point is concurrency (bench_fleet.py's racing workers); `Worker.call` runs one at a time.
+    """
+    for worker in pool:
+        worker.conn.send((command, *args))
+    answers = [(worker, *worker.conn.recv()) for worker in pool]
+    for worker, ok, value in answers:
+        if not ok:
+            raise WorkerError(f"the {worker.side} worker failed on {(command, *args)!r}:\n{value}")
+    return [value for _, _, value in answers]
+
+
 def serve(conn: Connection, handle: Callable[..., Any]) -> None:
     """The worker loop: `handle(command, *args)` one command at a time, answer (True, value) or (False, traceback).
 
