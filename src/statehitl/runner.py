@@ -276,7 +276,8 @@ class Runner:
         while True:
             if not pending:
                 halted = self._halted is not None and self._halted(state)  # a limit or a failed node ended it
-                return RunEnd("failed" if halted else "completed", state, step, [], last_step=last_step, applied=applied)
+                return RunEnd("failed" if halted else "completed", state, step, [], last_step=last_step,
+                              applied=applied)
             if steps_run >= step_limit:
                 return RunEnd("executing", state, step, pending)
             waiting = set(pending)
