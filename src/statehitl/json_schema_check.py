@@ -20,9 +20,28 @@ import math
 import operator
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["schema_errors"]
+
+_MAX_STEPS = 100_000
+"""Schema nodes one check may visit: a response is small, so only a self-referencing or explosive schema
+gets near it, and the check stops there rather than hang the resume."""
+
+
+_MAX_NESTING = 100
+
+
+@dataclass
+class _Walk:
+    """One check: the whole schema (what ``$ref`` resolves against) and the nodes visited so far."""
+
+    schema: Any
+    steps: int = 0
+    nesting: int = 0
+    """References being followed right now, one inside the other."""
+
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
@@ -37,7 +56,7 @@ def schema_errors(value: Any, schema: Any, *, limit: int = 5) -> list[str]:
     """What is wrong with ``value`` under ``schema`` (a JSON schema dict), as ``"at <path>: ..."`` lines;
     empty when it conforms. At most ``limit`` lines, the first ones found."""
     errors: list[str] = []
-    _check(value, schema, schema, "$", errors)
+    _check(value, schema, _Walk(schema), "$", errors)
     return errors[:limit]
 
 
@@ -52,10 +71,10 @@ def _is_type(value: Any, name: str) -> bool:
     return True if kinds is None else isinstance(value, kinds)
 
 
-def _resolve(ref: str, root: Any) -> Any:
+def _resolve(ref: str, root: _Walk) -> Any:
     if not ref.startswith("#/"):
         return {}  # a remote reference: not followed (the re-run check decides)
-    node = root
+    node = root.schema
     for part in ref[2:].split("/"):
         part = part.replace("~1", "/").replace("~0", "~")
         if not isinstance(node, dict) or part not in node:
@@ -64,11 +83,14 @@ def _resolve(ref: str, root: Any) -> Any:
     return node
 
 
-def _check(value: Any, schema: Any, root: Any, path: str, errors: list[str]) -> None:
-    if schema is True or not isinstance(schema, dict):
-        return
-    if "$ref" in schema:
+def _check(value: Any, schema: Any, root: _Walk, path: str, errors: list[str]) -> None:
+    root.steps += 1
+    if schema is True or not isinstance(schema, dict) or root.steps > _MAX_STEPS:
+        return  # past the work limit (a reference to itself, a huge union): left to the re-run check
+    if "$ref" in schema and root.nesting < _MAX_NESTING:  # else a reference cycle: left to the re-run check
+        root.nesting += 1
         _check(value, _resolve(schema["$ref"], root), root, path, errors)
+        root.nesting -= 1
     kind = schema.get("type")
     if kind is not None:
         names = kind if isinstance(kind, list) else [kind]
@@ -80,17 +102,23 @@ def _check(value: Any, schema: Any, root: Any, path: str, errors: list[str]) -> 
     if "enum" in schema and not any(_same(value, v) for v in schema["enum"]):
         choices = ", ".join(repr(v) for v in schema["enum"])
         errors.append(f"at {path}: expected one of {choices}, got {_describe(value)}")
+    tagged = _tagged_option(value, schema, root, path, errors)
+    if tagged is not None:
+        _check(value, tagged, root, path, errors)
     for word in ("anyOf", "oneOf"):
-        if word in schema:
-            closest: list[str] | None = None
+        if word in schema and tagged is None:
+            closest: tuple[int, list[str]] | None = None
             for option in schema[word]:
                 problems = _errors_in(value, option, root, path)
                 if not problems:
                     break
-                if closest is None or len(problems) < len(closest):
-                    closest = problems  # the closest shape is almost always the one meant: report its problems
+                # The closest shape (of the value's JSON type, then fewest problems) is almost always the
+                # one meant: report its problems.
+                distance = (0 if _type_fits(value, option, root) else 1, len(problems))
+                if closest is None or distance < (closest[0], len(closest[1])):
+                    closest = (distance[0], problems)
             else:
-                errors.extend(closest or [])
+                errors.extend(closest[1] if closest is not None else [])
     for option in schema.get("allOf", ()):
         _check(value, option, root, path, errors)
     if isinstance(value, dict):
@@ -103,13 +131,42 @@ def _check(value: Any, schema: Any, root: Any, path: str, errors: list[str]) -> 
         _check_number(value, schema, path, errors)
 
 
-def _errors_in(value: Any, schema: Any, root: Any, path: str) -> list[str]:
+def _type_fits(value: Any, schema: Any, root: _Walk) -> bool:
+    for _ in range(_MAX_STEPS):  # bounded: a reference may point at itself
+        if not (isinstance(schema, dict) and "$ref" in schema and "type" not in schema):
+            break
+        schema = _resolve(schema["$ref"], root)
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if kind is None:
+        return True
+    return any(_is_type(value, n) for n in (kind if isinstance(kind, list) else [kind]))
+
+
+def _tagged_option(value: Any, schema: dict[str, Any], root: _Walk, path: str, errors: list[str]) -> Any:
+    """The one shape a discriminated union's tag picks (pydantic's ``discriminator``), else None: its
+    problems are the ones to report, not the closest shape's."""
+    tag = schema.get("discriminator")
+    if not isinstance(tag, dict) or not isinstance(value, dict) or not isinstance(tag.get("mapping"), dict):
+        return None
+    name, mapping = tag.get("propertyName"), tag["mapping"]
+    if name not in value:
+        errors.append(f"at {path}: missing required field {name!r}")
+        return True
+    ref = mapping.get(value[name]) if isinstance(value[name], str) else None
+    if not isinstance(ref, str):
+        errors.append(f"at {path}.{name}: expected one of {', '.join(repr(k) for k in mapping)}, "
+                      f"got {_describe(value[name])}")
+        return True
+    return _resolve(ref, root)
+
+
+def _errors_in(value: Any, schema: Any, root: _Walk, path: str) -> list[str]:
     found: list[str] = []
     _check(value, schema, root, path, found)
     return found
 
 
-def _check_object(value: dict[str, Any], schema: dict[str, Any], root: Any, path: str, errors: list[str]) -> None:
+def _check_object(value: dict[str, Any], schema: dict[str, Any], root: _Walk, path: str, errors: list[str]) -> None:
     properties = schema.get("properties", {})
     for name in schema.get("required", ()):
         if name not in value:
@@ -125,7 +182,7 @@ def _check_object(value: dict[str, Any], schema: dict[str, Any], root: Any, path
             _check(item, extra, root, where, errors)
 
 
-def _check_array(value: list[Any], schema: dict[str, Any], root: Any, path: str, errors: list[str]) -> None:
+def _check_array(value: list[Any], schema: dict[str, Any], root: _Walk, path: str, errors: list[str]) -> None:
     prefix = schema.get("prefixItems", [])
     for index, item in enumerate(value):
         option = prefix[index] if index < len(prefix) else schema.get("items", True)

@@ -180,7 +180,8 @@ class SpyStorage(MemoryStorage):
             if kind in ("checkpoint", "claim"):
                 assert key.startswith("threads/t/"), (key, kind)
             elif kind == "audit":
-                assert key.startswith("audit/t/") and durable, (key, kind)
+                assert key.startswith("audit/t/"), (key, kind)
+                assert durable, (key, kind)
             else:
                 assert kind in ("index", "machine"), (key, kind)
             if kind not in ("checkpoint", "audit"):
@@ -209,7 +210,8 @@ def test_durability_decides_which_records_are_written_and_forced(durability: str
     kinds = [kind for _, kind, _ in storage.writes if kind != "checkpoint"]
     assert [kind for kind in kinds if kind != "audit"] == ["index", "machine", "claim", "index"]
     # and the answer's audit entry, once, after the claim (and after the first checkpoint of the resume)
-    assert kinds.count("audit") == 1 and kinds.index("audit") > kinds.index("claim")
+    assert kinds.count("audit") == 1
+    assert kinds.index("audit") > kinds.index("claim")
 
 
 def test_durability_can_be_chosen_per_invoke() -> None:
