@@ -39,7 +39,8 @@ __all__ = [
 class Approve(BaseModel):
     """Go ahead, as shown."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"required": ["type"]})
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True,
+                              json_schema_extra={"required": ["type"]})
 
     type: Literal["approve"] = "approve"
 
@@ -47,7 +48,8 @@ class Approve(BaseModel):
 class Reject(BaseModel):
     """Do not do it; ``message`` says why (a rejected tool call returns it to the model as the error)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"required": ["type"]})
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True,
+                              json_schema_extra={"required": ["type"]})
 
     type: Literal["reject"] = "reject"
     message: str = "rejected"
@@ -56,7 +58,8 @@ class Reject(BaseModel):
 class Edit(BaseModel):
     """Do it with this ``input`` instead (a tool call's arguments)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"required": ["type", "input"]})
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True,
+                              json_schema_extra={"required": ["type", "input"]})
 
     type: Literal["edit"] = "edit"
     input: Any
@@ -65,7 +68,8 @@ class Edit(BaseModel):
 class Respond(BaseModel):
     """A free-text answer: what the human says, for the run to use."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"required": ["type", "text"]})
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True,
+                              json_schema_extra={"required": ["type", "text"]})
 
     type: Literal["respond"] = "respond"
     text: str

@@ -156,7 +156,7 @@ def audit_entries(record: CheckpointRecord, answers: dict[str, Any], meta: Mappi
             who = meta.get(i.id, AnswerMeta())
             entries.append(AuditEntry(
                 thread_id=record.thread_id, interrupt_id=i.id, name=i.name, reason=i.reason, response=answers[i.id],
-                responder=who.responder, comment=who.comment, at=now, outcome=outcome_of(answers[i.id]),
+                responder=who.responder, comment=who.comment, at=now, outcome=who.outcome or outcome_of(answers[i.id]),
                 node=i.node, source=i.source, digest=i.digest, checkpoint_id=record.checkpoint_id,
             ))
     return entries

@@ -293,7 +293,7 @@ class Runner:
             waiting = set(pending)
             runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
             before = Position(state, pending, None, step, completed, responses, progress,
-                              at.waiting if step == at.step else [])
+                              at.waiting if step == at.step else [], at.digests if step == at.step else {})
             try:
                 moved = await self._one_step(before, runnable, settings)
             except NodeFailed as failed:
