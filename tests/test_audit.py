@@ -10,11 +10,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from statehitl.checkpoint import Checkpointer, FileCheckpointer
+from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.json_schema_check import schema_errors
+from statehitl.position import audit_entries
+from statehitl.resume import AnswerMeta
 
 
 class State(BaseModel):
@@ -132,6 +134,23 @@ def test_racing_resumes_run_the_answer_once_and_audit_only_the_winner(tmp_path):
     assert ran == [f"first yes from {winners[0]}"]
     trail = approvals(FileCheckpointer(tmp_path)).audit("t")
     assert [(e.responder, e.response) for e in trail] == [(winners[0], f"yes from {winners[0]}")]
+
+
+def test_an_answer_given_on_no_humans_behalf_names_its_own_outcome():
+    """What an expiry sweep records: the default answer, with ``outcome="expired"`` from code, never from a
+    response block (which can only say responder and comment)."""
+    checkpointer = MemoryCheckpointer()
+    app = approvals(checkpointer)
+    waiting = app.invoke({}, thread_id="t").interrupts[0]
+    record = asyncio.run(checkpointer.latest("t"))
+    assert record is not None
+    [expired] = audit_entries(record, {waiting.id: {"type": "reject", "message": "timed out"}},
+                              {waiting.id: AnswerMeta(responder="expiry", outcome="expired")})
+    [rejected] = audit_entries(record, {waiting.id: {"type": "reject", "message": "no"}}, {})
+    assert (expired.outcome, expired.responder, rejected.outcome) == ("expired", "expiry", "rejected")
+    assert expired.checkpoint_id == record.checkpoint_id
+    assert expired.reason == {"step": 1}
+    assert audit_entries(record, {}, {}) == []  # nothing answered, nothing to record
 
 
 def test_the_audit_entry_schema_is_what_the_ui_reads():
