@@ -8,6 +8,7 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
@@ -134,6 +135,31 @@ def test_racing_resumes_run_the_answer_once_and_audit_only_the_winner(tmp_path):
     assert ran == [f"first yes from {winners[0]}"]
     trail = approvals(FileCheckpointer(tmp_path)).audit("t")
     assert [(e.responder, e.response) for e in trail] == [(winners[0], f"yes from {winners[0]}")]
+
+
+def test_an_answer_acted_on_by_a_step_that_then_failed_is_recorded_and_so_is_the_next_one():
+    attempts: list[str] = []
+
+    def flaky(state: State, ctx: NodeContext) -> dict[str, Any]:
+        answer = ctx.interrupt("go", reason="deploy?")
+        attempts.append(answer)
+        if len(attempts) == 1:
+            raise RuntimeError("deploy target unreachable")
+        return {"log": [answer]}
+
+    g = StateGraph(State)
+    g.add_node("deploy", flaky)
+    g.add_edge(START, "deploy")
+    g.add_edge("deploy", END)
+    app = g.compile(checkpointer=MemoryCheckpointer())
+    waiting = app.invoke({}, thread_id="t").interrupts[0]
+    with pytest.raises(RuntimeError, match="unreachable"):
+        app.invoke(reply(waiting, "yes", responder="ada"), thread_id="t")
+    assert app.get_state("t").status == "failed"
+    assert [(e.response, e.responder) for e in app.audit("t")] == [("yes", "ada")]
+    app.invoke(reply(waiting, "yes again", responder="bob"), thread_id="t")  # a failed resume is answered again
+    assert [(e.response, e.responder) for e in app.audit("t")] == [("yes", "ada"), ("yes again", "bob")]
+    assert attempts == ["yes", "yes again"]
 
 
 def test_an_answer_given_on_no_humans_behalf_names_its_own_outcome():

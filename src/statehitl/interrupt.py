@@ -9,6 +9,7 @@ I/O; the runner owns storage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from statehitl._json import require_json
@@ -19,8 +20,6 @@ from statehitl.errors import (
     InterruptReasonError,
 )
 from statehitl.interrupt_ids import interrupt_id
-from statehitl.response_types import response_schema as schema_of
-from statehitl.response_types import validate_response
 
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
 
@@ -129,16 +128,24 @@ class InterruptScope:
             found = self.responses[iid]
             if response_type is None:
                 return found
-            return validate_response(response_type, found, f"the response to interrupt {name!r} (id {iid})")
+            return _typed().validate_response(response_type, found, f"the response to interrupt {name!r} (id {iid})")
         if response is not None:
             if response_type is not None:
-                return validate_response(response_type, response, f"the preset response of interrupt {name!r}")
+                return _typed().validate_response(response_type, response,
+                                                  f"the preset response of interrupt {name!r}")
             require_json(response, f"the response of interrupt {name!r}", InterruptReasonError)
             return response
         if schema is None and response_type is not None:
-            schema = schema_of(response_type)
+            schema = _typed().response_schema(response_type)
         raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node,
                                          response_schema=schema, digest=digest)])
+
+
+def _typed() -> ModuleType:
+    """``response_types``, imported on the first typed interrupt: untyped ones never load its validators."""
+    from statehitl import response_types
+
+    return response_types
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl import interrupt_ids, observe
-from statehitl.answers import outcome_of
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
@@ -149,6 +148,8 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
 def audit_entries(record: CheckpointRecord, answers: dict[str, Any], meta: Mapping[str, AnswerMeta]
                   ) -> list[AuditEntry]:
     """The audit entries of ``answers`` to the interrupts ``record`` waits on, in the order it lists them."""
+    from statehitl.answers import outcome_of  # only a resume needs the vocabulary: not every cold start
+
     now = time.time()
     entries = []
     for i in record.interrupts:

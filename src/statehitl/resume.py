@@ -26,7 +26,6 @@ from statehitl.errors import (
     UnknownInterruptError,
 )
 from statehitl.interrupt import Interrupt
-from statehitl.json_schema_check import schema_errors
 
 __all__ = [
     "AnswerMeta",
@@ -196,6 +195,8 @@ def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> N
             "arguments than the ones shown); nothing was applied: answer the call as it is now"
         )
     if interrupt.response_schema is not None:
+        from statehitl.json_schema_check import schema_errors  # only typed interrupts need the checker
+
         problems = schema_errors(block["response"], interrupt.response_schema)
         if problems:
             raise ResponseValidationError(f"{where} is not a valid response: {'; '.join(problems)}; "

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from statehitl.action_digest import tool_call_digest
-from statehitl.answers import Approve, Edit, Reject, ToolAnswer, check_edit, tool_answer_schema
 from statehitl.hooks.registry import HookEvent, InterruptibleEvent
 from statehitl.types.content import ContentBlock, Message, Messages
 from statehitl.types.tools import AgentTool, ToolResult, ToolUse
 
 if TYPE_CHECKING:
     from statehitl.agent.result import AgentResult
+    from statehitl.answers import Approve, Edit, Reject
     from statehitl.types.agent import AgentInput
 
 __all__ = [
@@ -155,6 +155,9 @@ class BeforeToolCallEvent(InterruptibleEvent):
         tool's input schema (checked at resume, before the thread is claimed, and again here). The
         interrupt carries the call's digest, so the answer is never applied to other arguments.
         """
+        # Imported here: the vocabulary's models are built only by agents that use it (cold starts).
+        from statehitl.answers import Edit, Reject, ToolAnswer, check_edit, tool_answer_schema
+
         spec = self.selected_tool.tool_spec["inputSchema"]["json"] if self.selected_tool is not None else None
         scope = self._active_scope(name)
         answer: Approve | Reject | Edit = scope.interrupt(
