@@ -21,7 +21,7 @@ from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.resume import AnswerMeta
 from statehitl.transitions import InterruptAnswered
 
-__all__ = ["NodeContext", "Position", "RunEnd", "Writes", "resume_position", "start_position"]
+__all__ = ["NodeContext", "Position", "RunEnd", "Writes", "audit_entries", "resume_position", "start_position"]
 
 Writes = list[tuple[str, dict[str, Any]]]
 """One step's updates: ``(node, update)`` in the order the nodes were scheduled."""
