@@ -61,8 +61,25 @@ def test_the_fan_out_example_in_concepts(tmp_path: Path) -> None:
     assert run(code, tmp_path) == expected(code)
 
 
+def test_the_typed_answer_example_refuses_a_wrong_answer_and_audits_the_right_ones(tmp_path: Path) -> None:
+    code = snippet("docs/answers.md", "## Typed answers")
+
+    assert run(code, tmp_path) == expected(code)
+    # the refused answer left no trace: two answers, two audit entries, in the store the snippet made
+    trail = asyncio.run(FileCheckpointer(tmp_path / ".statehitl").audit("order-42"))
+    assert [(e.name, e.responder, e.comment) for e in trail] == [("review", "ada", None), ("amount", "ada", "partial")]
+
+
+def test_the_tool_approval_example_edits_the_call_and_audits_it(tmp_path: Path) -> None:
+    code = snippet("docs/answers.md", "## The answer vocabulary")
+
+    assert run(code, tmp_path) == expected(code)
+
+
 @pytest.mark.parametrize(("doc", "after"), [("README.md", "## A graph that asks first"),
-                                            ("docs/concepts.md", "**Fan-out.**")])
+                                            ("docs/concepts.md", "**Fan-out.**"),
+                                            ("docs/answers.md", "## Typed answers"),
+                                            ("docs/answers.md", "## The answer vocabulary")])
 def test_the_expected_output_is_the_comment_on_each_print(doc: str, after: str) -> None:
     """Guards the checks above: a snippet whose print lost its comment would compare nothing."""
     code = snippet(doc, after)

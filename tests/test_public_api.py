@@ -7,6 +7,7 @@ import sys
 
 import statehitl
 import statehitl.agent
+import statehitl.answers
 import statehitl.checkpoint
 import statehitl.errors
 import statehitl.graph
@@ -23,6 +24,8 @@ PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
     statehitl: ["Agent", "tool"],
+    statehitl.answers: ["Answer", "Approve", "Edit", "Reject", "Respond", "ToolAnswer", "check_edit", "outcome_of",
+                        "tool_answer_schema"],
     statehitl.agent: ["Agent", "AgentMetrics", "AgentNode", "AgentResult", "AgentRuntime", "AgentState",
                       "ConversationManager", "LoopRun", "NullConversationManager", "SlidingWindowConversationManager",
                       "ToolMetrics"],
@@ -45,9 +48,9 @@ PUBLIC = {
     statehitl.session: ["DynamoDBSessionManager", "FileSessionManager", "S3SessionManager", "SESSION_URL_ENV",
                         "SessionManager"],
     statehitl.tools: ["DecoratedFunctionTool", "ToolRegistry", "tool"],
-    statehitl.checkpoint: ["ABSENT", "CheckpointRecord", "Checkpointer", "FileCheckpointer", "FileStorage",
-                           "InterruptRecord", "MemoryCheckpointer", "MemoryStorage", "Storage", "storage_from_url",
-                           "validate_key", "validate_prefix", "validate_thread_id"],
+    statehitl.checkpoint: ["ABSENT", "AuditEntry", "CheckpointRecord", "Checkpointer", "FileCheckpointer",
+                           "FileStorage", "InterruptRecord", "MemoryCheckpointer", "MemoryStorage", "Storage",
+                           "storage_from_url", "validate_key", "validate_prefix", "validate_thread_id"],
     statehitl.testing: ["CountingStorage", "StorageCounts", "TransitionRecorder"],
 }
 

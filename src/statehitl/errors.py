@@ -19,6 +19,8 @@ The tree::
      │    ├── ResumeInputError (TypeError)          input of the wrong shape for the thread's status
      │    ├── UnknownInterruptError (KeyError)      a response names an interrupt that is not pending
      │    ├── InvalidResponseError (ValueError)     an empty list, a block without id or response, a repeat
+     │    │    ├── ResponseValidationError              a response that is not of the interrupt's response type
+     │    │    └── DigestMismatchError                  an approval of another tool call than the one to run
      │    └── NotInterruptedError (ValueError)      responses sent to a thread that is not waiting
      └── CheckpointError
           ├── InvalidThreadIdError (ValueError)     a thread id that could escape its store
@@ -46,6 +48,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointNotFoundError",
     "CheckpointerNotFoundError",
+    "DigestMismatchError",
     "DirectToolCallError",
     "DuplicateInterruptNameError",
     "GraphValidationError",
@@ -60,6 +63,7 @@ __all__ = [
     "NodeCancelledError",
     "NotInterruptedError",
     "NotJSONError",
+    "ResponseValidationError",
     "ResumeInputError",
     "StatehitlError",
     "StepLimitError",
@@ -154,6 +158,16 @@ class UnknownInterruptError(InterruptError, _Unquoted):
 
 class InvalidResponseError(InterruptError, ValueError):
     """The resume list is empty, or a block lacks its id or response, or answers one interrupt twice."""
+
+
+class ResponseValidationError(InvalidResponseError):
+    """A response does not validate against its interrupt's ``response_type`` (or an ``Edit`` against
+    the tool's input schema). Raised before the answer is applied: the thread still waits on it."""
+
+
+class DigestMismatchError(InvalidResponseError):
+    """An answer about a tool call does not match the call that would run: the human saw (and approved)
+    other arguments. Raised before the answer is applied: the thread still waits on it."""
 
 
 class NotInterruptedError(InterruptError, ValueError):

@@ -9,10 +9,16 @@ I/O; the runner owns storage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from statehitl._json import require_json
-from statehitl.errors import DuplicateInterruptNameError, InterruptNameError, InterruptReasonError
+from statehitl.errors import (
+    DigestMismatchError,
+    DuplicateInterruptNameError,
+    InterruptNameError,
+    InterruptReasonError,
+)
 from statehitl.interrupt_ids import interrupt_id
 
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
@@ -24,7 +30,9 @@ class Interrupt:
 
     ``id`` is what a response must quote; ``name`` and ``reason`` are what the raiser gave;
     ``source`` says where it came from (``"node"``, ``"hook"`` or ``"tool"``) and ``node`` which
-    node (or tool use) raised it.
+    node (or tool use) raised it. ``response_schema`` is the JSON schema of the response it expects
+    (from ``response_type=``; None: any JSON), so a UI can render a form; ``digest`` binds it to the
+    tool call it is about (``action_digest``), None for an interrupt about no tool call.
     """
 
     id: str
@@ -33,10 +41,13 @@ class Interrupt:
     response: Any = None
     source: str = "node"
     node: str = ""
+    response_schema: dict[str, Any] | None = None
+    digest: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict, the same shape the checkpoint stores."""
-        return {
+        """A JSON-ready dict, the same shape the checkpoint stores (``response_schema`` and ``digest``
+        only when set)."""
+        data = {
             "id": self.id,
             "name": self.name,
             "reason": self.reason,
@@ -44,6 +55,11 @@ class Interrupt:
             "source": self.source,
             "node": self.node,
         }
+        if self.response_schema is not None:
+            data["response_schema"] = self.response_schema
+        if self.digest is not None:
+            data["digest"] = self.digest
+        return data
 
 
 class InterruptRaised(Exception):
@@ -76,13 +92,20 @@ class InterruptScope:
     thread: str | None = None
     """The thread the ids are unique to (None: the ``v1`` ids of a thread waiting since before)."""
     names: set[str] = field(default_factory=set)
+    digests: dict[str, str] = field(default_factory=dict)
+    """The digests of the answered interrupts that were about a tool call, by interrupt id."""
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, response_type: Any = None, *,
+                  digest: str | None = None, schema: dict[str, Any] | None = None) -> Any:
         """Return the response for ``name`` if the human answered it; otherwise stop the handler.
 
         ``response`` is an answer known in advance (Strands' preemptive response, e.g. an approval
         the user already gave for the session): returned at once, without stopping, unless the human
         answered this interrupt already. Like every response it must be JSON-serializable.
+        ``response_type``: the response is validated as this type and returned as its value (a model
+        instance for a model); the interrupt carries its JSON schema (or ``schema``, a more precise one
+        the caller built). ``digest``: the tool call this interrupt is about (``action_digest``); an
+        answer given to another call is refused.
         """
         if not isinstance(name, str) or not name:
             raise InterruptNameError(f"interrupt name must be a non-empty str, got {name!r}")
@@ -95,11 +118,34 @@ class InterruptScope:
         require_json(reason, f"the reason of interrupt {name!r}", InterruptReasonError)
         iid = interrupt_id(self.site, name, self.thread)
         if iid in self.responses:
-            return self.responses[iid]
+            answered = self.digests.get(iid)
+            if answered is not None and digest is not None and answered != digest:
+                raise DigestMismatchError(
+                    f"the answer to interrupt {name!r} (id {iid}) was given for tool call {answered}, but the call "
+                    f"that would run now is {digest} (its input changed since it was shown); nothing was applied, "
+                    "the thread still waits: answer the call as it is now"
+                )
+            found = self.responses[iid]
+            if response_type is None:
+                return found
+            return _typed().validate_response(response_type, found, f"the response to interrupt {name!r} (id {iid})")
         if response is not None:
+            if response_type is not None:
+                return _typed().validate_response(response_type, response,
+                                                  f"the preset response of interrupt {name!r}")
             require_json(response, f"the response of interrupt {name!r}", InterruptReasonError)
             return response
-        raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node)])
+        if schema is None and response_type is not None:
+            schema = _typed().response_schema(response_type)
+        raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node,
+                                         response_schema=schema, digest=digest)])
+
+
+def _typed() -> ModuleType:
+    """``response_types``, imported on the first typed interrupt: untyped ones never load its validators."""
+    from statehitl import response_types
+
+    return response_types
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +160,9 @@ class InterruptContext:
     prefix: str = ""
     thread: str | None = None
     """The thread whose interrupt ids these are (see ``interrupt_ids.interrupt_id``)."""
+    digests: dict[str, str] = field(default_factory=dict)
+    """The tool-call digests of the interrupts being answered, by id: a re-raised one must match."""
 
     def scope(self, site: str, source: str, node: str) -> InterruptScope:
         """The scope of one handler invocation at ``site`` (built with ``prefix`` by ``interrupt_ids``)."""
-        return InterruptScope(site, self.responses, source, node, self.thread)
+        return InterruptScope(site, self.responses, source, node, self.thread, digests=self.digests)

@@ -110,7 +110,7 @@ def node_call(ctx: NodeContext, task: Any, state: dict[str, Any], kept: Any,
     """The call of a nested machine from inside the node ``ctx`` belongs to: its interrupt ids are
     prefixed with that node call's site, and it sees the enclosing run's answers."""
     prefix = interrupt_ids.nested(interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node))
-    context = InterruptContext(ctx.interrupts.responses, prefix, ctx.interrupts.thread)
+    context = InterruptContext(ctx.interrupts.responses, prefix, ctx.interrupts.thread, ctx.interrupts.digests)
     return NodeCall(task, state, context, ctx.thread_id, ctx.invocation_state, kept, emit)
 
 
@@ -135,4 +135,5 @@ def resumed_run(kept: dict[str, Any], codec: _Loads, base: dict[str, Any], call:
     grown = {c: [*base.get(c, ()), *items] for c, items in kept["appended"].items()}
     state = codec.load({**kept["values"], **grown})
     return Position(state, kept["pending"], None, kept["step"], kept["completed"],
-                    {**kept["responses"], **call.interrupts.responses}, kept["progress"])
+                    {**kept["responses"], **call.interrupts.responses}, kept["progress"],
+                    digests=call.interrupts.digests)

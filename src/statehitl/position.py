@@ -7,17 +7,21 @@ thread, whether the next checkpoint must store the state whole), so no shape edi
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl import interrupt_ids, observe
+from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
-from statehitl.checkpoint.records import InterruptRecord, RecordStatus
+from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, RecordStatus
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
+from statehitl.resume import AnswerMeta
 from statehitl.transitions import InterruptAnswered
 
-__all__ = ["NodeContext", "Position", "RunEnd", "Writes", "resume_position", "start_position"]
+__all__ = ["NodeContext", "Position", "RunEnd", "Writes", "audit_entries", "resume_position", "start_position"]
 
 Writes = list[tuple[str, dict[str, Any]]]
 """One step's updates: ``(node, update)`` in the order the nodes were scheduled."""
@@ -42,13 +46,14 @@ class NodeContext:
     """What this node kept of its work when it last stopped on an interrupt in this step (else None)."""
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None) -> Any:
         """Ask the human. Returns the response on resume (or ``response``, an answer known in advance);
-        ``reason`` must be JSON-serializable."""
+        ``reason`` must be JSON-serializable. ``response_type``: the response is validated as this type
+        (a pydantic model, a ``Literal[...]``...) and returned as its value."""
         if self._scope is None:
             site = interrupt_ids.node(self.interrupts.prefix, self.step, self.node)
             self._scope = self.interrupts.scope(site, "node", self.node)
-        return self._scope.interrupt(name, reason, response)
+        return self._scope.interrupt(name, reason, response, response_type)
 
 
 @dataclass
@@ -68,6 +73,10 @@ class Position:
     waiting: list[InterruptRecord] = field(default_factory=list)
     """The interrupts this position's step answers (a resume): kept if the step fails, so they can be
     answered again."""
+    digests: dict[str, str] = field(default_factory=dict)
+    """The tool-call digests of answered interrupts that ``waiting`` does not list (a nested run's)."""
+    answered: list[AuditEntry] = field(default_factory=list)
+    """The audit entries of this resume's answers, recorded once the step that applies them is stored."""
 
 
 @dataclass
@@ -117,20 +126,40 @@ def start_position(head: Head | None, thread_id: str, state: Any, pending: list[
 
 
 async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any, *,
-                          rewritten: bool = False) -> Position:
+                          rewritten: bool = False, meta: Mapping[str, AnswerMeta] | None = None) -> Position:
     """Claim the stopped ``head`` (interrupted, or running when its process died) for this process and
     return where its run re-enters, with ``answers`` to its interrupts (none for a crashed run).
 
     Called once the answers are checked: the claim is the first write, so of two processes answering
     the same interrupt only one gets past it, before any node, hook or tool runs. ``rewritten``: the
-    state was converted (a migration), so the next checkpoint stores it whole.
+    state was converted (a migration), so the next checkpoint stores it whole. ``meta``: who gave
+    which answer, for the audit trail.
     """
     record = head.record
     await checkpointer.claim(head, owner_id())
+    answered = audit_entries(record, answers, meta or {})
     head.cursor.migrated = head.cursor.migrated or rewritten
     if observe.observers:
         for i in record.interrupts:
             if i.id in answers:
                 observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
     return Position(state, record.pending, head.cursor, record.step, record.completed,
-                    {**record.responses, **answers}, record.progress, list(record.interrupts))
+                    {**record.responses, **answers}, record.progress, list(record.interrupts), answered=answered)
+
+
+def audit_entries(record: CheckpointRecord, answers: dict[str, Any], meta: Mapping[str, AnswerMeta]
+                  ) -> list[AuditEntry]:
+    """The audit entries of ``answers`` to the interrupts ``record`` waits on, in the order it lists them."""
+    from statehitl.answers import outcome_of  # only a resume needs the vocabulary: not every cold start
+
+    now = time.time()
+    entries = []
+    for i in record.interrupts:
+        if i.id in answers:
+            who = meta.get(i.id, AnswerMeta())
+            entries.append(AuditEntry(
+                thread_id=record.thread_id, interrupt_id=i.id, name=i.name, reason=i.reason, response=answers[i.id],
+                responder=who.responder, comment=who.comment, at=now, outcome=who.outcome or outcome_of(answers[i.id]),
+                node=i.node, source=i.source, digest=i.digest, checkpoint_id=record.checkpoint_id,
+            ))
+    return entries

@@ -11,21 +11,33 @@ same messages.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl._json import require_json
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.errors import (
+    DigestMismatchError,
     InterruptReasonError,
     InvalidResponseError,
     NotInterruptedError,
+    ResponseValidationError,
     ResumeInputError,
     UnknownInterruptError,
 )
 from statehitl.interrupt import Interrupt
 
-__all__ = ["ContinueRun", "ResumeRun", "RunPlan", "StartRun", "is_response_list", "parse_responses", "plan_run"]
+__all__ = [
+    "AnswerMeta",
+    "ContinueRun",
+    "ResumeRun",
+    "RunPlan",
+    "StartRun",
+    "is_response_list",
+    "parse_answers",
+    "parse_responses",
+    "plan_run",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +48,26 @@ class StartRun:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerMeta:
+    """Who gave an answer and what they said about it, for the audit trail (all optional).
+
+    ``outcome`` overrides the one read from the response (``answers.outcome_of``): never from a response
+    block, only from code that applies an answer on no human's behalf (``"expired"``, for a default
+    applied when an interrupt's time ran out).
+    """
+
+    responder: str | None = None
+    comment: str | None = None
+    outcome: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ResumeRun:
-    """The interrupted run goes on with these answers, ``{interrupt_id: response}``."""
+    """The interrupted run goes on with these answers, ``{interrupt_id: response}``; ``meta`` says who
+    gave each (by interrupt id, for the answers whose block named a responder or a comment)."""
 
     answers: dict[str, Any]
+    meta: dict[str, AnswerMeta] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +92,8 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
     if status == "interrupted" or (status == "failed" and record is not None and record.interrupts
                                    and is_response_list(input)):  # a resumed step failed: answer it again
         assert record is not None
-        return ResumeRun(parse_responses(input, [i.to_interrupt() for i in record.interrupts], thread=label))
+        answers, meta = parse_answers(input, [i.to_interrupt() for i in record.interrupts], thread=label)
+        return ResumeRun(answers, meta)
     if is_response_list(input):
         why = "it has no checkpoint" if record is None else f"its status is {status}"
         raise NotInterruptedError(
@@ -95,6 +124,19 @@ def is_response_list(payload: Any) -> bool:
 
 def parse_responses(payload: Any, pending: Sequence[Interrupt], *, thread: str) -> dict[str, Any]:
     """Validate ``payload`` against the ``pending`` interrupts of ``thread``; return id -> response."""
+    return parse_answers(payload, pending, thread=thread)[0]
+
+
+def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str
+                  ) -> tuple[dict[str, Any], dict[str, AnswerMeta]]:
+    """Validate ``payload`` against the ``pending`` interrupts of ``thread``: id -> response, and id ->
+    who answered (for the blocks that say).
+
+    Besides the shape, each response is checked against its interrupt's ``response_schema`` and a
+    block's ``digest`` against its interrupt's, so a wrong answer is refused here, before the thread
+    is claimed or anything runs (``ResponseValidationError``, ``DigestMismatchError``).
+    """
+    by_id = {i.id: i for i in pending}
     names = {i.id: i.name for i in pending}
     waiting = ", ".join(f"{i.name!r} (id {i.id})" for i in pending)
     if not isinstance(payload, list):
@@ -105,6 +147,7 @@ def parse_responses(payload: Any, pending: Sequence[Interrupt], *, thread: str) 
     if not payload:
         raise InvalidResponseError(f"{thread}: the list of interrupt responses is empty; expected {_EXAMPLE}")
     answers: dict[str, Any] = {}
+    meta: dict[str, AnswerMeta] = {}
     for index, item in enumerate(payload):
         if not isinstance(item, dict) or set(item) != {"interruptResponse"}:
             raise ResumeInputError(
@@ -128,5 +171,33 @@ def parse_responses(payload: Any, pending: Sequence[Interrupt], *, thread: str) 
         if iid in answers:
             raise InvalidResponseError(f"{thread}: interrupt {names[iid]!r} (id {iid}) is answered twice")
         require_json(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", InterruptReasonError)
+        _check_answer(block, by_id[iid], thread)
         answers[iid] = block["response"]
-    return answers
+        responder, comment = block.get("responder"), block.get("comment")
+        if responder is not None or comment is not None:
+            meta[iid] = AnswerMeta(responder, comment)
+    return answers, meta
+
+
+def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> None:
+    """Refuse a block whose extras are not strings, whose digest is not its interrupt's, or whose response
+    does not fit the interrupt's response schema."""
+    where = f"{thread}: the answer to interrupt {interrupt.name!r} (id {interrupt.id})"
+    for key in ("responder", "comment", "digest"):
+        if block.get(key) is not None and not isinstance(block[key], str):
+            raise InvalidResponseError(f"{where} has a {key!r} of {block[key]!r}; it must be a str")
+    digest = block.get("digest")
+    if digest is not None and digest != interrupt.digest:
+        if interrupt.digest is None:
+            raise DigestMismatchError(f"{where} carries digest {digest!r}, but the interrupt is about no tool call")
+        raise DigestMismatchError(
+            f"{where} was given for tool call {digest}, but the call waiting is {interrupt.digest} (other "
+            "arguments than the ones shown); nothing was applied: answer the call as it is now"
+        )
+    if interrupt.response_schema is not None:
+        from statehitl.json_schema_check import schema_errors  # only typed interrupts need the checker
+
+        problems = schema_errors(block["response"], interrupt.response_schema)
+        if problems:
+            raise ResponseValidationError(f"{where} is not a valid response: {'; '.join(problems)}; "
+                                          "nothing was applied, the thread still waits on it")

@@ -24,7 +24,7 @@ from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import FailureRecord, RecordStatus, StoredCheckpoint
-from statehitl.errors import CheckpointConflict, StepLimitError
+from statehitl.errors import CheckpointConflict, InvalidResponseError, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
@@ -158,6 +158,15 @@ class Runner:
             raise ValueError("Runner.run needs a checkpointer and a position on a thread; run_nested needs neither")
         last: list[tuple[StoredCheckpoint, Any]] = []
         tracer = run_tracer()
+        answered, claimed_slot = list(at.answered), cursor.slot
+
+        async def audit() -> None:
+            # Once the step that applied the answers is stored: an answer refused on re-run is not.
+            if answered:
+                assert checkpointer is not None
+                assert claimed_slot is not None
+                await checkpointer.record_answers(cursor.thread_id, claimed_slot, answered)
+                answered.clear()
 
         async def commit(step: int, state: Any, status: RecordStatus, durable: bool, *, held: bool = False,
                          **fields: Any) -> StoredCheckpoint:
@@ -166,6 +175,7 @@ class Runner:
             record = await self._commit(cursor, step, state, status, durable=durable, held=held,
                                         index=self.index and not held, tracer=tracer, **fields)
             last[:] = [(record, state)]
+            await audit()
             return record
 
         async def between(step: int, state: Any, pending: list[str], raw: Writes) -> None:
@@ -207,6 +217,7 @@ class Runner:
                                tracer=tracer, pending=at_failure.pending, completed=at_failure.completed,
                                responses=at_failure.responses, progress=at_failure.progress,
                                interrupts=at_failure.waiting, error=failed.record())
+            await audit()  # the answers were acted on before the step failed
             raise failed.error from failed.error.__cause__
         except BaseException:
             # The run is over but the thread says "held until ...": release it, so the thread can be
@@ -283,10 +294,14 @@ class Runner:
             waiting = set(pending)
             runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
             before = Position(state, pending, None, step, completed, responses, progress,
-                              at.waiting if step == at.step else [])
+                              at.waiting if step == at.step else [], at.digests if step == at.step else {})
             try:
                 moved = await self._one_step(before, runnable, settings)
             except NodeFailed as failed:
+                if isinstance(failed.error, InvalidResponseError) and before.waiting:
+                    # An answer refused on re-run (its type, its tool call): it was never applied, so the
+                    # run stops with nothing written and the thread still waits on it, answerable again.
+                    raise failed.error from None
                 raise StepFailed(failed.node, failed.error, before) from None
             except Exception as exc:  # merging the updates or choosing the next nodes failed
                 raise StepFailed(", ".join(runnable), exc, before) from None
@@ -315,7 +330,8 @@ class Runner:
         the nodes cancelled, and the nodes pending next."""
         state, pending, completed = at.state, at.pending, dict(at.completed)
         legacy = interrupt_ids.is_legacy([i.id for i in at.waiting])  # answering ids of the first derivation
-        context = InterruptContext(at.responses, settings.prefix, None if legacy else settings.thread_id)
+        digests = {**at.digests, **{i.id: i.digest for i in at.waiting if i.digest is not None}}
+        context = InterruptContext(at.responses, settings.prefix, None if legacy else settings.thread_id, digests)
         outcomes = await self._run_step(runnable, state, at.step, settings, context, completed, at.progress)
         stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
         done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}

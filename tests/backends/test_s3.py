@@ -508,7 +508,8 @@ def _job_graph() -> StateGraph:
 
 def test_requests_per_step(make_store: Callable[..., S3Storage], s3_bucket: str) -> None:
     """The costs docs/backends.md quotes, counted on the wire: one PutObject per step; a resume is one
-    listing, the head's reads and one claim; the index costs a GET and a PUT when a run stops."""
+    listing, the head's reads and one claim, and one PUT per answer for its audit entry; the index costs a GET
+    and a PUT when a run stops."""
     store = make_store(s3_bucket)
     calls = count_requests(store)
     counting = CountingStorage(store)
@@ -527,9 +528,9 @@ def test_requests_per_step(make_store: Callable[..., S3Storage], s3_bucket: str)
     assert (done.stop_reason, done.state.n) == ("end", 5)
     steps = 6  # review (answered) and work0..work4
     # 1 List + 1 GET (the head; its base chain is itself at this depth) + 1 PUT claim,
-    # then 1 PUT per step, then the index: 1 GET + 1 PUT.
-    assert calls == Counter({"ListObjectsV2": 1, "GetObject": 1 + 1, "PutObject": 1 + steps + 1})
-    assert counting.reset().calls == Counter({"list": 1, "read": 2, "write": steps + 2})
+    # then 1 PUT per step and 1 PUT for the answer's audit entry, then the index: 1 GET + 1 PUT.
+    assert calls == Counter({"ListObjectsV2": 1, "GetObject": 1 + 1, "PutObject": 1 + steps + 1 + 1})
+    assert counting.reset().calls == Counter({"list": 1, "read": 2, "write": steps + 3})
 
 
 # -- interrupt -> resume across processes ------------------------------------------------------------------

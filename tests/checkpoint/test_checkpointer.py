@@ -174,13 +174,17 @@ class SpyStorage(MemoryStorage):
         return [durable for _, kind, durable in self.writes if kind == "checkpoint"]
 
     def assert_only_checkpoints_are_forced(self) -> None:
-        """Checkpoints live under ``threads/``; claims, index and machine records are never forced."""
+        """Checkpoints live under ``threads/``; claims, index and machine records are never forced; the
+        audit entry of an answer lives under ``audit/`` and is forced (a trail must survive a crash)."""
         for key, kind, durable in self.writes:
             if kind in ("checkpoint", "claim"):
                 assert key.startswith("threads/t/"), (key, kind)
+            elif kind == "audit":
+                assert key.startswith("audit/t/"), (key, kind)
+                assert durable, (key, kind)
             else:
                 assert kind in ("index", "machine"), (key, kind)
-            if kind != "checkpoint":
+            if kind not in ("checkpoint", "audit"):
                 assert not durable, (key, kind)
 
 
@@ -203,7 +207,11 @@ def test_durability_decides_which_records_are_written_and_forced(durability: str
     assert storage.durable == flags  # checkpoint records, in the order written
     storage.assert_only_checkpoints_are_forced()
     # besides the checkpoints: the resume's claim, the index after each invoke, the machine's shape once
-    assert [kind for _, kind, _ in storage.writes if kind != "checkpoint"] == ["index", "machine", "claim", "index"]
+    kinds = [kind for _, kind, _ in storage.writes if kind != "checkpoint"]
+    assert [kind for kind in kinds if kind != "audit"] == ["index", "machine", "claim", "index"]
+    # and the answer's audit entry, once, after the claim (and after the first checkpoint of the resume)
+    assert kinds.count("audit") == 1
+    assert kinds.index("audit") > kinds.index("claim")
 
 
 def test_durability_can_be_chosen_per_invoke() -> None:

@@ -229,4 +229,4 @@ def test_a_store_url_with_no_backend(cli, args):
 
 
 def test_threads_needs_a_subcommand(cli):
-    assert_one_line_error(cli("threads"), "list,show,delete")
+    assert_one_line_error(cli("threads"), "list,show,audit,delete")

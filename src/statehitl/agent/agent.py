@@ -23,6 +23,7 @@ from statehitl.agent.result import AgentMetrics, AgentResult
 from statehitl.agent.runtime import AgentRuntime, EmitEvent, LoopRun
 from statehitl.agent.state import AgentState
 from statehitl.agent.thread import AgentThread
+from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.event_stream import stream_run
@@ -197,6 +198,14 @@ class Agent:
         what the last one left waiting.
         """
         return self._thread.pending_interrupts()
+
+    def audit(self) -> list[AuditEntry]:
+        """Every answer given to this agent's interrupts, oldest first: who, what, when, with what outcome."""
+        return run_sync(self.aaudit())
+
+    async def aaudit(self) -> list[AuditEntry]:
+        """Async ``audit``."""
+        return await self._thread.checkpointer.audit(self._thread.thread_id)
 
     @property
     def machine(self) -> Machine:

@@ -112,7 +112,7 @@ class AgentNode:
         if hooks.has_callbacks(MessageAddedEvent):
             for message in new:
                 await hooks.fire(MessageAddedEvent(runtime.agent, message))
-        return Position(loop, ["model"], responses=dict(call.interrupts.responses))
+        return Position(loop, ["model"], responses=dict(call.interrupts.responses), digests=call.interrupts.digests)
 
     def _start(self, sub_state: dict[str, Any]) -> AgentLoopState:
         """The loop state of ``sub_state``: the one this node ended its last call with, when that call's

@@ -171,7 +171,7 @@ class AgentThread:
             assert head is not None
             if hooks.has_callbacks(BeforeInvocationEvent):
                 await hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
-            return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]))
+            return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]), meta=plan.meta)
         new = to_messages(prompt)
         if head is not None:
             self.checkpointer.ensure_free(head, None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.memory import MemoryStorage
@@ -22,6 +23,7 @@ from statehitl.checkpoint.url import storage_from_url
 
 __all__ = [
     "ABSENT",
+    "AuditEntry",
     "CheckpointRecord",
     "Checkpointer",
     "FileCheckpointer",

@@ -10,6 +10,8 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
   status without reading checkpoints. It is a cache: the records are the truth.
 - ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
   changed code can say what changed.
+- ``audit/<thread>/<slot>.<n>``: the thread's audit trail, one create-once entry per applied answer
+  (``checkpoint/audit.py``); ``prune`` leaves it, ``delete_thread`` removes it.
 
 Resuming first writes a claim with a lease into the next slot, so of two processes resuming the same
 interrupt exactly one proceeds, before any node, hook or tool runs; a claim whose process died can be
@@ -34,6 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from statehitl.checkpoint.audit import AuditEntry, audit_prefix, read_audit, write_audit
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.index import INDEX_PREFIX, index_material, index_prefix, read_index, write_index
@@ -381,6 +384,20 @@ class Checkpointer:
         """One thread's index entry: where its last run stopped, and what it waits on."""
         return await read_index(self.storage, thread_id, self.signing_key)
 
+    # -- the audit trail ------------------------------------------------------------------------------
+
+    async def audit(self, thread_id: str) -> list[AuditEntry]:
+        """Every answer applied to the thread's interrupts, oldest first (kept through ``prune``)."""
+        return await read_audit(self.storage, thread_id, self.signing_key)
+
+    async def record_answers(self, thread_id: str, slot: int, entries: list[AuditEntry]) -> None:
+        """Append the answers applied by the resume that claimed ``slot`` to the thread's audit trail.
+
+        Keyed by the claim's slot, which one resume alone wins: racing resumes record one answer, and
+        writing the same entries again (a retry) changes nothing.
+        """
+        await write_audit(self.storage, thread_id, slot, entries, self.signing_key)
+
     # -- machines -----------------------------------------------------------------------------------
 
     async def remember_machine(self, fingerprint: str, shape: dict[str, Any]) -> None:
@@ -400,8 +417,9 @@ class Checkpointer:
     # -- retention ----------------------------------------------------------------------------------
 
     async def delete_thread(self, thread_id: str) -> int:
-        """Remove every record of the thread (checkpoints, claims, index); returns how many."""
+        """Remove every record of the thread (checkpoints, claims, index, audit trail); returns how many."""
         removed = await self.storage.delete(self._prefix(thread_id))
+        removed += await self.storage.delete(audit_prefix(thread_id))
         return removed + await self.storage.delete(index_prefix(thread_id))
 
     async def prune(self, thread_id: str, keep_last: int) -> int:

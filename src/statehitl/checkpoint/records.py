@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from statehitl.interrupt import Interrupt
 
@@ -82,9 +82,23 @@ class InterruptRecord(BaseModel):
     reason: Any = None
     source: str = "node"
     node: str = ""
+    response_schema: dict[str, Any] | None = None
+    """The JSON schema of the expected response (``response_type=``); None: any JSON."""
+    digest: str | None = None
+    """The digest of the tool call the interrupt is about (``action_digest``)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Records written before these fields existed, and interrupts that use neither, keep their bytes.
+        data: dict[str, Any] = handler(self)
+        for optional in ("response_schema", "digest"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
+        return data
 
     def to_interrupt(self) -> Interrupt:
-        return Interrupt(self.id, self.name, self.reason, source=self.source, node=self.node)
+        return Interrupt(self.id, self.name, self.reason, source=self.source, node=self.node,
+                         response_schema=self.response_schema, digest=self.digest)
 
     @classmethod
     def of(cls, interrupt: Interrupt) -> InterruptRecord:
@@ -94,6 +108,8 @@ class InterruptRecord(BaseModel):
             reason=interrupt.reason,
             source=interrupt.source,
             node=interrupt.node,
+            response_schema=interrupt.response_schema,
+            digest=interrupt.digest,
         )
 
 

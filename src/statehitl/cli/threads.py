@@ -1,4 +1,4 @@
-"""``statehitl threads list|show|delete``: what is in a checkpoint store, on any backend.
+"""``statehitl threads list|show|audit|delete``: what is in a checkpoint store, on any backend.
 
 Works on raw checkpoint records, so it needs no import of the app that wrote them: any thread of any
 machine in any store can be listed and inspected.
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command r
     from statehitl.checkpoint.engine import Checkpointer
     from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, ThreadIndex
 
-__all__ = ["add_parser", "cmd_delete", "cmd_list", "cmd_show"]
+__all__ = ["add_parser", "cmd_audit", "cmd_delete", "cmd_list", "cmd_show"]
 
 _STATUS_STYLE = {"interrupted": "yellow", "completed": "green", "failed": "red", "executing": "blue"}
 _STATUSES = ["executing", "interrupted", "completed", "failed"]
@@ -31,7 +31,7 @@ def add_parser(commands: Any) -> None:
         description="Inspect the threads in a checkpoint store (file://DIR, s3://..., dynamodb://...). A memory:// "
                     "store lives only inside the process that made it, so to these commands it is always empty.",
     )
-    sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,delete,prune,sweep}", required=True)
+    sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,audit,delete,prune,sweep}", required=True)
 
     def store_option(p: argparse.ArgumentParser) -> None:
         p.add_argument("--store", default=DEFAULT_STORE, metavar="URL",
@@ -54,6 +54,16 @@ def add_parser(commands: Any) -> None:
     store_option(show)
     show.add_argument("--values", action="store_true", help="also print the state stored in each checkpoint")
     show.set_defaults(handler=cmd_show)
+
+    audit = sub.add_parser("audit", help="every answer given to a thread's interrupts, oldest first",
+                           description="The audit trail of THREAD: one entry per answer applied to its "
+                                       "interrupts: when, the interrupt and the reason shown, who answered "
+                                       "and their comment, the response and its outcome (applied, rejected, "
+                                       "edited, expired). Kept when old checkpoints are pruned.")
+    audit.add_argument("thread", metavar="THREAD")
+    store_option(audit)
+    audit.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
+    audit.set_defaults(handler=cmd_audit)
 
     delete = sub.add_parser("delete", help="delete a thread and all of its checkpoints",
                             description="Delete every checkpoint of THREAD from the store.")
@@ -224,6 +234,42 @@ def _parent(parent: int | None, older: CheckpointRecord | None, listed: set[int]
     if parent not in listed:
         return [f"{shown} (pruned)"]
     return [f"{shown} (forked from it: the checkpoints listed between are another branch)"]
+
+
+# -- audit ------------------------------------------------------------------------------------------
+
+_OUTCOME_STYLE = {"applied": "green", "rejected": "red", "edited": "yellow", "expired": "dim"}
+
+
+def cmd_audit(args: argparse.Namespace, console: Console) -> int:
+    from statehitl._sync import run_sync
+
+    thread = _thread_id(args.thread)
+    checkpointer = _open(args.store)
+    entries = run_sync(checkpointer.audit(thread))
+    if not entries and run_sync(checkpointer.latest(thread)) is None:
+        raise _unknown(thread, args.store)
+    c = console
+    if args.json:
+        for entry in entries:
+            c.print(entry.model_dump_json())
+        return 0
+    c.print(f"{c.style('thread ' + thread, 'bold')}  {_count(len(entries), 'answer')}, oldest first  ({args.store})")
+    for entry in entries:
+        who = entry.responder or "(not named)"
+        c.print()
+        outcome = c.style(entry.outcome, _OUTCOME_STYLE.get(entry.outcome, "bold"))
+        c.print(f"{c.style(_when(entry.at), 'dim')}  {outcome}  {entry.name}  by {who}")
+        fields = [("interrupt", [f"{entry.interrupt_id} ({entry.source}{' at ' + entry.node if entry.node else ''}, "
+                                 f"checkpoint {entry.checkpoint_id})"]),
+                  ("reason", [compact_json(entry.reason)]),
+                  ("response", [compact_json(entry.response)]),
+                  ("comment", [entry.comment] if entry.comment else []),
+                  ("tool call", [entry.digest] if entry.digest else [])]
+        for label, lines in fields:
+            for line in hanging(f"  {label.ljust(10)}  ", lines):
+                c.print(line)
+    return 0
 
 
 # -- delete -----------------------------------------------------------------------------------------

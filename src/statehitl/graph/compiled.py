@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.channels import StateSchema
+from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord
@@ -198,7 +199,7 @@ class CompiledStateGraph(Generic[M]):
             values, migrated = await self._stored_values(head, resuming=True)
             answers = plan.answers if isinstance(plan, ResumeRun) else {}
             return await resume_position(self.checkpointer, head, answers, self.schema.load(values),
-                                         rewritten=migrated)
+                                         rewritten=migrated, meta=plan.meta if isinstance(plan, ResumeRun) else None)
         if head is None:
             state = self.schema.initial(input)
             return start_position(None, thread, state, self.machine.next_nodes(START, state))
@@ -306,6 +307,15 @@ class CompiledStateGraph(Generic[M]):
     def history(self, thread_id: str) -> list[StateSnapshot[M]]:
         """Every checkpoint of the thread, newest first."""
         return run_sync(self.ahistory(thread_id))
+
+    async def aaudit(self, thread_id: str) -> list[AuditEntry]:
+        """Every answer given to the thread's interrupts, oldest first (see ``audit``)."""
+        return await self.checkpointer.audit(validate_thread_id(thread_id))
+
+    def audit(self, thread_id: str) -> list[AuditEntry]:
+        """Every answer given to the thread's interrupts, oldest first: the interrupt, the reason shown,
+        the response, who gave it and their comment, when, and its outcome. Kept through ``prune``."""
+        return run_sync(self.aaudit(thread_id))
 
     def draw_mermaid(self) -> str:
         """The machine as a Mermaid flowchart."""

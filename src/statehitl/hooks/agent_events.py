@@ -12,12 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from statehitl.action_digest import tool_call_digest
 from statehitl.hooks.registry import HookEvent, InterruptibleEvent
 from statehitl.types.content import ContentBlock, Message, Messages
 from statehitl.types.tools import AgentTool, ToolResult, ToolUse
 
 if TYPE_CHECKING:
     from statehitl.agent.result import AgentResult
+    from statehitl.answers import Approve, Edit, Reject
     from statehitl.types.agent import AgentInput
 
 __all__ = [
@@ -140,6 +142,32 @@ class BeforeToolCallEvent(InterruptibleEvent):
     tool_use: ToolUse
     invocation_state: dict[str, Any] = field(default_factory=dict)
     cancel_tool: bool | str = False
+
+    def _digest(self) -> str | None:
+        # The call as it stands when the hook asks: hooks before this one may have changed its input.
+        return tool_call_digest(self.tool_use["name"], self.tool_use.get("input"))
+
+    def approve(self, name: str = "approval", reason: Any = None) -> Approve | Reject | Edit:
+        """Ask the human to approve this call, and apply the answer (the ``answers`` vocabulary).
+
+        ``Approve`` lets the call run; ``Reject(message)`` cancels it, the message going back to the
+        model as the tool's error; ``Edit(input)`` runs it with ``input`` instead, which must fit the
+        tool's input schema (checked at resume, before the thread is claimed, and again here). The
+        interrupt carries the call's digest, so the answer is never applied to other arguments.
+        """
+        # Imported here: the vocabulary's models are built only by agents that use it (cold starts).
+        from statehitl.answers import Edit, Reject, ToolAnswer, check_edit, tool_answer_schema
+
+        spec = self.selected_tool.tool_spec["inputSchema"]["json"] if self.selected_tool is not None else None
+        scope = self._active_scope(name)
+        answer: Approve | Reject | Edit = scope.interrupt(
+            name, reason, None, ToolAnswer, digest=self._digest(), schema=tool_answer_schema(spec))
+        if isinstance(answer, Reject):
+            self.cancel_tool = answer.message
+        elif isinstance(answer, Edit):
+            check_edit(answer, spec, f"the answer to interrupt {name!r} on tool {self.tool_use['name']!r}")
+            self.tool_use = {**self.tool_use, "input": answer.input}
+        return answer
 
 
 @dataclass

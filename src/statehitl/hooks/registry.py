@@ -36,15 +36,24 @@ class InterruptibleEvent(HookEvent):
 
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
-        advance). ``reason`` must be JSON-serializable."""
+        advance). ``reason`` must be JSON-serializable. ``response_type`` (a pydantic model, a
+        ``Literal[...]``, any type pydantic validates): the response is validated as it at resume and
+        returned as its value; the interrupt carries its JSON schema."""
+        return self._active_scope(name).interrupt(name, reason, response, response_type, digest=self._digest())
+
+    def _active_scope(self, name: str) -> InterruptScope:
         if self._scope is None:
             raise InterruptOutsideRunError(
                 f"{type(self).__name__}.interrupt({name!r}) is only available while a run fires it; this event "
                 "was fired outside a run, where nothing could stop and resume"
             )
-        return self._scope.interrupt(name, reason, response)
+        return self._scope
+
+    def _digest(self) -> str | None:
+        """The digest of the tool call this event is about (``action_digest``), if it is about one."""
+        return None
 
 
 @runtime_checkable

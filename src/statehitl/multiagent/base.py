@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from statehitl._sync import run_sync
 from statehitl.agent.binary import to_json_safe
+from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.storage import validate_thread_id
@@ -211,7 +212,8 @@ class MultiAgentBase(ABC):
             )
         answers = plan.answers if isinstance(plan, ResumeRun) else {}
         state = known if known is not None else self.schema.load(record.values)
-        return await resume_position(self.checkpointer, head, answers, state)
+        return await resume_position(self.checkpointer, head, answers, state,
+                                     meta=plan.meta if isinstance(plan, ResumeRun) else None)
 
     # -- results --------------------------------------------------------------------------------------
 
@@ -251,6 +253,10 @@ class MultiAgentBase(ABC):
             return []
         return [i.to_interrupt() for i in record.interrupts]
 
+    def audit(self) -> list[AuditEntry]:
+        """Every answer given to the orchestration's interrupts (its own and its nodes'), oldest first."""
+        return run_sync(self.checkpointer.audit(self.thread_id))
+
     def draw_mermaid(self) -> str:
         """The orchestration's machine as a Mermaid flowchart."""
         return self.machine.draw_mermaid()
@@ -278,7 +284,8 @@ class OrchestratorNode:
         base = schema.load(call.state)
         if call.kept is None:
             state = orchestrator._begin(base, call.task)
-            at = Position(state, orchestrator._entry(state), responses=dict(call.interrupts.responses))
+            at = Position(state, orchestrator._entry(state), responses=dict(call.interrupts.responses),
+                          digests=call.interrupts.digests)
         else:
             at = resumed_run(call.kept, schema, base, call)
         hooks = orchestrator.hooks

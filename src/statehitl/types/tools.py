@@ -10,6 +10,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from statehitl.action_digest import tool_call_digest
+
 if TYPE_CHECKING:
     from statehitl.interrupt import InterruptScope
 
@@ -81,9 +83,11 @@ class ToolContext:
     invocation_state: dict[str, Any] = field(default_factory=dict)
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
-        advance). ``reason`` must be JSON-serializable."""
+        advance). ``reason`` must be JSON-serializable. ``response_type``: the response is validated as
+        this type and returned as its value. The interrupt carries the digest of this tool call, so an
+        answer is never applied to a call with other input."""
         if self._scope is None:
             from statehitl.errors import InterruptOutsideRunError
 
@@ -92,7 +96,8 @@ class ToolContext:
                 f"tool {self.tool_use['name']!r} called interrupt({name!r}) outside an agent run (this "
                 "ToolContext has no run to stop); interrupts work when the agent calls the tool (agent('...'))"
             )
-        return self._scope.interrupt(name, reason, response)
+        digest = tool_call_digest(self.tool_use["name"], self.tool_use.get("input"))
+        return self._scope.interrupt(name, reason, response, response_type, digest=digest)
 
 
 class AgentTool(ABC):

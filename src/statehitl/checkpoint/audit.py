@@ -1,0 +1,85 @@
+"""The audit trail of a thread: every answer applied to its interrupts, who gave it, what it did.
+
+Stored beside the thread's checkpoints, under its own prefix, ``audit/<thread>/<slot>.<n>``: ``slot``
+is the slot of the claim the answering resume won (zero-padded, so keys list in the order answers
+were applied) and ``n`` the answer's place among that resume's answers. Entries are created once and
+never rewritten, so:
+
+- an answer is recorded exactly once: only the resume that won the claim on a slot writes that slot's
+  entries, and a retry of the same write finds them already there;
+- ``prune`` and compaction, which only touch ``threads/<thread>/``, leave the trail whole; only
+  ``delete_thread`` removes it, with the thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.records import SCHEMA_VERSION
+from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
+from statehitl.errors import CheckpointConflict, CheckpointCorruptError
+
+__all__ = ["AuditEntry", "audit_prefix", "read_audit", "write_audit"]
+
+
+class AuditEntry(BaseModel):
+    """One applied answer: which interrupt (its id, name and the reason the human was shown), the
+    response, who gave it and their comment, when (epoch seconds), and what it did: ``applied``,
+    ``rejected`` (a ``Reject``), ``edited`` (an ``Edit``), or ``expired`` (a default applied by expiry).
+
+    ``checkpoint_id`` is the checkpoint whose interrupt was answered; ``digest`` the tool call an
+    answer about a tool call was given for.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    kind: Literal["audit"] = "audit"
+    schema_version: int = SCHEMA_VERSION
+    thread_id: str
+    interrupt_id: str
+    name: str
+    reason: Any = None
+    response: Any = None
+    responder: str | None = None
+    comment: str | None = None
+    at: float
+    outcome: str = "applied"
+    node: str = ""
+    source: str = "node"
+    digest: str | None = None
+    checkpoint_id: str | None = None
+
+
+def audit_prefix(thread_id: str) -> str:
+    """Where a thread's audit entries live: not under ``threads/``, so pruning never reaches them."""
+    return f"audit/{validate_thread_id(thread_id)}/"
+
+
+async def write_audit(storage: Storage, thread_id: str, slot: int, entries: list[AuditEntry],
+                      signing_key: bytes | None) -> None:
+    """Record ``entries``, the answers applied by the resume that claimed ``slot``; create-once each."""
+    prefix = audit_prefix(thread_id)
+    for n, entry in enumerate(entries):
+        try:
+            await storage.write(f"{prefix}{slot:012d}.{n:03d}", encode(entry, signing_key), expect=ABSENT)
+        except CheckpointConflict:
+            continue  # written already (this resume, retried): an answer is recorded once
+
+
+async def read_audit(storage: Storage, thread_id: str, signing_key: bytes | None) -> list[AuditEntry]:
+    """The thread's audit trail, oldest answer first."""
+    entries = []
+    for key in await storage.list(audit_prefix(thread_id)):
+        found = await storage.read(key)
+        if found is None:
+            continue  # deleted with its thread meanwhile
+        raw = decode(f"audit record {key!r}", found[0], signing_key)
+        try:
+            entries.append(AuditEntry.model_validate(raw))
+        except ValidationError as exc:
+            problems = exc.errors(include_url=False)
+            raise CheckpointCorruptError(f"audit record {key!r} is malformed: {problems}") from None
+    return entries

@@ -1,0 +1,187 @@
+"""The audit trail: one entry per applied answer, written once (racing resumes: the winner's), kept through
+``prune``, readable in a new process and from the CLI, removed with the thread."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
+from statehitl.checkpoint.audit import AuditEntry
+from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
+from statehitl.graph import END, START, NodeContext, StateGraph
+from statehitl.json_schema_check import schema_errors
+from statehitl.position import audit_entries
+from statehitl.resume import AnswerMeta
+
+
+class State(BaseModel):
+    log: list[str] = []
+
+
+def approvals(checkpointer: Checkpointer, ran: list[str] | None = None) -> Any:
+    """Two interrupts in a row: ``first`` then, after it is answered, ``second``."""
+
+    def first(state: State, ctx: NodeContext) -> dict[str, Any]:
+        answer = ctx.interrupt("first", reason={"step": 1})
+        if ran is not None:
+            ran.append(f"first {answer}")
+        return {"log": [*state.log, f"first {answer}"]}
+
+    def second(state: State, ctx: NodeContext) -> dict[str, Any]:
+        answer = ctx.interrupt("second", reason={"step": 2})
+        return {"log": [*state.log, f"second {answer}"]}
+
+    g = StateGraph(State)
+    g.add_node("first", first)
+    g.add_node("second", second)
+    g.add_edge(START, "first")
+    g.add_edge("first", "second")
+    g.add_edge("second", END)
+    return g.compile(checkpointer=checkpointer)
+
+
+LOST = (CheckpointConflict, NotInterruptedError, UnknownInterruptError)
+"""What a resume that lost the race gets: the claim was taken, or the thread was running or had moved on."""
+
+
+def reply(interrupt: Any, response: Any, **extra: Any) -> list[dict[str, Any]]:
+    return [{"interruptResponse": {"interruptId": interrupt.id, "response": response, **extra}}]
+
+
+def test_every_answer_is_recorded_once_in_order_and_survives_prune(tmp_path):
+    checkpointer = FileCheckpointer(tmp_path)
+    app = approvals(checkpointer)
+    one = app.invoke({}, thread_id="t").interrupts[0]
+    two = app.invoke(reply(one, "yes", responder="ada", comment="fine"), thread_id="t").interrupts[0]
+    app.invoke(reply(two, {"type": "reject", "message": "no"}, responder="bob"), thread_id="t")
+    trail = app.audit("t")
+    assert [(e.name, e.reason, e.response, e.responder, e.comment, e.outcome) for e in trail] == [
+        ("first", {"step": 1}, "yes", "ada", "fine", "applied"),
+        ("second", {"step": 2}, {"type": "reject", "message": "no"}, "bob", None, "rejected"),
+    ]
+    assert trail[0].at <= trail[1].at
+    assert trail[0].checkpoint_id < trail[1].checkpoint_id
+    assert [e.interrupt_id for e in trail] == [one.id, two.id]
+    assert trail[0].node == "first"
+
+    removed = asyncio.run(checkpointer.prune("t", keep_last=1))
+    assert removed > 0
+    assert app.audit("t") == trail  # the trail is not under threads/, which prune trims
+    assert asyncio.run(checkpointer.audit("t")) == trail
+
+    assert asyncio.run(checkpointer.delete_thread("t")) > 0
+    assert app.audit("t") == []  # deleted with its thread
+
+
+def test_the_trail_is_read_in_a_new_process_and_by_the_cli(tmp_path):
+    app = approvals(FileCheckpointer(tmp_path))
+    one = app.invoke({}, thread_id="t").interrupts[0]
+    app.invoke(reply(one, "yes", responder="ada", comment="looks right"), thread_id="t")
+    reader = (
+        "import sys; from statehitl.checkpoint import FileCheckpointer; import asyncio\n"
+        "entries = asyncio.run(FileCheckpointer(sys.argv[1]).audit('t'))\n"
+        "print([(e.name, e.response, e.responder, e.comment, e.outcome) for e in entries])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", reader, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          check=True)
+    assert done.stdout.strip() == "[('first', 'yes', 'ada', 'looks right', 'applied')]"
+
+    env = {"NO_COLOR": "1", "PATH": "/usr/bin:/bin"}
+    text = subprocess.run([sys.executable, "-m", "statehitl.cli", "threads", "audit", "t", "--store",
+                           f"file://{tmp_path}"], capture_output=True, text=True, timeout=120, env=env)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith(f"thread t  1 answer, oldest first  (file://{tmp_path})")
+    assert lines[2].endswith("applied  first  by ada")
+    assert '  reason      {"step": 1}' in lines
+    assert '  response    "yes"' in lines
+    assert "  comment     looks right" in lines
+    as_json = subprocess.run([sys.executable, "-m", "statehitl.cli", "threads", "audit", "t", "--json", "--store",
+                              f"file://{tmp_path}"], capture_output=True, text=True, timeout=120, env=env)
+    [entry] = [AuditEntry.model_validate_json(line) for line in as_json.stdout.splitlines()]
+    assert (entry.responder, entry.interrupt_id) == ("ada", one.id)
+
+    unknown = subprocess.run([sys.executable, "-m", "statehitl.cli", "threads", "audit", "nope", "--store",
+                              f"file://{tmp_path}"], capture_output=True, text=True, timeout=120, env=env)
+    assert unknown.returncode == 2
+    assert "unknown thread 'nope'" in unknown.stderr
+
+
+def test_racing_resumes_run_the_answer_once_and_audit_only_the_winner(tmp_path):
+    ran: list[str] = []
+    approvals(FileCheckpointer(tmp_path), ran).invoke({}, thread_id="t")
+    waiting = approvals(FileCheckpointer(tmp_path)).get_state("t").interrupts[0]
+    reviewers = ["ada", "bob", "cy", "dee"]
+    apps = [approvals(FileCheckpointer(tmp_path), ran) for _ in reviewers]  # each reviewer's own, as in processes
+
+    async def race() -> list[Any]:
+        return await asyncio.gather(*(app.ainvoke(reply(waiting, f"yes from {name}", responder=name), thread_id="t")
+                                      for app, name in zip(apps, reviewers, strict=True)), return_exceptions=True)
+
+    outcomes: dict[str, str] = {}
+    for name, outcome in zip(reviewers, asyncio.run(race()), strict=True):
+        # a loser lost the claim, or came while the winner ran (or after it moved on to the next interrupt)
+        assert not isinstance(outcome, BaseException) or isinstance(outcome, LOST)
+        outcomes[name] = "lost" if isinstance(outcome, BaseException) else "won"
+    winners = [name for name, outcome in outcomes.items() if outcome == "won"]
+    assert len(winners) == 1
+    assert len(outcomes) == len(reviewers)
+    assert ran == [f"first yes from {winners[0]}"]
+    trail = approvals(FileCheckpointer(tmp_path)).audit("t")
+    assert [(e.responder, e.response) for e in trail] == [(winners[0], f"yes from {winners[0]}")]
+
+
+def test_an_answer_acted_on_by_a_step_that_then_failed_is_recorded_and_so_is_the_next_one():
+    attempts: list[str] = []
+
+    def flaky(state: State, ctx: NodeContext) -> dict[str, Any]:
+        answer = ctx.interrupt("go", reason="deploy?")
+        attempts.append(answer)
+        if len(attempts) == 1:
+            raise RuntimeError("deploy target unreachable")
+        return {"log": [answer]}
+
+    g = StateGraph(State)
+    g.add_node("deploy", flaky)
+    g.add_edge(START, "deploy")
+    g.add_edge("deploy", END)
+    app = g.compile(checkpointer=MemoryCheckpointer())
+    waiting = app.invoke({}, thread_id="t").interrupts[0]
+    with pytest.raises(RuntimeError, match="unreachable"):
+        app.invoke(reply(waiting, "yes", responder="ada"), thread_id="t")
+    assert app.get_state("t").status == "failed"
+    assert [(e.response, e.responder) for e in app.audit("t")] == [("yes", "ada")]
+    app.invoke(reply(waiting, "yes again", responder="bob"), thread_id="t")  # a failed resume is answered again
+    assert [(e.response, e.responder) for e in app.audit("t")] == [("yes", "ada"), ("yes again", "bob")]
+    assert attempts == ["yes", "yes again"]
+
+
+def test_an_answer_given_on_no_humans_behalf_names_its_own_outcome():
+    """What an expiry sweep records: the default answer, with ``outcome="expired"`` from code, never from a
+    response block (which can only say responder and comment)."""
+    checkpointer = MemoryCheckpointer()
+    app = approvals(checkpointer)
+    waiting = app.invoke({}, thread_id="t").interrupts[0]
+    record = asyncio.run(checkpointer.latest("t"))
+    assert record is not None
+    [expired] = audit_entries(record, {waiting.id: {"type": "reject", "message": "timed out"}},
+                              {waiting.id: AnswerMeta(responder="expiry", outcome="expired")})
+    [rejected] = audit_entries(record, {waiting.id: {"type": "reject", "message": "no"}}, {})
+    assert (expired.outcome, expired.responder, rejected.outcome) == ("expired", "expiry", "rejected")
+    assert expired.checkpoint_id == record.checkpoint_id
+    assert expired.reason == {"step": 1}
+    assert audit_entries(record, {}, {}) == []  # nothing answered, nothing to record
+
+
+def test_the_audit_entry_schema_is_what_the_ui_reads():
+    schema = AuditEntry.model_json_schema()
+    assert {"interrupt_id", "name", "reason", "response", "responder", "comment", "at", "outcome"} <= set(
+        schema["properties"])
+    entry = AuditEntry(thread_id="t", interrupt_id="v2:x", name="n", at=1.0)
+    assert schema_errors(entry.model_dump(mode="json"), schema) == []
