@@ -13,6 +13,7 @@ from typing import Any
 
 from statehitl._json import require_json
 from statehitl.errors import DuplicateInterruptNameError, InterruptNameError, InterruptReasonError
+from statehitl.expiry import Expiry
 from statehitl.interrupt_ids import interrupt_id
 
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
@@ -33,10 +34,15 @@ class Interrupt:
     response: Any = None
     source: str = "node"
     node: str = ""
+    expires_at: float | None = None
+    """When (epoch seconds) an unanswered interrupt is answered with ``on_expire`` by a sweep
+    (``statehitl.inbox.sweep``); None: it waits for a human however long it takes."""
+    on_expire: Any = None
+    """The response a sweep applies once ``expires_at`` has passed (JSON)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict, the same shape the checkpoint stores."""
-        return {
+        """A JSON-ready dict, the same shape the checkpoint stores (expiry only when the interrupt has one)."""
+        shape = {
             "id": self.id,
             "name": self.name,
             "reason": self.reason,
@@ -44,6 +50,9 @@ class Interrupt:
             "source": self.source,
             "node": self.node,
         }
+        if self.expires_at is not None:
+            shape.update(expires_at=self.expires_at, on_expire=self.on_expire)
+        return shape
 
 
 class InterruptRaised(Exception):
@@ -77,12 +86,14 @@ class InterruptScope:
     """The thread the ids are unique to (None: the ``v1`` ids of a thread waiting since before)."""
     names: set[str] = field(default_factory=set)
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *,
+                  expires: Expiry | None = None) -> Any:
         """Return the response for ``name`` if the human answered it; otherwise stop the handler.
 
         ``response`` is an answer known in advance (Strands' preemptive response, e.g. an approval
         the user already gave for the session): returned at once, without stopping, unless the human
         answered this interrupt already. Like every response it must be JSON-serializable.
+        ``expires`` (``statehitl.expiry.expiry``) is when a sweep answers it with its default instead.
         """
         if not isinstance(name, str) or not name:
             raise InterruptNameError(f"interrupt name must be a non-empty str, got {name!r}")
@@ -99,7 +110,10 @@ class InterruptScope:
         if response is not None:
             require_json(response, f"the response of interrupt {name!r}", InterruptReasonError)
             return response
-        raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node)])
+        if expires is None:
+            raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node)])
+        raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node,
+                                         expires_at=expires.at, on_expire=expires.response)])
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import InterruptRecord, RecordStatus
+from statehitl.expiry import expiry
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.transitions import InterruptAnswered
 
@@ -42,13 +43,17 @@ class NodeContext:
     """What this node kept of its work when it last stopped on an interrupt in this step (else None)."""
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, expires_in: float | None = None,
+                  expires_at: float | None = None, on_expire: Any = None) -> Any:
         """Ask the human. Returns the response on resume (or ``response``, an answer known in advance);
-        ``reason`` must be JSON-serializable."""
+        ``reason`` must be JSON-serializable.
+        ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
+        (``statehitl inbox sweep``) answers it with ``on_expire``."""
         if self._scope is None:
             site = interrupt_ids.node(self.interrupts.prefix, self.step, self.node)
             self._scope = self.interrupts.scope(site, "node", self.node)
-        return self._scope.interrupt(name, reason, response)
+        expires = expiry(name, expires_in, expires_at, on_expire)
+        return self._scope.interrupt(name, reason, response, expires=expires)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from statehitl.interrupt import Interrupt
 
@@ -82,9 +82,22 @@ class InterruptRecord(BaseModel):
     reason: Any = None
     source: str = "node"
     node: str = ""
+    expires_at: float | None = None
+    """When a sweep answers it with ``on_expire`` (``statehitl.expiry``); stored only when set."""
+    on_expire: Any = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_expiry(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Records of interrupts with no deadline stay what they were before expiry existed.
+        dumped: dict[str, Any] = handler(self)
+        if self.expires_at is None:
+            dumped.pop("expires_at", None)
+            dumped.pop("on_expire", None)
+        return dumped
 
     def to_interrupt(self) -> Interrupt:
-        return Interrupt(self.id, self.name, self.reason, source=self.source, node=self.node)
+        return Interrupt(self.id, self.name, self.reason, source=self.source, node=self.node,
+                         expires_at=self.expires_at, on_expire=self.on_expire)
 
     @classmethod
     def of(cls, interrupt: Interrupt) -> InterruptRecord:
@@ -94,6 +107,8 @@ class InterruptRecord(BaseModel):
             reason=interrupt.reason,
             source=interrupt.source,
             node=interrupt.node,
+            expires_at=interrupt.expires_at,
+            on_expire=interrupt.on_expire,
         )
 
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from statehitl import observe
 from statehitl.errors import InterruptOutsideRunError
+from statehitl.expiry import expiry
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 from statehitl.transitions import HookFired
 
@@ -36,15 +37,19 @@ class InterruptibleEvent(HookEvent):
 
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, expires_in: float | None = None,
+                  expires_at: float | None = None, on_expire: Any = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
-        advance). ``reason`` must be JSON-serializable."""
+        advance). ``reason`` must be JSON-serializable.
+        ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
+        (``statehitl inbox sweep``) answers it with ``on_expire``."""
         if self._scope is None:
             raise InterruptOutsideRunError(
                 f"{type(self).__name__}.interrupt({name!r}) is only available while a run fires it; this event "
                 "was fired outside a run, where nothing could stop and resume"
             )
-        return self._scope.interrupt(name, reason, response)
+        expires = expiry(name, expires_in, expires_at, on_expire)
+        return self._scope.interrupt(name, reason, response, expires=expires)
 
 
 @runtime_checkable

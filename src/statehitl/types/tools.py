@@ -81,9 +81,12 @@ class ToolContext:
     invocation_state: dict[str, Any] = field(default_factory=dict)
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, expires_in: float | None = None,
+                  expires_at: float | None = None, on_expire: Any = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
-        advance). ``reason`` must be JSON-serializable."""
+        advance). ``reason`` must be JSON-serializable.
+        ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
+        (``statehitl inbox sweep``) answers it with ``on_expire``."""
         if self._scope is None:
             from statehitl.errors import InterruptOutsideRunError
 
@@ -92,7 +95,10 @@ class ToolContext:
                 f"tool {self.tool_use['name']!r} called interrupt({name!r}) outside an agent run (this "
                 "ToolContext has no run to stop); interrupts work when the agent calls the tool (agent('...'))"
             )
-        return self._scope.interrupt(name, reason, response)
+        from statehitl.expiry import expiry
+
+        expires = expiry(name, expires_in, expires_at, on_expire)
+        return self._scope.interrupt(name, reason, response, expires=expires)
 
 
 class AgentTool(ABC):
