@@ -109,3 +109,17 @@ def build_agent(thread_id: str) -> Agent:
     """The registration for agents: one agent per thread, on the session that thread is."""
     session = SessionManager.from_url(os.environ[STORE_ENV], session_id=thread_id)
     return Agent(model=AskThenFinish(), tools=[delete_files], session_manager=session, callback_handler=None)
+
+
+def build_orchestrator(thread_id: str) -> Any:
+    """The registration for a multi-agent Graph: one graph per thread, on the session that thread is in
+    (a graph's thread is ``<session>@<graph id>``)."""
+    from statehitl.multiagent import GraphBuilder
+
+    builder = GraphBuilder()
+    builder.add_node(Agent(model=AskThenFinish(), tools=[delete_files], name="cleaner", callback_handler=None),
+                     "cleaner")
+    builder.set_entry_point("cleaner")
+    session = thread_id.split("@", 1)[0]
+    builder.set_session_manager(SessionManager.from_url(os.environ[STORE_ENV], session_id=session))
+    return builder.build()

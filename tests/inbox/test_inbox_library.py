@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inbox_app import APPROVAL, Order, build, build_agent, graph
+from inbox_app import APPROVAL, Order, build, build_agent, build_orchestrator, graph
 
 from conftest import actions
 from statehitl import inbox
@@ -148,6 +148,23 @@ def test_an_agent_factory_resumes_its_own_session_thread(app_store: str, action_
     assert actions(action_log) == ["s1 delete /tmp/x 'y'"]
     with pytest.raises(AppLoadError, match="runs thread 's1'"):
         inbox.resume_answered(build_agent("s1"), "other")
+
+
+def test_a_multiagent_graph_resumes_with_a_stored_answer(app_store: str, action_log: Path) -> None:
+    first = build_orchestrator("g1")("clean up")
+    assert first.interrupts
+    [item] = inbox.pending(app_store)
+    assert (item.thread_id, item.name) == ("g1@default_graph", "delete-approval")
+    inbox.answer(app_store, item.id, "y", responder="ann")
+    assert actions(action_log) == []
+    result = inbox.resume_answered(build_orchestrator(item.thread_id))  # an orchestrator knows its own thread
+    assert str(result.status.value) == "completed"
+    [line] = actions(action_log)
+    assert line.endswith("delete /tmp/x 'y'")
+    build_orchestrator("g2")("clean up again")  # with the registration, answering resumes it at once
+    [other] = inbox.pending(app_store)
+    assert inbox.answer(app_store, other.id, "n", build=build_orchestrator).status == "completed"
+    assert len(actions(action_log)) == 2
 
 
 def test_unknown_ids_name_what_is_pending(app_store: str) -> None:

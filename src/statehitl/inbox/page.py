@@ -60,7 +60,7 @@ def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, now: 
 
 
 def _card(item: PendingInterrupt, now: float) -> str:
-    expiry = expiry_text(item.expires_at, now)
+    expiry = expiry_text(item.expires_at, now) if item.expires_at is not None else "no deadline"
     late = " expired" if item.expired(now) else ""
     default = "" if item.expires_at is None else f", then {escape(json.dumps(item.on_expire, default=repr))}"
     thread = quote(item.thread_id, safe="")
