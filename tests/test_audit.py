@@ -162,18 +162,18 @@ def test_an_answer_acted_on_by_a_step_that_then_failed_is_recorded_and_so_is_the
     assert attempts == ["yes", "yes again"]
 
 
-def test_an_answer_given_on_no_humans_behalf_names_its_own_outcome():
-    """What an expiry sweep records: the default answer, with ``outcome="expired"`` from code, never from a
-    response block (which can only say responder and comment)."""
+def test_an_entry_says_who_answered_and_what_the_answer_did():
+    """What an expiry sweep records (it answers as ``responder="expiry"``), next to a human's answer."""
     checkpointer = MemoryCheckpointer()
     app = approvals(checkpointer)
     waiting = app.invoke({}, thread_id="t").interrupts[0]
     record = asyncio.run(checkpointer.latest("t"))
     assert record is not None
     [expired] = audit_entries(record, {waiting.id: {"type": "reject", "message": "timed out"}},
-                              {waiting.id: AnswerMeta(responder="expiry", outcome="expired")})
+                              {waiting.id: AnswerMeta(responder="expiry")})
     [rejected] = audit_entries(record, {waiting.id: {"type": "reject", "message": "no"}}, {})
-    assert (expired.outcome, expired.responder, rejected.outcome) == ("expired", "expiry", "rejected")
+    assert (expired.outcome, expired.responder, rejected.outcome, rejected.responder) == (
+        "rejected", "expiry", "rejected", None)
     assert expired.checkpoint_id == record.checkpoint_id
     assert expired.reason == {"step": 1}
     assert audit_entries(record, {}, {}) == []  # nothing answered, nothing to record

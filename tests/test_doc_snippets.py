@@ -76,10 +76,16 @@ def test_the_tool_approval_example_edits_the_call_and_audits_it(tmp_path: Path) 
     assert run(code, tmp_path) == expected(code)
 
 
+def test_the_inbox_example_answers_then_the_app_applies_it(tmp_path: Path) -> None:
+    code = snippet("docs/inbox.md", "## Answers, and who applies them")
+    assert run(code, tmp_path) == expected(code)
+
+
 @pytest.mark.parametrize(("doc", "after"), [("README.md", "## A graph that asks first"),
                                             ("docs/concepts.md", "**Fan-out.**"),
                                             ("docs/answers.md", "## Typed answers"),
-                                            ("docs/answers.md", "## The answer vocabulary")])
+                                            ("docs/answers.md", "## The answer vocabulary"),
+                                            ("docs/inbox.md", "## Answers, and who applies them")])
 def test_the_expected_output_is_the_comment_on_each_print(doc: str, after: str) -> None:
     """Guards the checks above: a snippet whose print lost its comment would compare nothing."""
     code = snippet(doc, after)

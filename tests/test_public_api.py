@@ -12,6 +12,7 @@ import statehitl.checkpoint
 import statehitl.errors
 import statehitl.graph
 import statehitl.hooks
+import statehitl.inbox
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
@@ -52,6 +53,10 @@ PUBLIC = {
                            "FileStorage", "InterruptRecord", "MemoryCheckpointer", "MemoryStorage", "Storage",
                            "storage_from_url", "validate_key", "validate_prefix", "validate_thread_id"],
     statehitl.testing: ["CountingStorage", "StorageCounts", "TransitionRecorder"],
+    statehitl.inbox: ["Answered", "AppBuilder", "AuditRow", "PendingInterrupt", "StoredAnswer", "SweepReport",
+                      "aanswer", "afind_pending", "answer", "apending", "aresume_answered", "asweep",
+                      "athread_audit_trail", "build_app", "find_pending", "load_app", "open_store", "pending",
+                      "resume_answered", "sweep", "thread_audit_trail"],
 }
 
 
@@ -68,6 +73,13 @@ def test_importing_statehitl_stays_light() -> None:
     code = f"import sys, statehitl; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_inbox_library_loads_no_web_server() -> None:
+    """Listing, answering and sweeping need no aiohttp (the ``inbox`` extra is only for ``inbox serve``)."""
+    code = "import sys, statehitl.inbox, statehitl.cli.inbox; print('aiohttp' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 def test_importing_the_agent_stays_light() -> None:

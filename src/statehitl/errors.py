@@ -21,7 +21,12 @@ The tree::
      │    ├── InvalidResponseError (ValueError)     an empty list, a block without id or response, a repeat
      │    │    ├── ResponseValidationError              a response that is not of the interrupt's response type
      │    │    └── DigestMismatchError                  an approval of another tool call than the one to run
-     │    └── NotInterruptedError (ValueError)      responses sent to a thread that is not waiting
+     │    ├── NotInterruptedError (ValueError)      responses sent to a thread that is not waiting
+     │    └── InvalidExpiryError (ValueError)       expires_in/expires_at/on_expire that cannot work
+     ├── InboxError                              the inbox (statehitl.inbox) could not do what was asked
+     │    ├── UnknownInboxItemError (KeyError)      no pending interrupt has that id
+     │    ├── AlreadyAnsweredError                  someone (or a sweep) answered the interrupt first
+     │    └── AppLoadError (ValueError)             --app module:build could not be loaded or built the wrong app
      └── CheckpointError
           ├── InvalidThreadIdError (ValueError)     a thread id that could escape its store
           ├── CheckpointNotFoundError (KeyError)    no such checkpoint (or no checkpoint at all) on a thread
@@ -43,6 +48,8 @@ from __future__ import annotations
 
 __all__ = [
     "AgentBusyError",
+    "AlreadyAnsweredError",
+    "AppLoadError",
     "CheckpointConflict",
     "CheckpointCorruptError",
     "CheckpointError",
@@ -52,10 +59,12 @@ __all__ = [
     "DirectToolCallError",
     "DuplicateInterruptNameError",
     "GraphValidationError",
+    "InboxError",
     "InterruptError",
     "InterruptNameError",
     "InterruptOutsideRunError",
     "InterruptReasonError",
+    "InvalidExpiryError",
     "InvalidResponseError",
     "InvalidThreadIdError",
     "InvalidUpdateError",
@@ -71,6 +80,7 @@ __all__ = [
     "StorageError",
     "StorageNotFoundError",
     "StorageThrottledError",
+    "UnknownInboxItemError",
     "UnknownInterruptError",
     "UnknownNodeError",
 ]
@@ -172,6 +182,26 @@ class DigestMismatchError(InvalidResponseError):
 
 class NotInterruptedError(InterruptError, ValueError):
     """Interrupt responses were sent to a thread that is not waiting on any interrupt."""
+
+
+class InvalidExpiryError(InterruptError, ValueError):
+    """``expires_in=``/``expires_at=``/``on_expire=`` given in a way that cannot work."""
+
+
+class InboxError(StatehitlError):
+    """The inbox could not list, answer or resume what was asked."""
+
+
+class UnknownInboxItemError(InboxError, _Unquoted):
+    """No pending interrupt in the store has the id given."""
+
+
+class AlreadyAnsweredError(InboxError):
+    """The interrupt was answered first by someone else (another reviewer, a sweep): the first answer wins."""
+
+
+class AppLoadError(InboxError, ValueError):
+    """``module:build`` could not be imported or called, or built something that cannot resume the thread."""
 
 
 class CheckpointError(StatehitlError):

@@ -19,6 +19,7 @@ from statehitl.errors import (
     InterruptNameError,
     InterruptReasonError,
 )
+from statehitl.expiry import Expiry
 from statehitl.interrupt_ids import interrupt_id
 
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
@@ -43,10 +44,15 @@ class Interrupt:
     node: str = ""
     response_schema: dict[str, Any] | None = None
     digest: str | None = None
+    expires_at: float | None = None
+    """When (epoch seconds) an unanswered interrupt is answered with ``on_expire`` by a sweep
+    (``statehitl.inbox.sweep``); None: it waits for a human however long it takes."""
+    on_expire: Any = None
+    """The response a sweep applies once ``expires_at`` has passed (JSON)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict, the same shape the checkpoint stores (``response_schema`` and ``digest``
-        only when set)."""
+        """A JSON-ready dict, the same shape the checkpoint stores (``response_schema``, ``digest`` and
+        the expiry only when set)."""
         data = {
             "id": self.id,
             "name": self.name,
@@ -59,6 +65,8 @@ class Interrupt:
             data["response_schema"] = self.response_schema
         if self.digest is not None:
             data["digest"] = self.digest
+        if self.expires_at is not None:
+            data.update(expires_at=self.expires_at, on_expire=self.on_expire)
         return data
 
 
@@ -96,7 +104,8 @@ class InterruptScope:
     """The digests of the answered interrupts that were about a tool call, by interrupt id."""
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, response_type: Any = None, *,
-                  digest: str | None = None, schema: dict[str, Any] | None = None) -> Any:
+                  digest: str | None = None, schema: dict[str, Any] | None = None,
+                  expires: Expiry | None = None) -> Any:
         """Return the response for ``name`` if the human answered it; otherwise stop the handler.
 
         ``response`` is an answer known in advance (Strands' preemptive response, e.g. an approval
@@ -105,7 +114,8 @@ class InterruptScope:
         ``response_type``: the response is validated as this type and returned as its value (a model
         instance for a model); the interrupt carries its JSON schema (or ``schema``, a more precise one
         the caller built). ``digest``: the tool call this interrupt is about (``action_digest``); an
-        answer given to another call is refused.
+        answer given to another call is refused. ``expires`` (``statehitl.expiry.expiry``) is when a
+        sweep answers it with its default instead.
         """
         if not isinstance(name, str) or not name:
             raise InterruptNameError(f"interrupt name must be a non-empty str, got {name!r}")
@@ -138,7 +148,9 @@ class InterruptScope:
         if schema is None and response_type is not None:
             schema = _typed().response_schema(response_type)
         raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node,
-                                         response_schema=schema, digest=digest)])
+                                         response_schema=schema, digest=digest,
+                                         expires_at=None if expires is None else expires.at,
+                                         on_expire=None if expires is None else expires.response)])
 
 
 def _typed() -> ModuleType:

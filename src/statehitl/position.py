@@ -17,6 +17,7 @@ from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, RecordStatus
+from statehitl.expiry import expiry
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.resume import AnswerMeta
 from statehitl.transitions import InterruptAnswered
@@ -46,14 +47,18 @@ class NodeContext:
     """What this node kept of its work when it last stopped on an interrupt in this step (else None)."""
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
+                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None) -> Any:
         """Ask the human. Returns the response on resume (or ``response``, an answer known in advance);
         ``reason`` must be JSON-serializable. ``response_type``: the response is validated as this type
-        (a pydantic model, a ``Literal[...]``...) and returned as its value."""
+        (a pydantic model, a ``Literal[...]``...) and returned as its value.
+        ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
+        (``statehitl inbox sweep``) answers it with ``on_expire``."""
         if self._scope is None:
             site = interrupt_ids.node(self.interrupts.prefix, self.step, self.node)
             self._scope = self.interrupts.scope(site, "node", self.node)
-        return self._scope.interrupt(name, reason, response, response_type)
+        expires = expiry(name, expires_in, expires_at, on_expire)
+        return self._scope.interrupt(name, reason, response, response_type, expires=expires)
 
 
 @dataclass
@@ -159,7 +164,7 @@ def audit_entries(record: CheckpointRecord, answers: dict[str, Any], meta: Mappi
             who = meta.get(i.id, AnswerMeta())
             entries.append(AuditEntry(
                 thread_id=record.thread_id, interrupt_id=i.id, name=i.name, reason=i.reason, response=answers[i.id],
-                responder=who.responder, comment=who.comment, at=now, outcome=who.outcome or outcome_of(answers[i.id]),
+                responder=who.responder, comment=who.comment, at=now, outcome=outcome_of(answers[i.id]),
                 node=i.node, source=i.source, digest=i.digest, checkpoint_id=record.checkpoint_id,
             ))
     return entries

@@ -49,16 +49,11 @@ class StartRun:
 
 @dataclass(frozen=True, slots=True)
 class AnswerMeta:
-    """Who gave an answer and what they said about it, for the audit trail (all optional).
-
-    ``outcome`` overrides the one read from the response (``answers.outcome_of``): never from a response
-    block, only from code that applies an answer on no human's behalf (``"expired"``, for a default
-    applied when an interrupt's time ran out).
-    """
+    """Who gave an answer and what they said about it, for the audit trail (both optional). An expiry
+    sweep (``statehitl.inbox.sweep``) answers as ``responder="expiry"``."""
 
     responder: str | None = None
     comment: str | None = None
-    outcome: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,8 @@ __all__ = ["AuditEntry", "audit_prefix", "read_audit", "write_audit"]
 class AuditEntry(BaseModel):
     """One applied answer: which interrupt (its id, name and the reason the human was shown), the
     response, who gave it and their comment, when (epoch seconds), and what it did: ``applied``,
-    ``rejected`` (a ``Reject``), ``edited`` (an ``Edit``), or ``expired`` (a default applied by expiry).
+    ``rejected`` (a ``Reject``) or ``edited`` (an ``Edit``); a default applied by an expiry sweep has
+    ``responder="expiry"``.
 
     ``checkpoint_id`` is the checkpoint whose interrupt was answered; ``digest`` the tool call an
     answer about a tool call was given for.

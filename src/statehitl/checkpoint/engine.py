@@ -417,9 +417,10 @@ class Checkpointer:
     # -- retention ----------------------------------------------------------------------------------
 
     async def delete_thread(self, thread_id: str) -> int:
-        """Remove every record of the thread (checkpoints, claims, index, audit trail); returns how many."""
+        """Remove every record of the thread (checkpoints, claims, index, audit trail, inbox answers); how many."""
         removed = await self.storage.delete(self._prefix(thread_id))
         removed += await self.storage.delete(audit_prefix(thread_id))
+        removed += await self.storage.delete(f"answers/{validate_thread_id(thread_id)}/")  # statehitl.inbox
         return removed + await self.storage.delete(index_prefix(thread_id))
 
     async def prune(self, thread_id: str, keep_last: int) -> int:

@@ -86,19 +86,26 @@ class InterruptRecord(BaseModel):
     """The JSON schema of the expected response (``response_type=``); None: any JSON."""
     digest: str | None = None
     """The digest of the tool call the interrupt is about (``action_digest``)."""
+    expires_at: float | None = None
+    """When a sweep answers it with ``on_expire`` (``statehitl.expiry``)."""
+    on_expire: Any = None
 
     @model_serializer(mode="wrap")
     def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Records written before these fields existed, and interrupts that use neither, keep their bytes.
+        # Records written before these fields existed, and interrupts that use none of them, keep their bytes.
         data: dict[str, Any] = handler(self)
         for optional in ("response_schema", "digest"):
             if data.get(optional) is None:
                 data.pop(optional, None)
+        if self.expires_at is None:
+            data.pop("expires_at", None)
+            data.pop("on_expire", None)
         return data
 
     def to_interrupt(self) -> Interrupt:
         return Interrupt(self.id, self.name, self.reason, source=self.source, node=self.node,
-                         response_schema=self.response_schema, digest=self.digest)
+                         response_schema=self.response_schema, digest=self.digest,
+                         expires_at=self.expires_at, on_expire=self.on_expire)
 
     @classmethod
     def of(cls, interrupt: Interrupt) -> InterruptRecord:
@@ -110,6 +117,8 @@ class InterruptRecord(BaseModel):
             node=interrupt.node,
             response_schema=interrupt.response_schema,
             digest=interrupt.digest,
+            expires_at=interrupt.expires_at,
+            on_expire=interrupt.on_expire,
         )
 
 

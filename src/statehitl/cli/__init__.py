@@ -1,4 +1,4 @@
-"""The ``statehitl`` command line: ``demo``, ``threads list|show|delete``, ``draw``, ``dynamodb create-table``.
+"""The ``statehitl`` command line: ``demo``, ``threads list|show|delete``, ``inbox``, ``draw``, ``dynamodb``.
 
 ``main(argv)`` returns the exit code instead of exiting, so tests and other programs can call it.
 Bad input (an unknown thread, a store URL with no backend, an answer that is not y or n, a malformed
@@ -44,16 +44,17 @@ class _Version(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``statehitl`` argument parser."""
-    from statehitl.cli import demo, draw, dynamodb, threads
+    from statehitl.cli import demo, draw, dynamodb, inbox, threads
 
     parser = _Parser(
         prog="statehitl",
         description="statehitl: state machines that stop for a human and resume from a durable checkpoint.",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="{demo,threads,draw,dynamodb}")
+    commands = parser.add_subparsers(dest="command", metavar="{demo,threads,inbox,draw,dynamodb}")
     demo.add_parser(commands)
     threads.add_parser(commands)
+    inbox.add_parser(commands)
     draw.add_parser(commands)
     dynamodb.add_parser(commands)
     return parser
@@ -61,15 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _input_errors() -> tuple[type[BaseException], ...]:
     from statehitl.errors import (
+        AppLoadError,
         CheckpointerNotFoundError,
         GraphValidationError,
         InterruptError,
         InvalidThreadIdError,
         InvalidUpdateError,
+        UnknownInboxItemError,
     )
 
     return (CliError, CheckpointerNotFoundError, InvalidThreadIdError, InterruptError, GraphValidationError,
-            InvalidUpdateError)
+            InvalidUpdateError, UnknownInboxItemError, AppLoadError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -265,3 +265,5 @@ class Driver(Generic[R]):
         yes, no = s.choices
         c.print(f"    {s.resume_command('y')}    # {yes}")
         c.print(f"    {s.resume_command('n')}    # {no}")
+        c.print(f"  It is in the inbox, with everything else waiting on a human: {s.cli('inbox')}")
+        c.print(f"  (or a web page to answer from: {s.cli('inbox', 'serve')})")

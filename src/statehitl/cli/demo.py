@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from statehitl.graph import GraphRunResult, StateGraph
     from statehitl.interrupt import Interrupt
 
-__all__ = ["add_parser", "build_graph", "parse_answer", "run"]
+__all__ = ["STORE_ENV", "add_parser", "build_graph", "inbox_app", "parse_answer", "run"]
 
 DEFAULT_CUSTOMER = "Ada Lovelace"
 DEFAULT_REQUEST = "The blender arrived broken."
@@ -40,6 +40,21 @@ def build_graph() -> StateGraph[Refund]:
     from statehitl.cli import refund
 
     return refund.build_graph()
+
+
+STORE_ENV = "STATEHITL_DEMO_STORE"
+"""The store ``inbox_app`` runs the refund graph on (default: the demo's, ``file://.statehitl``)."""
+
+
+def inbox_app(thread_id: str) -> Any:
+    """The refund demo's registration for the inbox: ``statehitl inbox answer ID y --app
+    statehitl.cli.demo:inbox_app`` resumes a refund thread at once. Every thread runs the same graph, on
+    the store ``$STATEHITL_DEMO_STORE`` names (default: the demo's)."""
+    import os
+
+    from statehitl.checkpoint.engine import Checkpointer
+
+    return build_graph().compile(checkpointer=Checkpointer.from_url(os.environ.get(STORE_ENV, DEFAULT_STORE)))
 
 
 # -- the command ------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from statehitl import observe
 from statehitl.errors import InterruptOutsideRunError
+from statehitl.expiry import expiry
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 from statehitl.transitions import HookFired
 
@@ -36,12 +37,17 @@ class InterruptibleEvent(HookEvent):
 
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
+                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
         advance). ``reason`` must be JSON-serializable. ``response_type`` (a pydantic model, a
         ``Literal[...]``, any type pydantic validates): the response is validated as it at resume and
-        returned as its value; the interrupt carries its JSON schema."""
-        return self._active_scope(name).interrupt(name, reason, response, response_type, digest=self._digest())
+        returned as its value; the interrupt carries its JSON schema.
+        ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
+        (``statehitl inbox sweep``) answers it with ``on_expire``."""
+        expires = expiry(name, expires_in, expires_at, on_expire)
+        return self._active_scope(name).interrupt(name, reason, response, response_type, digest=self._digest(),
+                                                  expires=expires)
 
     def _active_scope(self, name: str) -> InterruptScope:
         if self._scope is None:

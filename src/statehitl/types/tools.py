@@ -83,11 +83,14 @@ class ToolContext:
     invocation_state: dict[str, Any] = field(default_factory=dict)
     _scope: InterruptScope | None = None
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None) -> Any:
+    def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
+                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
         advance). ``reason`` must be JSON-serializable. ``response_type``: the response is validated as
         this type and returned as its value. The interrupt carries the digest of this tool call, so an
-        answer is never applied to a call with other input."""
+        answer is never applied to a call with other input.
+        ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
+        (``statehitl inbox sweep``) answers it with ``on_expire``."""
         if self._scope is None:
             from statehitl.errors import InterruptOutsideRunError
 
@@ -96,8 +99,11 @@ class ToolContext:
                 f"tool {self.tool_use['name']!r} called interrupt({name!r}) outside an agent run (this "
                 "ToolContext has no run to stop); interrupts work when the agent calls the tool (agent('...'))"
             )
+        from statehitl.expiry import expiry
+
+        expires = expiry(name, expires_in, expires_at, on_expire)
         digest = tool_call_digest(self.tool_use["name"], self.tool_use.get("input"))
-        return self._scope.interrupt(name, reason, response, response_type, digest=digest)
+        return self._scope.interrupt(name, reason, response, response_type, digest=digest, expires=expires)
 
 
 class AgentTool(ABC):

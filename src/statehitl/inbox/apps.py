@@ -1,0 +1,134 @@
+"""How the inbox gets the application's code, and how a thread's stored answers are applied.
+
+The registration protocol is one callable, named on the command line as ``module:build``:
+``build(thread_id) -> app``, where ``app`` is what runs that thread:
+
+- a ``CompiledStateGraph`` (usually the same for every thread; ``build`` may ignore the id),
+- an ``Agent`` whose session is that thread (``session_manager=...`` for the thread's session),
+- a ``Graph`` or ``Swarm`` (any ``MultiAgentBase``) whose session is that thread.
+
+``build`` is called once per thread resumed, so a factory can give each thread its own agent.
+Applying answers always goes through the app's ordinary resume call, so the engine's claim and
+compare-and-set make sure that of several processes applying the same answers only one runs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.errors import AppLoadError, CheckpointConflict, NotInterruptedError, UnknownInterruptError
+from statehitl.inbox.answers import StoredAnswer, read_answers
+
+__all__ = ["AppBuilder", "aresume_answered", "build_app", "load_app", "resume_answered"]
+
+AppBuilder = Callable[[str], Any]
+"""``build(thread_id) -> app``: a CompiledStateGraph, an Agent on that thread's session, or a Graph/Swarm."""
+
+
+def load_app(spec: str) -> AppBuilder:
+    """Import ``module:build`` (the module from the current directory too, as ``python -m`` would)."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise AppLoadError(f"--app {spec!r} must be module:callable, e.g. myapp.inbox:build")
+    if "" not in sys.path:
+        sys.path.insert(0, "")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise AppLoadError(f"--app {spec!r}: cannot import module {module_name!r}: {exc}") from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise AppLoadError(f"--app {spec!r}: module {module_name!r} has no attribute {attribute!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise AppLoadError(f"--app {spec!r}: {attribute!r} is a {type(target).__name__}, not a callable "
+                           "build(thread_id) -> app")
+    builder: AppBuilder = target
+    return builder
+
+
+def build_app(builder: AppBuilder, thread_id: str) -> Any:
+    """Call ``builder(thread_id)`` and check it returned something that can resume the thread."""
+    app = builder(thread_id)
+    if inspect.isawaitable(app):
+        raise AppLoadError("the --app build function returned an awaitable; it must return the app itself")
+    if _kind(app) is None:
+        raise AppLoadError(f"the --app build function returned a {type(app).__name__} for thread {thread_id!r}; "
+                           "expected a compiled StateGraph, an Agent or a Graph/Swarm")
+    return app
+
+
+async def aresume_answered(app: Any, thread_id: str | None = None) -> Any:
+    """Apply the answers stored for the thread (by the inbox or an expiry sweep) to ``app``.
+
+    This is the call an application makes to pick up answers given while it was not running:
+    ``thread_id`` is required for a StateGraph and taken from the app for an Agent or a Graph/Swarm
+    (their session thread). Returns the app's result (as its own resume call returns it), or None when
+    nothing is to be applied: no answer is stored for what the thread waits on, the thread is not
+    waiting, or another process is applying (or has applied) them right now.
+    """
+    kind = _kind(app)
+    if kind is None:
+        raise AppLoadError(f"cannot resume with a {type(app).__name__}; expected a compiled StateGraph, an Agent or "
+                           "a Graph/Swarm")
+    if kind == "graph":
+        if thread_id is None:
+            raise AppLoadError("resume_answered(graph, thread_id=...) needs the thread id for a StateGraph")
+        thread = thread_id
+    else:
+        thread = app.thread_id
+        if thread_id is not None and thread_id != thread:
+            raise AppLoadError(f"the app built for thread {thread_id!r} runs thread {thread!r}; build(thread_id) "
+                               "must return an agent or orchestrator on that thread's session")
+    checkpointer: Checkpointer = app.checkpointer
+    entry = await checkpointer.thread_info(thread)
+    if entry is None or entry.status != "interrupted":
+        return None
+    stored = await read_answers(checkpointer, thread)
+    blocks = [{"interruptResponse": _block(i.id, stored[i.id])} for i in entry.interrupts if i.id in stored]
+    if not blocks:
+        return None
+    try:
+        if kind == "graph":
+            return await app.ainvoke(blocks, thread_id=thread)
+        return await app.invoke_async(blocks)
+    except (CheckpointConflict, NotInterruptedError, UnknownInterruptError):
+        # Another process claimed the thread first (it applies these answers) or already moved it on.
+        return None
+
+
+def _block(interrupt_id: str, answer: StoredAnswer) -> dict[str, Any]:
+    """The response block of a stored answer, naming who gave it for the audit trail (``expiry`` for a
+    sweep's default)."""
+    block: dict[str, Any] = {"interruptId": interrupt_id, "response": answer.response}
+    responder = "expiry" if answer.via == "expiry" else answer.responder
+    if responder is not None:
+        block["responder"] = responder
+    return block
+
+
+def resume_answered(app: Any, thread_id: str | None = None) -> Any:
+    """Sync ``aresume_answered``."""
+    from statehitl._sync import run_sync
+
+    return run_sync(aresume_answered(app, thread_id))
+
+
+def _kind(app: Any) -> str | None:
+    from statehitl.agent import Agent
+    from statehitl.graph.compiled import CompiledStateGraph
+    from statehitl.multiagent.base import MultiAgentBase
+
+    if isinstance(app, CompiledStateGraph):
+        return "graph"
+    if isinstance(app, Agent):
+        return "agent"
+    if isinstance(app, MultiAgentBase):
+        return "orchestrator"
+    return None

@@ -1,0 +1,111 @@
+"""What waits on a human, across every thread of a store, from the thread index alone.
+
+The index holds one small entry per thread with the interrupts it waits on, so the inbox reads those
+entries and one listing of the stored answers, never a checkpoint: the same cost on every backend.
+An interrupt whose answer is stored but not yet applied is no longer waiting on anyone, so it is not
+listed as pending.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
+from statehitl.inbox.answers import already_answered, read_answer, stored_answer_keys
+
+__all__ = ["PendingInterrupt", "afind_pending", "apending", "find_pending", "pending"]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingInterrupt:
+    """One interrupt waiting on a human: where it is, what it asks, since when, and until when."""
+
+    thread_id: str
+    id: str
+    name: str
+    reason: Any
+    source: str
+    node: str
+    machine: str
+    since: float
+    """When the thread stopped on it (epoch seconds)."""
+    expires_at: float | None = None
+    on_expire: Any = None
+    response_schema: dict[str, Any] | None = None
+    """A JSON schema of the response it expects, when its interrupt declared one (else any JSON)."""
+
+    def age(self, now: float | None = None) -> float:
+        return max(0.0, (time.time() if now is None else now) - self.since)
+
+    def expired(self, now: float | None = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (time.time() if now is None else now)
+
+
+async def apending(store: str | Checkpointer) -> list[PendingInterrupt]:
+    """Every interrupt waiting on a human in the store (a URL or a checkpointer), newest first."""
+    checkpointer = open_store(store)
+    answered = await stored_answer_keys(checkpointer)
+    found = []
+    for entry in await checkpointer.threads("interrupted"):
+        for record in entry.interrupts:
+            if (entry.thread_id, record.id) in answered:
+                continue
+            found.append(PendingInterrupt(
+                thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason,
+                source=record.source, node=record.node, machine=entry.machine, since=entry.updated_at,
+                expires_at=record.expires_at, on_expire=record.on_expire,
+                response_schema=getattr(record, "response_schema", None),
+            ))
+    found.sort(key=lambda p: (-p.since, p.thread_id, p.id))
+    return found
+
+
+async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
+    """The pending interrupt with id ``wanted`` (or a unique start of it, as the list shows it).
+
+    ``AlreadyAnsweredError`` if its answer is stored; ``UnknownInboxItemError`` naming what is pending
+    if no interrupt matches, or more than one does.
+    """
+    checkpointer = open_store(store)
+    items = await apending(checkpointer)
+    matches = [p for p in items if p.id == wanted] or [p for p in items if _starts(p.id, wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise UnknownInboxItemError(f"interrupt id {wanted!r} is ambiguous: it starts "
+                                    f"{', '.join(p.id for p in matches)}; give more of it")
+    for thread, iid in sorted(await stored_answer_keys(checkpointer)):
+        if iid == wanted or (len(wanted) >= 4 and _starts(iid, wanted)):
+            first = await read_answer(checkpointer, thread, iid)
+            raise AlreadyAnsweredError(already_answered(first.name if first else "?", iid, first))
+    waiting = ", ".join(f"{p.id} ({p.name} on thread {p.thread_id})" for p in items[:10]) or "none"
+    raise UnknownInboxItemError(f"no pending interrupt has id {wanted!r}; pending: {waiting}")
+
+
+def pending(store: str | Checkpointer) -> list[PendingInterrupt]:
+    """Sync ``apending``."""
+    from statehitl._sync import run_sync
+
+    return run_sync(apending(store))
+
+
+def find_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
+    """Sync ``afind_pending``."""
+    from statehitl._sync import run_sync
+
+    return run_sync(afind_pending(store, wanted))
+
+
+def open_store(store: str | Checkpointer) -> Checkpointer:
+    """A checkpointer for a store URL (or the checkpointer given)."""
+    return store if isinstance(store, Checkpointer) else Checkpointer.from_url(store)
+
+
+def _starts(iid: str, wanted: str) -> bool:
+    """A prefix of the id, with or without its ``v2:`` version tag (at least 4 characters of the digest)."""
+    digest = iid.split(":", 1)[-1]
+    bare = wanted.split(":", 1)[-1] if wanted.startswith(("v1:", "v2:")) else wanted
+    return len(bare) >= 4 and digest.startswith(bare) and (bare == wanted or iid.startswith(wanted))

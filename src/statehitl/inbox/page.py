@@ -1,0 +1,172 @@
+"""The inbox web page as HTML strings: pure functions, every user-provided value escaped.
+
+Reasons, names, thread ids and answers come from whatever the application stored, so each goes through
+``html.escape`` (quotes too, for attributes) before it reaches the page: a reason holding ``<script>``
+shows as text. A form for the response is built from the interrupt's JSON schema when it has one (an
+object of simple fields, or an enum), else a JSON box; ``form_response`` turns a posted form back into
+the response with the same schema.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+from urllib.parse import quote
+
+from statehitl.inbox.audit import AuditRow
+from statehitl.inbox.listing import PendingInterrupt
+from statehitl.inbox.text import age_text, expiry_text, parse_response
+
+__all__ = ["audit_page", "form_response", "list_page", "message_page"]
+
+_STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1d2330}
+h1{font-size:1.4rem}h1 small{font-weight:normal;color:#667}
+.item{border:1px solid #d5d9e2;border-radius:8px;padding:.8rem 1rem;margin:1rem 0;background:#fbfcfe}
+.meta{color:#556;font-size:.9rem}.name{font-weight:600}.expired{color:#b42318}
+pre{background:#eef1f6;padding:.5rem;border-radius:6px;white-space:pre-wrap;word-break:break-word}
+textarea{width:100%;font-family:ui-monospace,monospace}label{display:block;margin:.3rem 0}
+button{padding:.35rem 1rem;border-radius:6px;border:1px solid #345;background:#2f5bd3;color:white;cursor:pointer}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ec;padding:.3rem;text-align:left;
+vertical-align:top}.notice{padding:.6rem 1rem;border-radius:6px;background:#ecfdf3;border:1px solid #abefc6}
+.notice.error{background:#fef3f2;border-color:#fecdca}
+"""
+
+
+def _page(title: str, body: str) -> str:
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f"<style>{_STYLE}</style></head><body>{body}</body></html>")
+
+
+def _json(value: Any) -> str:
+    return escape(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
+
+
+def _when(moment: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment))
+
+
+def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, now: float | None = None) -> str:
+    """Every pending interrupt, newest first, each with its reason and a form to answer it."""
+    moment = time.time() if now is None else now
+    after = "resumes the thread now" if resumes else "is stored; the app applies it on its next resume_answered call"
+    cards = [_card(item, moment) for item in items]
+    body = "".join(cards) if cards else '<p id="empty">Nothing is waiting on a human.</p>'
+    return _page("statehitl inbox", f'<h1>statehitl inbox <small>{escape(store)}</small></h1>'
+                 f'<p class="meta">{len(items)} pending, newest first. Answering {escape(after)}.</p>{body}')
+
+
+def _card(item: PendingInterrupt, now: float) -> str:
+    expiry = expiry_text(item.expires_at, now) if item.expires_at is not None else "no deadline"
+    late = " expired" if item.expired(now) else ""
+    default = "" if item.expires_at is None else f", then {escape(json.dumps(item.on_expire, default=repr))}"
+    thread = quote(item.thread_id, safe="")
+    return (
+        f'<div class="item" data-id="{escape(item.id)}">'
+        f'<div><span class="name">{escape(item.name)}</span> '
+        f'<span class="meta">thread <a href="thread/{thread}">{escape(item.thread_id)}</a> · '
+        f'{escape(age_text(item.age(now)))} ago · <span class="{late.strip()}">expires: {escape(expiry)}{default}'
+        f'</span> · id {escape(item.id)}</span></div>'
+        f'<pre class="reason">{_json(item.reason)}</pre>'
+        f'<form method="post" action="answer/{quote(item.id, safe="")}">{_fields(item.response_schema)}'
+        '<label>Your name <input name="__responder" autocomplete="name"></label>'
+        '<button type="submit">Answer</button></form></div>'
+    )
+
+
+def _fields(schema: Mapping[str, Any] | None) -> str:
+    """The inputs for a response with ``schema`` (None: any JSON)."""
+    if schema and isinstance(schema.get("enum"), list):
+        return f'<label>Response {_select("response", schema["enum"])}</label>'
+    properties = schema.get("properties") if schema and schema.get("type") == "object" else None
+    if isinstance(properties, dict) and properties:
+        required = set(schema.get("required", [])) if schema else set()
+        return "".join(_field(name, spec if isinstance(spec, dict) else {}, name in required)
+                       for name, spec in properties.items())
+    return ('<label>Response (JSON; plain text such as y is taken as a string)'
+            '<textarea name="response" rows="3" required></textarea></label>')
+
+
+def _field(name: str, spec: Mapping[str, Any], required: bool) -> str:
+    field = escape(f"field.{name}")
+    title = escape(str(spec.get("title") or name))
+    kind = spec.get("type")
+    if isinstance(spec.get("enum"), list):
+        return f"<label>{title} {_select(f'field.{name}', spec['enum'])}</label>"
+    if kind == "boolean":
+        return f'<label><input type="checkbox" name="{field}" value="true"> {title}</label>'
+    need = " required" if required else ""
+    if kind in ("integer", "number"):
+        step = "1" if kind == "integer" else "any"
+        return f'<label>{title} <input type="number" step="{step}" name="{field}"{need}></label>'
+    if kind == "string":
+        return f'<label>{title} <input name="{field}"{need}></label>'
+    return f'<label>{title} (JSON) <input name="{field}"{need}></label>'
+
+
+def _select(name: str, options: list[Any]) -> str:
+    choices = "".join(f'<option value="{escape(json.dumps(o))}">{escape(str(o))}</option>' for o in options)
+    return f'<select name="{escape(name)}">{choices}</select>'
+
+
+def form_response(schema: Mapping[str, Any] | None, form: Mapping[str, str]) -> Any:
+    """The response a posted form means, read with the same schema that built the form.
+
+    ``ValueError`` naming the field for a value the schema's type cannot take (a number that is not one).
+    """
+    if schema and isinstance(schema.get("enum"), list):
+        return json.loads(form.get("response", "null"))
+    properties = schema.get("properties") if schema and schema.get("type") == "object" else None
+    if not (isinstance(properties, dict) and properties):
+        if "response" not in form or not form["response"].strip():
+            raise ValueError("the response is empty; type an answer (JSON, or plain text)")
+        return parse_response(form["response"])
+    answer: dict[str, Any] = {}
+    for name, spec in properties.items():
+        spec = spec if isinstance(spec, dict) else {}
+        raw = form.get(f"field.{name}")
+        kind = spec.get("type")
+        if kind == "boolean" and not isinstance(spec.get("enum"), list):
+            answer[name] = raw == "true"
+        elif raw is None or raw == "":
+            continue
+        elif isinstance(spec.get("enum"), list):
+            answer[name] = json.loads(raw)
+        elif kind in ("integer", "number"):
+            try:
+                answer[name] = int(raw) if kind == "integer" else float(raw)
+            except ValueError:
+                raise ValueError(f"{name} must be {'an integer' if kind == 'integer' else 'a number'}, "
+                                 f"got {raw!r}") from None
+        elif kind == "string":
+            answer[name] = raw
+        else:
+            answer[name] = parse_response(raw)
+    return answer
+
+
+def message_page(title: str, message: str, *, error: bool = False) -> str:
+    """The page after an answer: what happened (``message`` is escaped), and the way back."""
+    kind = "notice error" if error else "notice"
+    return _page(title, f'<h1>{escape(title)}</h1><p class="{kind}" id="message">{escape(message)}</p>'
+                        '<p><a href="../">Back to the inbox</a></p>')
+
+
+def audit_page(thread_id: str, rows: list[AuditRow]) -> str:
+    """The thread's audit trail: each answered interrupt, its reason, who answered what, when, and what
+    it did; then those still waiting."""
+    lines = "".join(
+        f"<tr><td>{escape(_when(r.at))}</td><td>{escape(r.name)}</td><td><pre>{_json(r.reason)}</pre></td>"
+        f"<td>{escape(r.outcome)}</td><td>{'' if r.outcome == 'pending' else _json(r.response)}</td>"
+        f"<td>{escape(r.responder or '')}{' (expiry)' if r.via == 'expiry' else ''}</td>"
+        f"<td>{escape(r.comment or '')}</td></tr>"
+        for r in rows
+    )
+    header = ("<tr><th>When</th><th>Interrupt</th><th>Reason</th><th>Outcome</th><th>Answer</th><th>By</th>"
+              "<th>Comment</th></tr>")
+    table = f"<table>{header}{lines}</table>" if rows else "<p>This thread has no answered or waiting interrupts.</p>"
+    return _page(f"thread {thread_id}", f"<h1>Thread {escape(thread_id)}</h1>{table}"
+                 '<p><a href="../">Back to the inbox</a></p>')

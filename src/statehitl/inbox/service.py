@@ -1,0 +1,108 @@
+"""Answering and sweeping: the two things the inbox does to a store, for the CLI, the web page and code.
+
+Both record the answer first (create-once, so the first answer wins) and then, when the application's
+code is at hand (``build``), resume the thread through the engine at once; without it the answer waits
+in the store for the application's ``resume_answered`` call.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.errors import AlreadyAnsweredError
+from statehitl.inbox.answers import StoredAnswer, record_answer, stored_answer_keys
+from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app
+from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, open_store
+
+__all__ = ["Answered", "SweepReport", "aanswer", "answer", "asweep", "sweep"]
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """What answering did: the stored answer, and the thread's status after a resume (None: not resumed)."""
+
+    interrupt: PendingInterrupt
+    answer: StoredAnswer
+    status: str | None = None
+    result: Any = None
+
+
+@dataclass
+class SweepReport:
+    """What one sweep did: the interrupts it answered with their default, and the threads it resumed."""
+
+    expired: list[PendingInterrupt] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)
+
+
+async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
+                  build: AppBuilder | None = None) -> Answered:
+    """Answer a pending interrupt. ``AlreadyAnsweredError`` if it was answered first (by anyone).
+
+    With ``build`` the thread is resumed now, in this process; without it the answer is stored and the
+    application applies it on its next ``resume_answered`` call for that thread.
+    """
+    checkpointer = open_store(store)
+    item = await afind_pending(checkpointer, interrupt_id)
+    stored = await record_answer(checkpointer, item.thread_id, item.id, item.name, response, responder=responder)
+    if build is None:
+        return Answered(item, stored)
+    result = await aresume_answered(build_app(build, item.thread_id), item.thread_id)
+    return Answered(item, stored, _status(result), result)
+
+
+def answer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
+           build: AppBuilder | None = None) -> Answered:
+    """Sync ``aanswer``."""
+    from statehitl._sync import run_sync
+
+    return run_sync(aanswer(store, interrupt_id, response, responder=responder, build=build))
+
+
+async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: float | None = None) -> SweepReport:
+    """Answer every expired interrupt with its ``on_expire`` default, once, however many sweepers run.
+
+    Each default is recorded with a create-once write, so of racing sweepers (or a sweeper and a
+    reviewer) exactly one answers each interrupt. With ``app`` (``build(thread_id) -> app``) the
+    threads with stored answers are then resumed; the engine's claim lets exactly one process run
+    each resume, so the work after the interrupt runs once.
+    """
+    checkpointer = open_store(store)
+    moment = time.time() if now is None else now
+    report = SweepReport()
+    for item in await apending(checkpointer):
+        if not item.expired(moment):
+            continue
+        try:
+            await record_answer(checkpointer, item.thread_id, item.id, item.name, item.on_expire,
+                                responder="expiry", via="expiry")
+        except AlreadyAnsweredError:
+            continue  # another sweeper, or a reviewer, answered it first
+        report.expired.append(item)
+    if app is not None:
+        answered = {thread for thread, _ in await stored_answer_keys(checkpointer)}
+        waiting = {e.thread_id for e in await checkpointer.threads("interrupted")}
+        for thread in sorted(answered & waiting):
+            if await aresume_answered(build_app(app, thread), thread) is not None:
+                report.resumed.append(thread)
+    return report
+
+
+def sweep(store: str | Checkpointer, app: AppBuilder | None = None, now: float | None = None) -> SweepReport:
+    """Sync ``asweep``: ``statehitl.inbox.sweep("file://checkpoints", app=build)``."""
+    from statehitl._sync import run_sync
+
+    return run_sync(asweep(store, app, now))
+
+
+def _status(result: Any) -> str | None:
+    if result is None:
+        return None
+    status = getattr(result, "status", None)
+    if status is None:
+        stop = getattr(result, "stop_reason", None)  # an AgentResult
+        return "interrupted" if stop == "interrupt" else ("completed" if stop is not None else None)
+    return str(getattr(status, "value", status))
