@@ -107,6 +107,13 @@ def test_the_trail_is_read_in_a_new_process_and_by_the_cli(tmp_path):
     [entry] = [AuditEntry.model_validate_json(line) for line in as_json.stdout.splitlines()]
     assert (entry.responder, entry.interrupt_id) == ("ada", one.id)
 
+    # the trail lives beside the index entry: listing threads still shows the thread once
+    listed = subprocess.run([sys.executable, "-m", "statehitl.cli", "threads", "list", "--store",
+                             f"file://{tmp_path}"], capture_output=True, text=True, timeout=120, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[0] for line in listed.stdout.splitlines()[1:] if line.strip()] == ["t"]
+    assert [e.thread_id for e in asyncio.run(FileCheckpointer(tmp_path).threads())] == ["t"]
+
     unknown = subprocess.run([sys.executable, "-m", "statehitl.cli", "threads", "audit", "nope", "--store",
                               f"file://{tmp_path}"], capture_output=True, text=True, timeout=120, env=env)
     assert unknown.returncode == 2

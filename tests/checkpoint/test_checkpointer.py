@@ -175,12 +175,12 @@ class SpyStorage(MemoryStorage):
 
     def assert_only_checkpoints_are_forced(self) -> None:
         """Checkpoints live under ``threads/``; claims, index and machine records are never forced; the
-        audit entry of an answer lives under ``audit/`` and is forced (a trail must survive a crash)."""
+        audit entry of an answer lives beside the index entry and is forced (a trail must survive a crash)."""
         for key, kind, durable in self.writes:
             if kind in ("checkpoint", "claim"):
                 assert key.startswith("threads/t/"), (key, kind)
             elif kind == "audit":
-                assert key.startswith("audit/t/"), (key, kind)
+                assert key.startswith("index/t/audit."), (key, kind)
                 assert durable, (key, kind)
             else:
                 assert kind in ("index", "machine"), (key, kind)

@@ -35,7 +35,3 @@ def app_store(store: str, monkeypatch: pytest.MonkeyPatch, action_log: Path) -> 
     """``store``, also named to the test app (``inbox_app:build``) through its environment variable."""
     monkeypatch.setenv(STORE_ENV, store)
     return store
-
-
-def actions(log: Path) -> list[str]:
-    return log.read_text().splitlines()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -33,6 +34,11 @@ class Order(BaseModel):
     on_expire: Any = None
     decision: Any = None
     shipped: bool = False
+
+
+def actions(log: Path) -> list[str]:
+    """The actions that really ran, one per line of the action log (``action_log`` in conftest)."""
+    return log.read_text().splitlines()
 
 
 def _log(line: str) -> None:

@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inbox_app import LOG_ENV, STORE_ENV, build
-
-from conftest import actions
+from inbox_app import LOG_ENV, STORE_ENV, actions, build
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inbox_app import build
+from inbox_app import actions, build
 
-from conftest import actions
 from statehitl import inbox
 from statehitl.cli import main
 

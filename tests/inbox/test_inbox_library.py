@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inbox_app import APPROVAL, Order, build, build_agent, build_orchestrator, graph
+from inbox_app import APPROVAL, Order, actions, build, build_agent, build_orchestrator, graph
 
-from conftest import actions
 from statehitl import inbox
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AlreadyAnsweredError, AppLoadError, InvalidExpiryError, UnknownInboxItemError

@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from inbox_app import LOG_ENV, STORE_ENV, build
+from inbox_app import LOG_ENV, STORE_ENV, actions, build
 
-from conftest import actions
 from statehitl import inbox
 
 HERE = Path(__file__).resolve().parent

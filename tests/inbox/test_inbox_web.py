@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from inbox_app import build
+from inbox_app import actions, build
 
-from conftest import actions
 from statehitl.inbox.listing import PendingInterrupt
 from statehitl.inbox.page import form_response, list_page
 from statehitl.inbox.web import COOKIE, make_app

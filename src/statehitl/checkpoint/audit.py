@@ -1,14 +1,18 @@
 """The audit trail of a thread: every answer applied to its interrupts, who gave it, what it did.
 
-Stored beside the thread's checkpoints, under its own prefix, ``audit/<thread>/<slot>.<n>``: ``slot``
-is the slot of the claim the answering resume won (zero-padded, so keys list in the order answers
-were applied) and ``n`` the answer's place among that resume's answers. Entries are created once and
-never rewritten, so:
+Stored beside the thread's index entry, ``index/<thread>/audit.<slot>.<n>``: ``slot`` is the slot of
+the claim the answering resume won (zero-padded, so keys list in the order answers were applied) and
+``n`` the answer's place among that resume's answers. Entries are created once and never rewritten, so:
 
 - an answer is recorded exactly once: only the resume that won the claim on a slot writes that slot's
   entries, and a retry of the same write finds them already there;
 - ``prune`` and compaction, which only touch ``threads/<thread>/``, leave the trail whole; only
-  ``delete_thread`` removes it, with the thread.
+  ``delete_thread`` removes it, with the thread's index.
+
+Why next to the index entry rather than under a prefix of their own: every thread already has that
+"directory", so an answer costs one more record in it, where a prefix of its own would cost a new log
+file on the file store (a journal commit of its creation on the answer's forced write) and a new
+partition, announced by a marker item, on DynamoDB.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ class AuditEntry(BaseModel):
 
 def audit_prefix(thread_id: str) -> str:
     """Where a thread's audit entries live: not under ``threads/``, so pruning never reaches them."""
-    return f"audit/{validate_thread_id(thread_id)}/"
+    return f"index/{validate_thread_id(thread_id)}/audit."
 
 
 async def write_audit(storage: Storage, thread_id: str, slot: int, entries: list[AuditEntry],

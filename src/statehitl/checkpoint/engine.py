@@ -10,8 +10,8 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
   status without reading checkpoints. It is a cache: the records are the truth.
 - ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
   changed code can say what changed.
-- ``audit/<thread>/<slot>.<n>``: the thread's audit trail, one create-once entry per applied answer
-  (``checkpoint/audit.py``); ``prune`` leaves it, ``delete_thread`` removes it.
+- ``index/<thread>/audit.<slot>.<n>``: the thread's audit trail, one create-once entry per applied
+  answer (``checkpoint/audit.py``); ``prune`` leaves it, ``delete_thread`` removes it.
 
 Resuming first writes a claim with a lease into the next slot, so of two processes resuming the same
 interrupt exactly one proceeds, before any node, hook or tool runs; a claim whose process died can be
@@ -36,10 +36,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from statehitl.checkpoint.audit import AuditEntry, audit_prefix, read_audit, write_audit
+from statehitl.checkpoint.audit import AuditEntry, read_audit, write_audit
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, encode
-from statehitl.checkpoint.index import INDEX_PREFIX, index_material, index_prefix, read_index, write_index
+from statehitl.checkpoint.index import INDEX_ENTRY, INDEX_PREFIX, index_material, index_prefix, read_index, write_index
 from statehitl.checkpoint.records import (
     CheckpointRecord,
     ClaimRecord,
@@ -375,6 +375,8 @@ class Checkpointer:
         """
         entries = []
         for key in await self.storage.list(INDEX_PREFIX):
+            if not key.endswith(INDEX_ENTRY):
+                continue  # the thread's audit entries, beside its index entry
             entry = await self.thread_info(key.split("/")[1])
             if entry is not None and (status is None or entry.status == status):
                 entries.append(entry)
@@ -417,9 +419,9 @@ class Checkpointer:
     # -- retention ----------------------------------------------------------------------------------
 
     async def delete_thread(self, thread_id: str) -> int:
-        """Remove every record of the thread (checkpoints, claims, index, audit trail, inbox answers); how many."""
+        """Remove every record of the thread (checkpoints, claims, index and audit trail, inbox answers);
+        returns how many."""
         removed = await self.storage.delete(self._prefix(thread_id))
-        removed += await self.storage.delete(audit_prefix(thread_id))
         removed += await self.storage.delete(f"answers/{validate_thread_id(thread_id)}/")  # statehitl.inbox
         return removed + await self.storage.delete(index_prefix(thread_id))
 

@@ -23,7 +23,7 @@ from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
-__all__ = ["INDEX_PREFIX", "index_key", "index_material", "index_prefix", "read_index", "write_index"]
+__all__ = ["INDEX_ENTRY", "INDEX_PREFIX", "index_key", "index_material", "index_prefix", "read_index", "write_index"]
 
 INDEX_PREFIX = "index/"
 ATTEMPTS = 64
@@ -35,6 +35,10 @@ _BACKOFF_CAP = 0.02
 def index_prefix(thread_id: str) -> str:
     """Everything indexed for one thread: a segment of its own, so "index/t/" never matches thread "t2"."""
     return f"{INDEX_PREFIX}{validate_thread_id(thread_id)}/"
+
+
+INDEX_ENTRY = "/entry"
+"""How a thread's index entry key ends (the same "directory" also holds its audit entries)."""
 
 
 def index_key(thread_id: str) -> str:
