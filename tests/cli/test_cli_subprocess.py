@@ -45,6 +45,24 @@ def test_no_wait_then_resume_yes_in_a_second_process(proc, tmp_path):
     assert record.values["log"][-1] == "pay: sent $120.00 to Ada Lovelace"
 
 
+def test_the_inbox_the_demo_points_at_finishes_its_thread(proc, tmp_path):
+    """On the default store the demo's page command names the demo's app, so answering there resumes."""
+    first = proc("demo", "--no-wait")
+    assert "(or a web page to answer from: statehitl inbox serve --app statehitl.cli.demo:inbox_app)" in first.out
+    listed = proc("inbox")
+    assert listed.code == 0, listed.err
+    interrupt_id = listed.out.splitlines()[1].split()[0]
+
+    answered = proc("inbox", "answer", interrupt_id, "y", "--as", "ada", "--app", "statehitl.cli.demo:inbox_app")
+
+    assert answered.code == 0, answered.err
+    assert ": completed" in answered.out
+    thread = _printed_command(first.out, "y")[3]
+    assert latest(tmp_path / STORE, thread).values["paid"] is True
+    audit = proc("threads", "audit", thread)
+    assert "by ada" in audit.out
+
+
 def test_resume_no_in_a_second_process_rejects(proc, tmp_path):
     first = proc("demo", "--thread", "t-no", "--no-wait")
     second = proc(*_printed_command(first.out, "n")[1:])

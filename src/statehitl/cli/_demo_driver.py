@@ -13,7 +13,7 @@ import sys
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
-from statehitl.cli._console import CliError, Console, cli_command
+from statehitl.cli._console import DEFAULT_STORE, CliError, Console, cli_command
 from statehitl.cli.observer import TransitionPrinter
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ class Subject(ABC, Generic[R]):
     """What answering y and n does, for the comments of the printed commands."""
     draw: str = ""
     """``MODULE:ATTR`` for ``statehitl draw``."""
+    inbox_app: str = ""
+    """``MODULE:ATTR`` the inbox resumes this demo's threads with (``--app``), if it has one."""
 
     def __init__(self, console: Console, thread: str, store: str, checkpointer: Checkpointer, machine: Machine,
                  printer: TransitionPrinter) -> None:
@@ -266,4 +268,7 @@ class Driver(Generic[R]):
         c.print(f"    {s.resume_command('y')}    # {yes}")
         c.print(f"    {s.resume_command('n')}    # {no}")
         c.print(f"  It is in the inbox, with everything else waiting on a human: {s.cli('inbox')}")
-        c.print(f"  (or a web page to answer from: {s.cli('inbox', 'serve')})")
+        # The demo's app runs on the demo's default store (or $STATEHITL_DEMO_STORE): only then can the
+        # page resume a thread itself; otherwise it stores the answer for the app.
+        app = ("--app", s.inbox_app) if s.inbox_app and s.store == DEFAULT_STORE else ()
+        c.print(f"  (or a web page to answer from: {s.cli('inbox', 'serve', *app)})")

@@ -169,6 +169,7 @@ class _RefundSubject(Subject["GraphRunResult[Refund]"]):
     headline = "a refund that waits for a human"
     choices = ("approve and pay", "reject")
     draw = "statehitl.cli.demo:build_graph"
+    inbox_app = "statehitl.cli.demo:inbox_app"
 
     def __init__(self, console: Console, thread: str, store: str, request: Refund | None) -> None:
         from statehitl.checkpoint import Checkpointer
