@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from inbox_app import actions, build
+from pydantic import BaseModel
 
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.inbox.listing import PendingInterrupt
 from statehitl.inbox.page import form_response, list_page
 from statehitl.inbox.web import COOKIE, make_app
@@ -160,3 +163,51 @@ def test_a_response_schema_renders_a_form_and_reads_it_back() -> None:
     assert "<textarea" in plain
     assert form_response(None, {"response": "y"}) == "y"
     assert form_response(None, {"response": '{"a": 1}'}) == {"a": 1}
+
+
+class Refund(BaseModel):
+    approved: bool
+    amount: int
+
+
+class Claim(BaseModel):
+    item: str
+    decision: dict[str, Any] | None = None
+
+
+def typed_app(store: str, seen: list[Refund]) -> Any:
+    """A graph whose node asks with ``response_type=Refund``: what it is handed back is a ``Refund``."""
+
+    def review(state: Claim, ctx: NodeContext) -> dict[str, Any]:
+        answer = ctx.interrupt("refund", reason={"item": state.item}, response_type=Refund)
+        seen.append(answer)
+        return {"decision": answer.model_dump()}
+
+    g = StateGraph(Claim)
+    g.add_node("review", review)
+    g.add_edge(START, "review")
+    g.add_edge("review", END)
+    return g.compile(checkpointer=Checkpointer.from_url(store))
+
+
+def test_a_typed_interrupt_gets_a_form_whose_answer_reaches_the_node_typed(store: str) -> None:
+    seen: list[Refund] = []
+    app = typed_app(store, seen)
+    [waiting] = app.invoke({"item": "kettle"}, thread_id="c1").interrupts
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        page = await (await client.get("/")).text()
+        assert 'type="checkbox" name="field.approved"' in page  # the form is the interrupt's schema
+        assert 'type="number" step="1" name="field.amount"' in page
+        bad = await client.post(f"/answer/{waiting.id}", data={"field.approved": "true", "field.amount": "lots"})
+        assert bad.status == 400  # nothing stored: the interrupt is still pending
+        assert waiting.id in await (await client.get("/")).text()
+        done = await client.post(f"/answer/{waiting.id}",
+                                 data={"field.approved": "true", "field.amount": "40", "__responder": "ann"})
+        assert done.status == 200, await done.text()
+
+    client_run(store, check, build=lambda thread: typed_app(store, seen))
+    assert seen == [Refund(approved=True, amount=40)]
+    assert app.get_state("c1").values.decision == {"approved": True, "amount": 40}
+    [entry] = app.audit("c1")
+    assert (entry.response, entry.responder) == ({"approved": True, "amount": 40}, "ann")

@@ -57,7 +57,7 @@ async def apending(store: str | Checkpointer) -> list[PendingInterrupt]:
                 thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason,
                 source=record.source, node=record.node, machine=entry.machine, since=entry.updated_at,
                 expires_at=record.expires_at, on_expire=record.on_expire,
-                response_schema=getattr(record, "response_schema", None),
+                response_schema=record.response_schema,
             ))
     found.sort(key=lambda p: (-p.since, p.thread_id, p.id))
     return found
