@@ -430,6 +430,11 @@ class Runner:
             if observe.observers:
                 observe.emit(NodeExited(node, "interrupted"))
             return _Stopped(stop.interrupts, stop.progress)
+        except Exception as exc:
+            # As Strands does: a node that raised has still been called (its hooks close what they opened).
+            if hooks.has_callbacks(AfterNodeCallEvent):
+                await hooks.fire(AfterNodeCallEvent(self.source, node, invocation_state, error=exc))
+            raise
         update = self.adapter.normalize_update(node, returned)
         if observe.observers:
             observe.emit(NodeExited(node, "done"))

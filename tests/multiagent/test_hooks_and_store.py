@@ -19,6 +19,7 @@ from statehitl.hooks import (
     HookRegistry,
     MultiAgentInitializedEvent,
 )
+from statehitl.models.errors import ModelError
 from statehitl.multiagent import GraphBuilder, Status, Swarm
 from statehitl.session import FileSessionManager
 
@@ -105,3 +106,21 @@ def test_the_cli_draws_a_graph(capsys: pytest.CaptureFixture[str]) -> None:
     drawn = capsys.readouterr().out
     assert 'n0["a"]' in drawn
     assert "n0 --> n1" in drawn
+
+
+def test_a_node_that_raises_still_gets_its_after_node_call_event_with_the_error() -> None:
+    """As in Strands: AfterNodeCallEvent closes every node call that ran, failed ones included."""
+    errors: dict[str, Any] = {}
+    recorder = Recorder()
+    builder = GraphBuilder()
+    builder.add_node(agent("a", "x"), "a")
+    builder.add_node(agent("b"), "b")  # no reply scripted: its model call raises
+    builder.add_edge("a", "b")
+    builder.set_hook_providers([recorder])
+    graph = builder.build()
+    graph.add_hook(lambda event: errors.__setitem__(event.node_id, event.error), AfterNodeCallEvent)
+    with pytest.raises(ModelError, match="scripted with 0 response") as failed:  # the graph fails fast
+        graph("go")
+    assert recorder.seen == ["init", "before None", "node a", "after a", "node b", "after b", "after call"]
+    assert errors["a"] is None
+    assert errors["b"] is failed.value

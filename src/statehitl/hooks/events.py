@@ -25,11 +25,14 @@ class BeforeNodeCallEvent(InterruptibleEvent):
 
 @dataclass
 class AfterNodeCallEvent(HookEvent):
-    """Fired after a node finished, with the update it returned (already validated)."""
+    """Fired after a node finished, with the update it returned (already validated), or after it raised,
+    with ``error`` (the exception then propagates and fails the run). Not fired for a node that stopped
+    on an interrupt: it is called again on resume."""
 
     source: Any
     node_id: str
     invocation_state: dict[str, Any] = field(default_factory=dict)
     update: dict[str, Any] = field(default_factory=dict)
+    error: BaseException | None = None
 
     should_reverse_callbacks = True
