@@ -22,11 +22,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.index import index_prefix
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
-__all__ = ["AuditEntry", "audit_prefix", "read_audit", "write_audit"]
+__all__ = ["ANSWERS_PREFIX", "AuditEntry", "answers_prefix", "audit_prefix", "read_audit", "write_audit"]
 
 
 class AuditEntry(BaseModel):
@@ -60,7 +61,16 @@ class AuditEntry(BaseModel):
 
 def audit_prefix(thread_id: str) -> str:
     """Where a thread's audit entries live: not under ``threads/``, so pruning never reaches them."""
-    return f"index/{validate_thread_id(thread_id)}/audit."
+    return f"{index_prefix(thread_id)}audit."
+
+
+ANSWERS_PREFIX = "answers/"
+"""Where the inbox keeps answers waiting to be applied (``statehitl.inbox.answers``)."""
+
+
+def answers_prefix(thread_id: str) -> str:
+    """A thread's stored inbox answers: deleted with the thread (``Checkpointer.delete_thread``)."""
+    return f"{ANSWERS_PREFIX}{validate_thread_id(thread_id)}/"
 
 
 async def write_audit(storage: Storage, thread_id: str, slot: int, entries: list[AuditEntry],

@@ -36,10 +36,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from statehitl.checkpoint.audit import AuditEntry, read_audit, write_audit
+from statehitl.checkpoint.audit import AuditEntry, answers_prefix, read_audit, write_audit
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, encode
-from statehitl.checkpoint.index import INDEX_ENTRY, INDEX_PREFIX, index_material, index_prefix, read_index, write_index
+from statehitl.checkpoint.index import index_material, index_prefix, indexed_threads, read_index, write_index
 from statehitl.checkpoint.records import (
     CheckpointRecord,
     ClaimRecord,
@@ -371,13 +371,12 @@ class Checkpointer:
         """Every thread's index entry (optionally only those with ``status``), by thread id.
 
         Reads one small record per thread, never checkpoints: ``threads("interrupted")`` is the list of
-        threads waiting on a human, with their pending interrupts.
+        threads waiting on a human, with their pending interrupts. (The listing it starts from also
+        passes over the threads' audit entries, which live beside their index entries.)
         """
         entries = []
-        for key in await self.storage.list(INDEX_PREFIX):
-            if not key.endswith(INDEX_ENTRY):
-                continue  # the thread's audit entries, beside its index entry
-            entry = await self.thread_info(key.split("/")[1])
+        for thread_id in await indexed_threads(self.storage):
+            entry = await self.thread_info(thread_id)
             if entry is not None and (status is None or entry.status == status):
                 entries.append(entry)
         return entries
@@ -422,7 +421,7 @@ class Checkpointer:
         """Remove every record of the thread (checkpoints, claims, index and audit trail, inbox answers);
         returns how many."""
         removed = await self.storage.delete(self._prefix(thread_id))
-        removed += await self.storage.delete(f"answers/{validate_thread_id(thread_id)}/")  # statehitl.inbox
+        removed += await self.storage.delete(answers_prefix(thread_id))
         return removed + await self.storage.delete(index_prefix(thread_id))
 
     async def prune(self, thread_id: str, keep_last: int) -> int:

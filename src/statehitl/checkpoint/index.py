@@ -23,7 +23,9 @@ from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
-__all__ = ["INDEX_ENTRY", "INDEX_PREFIX", "index_key", "index_material", "index_prefix", "read_index", "write_index"]
+__all__ = [
+    "INDEX_PREFIX", "index_key", "index_material", "index_prefix", "indexed_threads", "read_index", "write_index",
+]
 
 INDEX_PREFIX = "index/"
 ATTEMPTS = 64
@@ -37,12 +39,22 @@ def index_prefix(thread_id: str) -> str:
     return f"{INDEX_PREFIX}{validate_thread_id(thread_id)}/"
 
 
-INDEX_ENTRY = "/entry"
-"""How a thread's index entry key ends (the same "directory" also holds its audit entries)."""
+_ENTRY = "entry"
+"""The name of a thread's index entry in its "directory", which also holds its audit entries."""
 
 
 def index_key(thread_id: str) -> str:
-    return f"{index_prefix(thread_id)}entry"
+    return f"{index_prefix(thread_id)}{_ENTRY}"
+
+
+async def indexed_threads(storage: Storage) -> list[str]:
+    """The ids of every thread with an index entry, by id: one listing, no reads."""
+    threads = []
+    for key in await storage.list(INDEX_PREFIX):
+        _, thread, name = key.split("/", 2)
+        if name == _ENTRY:  # not one of the thread's audit entries
+            threads.append(thread)
+    return threads
 
 
 def index_material(record: CheckpointRecord) -> tuple[Any, ...]:

@@ -134,17 +134,14 @@ def _thread_id(thread: str) -> str:
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from statehitl._sync import run_sync
-    from statehitl.checkpoint.index import INDEX_ENTRY, INDEX_PREFIX
+    from statehitl.checkpoint.index import indexed_threads
     from statehitl.errors import StatehitlError
 
     checkpointer = _open(args.store)
 
     async def collect() -> list[tuple[str, ThreadIndex | str]]:
         rows: list[tuple[str, ThreadIndex | str]] = []
-        for key in await checkpointer.storage.list(INDEX_PREFIX):
-            if not key.endswith(INDEX_ENTRY):
-                continue  # the thread's audit entries, beside its index entry
-            thread = key.split("/")[1]
+        for thread in await indexed_threads(checkpointer.storage):
             try:  # one unreadable entry must not hide the others
                 entry = await checkpointer.thread_info(thread)
             except StatehitlError as exc:

@@ -15,15 +15,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from statehitl._json import require_json
+from statehitl.checkpoint.audit import ANSWERS_PREFIX, answers_prefix
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import SCHEMA_VERSION
-from statehitl.checkpoint.storage import ABSENT, validate_thread_id
+from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, CheckpointCorruptError, InterruptReasonError
 
-__all__ = ["ANSWERS_PREFIX", "StoredAnswer", "answer_key", "read_answers", "record_answer", "stored_answer_keys"]
-
-ANSWERS_PREFIX = "answers/"
+__all__ = ["StoredAnswer", "answer_key", "read_answers", "record_answer", "stored_answer_keys"]
 
 
 class StoredAnswer(BaseModel):
@@ -46,7 +45,7 @@ class StoredAnswer(BaseModel):
 def answer_key(thread_id: str, interrupt_id: str) -> str:
     if not interrupt_id or "/" in interrupt_id:
         raise ValueError(f"{interrupt_id!r} is not an interrupt id")
-    return f"{ANSWERS_PREFIX}{validate_thread_id(thread_id)}/{interrupt_id}"
+    return f"{answers_prefix(thread_id)}{interrupt_id}"
 
 
 async def record_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: str, name: str, response: Any,
@@ -82,7 +81,7 @@ async def read_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: 
 async def read_answers(checkpointer: Checkpointer, thread_id: str) -> dict[str, StoredAnswer]:
     """Every answer stored for the thread, by interrupt id (applied or not)."""
     answers: dict[str, StoredAnswer] = {}
-    for key in await checkpointer.storage.list(f"{ANSWERS_PREFIX}{validate_thread_id(thread_id)}/"):
+    for key in await checkpointer.storage.list(answers_prefix(thread_id)):
         found = await checkpointer.storage.read(key)
         if found is not None:
             record = _parse(checkpointer, key, found[0])
