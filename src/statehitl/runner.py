@@ -132,6 +132,7 @@ class Runner:
         # back would make every dropped Agent garbage that only the cycle collector frees (a
         # server building one per request would keep their open logs until it ran).
         self._source = weakref.ref(source)
+        self._shape_saved = False
 
     @property
     def source(self) -> Any:
@@ -441,6 +442,13 @@ class Runner:
         if hooks.has_callbacks(AfterNodeCallEvent):
             await hooks.fire(AfterNodeCallEvent(self.source, node, invocation_state, update))
         return _Done(update)
+
+    async def remember_shape(self, record: StoredCheckpoint) -> None:
+        """Store this machine's shape (once per runner) when a run of it left a thread waiting, so that a
+        resume by changed code can say what changed (``MachineChangedError``)."""
+        if record.status == "interrupted" and not self._shape_saved and self.checkpointer is not None:
+            await self.checkpointer.remember_machine(self.machine.fingerprint, self.machine.shape())
+            self._shape_saved = True
 
     async def commit_update(
         self, cursor: Cursor, step: int, state: Any, writer: str, update: dict[str, Any], *, rewritten: bool = False,

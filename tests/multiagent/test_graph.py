@@ -269,3 +269,20 @@ def test_a_non_json_response_is_refused() -> None:
 def test_a_task_must_be_text_or_content_blocks() -> None:
     with pytest.raises(ResumeInputError, match="a task must be a str or a list of content blocks"):
         seed_graph()(42)
+
+
+def test_a_nested_graphs_conditions_see_the_outer_calls_invocation_state() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def go_on(state: Any, invocation_state: dict[str, Any]) -> bool:
+        seen.append(dict(invocation_state))
+        return True
+
+    inner = GraphBuilder()
+    inner.add_node(agent("a", "x"), "a")
+    inner.add_node(agent("b", "y"), "b")
+    inner.add_edge("a", "b", condition=go_on)
+    outer = GraphBuilder()
+    outer.add_node(inner.build(), "inner")
+    assert outer.build()("task", invocation_state={"user": "alice"}).status == Status.COMPLETED
+    assert seen and all(s.get("user") == "alice" for s in seen)

@@ -9,7 +9,7 @@ import pytest
 from ma_helpers import Approval, agent, answer
 
 from statehitl.cli import main
-from statehitl.errors import ResumeInputError, UnknownInterruptError
+from statehitl.errors import MachineChangedError, ResumeInputError, UnknownInterruptError
 from statehitl.hooks import (
     AfterMultiAgentInvocationEvent,
     AfterNodeCallEvent,
@@ -124,3 +124,21 @@ def test_a_node_that_raises_still_gets_its_after_node_call_event_with_the_error(
     assert recorder.seen == ["init", "before None", "node a", "after a", "node b", "after b", "after call"]
     assert errors["a"] is None
     assert errors["b"] is failed.value
+
+
+def test_a_graph_resumed_by_changed_code_says_what_changed(tmp_path: Path) -> None:
+    def build(*extra: str) -> Any:
+        builder = GraphBuilder()
+        builder.add_node(agent("inspector", "found 3"), "inspector")
+        builder.add_node(agent("cleanup", "cleaned"), "cleanup")
+        builder.add_edge("inspector", "cleanup")
+        for node in extra:
+            builder.add_node(agent(node, "done"), node)
+        builder.set_hook_providers([Approval()])
+        builder.set_session_manager(FileSessionManager(session_id="s", storage_dir=str(tmp_path)))
+        return builder.build()
+
+    paused = build()("clean up")
+    assert paused.status == Status.INTERRUPTED
+    with pytest.raises(MachineChangedError, match=r"nodes added: \['report'\]"):
+        build("report")(answer(paused))

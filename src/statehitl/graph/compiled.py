@@ -82,7 +82,6 @@ class CompiledStateGraph(Generic[M]):
         self.accept_machine_change = accept_machine_change
         self.migrate = migrate
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph")
-        self._shape_saved = False
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -180,9 +179,7 @@ class CompiledStateGraph(Generic[M]):
         )
         if send is not None and record.interrupts:
             send("updates", {"__interrupt__": tuple(i.to_interrupt() for i in record.interrupts)})
-        if record.status == "interrupted" and not self._shape_saved:
-            await self.checkpointer.remember_machine(self.machine.fingerprint, self.machine.shape())
-            self._shape_saved = True
+        await self._runner.remember_shape(record)
         return run_result(thread, record.status, state, [i.to_interrupt() for i in record.interrupts], record.step,
                           record.cancelled, record.checkpoint_id)
 

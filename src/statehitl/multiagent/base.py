@@ -84,6 +84,8 @@ class MultiAgentBase(ABC):
             self.thread_id = f"{self.kind}-{os.urandom(16).hex()}"
         self.durability: Durability = "step" if session_manager is not None else "exit"
         self._last: tuple[Head, dict[str, Any]] | None = None
+        self._invocation_state: dict[str, Any] = {}
+        """The running call's invocation state, for what reads it outside a node (a Graph's edge conditions)."""
         self._runner = Runner(machine, schema, self.hooks, self.checkpointer, source=self,
                               index=session_manager is not None, node_hook_source="multiagent-hook",
                               run_span=f"invoke_{self.kind}")
@@ -173,6 +175,7 @@ class MultiAgentBase(ABC):
         if self.hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
             await self.hooks.fire(BeforeMultiAgentInvocationEvent(self, invocation_state))
         run = OrchestrationRun(self, invocation_state, emit)
+        self._invocation_state = invocation_state
         try:
             at = await self._position(plan, head, known)
             record, state = await self._runner.run(
@@ -181,6 +184,7 @@ class MultiAgentBase(ABC):
         finally:
             if self.hooks.has_callbacks(AfterMultiAgentInvocationEvent):
                 await self.hooks.fire(AfterMultiAgentInvocationEvent(self, invocation_state))
+        await self._runner.remember_shape(record)
         self._adopt(state, run.ran)
         if self.session_manager is None:
             assert at.cursor is not None
@@ -292,6 +296,7 @@ class OrchestratorNode:
         if hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
             await hooks.fire(BeforeMultiAgentInvocationEvent(orchestrator, call.invocation_state))
         run = OrchestrationRun(orchestrator, call.invocation_state, call.emit)
+        orchestrator._invocation_state = call.invocation_state  # as a node too, its conditions see the call's
         try:
             end = await orchestrator._runner.run_nested(
                 at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,

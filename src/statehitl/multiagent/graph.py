@@ -229,7 +229,6 @@ class Graph(MultiAgentBase):
         self.nodes = {n: OrchestratedNode(n, g.executor, machine_node_of(g.executor, f"graph node {n!r}"))
                       for n, g in nodes.items()}
         self._incoming: dict[str, list[GraphEdge]] = {n: [e for e in edges if e.to_node.node_id == n] for n in nodes}
-        self._invocation_state: dict[str, Any] = {}
         channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "nodes": Kind.MERGE,
                     "failure": Kind.REPLACE}
         for node in self.nodes.values():
@@ -320,10 +319,6 @@ class Graph(MultiAgentBase):
 
     def _entry(self, state: dict[str, Any]) -> list[str]:
         return [n.node_id for n in self.entry_points]
-
-    async def _invoke(self, task: Any, invocation_state: dict[str, Any], emit: Any) -> MultiAgentResult:
-        self._invocation_state = invocation_state  # what edge conditions that ask for it see
-        return await super()._invoke(task, invocation_state, emit)
 
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                           pending: list[str]) -> None:
