@@ -13,7 +13,7 @@ import contextlib
 import queue
 import sys
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -91,38 +91,48 @@ def iterate_sync(events: AsyncIterator[T]) -> Iterator[T]:
     """Iterate an async iterator from synchronous code (``app.stream()`` over ``app.astream()``).
 
     Outside a running loop each item is awaited on this thread's loop, so the iterator stays on one
-    loop from start to end; inside one (a notebook), a worker thread drains it into a queue.
+    loop from start to end; inside one (a notebook), a worker thread iterates it on that thread's loop,
+    one item per item asked for: a caller that stops early (``break``) stops the run there, as it does
+    outside a loop, instead of the worker running it to the end.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         yield from _iterate_here(events)
         return
+    wanted: queue.Queue[bool] = queue.Queue()  # True: the next item; False: stop
     items: queue.Queue[tuple[bool, Any]] = queue.Queue()
 
     def pump() -> None:
-        async def drain() -> None:
-            async for item in events:
-                items.put((True, item))
-
+        source = _iterate_here(events)
         try:
-            _thread_loop().run(drain())
-            items.put((False, None))
+            while wanted.get():
+                try:
+                    items.put((True, next(source)))
+                except StopIteration:
+                    items.put((False, None))
+                    return
         except BaseException as exc:
             items.put((False, exc))
+        finally:
+            source.close()  # closes the async iterator, on this worker's loop
 
     _worker_pool().submit(pump)
-    while True:
-        ok, item = items.get()
-        if ok:
-            yield item
-        elif item is None:
-            return
-        else:
-            raise item
+    try:
+        while True:
+            wanted.put(True)
+            ok, item = items.get()
+            if ok:
+                yield item
+            elif item is None:
+                return
+            else:
+                raise item
+    finally:
+        wanted.put(False)
 
 
-def _iterate_here(events: AsyncIterator[T]) -> Iterator[T]:
+def _iterate_here(events: AsyncIterator[T]) -> Generator[T, None, None]:
     loop = _thread_loop()
 
     async def following() -> tuple[bool, Any]:
