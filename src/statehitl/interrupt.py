@@ -18,6 +18,7 @@ from statehitl.errors import (
     DuplicateInterruptNameError,
     InterruptNameError,
     InterruptReasonError,
+    InvalidExpiryError,
 )
 from statehitl.expiry import Expiry
 from statehitl.interrupt_ids import interrupt_id
@@ -147,10 +148,22 @@ class InterruptScope:
             return response
         if schema is None and response_type is not None:
             schema = _typed().response_schema(response_type)
+        if expires is not None and schema is not None:
+            _check_default(name, expires.response, schema)
         raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node,
                                          response_schema=schema, digest=digest,
                                          expires_at=None if expires is None else expires.at,
                                          on_expire=None if expires is None else expires.response)])
+
+
+def _check_default(name: str, default: Any, schema: dict[str, Any]) -> None:
+    """An ``on_expire`` default must be an answer the interrupt accepts, or a sweep could never apply it."""
+    from statehitl.json_schema_check import schema_errors
+
+    problems = schema_errors(default, schema)
+    if problems:
+        raise InvalidExpiryError(f"interrupt {name!r}: on_expire={default!r} is not a response it accepts: "
+                                 f"{'; '.join(problems)}")
 
 
 def _typed() -> ModuleType:

@@ -33,6 +33,7 @@ __all__ = [
     "ResumeRun",
     "RunPlan",
     "StartRun",
+    "check_response",
     "is_response_list",
     "parse_answers",
     "parse_responses",
@@ -189,10 +190,17 @@ def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> N
             f"{where} was given for tool call {digest}, but the call waiting is {interrupt.digest} (other "
             "arguments than the ones shown); nothing was applied: answer the call as it is now"
         )
-    if interrupt.response_schema is not None:
-        from statehitl.json_schema_check import schema_errors  # only typed interrupts need the checker
+    check_response(block["response"], interrupt.response_schema, where)
 
-        problems = schema_errors(block["response"], interrupt.response_schema)
-        if problems:
-            raise ResponseValidationError(f"{where} is not a valid response: {'; '.join(problems)}; "
-                                          "nothing was applied, the thread still waits on it")
+
+def check_response(response: Any, schema: dict[str, Any] | None, where: str) -> None:
+    """Refuse a response that does not fit its interrupt's response schema (None: any JSON fits), before
+    anything is stored or run: here at resume, and in the inbox before an answer is recorded."""
+    if schema is None:
+        return
+    from statehitl.json_schema_check import schema_errors  # only typed interrupts need the checker
+
+    problems = schema_errors(response, schema)
+    if problems:
+        raise ResponseValidationError(f"{where} is not a valid response: {'; '.join(problems)}; "
+                                      "nothing was applied, the thread still waits on it")

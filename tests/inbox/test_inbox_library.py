@@ -6,15 +6,21 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from inbox_app import APPROVAL, Order, actions, build, build_agent, build_orchestrator, graph
 
 from statehitl import inbox
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.errors import AlreadyAnsweredError, AppLoadError, InvalidExpiryError, UnknownInboxItemError
-from statehitl.graph import END, START, StateGraph
+from statehitl.errors import (
+    AlreadyAnsweredError,
+    AppLoadError,
+    InvalidExpiryError,
+    ResponseValidationError,
+    UnknownInboxItemError,
+)
+from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.hooks import BeforeNodeCallEvent
 
 
@@ -247,3 +253,32 @@ def test_load_app_errors_name_what_is_wrong() -> None:
         inbox.load_app("inbox_app:APPROVAL")
     assert inbox.load_app("inbox_app:build") is build
     assert graph  # the module's graph builder is what build compiles
+
+
+def test_a_typed_interrupt_refuses_a_wrong_inbox_answer_before_storing_it(memory_store: str) -> None:
+    app = typed_graph(memory_store)
+    [waiting] = app.invoke({"item": "pen"}, thread_id="t1").interrupts
+    with pytest.raises(ResponseValidationError, match="not a valid response"):
+        inbox.answer(memory_store, waiting.id, "maybe")
+    assert [p.id for p in inbox.pending(memory_store)] == [waiting.id]  # still waiting: nothing stored
+    inbox.answer(memory_store, waiting.id, "yes", build=lambda thread: typed_graph(memory_store))
+    assert app.get_state("t1").values.decision == "yes"
+
+
+def test_an_expiry_default_the_interrupt_would_refuse_fails_where_it_is_asked(memory_store: str) -> None:
+    with pytest.raises(InvalidExpiryError, match="on_expire='maybe' is not a response it accepts"):
+        typed_graph(memory_store, on_expire="maybe").invoke({"item": "pen"}, thread_id="t1")
+
+
+def typed_graph(store: str, on_expire: str | None = None) -> Any:
+    """A graph that asks ``yes`` or ``no`` (``response_type=Literal[...]``), optionally with a deadline."""
+
+    def ask(state: Order, ctx: NodeContext) -> dict[str, Any]:
+        options: dict[str, Any] = {"expires_in": 60, "on_expire": on_expire} if on_expire is not None else {}
+        return {"decision": ctx.interrupt("ship", response_type=Literal["yes", "no"], **options)}
+
+    g = StateGraph(Order)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    return g.compile(checkpointer=Checkpointer.from_url(store))

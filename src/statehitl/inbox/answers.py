@@ -22,7 +22,7 @@ from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, CheckpointCorruptError, InterruptReasonError
 
-__all__ = ["StoredAnswer", "answer_key", "read_answers", "record_answer", "stored_answer_keys"]
+__all__ = ["StoredAnswer", "answer_key", "read_answer", "read_answers", "record_answer", "stored_answer_keys"]
 
 
 class StoredAnswer(BaseModel):

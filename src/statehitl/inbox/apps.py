@@ -22,7 +22,7 @@ from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AppLoadError, CheckpointConflict, NotInterruptedError, UnknownInterruptError
-from statehitl.inbox.answers import StoredAnswer, read_answers
+from statehitl.inbox.answers import StoredAnswer, read_answer
 
 __all__ = ["AppBuilder", "aresume_answered", "build_app", "load_app", "resume_answered"]
 
@@ -90,8 +90,8 @@ async def aresume_answered(app: Any, thread_id: str | None = None) -> Any:
     entry = await checkpointer.thread_info(thread)
     if entry is None or entry.status != "interrupted":
         return None
-    stored = await read_answers(checkpointer, thread)
-    blocks = [{"interruptResponse": _block(i.id, stored[i.id])} for i in entry.interrupts if i.id in stored]
+    stored = [(i.id, await read_answer(checkpointer, thread, i.id)) for i in entry.interrupts]
+    blocks = [{"interruptResponse": _block(iid, answer)} for iid, answer in stored if answer is not None]
     if not blocks:
         return None
     try:

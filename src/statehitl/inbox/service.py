@@ -16,8 +16,9 @@ from statehitl.errors import AlreadyAnsweredError
 from statehitl.inbox.answers import StoredAnswer, record_answer, stored_answer_keys
 from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app
 from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, open_store
+from statehitl.resume import check_response
 
-__all__ = ["Answered", "SweepReport", "aanswer", "answer", "asweep", "sweep"]
+__all__ = ["Answered", "SweepReport", "aanswer", "answer", "answer_pending", "asweep", "sweep"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,16 @@ async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *
     application applies it on its next ``resume_answered`` call for that thread.
     """
     checkpointer = open_store(store)
-    item = await afind_pending(checkpointer, interrupt_id)
+    return await answer_pending(checkpointer, await afind_pending(checkpointer, interrupt_id), response,
+                                responder=responder, build=build)
+
+
+async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, response: Any, *,
+                         responder: str | None = None, build: AppBuilder | None = None) -> Answered:
+    """``aanswer`` for an interrupt already found (the web page looks it up to build the response)."""
+    # A typed interrupt refuses a wrong answer here, before it is recorded: once stored it would be the
+    # first answer, which wins, and the thread could never be answered right.
+    check_response(response, item.response_schema, f"the answer to interrupt {item.name!r} (id {item.id})")
     stored = await record_answer(checkpointer, item.thread_id, item.id, item.name, response, responder=responder)
     if build is None:
         return Answered(item, stored)

@@ -30,9 +30,9 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AlreadyAnsweredError, InboxError, StatehitlError, UnknownInboxItemError
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.audit import athread_audit_trail
-from statehitl.inbox.listing import afind_pending, apending, open_store
+from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, open_store
 from statehitl.inbox.page import audit_page, form_response, list_page, message_page
-from statehitl.inbox.service import Answered, aanswer
+from statehitl.inbox.service import Answered, aanswer, answer_pending
 
 __all__ = ["COOKIE", "make_app", "serve"]
 
@@ -111,9 +111,13 @@ async def _thread(request: web.Request) -> web.Response:
     return _html(audit_page(thread, rows))
 
 
-async def _answer(request: web.Request, response: Any, responder: str | None) -> Answered:
-    return await aanswer(request.app[_STORE], request.match_info["id"], response,
-                         responder=responder or None, build=request.app[_BUILD])
+async def _answer(request: web.Request, response: Any, responder: str | None,
+                  item: PendingInterrupt | None = None) -> Answered:
+    if item is None:
+        return await aanswer(request.app[_STORE], request.match_info["id"], response,
+                             responder=responder or None, build=request.app[_BUILD])
+    return await answer_pending(request.app[_STORE], item, response, responder=responder or None,
+                                build=request.app[_BUILD])
 
 
 def _done(done: Answered) -> str:
@@ -129,7 +133,7 @@ async def _answer_form(request: web.Request) -> web.Response:
     try:
         item = await afind_pending(request.app[_STORE], request.match_info["id"])
         response = form_response(item.response_schema, form)
-        done = await _answer(request, response, form.get("__responder", "").strip())
+        done = await _answer(request, response, form.get("__responder", "").strip(), item)
     except AlreadyAnsweredError as exc:
         return _html(message_page("Already answered", str(exc), error=True), 409)
     except UnknownInboxItemError as exc:
