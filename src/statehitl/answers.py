@@ -83,10 +83,12 @@ Answer = Annotated[Approve | Reject | Edit | Respond, Field(discriminator="type"
 ToolAnswer = Annotated[Approve | Reject | Edit, Field(discriminator="type")]
 """An answer to "may this tool call run?"."""
 
-_OUTCOMES = {"approve": "applied", "reject": "rejected", "edit": "edited", "respond": "applied"}
+Outcome = Literal["applied", "rejected", "edited"]
+"""What an applied answer did (``AuditEntry.outcome``)."""
+_OUTCOMES: dict[str, Outcome] = {"approve": "applied", "reject": "rejected", "edit": "edited", "respond": "applied"}
 
 
-def outcome_of(response: Any) -> str:
+def outcome_of(response: Any) -> Outcome:
     """What an answer did, for the audit trail: ``rejected``, ``edited``, else ``applied``."""
     kind = getattr(response, "type", None)
     if kind is None and isinstance(response, dict):

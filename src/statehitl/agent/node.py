@@ -57,7 +57,7 @@ class AgentNode:
         return {"messages": list(self._initial["messages"]), "agent_state": dict(self._initial["agent_state"])}
 
     def adopt_node_state(self, state: dict[str, Any]) -> None:
-        loop = agent_schema().load({"messages": state.get("messages", []), "agent_state": state.get("agent_state", {})})
+        loop = at_start(state)
         self.runtime.state = AgentState(loop.agent_state, changed=False)
         if self._mirror is not None:
             self._mirror(loop.messages)
@@ -91,13 +91,13 @@ class AgentNode:
     async def _position(self, task: Any, sub_state: dict[str, Any], call: NodeCall, run: LoopRun) -> Position | None:
         """Where the loop starts: after the task as a new user message, or where the call last stopped."""
         runtime, hooks = self.runtime, self.runtime.hooks
-        loop = self._start(sub_state)
         if call.kept is not None:
             at = resumed_run(call.kept, agent_schema(), sub_state, call)
             runtime.state = resumed_state(at.state, at.progress)
             if hooks.has_callbacks(BeforeInvocationEvent):
                 await hooks.fire(BeforeInvocationEvent(runtime.agent, run.invocation_state, None))
             return at
+        loop = self._start(sub_state)  # only a new call starts from the stored conversation
         runtime.state = AgentState(loop.agent_state, changed=False)
         new = to_messages(task)
         if hooks.has_callbacks(BeforeInvocationEvent):

@@ -52,7 +52,7 @@ class AuditEntry(BaseModel):
     responder: str | None = None
     comment: str | None = None
     at: float
-    outcome: str = "applied"
+    outcome: Literal["applied", "rejected", "edited"] = "applied"
     node: str = ""
     source: str = "node"
     digest: str | None = None

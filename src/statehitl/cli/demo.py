@@ -282,13 +282,14 @@ class _CleanupSubject(Subject["AgentResult"]):
     printer: _AgentPrinter  # the agent's callback handler too
 
     def __init__(self, console: Console, session_id: str, store: str) -> None:
+        from statehitl.agent.loop import agent_machine
+        from statehitl.agent.node import AgentNode
         from statehitl.cli import cleanup_agent
         from statehitl.session import SessionManager
 
         self.session = SessionManager.from_url(store, session_id=session_id)
-        shown = cleanup_agent.demo_agent()  # every agent runs the same loop machine; this one shows it
-        printer = _AgentPrinter(console, shown.as_node().append_channels)
-        super().__init__(console, session_id, store, self.session.checkpointer, shown.machine, printer)
+        printer = _AgentPrinter(console, AgentNode.append_channels)  # every agent runs the same loop machine
+        super().__init__(console, session_id, store, self.session.checkpointer, agent_machine(), printer)
         self.cleanup = cleanup_agent
         self.agent: Agent | None = None
 

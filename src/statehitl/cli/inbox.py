@@ -79,8 +79,8 @@ def add_parser(commands: Any) -> None:
     sweep.set_defaults(handler=cmd_sweep)
 
     serve = sub.add_parser("serve", help="a web page over the store: the list, each reason, answering",
-                           description="Serve the inbox as a small web page (needs the inbox extra: pip install "
-                                       "'statehitl[inbox]'). Binds to loopback unless --host says otherwise.")
+                           description="Serve the inbox as a small web page (needs the inbox extra, "
+                                       "statehitl[inbox]). Binds to loopback unless --host says otherwise.")
     store_option(serve, argparse.SUPPRESS)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free)")
@@ -185,8 +185,10 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     try:
         from statehitl.inbox.web import serve
     except ImportError as exc:
+        from statehitl._install import install_command
+
         raise CliError(f"statehitl inbox serve needs the inbox extra ({exc}); install it with: "
-                       "pip install 'statehitl[inbox]'") from None
+                       f"{install_command('inbox')}") from None
     if not 0 <= args.port < 65536:
         raise CliError(f"--port must be 0-65535, got {args.port}")
     serve(args.store, host=args.host, port=args.port, token=args.token, build=_builder(args.app),

@@ -59,7 +59,8 @@ def add_parser(commands: Any) -> None:
                            description="The audit trail of THREAD: one entry per answer applied to its "
                                        "interrupts: when, the interrupt and the reason shown, who answered "
                                        "and their comment, the response and its outcome (applied, rejected, "
-                                       "edited, expired). Kept when old checkpoints are pruned.")
+                                       "edited; an expiry default is answered by 'expiry'). Kept when old "
+                                       "checkpoints are pruned.")
     audit.add_argument("thread", metavar="THREAD")
     store_option(audit)
     audit.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
@@ -238,7 +239,7 @@ def _parent(parent: int | None, older: CheckpointRecord | None, listed: set[int]
 
 # -- audit ------------------------------------------------------------------------------------------
 
-_OUTCOME_STYLE = {"applied": "green", "rejected": "red", "edited": "yellow", "expired": "dim"}
+_OUTCOME_STYLE = {"applied": "green", "rejected": "red", "edited": "yellow"}
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:

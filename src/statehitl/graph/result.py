@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from statehitl.checkpoint.records import FailureRecord
 from statehitl.interrupt import Interrupt
 from statehitl.status import Status
 
@@ -45,8 +44,6 @@ class GraphRunResult(Generic[M]):
     checkpoint_id: str
     step: int
     cancelled: dict[str, str] = field(default_factory=dict)
-    error: FailureRecord | None = None
-    """Why the run failed, when a node raised (its node, exception type and message)."""
 
     def __str__(self) -> str:
         return str(self.state)

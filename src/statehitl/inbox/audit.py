@@ -43,7 +43,7 @@ async def athread_audit_trail(store: str | Checkpointer, thread_id: str) -> list
     """The thread's answered interrupts, oldest first, then those still waiting."""
     checkpointer = open_store(store)
     stored = await read_answers(checkpointer, thread_id)
-    rows = [AuditRow(e.interrupt_id, e.name, e.reason, _applied(e.outcome), e.at, e.response, e.responder,
+    rows = [AuditRow(e.interrupt_id, e.name, e.reason, e.outcome, e.at, e.response, e.responder,
                      e.comment, _via(stored.get(e.interrupt_id)))
             for e in await checkpointer.audit(thread_id)]
     applied = {row.interrupt_id for row in rows}
@@ -66,10 +66,6 @@ def thread_audit_trail(store: str | Checkpointer, thread_id: str) -> list[AuditR
     from statehitl._sync import run_sync
 
     return run_sync(athread_audit_trail(store, thread_id))
-
-
-def _applied(outcome: str) -> Outcome:
-    return "rejected" if outcome == "rejected" else "edited" if outcome == "edited" else "applied"
 
 
 def _via(answer: StoredAnswer | None) -> Via:

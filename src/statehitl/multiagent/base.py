@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequ
 from typing import Any, ClassVar
 
 from statehitl._sync import run_sync
-from statehitl.agent.binary import to_json_safe
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
@@ -47,7 +46,7 @@ from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 
-__all__ = ["MultiAgentBase", "OrchestratorNode", "check_task", "node_results", "stored_task"]
+__all__ = ["MultiAgentBase", "OrchestratorNode", "check_task", "node_results"]
 
 STEP_LIMIT = 100_000
 """Steps an orchestration may take in one call: its own limits (node executions, handoffs, time) are
@@ -324,11 +323,6 @@ def check_task(task: Any, label: str) -> None:
         f"{label}: a task must be a str or a list of content blocks like {{'text': ...}} (or, to answer "
         f"interrupts, a list of {{'interruptResponse': ...}}); got {type(task).__name__}: {task!r}"
     )
-
-
-def stored_task(task: Any) -> Any:
-    """The task as the orchestration's state stores it: JSON, bytes in content blocks tagged."""
-    return to_json_safe(task)
 
 
 def node_results(state: dict[str, Any], nodes: dict[str, OrchestratedNode]) -> dict[str, NodeResult]:

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from statehitl.agent.binary import to_json_safe
 from statehitl.errors import GraphValidationError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import MultiAgentBase, node_results, stored_task
+from statehitl.multiagent.base import MultiAgentBase, node_results
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, machine_node_of
 from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult
 from statehitl.multiagent.state import Kind, OrchestrationSchema, node_state_of, node_update
@@ -315,7 +316,7 @@ class Graph(MultiAgentBase):
     # -- MultiAgentBase -------------------------------------------------------------------------------
 
     def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
-        return {**state, "task": stored_task(task), "results": {}, "order": [], "failure": None}
+        return {**state, "task": to_json_safe(task), "results": {}, "order": [], "failure": None}
 
     def _entry(self, state: dict[str, Any]) -> list[str]:
         return [n.node_id for n in self.entry_points]

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl._json import require_json
+from statehitl.agent.binary import to_json_safe
 from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import MultiAgentBase, stored_task
+from statehitl.multiagent.base import MultiAgentBase
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import MultiAgentResult, SwarmResult
 from statehitl.multiagent.state import Kind, OrchestrationSchema
@@ -199,7 +200,7 @@ class Swarm(MultiAgentBase):
     # -- MultiAgentBase -------------------------------------------------------------------------------
 
     def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
-        return {**state, "task": stored_task(task), "results": {}, "order": [], "handoff": None, "context": {},
+        return {**state, "task": to_json_safe(task), "results": {}, "order": [], "handoff": None, "context": {},
                 "failure": None}
 
     def _entry(self, state: dict[str, Any]) -> list[str]:
