@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_prefix
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
-from statehitl.errors import CheckpointConflict, CheckpointCorruptError
+from statehitl.errors import CheckpointConflict
 
 __all__ = ["ANSWERS_PREFIX", "AuditEntry", "answers_prefix", "audit_prefix", "read_audit", "write_audit"]
 
@@ -91,10 +91,5 @@ async def read_audit(storage: Storage, thread_id: str, signing_key: bytes | None
         found = await storage.read(key)
         if found is None:
             continue  # deleted with its thread meanwhile
-        raw = decode(f"audit record {key!r}", found[0], signing_key)
-        try:
-            entries.append(AuditEntry.model_validate(raw))
-        except ValidationError as exc:
-            problems = exc.errors(include_url=False)
-            raise CheckpointCorruptError(f"audit record {key!r} is malformed: {problems}") from None
+        entries.append(decode_model(AuditEntry, f"audit record {key!r}", found[0], signing_key))
     return entries

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json, to_json
 
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["decode", "encode"]
+__all__ = ["decode", "decode_model", "encode"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _SIG = b"\n#hmac-sha256:"
 
@@ -54,3 +56,13 @@ def decode(where: str, data: bytes, signing_key: bytes | None) -> dict[str, Any]
             f"({SCHEMA_VERSION}); upgrade statehitl to read it"
         )
     return raw
+
+
+def decode_model(model: type[ModelT], where: str, data: bytes, signing_key: bytes | None) -> ModelT:
+    """``decode``, then validate as ``model``: a record that does not fit is ``CheckpointCorruptError``
+    naming ``where`` and what does not fit."""
+    raw = decode(where, data, signing_key)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise CheckpointCorruptError(f"{where} is malformed: {exc.errors(include_url=False)}") from None

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ValidationError
 
 from statehitl.checkpoint.audit import AuditEntry, answers_prefix, read_audit, write_audit
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain, whole_record
-from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.codec import decode, decode_model, encode
 from statehitl.checkpoint.index import index_material, index_prefix, indexed_threads, read_index, write_index
 from statehitl.checkpoint.records import (
     CheckpointRecord,
@@ -413,7 +413,7 @@ class Checkpointer:
         found = await self.storage.read(key)
         if found is None:
             return None
-        return MachineShape.model_validate(decode(f"machine record {key!r}", found[0], self.signing_key)).shape
+        return decode_model(MachineShape, f"machine record {key!r}", found[0], self.signing_key).shape
 
     # -- retention ----------------------------------------------------------------------------------
 

@@ -16,12 +16,10 @@ import asyncio
 import random
 from typing import Any
 
-from pydantic import ValidationError
-
-from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
-from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
+from statehitl.errors import CheckpointConflict, StorageError
 
 __all__ = [
     "INDEX_PREFIX", "index_key", "index_material", "index_prefix", "indexed_threads", "read_index", "write_index",
@@ -64,11 +62,7 @@ def index_material(record: CheckpointRecord) -> tuple[Any, ...]:
 
 
 def _parse(key: str, data: bytes, signing_key: bytes | None) -> ThreadIndex:
-    raw = decode(f"index record {key!r}", data, signing_key)
-    try:
-        return ThreadIndex.model_validate(raw)
-    except ValidationError as exc:
-        raise CheckpointCorruptError(f"index record {key!r} is malformed: {exc}") from None
+    return decode_model(ThreadIndex, f"index record {key!r}", data, signing_key)
 
 
 async def read_index(storage: Storage, thread_id: str, signing_key: bytes | None) -> ThreadIndex | None:

@@ -12,15 +12,15 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from statehitl._json import require_json
 from statehitl.checkpoint.audit import ANSWERS_PREFIX, answers_prefix
-from statehitl.checkpoint.codec import decode, encode
+from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.checkpoint.storage import ABSENT
-from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, CheckpointCorruptError, InterruptReasonError
+from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, InterruptReasonError
 
 __all__ = ["StoredAnswer", "answer_key", "read_answer", "read_answers", "record_answer", "stored_answer_keys"]
 
@@ -100,8 +100,4 @@ async def stored_answer_keys(checkpointer: Checkpointer) -> set[tuple[str, str]]
 
 
 def _parse(checkpointer: Checkpointer, key: str, data: bytes) -> StoredAnswer:
-    raw = decode(f"answer record {key!r}", data, checkpointer.signing_key)
-    try:
-        return StoredAnswer.model_validate(raw)
-    except ValidationError as exc:
-        raise CheckpointCorruptError(f"answer record {key!r} is malformed: {exc.errors(include_url=False)}") from None
+    return decode_model(StoredAnswer, f"answer record {key!r}", data, checkpointer.signing_key)
