@@ -16,7 +16,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
 from statehitl.inbox.answers import already_answered, read_answer, stored_answer_keys
 
-__all__ = ["PendingInterrupt", "afind_pending", "apending", "find_pending", "pending"]
+__all__ = ["PendingInterrupt", "Scan", "afind_pending", "apending", "find_pending", "pending", "scan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +46,27 @@ class PendingInterrupt:
 
 async def apending(store: str | Checkpointer) -> list[PendingInterrupt]:
     """Every interrupt waiting on a human in the store (a URL or a checkpointer), newest first."""
-    checkpointer = open_store(store)
+    return (await scan(open_store(store))).pending
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """One look at the store: what waits unanswered (newest first), the stored answers' ``(thread,
+    interrupt id)``, and the ids of the threads waiting (answered or not)."""
+
+    pending: list[PendingInterrupt]
+    answered: set[tuple[str, str]]
+    waiting: list[str]
+
+
+async def scan(checkpointer: Checkpointer) -> Scan:
+    """The index entries of the interrupted threads and the stored answers' keys: a listing and one
+    small read per thread, never a checkpoint. What listing, finding and sweeping all start from."""
     answered = await stored_answer_keys(checkpointer)
     found = []
+    waiting = []
     for entry in await checkpointer.threads("interrupted"):
+        waiting.append(entry.thread_id)
         for record in entry.interrupts:
             if (entry.thread_id, record.id) in answered:
                 continue
@@ -60,7 +77,7 @@ async def apending(store: str | Checkpointer) -> list[PendingInterrupt]:
                 response_schema=record.response_schema,
             ))
     found.sort(key=lambda p: (-p.since, p.thread_id, p.id))
-    return found
+    return Scan(found, answered, waiting)
 
 
 async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
@@ -70,15 +87,16 @@ async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterr
     if no interrupt matches, or more than one does.
     """
     checkpointer = open_store(store)
-    items = await apending(checkpointer)
+    looked = await scan(checkpointer)
+    items = looked.pending
     matches = [p for p in items if p.id == wanted] or [p for p in items if _starts(p.id, wanted)]
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
         raise UnknownInboxItemError(f"interrupt id {wanted!r} is ambiguous: it starts "
                                     f"{', '.join(p.id for p in matches)}; give more of it")
-    for thread, iid in sorted(await stored_answer_keys(checkpointer)):
-        if iid == wanted or (len(wanted) >= 4 and _starts(iid, wanted)):
+    for thread, iid in sorted(looked.answered):
+        if iid == wanted or _starts(iid, wanted):
             first = await read_answer(checkpointer, thread, iid)
             raise AlreadyAnsweredError(already_answered(first.name if first else "?", iid, first))
     waiting = ", ".join(f"{p.id} ({p.name} on thread {p.thread_id})" for p in items[:10]) or "none"

@@ -13,9 +13,9 @@ from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AlreadyAnsweredError
-from statehitl.inbox.answers import StoredAnswer, record_answer, stored_answer_keys
+from statehitl.inbox.answers import StoredAnswer, record_answer
 from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app
-from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, open_store
+from statehitl.inbox.listing import PendingInterrupt, afind_pending, open_store, scan
 from statehitl.resume import check_response
 
 __all__ = ["Answered", "SweepReport", "aanswer", "answer", "answer_pending", "asweep", "sweep"]
@@ -83,7 +83,9 @@ async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: 
     checkpointer = open_store(store)
     moment = time.time() if now is None else now
     report = SweepReport()
-    for item in await apending(checkpointer):
+    looked = await scan(checkpointer)
+    answered = {thread for thread, _ in looked.answered}
+    for item in looked.pending:
         if not item.expired(moment):
             continue
         try:
@@ -92,10 +94,9 @@ async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: 
         except AlreadyAnsweredError:
             continue  # another sweeper, or a reviewer, answered it first
         report.expired.append(item)
-    if app is not None:
-        answered = {thread for thread, _ in await stored_answer_keys(checkpointer)}
-        waiting = {e.thread_id for e in await checkpointer.threads("interrupted")}
-        for thread in sorted(answered & waiting):
+        answered.add(item.thread_id)
+    if app is not None:  # every waiting thread with a stored answer: this sweep's defaults and earlier answers
+        for thread in sorted(answered & set(looked.waiting)):
             if await aresume_answered(build_app(app, thread), thread) is not None:
                 report.resumed.append(thread)
     return report
