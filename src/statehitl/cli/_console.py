@@ -8,10 +8,14 @@ import json
 import os
 import shlex
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-__all__ = ["COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "hanging", "one_line"]
+__all__ = [
+    "COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "count_text", "hanging",
+    "one_line", "when_text",
+]
 
 DEFAULT_STORE = "file://.statehitl"
 """Where the CLI keeps and looks for threads unless ``--store`` says otherwise."""
@@ -22,6 +26,16 @@ COMMAND_ENV = "STATEHITL_COMMAND"
 
 class CliError(Exception):
     """Bad input on the command line: printed as one line on stderr, exit code 2."""
+
+
+def when_text(moment: float) -> str:
+    """``2026-12-03 14:05:09``: a moment in local time, as every listing shows it."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment))
+
+
+def count_text(n: int, noun: str) -> str:
+    """``1 thread``, ``3 threads``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def one_line(text: str) -> str:

@@ -11,7 +11,16 @@ import argparse
 import time
 from typing import TYPE_CHECKING, Any
 
-from statehitl.cli._console import DEFAULT_STORE, CliError, Console, cli_command, compact_json, hanging
+from statehitl.cli._console import (
+    DEFAULT_STORE,
+    CliError,
+    Console,
+    cli_command,
+    compact_json,
+    count_text,
+    hanging,
+    when_text,
+)
 
 if TYPE_CHECKING:
     from statehitl.inbox import AppBuilder, PendingInterrupt
@@ -96,10 +105,6 @@ def _builder(spec: str | None) -> AppBuilder | None:
     return None if spec is None else load_app(spec)
 
 
-def _when(moment: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment))
-
-
 def _where(item: PendingInterrupt) -> str:
     where = f"node {item.node}" if item.node else "the run"
     return where if item.source == "node" else f"{where} ({item.source})"
@@ -136,7 +141,7 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     fields = [
         ("thread", [f"{item.thread_id} ({item.machine})"]),
         ("raised in", [_where(item)]),
-        ("waiting", [f"{age_text(item.age(now))} (since {_when(item.since)})"]),
+        ("waiting", [f"{age_text(item.age(now))} (since {when_text(item.since)})"]),
         ("expires", [expiry_text(item.expires_at, now) + (f", then answered {compact_json(item.on_expire)}"
                                                           if item.expires_at is not None else "")]),
         ("reason", [compact_json(item.reason)]),
@@ -173,10 +178,10 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
 
     report = sweep(args.store, app=_builder(args.app))
     expired = ", ".join(f"{i.name} on {i.thread_id}" for i in report.expired)
-    console.print(f"answered {len(report.expired)} expired interrupt{'' if len(report.expired) == 1 else 's'} "
+    console.print(f"answered {count_text(len(report.expired), 'expired interrupt')} "
                   f"with their default{': ' + expired if expired else ''}")
     if args.app is not None:
-        console.print(f"resumed {len(report.resumed)} thread{'' if len(report.resumed) == 1 else 's'}"
+        console.print(f"resumed {count_text(len(report.resumed), 'thread')}"
                       + (f": {', '.join(report.resumed)}" if report.resumed else ""))
     return 0
 

@@ -7,10 +7,22 @@ machine in any store can be listed and inspected.
 from __future__ import annotations
 
 import argparse
-import time
 from typing import TYPE_CHECKING, Any
 
-from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, hanging, one_line
+from statehitl.cli._console import (
+    DEFAULT_STORE,
+    CliError,
+    Console,
+    compact_json,
+    hanging,
+    one_line,
+)
+from statehitl.cli._console import (
+    count_text as _count,
+)
+from statehitl.cli._console import (
+    when_text as _when,
+)
 
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
     from statehitl.checkpoint.engine import Checkpointer
@@ -87,14 +99,6 @@ def add_parser(commands: Any) -> None:
                                        "by a Checkpointer with ttl=...).")
     store_option(sweep)
     sweep.set_defaults(handler=cmd_sweep)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _when(timestamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
 
 
 def _status(console: Console, status: str, width: int = 0) -> str:

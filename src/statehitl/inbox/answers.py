@@ -21,6 +21,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, InterruptReasonError
+from statehitl.inbox.text import when_text
 
 __all__ = ["StoredAnswer", "answer_key", "read_answer", "read_answers", "record_answer", "stored_answer_keys"]
 
@@ -68,7 +69,7 @@ def already_answered(name: str, interrupt_id: str, first: StoredAnswer | None) -
     if first is None:
         return f"interrupt {name!r} (id {interrupt_id}) was already answered"
     who = "its expiry default" if first.via == "expiry" else (first.responder or "someone")
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(first.answered_at))
+    when = when_text(first.answered_at)
     return f"interrupt {name!r} (id {interrupt_id}) was already answered by {who} at {when}; the first answer wins"
 
 

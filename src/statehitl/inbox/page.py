@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from statehitl.inbox.audit import AuditRow
 from statehitl.inbox.listing import PendingInterrupt
-from statehitl.inbox.text import age_text, expiry_text, parse_response
+from statehitl.inbox.text import age_text, expiry_text, parse_response, when_text
 
 __all__ = ["audit_page", "form_response", "list_page", "message_page"]
 
@@ -43,10 +43,6 @@ def _page(title: str, body: str) -> str:
 
 def _json(value: Any) -> str:
     return escape(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
-
-
-def _when(moment: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment))
 
 
 def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, now: float | None = None) -> str:
@@ -159,7 +155,7 @@ def audit_page(thread_id: str, rows: list[AuditRow]) -> str:
     """The thread's audit trail: each answered interrupt, its reason, who answered what, when, and what
     it did; then those still waiting."""
     lines = "".join(
-        f"<tr><td>{escape(_when(r.at))}</td><td>{escape(r.name)}</td><td><pre>{_json(r.reason)}</pre></td>"
+        f"<tr><td>{escape(when_text(r.at))}</td><td>{escape(r.name)}</td><td><pre>{_json(r.reason)}</pre></td>"
         f"<td>{escape(r.outcome)}</td><td>{'' if r.outcome == 'pending' else _json(r.response)}</td>"
         f"<td>{escape(r.responder or '')}{' (expiry)' if r.via == 'expiry' else ''}</td>"
         f"<td>{escape(r.comment or '')}</td></tr>"
