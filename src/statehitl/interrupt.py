@@ -20,7 +20,7 @@ from statehitl.errors import (
     InterruptReasonError,
     InvalidExpiryError,
 )
-from statehitl.expiry import Expiry
+from statehitl.expiry import expiry
 from statehitl.interrupt_ids import interrupt_id
 
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
@@ -105,8 +105,8 @@ class InterruptScope:
     """The digests of the answered interrupts that were about a tool call, by interrupt id."""
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, response_type: Any = None, *,
-                  digest: str | None = None, schema: dict[str, Any] | None = None,
-                  expires: Expiry | None = None) -> Any:
+                  digest: str | None = None, schema: dict[str, Any] | None = None, expires_in: float | None = None,
+                  expires_at: float | None = None, on_expire: Any = None) -> Any:
         """Return the response for ``name`` if the human answered it; otherwise stop the handler.
 
         ``response`` is an answer known in advance (Strands' preemptive response, e.g. an approval
@@ -115,11 +115,12 @@ class InterruptScope:
         ``response_type``: the response is validated as this type and returned as its value (a model
         instance for a model); the interrupt carries its JSON schema (or ``schema``, a more precise one
         the caller built). ``digest``: the tool call this interrupt is about (``action_digest``); an
-        answer given to another call is refused. ``expires`` (``statehitl.expiry.expiry``) is when a
-        sweep answers it with its default instead.
+        answer given to another call is refused. ``expires_in`` (seconds) or ``expires_at`` (epoch) with
+        ``on_expire``: past the deadline a sweep answers it with ``on_expire`` (``statehitl.expiry``).
         """
         if not isinstance(name, str) or not name:
             raise InterruptNameError(f"interrupt name must be a non-empty str, got {name!r}")
+        expires = expiry(name, expires_in, expires_at, on_expire)
         if name in self.names:
             raise DuplicateInterruptNameError(
                 f"interrupt name {name!r} is used twice in {self.source} {self.node!r}; names must be "

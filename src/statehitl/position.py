@@ -17,7 +17,6 @@ from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, RecordStatus
-from statehitl.expiry import expiry
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.resume import AnswerMeta
 from statehitl.transitions import InterruptAnswered
@@ -57,8 +56,8 @@ class NodeContext:
         if self._scope is None:
             site = interrupt_ids.node(self.interrupts.prefix, self.step, self.node)
             self._scope = self.interrupts.scope(site, "node", self.node)
-        expires = expiry(name, expires_in, expires_at, on_expire)
-        return self._scope.interrupt(name, reason, response, response_type, expires=expires)
+        return self._scope.interrupt(name, reason, response, response_type, expires_in=expires_in,
+                                     expires_at=expires_at, on_expire=on_expire)
 
 
 @dataclass

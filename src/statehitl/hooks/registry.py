@@ -13,7 +13,6 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from statehitl import observe
 from statehitl.errors import InterruptOutsideRunError
-from statehitl.expiry import expiry
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 from statehitl.transitions import HookFired
 
@@ -45,9 +44,8 @@ class InterruptibleEvent(HookEvent):
         returned as its value; the interrupt carries its JSON schema.
         ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
         (``statehitl inbox sweep``) answers it with ``on_expire``."""
-        expires = expiry(name, expires_in, expires_at, on_expire)
         return self._active_scope(name).interrupt(name, reason, response, response_type, digest=self._digest(),
-                                                  expires=expires)
+                                                  expires_in=expires_in, expires_at=expires_at, on_expire=on_expire)
 
     def _active_scope(self, name: str) -> InterruptScope:
         if self._scope is None:

@@ -99,11 +99,9 @@ class ToolContext:
                 f"tool {self.tool_use['name']!r} called interrupt({name!r}) outside an agent run (this "
                 "ToolContext has no run to stop); interrupts work when the agent calls the tool (agent('...'))"
             )
-        from statehitl.expiry import expiry
-
-        expires = expiry(name, expires_in, expires_at, on_expire)
         digest = tool_call_digest(self.tool_use["name"], self.tool_use.get("input"))
-        return self._scope.interrupt(name, reason, response, response_type, digest=digest, expires=expires)
+        return self._scope.interrupt(name, reason, response, response_type, digest=digest, expires_in=expires_in,
+                                     expires_at=expires_at, on_expire=on_expire)
 
 
 class AgentTool(ABC):
