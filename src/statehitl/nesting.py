@@ -25,7 +25,7 @@ from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.position import NodeContext, Position, RunEnd
 
 __all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run", "node_call",
-           "resumed_run"]
+           "resumed_run", "started_run"]
 
 
 @dataclass
@@ -128,6 +128,12 @@ def kept_run(end: RunEnd, codec: StateCodec, base: dict[str, Any]) -> dict[str, 
         "pending": end.pending, "step": end.step, "completed": end.completed, "responses": end.responses,
         "progress": end.progress,
     }
+
+
+def started_run(call: NodeCall, state: Any, pending: list[str]) -> Position:
+    """Where a new nested run enters: ``state`` before ``pending``, with the enclosing run's answers and
+    the digests they were given for (a nested agent's tool call is checked against them)."""
+    return Position(state, pending, responses=dict(call.interrupts.responses), digests=call.interrupts.digests)
 
 
 def resumed_run(kept: dict[str, Any], codec: _Loads, base: dict[str, Any], call: NodeCall) -> Position:

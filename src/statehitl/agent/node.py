@@ -23,7 +23,7 @@ from statehitl.agent.result import AgentMetrics, AgentResult
 from statehitl.agent.runtime import AgentRuntime, LoopRun
 from statehitl.agent.state import AgentState
 from statehitl.hooks.agent_events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
-from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run
+from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.position import Position, RunEnd
 from statehitl.runner import Runner
 from statehitl.telemetry import trace_invocation
@@ -112,7 +112,7 @@ class AgentNode:
         if hooks.has_callbacks(MessageAddedEvent):
             for message in new:
                 await hooks.fire(MessageAddedEvent(runtime.agent, message))
-        return Position(loop, ["model"], responses=dict(call.interrupts.responses), digests=call.interrupts.digests)
+        return started_run(call, loop, ["model"])
 
     def _start(self, sub_state: dict[str, Any]) -> AgentLoopState:
         """The loop state of ``sub_state``: the one this node ended its last call with, when that call's

@@ -39,7 +39,7 @@ from statehitl.machine import Machine, describe_change
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, add_usage, zero_usage
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of
-from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run
+from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.position import NodeContext, Position, Writes, resume_position, start_position
 from statehitl.resume import ResumeRun, StartRun, plan_run
 from statehitl.runner import Durability, Runner
@@ -287,8 +287,7 @@ class OrchestratorNode:
         base = schema.load(call.state)
         if call.kept is None:
             state = orchestrator._begin(base, call.task)
-            at = Position(state, orchestrator._entry(state), responses=dict(call.interrupts.responses),
-                          digests=call.interrupts.digests)
+            at = started_run(call, state, orchestrator._entry(state))
         else:
             at = resumed_run(call.kept, schema, base, call)
         hooks = orchestrator.hooks
