@@ -201,15 +201,22 @@ class Checkpointer:
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
         return record
 
-    async def history(self, thread_id: str) -> list[CheckpointRecord]:
-        """All of the thread's checkpoints (every branch), newest first."""
-        stored: dict[int, StoredCheckpoint] = {}
+    async def _records(self, thread_id: str) -> dict[int, StoredCheckpoint | ClaimRecord]:
+        """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence number."""
+        records: dict[int, StoredCheckpoint | ClaimRecord] = {}
         for key in await self.storage.list(self._prefix(thread_id)):
             found = await self.storage.read(key)
             if found is not None:
-                record = self._parse(key, found[0])
-                if isinstance(record, StoredCheckpoint):
-                    stored[record.seq] = record
+                records[self._seq(key)] = self._parse(key, found[0])
+        return records
+
+    async def count_checkpoints(self, thread_id: str) -> int:
+        """How many checkpoints the thread has (every branch; claims not counted), without rebuilding them."""
+        return sum(isinstance(r, StoredCheckpoint) for r in (await self._records(thread_id)).values())
+
+    async def history(self, thread_id: str) -> list[CheckpointRecord]:
+        """All of the thread's checkpoints (every branch), newest first."""
+        stored = {seq: r for seq, r in (await self._records(thread_id)).items() if isinstance(r, StoredCheckpoint)}
         result = []
         for seq in sorted(stored, reverse=True):
             chain = [stored[seq]]
@@ -433,12 +440,7 @@ class Checkpointer:
         """
         if keep_last < 1:
             raise ValueError(f"keep_last must be at least 1, got {keep_last!r}")
-        records: dict[int, StoredCheckpoint | ClaimRecord] = {}
-        keys = await self.storage.list(self._prefix(thread_id))
-        for key in keys:
-            found = await self.storage.read(key)
-            if found is not None:
-                records[self._seq(key)] = self._parse(key, found[0])
+        records = await self._records(thread_id)
         keep: set[int] = set()
         kept = 0
         for seq in sorted(records, reverse=True):

@@ -299,11 +299,18 @@ def cmd_prune(args: argparse.Namespace, console: Console) -> int:
     if args.keep < 1:
         raise CliError(f"--keep must be at least 1, got {args.keep}")
     checkpointer = _open(args.store)
-    before = len(run_sync(checkpointer.history(thread)))
-    if not before:
+
+    async def prune() -> tuple[int, int, int] | None:
+        before = await checkpointer.count_checkpoints(thread)
+        if not before:
+            return None
+        removed = await checkpointer.prune(thread, keep_last=args.keep)
+        return before, await checkpointer.count_checkpoints(thread), removed
+
+    counts = run_sync(prune())
+    if counts is None:
         raise _unknown(thread, args.store)
-    removed = run_sync(checkpointer.prune(thread, keep_last=args.keep))
-    after = len(run_sync(checkpointer.history(thread)))
+    before, after, removed = counts
     console.print(f"pruned thread {thread}: {_prune_report(args.keep, before, after, removed)}")
     return 0
 
