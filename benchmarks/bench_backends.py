@@ -15,36 +15,29 @@ Nothing here talks to AWS. See benchmarks/README.md for what every column means.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import statistics
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from harness.aws import REGION, aws_servers, create_bucket_and_table
 from harness.cli import bench_arguments
 from harness.environment import base_environment, scratch_dir, version, write_results
 from harness.graphs import STEP_LIMIT, SHState, add_linear_chain, statehitl_review_graph
 from harness.peers import fmt
 from harness.timing import Trial, run_interleaved, to_ms
-from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
 
 from statehitl.checkpoint import Checkpointer
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.testing import CountingStorage
 
-ROOT = Path(__file__).resolve().parent.parent
-
-DYNAMODB_LOCAL_DIR = ROOT / ".cache" / "dynamodb-local"
 CHAIN_NODES = 21
 """Nodes in the linear chain whose requests are divided by its length to give requests per step."""
-REGION = "us-east-1"
 BUCKET = "statehitl-bench"
 TABLE = "statehitl-bench"
 
@@ -91,28 +84,6 @@ class BackendResult:
 
 
 # --------------------------------------------------------------------------- servers
-
-
-@contextlib.contextmanager
-def aws_servers(workdir: Path) -> Iterator[tuple[str, str]]:
-    """(S3 endpoint, DynamoDB endpoint): moto_server and DynamoDB Local, both stopped on the way out."""
-    from statehitl_checkpoint_dynamodb.local import DynamoDBLocal
-
-    for name in AWS_ENV_TO_CLEAR:
-        os.environ.pop(name, None)
-    os.environ.update(DUMMY_AWS_ENV)  # for both servers' clients, here and in any subprocess
-    with MotoServer(workdir / "moto_server.log") as s3_endpoint, DynamoDBLocal(DYNAMODB_LOCAL_DIR) as dynamodb_endpoint:
-        yield s3_endpoint, dynamodb_endpoint
-
-
-def create_bucket_and_table(s3_endpoint: str, dynamodb_endpoint: str) -> None:
-    import boto3
-    from statehitl_checkpoint_dynamodb import create_table
-
-    s3 = boto3.client("s3", endpoint_url=s3_endpoint, region_name=REGION)
-    s3.create_bucket(Bucket=BUCKET)
-    s3.close()
-    create_table({"region_name": REGION, "endpoint_url": dynamodb_endpoint}, TABLE)
 
 
 def backend_urls(workdir: Path, s3_endpoint: str, dynamodb_endpoint: str) -> dict[str, str]:
@@ -313,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     args = bench_arguments(__doc__, "backends.json").parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
     with scratch_dir(args.tmpdir) as workdir, aws_servers(workdir) as (s3_ep, ddb_ep):
-        create_bucket_and_table(s3_ep, ddb_ep)
+        create_bucket_and_table(s3_ep, ddb_ep, BUCKET, TABLE)
         urls = backend_urls(workdir, s3_ep, ddb_ep)
         env: dict[str, Any] = {
             **base_environment(),

@@ -18,27 +18,22 @@ Local, side by side. See benchmarks/README.md for what every column means.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fleet_wire import PRICES, Wire, cost_per_million_turns
 from fleet_workload import REGION, Stores, executions, worker_main
+from harness.aws import aws_servers, create_bucket_and_table
 from harness.cli import bench_arguments
 from harness.environment import base_environment, scratch_dir, version, write_results
-from harness.peers import fmt
+from harness.peers import Peer, fmt
 from harness.workers import Worker, call_all
-from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
 
-ROOT = Path(__file__).resolve().parent.parent
-DYNAMODB_LOCAL_DIR = ROOT / ".cache" / "dynamodb-local"
 BUCKET = "statehitl-fleet"
 TABLE = "statehitl-fleet"
 LANGGRAPH_TABLE = "langgraph-fleet"
@@ -104,26 +99,11 @@ class FleetRun:
 # --------------------------------------------------------------------------- servers
 
 
-@contextlib.contextmanager
-def aws_servers(workdir: Path) -> Iterator[tuple[str, str]]:
-    """(S3 endpoint, DynamoDB endpoint): moto_server and DynamoDB Local, both stopped on the way out."""
-    from statehitl_checkpoint_dynamodb.local import DynamoDBLocal
-
-    for name in AWS_ENV_TO_CLEAR:
-        os.environ.pop(name, None)
-    os.environ.update(DUMMY_AWS_ENV)  # for both servers' clients, here and in the worker processes
-    with MotoServer(workdir / "moto_server.log") as s3, DynamoDBLocal(DYNAMODB_LOCAL_DIR) as dynamodb:
-        yield s3, dynamodb
-
-
 def create_stores(s3_endpoint: str, dynamodb_endpoint: str) -> None:
     """The bucket, statehitl's table, and LangGraph's table (PK/SK strings, on-demand, as the saver expects)."""
     import boto3
-    from statehitl_checkpoint_dynamodb import create_table
 
-    s3 = boto3.client("s3", endpoint_url=s3_endpoint, region_name=REGION)
-    s3.create_bucket(Bucket=BUCKET)
-    create_table({"region_name": REGION, "endpoint_url": dynamodb_endpoint}, TABLE)
+    create_bucket_and_table(s3_endpoint, dynamodb_endpoint, BUCKET, TABLE)
     ddb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint, region_name=REGION)
     ddb.create_table(TableName=LANGGRAPH_TABLE, BillingMode="PAY_PER_REQUEST",
                      KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
@@ -261,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     # --lg-durability is accepted (./dev.sh bench passes the same ARGS to every script) and ignored
     args = bench_arguments(__doc__, "fleet.json").parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
-    sides = [args.only] if args.only else ["statehitl", "langgraph"]
+    sides = Peer("langgraph").measured(args.only)
     runs: list[FleetRun] = []
     with scratch_dir(args.tmpdir) as workdir, aws_servers(workdir) as (s3_endpoint, dynamodb_endpoint):
         create_stores(s3_endpoint, dynamodb_endpoint)

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from fleet_wire import Wire, WireCounter
+from harness.aws import REGION
+from harness.graphs import langgraph_config
 from harness.workers import serve
 
 APP = "fleet"
-REGION = "us-east-1"
 TOOL = "apply_change"
 
 EFFECTS_DIR: Path | None = None
@@ -254,21 +255,17 @@ class LangGraphSide:
     def app(self) -> Any:
         return self.graph.compile(checkpointer=self.saver)
 
-    @staticmethod
-    def config(thread: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": thread}}
-
     def create(self, backend: str, thread: str) -> None:
         prompt = {"role": "user", "content": [{"text": prompt_for(thread)}]}
-        out = self.app().invoke({"thread": thread, "messages": [prompt]}, self.config(thread))
+        out = self.app().invoke({"thread": thread, "messages": [prompt]}, langgraph_config(thread))
         assert "__interrupt__" in out, out
 
     def answer(self, backend: str, thread: str) -> str:
         app = self.app()
-        state = app.get_state(self.config(thread))
+        state = app.get_state(langgraph_config(thread))
         if not state.next:
             return "done"
-        out = app.invoke(self.Command(resume="y"), self.config(thread))
+        out = app.invoke(self.Command(resume="y"), langgraph_config(thread))
         # LangGraph has no compare-and-set: every worker that found the interrupt resumes it and runs the action
         if out.get("messages", [{}])[-1].get("content", [{}])[0].get("text") == answer_for(thread):
             return "won"
@@ -276,11 +273,11 @@ class LangGraphSide:
         return "other"
 
     def completed(self, backend: str, thread: str) -> bool:
-        state = self.app().get_state(self.config(thread))
+        state = self.app().get_state(langgraph_config(thread))
         return not state.next and state.values["messages"][-1]["content"][0]["text"] == answer_for(thread)
 
     def checkpoints(self, thread: str) -> int:
-        return sum(1 for _ in self.saver.list(self.config(thread)))
+        return sum(1 for _ in self.saver.list(langgraph_config(thread)))
 
     def storage_counts(self) -> dict[str, int]:
         return {}

@@ -15,6 +15,7 @@ keeps: the position, the state besides its growing lists, and only what those li
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from abc import ABC, abstractmethod
@@ -171,18 +172,11 @@ class MultiAgentBase(ABC):
                         lists_are_input=True)
         if isinstance(plan, StartRun):
             check_task(task, label)
-        if self.hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
-            await self.hooks.fire(BeforeMultiAgentInvocationEvent(self, invocation_state))
-        run = OrchestrationRun(self, invocation_state, emit)
-        self._invocation_state = invocation_state
-        try:
+        async with self._invocation(invocation_state, emit) as run:
             at = await self._position(plan, head, known)
             record, state = await self._runner.run(
                 at, step_limit=STEP_LIMIT, durability=self.durability, invocation_state=invocation_state,
                 runtime=run, after_step=lambda s, w, p: self._after_step(run, s, w, p))
-        finally:
-            if self.hooks.has_callbacks(AfterMultiAgentInvocationEvent):
-                await self.hooks.fire(AfterMultiAgentInvocationEvent(self, invocation_state))
         await self._runner.remember_shape(record)
         self._adopt(state, run.ran)
         if self.session_manager is None:
@@ -194,6 +188,19 @@ class MultiAgentBase(ABC):
             for node_id, message in record.cancelled.items():
                 raise NodeCancelledError(message, node_id=node_id)
         return result
+
+    @contextlib.asynccontextmanager
+    async def _invocation(self, invocation_state: dict[str, Any], emit: Emit | None) -> AsyncIterator[OrchestrationRun]:
+        """One call of this orchestrator, on its own or as a node of another: its before and after hooks
+        around it, and the run its nodes share. The invocation state is also what its edge conditions see."""
+        if self.hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
+            await self.hooks.fire(BeforeMultiAgentInvocationEvent(self, invocation_state))
+        self._invocation_state = invocation_state
+        try:
+            yield OrchestrationRun(self, invocation_state, emit)
+        finally:
+            if self.hooks.has_callbacks(AfterMultiAgentInvocationEvent):
+                await self.hooks.fire(AfterMultiAgentInvocationEvent(self, invocation_state))
 
     async def _position(self, plan: Any, head: Head | None, known: dict[str, Any] | None) -> Position:
         """Where the call starts; ``known`` is the state ``head`` holds, when this object wrote it."""
@@ -290,19 +297,11 @@ class OrchestratorNode:
             at = started_run(call, state, orchestrator._entry(state))
         else:
             at = resumed_run(call.kept, schema, base, call)
-        hooks = orchestrator.hooks
-        if hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
-            await hooks.fire(BeforeMultiAgentInvocationEvent(orchestrator, call.invocation_state))
-        run = OrchestrationRun(orchestrator, call.invocation_state, call.emit)
-        orchestrator._invocation_state = call.invocation_state  # as a node too, its conditions see the call's
-        try:
+        async with orchestrator._invocation(call.invocation_state, call.emit) as run:
             end = await orchestrator._runner.run_nested(
                 at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,
                 thread_id=call.thread_id, runtime=run,
                 after_step=lambda s, w, p: orchestrator._after_step(run, s, w, p))
-        finally:
-            if hooks.has_callbacks(AfterMultiAgentInvocationEvent):
-                await hooks.fire(AfterMultiAgentInvocationEvent(orchestrator, call.invocation_state))
         orchestrator._adopt(end.state, run.ran)
         result = orchestrator.build_result(end.status, end.state, end.interrupts, end.cancelled, run)
         if end.status == "interrupted":
