@@ -69,8 +69,7 @@ class AgentNode:
                           trace_invocation(runtime.agent, call.thread_id))
             at = await self._position(task, sub_state, call, run)
             if at is None:  # a BeforeInvocationEvent hook cancelled the call
-                loop = at_start(sub_state)
-                result = loop_result("cancelled", loop, run, [])
+                result = loop_result("cancelled", self._start(sub_state), run, [])
                 return NodeDone(sub_state, result, run.metrics.accumulated_usage, status="failed")
             end = await self._run(at, run, call)
             stop_reason = "interrupt" if end.status == "interrupted" else end.state.stop_reason
@@ -80,7 +79,7 @@ class AgentNode:
             if end.status == "interrupted":
                 return NodeStopped(end.interrupts, kept_run(end, agent_schema(), sub_state), result)
             stored = sub_state.get("messages", [])  # the loop only appends: store only what it added
-            messages = [*stored, *to_json_safe(end.state.messages[len(stored):])]
+            messages = [*stored, *agent_schema().dump_items(end.state, "messages", len(stored))]
             self._last = (messages, end.state)
             sub_state = {"messages": messages, "agent_state": end.state.agent_state}
             after = await self._after(run, result)
