@@ -285,4 +285,5 @@ def test_a_nested_graphs_conditions_see_the_outer_calls_invocation_state() -> No
     outer = GraphBuilder()
     outer.add_node(inner.build(), "inner")
     assert outer.build()("task", invocation_state={"user": "alice"}).status == Status.COMPLETED
-    assert seen and all(s.get("user") == "alice" for s in seen)
+    assert seen
+    assert all(s.get("user") == "alice" for s in seen)
