@@ -32,7 +32,7 @@ PUBLIC = {
                       "ToolMetrics"],
     statehitl.errors: sorted(name for name in dir(statehitl.errors) if name.endswith(("Error", "Conflict"))),
     statehitl.nesting: ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run",
-                        "node_call", "resumed_run"],
+                        "node_call", "resumed_run", "started_run"],
     statehitl.transitions: ["CheckpointWritten", "HookFired", "InterruptAnswered", "InterruptRaisedTransition",
                             "NodeCancelled", "NodeEntered", "NodeExited", "StepApplied", "ToolFinished",
                             "Transition"],
