@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    uv run --group bench python benchmarks/bench_storage.py          # T = 10, 50, 200 turns
+    uv run --group bench python benchmarks/bench_storage.py          # T = 10, 100, 200 turns
     uv run --group bench python benchmarks/bench_storage.py --quick  # T = 10, 50
 
 Both frameworks run the same conversation in the same process: each turn invokes the graph with one
@@ -29,7 +29,7 @@ from harness.graphs import langgraph_sqlite_pragmas, probe_connection
 from harness.peers import Peer, fmt
 from storage_workload import NODES, TEXT_CHARS, ProcIO, SideResult, probe_overhead, run_langgraph, run_statehitl
 
-TURNS_FULL = (10, 50, 200)
+TURNS_FULL = (10, 100, 200)
 TURNS_QUICK = (10, 50)
 PEER = Peer("langgraph")
 
@@ -98,9 +98,9 @@ def cell(result: SideResult | None, get: Callable[[SideResult], Any], show: Call
 def writes_table(points: list[Point]) -> str:
     lines = [
         "| turns | conversation (JSON) | statehitl written | per turn | statehitl storage bytes "
-        "| LangGraph written | LangGraph rows serialized | LangGraph sqlite + WAL "
+        "| per step | target per step | LangGraph written | LangGraph rows serialized | LangGraph sqlite + WAL "
         "| **ratio LangGraph / statehitl** | statehitl ms/turn | LangGraph ms/turn |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for p in points:
         sh, lg = p.statehitl, p.langgraph
@@ -114,6 +114,8 @@ def writes_table(points: list[Point]) -> str:
                     cell(sh, lambda r: r.wchar, fmt_bytes),
                     cell(sh, lambda r: r.wchar / r.turns, fmt_bytes),
                     cell(sh, lambda r: r.extra["storage_bytes_written"], fmt_bytes),
+                    cell(sh, lambda r: r.extra["storage_bytes_per_step"], fmt_bytes),
+                    cell(sh, lambda r: r.extra["step_target_bytes"], fmt_bytes),
                     cell(lg, lambda r: r.wchar, fmt_bytes),
                     cell(lg, lambda r: r.extra["serialized_bytes"], fmt_bytes),
                     cell(lg, lambda r: r.extra["db_plus_wal_at_end"], fmt_bytes),
@@ -129,8 +131,9 @@ def writes_table(points: list[Point]) -> str:
 
 def reads_table(points: list[Point]) -> str:
     lines = [
-        "| turns | statehitl checkpoints (n) | records read | worst of any checkpoint | bound ⌊log2 n⌋+1 "
-        "| lists | storage bytes read | statehitl read (rchar) | LangGraph checkpoints | LangGraph read (rchar) |",
+        "| turns | statehitl checkpoints | warm: requests | warm: bytes read | cold: requests "
+        "| cold: bytes read | cold: bytes read / state | statehitl cold read (rchar) | LangGraph checkpoints "
+        "| LangGraph cold read (rchar) |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for p in points:
@@ -141,11 +144,11 @@ def reads_table(points: list[Point]) -> str:
                 [
                     str(p.turns),
                     cell(sh, lambda r: r.checkpoints),
-                    cell(sh, lambda r: r.extra["load_reads"]),
-                    cell(sh, lambda r: r.extra["worst_reads_any_checkpoint"]),
-                    cell(sh, lambda r: r.extra["load_read_bound"]),
-                    cell(sh, lambda r: r.extra["load_lists"]),
+                    cell(sh, lambda r: r.extra["warm_requests"]),
+                    cell(sh, lambda r: r.extra["warm_bytes_read"], fmt_bytes),
+                    cell(sh, lambda r: r.extra["load_requests"]),
                     cell(sh, lambda r: r.extra["load_bytes_read"], fmt_bytes),
+                    cell(sh, lambda r: r.extra["load_bytes_per_state_byte"], lambda x: f"{x:.2f}x"),
                     cell(sh, lambda r: r.load_rchar, fmt_bytes),
                     cell(lg, lambda r: r.checkpoints),
                     cell(lg, lambda r: r.load_rchar, fmt_bytes),

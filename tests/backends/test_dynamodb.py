@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel
@@ -41,7 +41,7 @@ from statehitl._install import install_command
 from statehitl.checkpoint import ABSENT, Checkpointer
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.errors import CheckpointConflict, CheckpointError, StorageThrottledError
-from statehitl.graph import END, START, NodeContext, StateGraph
+from statehitl.graph import END, START, NodeContext, StateGraph, append
 from statehitl.testing.conformance import StorageConformance
 from statehitl.testing.counting import CountingStorage
 
@@ -619,6 +619,46 @@ def test_engine_requests_per_step(client: Any, table: str) -> None:
     assert requests["GetItem"] == calls["read"]
     assert requests["Query"] == calls["list"]
     assert set(requests) <= {"PutItem", "GetItem", "Query"}
+
+
+class Conversation(BaseModel):
+    messages: Annotated[list[str], append] = []
+
+
+def conversation_app(storage: Any) -> Any:
+    def speak(state: Conversation) -> dict[str, list[str]]:
+        return {"messages": [f"message {len(state.messages)} " + "x" * 240]}
+
+    g = StateGraph(Conversation)
+    g.add_node("speak", speak)
+    g.add_edge(START, "speak")
+    g.add_edge("speak", END)
+    return g.compile(checkpointer=Checkpointer(storage))
+
+
+def test_a_long_thread_loads_in_three_requests_and_a_warm_one_reads_only_its_head(client: Any, table: str) -> None:
+    """The checkpoint-cost targets on DynamoDB: a step is one small PutItem whatever the history; a new
+    process loads 400 steps in a Query for the head, a GetItem and one Query for the records; the
+    process that wrote the thread reads only the head."""
+    storage = CountingStorage(DynamoDBStorage(table, client=client))
+    app = conversation_app(storage)
+    for _ in range(400):
+        storage.reset()
+        app.invoke({}, thread_id="t")
+    step = storage.reset()
+    assert step.calls["write"] == 1
+    assert step.bytes_written < 1024  # one write unit
+    counter = RequestCounter(client)
+    warm = app.get_state("t")
+    assert warm is not None
+    assert counter.take() == Counter({"Query": 1, "GetItem": 1})
+    assert storage.reset().bytes_read < 4096
+    cold = conversation_app(storage).get_state("t")
+    assert cold is not None
+    assert cold.values == warm.values
+    assert len(cold.values.messages) == 400
+    assert counter.take() == Counter({"Query": 2, "GetItem": 1})
+    assert dict(storage.reset().calls) == {"list": 1, "read": 1, "read_all": 1}
 
 
 @pytest.fixture

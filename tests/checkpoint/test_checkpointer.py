@@ -252,8 +252,13 @@ def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
     assert all(r["schema_version"] == SCHEMA_VERSION for r in records)
     waiting = records[3]
     assert waiting["status"] == "interrupted"
-    assert waiting["values"] == {}  # ``log`` is append-only: stored as a piece, not in values
-    assert waiting["appends"] == {"log": {"start": 0, "items": ["a"]}}
+    assert "values" not in waiting  # ``log`` is append-only: stored as a piece, and empty fields are left out
+    assert "error" not in waiting
+    assert "completed" not in waiting
+    # A delta from its parent, which added "a": the interrupted step appended nothing.
+    assert waiting["appends"] == {"log": {"start": 1, "items": []}}
+    assert waiting["base_seq"] == waiting["parent_seq"] == 0
+    assert records[4]["appends"] == {"log": {"start": 0, "items": ["a"]}}
     assert waiting["pending"] == ["review"]
     assert [i["name"] for i in waiting["interrupts"]] == ["approve"]
     assert waiting["machine"] == "SGraph"

@@ -1,10 +1,18 @@
-"""Where each checkpoint's append-only items live: a Fenwick chain over checkpoint depth.
+"""Where each checkpoint's append-only items live: each record holds the items added since its *base*.
 
-A checkpoint at depth ``d`` stores the items appended since its *base*, the ancestor at depth
-``d & (d - 1)`` (``d`` with its lowest set bit cleared). Loading walks base to base: at most
-popcount(d) records, so never more than log2(d) + 1 reads (11 for a thousand steps). Each item is
-rewritten once per level it climbs, so a thread of T steps writes O(T log T) item-bytes in all
-instead of the O(T^2) of whole snapshots, with no compaction pass: every write is already compact.
+Two ways to choose the base, by what the storage can do:
+
+- **Deltas** (a storage with a bulk read, ``SupportsReadAll``: memory, file, DynamoDB): the base is
+  the parent, so a step writes exactly what it added, whatever the thread's length, and loading a
+  thread reads all of its records in the one bulk read.
+- **A Fenwick chain** (any other storage, such as S3, where each record is a request): the base of
+  the checkpoint at depth ``d`` is the ancestor at depth ``d & (d - 1)`` (``d`` with its lowest set
+  bit cleared). Loading walks base to base: at most popcount(d) records, so never more than
+  log2(d) + 1 reads (11 for a thousand steps). Each item is rewritten once per level it climbs, so a
+  thread of T steps writes O(T log T) item-bytes in all instead of the O(T^2) of whole snapshots.
+
+A reader needs neither rule: it follows ``base_seq`` and joins the pieces, so a thread written one
+way goes on the other way (a store wrapped differently) and old threads stay readable.
 
 Pure functions and plain data, testable without storage.
 """
@@ -16,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from statehitl.checkpoint.records import CheckpointRecord, StoredCheckpoint
+from statehitl.checkpoint.step_writes import resolve_writes
 from statehitl.errors import CheckpointCorruptError
 
 __all__ = ["Cursor", "Link", "StateCodec", "assemble", "base_depth", "extend_chain", "whole_record"]
@@ -81,15 +90,23 @@ def base_depth(depth: int) -> int:
     return depth & (depth - 1)
 
 
-def base_link(chain: tuple[Link, ...], depth: int) -> Link | None:
-    """The base of a new checkpoint at ``depth`` whose parent's chain is ``chain``."""
+def base_link(chain: tuple[Link, ...], depth: int, *, delta: bool = False) -> Link | None:
+    """The base of a new checkpoint at ``depth`` whose parent's chain is ``chain`` (parent first).
+
+    ``delta``: the parent. Otherwise the Fenwick base, or the parent when the chain does not hold it
+    (a thread written as deltas, going on as a Fenwick chain).
+    """
+    if not chain:
+        return None
+    if delta:
+        return chain[0]
     wanted = base_depth(depth)
     if wanted == 0:
         return None
     for link in chain:
         if link.depth == wanted:
             return link
-    raise CheckpointCorruptError(f"the chain {[(c.depth, c.seq) for c in chain]} lacks depth {wanted}")
+    return chain[0]
 
 
 def extend_chain(chain: tuple[Link, ...], link: Link) -> tuple[Link, ...]:
@@ -125,5 +142,7 @@ def assemble(records: Iterable[StoredCheckpoint]) -> dict[str, list[Any]]:
 def whole_record(record: StoredCheckpoint, chain: list[StoredCheckpoint]) -> CheckpointRecord:
     """The caller's view of ``record``: every channel whole (``chain`` is it and its bases)."""
     fields = {name: getattr(record, name) for name in CheckpointRecord.model_fields}
-    fields["values"] = {**record.values, **assemble(chain)}
+    whole = assemble(chain)
+    fields["values"] = {**record.values, **whole}
+    fields["writes"] = resolve_writes(record.writes, whole)
     return CheckpointRecord.model_construct(**fields)

@@ -37,19 +37,22 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from statehitl.checkpoint.audit import AuditEntry, answers_prefix, read_audit, write_audit
-from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain, whole_record
+from statehitl.checkpoint.chain import Cursor, Link, StateCodec, assemble, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, decode_model, encode
 from statehitl.checkpoint.index import index_material, index_prefix, indexed_threads, read_index, write_index
 from statehitl.checkpoint.records import (
     CheckpointRecord,
     ClaimRecord,
     MachineShape,
+    Piece,
     RecordStatus,
     StoredCheckpoint,
     ThreadIndex,
 )
-from statehitl.checkpoint.storage import ABSENT, Storage, SupportsCleanup, validate_thread_id
+from statehitl.checkpoint.step_writes import reference_writes
+from statehitl.checkpoint.storage import ABSENT, Storage, SupportsCleanup, SupportsReadAll, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
+from statehitl.checkpoint.warm import WarmHeads, shared_heads
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, CheckpointNotFoundError
 
 __all__ = ["Checkpointer", "Head", "owner_id"]
@@ -90,6 +93,10 @@ class Checkpointer:
         self.signing_key = signing_key
         self.ttl = ttl
         self.lease_seconds = lease_seconds
+        self._bulk = isinstance(storage, SupportsReadAll)
+        """Whether records are written as deltas from their parent and chains read in one bulk read."""
+        scope = getattr(storage, "cache_scope", None)
+        self._warm = shared_heads(scope, signing_key) if isinstance(scope, str) else WarmHeads()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Checkpointer:
@@ -123,6 +130,7 @@ class Checkpointer:
         try:
             if raw.get("kind") == "claim":
                 return ClaimRecord.model_validate(raw)
+            raw.setdefault("thread_id", key.split("/", 2)[1])  # a stored checkpoint leaves it to its key
             return StoredCheckpoint.model_validate(raw)
         except ValidationError as exc:
             raise CheckpointCorruptError(f"{where} is malformed: {exc.errors(include_url=False)}") from None
@@ -138,46 +146,84 @@ class Checkpointer:
             raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {seq:012d}")
         return record
 
-    async def _newest(self, thread_id: str) -> StoredCheckpoint | ClaimRecord | None:
+    async def _newest(self, thread_id: str) -> tuple[str, bytes] | None:
+        """The key and stored bytes of the thread's newest record: one listing and one read."""
         keys = await self.storage.list(self._prefix(thread_id), limit=1)
         if not keys:
             return None
         found = await self.storage.read(keys[0])
-        return None if found is None else self._parse(keys[0], found[0])
+        return None if found is None else (keys[0], found[0])
 
-    async def _base(self, record: StoredCheckpoint, known: dict[int, StoredCheckpoint] | None = None
-                    ) -> StoredCheckpoint:
-        assert record.base_seq is not None
-        if known is not None and record.base_seq in known:
-            return known[record.base_seq]
-        try:
-            return await self._read_checkpoint(record.thread_id, record.base_seq)
-        except CheckpointNotFoundError:
-            raise CheckpointCorruptError(
-                f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} is built on checkpoint "
-                f"{record.base_seq:012d}, which is missing (deleted outside statehitl?)"
-            ) from None
+    async def _chain(self, record: StoredCheckpoint, known: dict[int, StoredCheckpoint] | None = None
+                     ) -> list[StoredCheckpoint]:
+        """``record`` and the records it is built on, base after base (from ``known`` where it has them).
+
+        A base that is gone is looked for once more in the record built on it: ``prune`` rewrites the
+        oldest checkpoint it keeps whole before it deletes what that one was built on, so a reader
+        that met the old version finds the whole one.
+        """
+        chain = [record]
+        while (base_seq := chain[-1].base_seq) is not None:
+            base = known.get(base_seq) if known is not None else None
+            if base is None:
+                found = await self._read(record.thread_id, base_seq)
+                base = found if isinstance(found, StoredCheckpoint) else None
+            if base is None:
+                again = await self._read(record.thread_id, chain[-1].seq)
+                if isinstance(again, StoredCheckpoint) and again.base_seq is None:
+                    chain[-1] = again
+                    break
+                raise CheckpointCorruptError(
+                    f"thread {record.thread_id!r}: checkpoint {chain[-1].checkpoint_id} is built on checkpoint "
+                    f"{base_seq:012d}, which is missing (deleted outside statehitl?)"
+                )
+            chain.append(base)
+        return chain
 
     async def _walk(self, record: StoredCheckpoint) -> tuple[CheckpointRecord, tuple[Link, ...]]:
-        """Read ``record``'s base chain and rebuild the whole state (at most log2(depth)+1 reads)."""
-        chain = [record]
-        while chain[-1].base_seq is not None:
-            chain.append(await self._base(chain[-1]))
-        full = whole_record(record, chain)
+        """Read ``record``'s base chain and rebuild the whole state.
+
+        A chain of deltas is read in the storage's one bulk read; a Fenwick chain base by base (at
+        most log2(depth)+1 reads). Should the bulk read meet a damaged record, the chain is read base
+        by base instead, so damage is reported only where the chain needs the record.
+        """
+        known: dict[int, StoredCheckpoint] | None = None
+        if self._bulk and record.base_seq is not None and record.base_seq == record.parent_seq and record.depth > 2:
+            with contextlib.suppress(CheckpointCorruptError):
+                known = await self._bulk_checkpoints(record.thread_id)
+        chain = await self._chain(record, known)
+        full = whole_record(chain[0], chain)
         links = tuple(
             Link(r.depth, r.seq, {c: p.start + len(p.items) for c, p in r.appends.items()}) for r in chain
         )
         return full, links
 
+    async def _bulk_checkpoints(self, thread_id: str) -> dict[int, StoredCheckpoint]:
+        """Every checkpoint of the thread, in the storage's one bulk read (``SupportsReadAll``)."""
+        found = await self.storage.read_all(self._prefix(thread_id))  # type: ignore[attr-defined]
+        records = (self._parse(key, data) for key, (data, _) in found.items())
+        return {r.seq: r for r in records if isinstance(r, StoredCheckpoint)}
+
     # -- reading ------------------------------------------------------------------------------------
 
     async def head(self, thread_id: str, checkpoint_id: str | int | None = None) -> Head | None:
-        """The thread's current checkpoint (or ``checkpoint_id``, to fork from it) ready to write after."""
-        newest = await self._newest(thread_id)
-        if newest is None:
+        """The thread's current checkpoint (or ``checkpoint_id``, to fork from it) ready to write after.
+
+        When the newest record is the one this process last wrote or read here (``checkpoint/warm.py``),
+        that one small read is all it takes: the chain is not read again.
+        """
+        found = await self._newest(thread_id)
+        if found is None:
             if checkpoint_id is not None:
                 raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
             return None
+        key, data = found
+        if checkpoint_id is None and (warm := self._warm.lookup(thread_id, self._seq(key), data)) is not None:
+            record, chain = warm
+            cursor = Cursor(thread_id, slot=record.seq, parent=record.seq, chain=chain)
+            cursor.indexed = index_material(record)
+            return Head(record, cursor)
+        newest = self._parse(key, data)
         claim = newest if isinstance(newest, ClaimRecord) else None
         if checkpoint_id is not None:
             target = await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id))
@@ -189,6 +235,8 @@ class Checkpointer:
         cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
         if checkpoint_id is None:
             cursor.indexed = index_material(record)  # runs end by indexing their last checkpoint
+            if isinstance(newest, StoredCheckpoint):
+                self._warm.remember(thread_id, data, newest, record, chain)
         return Head(record, cursor, claim)
 
     async def latest(self, thread_id: str) -> CheckpointRecord | None:
@@ -204,6 +252,9 @@ class Checkpointer:
     async def _records(self, thread_id: str) -> dict[int, StoredCheckpoint | ClaimRecord]:
         """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence number."""
         records: dict[int, StoredCheckpoint | ClaimRecord] = {}
+        if self._bulk:
+            found = await self.storage.read_all(self._prefix(thread_id))  # type: ignore[attr-defined]
+            return {self._seq(key): self._parse(key, data) for key, (data, _) in found.items()}
         for key in await self.storage.list(self._prefix(thread_id)):
             found = await self.storage.read(key)
             if found is not None:
@@ -219,10 +270,8 @@ class Checkpointer:
         stored = {seq: r for seq, r in (await self._records(thread_id)).items() if isinstance(r, StoredCheckpoint)}
         result = []
         for seq in sorted(stored, reverse=True):
-            chain = [stored[seq]]
-            while chain[-1].base_seq is not None:
-                chain.append(await self._base(chain[-1], stored))
-            result.append(whole_record(stored[seq], chain))
+            chain = await self._chain(stored[seq], stored)
+            result.append(whole_record(chain[0], chain))
         return result
 
     # -- writing ------------------------------------------------------------------------------------
@@ -313,7 +362,7 @@ class Checkpointer:
         """
         now = time.time()
         depth = 1 if cursor.migrated else cursor.depth + 1
-        base = None if cursor.migrated else base_link(cursor.chain, depth)
+        base = None if cursor.migrated else base_link(cursor.chain, depth, delta=self._bulk)
         lengths = {c: codec.length(state, c) for c in codec.append_channels}
         appends = {}
         for channel, length in lengths.items():
@@ -329,7 +378,7 @@ class Checkpointer:
             "parent_seq": cursor.parent,
             "depth": depth,
             "base_seq": None if base is None else base.seq,
-            "created_at": now,
+            "created_at": round(now, 3),  # to the millisecond: the digits after it are bytes on every step
             "machine": machine,
             "fingerprint": fingerprint,
             "status": status,
@@ -338,8 +387,10 @@ class Checkpointer:
             "owner": cursor.owner if held else None,
             "lease_until": now + self.lease_seconds if held else None,
         })
-        put = self.storage.write(self._key(cursor.thread_id, record.seq), self._encode(record), expect=ABSENT,
-                                 durable=durable)
+        writes = record.writes and reference_writes(record.writes, appends)
+        stored = record if writes is record.writes else record.model_copy(update={"writes": writes})
+        data = self._encode(stored)
+        put = self.storage.write(self._key(cursor.thread_id, record.seq), data, expect=ABSENT, durable=durable)
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed
         index = index and (self.ttl is not None or material != cursor.indexed)
         try:
@@ -360,11 +411,12 @@ class Checkpointer:
                 f"thread {cursor.thread_id!r} moved past checkpoint {cursor.slot} while this run was working "
                 "(another process resumed or updated it); reload the thread and try again"
             ) from None
-        cursor.slot = cursor.parent = record.seq
+        parent, cursor.slot, cursor.parent = cursor.parent, record.seq, record.seq
         if index:
             cursor.indexed = material
         cursor.chain = extend_chain(() if cursor.migrated else cursor.chain, Link(depth, record.seq, lengths))
         cursor.migrated = False
+        self._warm.advance(cursor.thread_id, parent, data, record, cursor.chain)
         return record
 
     # -- the thread index ---------------------------------------------------------------------------
@@ -427,38 +479,53 @@ class Checkpointer:
     async def delete_thread(self, thread_id: str) -> int:
         """Remove every record of the thread (checkpoints, claims, index and audit trail, inbox answers);
         returns how many."""
+        self._warm.forget(thread_id)
         removed = await self.storage.delete(self._prefix(thread_id))
         removed += await self.storage.delete(answers_prefix(thread_id))
         return removed + await self.storage.delete(index_prefix(thread_id))
 
     async def prune(self, thread_id: str, keep_last: int) -> int:
-        """Keep the newest ``keep_last`` checkpoints (and the records they are built from); delete the rest.
+        """Keep the newest ``keep_last`` checkpoints; delete the rest.
 
-        Also runs the storage's ``cleanup`` (crash debris, see ``SupportsCleanup``): on DynamoDB that
-        is a full-table scan, so prune from a maintenance job rather than on every request. Returns
-        how many of the thread's records were deleted (debris not counted).
+        A kept checkpoint built on one that goes (a delta from its parent, or a Fenwick piece on an
+        older base) is first rewritten whole under its own key: the same checkpoint, which no longer
+        needs what is deleted. Also runs the storage's ``cleanup`` (crash debris, see
+        ``SupportsCleanup``): on DynamoDB that is a full-table scan, so prune from a maintenance job
+        rather than on every request. Returns how many of the thread's records were deleted (debris
+        and rewrites not counted).
         """
         if keep_last < 1:
             raise ValueError(f"keep_last must be at least 1, got {keep_last!r}")
+        self._warm.forget(thread_id)
         records = await self._records(thread_id)
-        keep: set[int] = set()
-        kept = 0
-        for seq in sorted(records, reverse=True):
-            record = records[seq]
-            if isinstance(record, StoredCheckpoint) and kept < keep_last:
-                kept += 1
-                current: StoredCheckpoint | ClaimRecord | None = record
-                while isinstance(current, StoredCheckpoint) and current.seq not in keep:
-                    keep.add(current.seq)
-                    current = records.get(current.base_seq) if current.base_seq is not None else None
+        checkpoints = {seq: r for seq, r in records.items() if isinstance(r, StoredCheckpoint)}
+        keep = set(sorted(checkpoints, reverse=True)[:keep_last])
         if records:
             keep.add(max(records))  # the head slot, even when it is a claim in force
+        for seq in sorted(keep & checkpoints.keys()):
+            record = checkpoints[seq]
+            if record.base_seq is not None and record.base_seq not in keep:
+                await self._rewrite_whole(await self._chain(record, checkpoints))
         removed = 0
         for seq in records:
             if seq not in keep:
                 removed += await self.storage.delete(self._key(thread_id, seq))
         await _cleanup(self.storage)
         return removed
+
+    async def _rewrite_whole(self, chain: list[StoredCheckpoint]) -> None:
+        """Store ``chain[0]`` again with every piece from item 0, so it needs no base; a compare-and-set
+        on the version read, so a racing prune or delete is noticed, not overwritten."""
+        record = chain[0]
+        whole = assemble(chain)
+        pieces = {c: Piece(start=0, items=whole[c]) for c in record.appends}
+        rewritten = record.model_copy(update={"base_seq": None, "appends": pieces})
+        key = self._key(record.thread_id, record.seq)
+        current = await self.storage.read(key)
+        if current is None:
+            raise CheckpointConflict(f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} was "
+                                     "deleted while it was being pruned")
+        await self.storage.write(key, self._encode(rewritten), expect=current[1])
 
     async def sweep_expired(self, now: float | None = None) -> list[str]:
         """Delete every thread whose TTL ran out (by its index entry); returns their ids.

@@ -135,6 +135,11 @@ class FileStorage:
         self._root = str(self.root)  # hot paths join strings: pathlib costs more than the syscalls
         self._open_logs = OpenLogs(lambda path: _make_dirs(Path(path).parent))
 
+    @property
+    def cache_scope(self) -> str:
+        """Where the data lives, for the process-wide cache of warm threads (``checkpoint/warm.py``)."""
+        return f"file:{self._root}"
+
     @classmethod
     def from_url(cls, url: str) -> FileStorage:
         """``file://relative/dir``, ``file:///absolute/dir`` or a plain path."""
@@ -332,6 +337,27 @@ class FileStorage:
             return groups[0]
         return sorted(itertools.chain.from_iterable(groups))[:limit]
 
+    def _read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        """Each log's matching records in one read of the span they occupy: a thread's records are
+        one log, so loading a thread is one ``pread``."""
+        found: dict[str, tuple[bytes, str]] = {}
+        for directory, path in self._logs(prefix):
+            lead, starting = _within(prefix, directory)
+            with self._reading(path) as opened:
+                if opened is None:
+                    continue
+                fd, view = opened
+                with PARSED_LOGS.lock:  # another thread may be taking in new frames
+                    members = [(name, view.members[name]) for name in view.names(starting, None)]
+                if not members:
+                    continue
+                low = min(m.offset for _, m in members)
+                span = os.pread(fd, max(m.offset + m.length for _, m in members) - low, low)
+            for name, m in members:
+                data = span[m.offset - low : m.offset - low + m.length]
+                found[lead + name] = check_digest(path, name, m, data), m.version
+        return found
+
     def _delete(self, prefix: str) -> int:
         removed = 0
         for directory, path in list(self._logs(prefix)):
@@ -380,6 +406,10 @@ class FileStorage:
 
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
         return self._list(prefix, limit)
+
+    async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        """Every key under ``prefix`` with its value (``SupportsReadAll``)."""
+        return self._read_all(prefix)
 
     async def delete(self, prefix: str) -> int:
         return await _in_thread(self._delete, prefix)

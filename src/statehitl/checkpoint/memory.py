@@ -82,6 +82,12 @@ class MemoryStorage:
         with self._lock:
             return _matching(self._keys, prefix, limit)
 
+    async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        """Every key under ``prefix`` with its value (``SupportsReadAll``)."""
+        validate_prefix(prefix)
+        with self._lock:
+            return {key: self._data[key] for key in _matching(self._keys, prefix, None)}
+
     async def delete(self, prefix: str) -> int:
         validate_prefix(prefix)
         with self._lock:

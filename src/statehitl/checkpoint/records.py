@@ -39,9 +39,12 @@ __all__ = [
     "ThreadIndex",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """2: statuses read as the API names them (``executing`` was ``running``, ``failed`` was ``cancelled``)
-and a failed run records its ``error``. Records of version 1 are read with the old names mapped."""
+and a failed run records its ``error``. Records of version 1 are read with the old names mapped.
+3: a stored checkpoint leaves out the fields that hold their default, and a step's write to an
+append-only channel names the items of the record's piece it added (``{"$items": [start, end]}``)
+instead of repeating them. Records of versions 1 and 2 are read as they are."""
 
 _LEGACY_STATUS = {"running": "executing", "cancelled": "failed"}
 
@@ -159,7 +162,7 @@ class CheckpointRecord(BaseModel):
     step: int = Field(ge=0)
     source: Source = "step"
     pending: list[str] = Field(default_factory=list)
-    values: dict[str, Any]
+    values: dict[str, Any] = Field(default_factory=dict)
     completed: dict[str, dict[str, Any]] = Field(default_factory=dict)
     responses: dict[str, Any] = Field(default_factory=dict)
     progress: dict[str, Any] = Field(default_factory=dict)
@@ -177,9 +180,32 @@ class CheckpointRecord(BaseModel):
 
 
 class StoredCheckpoint(CheckpointRecord):
-    """A checkpoint as written: ``values`` holds the ordinary channels, ``appends`` the pieces."""
+    """A checkpoint as written: ``values`` holds the ordinary channels, ``appends`` the pieces.
+
+    Stored without the fields that hold their default (most of a step's record: no interrupts, no
+    answers, no error) and without ``thread_id``, which its key holds, since the metadata of a step
+    is what a thread pays for on every write and every cold read; the engine's reader fills them
+    back in.
+    """
 
     appends: dict[str, Piece] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        del data["thread_id"]  # its key says it: ``threads/<thread>/<slot>``
+        for name in _OMITTED_WHEN_EMPTY:
+            if data.get(name, 0) in (None, [], {}):  # 0 is not empty: it is a sequence number
+                del data[name]
+        if data.get("source") == "step":
+            del data["source"]
+        return data
+
+
+_OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
+                       "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "appends")
+"""Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
+``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
 
 
 class ClaimRecord(BaseModel):

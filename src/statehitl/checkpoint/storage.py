@@ -12,6 +12,10 @@ backend states it rather than relying on a naming convention:
   ``SessionManager.from_url``) is registered in the ``statehitl.checkpointers`` entry-point group under
   its scheme, and what it registers must have ``from_url(url) -> Storage`` (a classmethod of the
   storage class, as every backend here has). A backend used only by constructing it needs none.
+- ``SupportsReadAll``: optional. A backend that can return every record under a prefix in one pass
+  (one file, one DynamoDB ``Query`` per megabyte) provides ``read_all(prefix)``. The engine then
+  stores each checkpoint as what its step added to its parent and reads a thread's chain in that
+  one pass; without it, it keeps the Fenwick chain, whose loads take at most log2(depth)+1 reads.
 - ``SupportsCleanup``: optional. A backend whose writes can leave debris when a process dies mid-write
   (the file store's compaction temp files, DynamoDB's value chunks written before their record)
   provides ``cleanup(max_age)``; ``Checkpointer.prune`` and ``sweep_expired`` call it. Debris is
@@ -37,6 +41,7 @@ __all__ = [
     "Storage",
     "StorageFactory",
     "SupportsCleanup",
+    "SupportsReadAll",
     "validate_key",
     "validate_prefix",
     "validate_thread_id",
@@ -76,6 +81,20 @@ class Storage(Protocol):
 
     async def delete(self, prefix: str) -> int:
         """Delete every key starting with ``prefix``; return how many were deleted."""
+        ...
+
+
+@runtime_checkable
+class SupportsReadAll(Protocol):
+    """The optional bulk read of a backend that can fetch a whole directory of records at once.
+
+    What decides the record format: with it, a step's checkpoint holds only what the step added, so
+    a write grows with the step and not with the thread's history, and a cold load is this one call.
+    """
+
+    async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        """Every key starting with ``prefix`` with its value and version token (what ``read`` gives),
+        in as few requests as the backend can manage."""
         ...
 
 

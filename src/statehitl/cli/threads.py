@@ -85,10 +85,9 @@ def add_parser(commands: Any) -> None:
     delete.set_defaults(handler=cmd_delete)
 
     prune = sub.add_parser("prune", help="keep a thread's newest checkpoints, delete older ones",
-                           description="Keep the newest N checkpoints of THREAD and the older ones they are "
-                                       "built from (a checkpoint stores what its step appended to append-only "
-                                       "fields on top of an older one, so more than N may remain; the report "
-                                       "says how many and why); delete the rest and any crash debris.")
+                           description="Keep the newest N checkpoints of THREAD (the oldest of them is "
+                                       "rewritten whole if it was stored on top of one that goes); delete the "
+                                       "rest and any crash debris.")
     prune.add_argument("thread", metavar="THREAD")
     prune.add_argument("--keep", type=int, default=10, metavar="N", help="checkpoints to keep (default 10)")
     store_option(prune)
@@ -316,22 +315,15 @@ def cmd_prune(args: argparse.Namespace, console: Console) -> int:
 
 
 def _prune_report(keep: int, before: int, after: int, removed: int) -> str:
-    """What prune did, in checkpoints as ``threads show`` counts them, and why more than ``keep`` may remain:
-    a checkpoint stores only what its step appended to append-only fields, on top of an older checkpoint
-    (its base, ``statehitl.checkpoint.chain``), so the bases of the kept ones stay too."""
+    """What prune did, in checkpoints as ``threads show`` counts them (a resume's claims are records of
+    the thread too, counted apart)."""
     gone = before - after
-    claims = removed - gone  # a resume's claim is a record of the thread, not a checkpoint
+    claims = removed - gone
     done = f"removed {_count(gone, 'checkpoint')}" + (f" and {_count(claims, 'claim record')}" if claims > 0 else "")
+    remain = f"{_count(after, 'checkpoint')} {'remains' if after == 1 else 'remain'}"
     if after <= keep and not gone:
-        return f"{done}; all {_count(after, 'checkpoint')} remain (no more than --keep {keep})"
-    newest = min(keep, after)
-    bases = after - newest
-    if not bases:
-        return f"{done}; {_count(after, 'checkpoint')} remain, the newest {newest}"
-    older = "older one" if bases == 1 else "older ones"
-    return (f"{done}; {_count(after, 'checkpoint')} remain, the newest {newest} and {bases} {older} they are "
-            f"built from (a checkpoint stores what its step appended to append-only fields on top of an older "
-            f"one; see docs/checkpoints.md)")
+        return f"{done}; {'all ' if after > 1 else ''}{remain} (no more than --keep {keep})"
+    return f"{done}; {remain}, the newest"
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:

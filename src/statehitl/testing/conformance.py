@@ -62,7 +62,7 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 
-from statehitl.checkpoint.storage import ABSENT, Storage
+from statehitl.checkpoint.storage import ABSENT, Storage, SupportsReadAll
 from statehitl.errors import CheckpointConflict, InvalidThreadIdError
 from statehitl.testing._storage_support import cas_increment, gather_bounded, in_threads, race_tasks
 
@@ -308,6 +308,29 @@ class StorageConformance:
             assert await storage.list(prefix) == sorted(keys)
             assert await storage.list(f"{prefix}nothing") == []
             assert await storage.list(f"{prefix}t/a/1/") == [], "a key is not a directory of itself"
+
+        self.run(scenario())
+
+    def test_read_all_gives_what_list_and_read_give(self, storage: Storage, prefix: str) -> None:
+        """``SupportsReadAll`` (optional): the keys ``list`` gives, each with what ``read`` gives, a
+        value over DynamoDB's item size and a replaced value included."""
+        if not isinstance(storage, SupportsReadAll):
+            pytest.skip(f"{type(storage).__name__} has no read_all (optional)")
+        keys = self._layout(prefix)
+
+        async def scenario() -> None:
+            for key in keys:
+                await storage.write(key, key.encode(), expect=ABSENT)
+            big = f"{prefix}t/a/big"
+            await storage.write(big, os.urandom(450_000), expect=ABSENT)
+            replaced = f"{prefix}t/a/2"
+            await storage.write(replaced, b"second", expect=(await storage.read(replaced) or (b"", ""))[1])
+            for p in ("t/a/", "t/a", "t/", "u", "nothing"):
+                listed = await storage.list(prefix + p)
+                found = await storage.read_all(prefix + p)
+                assert sorted(found) == listed, f"read_all({p!r} under prefix) gave keys {sorted(found)}"
+                for key in listed:
+                    assert found[key] == await storage.read(key), f"read_all gave another value for {key!r}"
 
         self.run(scenario())
 

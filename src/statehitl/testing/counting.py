@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, Storage, SupportsCleanup
+from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, Storage, SupportsCleanup, SupportsReadAll
 
 __all__ = ["CountingStorage", "StorageCounts"]
 
@@ -27,7 +28,17 @@ class StorageCounts:
 
 
 class CountingStorage:
-    """Delegates to ``inner`` and counts every call."""
+    """Delegates to ``inner`` and counts every call.
+
+    Wrapping a store with a bulk read (``SupportsReadAll``) makes a ``CountingStorage`` that has one
+    too, and only then: whether a store has it decides how the engine writes checkpoints, so a
+    counted store must be written exactly as the bare one would be.
+    """
+
+    def __new__(cls, inner: Storage, *args: Any, **kwargs: Any) -> CountingStorage:
+        if cls is CountingStorage and isinstance(inner, SupportsReadAll):
+            cls = _CountingBulkStorage
+        return super().__new__(cls)
 
     def __init__(self, inner: Storage) -> None:
         self.inner = inner
@@ -68,3 +79,14 @@ class CountingStorage:
 
     def __repr__(self) -> str:
         return f"CountingStorage({self.inner!r})"
+
+
+class _CountingBulkStorage(CountingStorage):
+    """A ``CountingStorage`` of a store with ``read_all``, counted as one request."""
+
+    async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        self.counts.calls["read_all"] += 1
+        found: dict[str, tuple[bytes, str]] = await self.inner.read_all(prefix)  # type: ignore[attr-defined]
+        self.counts.bytes_read += sum(len(data) for data, _ in found.values())
+        self.counts.keys_read.extend(found)
+        return found

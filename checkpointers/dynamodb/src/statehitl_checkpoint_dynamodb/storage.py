@@ -126,6 +126,17 @@ class DynamoDBStorage:
         return cls(table, **options)
 
     @property
+    def cache_scope(self) -> str:
+        """Which table this is, for the engine's process-wide cache of warm threads: the endpoint (or
+        region and profile) and the table, without building a client."""
+        if self._client is not None:
+            where = str(self._client.meta.endpoint_url)
+        else:
+            options = self._client_options
+            where = f"{options['endpoint_url'] or options['region_name'] or ''}|{options['profile_name'] or ''}"
+        return f"dynamodb:{where}/{self.table_name}"
+
+    @property
     def client(self) -> DynamoDBClient:
         """The boto3 client, built on first use (boto3 takes a few hundred milliseconds to import)."""
         if self._client is None:
@@ -285,13 +296,14 @@ class DynamoDBStorage:
 
     # -- list and delete ------------------------------------------------------------------------------
 
-    def _query(self, pk: str, begins: str, page: int | None) -> Iterator[dict[str, Any]]:
-        """The items of partition ``pk`` whose sort key starts with ``begins``, in order, page by page."""
+    def _query(self, pk: str, begins: str, page: int | None, *, values: bool = False) -> Iterator[dict[str, Any]]:
+        """The items of partition ``pk`` whose sort key starts with ``begins``, in order, page by page;
+        their keys and versions, and with ``values`` their inline values too."""
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk" + (" AND begins_with(sk, :b)" if begins else ""),
             "ExpressionAttributeValues": {":pk": _s(pk), **({":b": _s(begins)} if begins else {})},
-            "ProjectionExpression": "sk, #v, #x",
+            "ProjectionExpression": "sk, #v, #x, d" if values else "sk, #v, #x",
             "ExpressionAttributeNames": {"#v": "v", "#x": self.ttl_attribute},
             "ConsistentRead": True,
             "ScanIndexForward": True,
@@ -326,6 +338,38 @@ class DynamoDBStorage:
                     found.append(Entry(join(pk, sk), pk, sk, item["v"]["S"], expired))
             if limit is not None and len(found) >= limit:
                 break
+        if live:
+            self._observed(pk)
+
+    def _read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        """One ``Query`` per megabyte of a partition (a thread's records), values included; a value
+        split into chunks is read with them. A prefix without ``/`` is listed and read key by key."""
+        validate_prefix(prefix)
+        if "/" not in prefix:
+            return {key: value for key in self._list(prefix, None) if (value := self._read(key)) is not None}
+        pk, _, begins = prefix.rpartition("/")
+        found: dict[str, tuple[bytes, str]] = {}
+        self._gather(pk, begins, found, int(time.time()))
+        return found
+
+    def _gather(self, pk: str, begins: str, found: dict[str, tuple[bytes, str]], now: int) -> None:
+        """The live records under ``pk``/``begins`` into ``found``, following markers as ``_walk`` does."""
+        live = False
+        for item in self._query(pk, begins, None, values=True):
+            sk = item["sk"]["S"]
+            if is_marker(sk):
+                self._gather(join(pk, sk[:-1]), "", found, now)
+                continue
+            if self._expired(item, now):
+                continue
+            live = True
+            token = item["v"]["S"]
+            if token_chunks(token)[1]:
+                whole = self._read(join(pk, sk))  # the rare value over an item's size, with its chunks
+                if whole is not None:
+                    found[join(pk, sk)] = whole
+            else:
+                found[join(pk, sk)] = item.get("d", {}).get("B", b""), token
         if live:
             self._observed(pk)
 
@@ -478,6 +522,11 @@ class DynamoDBStorage:
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
         validate_prefix(prefix)
         return await asyncio.to_thread(self._list, prefix, limit)
+
+    async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        """Every key under ``prefix`` with its value (``SupportsReadAll``)."""
+        validate_prefix(prefix)
+        return await asyncio.to_thread(self._read_all, prefix)
 
     async def delete(self, prefix: str) -> int:
         validate_prefix(prefix)

@@ -1,0 +1,110 @@
+"""The whole state of the threads this process wrote or read last, so a warm resume reads only the head.
+
+A thread's records are create-once, so when a thread's newest record is still the one this process
+wrote (or read) last, nothing else has changed it, and the state that record stands for is already
+known here: the engine confirms it by reading the head alone, compares the bytes, and skips the
+chain. Comparing the bytes (not just the sequence number) also catches a thread deleted and written
+anew by another process, whose records reuse the numbers.
+
+The channels kept here are private lists, extended in place as this process commits; callers get
+copies of them. Bounded to the most recently used ``capacity`` threads.
+
+A store that names where its data lives (``cache_scope``: the file store's directory, a DynamoDB
+table at its endpoint) shares one cache per scope and signing key across the process, so a server
+that builds a checkpointer per request (a session manager per request, as the seed's server example
+does) still reads only the head; any other store gets a cache per checkpointer.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from statehitl.checkpoint.chain import Link
+from statehitl.checkpoint.records import CheckpointRecord, StoredCheckpoint
+from statehitl.checkpoint.step_writes import resolve_writes
+
+__all__ = ["WarmHeads", "shared_heads"]
+
+
+@dataclass(slots=True)
+class _Warm:
+    seq: int
+    data: bytes
+    record: StoredCheckpoint
+    channels: dict[str, list[Any]]
+    chain: tuple[Link, ...]
+
+
+def shared_heads(scope: str, signing_key: bytes | None) -> WarmHeads:
+    """The process's one cache for the store at ``scope`` read with ``signing_key``: a record signed
+    with another key must be checked by its own reader, so each key has its own cache."""
+    with _SHARED_LOCK:
+        return _SHARED.setdefault((scope, signing_key), WarmHeads())
+
+
+class WarmHeads:
+    """Per thread: the newest record as stored (its bytes), the whole append-only channels, the chain."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self._threads: OrderedDict[str, _Warm] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def lookup(self, thread_id: str, seq: int, data: bytes) -> tuple[CheckpointRecord, tuple[Link, ...]] | None:
+        """The whole checkpoint and chain if record ``seq``, stored as ``data``, is the one known here."""
+        with self._lock:
+            warm = self._threads.get(thread_id)
+            if warm is None or warm.seq != seq or warm.data != data:
+                return None
+            self._threads.move_to_end(thread_id)
+            channels = {c: list(items) for c, items in warm.channels.items()}
+            record, chain = warm.record, warm.chain
+        fields = {name: getattr(record, name) for name in CheckpointRecord.model_fields}
+        fields["values"] = {**record.values, **channels}
+        fields["writes"] = resolve_writes(record.writes, channels)
+        return CheckpointRecord.model_construct(**fields), chain
+
+    def remember(self, thread_id: str, data: bytes, record: StoredCheckpoint, whole: CheckpointRecord,
+                 chain: tuple[Link, ...]) -> None:
+        """Keep ``record`` (stored as ``data``; ``whole`` is its state, read whole) as the thread's head."""
+        channels = {c: list(whole.values[c]) for c in record.appends if c in whole.values}
+        self._keep(thread_id, _Warm(record.seq, data, record, channels, chain))
+
+    def advance(self, thread_id: str, parent: int | None, data: bytes, record: StoredCheckpoint,
+                chain: tuple[Link, ...]) -> None:
+        """This process committed ``record`` after checkpoint ``parent``: extend what is known of the
+        thread, if that was its head here (or the thread is new); otherwise forget the thread."""
+        with self._lock:
+            warm = self._threads.get(thread_id)
+            if parent is None:
+                warm = _Warm(record.seq, data, record, {}, chain)
+            elif warm is None or warm.record.seq != parent:
+                self._threads.pop(thread_id, None)
+                return
+            for channel, piece in record.appends.items():
+                items = warm.channels.setdefault(channel, [])
+                if piece.start > len(items):
+                    self._threads.pop(thread_id, None)  # not a piece of what is known here
+                    return
+                del items[piece.start:]
+                items.extend(piece.items)
+            warm.seq, warm.data, warm.record, warm.chain = record.seq, data, record, chain
+        self._keep(thread_id, warm)
+
+    def forget(self, thread_id: str) -> None:
+        with self._lock:
+            self._threads.pop(thread_id, None)
+
+    def _keep(self, thread_id: str, warm: _Warm) -> None:
+        with self._lock:
+            self._threads[thread_id] = warm
+            self._threads.move_to_end(thread_id)
+            while len(self._threads) > self.capacity:
+                self._threads.popitem(last=False)
+
+
+_SHARED: dict[tuple[str, bytes | None], WarmHeads] = {}
+_SHARED_LOCK = threading.Lock()

@@ -1,0 +1,172 @@
+"""Checkpoints at the floor on a store with a bulk read: a step writes what it added (a delta from its
+parent, its writes by reference), a cold load is one bulk read, a warm one reads only the head."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+from pydantic import BaseModel
+
+from statehitl.checkpoint import Checkpointer, MemoryStorage
+from statehitl.checkpoint.step_writes import reference_writes, resolve_writes
+from statehitl.checkpoint.storage import Storage
+from statehitl.graph import END, START, StateGraph, append
+from statehitl.testing import CountingStorage
+
+MESSAGE = "x" * 240
+
+
+class Chat(BaseModel):
+    turn: int = 0
+    messages: Annotated[list[str], append] = []
+
+
+def chat_app(storage: Storage, word: str = "answer") -> Any:
+    def talk(state: Chat) -> dict[str, object]:
+        return {"turn": state.turn + 1, "messages": [f"{word} {state.turn} {MESSAGE}"]}
+
+    g = StateGraph(Chat)
+    g.add_node("talk", talk)
+    g.add_edge(START, "talk")
+    g.add_edge("talk", END)
+    return g.compile(checkpointer=Checkpointer(storage))
+
+
+def stored(storage: MemoryStorage, seq: int) -> dict[str, Any]:
+    found = asyncio.run(storage.read(f"threads/t/{10**12 - 1 - seq:012d}"))
+    assert found is not None
+    parsed: dict[str, Any] = json.loads(found[0])
+    return parsed
+
+
+def test_a_step_writes_what_it_added_whatever_the_history() -> None:
+    storage = CountingStorage(MemoryStorage())
+    app = chat_app(storage)
+    written = []
+    for _ in range(600):
+        storage.reset()
+        app.invoke({}, thread_id="t")
+        written.append(storage.counts.bytes_written)
+    content = len(json.dumps({"turn": 600, "messages": [f"answer 599 {MESSAGE}"]}))  # what the step wrote
+    # The target: at most 1.5x the step's new content plus 200 bytes, at every history length.
+    assert max(written[1:]) <= 1.5 * content + 200, (content, max(written[1:]))
+    assert written[-1] - written[10] < 20  # the digits of the step numbers, nothing of the history
+
+
+def test_records_are_deltas_from_their_parent_and_writes_name_their_items() -> None:
+    memory = MemoryStorage()
+    app = chat_app(memory)
+    for _ in range(3):
+        app.invoke({}, thread_id="t")
+    last = stored(memory, 2)
+    assert last["base_seq"] == last["parent_seq"] == 1
+    assert last["appends"] == {"messages": {"start": 2, "items": [f"answer 2 {MESSAGE}"]}}
+    assert last["writes"] == {"talk": {"turn": 3, "messages": {"$items": [2, 3]}}}
+    assert "thread_id" not in last
+    assert "interrupts" not in last
+    newest = app.history("t")[0]
+    assert newest.writes == {"talk": {"turn": 3, "messages": [f"answer 2 {MESSAGE}"]}}
+    assert newest.values.messages[0] == f"answer 0 {MESSAGE}"
+
+
+def test_a_cold_load_is_one_bulk_read_and_a_warm_one_reads_only_the_head() -> None:
+    storage = CountingStorage(MemoryStorage())
+    app = chat_app(storage)
+    for _ in range(300):
+        app.invoke({}, thread_id="t")
+    storage.reset()
+    snapshot = app.get_state("t")  # warm: this process wrote the thread
+    warm = storage.reset()
+    assert snapshot is not None
+    assert len(snapshot.values.messages) == 300
+    assert dict(warm.calls) == {"list": 1, "read": 1}
+    assert warm.bytes_read < 4096
+    cold = chat_app(storage).get_state("t")  # a new process: nothing known
+    counts = storage.reset()
+    assert cold is not None
+    assert cold.values == snapshot.values
+    assert dict(counts.calls) == {"list": 1, "read": 1, "read_all": 1}
+
+
+def test_a_warm_head_sees_what_another_process_wrote() -> None:
+    memory = MemoryStorage()
+    here, there = chat_app(memory), chat_app(memory, word="elsewhere")
+    for _ in range(3):
+        here.invoke({}, thread_id="t")
+    there.invoke({}, thread_id="t")
+    result = here.invoke({}, thread_id="t")
+    assert [m.split()[0] for m in result.state.messages] == ["answer"] * 3 + ["elsewhere", "answer"]
+
+
+def test_a_thread_deleted_and_written_anew_elsewhere_is_read_anew() -> None:
+    memory = MemoryStorage()
+    here, there = chat_app(memory), chat_app(memory, word="elsewhere")
+    for _ in range(3):
+        here.invoke({}, thread_id="t")
+    asyncio.run(there.checkpointer.delete_thread("t"))
+    for _ in range(3):
+        there.invoke({}, thread_id="t")  # the same sequence numbers, other records
+    snapshot = here.get_state("t")
+    assert snapshot is not None
+    assert [m.split()[0] for m in snapshot.values.messages] == ["elsewhere"] * 3
+
+
+def test_prune_rewrites_the_oldest_kept_checkpoint_whole() -> None:
+    memory = MemoryStorage()
+    app = chat_app(memory)
+    for _ in range(20):
+        app.invoke({}, thread_id="t")
+    assert asyncio.run(app.checkpointer.prune("t", keep_last=3)) == 17
+    assert len(asyncio.run(memory.list("threads/t/"))) == 3
+    oldest = stored(memory, 17)
+    assert "base_seq" not in oldest
+    assert oldest["appends"]["messages"]["start"] == 0
+    assert len(oldest["appends"]["messages"]["items"]) == 18
+    fresh = chat_app(memory)
+    assert [len(h.values.messages) for h in fresh.history("t")] == [20, 19, 18]
+    assert fresh.history("t")[-1].writes == {"talk": {"turn": 18, "messages": [f"answer 17 {MESSAGE}"]}}
+    assert len(fresh.invoke({}, thread_id="t").state.messages) == 21
+
+
+class PruneWhileReading:
+    """A store on which another process prunes the thread just after this one read the newest record."""
+
+    def __init__(self, inner: MemoryStorage, pruner: Checkpointer) -> None:
+        self.inner, self.pruner, self.armed = inner, pruner, False
+        self.write, self.list, self.delete, self.read_all = inner.write, inner.list, inner.delete, inner.read_all
+
+    async def read(self, key: str) -> tuple[bytes, str] | None:
+        found = await self.inner.read(key)
+        if self.armed:
+            self.armed = False
+            await self.pruner.prune("t", keep_last=1)
+        return found
+
+
+def test_a_reader_that_met_a_record_before_prune_rewrote_it_reads_the_rewrite() -> None:
+    memory = MemoryStorage()
+    for _ in range(10):
+        chat_app(memory).invoke({}, thread_id="t")
+    racing = PruneWhileReading(memory, Checkpointer(memory))
+    reader = chat_app(racing)
+    racing.armed = True
+    snapshot = reader.get_state("t")
+    assert snapshot is not None
+    assert len(snapshot.values.messages) == 10
+    assert len(asyncio.run(memory.list("threads/t/"))) == 1
+
+
+def test_references_stand_only_for_the_items_a_write_appended() -> None:
+    piece = {"start": 4, "items": ["input", "a1", "a2", "b1"]}
+    writes = {"a": {"log": ["a1", "a2"], "n": 1}, "b": {"log": ["b1"]}}
+    lean = reference_writes(writes, {"log": piece})
+    assert lean == {"a": {"log": {"$items": [5, 7]}, "n": 1}, "b": {"log": {"$items": [7, 8]}}}
+    assert writes["a"]["log"] == ["a1", "a2"]  # the caller's writes are left as they were
+    whole = {"log": ["w", "x", "y", "z", "input", "a1", "a2", "b1"]}
+    assert resolve_writes(lean, whole) == writes
+    # A reducer that did not append the write as it came: the write is stored as it is.
+    assert reference_writes({"a": {"log": ["A1"]}}, {"log": piece}) == {"a": {"log": ["A1"]}}
+    assert reference_writes({"a": {"log": ["x"] * 9}}, {"log": piece}) == {"a": {"log": ["x"] * 9}}
+    assert reference_writes({"a": {"other": [1]}}, {"log": piece}) == {"a": {"other": [1]}}
