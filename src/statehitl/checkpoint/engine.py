@@ -180,17 +180,17 @@ class Checkpointer:
             chain.append(base)
         return chain
 
-    async def _walk(self, record: StoredCheckpoint) -> tuple[CheckpointRecord, tuple[Link, ...]]:
-        """Read ``record``'s base chain and rebuild the whole state.
+    async def _walk(self, record: StoredCheckpoint, known: dict[int, StoredCheckpoint] | None = None
+                    ) -> tuple[CheckpointRecord, tuple[Link, ...]]:
+        """Rebuild ``record``'s whole state from its base chain (from ``known`` where it has the records).
 
         A chain of deltas is read in the storage's one bulk read; a Fenwick chain base by base (at
         most log2(depth)+1 reads). Should the bulk read meet a damaged record, the chain is read base
         by base instead, so damage is reported only where the chain needs the record.
         """
-        known: dict[int, StoredCheckpoint] | None = None
-        if self._bulk and record.base_seq is not None and record.base_seq == record.parent_seq and record.depth > 2:
+        if known is None and self._bulk and record.base_seq is not None and record.base_seq == record.parent_seq:
             with contextlib.suppress(CheckpointCorruptError):
-                known = await self._bulk_checkpoints(record.thread_id)
+                known = _checkpoints(await self._bulk_records(record.thread_id))
         chain = await self._chain(record, known)
         full = whole_record(chain[0], chain)
         links = tuple(
@@ -198,11 +198,32 @@ class Checkpointer:
         )
         return full, links
 
-    async def _bulk_checkpoints(self, thread_id: str) -> dict[int, StoredCheckpoint]:
-        """Every checkpoint of the thread, in the storage's one bulk read (``SupportsReadAll``)."""
+    async def _bulk_records(self, thread_id: str) -> dict[int, tuple[bytes, StoredCheckpoint | ClaimRecord]]:
+        """Every record of the thread with its stored bytes, in the storage's one bulk read (``SupportsReadAll``)."""
         found = await self.storage.read_all(self._prefix(thread_id))  # type: ignore[attr-defined]
-        records = (self._parse(key, data) for key, (data, _) in found.items())
-        return {r.seq: r for r in records if isinstance(r, StoredCheckpoint)}
+        return {self._seq(key): (data, self._parse(key, data)) for key, (data, _) in found.items()}
+
+    async def _cold_head(self, thread_id: str) -> Head | None:
+        """The thread's head in a process that knows nothing of it, on a store with a bulk read: that
+        one read (one ``pread``, one ``Query`` per MB) instead of a listing, the head, then the rest.
+        None if the thread has no records. A damaged record raises ``CheckpointCorruptError``: the
+        caller then goes key by key, which fails only if the chain needs that record."""
+        records = await self._bulk_records(thread_id)
+        if not records:
+            return None
+        data, newest = records[max(records)]
+        claim = newest if isinstance(newest, ClaimRecord) else None
+        target: StoredCheckpoint | ClaimRecord | None = newest
+        if claim is not None:
+            target = records[claim.parent_seq][1] if claim.parent_seq in records else None
+        if not isinstance(target, StoredCheckpoint):
+            raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {newest.parent_seq:012d}")
+        record, chain = await self._walk(target, _checkpoints(records))
+        cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
+        cursor.indexed = index_material(record)
+        if claim is None:
+            self._warm.remember(thread_id, data, target, record, chain)
+        return Head(record, cursor, claim)
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -210,8 +231,12 @@ class Checkpointer:
         """The thread's current checkpoint (or ``checkpoint_id``, to fork from it) ready to write after.
 
         When the newest record is the one this process last wrote or read here (``checkpoint/warm.py``),
-        that one small read is all it takes: the chain is not read again.
+        that one small read is all it takes: the chain is not read again. A thread this process knows
+        nothing of is read in the storage's one bulk read, when it has one.
         """
+        if checkpoint_id is None and self._bulk and not self._warm.knows(thread_id):
+            with contextlib.suppress(CheckpointCorruptError):
+                return await self._cold_head(thread_id)
         found = await self._newest(thread_id)
         if found is None:
             if checkpoint_id is not None:
@@ -253,8 +278,7 @@ class Checkpointer:
         """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence number."""
         records: dict[int, StoredCheckpoint | ClaimRecord] = {}
         if self._bulk:
-            found = await self.storage.read_all(self._prefix(thread_id))  # type: ignore[attr-defined]
-            return {self._seq(key): self._parse(key, data) for key, (data, _) in found.items()}
+            return {seq: record for seq, (_, record) in (await self._bulk_records(thread_id)).items()}
         for key in await self.storage.list(self._prefix(thread_id)):
             found = await self.storage.read(key)
             if found is not None:
@@ -576,6 +600,10 @@ def _running_elsewhere(record: CheckpointRecord, owner: str | None, now: float) 
         and record.lease_until is not None
         and record.lease_until > now
     )
+
+
+def _checkpoints(records: dict[int, tuple[bytes, StoredCheckpoint | ClaimRecord]]) -> dict[int, StoredCheckpoint]:
+    return {seq: record for seq, (_, record) in records.items() if isinstance(record, StoredCheckpoint)}
 
 
 async def _cleanup(storage: Storage) -> None:

@@ -53,6 +53,11 @@ class WarmHeads:
         self._threads: OrderedDict[str, _Warm] = OrderedDict()
         self._lock = threading.Lock()
 
+    def knows(self, thread_id: str) -> bool:
+        """Whether a head of the thread is kept here (then the engine checks it with one small read)."""
+        with self._lock:
+            return thread_id in self._threads
+
     def lookup(self, thread_id: str, seq: int, data: bytes) -> tuple[CheckpointRecord, tuple[Link, ...]] | None:
         """The whole checkpoint and chain if record ``seq``, stored as ``data``, is the one known here."""
         with self._lock:
