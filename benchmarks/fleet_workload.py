@@ -273,8 +273,12 @@ class LangGraphSide:
         return "other"
 
     def completed(self, backend: str, thread: str) -> bool:
+        """As statehitl's; a state whose last message is not the answer's text counts as not completed (racing
+        resumes can leave one: the DynamoDBSaver then logs "Value payload NOT FOUND" for a write another
+        resume replaced, and the last message is the tool's result)."""
         state = self.app().get_state(langgraph_config(thread))
-        return not state.next and state.values["messages"][-1]["content"][0]["text"] == answer_for(thread)
+        last = state.values.get("messages", [{}])[-1].get("content", [{}])[0]
+        return not state.next and last.get("text") == answer_for(thread)
 
     def checkpoints(self, thread: str) -> int:
         return sum(1 for _ in self.saver.list(langgraph_config(thread)))
