@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
+import pytest
 from pydantic import BaseModel
 
-from statehitl.checkpoint import Checkpointer, MemoryStorage
+from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
 from statehitl.checkpoint.step_writes import reference_writes, resolve_writes
 from statehitl.checkpoint.storage import Storage
+from statehitl.errors import CheckpointCorruptError
 from statehitl.graph import END, START, StateGraph, append
 from statehitl.testing import CountingStorage
 
@@ -172,3 +175,36 @@ def test_references_stand_only_for_the_items_a_write_appended() -> None:
     assert reference_writes({"a": {"log": ["A1"]}}, {"log": piece}) == {"a": {"log": ["A1"]}}
     assert reference_writes({"a": {"log": ["x"] * 9}}, {"log": piece}) == {"a": {"log": ["x"] * 9}}
     assert reference_writes({"a": {"other": [1]}}, {"log": piece}) == {"a": {"other": [1]}}
+
+
+class ReadsCountedFileStorage(FileStorage):
+    """A file store that counts its reads, keeping the file store's ``cache_scope``."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    async def read(self, key: str) -> tuple[bytes, str] | None:
+        self.reads.append("read")
+        return await super().read(key)
+
+    async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        self.reads.append("read_all")
+        return await super().read_all(prefix)
+
+
+def test_a_checkpointer_per_request_on_one_directory_knows_what_the_last_one_wrote(tmp_path: Path) -> None:
+    for _ in range(5):
+        chat_app(FileStorage(tmp_path)).invoke({}, thread_id="t")  # a new store and app per request
+    counted = ReadsCountedFileStorage(tmp_path)
+    snapshot = chat_app(counted).get_state("t")
+    assert snapshot is not None
+    assert len(snapshot.values.messages) == 5
+    assert counted.reads == ["read"]  # the head only: another checkpointer of this process wrote the rest
+    signed = ReadsCountedFileStorage(tmp_path)
+    g = StateGraph(Chat)
+    g.add_node("talk", lambda state: {"turn": state.turn + 1})
+    g.add_edge(START, "talk")
+    g.add_edge("talk", END)
+    with pytest.raises(CheckpointCorruptError, match="not signed"):  # another key: nothing taken on trust
+        g.compile(checkpointer=Checkpointer(signed, signing_key=b"k")).get_state("t")

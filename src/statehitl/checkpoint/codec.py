@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json, to_json
 
-from statehitl.checkpoint.records import SCHEMA_VERSION
+from statehitl.checkpoint.records import SCHEMA_VERSION, StoredCheckpoint
 from statehitl.errors import CheckpointCorruptError
 
 __all__ = ["decode", "decode_model", "encode"]
@@ -29,8 +29,10 @@ def _mac(key: bytes, body: bytes) -> bytes:
 
 
 def encode(record: BaseModel, signing_key: bytes | None) -> bytes:
-    """The bytes to store for ``record``: ``model_dump_json``'s JSON, made as bytes (no ``str`` to encode)."""
-    body = to_json(record, by_alias=False)
+    """The bytes to store for ``record``: ``model_dump_json``'s JSON, made as bytes (no ``str`` to encode),
+    without what a stored checkpoint leaves out (``StoredCheckpoint.stored_exclude``)."""
+    exclude = record.stored_exclude() if isinstance(record, StoredCheckpoint) else None
+    body = to_json(record, by_alias=False, exclude=exclude)
     return body + _SIG + _mac(signing_key, body) if signing_key else body
 
 

@@ -190,16 +190,21 @@ class StoredCheckpoint(CheckpointRecord):
 
     appends: dict[str, Piece] = Field(default_factory=dict)
 
-    @model_serializer(mode="wrap")
-    def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        del data["thread_id"]  # its key says it: ``threads/<thread>/<slot>``
+    def stored_exclude(self) -> set[str]:
+        """What ``encode`` leaves out of the stored JSON: ``thread_id`` and every field at its empty default.
+
+        A set for ``to_json(exclude=...)`` rather than a serializer of the model's own: a wrapping
+        serializer makes pydantic build the whole record as Python objects before the JSON, several
+        times the cost of the record's bytes for a large state.
+        """
+        omitted = {"thread_id"}
         for name in _OMITTED_WHEN_EMPTY:
-            if data.get(name, 0) in (None, [], {}):  # 0 is not empty: it is a sequence number
-                del data[name]
-        if data.get("source") == "step":
-            del data["source"]
-        return data
+            value = getattr(self, name)
+            if value is None or (not value and isinstance(value, list | dict)):  # 0 is a sequence number
+                omitted.add(name)
+        if self.source == "step":
+            omitted.add("source")
+        return omitted
 
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",

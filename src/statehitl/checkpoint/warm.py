@@ -42,7 +42,11 @@ def shared_heads(scope: str, signing_key: bytes | None) -> WarmHeads:
     """The process's one cache for the store at ``scope`` read with ``signing_key``: a record signed
     with another key must be checked by its own reader, so each key has its own cache."""
     with _SHARED_LOCK:
-        return _SHARED.setdefault((scope, signing_key), WarmHeads())
+        heads = _SHARED.pop((scope, signing_key), None) or WarmHeads()
+        _SHARED[(scope, signing_key)] = heads  # the most recently used last
+        while len(_SHARED) > _SHARED_SCOPES:
+            del _SHARED[next(iter(_SHARED))]
+        return heads
 
 
 class WarmHeads:
@@ -111,5 +115,7 @@ class WarmHeads:
                 self._threads.popitem(last=False)
 
 
+_SHARED_SCOPES = 64
+"""Stores whose warm threads the process keeps (directories, tables): a test run makes many."""
 _SHARED: dict[tuple[str, bytes | None], WarmHeads] = {}
 _SHARED_LOCK = threading.Lock()

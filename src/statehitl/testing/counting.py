@@ -1,9 +1,9 @@
 """A ``Storage`` wrapper that counts requests and bytes: how tests and benchmarks see I/O cost.
 
-Wrap any backend (``CountingStorage(FileStorage(dir))``) to assert bounds such as "a resume reads at
-most log2(depth)+1 records" or to measure bytes written per step, without touching the backend. The
-wrapper keeps the whole contract of what it wraps, the optional ``cleanup`` included, so a
-checkpointer on a counted store prunes and sweeps exactly as it would on the bare one.
+Wrap any backend (``CountingStorage(FileStorage(dir))``) to assert bounds such as "a warm resume reads
+only the head" or to measure bytes written per step, without touching the backend. The wrapper keeps
+the whole contract of what it wraps, the optional ``read_all`` and ``cleanup`` included, so a
+checkpointer on a counted store writes, prunes and sweeps exactly as it would on the bare one.
 """
 
 from __future__ import annotations
