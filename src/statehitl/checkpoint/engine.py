@@ -13,12 +13,17 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
 - ``index/<thread>/audit.<slot>.<n>``: the thread's audit trail, one create-once entry per applied
   answer (``checkpoint/audit.py``); ``prune`` leaves it, ``delete_thread`` removes it.
 
+Reading a thread: a process keeps the whole state of the threads it last wrote or read
+(``checkpoint/warm.py``), and checks it with one small read of the head; a thread it does not know is
+read in the storage's one bulk read when it has one (``SupportsReadAll``), else base by base along
+the Fenwick chain (``checkpoint/chain.py`` says which records each store writes).
+
 Resuming first writes a claim with a lease into the next slot, so of two processes resuming the same
 interrupt exactly one proceeds, before any node, hook or tool runs; a claim whose process died can be
 taken over once its lease expires. Running checkpoints carry the same lease, renewed every step.
 
 Retention is explicit: ``delete_thread`` removes a thread, ``prune`` keeps a thread's newest
-checkpoints (and the records they are built on), ``sweep_expired`` deletes threads idle past the
+checkpoints (the oldest of them rewritten whole if need be), ``sweep_expired`` deletes threads idle past the
 ``ttl``. The last two also run the storage's optional ``cleanup`` (``SupportsCleanup``), which is
 the only place crash debris that no key refers to is ever removed.
 """
@@ -276,9 +281,9 @@ class Checkpointer:
 
     async def _records(self, thread_id: str) -> dict[int, StoredCheckpoint | ClaimRecord]:
         """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence number."""
-        records: dict[int, StoredCheckpoint | ClaimRecord] = {}
         if self._bulk:
             return {seq: record for seq, (_, record) in (await self._bulk_records(thread_id)).items()}
+        records: dict[int, StoredCheckpoint | ClaimRecord] = {}
         for key in await self.storage.list(self._prefix(thread_id)):
             found = await self.storage.read(key)
             if found is not None:
