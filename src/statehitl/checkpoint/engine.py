@@ -37,7 +37,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -55,7 +55,14 @@ from statehitl.checkpoint.records import (
     ThreadIndex,
 )
 from statehitl.checkpoint.step_writes import reference_writes
-from statehitl.checkpoint.storage import ABSENT, Storage, SupportsCleanup, SupportsReadAll, validate_thread_id
+from statehitl.checkpoint.storage import (
+    ABSENT,
+    Storage,
+    SupportsCleanup,
+    SupportsReadAll,
+    SupportsVersion,
+    validate_thread_id,
+)
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, CheckpointNotFoundError
@@ -100,6 +107,8 @@ class Checkpointer:
         self.lease_seconds = lease_seconds
         self._bulk = isinstance(storage, SupportsReadAll)
         """Whether records are written as deltas from their parent and chains read in one bulk read."""
+        self._versioned = isinstance(storage, SupportsVersion)
+        """Whether a known head is checked by its version token alone, without reading its value."""
         scope = getattr(storage, "cache_scope", None)
         self._warm = shared_heads(scope, signing_key) if isinstance(scope, str) else WarmHeads()
 
@@ -151,14 +160,6 @@ class Checkpointer:
             raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {seq:012d}")
         return record
 
-    async def _newest(self, thread_id: str) -> tuple[str, bytes] | None:
-        """The key and stored bytes of the thread's newest record: one listing and one read."""
-        keys = await self.storage.list(self._prefix(thread_id), limit=1)
-        if not keys:
-            return None
-        found = await self.storage.read(keys[0])
-        return None if found is None else (keys[0], found[0])
-
     async def _chain(self, record: StoredCheckpoint, known: dict[int, StoredCheckpoint] | None = None
                      ) -> list[StoredCheckpoint]:
         """``record`` and the records it is built on, base after base (from ``known`` where it has them).
@@ -203,10 +204,10 @@ class Checkpointer:
         )
         return full, links
 
-    async def _bulk_records(self, thread_id: str) -> dict[int, tuple[bytes, StoredCheckpoint | ClaimRecord]]:
-        """Every record of the thread with its stored bytes, in the storage's one bulk read (``SupportsReadAll``)."""
+    async def _bulk_records(self, thread_id: str) -> dict[int, _Stored]:
+        """Every record of the thread as stored, in the storage's one bulk read (``SupportsReadAll``)."""
         found = await self.storage.read_all(self._prefix(thread_id))  # type: ignore[attr-defined]
-        return {self._seq(key): (data, self._parse(key, data)) for key, (data, _) in found.items()}
+        return {self._seq(key): _Stored(data, token, self._parse(key, data)) for key, (data, token) in found.items()}
 
     async def _cold_head(self, thread_id: str) -> Head | None:
         """The thread's head in a process that knows nothing of it, on a store with a bulk read: that
@@ -216,18 +217,19 @@ class Checkpointer:
         records = await self._bulk_records(thread_id)
         if not records:
             return None
-        data, newest = records[max(records)]
+        head = records[max(records)]
+        newest = head.record
         claim = newest if isinstance(newest, ClaimRecord) else None
         target: StoredCheckpoint | ClaimRecord | None = newest
         if claim is not None:
-            target = records[claim.parent_seq][1] if claim.parent_seq in records else None
+            target = records[claim.parent_seq].record if claim.parent_seq in records else None
         if not isinstance(target, StoredCheckpoint):
             raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {newest.parent_seq:012d}")
         record, chain = await self._walk(target, _checkpoints(records))
         cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
         cursor.indexed = index_material(record)
         if claim is None:
-            self._warm.remember(thread_id, data, target, record, chain)
+            self._warm.remember(thread_id, head.data, head.token, target, record, chain)
         return Head(record, cursor, claim)
 
     # -- reading ------------------------------------------------------------------------------------
@@ -242,17 +244,21 @@ class Checkpointer:
         if checkpoint_id is None and self._bulk and not self._warm.knows(thread_id):
             with contextlib.suppress(CheckpointCorruptError):
                 return await self._cold_head(thread_id)
-        found = await self._newest(thread_id)
+        keys = await self.storage.list(self._prefix(thread_id), limit=1)
+        found = None
+        if keys and checkpoint_id is None and self._versioned and self._warm.knows(thread_id):
+            token = await self.storage.version(keys[0])  # type: ignore[attr-defined]
+            if token is not None and (warm := self._warm.lookup(thread_id, self._seq(keys[0]), token=token)):
+                return self._warm_head(thread_id, *warm)
+        if keys:
+            found = await self.storage.read(keys[0])
         if found is None:
             if checkpoint_id is not None:
                 raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
             return None
-        key, data = found
-        if checkpoint_id is None and (warm := self._warm.lookup(thread_id, self._seq(key), data)) is not None:
-            record, chain = warm
-            cursor = Cursor(thread_id, slot=record.seq, parent=record.seq, chain=chain)
-            cursor.indexed = index_material(record)
-            return Head(record, cursor)
+        key, (data, token) = keys[0], found
+        if checkpoint_id is None and (warm := self._warm.lookup(thread_id, self._seq(key), data=data)) is not None:
+            return self._warm_head(thread_id, *warm)
         newest = self._parse(key, data)
         claim = newest if isinstance(newest, ClaimRecord) else None
         if checkpoint_id is not None:
@@ -266,8 +272,14 @@ class Checkpointer:
         if checkpoint_id is None:
             cursor.indexed = index_material(record)  # runs end by indexing their last checkpoint
             if isinstance(newest, StoredCheckpoint):
-                self._warm.remember(thread_id, data, newest, record, chain)
+                self._warm.remember(thread_id, data, token, newest, record, chain)
         return Head(record, cursor, claim)
+
+    @staticmethod
+    def _warm_head(thread_id: str, record: CheckpointRecord, chain: tuple[Link, ...]) -> Head:
+        cursor = Cursor(thread_id, slot=record.seq, parent=record.seq, chain=chain)
+        cursor.indexed = index_material(record)
+        return Head(record, cursor)
 
     async def latest(self, thread_id: str) -> CheckpointRecord | None:
         """The thread's newest checkpoint, or None for a thread never written."""
@@ -282,7 +294,7 @@ class Checkpointer:
     async def _records(self, thread_id: str) -> dict[int, StoredCheckpoint | ClaimRecord]:
         """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence number."""
         if self._bulk:
-            return {seq: record for seq, (_, record) in (await self._bulk_records(thread_id)).items()}
+            return {seq: stored.record for seq, stored in (await self._bulk_records(thread_id)).items()}
         records: dict[int, StoredCheckpoint | ClaimRecord] = {}
         for key in await self.storage.list(self._prefix(thread_id)):
             found = await self.storage.read(key)
@@ -433,8 +445,9 @@ class Checkpointer:
                 for outcome in (written, indexed):
                     if isinstance(outcome, BaseException):
                         raise outcome
+                token = written
             else:
-                await put
+                token = await put
         except CheckpointConflict:
             raise CheckpointConflict(
                 f"thread {cursor.thread_id!r} moved past checkpoint {cursor.slot} while this run was working "
@@ -445,7 +458,7 @@ class Checkpointer:
             cursor.indexed = material
         cursor.chain = extend_chain(() if cursor.migrated else cursor.chain, Link(depth, record.seq, lengths))
         cursor.migrated = False
-        self._warm.advance(cursor.thread_id, parent, data, record, cursor.chain)
+        self._warm.advance(cursor.thread_id, parent, data, str(token), record, cursor.chain)
         return record
 
     # -- the thread index ---------------------------------------------------------------------------
@@ -607,8 +620,16 @@ def _running_elsewhere(record: CheckpointRecord, owner: str | None, now: float) 
     )
 
 
-def _checkpoints(records: dict[int, tuple[bytes, StoredCheckpoint | ClaimRecord]]) -> dict[int, StoredCheckpoint]:
-    return {seq: record for seq, (_, record) in records.items() if isinstance(record, StoredCheckpoint)}
+class _Stored(NamedTuple):
+    """A record as a bulk read found it: its bytes, its version token, and the record they hold."""
+
+    data: bytes
+    token: str
+    record: StoredCheckpoint | ClaimRecord
+
+
+def _checkpoints(records: dict[int, _Stored]) -> dict[int, StoredCheckpoint]:
+    return {seq: s.record for seq, s in records.items() if isinstance(s.record, StoredCheckpoint)}
 
 
 async def _cleanup(storage: Storage) -> None:

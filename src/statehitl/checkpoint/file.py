@@ -218,6 +218,15 @@ class FileStorage:
                 return None
             return check_digest(path, name, member, os.pread(fd, member.length, member.offset)), member.version
 
+    def _version(self, key: str) -> str | None:
+        """A record's token is its digest, which the log's frame line holds: no value is read."""
+        directory, name = _split(key)
+        with self._reading(self.log_path(directory)) as opened:
+            if opened is None:
+                return None
+            member = opened[1].members.get(name)
+            return None if member is None else member.version
+
     def _write(self, key: str, data: bytes, expect: str, durable: bool) -> str:
         directory, name = _split(key)
         path = self.log_path(directory)
@@ -410,6 +419,10 @@ class FileStorage:
     async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
         """Every key under ``prefix`` with its value (``SupportsReadAll``)."""
         return self._read_all(prefix)
+
+    async def version(self, key: str) -> str | None:
+        """The key's version token (``SupportsVersion``)."""
+        return self._version(key)
 
     async def delete(self, prefix: str) -> int:
         return await _in_thread(self._delete, prefix)

@@ -82,6 +82,11 @@ class MemoryStorage:
         with self._lock:
             return _matching(self._keys, prefix, limit)
 
+    async def version(self, key: str) -> str | None:
+        """The key's version token (``SupportsVersion``)."""
+        found = self._data.get(validate_key(key))
+        return None if found is None else found[1]
+
     async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
         """Every key under ``prefix`` with its value (``SupportsReadAll``)."""
         validate_prefix(prefix)

@@ -16,6 +16,9 @@ backend states it rather than relying on a naming convention:
   (one file, one DynamoDB ``Query`` per megabyte) provides ``read_all(prefix)``. The engine then
   stores each checkpoint as what its step added to its parent and reads a thread's chain in that
   one pass; without it, it keeps the Fenwick chain, whose loads take at most log2(depth)+1 reads.
+- ``SupportsVersion``: optional. A backend that can tell a key's version token without its value
+  (a ``HeadObject``, a log's index, a projected ``GetItem``) provides ``version(key)``: the engine then
+  checks a thread it already holds by the head's token alone, reading no value at all.
 - ``SupportsCleanup``: optional. A backend whose writes can leave debris when a process dies mid-write
   (the file store's compaction temp files, DynamoDB's value chunks written before their record)
   provides ``cleanup(max_age)``; ``Checkpointer.prune`` and ``sweep_expired`` call it. Debris is
@@ -42,6 +45,7 @@ __all__ = [
     "StorageFactory",
     "SupportsCleanup",
     "SupportsReadAll",
+    "SupportsVersion",
     "validate_key",
     "validate_prefix",
     "validate_thread_id",
@@ -95,6 +99,15 @@ class SupportsReadAll(Protocol):
     async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
         """Every key starting with ``prefix`` with its value and version token (what ``read`` gives),
         in as few requests as the backend can manage."""
+        ...
+
+
+@runtime_checkable
+class SupportsVersion(Protocol):
+    """The optional version lookup of a backend that can give a key's token without its value."""
+
+    async def version(self, key: str) -> str | None:
+        """The token ``read`` would give with the value (and ``write`` gave), or None if the key is absent."""
         ...
 
 

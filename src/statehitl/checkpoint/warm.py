@@ -2,9 +2,10 @@
 
 A thread's records are create-once, so when a thread's newest record is still the one this process
 wrote (or read) last, nothing else has changed it, and the state that record stands for is already
-known here: the engine confirms it by reading the head alone, compares the bytes, and skips the
-chain. Comparing the bytes (not just the sequence number) also catches a thread deleted and written
-anew by another process, whose records reuse the numbers.
+known here: the engine confirms it by the head alone, by its version token where the store gives
+one without the value (``SupportsVersion``), else by its bytes, and skips the chain. Comparing the
+token or the bytes (not just the sequence number) also catches a thread deleted and written anew by
+another process, whose records reuse the numbers.
 
 The channels kept here are private lists, extended in place as this process commits; callers get
 copies of them. Bounded to the most recently used ``capacity`` threads.
@@ -33,6 +34,7 @@ __all__ = ["WarmHeads", "shared_heads"]
 class _Warm:
     seq: int
     data: bytes
+    token: str | None
     record: StoredCheckpoint
     channels: dict[str, list[Any]]
     chain: tuple[Link, ...]
@@ -62,11 +64,15 @@ class WarmHeads:
         with self._lock:
             return thread_id in self._threads
 
-    def lookup(self, thread_id: str, seq: int, data: bytes) -> tuple[CheckpointRecord, tuple[Link, ...]] | None:
-        """The whole checkpoint and chain if record ``seq``, stored as ``data``, is the one known here."""
+    def lookup(self, thread_id: str, seq: int, *, data: bytes | None = None, token: str | None = None
+               ) -> tuple[CheckpointRecord, tuple[Link, ...]] | None:
+        """The whole checkpoint and chain if record ``seq``, stored as ``data`` (or at version ``token``,
+        which the store gives without the value), is the one known here."""
         with self._lock:
             warm = self._threads.get(thread_id)
-            if warm is None or warm.seq != seq or warm.data != data:
+            if warm is None or warm.seq != seq:
+                return None
+            if not ((token is not None and token == warm.token) or (data is not None and data == warm.data)):
                 return None
             self._threads.move_to_end(thread_id)
             channels = {c: list(items) for c, items in warm.channels.items()}
@@ -76,20 +82,21 @@ class WarmHeads:
         fields["writes"] = resolve_writes(record.writes, channels)
         return CheckpointRecord.model_construct(**fields), chain
 
-    def remember(self, thread_id: str, data: bytes, record: StoredCheckpoint, whole: CheckpointRecord,
+    def remember(self, thread_id: str, data: bytes, token: str, record: StoredCheckpoint, whole: CheckpointRecord,
                  chain: tuple[Link, ...]) -> None:
-        """Keep ``record`` (stored as ``data``; ``whole`` is its state, read whole) as the thread's head."""
+        """Keep ``record`` (stored as ``data`` at version ``token``; ``whole`` is its state, read whole) as
+        the thread's head."""
         channels = {c: list(whole.values[c]) for c in record.appends if c in whole.values}
-        self._keep(thread_id, _Warm(record.seq, data, record, channels, chain))
+        self._keep(thread_id, _Warm(record.seq, data, token, record, channels, chain))
 
-    def advance(self, thread_id: str, parent: int | None, data: bytes, record: StoredCheckpoint,
+    def advance(self, thread_id: str, parent: int | None, data: bytes, token: str, record: StoredCheckpoint,
                 chain: tuple[Link, ...]) -> None:
         """This process committed ``record`` after checkpoint ``parent``: extend what is known of the
         thread, if that was its head here (or the thread is new); otherwise forget the thread."""
         with self._lock:
             warm = self._threads.get(thread_id)
             if parent is None:
-                warm = _Warm(record.seq, data, record, {}, chain)
+                warm = _Warm(record.seq, data, token, record, {}, chain)
             elif warm is None or warm.record.seq != parent:
                 self._threads.pop(thread_id, None)
                 return
@@ -100,7 +107,7 @@ class WarmHeads:
                     return
                 del items[piece.start:]
                 items.extend(piece.items)
-            warm.seq, warm.data, warm.record, warm.chain = record.seq, data, record, chain
+            warm.seq, warm.data, warm.token, warm.record, warm.chain = record.seq, data, token, record, chain
         self._keep(thread_id, warm)
 
     def forget(self, thread_id: str) -> None:

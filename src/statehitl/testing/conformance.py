@@ -62,7 +62,7 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 
-from statehitl.checkpoint.storage import ABSENT, Storage, SupportsReadAll
+from statehitl.checkpoint.storage import ABSENT, Storage, SupportsReadAll, SupportsVersion
 from statehitl.errors import CheckpointConflict, InvalidThreadIdError
 from statehitl.testing._storage_support import cas_increment, gather_bounded, in_threads, race_tasks
 
@@ -331,6 +331,25 @@ class StorageConformance:
                 assert sorted(found) == listed, f"read_all({p!r} under prefix) gave keys {sorted(found)}"
                 for key in listed:
                     assert found[key] == await storage.read(key), f"read_all gave another value for {key!r}"
+
+        self.run(scenario())
+
+    def test_version_gives_the_token_without_the_value(self, storage: Storage, prefix: str) -> None:
+        """``SupportsVersion`` (optional): the token ``write`` returned and ``read`` gives, None when absent."""
+        if not isinstance(storage, SupportsVersion):
+            pytest.skip(f"{type(storage).__name__} has no version (optional)")
+        key = f"{prefix}versioned"
+
+        async def scenario() -> None:
+            assert await storage.version(key) is None
+            first = await storage.write(key, b"one", expect=ABSENT)
+            found = await storage.read(key)
+            assert found is not None
+            assert await storage.version(key) == first == found[1]
+            second = await storage.write(key, b"two", expect=first)
+            assert await storage.version(key) == second != first
+            await storage.delete(key)
+            assert await storage.version(key) is None
 
         self.run(scenario())
 

@@ -2,7 +2,7 @@
 
 Wrap any backend (``CountingStorage(FileStorage(dir))``) to assert bounds such as "a warm resume reads
 only the head" or to measure bytes written per step, without touching the backend. The wrapper keeps
-the whole contract of what it wraps, the optional ``read_all`` and ``cleanup`` included, so a
+the whole contract of what it wraps, the optional ``read_all``, ``version`` and ``cleanup`` included, so a
 checkpointer on a counted store writes, prunes and sweeps exactly as it would on the bare one.
 """
 
@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
-from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, Storage, SupportsCleanup, SupportsReadAll
+from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, Storage, SupportsCleanup, SupportsReadAll, SupportsVersion
 
 __all__ = ["CountingStorage", "StorageCounts"]
 
@@ -30,19 +29,18 @@ class StorageCounts:
 class CountingStorage:
     """Delegates to ``inner`` and counts every call.
 
-    Wrapping a store with a bulk read (``SupportsReadAll``) makes a ``CountingStorage`` that has one
-    too, and only then: whether a store has it decides how the engine writes checkpoints, so a
-    counted store must be written exactly as the bare one would be.
+    The optional methods of a store (``read_all``, ``version``) are there exactly when ``inner`` has
+    them: whether a store has them decides how the engine writes and reads checkpoints, so a counted
+    store must be used exactly as the bare one would be.
     """
-
-    def __new__(cls, inner: Storage, *args: Any, **kwargs: Any) -> CountingStorage:
-        if cls is CountingStorage and isinstance(inner, SupportsReadAll):
-            cls = _CountingBulkStorage
-        return super().__new__(cls)
 
     def __init__(self, inner: Storage) -> None:
         self.inner = inner
         self.counts = StorageCounts()
+        if isinstance(inner, SupportsReadAll):
+            self.read_all = self._read_all
+        if isinstance(inner, SupportsVersion):
+            self.version = self._version
 
     def reset(self) -> StorageCounts:
         """Start counting afresh; returns what was counted so far."""
@@ -70,6 +68,20 @@ class CountingStorage:
         self.counts.calls["delete"] += 1
         return await self.inner.delete(prefix)
 
+    async def _read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
+        """The inner store's ``read_all``, counted as one call, its bytes as read."""
+        self.counts.calls["read_all"] += 1
+        found: dict[str, tuple[bytes, str]] = await self.inner.read_all(prefix)  # type: ignore[attr-defined]
+        self.counts.bytes_read += sum(len(data) for data, _ in found.values())
+        self.counts.keys_read.extend(found)
+        return found
+
+    async def _version(self, key: str) -> str | None:
+        """The inner store's ``version``, counted (no bytes of a value are read)."""
+        self.counts.calls["version"] += 1
+        token: str | None = await self.inner.version(key)  # type: ignore[attr-defined]
+        return token
+
     async def cleanup(self, max_age: float = CLEANUP_MAX_AGE) -> int:
         """The inner store's ``cleanup``, counted; a store without one has no debris, so 0 and no count."""
         if not isinstance(self.inner, SupportsCleanup):
@@ -79,14 +91,3 @@ class CountingStorage:
 
     def __repr__(self) -> str:
         return f"CountingStorage({self.inner!r})"
-
-
-class _CountingBulkStorage(CountingStorage):
-    """A ``CountingStorage`` of a store with ``read_all``, counted as one request."""
-
-    async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
-        self.counts.calls["read_all"] += 1
-        found: dict[str, tuple[bytes, str]] = await self.inner.read_all(prefix)  # type: ignore[attr-defined]
-        self.counts.bytes_read += sum(len(data) for data, _ in found.values())
-        self.counts.keys_read.extend(found)
-        return found

@@ -245,6 +245,17 @@ class DynamoDBStorage:
             "(it kept changing while being read, or its chunks were deleted outside statehitl)"
         )
 
+    def _version(self, key: str) -> str | None:
+        pk, sk = split_key(key)
+        with self._errors("GetItem"):
+            item = self.client.get_item(TableName=self.table_name, Key=_key(pk, sk), ConsistentRead=True,
+                                        ProjectionExpression="#v, #x",
+                                        ExpressionAttributeNames={"#v": "v", "#x": self.ttl_attribute}).get("Item")
+        if item is None or self._expired(item, int(time.time())):
+            return None
+        token: str = item["v"]["S"]
+        return token
+
     # -- write ----------------------------------------------------------------------------------------
 
     def _write(self, key: str, data: bytes, expect: str) -> str:
@@ -522,6 +533,12 @@ class DynamoDBStorage:
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
         validate_prefix(prefix)
         return await asyncio.to_thread(self._list, prefix, limit)
+
+    async def version(self, key: str) -> str | None:
+        """The record's version token, projected from a ``GetItem`` (``SupportsVersion``): the same read
+        units as the item, but none of its bytes on the wire."""
+        split_key(key)
+        return await asyncio.to_thread(self._version, key)
 
     async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
         """Every key under ``prefix`` with its value (``SupportsReadAll``)."""

@@ -117,6 +117,12 @@ class S3Storage:
             self.client = shared_client(**options) if session is None else make_client(session=session, **options)
             self._owns_client = session is not None
 
+    @property
+    def cache_scope(self) -> str:
+        """Which bucket and prefix this is, at which endpoint, for the engine's process-wide cache of warm
+        threads."""
+        return f"s3:{self.client.meta.endpoint_url}/{self.bucket}/{self.prefix}"
+
     @staticmethod
     def _sse_options(sse: str | None, kms_key_id: str | None) -> dict[str, str]:
         """PutObject's encryption arguments; a KMS key implies ``aws:kms``."""
@@ -200,6 +206,18 @@ class S3Storage:
         with response["Body"] as body:
             data = body.read()
         return data, response["ETag"]
+
+    def _version(self, name: str) -> str | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            response = self._call("HeadObject", name, self.client.head_object, Key=name)
+        except ClientError as exc:
+            if error_code(exc) in _MISSING_CODES:
+                return None
+            raise
+        etag: str = response["ETag"]
+        return etag
 
     def _write(self, key: str, name: str, data: bytes, expect: str) -> str:
         from botocore.exceptions import ClientError
@@ -293,6 +311,10 @@ class S3Storage:
 
     async def read(self, key: str) -> tuple[bytes, str] | None:
         return await asyncio.to_thread(self._read, self._object(validate_key(key)))
+
+    async def version(self, key: str) -> str | None:
+        """The object's ETag from a ``HeadObject``, without its body (``SupportsVersion``)."""
+        return await asyncio.to_thread(self._version, self._object(validate_key(key)))
 
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
         """``durable`` is ignored: S3 acknowledges a PutObject only once the object is stored redundantly."""
