@@ -10,21 +10,13 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel
 
+from plain_storage import PrimitivesOnly
 from statehitl.checkpoint import Checkpointer, MemoryStorage
 from statehitl.checkpoint.chain import assemble, base_depth
 from statehitl.checkpoint.records import Piece, StoredCheckpoint
-from statehitl.checkpoint.storage import Storage
 from statehitl.errors import CheckpointCorruptError
 from statehitl.graph import END, START, StateGraph, append
 from statehitl.testing import CountingStorage
-
-
-class WithoutReadAll:
-    """A store's four primitives and nothing else (as S3 offers): the engine keeps the Fenwick chain."""
-
-    def __init__(self, inner: Storage) -> None:
-        self.inner = inner
-        self.read, self.write, self.list, self.delete = inner.read, inner.write, inner.list, inner.delete
 
 
 class Chat(BaseModel):
@@ -65,7 +57,7 @@ def test_assemble_refuses_a_gap() -> None:
 
 @pytest.mark.parametrize("turns", [10, 100, 1000])
 def test_reading_the_head_takes_at_most_log2_reads(turns: int) -> None:
-    storage = CountingStorage(WithoutReadAll(MemoryStorage()))
+    storage = CountingStorage(PrimitivesOnly(MemoryStorage()))
     for _ in range(turns):
         chat_app(storage).invoke({}, thread_id="t")  # a new process each turn: nothing known here
     storage.reset()
@@ -80,7 +72,7 @@ def test_reading_the_head_takes_at_most_log2_reads(turns: int) -> None:
 def test_bytes_written_per_turn_grow_with_the_turn_not_the_history() -> None:
     written = {}
     for turns in (100, 1000):
-        storage = CountingStorage(WithoutReadAll(MemoryStorage()))
+        storage = CountingStorage(PrimitivesOnly(MemoryStorage()))
         app = chat_app(storage)
         for _ in range(turns):
             app.invoke({}, thread_id="t")

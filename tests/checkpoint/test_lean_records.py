@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel
 
+from plain_storage import PrimitivesOnly
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
 from statehitl.checkpoint.step_writes import reference_writes, resolve_writes
 from statehitl.checkpoint.storage import Storage
@@ -212,3 +213,17 @@ def test_a_checkpointer_per_request_on_one_directory_knows_what_the_last_one_wro
     g.add_edge("talk", END)
     with pytest.raises(CheckpointCorruptError, match="not signed"):  # another key: nothing taken on trust
         g.compile(checkpointer=Checkpointer(signed, signing_key=b"k")).get_state("t")
+
+
+def test_a_thread_written_as_a_fenwick_chain_goes_on_as_deltas() -> None:
+    memory = MemoryStorage()
+    for _ in range(10):
+        chat_app(PrimitivesOnly(memory)).invoke({}, thread_id="t")  # as every store was written before deltas
+    assert stored(memory, 6)["base_seq"] == 5  # depth 7's base is depth 6 (seq 5): a Fenwick record
+    assert "base_seq" not in stored(memory, 7)  # depth 8 holds every item from the first
+    for _ in range(5):
+        chat_app(memory).invoke({}, thread_id="t")
+    assert stored(memory, 14)["base_seq"] == 13
+    fresh = chat_app(memory)
+    assert [len(h.values.messages) for h in fresh.history("t")] == list(range(15, 0, -1))
+    assert fresh.get_state("t").values.messages[9] == f"answer 9 {MESSAGE}"
