@@ -10,10 +10,11 @@ another process, whose records reuse the numbers.
 The channels kept here are private lists, extended in place as this process commits; callers get
 copies of them. Bounded to the most recently used ``capacity`` threads.
 
-A store that names where its data lives (``cache_scope``: the file store's directory, a DynamoDB
-table at its endpoint) shares one cache per scope and signing key across the process, so a server
-that builds a checkpointer per request (a session manager per request, as the seed's server example
-does) still reads only the head; any other store gets a cache per checkpointer.
+A store that names where its data lives (``cache_scope``: the file store's directory, an S3 bucket
+and prefix or a DynamoDB table at its endpoint) shares one cache per scope and signing key across
+the process, so a server that builds a checkpointer per request (a session manager per request, as
+the seed's server example does) still checks only the head; any other store gets a cache per
+checkpointer.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = ["WarmHeads", "shared_heads"]
 class _Warm:
     seq: int
     data: bytes
-    token: str | None
+    token: str
     record: StoredCheckpoint
     channels: dict[str, list[Any]]
     chain: tuple[Link, ...]
@@ -52,7 +53,8 @@ def shared_heads(scope: str, signing_key: bytes | None) -> WarmHeads:
 
 
 class WarmHeads:
-    """Per thread: the newest record as stored (its bytes), the whole append-only channels, the chain."""
+    """Per thread: the newest record as stored (its bytes and version token), the whole append-only
+    channels, the chain."""
 
     def __init__(self, capacity: int = 64) -> None:
         self.capacity = capacity
