@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from fleet_wire import PRICES, Wire, cost_per_million_turns
-from fleet_workload import REGION, Stores, executions, worker_main
-from harness.aws import aws_servers, create_bucket_and_table
+from fleet_workload import Stores, executions, worker_main
+from harness.aws import REGION, aws_servers, create_bucket_and_table
 from harness.cli import bench_arguments
 from harness.environment import base_environment, scratch_dir, version, write_results
 from harness.peers import Peer, fmt
@@ -111,6 +111,7 @@ def create_stores(s3_endpoint: str, dynamodb_endpoint: str) -> None:
                      AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"},
                                            {"AttributeName": "SK", "AttributeType": "S"}])
     ddb.get_waiter("table_exists").wait(TableName=LANGGRAPH_TABLE)
+    ddb.close()
 
 
 # --------------------------------------------------------------------------- one run

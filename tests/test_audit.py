@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from replies import reply
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
@@ -49,9 +50,6 @@ def approvals(checkpointer: Checkpointer, ran: list[str] | None = None) -> Any:
 LOST = (CheckpointConflict, NotInterruptedError, UnknownInterruptError)
 """What a resume that lost the race gets: the claim was taken, or the thread was running or had moved on."""
 
-
-def reply(interrupt: Any, response: Any, **extra: Any) -> list[dict[str, Any]]:
-    return [{"interruptResponse": {"interruptId": interrupt.id, "response": response, **extra}}]
 
 
 def test_every_answer_is_recorded_once_in_order_and_survives_prune(tmp_path):

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import AfterValidator, BaseModel, Field
 
+from replies import reply
 from statehitl.answers import Answer, Approve, Edit, Reject, Respond, outcome_of
 from statehitl.checkpoint import FileCheckpointer, MemoryCheckpointer
 from statehitl.errors import InvalidResponseError, ResponseValidationError
@@ -48,9 +49,6 @@ def one_node(handler: Any, checkpointer: Any, hooks: HookRegistry | None = None)
     g.add_edge("ask", END)
     return g.compile(checkpointer=checkpointer, hooks=[hooks] if hooks is not None else ())
 
-
-def reply(interrupt_id: str, response: Any, **extra: Any) -> list[dict[str, Any]]:
-    return [{"interruptResponse": {"interruptId": interrupt_id, "response": response, **extra}}]
 
 
 def test_literal_answer_schema_rejection_leaves_store_byte_for_byte_and_corrected_answer_applies(tmp_path):

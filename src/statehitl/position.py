@@ -88,16 +88,16 @@ class RunEnd:
     """How a run stopped, with everything its last checkpoint records.
 
     ``status`` is ``completed``, ``interrupted``, ``failed``, or ``executing`` when the step limit cut
-    it short. ``last_step`` is the last step's updates, which its checkpoint records as ``writes``
-    (a nested run, which writes nothing, never pays for turning them into JSON); ``applied`` is the
-    same if no ``after_step`` has seen them yet.
+    it short. ``applied`` is the last step's updates when no ``after_step`` has seen them yet (every
+    run that ends after a step: only a step that leaves nodes pending is followed by one); the last
+    checkpoint records them as ``writes`` (a nested run, which writes nothing, never pays for turning
+    them into JSON).
     """
 
     status: RecordStatus
     state: Any
     step: int
     pending: list[str]
-    last_step: Writes = field(default_factory=list)
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
     progress: dict[str, Any] = field(default_factory=dict)

@@ -195,7 +195,7 @@ class Runner:
                     f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
                     "the thread is saved and invoke(None, thread_id=...) continues it"
                 )
-            return await commit(end.step, end.state, end.status, True, writes=self._dumped(end.last_step),
+            return await commit(end.step, end.state, end.status, True, writes=self._dumped(end.applied),
                                 **end.fields()), end
 
         settings = _RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer)
@@ -281,15 +281,13 @@ class Runner:
         """The step loop both kinds of run share; ``between`` runs after every step but the last."""
         pending, state, step = list(at.pending), at.state, at.step
         completed, responses, progress = dict(at.completed), dict(at.responses), dict(at.progress)
-        last_step: Writes = []  # what the last step applied, for its record (dumped only when written or observed)
-        applied: Writes = []
+        applied: Writes = []  # what the last step applied, until an ``after_step`` sees it (dumped only when needed)
         steps_run = 0
         blockers = self.machine.blockers
         while True:
             if not pending:
                 halted = self._halted is not None and self._halted(state)  # a limit or a failed node ended it
-                return RunEnd("failed" if halted else "completed", state, step, [], last_step=last_step,
-                              applied=applied)
+                return RunEnd("failed" if halted else "completed", state, step, [], applied=applied)
             if steps_run >= step_limit:
                 return RunEnd("executing", state, step, pending)
             waiting = set(pending)
@@ -312,11 +310,10 @@ class Runner:
             step += 1
             steps_run += 1
             completed, responses, progress = {}, {}, {}
-            last_step = applied
             if observe.observers:
                 observe.emit(StepApplied(step, self._dumped(applied), tuple(pending)))
             if cancelled:
-                return RunEnd("failed", state, step, [], last_step=last_step, cancelled=cancelled, applied=applied)
+                return RunEnd("failed", state, step, [], cancelled=cancelled, applied=applied)
             if pending:
                 await between(step, state, pending, applied)
                 applied = []

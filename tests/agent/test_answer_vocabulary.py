@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from agent_helpers import uses
 
+from replies import reply
 from statehitl import Agent, tool
 from statehitl.action_digest import tool_call_digest
 from statehitl.answers import Approve, Edit, Reject
@@ -60,9 +61,6 @@ def store_bytes(directory: Path) -> dict[str, bytes]:
                 found[os.path.relpath(os.path.join(root, name), directory)] = f.read()
     return found
 
-
-def reply(interrupt: Any, response: Any, **extra: Any) -> list[dict[str, Any]]:
-    return [{"interruptResponse": {"interruptId": interrupt.id, "response": response, **extra}}]
 
 
 CALL = {"amount": 500, "to": "acme"}

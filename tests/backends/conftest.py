@@ -24,6 +24,31 @@ from statehitl_checkpoint_dynamodb.local import DynamoDBLocal, find_jar, install
 from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV, MotoServer
 
 DYNAMODB_LOCAL = Path(__file__).resolve().parents[2] / ".cache" / "dynamodb-local"
+REGION = "us-east-1"
+
+
+@pytest.fixture(params=["s3", "dynamodb"])
+def cloud_store_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A store URL on a test server (each started only when a test asks for it: a DynamoDB-only run
+    never starts moto_server), on a fresh bucket or table, with dummy AWS credentials in the
+    environment for the clients of the test and of the processes it starts, never a real profile.
+
+    The credentials are set after the server starts, so what the test restores at its end is the
+    session-long credentials ``s3_server`` set, not their absence.
+    """
+    if request.param == "s3":
+        endpoint: str = request.getfixturevalue("s3_server")
+        bucket: str = request.getfixturevalue("s3_bucket")
+        url = f"s3://{bucket}/app?region={REGION}&endpoint_url={endpoint}"
+    else:
+        endpoint = request.getfixturevalue("dynamodb_endpoint")
+        table: str = request.getfixturevalue("dynamodb_table")
+        url = f"dynamodb://{table}?region={REGION}&endpoint_url={endpoint}"
+    for name in AWS_ENV_TO_CLEAR:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in DUMMY_AWS_ENV.items():
+        monkeypatch.setenv(name, value)
+    return url
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
-from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV
 
 from statehitl.checkpoint import Checkpointer
 from statehitl.errors import (
@@ -19,27 +18,6 @@ from statehitl.errors import (
     UnknownInterruptError,
 )
 from statehitl.graph import END, START, NodeContext, StateGraph
-
-REGION = "us-east-1"
-
-
-@pytest.fixture(autouse=True)
-def aws_env(s3_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in AWS_ENV_TO_CLEAR:
-        monkeypatch.delenv(name, raising=False)
-    for name, value in DUMMY_AWS_ENV.items():
-        monkeypatch.setenv(name, value)
-
-
-@pytest.fixture(params=["s3", "dynamodb"])
-def store_url(request: pytest.FixtureRequest) -> str:
-    if request.param == "s3":
-        endpoint = request.getfixturevalue("s3_server")
-        bucket = request.getfixturevalue("s3_bucket")
-        return f"s3://{bucket}/app?region={REGION}&endpoint_url={endpoint}"
-    endpoint = request.getfixturevalue("dynamodb_endpoint")
-    table = request.getfixturevalue("dynamodb_table")
-    return f"dynamodb://{table}?region={REGION}&endpoint_url={endpoint}"
 
 
 class State(BaseModel):
@@ -67,10 +45,10 @@ def everything(checkpointer: Checkpointer) -> dict[str, bytes | None]:
     return asyncio.run(read())
 
 
-def test_typed_answers_and_the_audit_trail_on_a_cloud_store(store_url: str) -> None:
-    app = build(store_url)
+def test_typed_answers_and_the_audit_trail_on_a_cloud_store(cloud_store_url: str) -> None:
+    app = build(cloud_store_url)
     waiting = app.invoke({}, thread_id="t").interrupts[0]
-    fresh = build(store_url)  # another app on the same store: what it reads comes from the store
+    fresh = build(cloud_store_url)  # another app on the same store: what it reads comes from the store
     assert fresh.get_state("t").interrupts[0].response_schema == {"enum": ["yes", "no"], "type": "string"}
     [entry] = asyncio.run(fresh.checkpointer.threads("interrupted"))
     assert entry.interrupts[0].response_schema == {"enum": ["yes", "no"], "type": "string"}  # the index has it too
@@ -81,7 +59,7 @@ def test_typed_answers_and_the_audit_trail_on_a_cloud_store(store_url: str) -> N
     assert everything(app.checkpointer) == before
 
     # three reviewers answer the first question at once, each from their own app: one answer is applied
-    apps = [build(store_url) for _ in range(3)]
+    apps = [build(cloud_store_url) for _ in range(3)]
 
     async def race() -> list[Any]:
         return await asyncio.gather(*(a.ainvoke([{"interruptResponse": {
@@ -98,11 +76,11 @@ def test_typed_answers_and_the_audit_trail_on_a_cloud_store(store_url: str) -> N
         fresh.invoke([{"interruptResponse": {"interruptId": waiting.id, "response": "yes" if n else "no",
                                              "responder": f"reviewer-{n}", "comment": f"round {n}"}}], thread_id="t")
     assert fresh.get_state("t").values.log == ["no", "yes", "yes"]
-    trail = build(store_url).audit("t")
+    trail = build(cloud_store_url).audit("t")
     assert [(e.name, e.response, e.responder, e.comment, e.reason) for e in trail] == [
         (f"approve-{n}", "yes" if n else "no", f"reviewer-{n or winner}", f"round {n}", {"n": n}) for n in range(3)]
 
-    checkpointer = Checkpointer.from_url(store_url)
+    checkpointer = Checkpointer.from_url(cloud_store_url)
     assert asyncio.run(checkpointer.prune("t", keep_last=1)) > 0
     assert asyncio.run(checkpointer.audit("t")) == trail
     asyncio.run(checkpointer.delete_thread("t"))

@@ -16,8 +16,6 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.cli import main
 from statehitl.graph import END, START, NodeContext, StateGraph
 
-REGION = "us-east-1"
-
 
 class Job(BaseModel):
     task: str
@@ -43,19 +41,10 @@ def app_on(url: str, ran: list[str]) -> Any:
     return g.compile(checkpointer=Checkpointer.from_url(url))
 
 
-@pytest.fixture(params=["s3", "dynamodb"])
-def url(request: pytest.FixtureRequest) -> str:
-    if request.param == "s3":
-        endpoint: str = request.getfixturevalue("s3_server")
-        bucket: str = request.getfixturevalue("s3_bucket")
-        return f"s3://{bucket}/inbox?region={REGION}&endpoint_url={endpoint}"
-    endpoint = request.getfixturevalue("dynamodb_endpoint")
-    table: str = request.getfixturevalue("dynamodb_table")
-    return f"dynamodb://{table}?region={REGION}&endpoint_url={endpoint}"
 
-
-def test_list_answer_and_pick_up_on_a_cloud_store(url: str, capsys: pytest.CaptureFixture[str],
+def test_list_answer_and_pick_up_on_a_cloud_store(cloud_store_url: str, capsys: pytest.CaptureFixture[str],
                                                   monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    url = cloud_store_url
     monkeypatch.setenv("NO_COLOR", "1")
     ran: list[str] = []
     app = app_on(url, ran)

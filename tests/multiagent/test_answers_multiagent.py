@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from ma_helpers import RUNS, Approval, agent, note, uses
 
+from replies import reply
 from statehitl.action_digest import tool_call_digest
 from statehitl.errors import DigestMismatchError
 from statehitl.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
@@ -18,9 +19,6 @@ from statehitl.multiagent import GraphBuilder, Status, Swarm
 def _clean_runs() -> None:
     RUNS.clear()
 
-
-def reply(interrupt: Any, response: Any, **extra: Any) -> list[dict[str, Any]]:
-    return [{"interruptResponse": {"interruptId": interrupt.id, "response": response, **extra}}]
 
 
 def test_a_swarm_records_who_answered_its_node_hook() -> None:

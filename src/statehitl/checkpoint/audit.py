@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_prefix
 from statehitl.checkpoint.records import SCHEMA_VERSION
-from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
+from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix, validate_thread_id
 from statehitl.errors import CheckpointConflict
 
 __all__ = ["ANSWERS_PREFIX", "AuditEntry", "answers_prefix", "audit_prefix", "read_audit", "write_audit"]
@@ -86,10 +86,5 @@ async def write_audit(storage: Storage, thread_id: str, slot: int, entries: list
 
 async def read_audit(storage: Storage, thread_id: str, signing_key: bytes | None) -> list[AuditEntry]:
     """The thread's audit trail, oldest answer first."""
-    entries = []
-    for key in await storage.list(audit_prefix(thread_id)):
-        found = await storage.read(key)
-        if found is None:
-            continue  # deleted with its thread meanwhile
-        entries.append(decode_model(AuditEntry, f"audit record {key!r}", found[0], signing_key))
-    return entries
+    found = await read_prefix(storage, audit_prefix(thread_id))
+    return [decode_model(AuditEntry, f"audit record {key!r}", data, signing_key) for key, (data, _) in found.items()]

@@ -37,7 +37,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -61,6 +61,7 @@ from statehitl.checkpoint.storage import (
     SupportsCleanup,
     SupportsReadAll,
     SupportsVersion,
+    read_prefix,
     validate_thread_id,
 )
 from statehitl.checkpoint.url import storage_from_url
@@ -196,7 +197,7 @@ class Checkpointer:
         """
         if known is None and self._bulk and record.base_seq is not None and record.base_seq == record.parent_seq:
             with contextlib.suppress(CheckpointCorruptError):
-                known = _checkpoints(await self._bulk_records(record.thread_id))
+                known = _checkpoints(await self._records(record.thread_id))
         chain = await self._chain(record, known)
         full = whole_record(chain[0], chain)
         links = tuple(
@@ -204,17 +205,12 @@ class Checkpointer:
         )
         return full, links
 
-    async def _bulk_records(self, thread_id: str) -> dict[int, _Stored]:
-        """Every record of the thread as stored, in the storage's one bulk read (``SupportsReadAll``)."""
-        found = await self.storage.read_all(self._prefix(thread_id))  # type: ignore[attr-defined]
-        return {self._seq(key): _Stored(data, token, self._parse(key, data)) for key, (data, token) in found.items()}
-
     async def _cold_head(self, thread_id: str) -> Head | None:
         """The thread's head in a process that knows nothing of it, on a store with a bulk read: that
         one read (one ``pread``, one ``Query`` per MB) instead of a listing, the head, then the rest.
         None if the thread has no records. A damaged record raises ``CheckpointCorruptError``: the
         caller then goes key by key, which fails only if the chain needs that record."""
-        records = await self._bulk_records(thread_id)
+        records = await self._records(thread_id)
         if not records:
             return None
         head = records[max(records)]
@@ -241,23 +237,22 @@ class Checkpointer:
         that one small read is all it takes: the chain is not read again. A thread this process knows
         nothing of is read in the storage's one bulk read, when it has one.
         """
-        if checkpoint_id is None and self._bulk and not self._warm.knows(thread_id):
+        known = checkpoint_id is None and self._warm.knows(thread_id)
+        if checkpoint_id is None and self._bulk and not known:
             with contextlib.suppress(CheckpointCorruptError):
                 return await self._cold_head(thread_id)
         keys = await self.storage.list(self._prefix(thread_id), limit=1)
-        found = None
-        if keys and checkpoint_id is None and self._versioned and self._warm.knows(thread_id):
+        if known and keys and self._versioned:
             token = await self.storage.version(keys[0])  # type: ignore[attr-defined]
             if token is not None and (warm := self._warm.lookup(thread_id, self._seq(keys[0]), token=token)):
                 return self._warm_head(thread_id, *warm)
-        if keys:
-            found = await self.storage.read(keys[0])
+        found = await self.storage.read(keys[0]) if keys else None
         if found is None:
             if checkpoint_id is not None:
                 raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
             return None
         key, (data, token) = keys[0], found
-        if checkpoint_id is None and (warm := self._warm.lookup(thread_id, self._seq(key), data=data)) is not None:
+        if known and not self._versioned and (warm := self._warm.lookup(thread_id, self._seq(key), data=data)):
             return self._warm_head(thread_id, *warm)
         newest = self._parse(key, data)
         claim = newest if isinstance(newest, ClaimRecord) else None
@@ -291,24 +286,19 @@ class Checkpointer:
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
         return record
 
-    async def _records(self, thread_id: str) -> dict[int, StoredCheckpoint | ClaimRecord]:
-        """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence number."""
-        if self._bulk:
-            return {seq: stored.record for seq, stored in (await self._bulk_records(thread_id)).items()}
-        records: dict[int, StoredCheckpoint | ClaimRecord] = {}
-        for key in await self.storage.list(self._prefix(thread_id)):
-            found = await self.storage.read(key)
-            if found is not None:
-                records[self._seq(key)] = self._parse(key, found[0])
-        return records
+    async def _records(self, thread_id: str) -> dict[int, _Stored]:
+        """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence
+        number: in the storage's one bulk read if it has one (``read_prefix``)."""
+        found = await read_prefix(self.storage, self._prefix(thread_id))
+        return {self._seq(key): _Stored(data, token, self._parse(key, data)) for key, (data, token) in found.items()}
 
     async def count_checkpoints(self, thread_id: str) -> int:
         """How many checkpoints the thread has (every branch; claims not counted), without rebuilding them."""
-        return sum(isinstance(r, StoredCheckpoint) for r in (await self._records(thread_id)).values())
+        return len(_checkpoints(await self._records(thread_id)))
 
     async def history(self, thread_id: str) -> list[CheckpointRecord]:
         """All of the thread's checkpoints (every branch), newest first."""
-        stored = {seq: r for seq, r in (await self._records(thread_id)).items() if isinstance(r, StoredCheckpoint)}
+        stored = _checkpoints(await self._records(thread_id))
         result = []
         for seq in sorted(stored, reverse=True):
             chain = await self._chain(stored[seq], stored)
@@ -445,7 +435,7 @@ class Checkpointer:
                 for outcome in (written, indexed):
                     if isinstance(outcome, BaseException):
                         raise outcome
-                token = written
+                token = cast(str, written)
             else:
                 token = await put
         except CheckpointConflict:
@@ -458,7 +448,7 @@ class Checkpointer:
             cursor.indexed = material
         cursor.chain = extend_chain(() if cursor.migrated else cursor.chain, Link(depth, record.seq, lengths))
         cursor.migrated = False
-        self._warm.advance(cursor.thread_id, parent, data, str(token), record, cursor.chain)
+        self._warm.advance(cursor.thread_id, parent, data, token, record, cursor.chain)
         return record
 
     # -- the thread index ---------------------------------------------------------------------------
@@ -540,14 +530,14 @@ class Checkpointer:
             raise ValueError(f"keep_last must be at least 1, got {keep_last!r}")
         self._warm.forget(thread_id)
         records = await self._records(thread_id)
-        checkpoints = {seq: r for seq, r in records.items() if isinstance(r, StoredCheckpoint)}
+        checkpoints = _checkpoints(records)
         keep = set(sorted(checkpoints, reverse=True)[:keep_last])
         if records:
             keep.add(max(records))  # the head slot, even when it is a claim in force
         for seq in sorted(keep & checkpoints.keys()):
             record = checkpoints[seq]
             if record.base_seq is not None and record.base_seq not in keep:
-                await self._rewrite_whole(await self._chain(record, checkpoints))
+                await self._rewrite_whole(await self._chain(record, checkpoints), records[seq].token)
         removed = 0
         for seq in records:
             if seq not in keep:
@@ -555,19 +545,18 @@ class Checkpointer:
         await _cleanup(self.storage)
         return removed
 
-    async def _rewrite_whole(self, chain: list[StoredCheckpoint]) -> None:
+    async def _rewrite_whole(self, chain: list[StoredCheckpoint], token: str) -> None:
         """Store ``chain[0]`` again with every piece from item 0, so it needs no base; a compare-and-set
-        on the version read, so a racing prune or delete is noticed, not overwritten."""
+        on the version it was read at (``token``), so a racing prune or delete is noticed, not overwritten."""
         record = chain[0]
         whole = assemble(chain)
         pieces = {c: Piece(start=0, items=whole[c]) for c in record.appends}
         rewritten = record.model_copy(update={"base_seq": None, "appends": pieces})
-        key = self._key(record.thread_id, record.seq)
-        current = await self.storage.read(key)
-        if current is None:
-            raise CheckpointConflict(f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} was "
-                                     "deleted while it was being pruned")
-        await self.storage.write(key, self._encode(rewritten), expect=current[1])
+        try:
+            await self.storage.write(self._key(record.thread_id, record.seq), self._encode(rewritten), expect=token)
+        except CheckpointConflict:
+            raise CheckpointConflict(f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} was changed "
+                                     "or deleted while it was being pruned") from None
 
     async def sweep_expired(self, now: float | None = None) -> list[str]:
         """Delete every thread whose TTL ran out (by its index entry); returns their ids.
@@ -621,7 +610,7 @@ def _running_elsewhere(record: CheckpointRecord, owner: str | None, now: float) 
 
 
 class _Stored(NamedTuple):
-    """A record as a bulk read found it: its bytes, its version token, and the record they hold."""
+    """A record as the storage gave it: its bytes, its version token, and the record they hold."""
 
     data: bytes
     token: str

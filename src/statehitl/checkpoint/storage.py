@@ -46,6 +46,7 @@ __all__ = [
     "SupportsCleanup",
     "SupportsReadAll",
     "SupportsVersion",
+    "read_prefix",
     "validate_key",
     "validate_prefix",
     "validate_thread_id",
@@ -142,6 +143,20 @@ class StorageFactory(Protocol):
     def from_url(self, url: str) -> Storage:
         """The store ``url`` names; nothing is contacted yet, so building one stays cheap."""
         ...
+
+
+async def read_prefix(storage: Storage, prefix: str) -> dict[str, tuple[bytes, str]]:
+    """Every key under ``prefix`` with its value and token, in key order: the storage's one bulk read
+    when it has one (``SupportsReadAll``), else a listing and a read per key (one deleted meanwhile is
+    left out)."""
+    if isinstance(storage, SupportsReadAll):
+        return dict(sorted((await storage.read_all(prefix)).items()))
+    found: dict[str, tuple[bytes, str]] = {}
+    for key in await storage.list(prefix):
+        value = await storage.read(key)
+        if value is not None:
+            found[key] = value
+    return found
 
 
 def validate_key(key: str) -> str:

@@ -8,13 +8,15 @@ import json
 import os
 import shlex
 import sys
-import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from statehitl._text import when_text
+
 __all__ = [
     "COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "count_text", "hanging",
-    "one_line", "when_text",
+    "one_line", "table_head", "when_text",
 ]
 
 DEFAULT_STORE = "file://.statehitl"
@@ -28,14 +30,17 @@ class CliError(Exception):
     """Bad input on the command line: printed as one line on stderr, exit code 2."""
 
 
-def when_text(moment: float) -> str:
-    """``2026-12-03 14:05:09``: a moment in local time, as every listing shows it."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment))
-
-
 def count_text(n: int, noun: str) -> str:
     """``1 thread``, ``3 threads``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def table_head(c: Console, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[int]:
+    """Print ``header`` in bold over ``rows``; the widths of every column but the last (left unpadded,
+    as it holds free text), each as wide as its widest cell."""
+    widths = [max(len(row[n]) for row in (*rows, header)) for n in range(len(header) - 1)]
+    c.print(c.style("  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[-1]]), "bold"))
+    return widths
 
 
 def one_line(text: str) -> str:

@@ -19,6 +19,7 @@ from statehitl.cli._console import (
     compact_json,
     count_text,
     hanging,
+    table_head,
     when_text,
 )
 
@@ -123,8 +124,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     table = [(i.id, i.thread_id, i.name, age_text(i.age(now)), expiry_text(i.expires_at, now),
               compact_json(i.reason)) for i in items]
     header = ("ID", "THREAD", "NAME", "AGE", "EXPIRES", "REASON")
-    widths = [max(len(row[n]) for row in (*table, header)) for n in range(5)]
-    c.print(c.style("  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[5]]), "bold"))
+    widths = table_head(c, header, table)
     for row in table:
         c.print("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[5]]))
     c.print(c.style(f"answer one with: {cli_command('inbox', 'answer', 'ID', 'RESPONSE', store=args.store)}", "dim"))

@@ -14,14 +14,11 @@ from statehitl.cli._console import (
     CliError,
     Console,
     compact_json,
+    count_text,
     hanging,
     one_line,
-)
-from statehitl.cli._console import (
-    count_text as _count,
-)
-from statehitl.cli._console import (
-    when_text as _when,
+    table_head,
+    when_text,
 )
 
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
@@ -169,10 +166,9 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
             table.append((thread, "unreadable", "-", "-", "-", found))
             continue
         waiting = "; ".join(_interrupt(i) for i in found.interrupts) or (str(found.error) if found.error else "-")
-        table.append((thread, found.status, str(found.step), found.machine, _when(found.updated_at), waiting))
+        table.append((thread, found.status, str(found.step), found.machine, when_text(found.updated_at), waiting))
     header = ("THREAD", "STATUS", "STEP", "MACHINE", "UPDATED", "WAITING ON / FAILURE")
-    widths = [max(len(row[i]) for row in (*table, header)) for i in range(5)]
-    c.print(c.style("  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[5]]), "bold"))
+    widths = table_head(c, header, table)
     for thread, status, step, machine, updated, waiting in table:
         cells = [
             thread.ljust(widths[0]),
@@ -201,14 +197,14 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     head = records[0]
     c.print(
         f"{c.style('thread ' + thread, 'bold')}  {head.machine}  {_status(c, head.status)}  "
-        f"{_count(len(records), 'checkpoint')}, newest first  ({args.store})"
+        f"{count_text(len(records), 'checkpoint')}, newest first  ({args.store})"
     )
     listed = {r.seq for r in records}
     for record, older in zip(records, [*records[1:], None], strict=True):
         c.print()
         c.print(
             f"{c.style('checkpoint ' + record.checkpoint_id, 'bold')}  step {record.step}  "
-            f"{_status(c, record.status)}  {c.style(_when(record.created_at), 'dim')}"
+            f"{_status(c, record.status)}  {c.style(when_text(record.created_at), 'dim')}"
         )
         fields: list[tuple[str, list[str]]] = [("parent", _parent(record.parent_seq, older, listed))]
         fields.append(("next", [", ".join(record.pending) or "-"]))
@@ -258,12 +254,13 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         for entry in entries:
             c.print(entry.model_dump_json())
         return 0
-    c.print(f"{c.style('thread ' + thread, 'bold')}  {_count(len(entries), 'answer')}, oldest first  ({args.store})")
+    answers = count_text(len(entries), "answer")
+    c.print(f"{c.style('thread ' + thread, 'bold')}  {answers}, oldest first  ({args.store})")
     for entry in entries:
         who = entry.responder or "(not named)"
         c.print()
         outcome = c.style(entry.outcome, _OUTCOME_STYLE.get(entry.outcome, "bold"))
-        c.print(f"{c.style(_when(entry.at), 'dim')}  {outcome}  {entry.name}  by {who}")
+        c.print(f"{c.style(when_text(entry.at), 'dim')}  {outcome}  {entry.name}  by {who}")
         fields = [("interrupt", [f"{entry.interrupt_id} ({entry.source}{' at ' + entry.node if entry.node else ''}, "
                                  f"checkpoint {entry.checkpoint_id})"]),
                   ("reason", [compact_json(entry.reason)]),
@@ -287,7 +284,7 @@ def cmd_delete(args: argparse.Namespace, console: Console) -> int:
     removed = run_sync(checkpointer.delete_thread(thread))
     if not removed:
         raise _unknown(thread, args.store)
-    console.print(f"deleted thread {thread} ({_count(removed, 'record')}) from {args.store}")
+    console.print(f"deleted thread {thread} ({count_text(removed, 'record')}) from {args.store}")
     return 0
 
 
@@ -319,8 +316,10 @@ def _prune_report(keep: int, before: int, after: int, removed: int) -> str:
     the thread too, counted apart)."""
     gone = before - after
     claims = removed - gone
-    done = f"removed {_count(gone, 'checkpoint')}" + (f" and {_count(claims, 'claim record')}" if claims > 0 else "")
-    remain = f"{_count(after, 'checkpoint')} {'remains' if after == 1 else 'remain'}"
+    done = f"removed {count_text(gone, 'checkpoint')}"
+    if claims > 0:
+        done += f" and {count_text(claims, 'claim record')}"
+    remain = f"{count_text(after, 'checkpoint')} {'remains' if after == 1 else 'remain'}"
     if after <= keep and not gone:
         return f"{done}; {'all ' if after > 1 else ''}{remain} (no more than --keep {keep})"
     return f"{done}; {remain}, the newest"
@@ -330,5 +329,6 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     from statehitl._sync import run_sync
 
     expired = run_sync(_open(args.store).sweep_expired())
-    console.print(f"swept {_count(len(expired), 'expired thread')}" + (f": {', '.join(expired)}" if expired else ""))
+    names = f": {', '.join(expired)}" if expired else ""
+    console.print(f"swept {count_text(len(expired), 'expired thread')}{names}")
     return 0

@@ -19,7 +19,7 @@ from statehitl.checkpoint.audit import ANSWERS_PREFIX, answers_prefix
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import SCHEMA_VERSION
-from statehitl.checkpoint.storage import ABSENT
+from statehitl.checkpoint.storage import ABSENT, read_prefix
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, InterruptReasonError
 from statehitl.inbox.text import when_text
 
@@ -81,13 +81,9 @@ async def read_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: 
 
 async def read_answers(checkpointer: Checkpointer, thread_id: str) -> dict[str, StoredAnswer]:
     """Every answer stored for the thread, by interrupt id (applied or not)."""
-    answers: dict[str, StoredAnswer] = {}
-    for key in await checkpointer.storage.list(answers_prefix(thread_id)):
-        found = await checkpointer.storage.read(key)
-        if found is not None:
-            record = _parse(checkpointer, key, found[0])
-            answers[record.interrupt_id] = record
-    return answers
+    found = await read_prefix(checkpointer.storage, answers_prefix(thread_id))
+    records = (_parse(checkpointer, key, data) for key, (data, _) in found.items())
+    return {record.interrupt_id: record for record in records}
 
 
 async def stored_answer_keys(checkpointer: Checkpointer) -> set[tuple[str, str]]:

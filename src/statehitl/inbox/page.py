@@ -73,12 +73,21 @@ def _card(item: PendingInterrupt, now: float) -> str:
     )
 
 
+def _shape(schema: Mapping[str, Any] | None) -> tuple[list[Any] | None, dict[str, Any] | None]:
+    """What a response form is built from: the schema's choices, or its object's fields (None: neither,
+    a free JSON answer). The form and the reading of its post both follow it."""
+    if schema and isinstance(schema.get("enum"), list):
+        return schema["enum"], None
+    properties = schema.get("properties") if schema and schema.get("type") == "object" else None
+    return None, (properties if isinstance(properties, dict) and properties else None)
+
+
 def _fields(schema: Mapping[str, Any] | None) -> str:
     """The inputs for a response with ``schema`` (None: any JSON)."""
-    if schema and isinstance(schema.get("enum"), list):
-        return f'<label>Response {_select("response", schema["enum"])}</label>'
-    properties = schema.get("properties") if schema and schema.get("type") == "object" else None
-    if isinstance(properties, dict) and properties:
+    choices, properties = _shape(schema)
+    if choices is not None:
+        return f'<label>Response {_select("response", choices)}</label>'
+    if properties is not None:
         required = set(schema.get("required", [])) if schema else set()
         return "".join(_field(name, spec if isinstance(spec, dict) else {}, name in required)
                        for name, spec in properties.items())
@@ -113,10 +122,10 @@ def form_response(schema: Mapping[str, Any] | None, form: Mapping[str, str]) -> 
 
     ``ValueError`` naming the field for a value the schema's type cannot take (a number that is not one).
     """
-    if schema and isinstance(schema.get("enum"), list):
+    choices, properties = _shape(schema)
+    if choices is not None:
         return json.loads(form.get("response", "null"))
-    properties = schema.get("properties") if schema and schema.get("type") == "object" else None
-    if not (isinstance(properties, dict) and properties):
+    if properties is None:
         if "response" not in form or not form["response"].strip():
             raise ValueError("the response is empty; type an answer (JSON, or plain text)")
         return parse_response(form["response"])

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
+from statehitl._text import when_text
+
 __all__ = ["age_text", "expiry_text", "parse_response", "when_text"]
-
-
-def when_text(moment: float) -> str:
-    """``2026-12-03 14:05:09``: a moment in local time, as every listing shows it."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment))
 
 
 def age_text(seconds: float) -> str:

@@ -30,7 +30,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AlreadyAnsweredError, InboxError, StatehitlError, UnknownInboxItemError
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.audit import athread_audit_trail
-from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, open_store
+from statehitl.inbox.listing import afind_pending, apending, open_store
 from statehitl.inbox.page import audit_page, form_response, list_page, message_page
 from statehitl.inbox.service import Answered, aanswer, answer_pending
 
@@ -111,15 +111,6 @@ async def _thread(request: web.Request) -> web.Response:
     return _html(audit_page(thread, rows))
 
 
-async def _answer(request: web.Request, response: Any, responder: str | None,
-                  item: PendingInterrupt | None = None) -> Answered:
-    if item is None:
-        return await aanswer(request.app[_STORE], request.match_info["id"], response,
-                             responder=responder or None, build=request.app[_BUILD])
-    return await answer_pending(request.app[_STORE], item, response, responder=responder or None,
-                                build=request.app[_BUILD])
-
-
 def _done(done: Answered) -> str:
     item = done.interrupt
     said = f"Answered {item.name} on thread {item.thread_id} with {json.dumps(done.answer.response)}"
@@ -133,7 +124,8 @@ async def _answer_form(request: web.Request) -> web.Response:
     try:
         item = await afind_pending(request.app[_STORE], request.match_info["id"])
         response = form_response(item.response_schema, form)
-        done = await _answer(request, response, form.get("__responder", "").strip(), item)
+        done = await answer_pending(request.app[_STORE], item, response,
+                                    responder=form.get("__responder", "").strip() or None, build=request.app[_BUILD])
     except AlreadyAnsweredError as exc:
         return _html(message_page("Already answered", str(exc), error=True), 409)
     except UnknownInboxItemError as exc:
@@ -157,7 +149,9 @@ async def _api_answer(request: web.Request) -> web.Response:
         return web.json_response({"error": "the body must be a JSON object with a 'response'"}, status=400)
     responder = body.get("responder")
     try:
-        done = await _answer(request, body["response"], responder if isinstance(responder, str) else None)
+        done = await aanswer(request.app[_STORE], request.match_info["id"], body["response"],
+                             responder=(responder if isinstance(responder, str) else None) or None,
+                             build=request.app[_BUILD])
     except AlreadyAnsweredError as exc:
         return web.json_response({"error": str(exc), "already_answered": True}, status=409)
     except UnknownInboxItemError as exc:
