@@ -1,5 +1,5 @@
-"""The audit trail: one entry per applied answer, written once (racing resumes: the winner's), kept through
-``prune``, readable in a new process and from the CLI, removed with the thread."""
+"""The audit trail: one entry per applied answer, written once (racing resumes: the winner's) in one record per
+resume, kept through ``prune``, readable in a new process and from the CLI, removed with the thread."""
 
 from __future__ import annotations
 
@@ -13,12 +13,16 @@ from pydantic import BaseModel
 
 from replies import reply
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
-from statehitl.checkpoint.audit import AuditEntry
+from statehitl.checkpoint.audit import AuditEntry, audit_prefix
+from statehitl.checkpoint.codec import encode
+from statehitl.checkpoint.file import FileStorage
+from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.json_schema_check import schema_errors
 from statehitl.position import audit_entries
 from statehitl.resume import AnswerMeta
+from statehitl.testing import CountingStorage
 
 
 class State(BaseModel):
@@ -75,6 +79,58 @@ def test_every_answer_is_recorded_once_in_order_and_survives_prune(tmp_path):
 
     assert asyncio.run(checkpointer.delete_thread("t")) > 0
     assert app.audit("t") == []  # deleted with its thread
+
+
+class Answers(BaseModel):
+    a: str = ""
+    b: str = ""
+    c: str = ""
+
+
+def parallel_approvals(checkpointer: Checkpointer) -> Any:
+    """Three nodes that run in one step, each asking its own question: one resume answers all three."""
+    g = StateGraph(Answers)
+    for name in ("a", "b", "c"):
+        def ask(state: Answers, ctx: NodeContext, name: str = name) -> dict[str, Any]:
+            return {name: ctx.interrupt(name)}
+
+        g.add_node(name, ask)
+        g.add_edge(START, name)
+        g.add_edge(name, END)
+    return g.compile(checkpointer=checkpointer)
+
+
+def test_a_resume_that_applies_several_answers_records_them_in_one_forced_write(tmp_path):
+    counting = CountingStorage(FileStorage(tmp_path))
+    app = parallel_approvals(Checkpointer(counting))
+    asked = app.invoke({}, thread_id="t").interrupts
+    assert sorted(i.name for i in asked) == ["a", "b", "c"]
+    audit_writes: list[bool] = []
+    write = counting.write
+
+    async def spy(key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
+        if "/audit." in key:
+            audit_writes.append(durable)
+        return await write(key, data, expect=expect, durable=durable)
+
+    counting.write = spy  # type: ignore[method-assign]
+    app.invoke([reply(i, f"ok {i.name}", responder="ada")[0] for i in asked], thread_id="t")
+    assert audit_writes == [True]
+    trail = app.audit("t")
+    assert [(e.name, e.response, e.responder) for e in trail] == [(i.name, f"ok {i.name}", "ada") for i in asked]
+
+
+def test_trails_written_one_record_per_answer_are_still_read(tmp_path):
+    """Trails from before one record per resume (``audit.<slot>.<n>``) read alike, in order with newer ones."""
+    checkpointer = FileCheckpointer(tmp_path)
+    app = approvals(checkpointer)
+    one = app.invoke({}, thread_id="t").interrupts[0]
+    app.invoke(reply(one, "yes", responder="ada"), thread_id="t")
+    [new] = app.audit("t")
+    old = AuditEntry(thread_id="t", interrupt_id="v2:old", name="earlier", response="fine", responder="bob", at=1.0)
+    key = f"{audit_prefix('t')}{0:012d}.000"
+    asyncio.run(checkpointer.storage.write(key, encode(old, None), expect=ABSENT))
+    assert app.audit("t") == [old, new]
 
 
 def test_the_trail_is_read_in_a_new_process_and_by_the_cli(tmp_path):

@@ -175,17 +175,39 @@ class SpyStorage(MemoryStorage):
 
     def assert_only_checkpoints_are_forced(self) -> None:
         """Checkpoints live under ``threads/``; claims, index and machine records are never forced; the
-        audit entry of an answer lives beside the index entry and is forced (a trail must survive a crash)."""
+        audit record of a resume's answers lives beside the index entry and is forced (a trail must survive a
+        crash)."""
         for key, kind, durable in self.writes:
             if kind in ("checkpoint", "claim"):
                 assert key.startswith("threads/t/"), (key, kind)
-            elif kind == "audit":
+            elif kind == "resume_audit":
                 assert key.startswith("index/t/audit."), (key, kind)
                 assert durable, (key, kind)
             else:
                 assert kind in ("index", "machine"), (key, kind)
-            if kind not in ("checkpoint", "audit"):
+            if kind not in ("checkpoint", "resume_audit"):
                 assert not durable, (key, kind)
+
+
+def test_a_machine_shape_is_stored_once_per_store_and_process(tmp_path: Path) -> None:
+    """A server builds a graph per request: each request's runner is new, but the shape is written once; a
+    checkpointer per request on one directory shares what the process knows of it."""
+    spy = SpyStorage()
+    checkpointer = Checkpointer(spy)
+    for thread in ("t1", "t2"):
+        build(checkpointer).invoke({}, thread_id=thread)
+    assert [kind for _, kind, _ in spy.writes].count("machine") == 1
+    shapes: list[str] = []
+
+    class ShapeSpy(FileStorage):
+        async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
+            if key.startswith("machines/"):
+                shapes.append(key)
+            return await super().write(key, data, expect=expect, durable=durable)
+
+    for thread in ("t1", "t2"):
+        build(Checkpointer(ShapeSpy(tmp_path / "cp"))).invoke({}, thread_id=thread)
+    assert len(shapes) == 1
 
 
 @pytest.mark.parametrize(
@@ -208,10 +230,10 @@ def test_durability_decides_which_records_are_written_and_forced(durability: str
     storage.assert_only_checkpoints_are_forced()
     # besides the checkpoints: the resume's claim, the index after each invoke, the machine's shape once
     kinds = [kind for _, kind, _ in storage.writes if kind != "checkpoint"]
-    assert [kind for kind in kinds if kind != "audit"] == ["index", "machine", "claim", "index"]
-    # and the answer's audit entry, once, after the claim (and after the first checkpoint of the resume)
-    assert kinds.count("audit") == 1
-    assert kinds.index("audit") > kinds.index("claim")
+    assert [kind for kind in kinds if kind != "resume_audit"] == ["index", "machine", "claim", "index"]
+    # and the resume's audit record, once, after the claim (and after the first checkpoint of the resume)
+    assert kinds.count("resume_audit") == 1
+    assert kinds.index("resume_audit") > kinds.index("claim")
 
 
 def test_durability_can_be_chosen_per_invoke() -> None:

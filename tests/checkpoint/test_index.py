@@ -1,10 +1,12 @@
 """The thread index under contention: a writer that keeps losing its compare-and-set retries until its
-entry (or a newer one) holds, and says so when a store never lets it win."""
+entry (or a newer one) holds, and says so when a store never lets it win; a writer that knows the
+entry's version writes without reading it first."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 
 import pytest
 
@@ -12,6 +14,7 @@ from statehitl.checkpoint import Checkpointer, CheckpointRecord, MemoryStorage
 from statehitl.checkpoint.index import ATTEMPTS, index_key
 from statehitl.errors import CheckpointConflict, StorageError
 from statehitl.graph import Status
+from statehitl.testing import CountingStorage
 
 
 class ContendedIndex(MemoryStorage):
@@ -84,3 +87,37 @@ def test_a_store_that_never_lets_the_write_win_is_an_error() -> None:
     entry = asyncio.run(checkpointer.thread_info("t"))
     assert entry is not None
     assert entry.seq == 3
+
+
+def test_a_writer_that_knows_the_entry_writes_it_without_reading_it_first() -> None:
+    """A thread found new, or whose entry this checkpointer wrote last, has its entry written in one request;
+    one that another process rewrote meanwhile costs a read, and the newer entry still wins."""
+    storage = CountingStorage(MemoryStorage())
+    mine, theirs = Checkpointer(storage), Checkpointer(storage)  # no cache_scope: each knows only its own writes
+    assert asyncio.run(mine.head("t")) is None  # the thread is new: no entry either
+    storage.reset()
+    asyncio.run(mine.write_index(record(3, Status.INTERRUPTED)))
+    asyncio.run(mine.write_index(record(5, Status.INTERRUPTED)))
+    assert storage.reset().calls == Counter({"write": 2})
+    asyncio.run(theirs.write_index(record(7, Status.COMPLETED)))
+    assert storage.reset().calls == Counter({"read": 1, "write": 1})
+    asyncio.run(mine.write_index(record(6, Status.INTERRUPTED)))  # its version is stale: it reads, finds 7
+    assert storage.reset().calls == Counter({"write": 1, "read": 1})
+    entry = asyncio.run(mine.thread_info("t"))
+    assert entry is not None
+    assert (entry.seq, entry.status) == (7, "completed")
+
+
+def test_an_entry_found_where_a_new_thread_has_none_is_read_and_replaced() -> None:
+    """A thread without records may still have an entry (a delete cut short): the write that assumed none
+    loses its compare-and-set, reads the entry and replaces the older one."""
+    storage = CountingStorage(MemoryStorage())
+    stale, checkpointer = Checkpointer(storage), Checkpointer(storage)
+    asyncio.run(stale.write_index(record(2, Status.INTERRUPTED)))
+    assert asyncio.run(checkpointer.head("t")) is None
+    storage.reset()
+    asyncio.run(checkpointer.write_index(record(4, Status.COMPLETED)))
+    assert storage.reset().calls == Counter({"write": 2, "read": 1})  # refused as new, read, replaced
+    entry = asyncio.run(checkpointer.thread_info("t"))
+    assert entry is not None
+    assert (entry.seq, entry.status) == (4, "completed")

@@ -1,11 +1,13 @@
 """The audit trail of a thread: every answer applied to its interrupts, who gave it, what it did.
 
-Stored beside the thread's index entry, ``index/<thread>/audit.<slot>.<n>``: ``slot`` is the slot of
-the claim the answering resume won (zero-padded, so keys list in the order answers were applied) and
-``n`` the answer's place among that resume's answers. Entries are created once and never rewritten, so:
+Stored beside the thread's index entry, one record per answering resume, ``index/<thread>/audit.<slot>``:
+``slot`` is the slot of the claim the resume won (zero-padded, so keys list in the order answers were
+applied), and the record holds every answer that resume applied, in order: a resume that answers
+five interrupts costs one durable write, not five. (Trails written before this format have one record
+per answer, ``audit.<slot>.<n>``; they are read alike.) Records are created once and never rewritten, so:
 
 - an answer is recorded exactly once: only the resume that won the claim on a slot writes that slot's
-  entries, and a retry of the same write finds them already there;
+  record, and a retry of the same write finds it already there;
 - ``prune`` and compaction, which only touch ``threads/<thread>/``, leave the trail whole; only
   ``delete_thread`` removes it, with the thread's index.
 
@@ -17,6 +19,7 @@ partition, announced by a marker item, on DynamoDB.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -27,7 +30,8 @@ from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix, validate_thread_id
 from statehitl.errors import CheckpointConflict
 
-__all__ = ["ANSWERS_PREFIX", "AuditEntry", "answers_prefix", "audit_prefix", "read_audit", "write_audit"]
+__all__ = ["ANSWERS_PREFIX", "AuditEntry", "ResumeAudit", "answers_prefix", "audit_prefix", "read_audit",
+           "write_audit"]
 
 
 class AuditEntry(BaseModel):
@@ -59,6 +63,16 @@ class AuditEntry(BaseModel):
     checkpoint_id: str | None = None
 
 
+class ResumeAudit(BaseModel):
+    """What one resume applied: its answers' entries, in order (the record at ``audit.<slot>``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    kind: Literal["resume_audit"] = "resume_audit"
+    schema_version: int = SCHEMA_VERSION
+    entries: list[AuditEntry]
+
+
 def audit_prefix(thread_id: str) -> str:
     """Where a thread's audit entries live: not under ``threads/``, so pruning never reaches them."""
     return f"{index_prefix(thread_id)}audit."
@@ -75,16 +89,22 @@ def answers_prefix(thread_id: str) -> str:
 
 async def write_audit(storage: Storage, thread_id: str, slot: int, entries: list[AuditEntry],
                       signing_key: bytes | None) -> None:
-    """Record ``entries``, the answers applied by the resume that claimed ``slot``; create-once each."""
-    prefix = audit_prefix(thread_id)
-    for n, entry in enumerate(entries):
-        try:
-            await storage.write(f"{prefix}{slot:012d}.{n:03d}", encode(entry, signing_key), expect=ABSENT)
-        except CheckpointConflict:
-            continue  # written already (this resume, retried): an answer is recorded once
+    """Record ``entries``, the answers applied by the resume that claimed ``slot``, in one create-once record."""
+    if not entries:
+        return
+    with contextlib.suppress(CheckpointConflict):  # written already (this resume, retried): recorded once
+        await storage.write(f"{audit_prefix(thread_id)}{slot:012d}", encode(ResumeAudit(entries=entries), signing_key),
+                            expect=ABSENT)
 
 
 async def read_audit(storage: Storage, thread_id: str, signing_key: bytes | None) -> list[AuditEntry]:
     """The thread's audit trail, oldest answer first."""
-    found = await read_prefix(storage, audit_prefix(thread_id))
-    return [decode_model(AuditEntry, f"audit record {key!r}", data, signing_key) for key, (data, _) in found.items()]
+    prefix = audit_prefix(thread_id)
+    trail: list[AuditEntry] = []
+    for key, (data, _) in (await read_prefix(storage, prefix)).items():
+        what = f"audit record {key!r}"
+        if "." in key[len(prefix):]:  # audit.<slot>.<n>: one answer, as trails were first written
+            trail.append(decode_model(AuditEntry, what, data, signing_key))
+        else:
+            trail.extend(decode_model(ResumeAudit, what, data, signing_key).entries)
+    return trail

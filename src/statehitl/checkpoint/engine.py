@@ -10,8 +10,8 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
   status without reading checkpoints. It is a cache: the records are the truth.
 - ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
   changed code can say what changed.
-- ``index/<thread>/audit.<slot>.<n>``: the thread's audit trail, one create-once entry per applied
-  answer (``checkpoint/audit.py``); ``prune`` leaves it, ``delete_thread`` removes it.
+- ``index/<thread>/audit.<slot>``: the thread's audit trail, one create-once record of the answers each
+  resume applied (``checkpoint/audit.py``); ``prune`` leaves it, ``delete_thread`` removes it.
 
 Reading a thread: a process keeps the whole state of the threads it last wrote or read
 (``checkpoint/warm.py``), and checks it with one small read of the head; a thread it does not know is
@@ -212,6 +212,7 @@ class Checkpointer:
         caller then goes key by key, which fails only if the chain needs that record."""
         records = await self._records(thread_id)
         if not records:
+            self._warm.keep_index_version(thread_id, -1, ABSENT)  # a new thread: its first index write need not read
             return None
         head = records[max(records)]
         newest = head.record
@@ -250,6 +251,8 @@ class Checkpointer:
         if found is None:
             if checkpoint_id is not None:
                 raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
+            if not keys:
+                self._warm.keep_index_version(thread_id, -1, ABSENT)
             return None
         key, (data, token) = keys[0], found
         if known and not self._versioned and (warm := self._warm.lookup(thread_id, self._seq(key), data=data)):
@@ -454,9 +457,15 @@ class Checkpointer:
     # -- the thread index ---------------------------------------------------------------------------
 
     async def write_index(self, record: CheckpointRecord, *, replace_same_seq: bool = False) -> None:
-        """Record where the thread stopped, for listing. Newer entries win; racing writers retry."""
-        await write_index(self.storage, record, ttl=self.ttl, signing_key=self.signing_key,
-                          replace_same_seq=replace_same_seq)
+        """Record where the thread stopped, for listing. Newer entries win; racing writers retry.
+
+        Writes on the entry's version as this process last knew it, without reading it first (a stale
+        one loses the compare-and-set, and the write reads and retries)."""
+        thread_id = record.thread_id
+        known = None if replace_same_seq else self._warm.index_version(thread_id)
+        version = await write_index(self.storage, record, ttl=self.ttl, signing_key=self.signing_key,
+                                    replace_same_seq=replace_same_seq, known=known)
+        self._warm.keep_index_version(thread_id, record.seq, version)
 
     async def threads(self, status: RecordStatus | None = None) -> list[ThreadIndex]:
         """Every thread's index entry (optionally only those with ``status``), by thread id.
@@ -494,9 +503,12 @@ class Checkpointer:
 
     async def remember_machine(self, fingerprint: str, shape: dict[str, Any]) -> None:
         """Store a machine's shape once, so a later resume with changed code can say what changed."""
+        if self._warm.shape_stored(fingerprint):  # this process stored it (or found it) already
+            return
         key = f"machines/{fingerprint}"
         with contextlib.suppress(CheckpointConflict):  # already stored: immutable per fingerprint
             await self.storage.write(key, self._encode(MachineShape(shape=shape)), expect=ABSENT, durable=False)
+        self._warm.keep_shape(fingerprint)
 
     async def machine_shape(self, fingerprint: str) -> dict[str, Any] | None:
         """The stored shape of the machine with ``fingerprint``, if it was remembered."""

@@ -8,6 +8,11 @@ A writer that loses a compare-and-set reads again and retries until its entry is
 one is: giving up would leave the listing describing an older run (a thread shown as waiting on a
 human after it completed) with nobody told. Every write that beats it stores a newer-or-equal entry,
 so losing over and over means the store rejects writes it should accept, which is an error.
+
+A writer that knows the entry's version (the process wrote it last, or found the thread new) compare-
+and-sets on it without reading the entry first: a request that stops a run then costs one request
+for its index entry, not two, and no newer entry can be overwritten, since any other write changes
+the version.
 """
 
 from __future__ import annotations
@@ -78,11 +83,15 @@ async def write_index(
     ttl: float | None,
     signing_key: bytes | None,
     replace_same_seq: bool = False,
-) -> None:
+    known: tuple[int, str] | None = None,
+) -> str | None:
     """Record where ``record``'s thread stopped. Newer entries win; racing writers retry until one holds.
 
-    Returns once this entry, or a newer one, is stored. ``StorageError`` if ``ATTEMPTS`` rounds in a
-    row lost their compare-and-set: the checkpoint is committed, but its thread's listing is stale.
+    ``known`` is the sequence number and version the entry is believed to have (``(-1, ABSENT)``: no
+    entry): when that entry is older than ``record``, the first round writes on its version without
+    reading it. Returns the version of this entry once it is stored, or None once a newer one is found.
+    ``StorageError`` if ``ATTEMPTS`` rounds in a row lost their compare-and-set: the checkpoint is
+    committed, but its thread's listing is stale.
     """
     entry = ThreadIndex(
         thread_id=record.thread_id,
@@ -98,19 +107,23 @@ async def write_index(
     )
     key = index_key(record.thread_id)
     data = encode(entry, signing_key)
-    for attempt in range(ATTEMPTS):
-        if attempt:
-            await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP, 0.0005 * 2**attempt)))
-        found = await storage.read(key)
-        if found is not None:
-            stored = _parse(key, found[0], signing_key).seq
-            if stored > record.seq or (stored == record.seq and not replace_same_seq):
-                return
+    expect = known[1] if known is not None and known[0] < record.seq else None
+    lost = 0  # rounds that read the entry and still lost (a race, not a stale guess)
+    for _ in range(ATTEMPTS):
+        if expect is None:
+            if lost:
+                await asyncio.sleep(random.uniform(0, min(_BACKOFF_CAP, 0.0005 * 2**lost)))
+            found = await storage.read(key)
+            if found is not None:
+                stored = _parse(key, found[0], signing_key).seq
+                if stored > record.seq or (stored == record.seq and not replace_same_seq):
+                    return None
+            expect = ABSENT if found is None else found[1]
+            lost += 1
         try:
-            await storage.write(key, data, expect=ABSENT if found is None else found[1], durable=False)
-            return
+            return await storage.write(key, data, expect=expect, durable=False)
         except CheckpointConflict:
-            continue
+            expect = None  # read what is there now
     raise StorageError(
         f"could not update the index entry of thread {record.thread_id!r} to checkpoint {record.checkpoint_id}: "
         f"{ATTEMPTS} compare-and-set writes of {key!r} in a row lost to a conflict, yet no newer entry was "

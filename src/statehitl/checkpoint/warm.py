@@ -10,6 +10,13 @@ another process, whose records reuse the numbers.
 The channels kept here are private lists, extended in place as this process commits; callers get
 copies of them. Bounded to the most recently used ``capacity`` threads.
 
+Two smaller things the process knows of the store live here too, shared the same way: the version
+of each thread's index entry as this process last wrote it (or that the thread has none), so the
+next index write compare-and-sets without reading the entry first (``index.write_index``); and the
+machine shapes already stored, so a graph built per request does not store its shape again on every
+interrupt. Both are guesses the store checks: a stale version loses its compare-and-set and the
+writer reads, and a shape record is immutable per fingerprint.
+
 A store that names where its data lives (``cache_scope``: the file store's directory, an S3 bucket
 and prefix or a DynamoDB table at its endpoint) shares one cache per scope and signing key across
 the process, so a server that builds a checkpointer per request (a session manager per request, as
@@ -59,6 +66,8 @@ class WarmHeads:
     def __init__(self, capacity: int = 64) -> None:
         self.capacity = capacity
         self._threads: OrderedDict[str, _Warm] = OrderedDict()
+        self._index_versions: OrderedDict[str, tuple[int, str]] = OrderedDict()
+        self._shapes: set[str] = set()
         self._lock = threading.Lock()
 
     def knows(self, thread_id: str) -> bool:
@@ -115,6 +124,35 @@ class WarmHeads:
     def forget(self, thread_id: str) -> None:
         with self._lock:
             self._threads.pop(thread_id, None)
+            self._index_versions.pop(thread_id, None)
+
+    def index_version(self, thread_id: str) -> tuple[int, str] | None:
+        """The sequence number and version of the thread's index entry as this process last wrote it
+        (``(-1, ABSENT)``: the thread was found without records), or None if unknown."""
+        with self._lock:
+            return self._index_versions.get(thread_id)
+
+    def keep_index_version(self, thread_id: str, seq: int, version: str | None) -> None:
+        """Note the index entry's sequence number and version (version None: unknown from now on)."""
+        with self._lock:
+            if version is None:
+                self._index_versions.pop(thread_id, None)
+                return
+            self._index_versions[thread_id] = (seq, version)
+            self._index_versions.move_to_end(thread_id)
+            while len(self._index_versions) > self.capacity:
+                self._index_versions.popitem(last=False)
+
+    def shape_stored(self, fingerprint: str) -> bool:
+        """Whether the machine shape with ``fingerprint`` is known to be stored."""
+        with self._lock:
+            return fingerprint in self._shapes
+
+    def keep_shape(self, fingerprint: str) -> None:
+        with self._lock:
+            if len(self._shapes) >= _SHAPES:
+                self._shapes.clear()  # a process with this many machines only rewrites a few immutable records
+            self._shapes.add(fingerprint)
 
     def _keep(self, thread_id: str, warm: _Warm) -> None:
         with self._lock:
@@ -124,6 +162,8 @@ class WarmHeads:
                 self._threads.popitem(last=False)
 
 
+_SHAPES = 1024
+"""Machine fingerprints known stored, per store."""
 _SHARED_SCOPES = 64
 """Stores whose warm threads the process keeps (directories, tables): a test run makes many."""
 _SHARED: dict[tuple[str, bytes | None], WarmHeads] = {}
