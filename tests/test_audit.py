@@ -1,5 +1,5 @@
-"""The audit trail: one entry per applied answer, written once (racing resumes: the winner's) in one record per
-resume, kept through ``prune``, readable in a new process and from the CLI, removed with the thread."""
+"""The audit trail: one entry per applied answer, stored once with the step that applied it (racing resumes:
+the winner's), kept through ``prune``, readable in a new process and from the CLI, removed with the thread."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from pydantic import BaseModel
 
 from replies import reply
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
-from statehitl.checkpoint.audit import AuditEntry, audit_prefix
+from statehitl.checkpoint.audit import AuditEntry, ResumeAudit, audit_prefix, keep_audit
 from statehitl.checkpoint.codec import encode
 from statehitl.checkpoint.file import FileStorage
+from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
 from statehitl.graph import END, START, NodeContext, StateGraph
@@ -100,37 +101,65 @@ def parallel_approvals(checkpointer: Checkpointer) -> Any:
     return g.compile(checkpointer=checkpointer)
 
 
-def test_a_resume_that_applies_several_answers_records_them_in_one_forced_write(tmp_path):
+def test_a_resume_that_applies_several_answers_records_them_with_its_step(tmp_path):
+    """Three answers, one resume: their entries are in the checkpoint the resume stored first, so the
+    trail costs no write of its own (the resume's forced writes are the checkpoint its call returns on)."""
     counting = CountingStorage(FileStorage(tmp_path))
-    app = parallel_approvals(Checkpointer(counting))
+    checkpointer = Checkpointer(counting)
+    app = parallel_approvals(checkpointer)
     asked = app.invoke({}, thread_id="t").interrupts
     assert sorted(i.name for i in asked) == ["a", "b", "c"]
-    audit_writes: list[bool] = []
+    writes: list[tuple[str, bool]] = []
     write = counting.write
 
     async def spy(key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
-        if "/audit." in key:
-            audit_writes.append(durable)
+        writes.append((key.split("/")[0], durable))
         return await write(key, data, expect=expect, durable=durable)
 
     counting.write = spy  # type: ignore[method-assign]
     app.invoke([reply(i, f"ok {i.name}", responder="ada")[0] for i in asked], thread_id="t")
-    assert audit_writes == [True]
+    assert [key for key, durable in writes if durable] == ["threads"]
+    assert not [key for key, _ in writes if key.startswith("index") and "audit" in key]
     trail = app.audit("t")
     assert [(e.name, e.response, e.responder) for e in trail] == [(i.name, f"ok {i.name}", "ada") for i in asked]
+    [carrier] = [r for r in asyncio.run(checkpointer.history("t")) if r.answered]
+    assert carrier.answered == trail
 
 
-def test_trails_written_one_record_per_answer_are_still_read(tmp_path):
-    """Trails from before one record per resume (``audit.<slot>.<n>``) read alike, in order with newer ones."""
+def test_a_prune_cut_short_or_repeated_keeps_each_entry_once(tmp_path):
+    """``prune`` keeps the entries of the checkpoints it deletes beside the index first: if it stops before
+    the deletes, or runs again, the trail still lists every answer once."""
+    checkpointer = FileCheckpointer(tmp_path)
+    app = approvals(checkpointer)
+    one = app.invoke({}, thread_id="t").interrupts[0]
+    two = app.invoke(reply(one, "yes"), thread_id="t").interrupts[0]
+    app.invoke(reply(two, "no"), thread_id="t")
+    trail = app.audit("t")
+    assert [e.response for e in trail] == ["yes", "no"]
+    carriers = [r for r in asyncio.run(checkpointer.history("t")) if r.answered]
+    stored = [StoredCheckpoint.model_validate(r.model_dump()) for r in carriers]
+    asyncio.run(keep_audit(checkpointer.storage, "t", stored, None))  # a prune that stopped here
+    assert app.audit("t") == trail
+    asyncio.run(checkpointer.prune("t", keep_last=2))
+    asyncio.run(checkpointer.prune("t", keep_last=1))
+    assert app.audit("t") == trail
+
+
+def test_trails_written_beside_the_index_are_still_read(tmp_path):
+    """Trails from before the entries moved into the checkpoints (one record per answer, ``audit.<slot>.<n>``,
+    or per resume, ``audit.<slot>``) read alike, in order with the entries checkpoints carry."""
     checkpointer = FileCheckpointer(tmp_path)
     app = approvals(checkpointer)
     one = app.invoke({}, thread_id="t").interrupts[0]
     app.invoke(reply(one, "yes", responder="ada"), thread_id="t")
     [new] = app.audit("t")
-    old = AuditEntry(thread_id="t", interrupt_id="v2:old", name="earlier", response="fine", responder="bob", at=1.0)
-    key = f"{audit_prefix('t')}{0:012d}.000"
-    asyncio.run(checkpointer.storage.write(key, encode(old, None), expect=ABSENT))
-    assert app.audit("t") == [old, new]
+    first = AuditEntry(thread_id="t", interrupt_id="v2:old", name="earliest", response="fine", responder="bob", at=1.0)
+    second = first.model_copy(update={"interrupt_id": "v2:older", "name": "earlier"})
+    prefix = audit_prefix("t")
+    asyncio.run(checkpointer.storage.write(f"{prefix}{0:012d}.000", encode(first, None), expect=ABSENT))
+    asyncio.run(checkpointer.storage.write(f"{prefix}{1:012d}", encode(ResumeAudit(entries=[second]), None),
+                                           expect=ABSENT))
+    assert app.audit("t") == [first, second, new]
 
 
 def test_the_trail_is_read_in_a_new_process_and_by_the_cli(tmp_path):

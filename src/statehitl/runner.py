@@ -159,24 +159,24 @@ class Runner:
             raise ValueError("Runner.run needs a checkpointer and a position on a thread; run_nested needs neither")
         last: list[tuple[StoredCheckpoint, Any]] = []
         tracer = run_tracer()
-        answered, claimed_slot = list(at.answered), cursor.slot
+        answered = list(at.answered)
 
-        async def audit() -> None:
-            # Once the step that applied the answers is stored: an answer refused on re-run is not.
-            if answered:
-                assert checkpointer is not None
-                assert claimed_slot is not None
-                await checkpointer.record_answers(cursor.thread_id, claimed_slot, answered)
-                answered.clear()
+        def audit() -> dict[str, Any]:
+            # The first checkpoint stored after the answers were applied carries them (the audit trail,
+            # in the step's one write): an answer refused on re-run is in none.
+            if not answered:
+                return {}
+            entries = {"answered": answered.copy()}
+            answered.clear()
+            return entries
 
         async def commit(step: int, state: Any, status: RecordStatus, durable: bool, *, held: bool = False,
                          **fields: Any) -> StoredCheckpoint:
             # A held checkpoint is one the run goes on from; any other is the one it stops on, which
             # also updates the thread's index entry.
             record = await self._commit(cursor, step, state, status, durable=durable, held=held,
-                                        index=self.index and not held, tracer=tracer, **fields)
+                                        index=self.index and not held, tracer=tracer, **fields, **audit())
             last[:] = [(record, state)]
-            await audit()
             return record
 
         async def between(step: int, state: Any, pending: list[str], raw: Writes) -> None:
@@ -217,8 +217,8 @@ class Runner:
             await self._commit(cursor, at_failure.step, at_failure.state, "failed", durable=True, index=self.index,
                                tracer=tracer, pending=at_failure.pending, completed=at_failure.completed,
                                responses=at_failure.responses, progress=at_failure.progress,
-                               interrupts=at_failure.waiting, error=failed.record())
-            await audit()  # the answers were acted on before the step failed
+                               interrupts=at_failure.waiting, error=failed.record(),
+                               **audit())  # the answers were acted on before the step failed
             raise failed.error from failed.error.__cause__
         except BaseException:
             # The run is over but the thread says "held until ...": release it, so the thread can be

@@ -175,8 +175,7 @@ class SpyStorage(MemoryStorage):
 
     def assert_only_checkpoints_are_forced(self) -> None:
         """Checkpoints live under ``threads/``; claims, index and machine records are never forced; the
-        audit record of a resume's answers lives beside the index entry and is forced (a trail must survive a
-        crash)."""
+        audit entries ``prune`` keeps beside the index entry are (a trail must survive a crash)."""
         for key, kind, durable in self.writes:
             if kind in ("checkpoint", "claim"):
                 assert key.startswith("threads/t/"), (key, kind)
@@ -230,10 +229,13 @@ def test_durability_decides_which_records_are_written_and_forced(durability: str
     storage.assert_only_checkpoints_are_forced()
     # besides the checkpoints: the resume's claim, the index after each invoke, the machine's shape once
     kinds = [kind for _, kind, _ in storage.writes if kind != "checkpoint"]
-    assert [kind for kind in kinds if kind != "resume_audit"] == ["index", "machine", "claim", "index"]
-    # and the resume's audit record, once, after the claim (and after the first checkpoint of the resume)
-    assert kinds.count("resume_audit") == 1
-    assert kinds.index("resume_audit") > kinds.index("claim")
+    assert kinds == ["index", "machine", "claim", "index"]
+    # the answer's audit entry is in the first checkpoint the resume stored, not a write of its own
+    history = asyncio.run(checkpointer.history("t"))
+    [interrupted] = [r for r in history if r.status == "interrupted"]
+    resumed = sorted((r for r in history if r.seq > interrupted.seq), key=lambda r: r.seq)
+    assert [len(r.answered) for r in resumed] == [1] + [0] * (len(resumed) - 1)
+    assert resumed[0].answered[0].checkpoint_id == interrupted.checkpoint_id
 
 
 def test_durability_can_be_chosen_per_invoke() -> None:

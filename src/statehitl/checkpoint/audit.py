@@ -1,70 +1,40 @@
 """The audit trail of a thread: every answer applied to its interrupts, who gave it, what it did.
 
-Stored beside the thread's index entry, one record per answering resume, ``index/<thread>/audit.<slot>``:
-``slot`` is the slot of the claim the resume won (zero-padded, so keys list in the order answers were
-applied), and the record holds every answer that resume applied, in order: a resume that answers
-five interrupts costs one durable write, not five. (Trails written before this format have one record
-per answer, ``audit.<slot>.<n>``; they are read alike.) Records are created once and never rewritten, so:
+Where it is stored:
 
-- an answer is recorded exactly once: only the resume that won the claim on a slot writes that slot's
-  record, and a retry of the same write finds it already there;
-- ``prune`` and compaction, which only touch ``threads/<thread>/``, leave the trail whole; only
-  ``delete_thread`` removes it, with the thread's index.
-
-Why next to the index entry rather than under a prefix of their own: every thread already has that
-"directory", so an answer costs one more record in it, where a prefix of its own would cost a new log
-file on the file store (a journal commit of its creation on the answer's forced write) and a new
-partition, announced by a marker item, on DynamoDB.
+- With the step. The checkpoint a resume writes first after applying its answers carries their
+  entries (``CheckpointRecord.answered``), in that checkpoint's one write. So the trail costs no
+  write of its own (on the file store no second forced write per answer, on S3 and DynamoDB no
+  second request). It is recorded exactly when the step is: only the resume that won the thread's
+  claim stores that checkpoint, an answer refused on re-run stores none, and a crash that loses the
+  step loses its entries with it, while the thread still waits on the interrupt.
+- Beside the thread's index entry, ``index/<thread>/audit.<seq>``: a ``ResumeAudit`` holding the entries
+  of checkpoint ``seq``, written by ``prune`` before it deletes that checkpoint, so the trail outlives
+  the records it was stored in. Created once (a retried prune finds it there); only ``delete_thread``
+  removes it, with the index. Trails written before the entries moved into the checkpoints are read
+  from there too: ``audit.<claim slot>`` (one record per resume) and ``audit.<slot>.<n>`` (one per
+  answer). Slots and sequence numbers count in one series, so the trail reads in order.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_prefix
-from statehitl.checkpoint.records import SCHEMA_VERSION
+from statehitl.checkpoint.records import SCHEMA_VERSION, AuditEntry, StoredCheckpoint
 from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix, validate_thread_id
 from statehitl.errors import CheckpointConflict
 
-__all__ = ["ANSWERS_PREFIX", "AuditEntry", "ResumeAudit", "answers_prefix", "audit_prefix", "read_audit",
-           "write_audit"]
-
-
-class AuditEntry(BaseModel):
-    """One applied answer: which interrupt (its id, name and the reason the human was shown), the
-    response, who gave it and their comment, when (epoch seconds), and what it did: ``applied``,
-    ``rejected`` (a ``Reject``) or ``edited`` (an ``Edit``); a default applied by an expiry sweep has
-    ``responder="expiry"``.
-
-    ``checkpoint_id`` is the checkpoint whose interrupt was answered; ``digest`` the tool call an
-    answer about a tool call was given for.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    kind: Literal["audit"] = "audit"
-    schema_version: int = SCHEMA_VERSION
-    thread_id: str
-    interrupt_id: str
-    name: str
-    reason: Any = None
-    response: Any = None
-    responder: str | None = None
-    comment: str | None = None
-    at: float
-    outcome: Literal["applied", "rejected", "edited"] = "applied"
-    node: str = ""
-    source: str = "node"
-    digest: str | None = None
-    checkpoint_id: str | None = None
+__all__ = ["ANSWERS_PREFIX", "AuditEntry", "ResumeAudit", "answers_prefix", "audit_prefix", "keep_audit",
+           "read_audit"]
 
 
 class ResumeAudit(BaseModel):
-    """What one resume applied: its answers' entries, in order (the record at ``audit.<slot>``)."""
+    """The entries of one checkpoint (or, as first stored, of one resume's claim), kept beside the index."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
@@ -87,24 +57,32 @@ def answers_prefix(thread_id: str) -> str:
     return f"{ANSWERS_PREFIX}{validate_thread_id(thread_id)}/"
 
 
-async def write_audit(storage: Storage, thread_id: str, slot: int, entries: list[AuditEntry],
-                      signing_key: bytes | None) -> None:
-    """Record ``entries``, the answers applied by the resume that claimed ``slot``, in one create-once record."""
-    if not entries:
-        return
-    with contextlib.suppress(CheckpointConflict):  # written already (this resume, retried): recorded once
-        await storage.write(f"{audit_prefix(thread_id)}{slot:012d}", encode(ResumeAudit(entries=entries), signing_key),
-                            expect=ABSENT)
-
-
-async def read_audit(storage: Storage, thread_id: str, signing_key: bytes | None) -> list[AuditEntry]:
-    """The thread's audit trail, oldest answer first."""
+async def keep_audit(storage: Storage, thread_id: str, records: list[StoredCheckpoint],
+                     signing_key: bytes | None) -> None:
+    """Store beside the index the entries of ``records`` (checkpoints about to be deleted), each
+    checkpoint's in one create-once, durable record."""
     prefix = audit_prefix(thread_id)
-    trail: list[AuditEntry] = []
+    for record in records:
+        if record.answered:
+            with contextlib.suppress(CheckpointConflict):  # kept already (a prune retried)
+                await storage.write(f"{prefix}{record.seq:012d}",
+                                    encode(ResumeAudit(entries=record.answered), signing_key), expect=ABSENT)
+
+
+async def read_audit(storage: Storage, thread_id: str, records: list[StoredCheckpoint],
+                     signing_key: bytes | None) -> list[AuditEntry]:
+    """The thread's audit trail, oldest answer first: what ``records`` (its checkpoints) carry, and
+    what was kept beside its index."""
+    prefix = audit_prefix(thread_id)
+    by_slot: dict[tuple[int, int], list[AuditEntry]] = {}
     for key, (data, _) in (await read_prefix(storage, prefix)).items():
         what = f"audit record {key!r}"
-        if "." in key[len(prefix):]:  # audit.<slot>.<n>: one answer, as trails were first written
-            trail.append(decode_model(AuditEntry, what, data, signing_key))
+        slot, _, n = key[len(prefix):].partition(".")
+        if n:  # audit.<slot>.<n>: one answer, as trails were first written
+            by_slot[int(slot), int(n)] = [decode_model(AuditEntry, what, data, signing_key)]
         else:
-            trail.extend(decode_model(ResumeAudit, what, data, signing_key).entries)
-    return trail
+            by_slot[int(slot), 0] = decode_model(ResumeAudit, what, data, signing_key).entries
+    for record in records:
+        if record.answered:
+            by_slot.setdefault((record.seq, 0), record.answered)  # kept by a prune whose delete did not finish
+    return [entry for _, entries in sorted(by_slot.items()) for entry in entries]

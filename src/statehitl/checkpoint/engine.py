@@ -10,8 +10,9 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
   status without reading checkpoints. It is a cache: the records are the truth.
 - ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
   changed code can say what changed.
-- ``index/<thread>/audit.<slot>``: the thread's audit trail, one create-once record of the answers each
-  resume applied (``checkpoint/audit.py``); ``prune`` leaves it, ``delete_thread`` removes it.
+- ``index/<thread>/audit.<seq>``: the audit entries of checkpoint ``seq``, kept there by ``prune``
+  before it deletes the checkpoint, which carried them (``checkpoint/audit.py``); ``delete_thread``
+  removes them.
 
 Reading a thread: a process keeps the whole state of the threads it last wrote or read
 (``checkpoint/warm.py``), and checks it with one small read of the head; a thread it does not know is
@@ -41,11 +42,12 @@ from typing import Any, NamedTuple, cast
 
 from pydantic import BaseModel, ValidationError
 
-from statehitl.checkpoint.audit import AuditEntry, answers_prefix, read_audit, write_audit
+from statehitl.checkpoint.audit import answers_prefix, keep_audit, read_audit
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, assemble, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, decode_model, encode
 from statehitl.checkpoint.index import index_material, index_prefix, indexed_threads, read_index, write_index
 from statehitl.checkpoint.records import (
+    AuditEntry,
     CheckpointRecord,
     ClaimRecord,
     MachineShape,
@@ -59,8 +61,8 @@ from statehitl.checkpoint.storage import (
     ABSENT,
     Storage,
     SupportsCleanup,
-    SupportsReadAll,
-    SupportsVersion,
+    has_read_all,
+    has_version,
     read_prefix,
     validate_thread_id,
 )
@@ -106,9 +108,9 @@ class Checkpointer:
         self.signing_key = signing_key
         self.ttl = ttl
         self.lease_seconds = lease_seconds
-        self._bulk = isinstance(storage, SupportsReadAll)
+        self._bulk = has_read_all(storage)
         """Whether records are written as deltas from their parent and chains read in one bulk read."""
-        self._versioned = isinstance(storage, SupportsVersion)
+        self._versioned = has_version(storage)
         """Whether a known head is checked by its version token alone, without reading its value."""
         scope = getattr(storage, "cache_scope", None)
         self._warm = shared_heads(scope, signing_key) if isinstance(scope, str) else WarmHeads()
@@ -488,16 +490,10 @@ class Checkpointer:
     # -- the audit trail ------------------------------------------------------------------------------
 
     async def audit(self, thread_id: str) -> list[AuditEntry]:
-        """Every answer applied to the thread's interrupts, oldest first (kept through ``prune``)."""
-        return await read_audit(self.storage, thread_id, self.signing_key)
-
-    async def record_answers(self, thread_id: str, slot: int, entries: list[AuditEntry]) -> None:
-        """Append the answers applied by the resume that claimed ``slot`` to the thread's audit trail.
-
-        Keyed by the claim's slot, which one resume alone wins: racing resumes record one answer, and
-        writing the same entries again (a retry) changes nothing.
-        """
-        await write_audit(self.storage, thread_id, slot, entries, self.signing_key)
+        """Every answer applied to the thread's interrupts, oldest first (kept through ``prune``): the
+        entries its checkpoints carry (``answered``) and those ``prune`` kept beside its index."""
+        checkpoints = _checkpoints(await self._records(thread_id))
+        return await read_audit(self.storage, thread_id, list(checkpoints.values()), self.signing_key)
 
     # -- machines -----------------------------------------------------------------------------------
 
@@ -550,6 +546,9 @@ class Checkpointer:
             record = checkpoints[seq]
             if record.base_seq is not None and record.base_seq not in keep:
                 await self._rewrite_whole(await self._chain(record, checkpoints), records[seq].token)
+        # The audit entries of the checkpoints that go stay, beside the index, before anything goes.
+        await keep_audit(self.storage, thread_id, [r for seq, r in checkpoints.items() if seq not in keep],
+                         self.signing_key)
         removed = 0
         for seq in records:
             if seq not in keep:

@@ -28,6 +28,7 @@ from statehitl.interrupt import Interrupt
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AuditEntry",
     "CheckpointRecord",
     "ClaimRecord",
     "FailureRecord",
@@ -39,12 +40,14 @@ __all__ = [
     "ThreadIndex",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """2: statuses read as the API names them (``executing`` was ``running``, ``failed`` was ``cancelled``)
 and a failed run records its ``error``. Records of version 1 are read with the old names mapped.
 3: a stored checkpoint leaves out the fields that hold their default, and a step's write to an
 append-only channel names the items of the record's piece it added (``{"$items": [start, end]}``)
-instead of repeating them. Records of versions 1 and 2 are read as they are."""
+instead of repeating them. 4: the checkpoint that applied a resume's answers carries their audit
+entries (``answered``), stored with the step in its one write. Records of earlier versions are read
+as they are."""
 
 _LEGACY_STATUS = {"running": "executing", "cancelled": "failed"}
 
@@ -134,6 +137,35 @@ class Piece(BaseModel):
     items: list[Any]
 
 
+class AuditEntry(BaseModel):
+    """One applied answer: which interrupt (its id, name and the reason the human was shown), the
+    response, who gave it and their comment, when (epoch seconds), and what it did: ``applied``,
+    ``rejected`` (a ``Reject``) or ``edited`` (an ``Edit``); a default applied by an expiry sweep has
+    ``responder="expiry"``.
+
+    ``checkpoint_id`` is the checkpoint whose interrupt was answered; ``digest`` the tool call an
+    answer about a tool call was given for.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    kind: Literal["audit"] = "audit"
+    schema_version: int = SCHEMA_VERSION
+    thread_id: str
+    interrupt_id: str
+    name: str
+    reason: Any = None
+    response: Any = None
+    responder: str | None = None
+    comment: str | None = None
+    at: float
+    outcome: Literal["applied", "rejected", "edited"] = "applied"
+    node: str = ""
+    source: str = "node"
+    digest: str | None = None
+    checkpoint_id: str | None = None
+
+
 class CheckpointRecord(BaseModel):
     """The full state of one thread after a transition.
 
@@ -141,7 +173,8 @@ class CheckpointRecord(BaseModel):
     holds the updates of the nodes that finished (kept, not re-run) and ``responses`` the answers
     gathered so far in this step (so a handler that interrupts again still sees its earlier answers);
     ``progress`` what an interrupted node kept of its partial work, handed back to it on re-entry.
-    ``writes`` is what the step that produced this checkpoint applied. ``parent_seq`` is the
+    ``writes`` is what the step that produced this checkpoint applied, and ``answered`` the answers a
+    resume applied in it (the thread's audit trail, ``Checkpointer.audit``). ``parent_seq`` is the
     checkpoint this one follows (an earlier one after a fork); ``depth`` counts checkpoints from the
     thread's first. ``owner``/``lease_until`` mark a run in progress, so a crashed run can be taken over.
     """
@@ -172,6 +205,7 @@ class CheckpointRecord(BaseModel):
     writes: dict[str, dict[str, Any]] = Field(default_factory=dict)
     owner: str | None = None
     lease_until: float | None = None
+    answered: list[AuditEntry] = Field(default_factory=list)
 
     @property
     def checkpoint_id(self) -> str:
@@ -208,7 +242,7 @@ class StoredCheckpoint(CheckpointRecord):
 
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
-                       "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "appends")
+                       "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered", "appends")
 """Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
 ``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
 

@@ -34,7 +34,7 @@ every retry), so callers catch them by meaning whatever the backend.
 from __future__ import annotations
 
 import re
-from typing import Final, Protocol, runtime_checkable
+from typing import Final, Protocol, TypeGuard, runtime_checkable
 
 from statehitl.errors import InvalidThreadIdError
 
@@ -46,6 +46,8 @@ __all__ = [
     "SupportsCleanup",
     "SupportsReadAll",
     "SupportsVersion",
+    "has_read_all",
+    "has_version",
     "read_prefix",
     "validate_key",
     "validate_prefix",
@@ -145,11 +147,22 @@ class StorageFactory(Protocol):
         ...
 
 
+def has_read_all(storage: object) -> TypeGuard[SupportsReadAll]:
+    """``isinstance(storage, SupportsReadAll)``, for one attribute lookup: Python 3.11 checks a protocol by
+    walking the class's attributes on every call (microseconds), and a server builds checkpointers per request."""
+    return callable(getattr(storage, "read_all", None))
+
+
+def has_version(storage: object) -> TypeGuard[SupportsVersion]:
+    """``isinstance(storage, SupportsVersion)``, for one attribute lookup (see ``has_read_all``)."""
+    return callable(getattr(storage, "version", None))
+
+
 async def read_prefix(storage: Storage, prefix: str) -> dict[str, tuple[bytes, str]]:
     """Every key under ``prefix`` with its value and token, in key order: the storage's one bulk read
     when it has one (``SupportsReadAll``), else a listing and a read per key (one deleted meanwhile is
     left out)."""
-    if isinstance(storage, SupportsReadAll):
+    if has_read_all(storage):
         return dict(sorted((await storage.read_all(prefix)).items()))
     found: dict[str, tuple[bytes, str]] = {}
     for key in await storage.list(prefix):

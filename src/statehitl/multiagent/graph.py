@@ -15,7 +15,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from statehitl.agent.binary import to_json_safe
@@ -203,9 +203,15 @@ class GraphBuilder:
 
 
 def _has_cycle(edges: list[GraphEdge]) -> bool:
+    return _cyclic(tuple((e.from_node.node_id, e.to_node.node_id) for e in edges))
+
+
+@lru_cache(maxsize=256)
+def _cyclic(pairs: tuple[tuple[str, str], ...]) -> bool:
+    """Asked once per shape: a server builds the same graph on every request."""
     import networkx as nx
 
-    graph: nx.DiGraph[str] = nx.DiGraph((e.from_node.node_id, e.to_node.node_id) for e in edges)
+    graph: nx.DiGraph[str] = nx.DiGraph(pairs)
     return not nx.is_directed_acyclic_graph(graph)
 
 
