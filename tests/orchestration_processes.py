@@ -25,7 +25,7 @@ ORCHESTRATION_APP = textwrap.dedent(
     from pathlib import Path
 
     from statehitl import Agent, tool
-    from statehitl.errors import CheckpointConflict, UnknownInterruptError
+    from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
     from statehitl.hooks import BeforeNodeCallEvent
     from statehitl.models import ScriptedModel
     from statehitl.multiagent import GraphBuilder, Swarm
@@ -100,7 +100,9 @@ ORCHESTRATION_APP = textwrap.dedent(
                 time.sleep(0.005)
         try:
             report(graph([{"interruptResponse": {"interruptId": interrupt_id, "response": response}}]))
-        except (CheckpointConflict, UnknownInterruptError) as exc:  # another process answered it first
+        # another process answered it first: it won the claim, or is running the answer (the thread then
+        # reads as executing), or has moved on past the interrupt
+        except (CheckpointConflict, NotInterruptedError, UnknownInterruptError) as exc:
             print(f"lost: {exc}")
             sys.exit(3)
     '''

@@ -4,6 +4,7 @@ the winner's), kept through ``prune``, readable in a new process and from the CL
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from typing import Any
@@ -13,10 +14,9 @@ from pydantic import BaseModel
 
 from replies import reply
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
-from statehitl.checkpoint.audit import AuditEntry, ResumeAudit, audit_prefix, keep_audit
+from statehitl.checkpoint.audit import AuditEntry, ResumeAudit, audit_prefix
 from statehitl.checkpoint.codec import encode
 from statehitl.checkpoint.file import FileStorage
-from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
 from statehitl.graph import END, START, NodeContext, StateGraph
@@ -123,25 +123,46 @@ def test_a_resume_that_applies_several_answers_records_them_with_its_step(tmp_pa
     trail = app.audit("t")
     assert [(e.name, e.response, e.responder) for e in trail] == [(i.name, f"ok {i.name}", "ada") for i in asked]
     [carrier] = [r for r in asyncio.run(checkpointer.history("t")) if r.answered]
-    assert carrier.answered == trail
+    assert [(a.interrupt_id, a.response) for a in carrier.answered] == [(e.interrupt_id, e.response) for e in trail]
+    # the step stores what the interrupts do not say already: their names and reasons are joined on reading
+    [stored] = [data for key, (data, _) in asyncio.run(counting.inner.read_all("threads/t/")).items()
+                if b'"answered"' in data]
+    answered = json.loads(stored)["answered"]
+    assert [sorted(a) for a in answered] == [["at", "checkpoint_id", "interrupt_id", "responder", "response"]] * 3
+
+
+class DeleteFails(FileStorage):
+    """A file store whose deletes fail while ``failing``: a prune that stops after keeping the entries."""
+
+    failing = False
+
+    async def delete(self, prefix: str) -> int:
+        if self.failing:
+            raise OSError("the disk went away")
+        return await super().delete(prefix)
 
 
 def test_a_prune_cut_short_or_repeated_keeps_each_entry_once(tmp_path):
-    """``prune`` keeps the entries of the checkpoints it deletes beside the index first: if it stops before
-    the deletes, or runs again, the trail still lists every answer once."""
-    checkpointer = FileCheckpointer(tmp_path)
+    """``prune`` keeps the answers of the checkpoints it deletes (and of those whose interrupts it deletes)
+    beside the index first: if it stops before the deletes, or runs again, the trail lists every answer once,
+    whole."""
+    storage = DeleteFails(tmp_path)
+    checkpointer = Checkpointer(storage)
     app = approvals(checkpointer)
     one = app.invoke({}, thread_id="t").interrupts[0]
     two = app.invoke(reply(one, "yes"), thread_id="t").interrupts[0]
     app.invoke(reply(two, "no"), thread_id="t")
     trail = app.audit("t")
-    assert [e.response for e in trail] == ["yes", "no"]
-    carriers = [r for r in asyncio.run(checkpointer.history("t")) if r.answered]
-    stored = [StoredCheckpoint.model_validate(r.model_dump()) for r in carriers]
-    asyncio.run(keep_audit(checkpointer.storage, "t", stored, None))  # a prune that stopped here
+    assert [(e.name, e.reason, e.response) for e in trail] == [("first", {"step": 1}, "yes"),
+                                                                ("second", {"step": 2}, "no")]
+    storage.failing = True
+    with pytest.raises(OSError, match="the disk went away"):
+        asyncio.run(checkpointer.prune("t", keep_last=1))
     assert app.audit("t") == trail
+    storage.failing = False
     asyncio.run(checkpointer.prune("t", keep_last=2))
     asyncio.run(checkpointer.prune("t", keep_last=1))
+    assert len(asyncio.run(checkpointer.history("t"))) == 1
     assert app.audit("t") == trail
 
 

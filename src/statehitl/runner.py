@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import FailureRecord, RecordStatus, StoredCheckpoint
+from statehitl.checkpoint.records import AnswerRecord, FailureRecord, RecordStatus, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, InvalidResponseError, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
@@ -166,7 +166,7 @@ class Runner:
             # in the step's one write): an answer refused on re-run is in none.
             if not answered:
                 return {}
-            entries = {"answered": answered.copy()}
+            entries = {"answered": [AnswerRecord.of(entry) for entry in answered]}
             answered.clear()
             return entries
 

@@ -2,23 +2,27 @@
 
 Where it is stored:
 
-- With the step. The checkpoint a resume writes first after applying its answers carries their
-  entries (``CheckpointRecord.answered``), in that checkpoint's one write. So the trail costs no
-  write of its own (on the file store no second forced write per answer, on S3 and DynamoDB no
-  second request). It is recorded exactly when the step is: only the resume that won the thread's
-  claim stores that checkpoint, an answer refused on re-run stores none, and a crash that loses the
-  step loses its entries with it, while the thread still waits on the interrupt.
-- Beside the thread's index entry, ``index/<thread>/audit.<seq>``: a ``ResumeAudit`` holding the entries
-  of checkpoint ``seq``, written by ``prune`` before it deletes that checkpoint, so the trail outlives
-  the records it was stored in. Created once (a retried prune finds it there); only ``delete_thread``
-  removes it, with the index. Trails written before the entries moved into the checkpoints are read
-  from there too: ``audit.<claim slot>`` (one record per resume) and ``audit.<slot>.<n>`` (one per
-  answer). Slots and sequence numbers count in one series, so the trail reads in order.
+- With the step. The checkpoint a resume writes first after applying its answers carries them
+  (``CheckpointRecord.answered``, ``AnswerRecord``: what the interrupt does not already say), in
+  that checkpoint's one write; reading the trail joins each with the interrupt it answered, from the
+  checkpoint that asked. So the trail costs no write of its own (on the file store no second forced
+  write per answering resume, on S3 and DynamoDB no second request). It is recorded exactly when the
+  step is: only the resume that won the thread's claim stores that checkpoint, an answer refused on
+  re-run stores none, and a crash that loses the step loses its answers with it, while the thread
+  still waits on the interrupt.
+- Beside the thread's index entry, ``index/<thread>/audit.<seq>``: a ``ResumeAudit`` holding the whole
+  entries of checkpoint ``seq``, written by ``prune`` before it deletes that checkpoint or the one
+  whose interrupts it answered, so the trail outlives the records it was stored in. Created once (a
+  retried prune finds it there); only ``delete_thread`` removes it, with the index. Trails written
+  before the answers moved into the checkpoints are read from there too: ``audit.<claim slot>`` (one
+  record per resume) and ``audit.<slot>.<n>`` (one per answer). Slots and sequence numbers count in
+  one series, so the trail reads in order.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -30,7 +34,7 @@ from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix, validate_
 from statehitl.errors import CheckpointConflict
 
 __all__ = ["ANSWERS_PREFIX", "AuditEntry", "ResumeAudit", "answers_prefix", "audit_prefix", "keep_audit",
-           "read_audit"]
+           "read_audit", "whole_entries"]
 
 
 class ResumeAudit(BaseModel):
@@ -57,22 +61,41 @@ def answers_prefix(thread_id: str) -> str:
     return f"{ANSWERS_PREFIX}{validate_thread_id(thread_id)}/"
 
 
-async def keep_audit(storage: Storage, thread_id: str, records: list[StoredCheckpoint],
-                     signing_key: bytes | None) -> None:
-    """Store beside the index the entries of ``records`` (checkpoints about to be deleted), each
-    checkpoint's in one create-once, durable record."""
+def whole_entries(record: StoredCheckpoint, checkpoints: Mapping[int, StoredCheckpoint]) -> list[AuditEntry]:
+    """``record``'s answers as audit entries: each joined with the interrupt it answered, which the
+    checkpoint it names lists (among ``checkpoints``). An interrupt no longer there (its checkpoint
+    deleted by a version of ``prune`` that did not keep entries) leaves its name empty."""
+    entries = []
+    for answer in record.answered:
+        source = checkpoints.get(int(answer.checkpoint_id)) if answer.checkpoint_id.isdigit() else None
+        asked = next((i for i in source.interrupts if i.id == answer.interrupt_id), None) if source else None
+        shown = {} if asked is None else {"name": asked.name, "reason": asked.reason, "node": asked.node,
+                                          "source": asked.source, "digest": asked.digest}
+        entries.append(AuditEntry(**{"name": "", **shown}, thread_id=record.thread_id,
+                                  **answer.model_dump(exclude={"checkpoint_id"}),
+                                  checkpoint_id=answer.checkpoint_id))
+    return entries
+
+
+async def keep_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int, StoredCheckpoint],
+                     deleted: set[int], signing_key: bytes | None) -> None:
+    """Before ``prune`` deletes the checkpoints numbered ``deleted``: store beside the index the answers
+    of every checkpoint that goes, or whose answered interrupts go, whole, one create-once, durable
+    record per checkpoint."""
     prefix = audit_prefix(thread_id)
-    for record in records:
-        if record.answered:
+    for seq, record in sorted(checkpoints.items()):
+        sources = {int(a.checkpoint_id) for a in record.answered if a.checkpoint_id.isdigit()}
+        if record.answered and (seq in deleted or sources & deleted):
+            entries = whole_entries(record, checkpoints)
             with contextlib.suppress(CheckpointConflict):  # kept already (a prune retried)
-                await storage.write(f"{prefix}{record.seq:012d}",
-                                    encode(ResumeAudit(entries=record.answered), signing_key), expect=ABSENT)
+                await storage.write(f"{prefix}{seq:012d}", encode(ResumeAudit(entries=entries), signing_key),
+                                    expect=ABSENT)
 
 
-async def read_audit(storage: Storage, thread_id: str, records: list[StoredCheckpoint],
+async def read_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int, StoredCheckpoint],
                      signing_key: bytes | None) -> list[AuditEntry]:
-    """The thread's audit trail, oldest answer first: what ``records`` (its checkpoints) carry, and
-    what was kept beside its index."""
+    """The thread's audit trail, oldest answer first: what its ``checkpoints`` carry, and what was kept
+    beside its index (which, for a checkpoint that has both, is the whole form of the same answers)."""
     prefix = audit_prefix(thread_id)
     by_slot: dict[tuple[int, int], list[AuditEntry]] = {}
     for key, (data, _) in (await read_prefix(storage, prefix)).items():
@@ -82,7 +105,7 @@ async def read_audit(storage: Storage, thread_id: str, records: list[StoredCheck
             by_slot[int(slot), int(n)] = [decode_model(AuditEntry, what, data, signing_key)]
         else:
             by_slot[int(slot), 0] = decode_model(ResumeAudit, what, data, signing_key).entries
-    for record in records:
-        if record.answered:
-            by_slot.setdefault((record.seq, 0), record.answered)  # kept by a prune whose delete did not finish
+    for seq, record in checkpoints.items():
+        if record.answered and (seq, 0) not in by_slot:
+            by_slot[seq, 0] = whole_entries(record, checkpoints)
     return [entry for _, entries in sorted(by_slot.items()) for entry in entries]

@@ -493,7 +493,7 @@ class Checkpointer:
         """Every answer applied to the thread's interrupts, oldest first (kept through ``prune``): the
         entries its checkpoints carry (``answered``) and those ``prune`` kept beside its index."""
         checkpoints = _checkpoints(await self._records(thread_id))
-        return await read_audit(self.storage, thread_id, list(checkpoints.values()), self.signing_key)
+        return await read_audit(self.storage, thread_id, checkpoints, self.signing_key)
 
     # -- machines -----------------------------------------------------------------------------------
 
@@ -547,8 +547,7 @@ class Checkpointer:
             if record.base_seq is not None and record.base_seq not in keep:
                 await self._rewrite_whole(await self._chain(record, checkpoints), records[seq].token)
         # The audit entries of the checkpoints that go stay, beside the index, before anything goes.
-        await keep_audit(self.storage, thread_id, [r for seq, r in checkpoints.items() if seq not in keep],
-                         self.signing_key)
+        await keep_audit(self.storage, thread_id, checkpoints, set(checkpoints) - keep, self.signing_key)
         removed = 0
         for seq in records:
             if seq not in keep:

@@ -28,6 +28,7 @@ from statehitl.interrupt import Interrupt
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AnswerRecord",
     "AuditEntry",
     "CheckpointRecord",
     "ClaimRecord",
@@ -45,9 +46,9 @@ SCHEMA_VERSION = 4
 and a failed run records its ``error``. Records of version 1 are read with the old names mapped.
 3: a stored checkpoint leaves out the fields that hold their default, and a step's write to an
 append-only channel names the items of the record's piece it added (``{"$items": [start, end]}``)
-instead of repeating them. 4: the checkpoint that applied a resume's answers carries their audit
-entries (``answered``), stored with the step in its one write. Records of earlier versions are read
-as they are."""
+instead of repeating them. 4: the checkpoint that applied a resume's answers carries them
+(``answered``: what the interrupts they answer do not already say), stored with the step in its one
+write, and is the thread's audit trail. Records of earlier versions are read as they are."""
 
 _LEGACY_STATUS = {"running": "executing", "cancelled": "failed"}
 
@@ -166,6 +167,35 @@ class AuditEntry(BaseModel):
     checkpoint_id: str | None = None
 
 
+class AnswerRecord(BaseModel):
+    """An applied answer as the checkpoint that applied it stores it: only what the interrupt it
+    answers does not already say. Its name, reason, node, source and tool-call digest are in the
+    interrupts of checkpoint ``checkpoint_id``, and ``Checkpointer.audit`` joins the two into an
+    ``AuditEntry``: the step's one write stays small (on DynamoDB, within its write unit)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    interrupt_id: str
+    checkpoint_id: str
+    response: Any = None
+    responder: str | None = None
+    comment: str | None = None
+    at: float
+    outcome: Literal["applied", "rejected", "edited"] = "applied"
+
+    @classmethod
+    def of(cls, entry: AuditEntry) -> AnswerRecord:
+        return cls(interrupt_id=entry.interrupt_id, checkpoint_id=entry.checkpoint_id or "", response=entry.response,
+                   responder=entry.responder, comment=entry.comment, at=round(entry.at, 3), outcome=entry.outcome)
+
+    def stored_exclude(self) -> set[str]:
+        """The fields at their default, left out of the stored JSON."""
+        omitted = {name for name in ("responder", "comment") if getattr(self, name) is None}
+        if self.outcome == "applied":
+            omitted.add("outcome")
+        return omitted
+
+
 class CheckpointRecord(BaseModel):
     """The full state of one thread after a transition.
 
@@ -174,7 +204,7 @@ class CheckpointRecord(BaseModel):
     gathered so far in this step (so a handler that interrupts again still sees its earlier answers);
     ``progress`` what an interrupted node kept of its partial work, handed back to it on re-entry.
     ``writes`` is what the step that produced this checkpoint applied, and ``answered`` the answers a
-    resume applied in it (the thread's audit trail, ``Checkpointer.audit``). ``parent_seq`` is the
+    resume applied in it (``Checkpointer.audit`` gives them whole, as the audit trail). ``parent_seq`` is the
     checkpoint this one follows (an earlier one after a fork); ``depth`` counts checkpoints from the
     thread's first. ``owner``/``lease_until`` mark a run in progress, so a crashed run can be taken over.
     """
@@ -205,7 +235,7 @@ class CheckpointRecord(BaseModel):
     writes: dict[str, dict[str, Any]] = Field(default_factory=dict)
     owner: str | None = None
     lease_until: float | None = None
-    answered: list[AuditEntry] = Field(default_factory=list)
+    answered: list[AnswerRecord] = Field(default_factory=list)
 
     @property
     def checkpoint_id(self) -> str:
@@ -224,8 +254,9 @@ class StoredCheckpoint(CheckpointRecord):
 
     appends: dict[str, Piece] = Field(default_factory=dict)
 
-    def stored_exclude(self) -> set[str]:
-        """What ``encode`` leaves out of the stored JSON: ``thread_id`` and every field at its empty default.
+    def stored_exclude(self) -> set[str] | dict[str, Any]:
+        """What ``encode`` leaves out of the stored JSON: ``thread_id`` and every field at its empty default
+        (inside the answers too).
 
         A set for ``to_json(exclude=...)`` rather than a serializer of the model's own: a wrapping
         serializer makes pydantic build the whole record as Python objects before the JSON, several
@@ -238,7 +269,10 @@ class StoredCheckpoint(CheckpointRecord):
                 omitted.add(name)
         if self.source == "step":
             omitted.add("source")
-        return omitted
+        if not self.answered:
+            return omitted
+        answers = {i: answer.stored_exclude() for i, answer in enumerate(self.answered)}
+        return {**dict.fromkeys(omitted, True), "answered": answers}
 
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
