@@ -71,9 +71,7 @@ def whole_entries(record: StoredCheckpoint, checkpoints: Mapping[int, StoredChec
         asked = next((i for i in source.interrupts if i.id == answer.interrupt_id), None) if source else None
         shown = {} if asked is None else {"name": asked.name, "reason": asked.reason, "node": asked.node,
                                           "source": asked.source, "digest": asked.digest}
-        entries.append(AuditEntry(**{"name": "", **shown}, thread_id=record.thread_id,
-                                  **answer.model_dump(exclude={"checkpoint_id"}),
-                                  checkpoint_id=answer.checkpoint_id))
+        entries.append(AuditEntry(**{"name": "", **shown}, thread_id=record.thread_id, **answer.model_dump()))
     return entries
 
 

@@ -10,9 +10,9 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
   status without reading checkpoints. It is a cache: the records are the truth.
 - ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
   changed code can say what changed.
-- ``index/<thread>/audit.<seq>``: the audit entries of checkpoint ``seq``, kept there by ``prune``
-  before it deletes the checkpoint, which carried them (``checkpoint/audit.py``); ``delete_thread``
-  removes them.
+- ``index/<thread>/audit.<seq>``: the answers checkpoint ``seq`` carried, as whole audit entries, kept
+  there by ``prune`` before it deletes that checkpoint or the one whose interrupts they answered
+  (``checkpoint/audit.py``); ``delete_thread`` removes them.
 
 Reading a thread: a process keeps the whole state of the threads it last wrote or read
 (``checkpoint/warm.py``), and checks it with one small read of the head; a thread it does not know is
