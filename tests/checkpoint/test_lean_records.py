@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from plain_storage import PrimitivesOnly
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
-from statehitl.checkpoint.step_writes import reference_writes, resolve_writes
+from statehitl.checkpoint.step_writes import reference_writes, resolve_writes, split_value_writes
 from statehitl.checkpoint.storage import Storage
 from statehitl.errors import CheckpointCorruptError
 from statehitl.graph import END, START, StateGraph, append
@@ -67,7 +67,9 @@ def test_records_are_deltas_from_their_parent_and_writes_name_their_items() -> N
     last = stored(memory, 2)
     assert last["base_seq"] == last["parent_seq"] == 1
     assert last["appends"] == {"messages": {"start": 2, "items": [f"answer 2 {MESSAGE}"]}}
+    # the new message is named by its place in the piece; a number is repeated (naming it costs more)
     assert last["writes"] == {"talk": {"turn": 3, "messages": {"$items": [2, 3]}}}
+    assert "value_writes" not in last
     assert "thread_id" not in last
     assert "interrupts" not in last
     newest = app.history("t")[0]
@@ -162,6 +164,21 @@ def test_a_reader_that_met_a_record_before_prune_rewrote_it_reads_the_rewrite() 
     assert snapshot is not None
     assert len(snapshot.values.messages) == 11
     assert len(asyncio.run(memory.list("threads/t/"))) == 1
+
+
+def test_a_write_that_is_the_value_the_record_holds_is_stored_once() -> None:
+    long = "the model's whole answer, longer than a short string"
+    writes = {"model": {"turn": {"role": "assistant", "text": "hi"}, "text": long, "stop": "end"}, "other": {"n": 2}}
+    values = {"turn": {"role": "assistant", "text": "hi"}, "text": long, "stop": "end", "n": 3}
+    kept, same = split_value_writes(writes, values)
+    assert (kept, same) == ({"model": {"stop": "end"}, "other": {"n": 2}}, {"model": ["turn", "text"]})
+    assert resolve_writes(kept, values, same) == writes
+    # equal as Python compares, but not as JSON: stored as written
+    assert split_value_writes({"a": {"flag": True, "ratio": 1}}, {"flag": 1, "ratio": 1.0}) == (
+        {"a": {"flag": True, "ratio": 1}}, {})
+    assert split_value_writes({"a": {"v": [1, {"x": True}]}}, {"v": [1, {"x": 1}]})[1] == {}
+    assert split_value_writes({"a": {"v": [], "w": None, "s": "short"}}, {"v": [], "w": None, "s": "short"})[1] == {}
+    assert split_value_writes(writes, {}) == (writes, {})
 
 
 def test_references_stand_only_for_the_items_a_write_appended() -> None:

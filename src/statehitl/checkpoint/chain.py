@@ -143,6 +143,6 @@ def whole_record(record: StoredCheckpoint, chain: list[StoredCheckpoint]) -> Che
     """The caller's view of ``record``: every channel whole (``chain`` is it and its bases)."""
     fields = {name: getattr(record, name) for name in CheckpointRecord.model_fields}
     whole = assemble(chain)
-    fields["values"] = {**record.values, **whole}
-    fields["writes"] = resolve_writes(record.writes, whole)
+    fields["values"] = values = {**record.values, **whole}
+    fields["writes"] = resolve_writes(record.writes, values, record.value_writes)
     return CheckpointRecord.model_construct(**fields)

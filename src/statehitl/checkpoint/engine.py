@@ -56,7 +56,7 @@ from statehitl.checkpoint.records import (
     StoredCheckpoint,
     ThreadIndex,
 )
-from statehitl.checkpoint.step_writes import reference_writes
+from statehitl.checkpoint.step_writes import reference_writes, split_value_writes
 from statehitl.checkpoint.storage import (
     ABSENT,
     Storage,
@@ -423,8 +423,9 @@ class Checkpointer:
             "owner": cursor.owner if held else None,
             "lease_until": now + self.lease_seconds if held else None,
         })
-        writes = record.writes and reference_writes(record.writes, appends)
-        stored = record if writes is record.writes else record.model_copy(update={"writes": writes})
+        writes, same = split_value_writes(reference_writes(record.writes, appends), record.values)
+        lean = {"writes": writes, "value_writes": same} if writes is not record.writes else {}
+        stored = record.model_copy(update=lean) if lean else record
         data = self._encode(stored)
         put = self.storage.write(self._key(cursor.thread_id, record.seq), data, expect=ABSENT, durable=durable)
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed

@@ -244,7 +244,8 @@ class CheckpointRecord(BaseModel):
 
 
 class StoredCheckpoint(CheckpointRecord):
-    """A checkpoint as written: ``values`` holds the ordinary channels, ``appends`` the pieces.
+    """A checkpoint as written: ``values`` holds the ordinary channels, ``appends`` the pieces, and
+    ``writes`` what the step applied less what those already hold (``value_writes`` names it).
 
     Stored without the fields that hold their default (most of a step's record: no interrupts, no
     answers, no error) and without ``thread_id``, which its key holds, since the metadata of a step
@@ -253,6 +254,9 @@ class StoredCheckpoint(CheckpointRecord):
     """
 
     appends: dict[str, Piece] = Field(default_factory=dict)
+    value_writes: dict[str, list[str]] = Field(default_factory=dict)
+    """By node, the channels whose write is the value ``values`` holds, left out of ``writes``
+    (``checkpoint/step_writes.py``)."""
 
     def stored_exclude(self) -> set[str] | dict[str, Any]:
         """What ``encode`` leaves out of the stored JSON: ``thread_id`` and every field at its empty default
@@ -276,7 +280,8 @@ class StoredCheckpoint(CheckpointRecord):
 
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
-                       "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered", "appends")
+                       "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered", "appends",
+                       "value_writes")
 """Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
 ``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
 

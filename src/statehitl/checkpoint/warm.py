@@ -89,8 +89,8 @@ class WarmHeads:
             channels = {c: list(items) for c, items in warm.channels.items()}
             record, chain = warm.record, warm.chain
         fields = {name: getattr(record, name) for name in CheckpointRecord.model_fields}
-        fields["values"] = {**record.values, **channels}
-        fields["writes"] = resolve_writes(record.writes, channels)
+        fields["values"] = values = {**record.values, **channels}
+        fields["writes"] = resolve_writes(record.writes, values, record.value_writes)
         return CheckpointRecord.model_construct(**fields), chain
 
     def remember(self, thread_id: str, data: bytes, token: str, record: StoredCheckpoint, whole: CheckpointRecord,
