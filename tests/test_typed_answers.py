@@ -128,8 +128,9 @@ def test_answer_refused_on_rerun_writes_no_checkpoint_releases_the_claim_and_can
     head = app.get_state("t")
     stored = asyncio.run(checkpointer.storage.read(checkpointer._key("t", 0)))
 
-    with pytest.raises(ResponseValidationError, match=r"response to interrupt 'code' .* must be upper case"):
+    with pytest.raises(ResponseValidationError, match=r"response to interrupt 'code' .* must be upper case") as refused:
         app.invoke(reply(waiting.id, "abc", responder="bob"), thread_id="t")
+    assert refused.value.refused_answer
     assert asyncio.run(checkpointer.storage.read(checkpointer._key("t", 0))) == stored  # the checkpoint, byte for byte
     after = app.get_state("t")
     assert (after.checkpoint_id, after.status, after.interrupts) == (head.checkpoint_id, "interrupted", head.interrupts)
@@ -139,6 +140,26 @@ def test_answer_refused_on_rerun_writes_no_checkpoint_releases_the_claim_and_can
     done = app.invoke(reply(waiting.id, "ABC", responder="ada"), thread_id="t")
     assert done.state.decision == "ABC"
     assert [(e.response, e.responder) for e in app.audit("t")] == [("ABC", "ada")]
+
+
+def test_a_node_that_raises_the_error_type_itself_fails_its_step(tmp_path):
+    """Only an answer refused on re-run leaves the thread waiting with nothing written: the same error type
+    raised by the node's own code, after the answer was accepted, fails the step like any error."""
+
+    def ask(state: State, ctx: NodeContext) -> dict[str, Any]:
+        code = ctx.interrupt("code", response_type=str)
+        raise InvalidResponseError(f"the node's own check refused {code!r}")
+
+    app = one_node(ask, FileCheckpointer(tmp_path))
+    waiting = app.invoke({}, thread_id="t").interrupts[0]
+    with pytest.raises(InvalidResponseError, match="the node's own check refused 'abc'") as raised:
+        app.invoke(reply(waiting.id, "abc"), thread_id="t")
+    assert not raised.value.refused_answer
+    after = app.get_state("t")
+    assert after.status == "failed"
+    assert after.error is not None
+    assert after.error.type == "InvalidResponseError"
+    assert [e.response for e in app.audit("t")] == ["abc"]  # the answer was applied before the node failed
 
 
 def test_vocabulary_is_json_tagged_and_usable_as_a_response_type():

@@ -169,6 +169,11 @@ class UnknownInterruptError(InterruptError, _Unquoted):
 class InvalidResponseError(InterruptError, ValueError):
     """The resume list is empty, or a block lacks its id or response, or answers one interrupt twice."""
 
+    refused_answer: bool = False
+    """Raised while a run applied a human's answer (its type, its tool call, its edit was refused): the
+    answer was never applied, so the run writes nothing and the thread still waits on it. Any other
+    ``InvalidResponseError`` a node raises fails its step like any error."""
+
 
 class ResponseValidationError(InvalidResponseError):
     """A response does not validate against its interrupt's ``response_type`` (or an ``Edit`` against

@@ -19,6 +19,7 @@ from statehitl.errors import (
     InterruptNameError,
     InterruptReasonError,
     InvalidExpiryError,
+    InvalidResponseError,
 )
 from statehitl.expiry import expiry
 from statehitl.interrupt_ids import interrupt_id
@@ -130,17 +131,11 @@ class InterruptScope:
         require_json(reason, f"the reason of interrupt {name!r}", InterruptReasonError)
         iid = interrupt_id(self.site, name, self.thread)
         if iid in self.responses:
-            answered = self.digests.get(iid)
-            if answered is not None and digest is not None and answered != digest:
-                raise DigestMismatchError(
-                    f"the answer to interrupt {name!r} (id {iid}) was given for tool call {answered}, but the call "
-                    f"that would run now is {digest} (its input changed since it was shown); nothing was applied, "
-                    "the thread still waits: answer the call as it is now"
-                )
-            found = self.responses[iid]
-            if response_type is None:
-                return found
-            return _typed().validate_response(response_type, found, f"the response to interrupt {name!r} (id {iid})")
+            try:
+                return self._answer(iid, name, response_type, digest)
+            except InvalidResponseError as refused:
+                refused.refused_answer = True
+                raise
         if response is not None:
             if response_type is not None:
                 return _typed().validate_response(response_type, response,
@@ -156,6 +151,21 @@ class InterruptScope:
                                          expires_at=None if expires is None else expires.at,
                                          on_expire=None if expires is None else expires.response)])
 
+
+    def _answer(self, iid: str, name: str, response_type: Any, digest: str | None) -> Any:
+        """The human's answer to interrupt ``iid``, checked against the tool call it was given for and
+        validated as ``response_type``."""
+        answered = self.digests.get(iid)
+        if answered is not None and digest is not None and answered != digest:
+            raise DigestMismatchError(
+                f"the answer to interrupt {name!r} (id {iid}) was given for tool call {answered}, but the call "
+                f"that would run now is {digest} (its input changed since it was shown); nothing was applied, "
+                "the thread still waits: answer the call as it is now"
+            )
+        found = self.responses[iid]
+        if response_type is None:
+            return found
+        return _typed().validate_response(response_type, found, f"the response to interrupt {name!r} (id {iid})")
 
 def _check_default(name: str, default: Any, schema: dict[str, Any]) -> None:
     """An ``on_expire`` default must be an answer the interrupt accepts, or a sweep could never apply it."""

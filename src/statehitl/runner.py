@@ -297,7 +297,7 @@ class Runner:
             try:
                 moved = await self._one_step(before, runnable, settings)
             except NodeFailed as failed:
-                if isinstance(failed.error, InvalidResponseError) and before.waiting:
+                if isinstance(failed.error, InvalidResponseError) and failed.error.refused_answer and before.waiting:
                     # An answer refused on re-run (its type, its tool call): it was never applied, so the
                     # run stops with nothing written and the thread still waits on it, answerable again.
                     raise failed.error from None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from statehitl.action_digest import tool_call_digest
+from statehitl.errors import InvalidResponseError
 from statehitl.hooks.registry import HookEvent, InterruptibleEvent
 from statehitl.types.content import ContentBlock, Message, Messages
 from statehitl.types.tools import AgentTool, ToolResult, ToolUse
@@ -165,7 +166,11 @@ class BeforeToolCallEvent(InterruptibleEvent):
         if isinstance(answer, Reject):
             self.cancel_tool = answer.message
         elif isinstance(answer, Edit):
-            check_edit(answer, spec, f"the answer to interrupt {name!r} on tool {self.tool_use['name']!r}")
+            try:
+                check_edit(answer, spec, f"the answer to interrupt {name!r} on tool {self.tool_use['name']!r}")
+            except InvalidResponseError as refused:
+                refused.refused_answer = True
+                raise
             self.tool_use = {**self.tool_use, "input": answer.input}
         return answer
 
