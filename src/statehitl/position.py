@@ -80,7 +80,8 @@ class Position:
     digests: dict[str, str] = field(default_factory=dict)
     """The tool-call digests of answered interrupts that ``waiting`` does not list (a nested run's)."""
     answered: list[AuditEntry] = field(default_factory=list)
-    """The audit entries of this resume's answers, recorded once the step that applies them is stored."""
+    """The audit entries of this resume's answers, stored with the first checkpoint written after they
+    were applied (``Runner.run``)."""
 
 
 @dataclass

@@ -475,7 +475,7 @@ class Checkpointer:
 
         Reads one small record per thread, never checkpoints: ``threads("interrupted")`` is the list of
         threads waiting on a human, with their pending interrupts. (The listing it starts from also
-        passes over the threads' audit entries, which live beside their index entries.)
+        passes over the audit entries ``prune`` kept beside the index entries.)
         """
         entries = []
         for thread_id in await indexed_threads(self.storage):

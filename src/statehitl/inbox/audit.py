@@ -4,7 +4,7 @@ The engine records every applied answer (``Checkpointer.audit``: who, what, when
 inbox adds the two states an answer passes through before that: ``pending`` (the thread waits, nobody
 answered) and ``answered, not yet applied`` (an answer stored in the inbox, waiting for the
 application's ``resume_answered`` or a sweep with ``--app``). Reads the thread's index entry, its
-audit entries and its stored answers; never its checkpoints.
+audit trail (which its checkpoints carry, one bulk read on stores that have one) and its stored answers.
 """
 
 from __future__ import annotations
