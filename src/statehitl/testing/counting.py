@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, Storage, SupportsCleanup, SupportsReadAll, SupportsVersion
+from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, Storage, SupportsCleanup, has_read_all, has_version
 
 __all__ = ["CountingStorage", "StorageCounts"]
 
@@ -37,9 +37,9 @@ class CountingStorage:
     def __init__(self, inner: Storage) -> None:
         self.inner = inner
         self.counts = StorageCounts()
-        if isinstance(inner, SupportsReadAll):
+        if has_read_all(inner):  # the engine's own test of the optional methods
             self.read_all = self._read_all
-        if isinstance(inner, SupportsVersion):
+        if has_version(inner):
             self.version = self._version
 
     def reset(self) -> StorageCounts:

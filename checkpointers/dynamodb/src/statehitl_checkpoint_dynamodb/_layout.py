@@ -57,13 +57,15 @@ CHUNK_BYTES: Final = 390_000
 
 @dataclass(frozen=True)
 class Entry:
-    """One stored record found by a listing: its key, item key, version token, and whether it expired."""
+    """One stored record found by a listing: its key, item key, version token, whether it expired, and
+    (when the listing asked for values) the value the item holds inline."""
 
     key: str
     pk: str
     sk: str
     token: str
     expired: bool = False
+    inline: bytes | None = None
 
 
 def split_key(key: str) -> tuple[str, str]:

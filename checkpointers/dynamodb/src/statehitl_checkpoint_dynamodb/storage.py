@@ -330,23 +330,25 @@ class DynamoDBStorage:
             kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
 
     def _walk(self, pk: str, begins: str, limit: int | None, found: list[Entry],
-              markers: list[tuple[str, str]] | None, now: int) -> None:
-        """Records under ``pk``/``begins`` in key order into ``found``, following markers depth first.
+              markers: list[tuple[str, str]] | None, now: int, *, values: bool = False) -> None:
+        """Records under ``pk``/``begins`` in key order into ``found``, following markers depth first;
+        with ``values``, each with the value its item holds inline.
 
         Expired records are included (flagged) only when ``markers`` is collected, i.e. for deletion.
         """
         live = False
-        for item in self._query(pk, begins, None if limit is None else max(1, limit - len(found))):
+        for item in self._query(pk, begins, None if limit is None else max(1, limit - len(found)), values=values):
             sk = item["sk"]["S"]
             if is_marker(sk):
-                self._walk(join(pk, sk[:-1]), "", limit, found, markers, now)
+                self._walk(join(pk, sk[:-1]), "", limit, found, markers, now, values=values)
                 if markers is not None:
                     markers.append((pk, sk))
             else:
                 expired = self._expired(item, now)
                 live = live or not expired
                 if markers is not None or not expired:
-                    found.append(Entry(join(pk, sk), pk, sk, item["v"]["S"], expired))
+                    inline = item.get("d", {}).get("B", b"") if values else None
+                    found.append(Entry(join(pk, sk), pk, sk, item["v"]["S"], expired, inline))
             if limit is not None and len(found) >= limit:
                 break
         if live:
@@ -359,30 +361,16 @@ class DynamoDBStorage:
         if "/" not in prefix:
             return {key: value for key in self._list(prefix, None) if (value := self._read(key)) is not None}
         pk, _, begins = prefix.rpartition("/")
-        found: dict[str, tuple[bytes, str]] = {}
-        self._gather(pk, begins, found, int(time.time()))
-        return found
-
-    def _gather(self, pk: str, begins: str, found: dict[str, tuple[bytes, str]], now: int) -> None:
-        """The live records under ``pk``/``begins`` into ``found``, following markers as ``_walk`` does."""
-        live = False
-        for item in self._query(pk, begins, None, values=True):
-            sk = item["sk"]["S"]
-            if is_marker(sk):
-                self._gather(join(pk, sk[:-1]), "", found, now)
-                continue
-            if self._expired(item, now):
-                continue
-            live = True
-            token = item["v"]["S"]
-            if token_chunks(token)[1]:
-                whole = self._read(join(pk, sk))  # the rare value over an item's size, with its chunks
-                if whole is not None:
-                    found[join(pk, sk)] = whole
+        found: list[Entry] = []
+        self._walk(pk, begins, None, found, None, int(time.time()), values=True)
+        records: dict[str, tuple[bytes, str]] = {}
+        for entry in found:
+            if token_chunks(entry.token)[1]:  # the rare value over an item's size: read with its chunks
+                if (whole := self._read(entry.key)) is not None:
+                    records[entry.key] = whole
             else:
-                found[join(pk, sk)] = item.get("d", {}).get("B", b""), token
-        if live:
-            self._observed(pk)
+                records[entry.key] = entry.inline or b"", entry.token
+        return records
 
     def _scan(self, prefix: str, *, everything: bool) -> Iterator[dict[str, Any]]:
         """Items whose key starts with ``prefix`` (no ``/`` in it) by a full table ``Scan``.

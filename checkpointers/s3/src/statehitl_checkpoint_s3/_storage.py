@@ -194,30 +194,28 @@ class S3Storage:
 
     # -- sync implementations, each run in a worker thread ----------------------------------------
 
-    def _read(self, name: str) -> tuple[bytes, str] | None:
+    def _unless_missing(self, operation: str, name: str, method: Callable[..., Any]) -> Any:
+        """``method(Key=name)``'s response, or None when the object does not exist."""
         from botocore.exceptions import ClientError
 
         try:
-            response = self._call("GetObject", name, self.client.get_object, Key=name)
+            return self._call(operation, name, method, Key=name)
         except ClientError as exc:
             if error_code(exc) in _MISSING_CODES:
                 return None
             raise
+
+    def _read(self, name: str) -> tuple[bytes, str] | None:
+        response = self._unless_missing("GetObject", name, self.client.get_object)
+        if response is None:
+            return None
         with response["Body"] as body:
             data = body.read()
         return data, response["ETag"]
 
     def _version(self, name: str) -> str | None:
-        from botocore.exceptions import ClientError
-
-        try:
-            response = self._call("HeadObject", name, self.client.head_object, Key=name)
-        except ClientError as exc:
-            if error_code(exc) in _MISSING_CODES:
-                return None
-            raise
-        etag: str = response["ETag"]
-        return etag
+        response = self._unless_missing("HeadObject", name, self.client.head_object)
+        return None if response is None else str(response["ETag"])
 
     def _write(self, key: str, name: str, data: bytes, expect: str) -> str:
         from botocore.exceptions import ClientError
