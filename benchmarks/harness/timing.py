@@ -28,17 +28,30 @@ def settle_disk() -> None:
     os.sync()
 
 
-def run_interleaved(trials: dict[str, Trial], warmup: int, reps: int, label: str) -> dict[str, list[float]]:
-    """Warm every side up, then alternate sides rep by rep; each trial gets a fresh thread id.
+BLOCK = 10
+"""Repetitions one side runs back to back before the other side's block.
 
-    Interleaving (and flipping which side goes first each rep) makes background
-    load and disk writeback hit both sides alike, so the ratio stays meaningful
-    on a shared or noisy machine. Fresh thread ids keep every rep on an empty
-    history. The collector runs as in real use: enabled, never forced between
-    reps. A forced full collection before each rep released memory that the rep
-    then faulted back in (the same calls, every one of them slower, for both
-    frameworks), a harness cost that squeezed every ratio towards 1 (see "Why
-    no forced collection" in benchmarks/README.md).
+Alternating rep by rep makes each side idle for exactly the other side's rep, and a call after a
+longer idle starts with colder CPU caches: on the 2-core VMs here statehitl's Graph round trip took
+2.1-2.4 ms back to back, 3.0 ms after 1 ms idle, 3.7 ms after 3 ms and 4.8 ms after 10 ms (Strands'
+took 9.9 ms back to back, 11.5 ms after 10 ms). So the faster side, idling through the slower side's
+longer reps, paid the most, and every ratio was pulled towards 1 by the harness. In blocks both
+sides run as in a loop, and only a block's first call starts after the other side's block; the
+median sets it aside. ``BLOCK = 1`` gives the old rep-by-rep alternation."""
+
+
+def run_interleaved(trials: dict[str, Trial], warmup: int, reps: int, label: str,
+                    block: int = BLOCK) -> dict[str, list[float]]:
+    """Warm every side up, then let the sides take turns in blocks of ``block`` reps; each trial gets a
+    fresh thread id.
+
+    Taking turns (and flipping which side goes first each block) makes background load and disk
+    writeback hit both sides alike, so the ratio stays meaningful on a shared or noisy machine; the
+    blocks keep each side's reps back to back (``BLOCK``). Fresh thread ids keep every rep on an empty
+    history. The collector runs as in real use: enabled, never forced between reps. A forced full
+    collection before each rep released memory that the rep then faulted back in (the same calls,
+    every one of them slower, for both frameworks), a harness cost that squeezed every ratio towards 1
+    (see "Why no forced collection" in benchmarks/README.md).
     """
     settle_disk()
     for side, trial in trials.items():
@@ -46,9 +59,10 @@ def run_interleaved(trials: dict[str, Trial], warmup: int, reps: int, label: str
             trial(f"{label}-{side}-warm-{i}-{uuid.uuid4().hex[:8]}")
     samples: dict[str, list[float]] = {side: [] for side in trials}
     order = list(trials)
-    for i in range(reps):
-        for side in order if i % 2 == 0 else reversed(order):
-            samples[side].append(trials[side](f"{label}-{side}-{i}-{uuid.uuid4().hex[:8]}"))
+    for number, start in enumerate(range(0, reps, block)):
+        for side in order if number % 2 == 0 else reversed(order):
+            for i in range(start, min(start + block, reps)):
+                samples[side].append(trials[side](f"{label}-{side}-{i}-{uuid.uuid4().hex[:8]}"))
     return samples
 
 

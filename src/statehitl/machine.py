@@ -2,13 +2,15 @@
 
 StateGraph, Agent, Graph and Swarm all compile to a ``Machine``. Building one validates its shape
 (unknown targets, unreachable nodes, dead ends, reserved names) so mistakes surface at ``compile()``
-rather than halfway through a run that a human is waiting on. The graph is kept for validation,
-drawing and inspection; the runner uses the precomputed per-node transition lists, which are cheaper
-than asking networkx on every step.
+rather than halfway through a run that a human is waiting on. The graph serves validation, drawing
+and inspection; the runner uses the precomputed per-node transition lists, which are cheaper than
+asking networkx on every step. A machine whose structure was validated before in this process (an
+app built per request) builds its graph only when something asks for it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -126,7 +128,7 @@ class Machine:
         self.routers: tuple[Router, ...] = tuple(routers)
         self._schema = schema
         self._check_references()
-        self.graph = self._build_graph()
+        self._edge_kinds = self._kinds()
         self.transitions: dict[str, tuple[tuple[Edge, ...], tuple[Router, ...]]] = {
             n: (
                 tuple(e for e in self.edges if e.source == n),
@@ -134,7 +136,11 @@ class Machine:
             )
             for n in (START, *self.nodes)
         }
-        shape = self.shape()
+        self._shape = shape = {
+            "nodes": sorted(self.nodes),
+            "edges": sorted(f"{u} -> {v} ({kind})" for (u, v), kind in self._edge_kinds.items()),
+            "schema": self._schema,
+        }
         structure = (tuple(shape["nodes"]), tuple(shape["edges"]), require_exit)
         blockers = _KNOWN_STRUCTURES.get(structure)
         if blockers is None:
@@ -173,7 +179,25 @@ class Machine:
                         f"(known nodes: {sorted(self.nodes)})"
                     )
 
-    def _build_graph(self) -> nx.DiGraph[str]:
+    def _kinds(self) -> dict[tuple[str, str], str]:
+        """Each transition ``(source, target)`` and its kind: ``edge``, ``conditional`` or ``route``.
+
+        A later edge between the same nodes decides the kind; a router adds only transitions that no
+        edge makes (what a ``networkx.DiGraph`` built from them in this order holds).
+        """
+        kinds: dict[tuple[str, str], str] = {}
+        for edge in self.edges:
+            kinds[edge.source, edge.target] = "conditional" if edge.condition else "edge"
+        for router in self.routers:
+            targets = router.targets if router.targets is not None else (*self.nodes, END)
+            for target in targets:
+                kinds.setdefault((router.source, target), "route")
+        return kinds
+
+    @functools.cached_property
+    def graph(self) -> nx.DiGraph[str]:
+        """The machine as a ``networkx.DiGraph``: START, END and the nodes (each with its ``spec``),
+        every transition an edge with its ``kind``."""
         import networkx as nx
 
         graph: nx.DiGraph[str] = nx.DiGraph(name=self.name)
@@ -181,13 +205,8 @@ class Machine:
         graph.add_node(END)
         for spec in self.nodes.values():
             graph.add_node(spec.name, spec=spec)
-        for edge in self.edges:
-            graph.add_edge(edge.source, edge.target, kind="conditional" if edge.condition else "edge")
-        for router in self.routers:
-            targets = router.targets if router.targets is not None else (*self.nodes, END)
-            for target in targets:
-                if not graph.has_edge(router.source, target):
-                    graph.add_edge(router.source, target, kind="route")
+        for (source, target), kind in self._edge_kinds.items():
+            graph.add_edge(source, target, kind=kind)
         return graph
 
     def _check_shape(self) -> None:
@@ -244,11 +263,7 @@ class Machine:
 
     def shape(self) -> dict[str, Any]:
         """What the fingerprint covers, as data: stored so a changed machine can be described later."""
-        return {
-            "nodes": sorted(self.nodes),
-            "edges": sorted(f"{u} -> {v} ({d['kind']})" for u, v, d in self.graph.edges(data=True)),
-            "schema": self._schema,
-        }
+        return {"nodes": list(self._shape["nodes"]), "edges": list(self._shape["edges"]), "schema": self._schema}
 
     # -- running ----------------------------------------------------------------------------------
 

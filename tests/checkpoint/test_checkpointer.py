@@ -395,15 +395,16 @@ def test_committing_an_existing_checkpoint_again_is_a_conflict(checkpointer: Che
 
 
 class GatedStorage(FileStorage):
-    """A file store whose first head read (``list(limit=1)``) once ``gate["barrier"]`` is set waits there."""
+    """A file store whose first head read (the newest key and its version) once ``gate["barrier"]`` is set
+    waits there."""
 
     def __init__(self, root: Path, gate: dict[str, asyncio.Barrier]) -> None:
         super().__init__(root)
         self.gate = gate
         self.waited = False
 
-    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
-        keys = await super().list(prefix, limit=limit)
+    async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
+        keys = await super().list_versions(prefix, limit=limit)
         if limit == 1 and "barrier" in self.gate and not self.waited:
             self.waited = True
             await asyncio.wait_for(self.gate["barrier"].wait(), 5)

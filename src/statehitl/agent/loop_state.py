@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.state import AgentState
@@ -24,8 +24,10 @@ class AgentLoopState(BaseModel):
 
     model_config = ConfigDict(defer_build=True)  # built on the first call, not at import
 
-    messages: Annotated[list[dict[str, Any]], append] = []
-    agent_state: dict[str, Any] = {}
+    # Factories, not ``[]``/``{}``: pydantic deep-copies a mutable default for every instance, and each
+    # agent (each one a Graph or Swarm built per request holds) starts from one.
+    messages: Annotated[list[dict[str, Any]], append] = Field(default_factory=list)
+    agent_state: dict[str, Any] = Field(default_factory=dict)
     turn: dict[str, Any] | None = None
     stop_reason: str = "end_turn"
 

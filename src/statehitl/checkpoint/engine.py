@@ -61,6 +61,7 @@ from statehitl.checkpoint.storage import (
     ABSENT,
     Storage,
     SupportsCleanup,
+    has_list_versions,
     has_read_all,
     has_version,
     read_prefix,
@@ -111,6 +112,7 @@ class Checkpointer:
         self._bulk = has_read_all(storage)
         """Whether records are written as deltas from their parent and chains read in one bulk read."""
         self._versioned = has_version(storage)
+        self._listed = has_list_versions(storage)
         """Whether a known head is checked by its version token alone, without reading its value."""
         scope = getattr(storage, "cache_scope", None)
         self._warm = shared_heads(scope, signing_key) if isinstance(scope, str) else WarmHeads()
@@ -244,8 +246,14 @@ class Checkpointer:
         if checkpoint_id is None and self._bulk and not known:
             with contextlib.suppress(CheckpointCorruptError):
                 return await self._cold_head(thread_id)
-        keys = await self.storage.list(self._prefix(thread_id), limit=1)
-        if known and keys and self._versioned:
+        if known and self._listed:  # the newest key and its version in one listing
+            newest = await self.storage.list_versions(self._prefix(thread_id), limit=1)  # type: ignore[attr-defined]
+            if newest and (warm := self._warm.lookup(thread_id, self._seq(newest[0][0]), token=newest[0][1])):
+                return self._warm_head(thread_id, *warm)
+            keys = [key for key, _ in newest]
+        else:
+            keys = await self.storage.list(self._prefix(thread_id), limit=1)
+        if known and keys and self._versioned and not self._listed:
             token = await self.storage.version(keys[0])  # type: ignore[attr-defined]
             if token is not None and (warm := self._warm.lookup(thread_id, self._seq(keys[0]), token=token)):
                 return self._warm_head(thread_id, *warm)

@@ -326,22 +326,24 @@ class FileStorage:
                 if seg != filename and seg and (not top or seg.startswith(rest)):
                     yield (seg if rel == "." else f"{rel}/{seg}"), os.path.join(dirpath, filename)
 
-    def _names(self, path: str, starting: str, limit: int | None) -> list[str]:
+    def _names(self, path: str, starting: str, limit: int | None) -> list[tuple[str, str]]:
+        """The log's names starting with ``starting``, in order, each with its version (its frame's digest)."""
         with self._reading(path) as opened:
             if opened is None:
                 return []
+            view = opened[1]
             with PARSED_LOGS.lock:  # another thread may be taking in new frames
-                return opened[1].names(starting, limit)
+                return [(name, view.members[name].version) for name in view.names(starting, limit)]
 
-    def _list(self, prefix: str, limit: int | None) -> list[str]:
-        """Each log keeps its names sorted: one log (a thread's records) needs no sort, and with a
-        ``limit`` (a thread's head) no more keys are made than asked for."""
+    def _list(self, prefix: str, limit: int | None) -> list[tuple[str, str]]:
+        """Keys with their versions. Each log keeps its names sorted: one log (a thread's records) needs
+        no sort, and with a ``limit`` (a thread's head) no more keys are made than asked for."""
         groups = []
         for directory, path in self._logs(prefix):
             lead, starting = _within(prefix, directory)
             names = self._names(path, starting, limit)
             if names:
-                groups.append([lead + name for name in names])
+                groups.append([(lead + name, version) for name, version in names])
         if len(groups) == 1:
             return groups[0]
         return sorted(itertools.chain.from_iterable(groups))[:limit]
@@ -413,8 +415,12 @@ class FileStorage:
             return await _in_thread(self._write, key, data, expect, durable)
         return self._write(key, data, expect, durable)
 
-    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+    async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
+        """The listed keys with their version tokens, from the logs' frame lines (``SupportsListVersions``)."""
         return self._list(prefix, limit)
+
+    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        return [key for key, _ in self._list(prefix, limit)]
 
     async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
         """Every key under ``prefix`` with its value (``SupportsReadAll``)."""

@@ -77,6 +77,12 @@ class MemoryStorage:
             self._data[key] = (bytes(data), token)
             return token
 
+    async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
+        """The listed keys with their version tokens (``SupportsListVersions``)."""
+        validate_prefix(prefix)
+        with self._lock:
+            return [(key, self._data[key][1]) for key in _matching(self._keys, prefix, limit)]
+
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
         validate_prefix(prefix)
         with self._lock:

@@ -44,8 +44,10 @@ __all__ = [
     "Storage",
     "StorageFactory",
     "SupportsCleanup",
+    "SupportsListVersions",
     "SupportsReadAll",
     "SupportsVersion",
+    "has_list_versions",
     "has_read_all",
     "has_version",
     "read_prefix",
@@ -115,6 +117,21 @@ class SupportsVersion(Protocol):
 
 
 @runtime_checkable
+class SupportsListVersions(Protocol):
+    """The optional listing of a backend whose listing already knows each key's version token.
+
+    Whether the thread a process last wrote is still as it left it is one question: what is the
+    newest key, and its token. A backend that answers both in one request (a DynamoDB ``Query``, an
+    S3 listing with its ETags, a log's index) saves the ``version`` request after the ``list`` on
+    every warm resume.
+    """
+
+    async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
+        """What ``list`` gives, each key with the token ``version`` would give for it."""
+        ...
+
+
+@runtime_checkable
 class SupportsCleanup(Protocol):
     """The optional cleanup step of a backend whose interrupted writes can leave debris behind.
 
@@ -156,6 +173,11 @@ def has_read_all(storage: object) -> TypeGuard[SupportsReadAll]:
 def has_version(storage: object) -> TypeGuard[SupportsVersion]:
     """``isinstance(storage, SupportsVersion)``, for one attribute lookup (see ``has_read_all``)."""
     return callable(getattr(storage, "version", None))
+
+
+def has_list_versions(storage: object) -> TypeGuard[SupportsListVersions]:
+    """``isinstance(storage, SupportsListVersions)``, for one attribute lookup (see ``has_read_all``)."""
+    return callable(getattr(storage, "list_versions", None))
 
 
 async def read_prefix(storage: Storage, prefix: str) -> dict[str, tuple[bytes, str]]:

@@ -62,7 +62,7 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 
-from statehitl.checkpoint.storage import ABSENT, Storage, SupportsReadAll, SupportsVersion
+from statehitl.checkpoint.storage import ABSENT, Storage, SupportsListVersions, SupportsReadAll, SupportsVersion
 from statehitl.errors import CheckpointConflict, InvalidThreadIdError
 from statehitl.testing._storage_support import cas_increment, gather_bounded, in_threads, race_tasks
 
@@ -350,6 +350,33 @@ class StorageConformance:
             assert await storage.version(key) == second != first
             await storage.delete(key)
             assert await storage.version(key) is None
+
+        self.run(scenario())
+
+    def test_list_versions_pairs_each_listed_key_with_its_version(self, storage: Storage, prefix: str) -> None:
+        """``SupportsListVersions`` (optional): ``list``'s keys, in its order and with its ``limit``, each with
+        the token ``read`` gives (and ``write`` gave), a replaced key with its new one."""
+        if not isinstance(storage, SupportsListVersions):
+            pytest.skip(f"{type(storage).__name__} has no list_versions (optional)")
+
+        async def scenario() -> None:
+            tokens = {}
+            for name in ("lv/t/2", "lv/t/0", "lv/t/1", "lv/u/0", "lv/t/9/x"):
+                key = prefix + name
+                tokens[key] = await storage.write(key, key.encode(), expect=ABSENT)
+            replaced = f"{prefix}lv/t/1"
+            tokens[replaced] = await storage.write(replaced, b"again", expect=tokens[replaced])
+            for p, limit in (("lv/t/", None), ("lv/t/", 1), ("lv/t/", 2), ("lv/", None), ("lv/t/0", None),
+                             ("nothing/", None)):
+                listed = await storage.list(prefix + p, limit=limit)
+                paired = await storage.list_versions(prefix + p, limit=limit)
+                assert [key for key, _ in paired] == listed, f"list_versions({p!r}, limit={limit}) gave {paired}"
+                for key, token in paired:
+                    found = await storage.read(key)
+                    assert found is not None, key
+                    assert token == found[1] == tokens[key], f"{key!r}: {token!r} is not its version"
+            await storage.delete(f"{prefix}lv/")
+            assert await storage.list_versions(f"{prefix}lv/") == []
 
         self.run(scenario())
 

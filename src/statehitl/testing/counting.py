@@ -2,7 +2,8 @@
 
 Wrap any backend (``CountingStorage(FileStorage(dir))``) to assert bounds such as "a warm resume reads
 only the head" or to measure bytes written per step, without touching the backend. The wrapper keeps
-the whole contract of what it wraps, the optional ``read_all``, ``version`` and ``cleanup`` included, so a
+the whole contract of what it wraps, the optional ``read_all``, ``version``, ``list_versions`` and
+``cleanup`` included, so a
 checkpointer on a counted store writes, prunes and sweeps exactly as it would on the bare one.
 """
 
@@ -11,7 +12,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, Storage, SupportsCleanup, has_read_all, has_version
+from statehitl.checkpoint.storage import (
+    CLEANUP_MAX_AGE,
+    Storage,
+    SupportsCleanup,
+    has_list_versions,
+    has_read_all,
+    has_version,
+)
 
 __all__ = ["CountingStorage", "StorageCounts"]
 
@@ -29,8 +37,8 @@ class StorageCounts:
 class CountingStorage:
     """Delegates to ``inner`` and counts every call.
 
-    The optional methods of a store (``read_all``, ``version``) are there exactly when ``inner`` has
-    them: whether a store has them decides how the engine writes and reads checkpoints, so a counted
+    The optional methods of a store (``read_all``, ``version``, ``list_versions``) are there exactly
+    when ``inner`` has them: whether a store has them decides how the engine writes and reads checkpoints, so a counted
     store must be used exactly as the bare one would be.
     """
 
@@ -41,6 +49,8 @@ class CountingStorage:
             self.read_all = self._read_all
         if has_version(inner):
             self.version = self._version
+        if has_list_versions(inner):
+            self.list_versions = self._list_versions
 
     def reset(self) -> StorageCounts:
         """Start counting afresh; returns what was counted so far."""
@@ -59,6 +69,12 @@ class CountingStorage:
         self.counts.calls["write"] += 1
         self.counts.bytes_written += len(data)
         return await self.inner.write(key, data, expect=expect, durable=durable)
+
+    async def _list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
+        """The inner store's ``list_versions``, counted as the ``list`` it is (one listing request)."""
+        self.counts.calls["list"] += 1
+        found: list[tuple[str, str]] = await self.inner.list_versions(prefix, limit=limit)  # type: ignore[attr-defined]
+        return found
 
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
         self.counts.calls["list"] += 1

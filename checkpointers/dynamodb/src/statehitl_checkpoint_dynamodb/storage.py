@@ -359,7 +359,7 @@ class DynamoDBStorage:
         split into chunks is read with them. A prefix without ``/`` is listed and read key by key."""
         validate_prefix(prefix)
         if "/" not in prefix:
-            return {key: value for key in self._list(prefix, None) if (value := self._read(key)) is not None}
+            return {key: value for key, _ in self._list(prefix, None) if (value := self._read(key)) is not None}
         pk, _, begins = prefix.rpartition("/")
         found: list[Entry] = []
         self._walk(pk, begins, None, found, None, int(time.time()), values=True)
@@ -407,14 +407,15 @@ class DynamoDBStorage:
                 return
             kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
 
-    def _list(self, prefix: str, limit: int | None) -> list[str]:
+    def _list(self, prefix: str, limit: int | None) -> list[tuple[str, str]]:
+        """Keys with their version tokens: a ``Query`` (a ``Scan`` for a prefix without ``/``) projects both."""
         validate_prefix(prefix)
         if limit is not None and limit <= 0:
             return []
         now = int(time.time())
         if "/" not in prefix:
             keys = sorted(
-                join(item["pk"]["S"], item["sk"]["S"])
+                (join(item["pk"]["S"], item["sk"]["S"]), item["v"]["S"])
                 for item in self._scan(prefix, everything=False)
                 if not self._expired(item, now)
             )
@@ -422,7 +423,7 @@ class DynamoDBStorage:
         pk, _, begins = prefix.rpartition("/")
         found: list[Entry] = []
         self._walk(pk, begins, limit, found, None, now)
-        return [entry.key for entry in found[:limit]]
+        return [(entry.key, entry.token) for entry in found[:limit]]
 
     def _delete(self, prefix: str) -> int:
         validate_prefix(prefix)
@@ -518,9 +519,14 @@ class DynamoDBStorage:
         split_key(key)
         return await asyncio.to_thread(self._write, key, data, expect)
 
-    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+    async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
+        """The listed keys with their version tokens, from the same ``Query`` (``SupportsListVersions``):
+        a warm resume needs no ``GetItem`` after its listing."""
         validate_prefix(prefix)
         return await asyncio.to_thread(self._list, prefix, limit)
+
+    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        return [key for key, _ in await self.list_versions(prefix, limit=limit)]
 
     async def version(self, key: str) -> str | None:
         """The record's version token, projected from a ``GetItem`` (``SupportsVersion``): the same read

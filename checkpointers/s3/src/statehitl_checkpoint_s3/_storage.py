@@ -6,7 +6,8 @@ S3 has had conditional writes since 2024, which is all the checkpoint engine nee
 - ``write``  = PutObject with ``If-None-Match: *`` (create once) or ``If-Match: <etag>`` (replace the
   value that was read). S3 evaluates the condition atomically, so of two writers exactly one wins and
   the other gets 412 (or 409 when they race), which becomes ``CheckpointConflict``.
-- ``list``   = ListObjectsV2, page by page (S3 returns keys in byte order, which is the contract's).
+- ``list``   = ListObjectsV2, page by page (S3 returns keys in byte order, which is the contract's);
+  ``list_versions`` is the same listing with each object's ETag.
 - ``delete`` = that listing, then DeleteObjects in batches of 1000 (S3's maximum per request).
 
 boto3 is synchronous, so each primitive runs in a worker thread (``asyncio.to_thread``): the event
@@ -255,14 +256,14 @@ class S3Storage:
             return CheckpointConflict(f"key {key!r} already exists")
         return CheckpointConflict(f"key {key!r} changed since version {expect!r} was read (or no longer exists)")
 
-    def _list(self, prefix: str, limit: int | None) -> list[str]:
-        """Keys under ``prefix`` in byte order, paging until done or ``limit`` keys are found.
+    def _list(self, prefix: str, limit: int | None) -> list[tuple[str, str]]:
+        """Keys under ``prefix`` in byte order with their ETags, paging until done or ``limit`` keys are found.
 
         Objects under the store's prefix that are not valid keys (a console "folder" marker ending in
         ``/``, a file someone uploaded by hand) are skipped, so the engine only ever sees its own records.
         """
         full = self._base + prefix
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
         params: dict[str, Any] = {"Prefix": full}
         while limit is None or len(found) < limit:
             wanted = PAGE_SIZE if limit is None else min(PAGE_SIZE, limit - len(found))
@@ -273,14 +274,14 @@ class S3Storage:
                     validate_key(key)
                 except InvalidThreadIdError:
                     continue
-                found.append(key)
+                found.append((key, str(item["ETag"])))
             if not page.get("IsTruncated"):
                 break
             params["ContinuationToken"] = page["NextContinuationToken"]
         return found[:limit]
 
     def _delete(self, prefix: str) -> int:
-        keys = self._list(prefix, None)
+        keys = [key for key, _ in self._list(prefix, None)]
         for start in range(0, len(keys), DELETE_BATCH):
             batch = keys[start : start + DELETE_BATCH]
             response = self._call(
@@ -321,11 +322,16 @@ class S3Storage:
             raise self._conflict(key, expect)
         return await asyncio.to_thread(self._write, key, name, bytes(data), expect)
 
-    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+    async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
+        """The listed keys with their ETags, which ``ListObjectsV2`` returns anyway (``SupportsListVersions``):
+        a warm resume needs no ``HeadObject`` after its listing."""
         validate_prefix(prefix)
         if limit is not None and limit <= 0:
             return []
         return await asyncio.to_thread(self._list, prefix, limit)
+
+    async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        return [key for key, _ in await self.list_versions(prefix, limit=limit)]
 
     async def delete(self, prefix: str) -> int:
         return await asyncio.to_thread(self._delete, validate_prefix(prefix))
