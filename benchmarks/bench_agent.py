@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import statistics
 import sys
 import time
@@ -57,7 +56,7 @@ from harness.environment import base_environment, filesystem, scratch_dir, versi
 from harness.fsync_floor import fsync_floor_in_place_trial, fsync_floor_trial
 from harness.peers import Check, Peer, Row, at_least, at_most, targets_markdown
 from harness.timing import Trial, median_or_none, run_interleaved, settle_disk, to_ms
-from harness.workers import Worker, workers
+from harness.workers import Worker, WorkerTrial, workers
 
 PEER = Peer("strands", has_ratio_field=True)
 """The growth rows compare each side with itself, so the rows say whether they have a ratio."""
@@ -178,8 +177,7 @@ def conversation_rows(times: dict[str, dict[str, list[list[float]]]]) -> tuple[l
 
 def bench_roundtrip(cfg: Config, pool: dict[str, Worker], where: str, name: str) -> Row:
     """The round trip with both sides' sessions on the tmpfs (`where="tmpfs"`) or on the disk."""
-    trials: dict[str, Trial] = {side: functools.partial(worker.call, "roundtrip", where)
-                                for side, worker in pool.items()}
+    trials: dict[str, Trial] = {side: WorkerTrial(worker, "roundtrip", (where,)) for side, worker in pool.items()}
     raw = run_interleaved(trials, cfg.roundtrip_warmup, cfg.roundtrip_reps, f"rt-{where}")
     row = PEER.row(name, "ms", {side: to_ms(times) for side, times in raw.items()})
     PEER.progress(row)
@@ -224,9 +222,8 @@ def bench_floors(cfg: Config, statehitl: Worker, disk: Path, fs: str) -> tuple[l
 def bench_long_roundtrip(cfg: Config, pool: dict[str, Worker]) -> Row:
     for worker in pool.values():  # before run_interleaved, whose settle_disk then flushes what it wrote
         worker.call("long-session", cfg.long_history)
-    trials: dict[str, Trial] = {
-        side: lambda _label, worker=worker: worker.call("long-roundtrip") for side, worker in pool.items()
-    }
+    trials: dict[str, Trial] = {side: WorkerTrial(worker, "long-roundtrip", labelled=False)
+                                for side, worker in pool.items()}
     raw = run_interleaved(trials, 1, cfg.long_reps, "long-rt")
     row = PEER.row(f"interrupt round trip on the tmpfs, on a session with {cfg.long_history}+ earlier round trips",
                    "ms",

@@ -36,7 +36,7 @@ from harness.environment import base_environment, filesystem, scratch_dir, versi
 from harness.fsync_floor import fsync_floor_trial
 from harness.peers import Check, Peer, Row, at_least, at_most, targets_markdown
 from harness.timing import Trial, median_or_none, run_interleaved, to_ms
-from harness.workers import Worker, freeze_imports, workers
+from harness.workers import Worker, WorkerTrial, freeze_imports, workers
 from multiagent_workload import (
     NODES,
     TASK,
@@ -84,7 +84,7 @@ NODE_WORKLOADS = {
 
 def worker_trials(pool: dict[str, Worker], name: str) -> dict[str, Trial]:
     """Each side's trial `name`, run in its worker (multiagent_workload.worker_main), which times it."""
-    return {side: functools.partial(worker.call, "trial", name) for side, worker in pool.items()}
+    return {side: WorkerTrial(worker, "trial", (name,)) for side, worker in pool.items()}
 
 
 def bench_nodes(cfg: Config, pool: dict[str, Worker]) -> list[Row]:

@@ -4,7 +4,9 @@ Each side runs in a separate interpreter so neither pays for the other's heap, g
 one shared process statehitl got slower beside Strands (bench_agent.py's conversations, and
 bench_multiagent.py's round trip; see benchmarks/README.md). A script's worker function (the `target`)
 sets up its side and hands its commands to `serve`; the script drives the workers with `Worker.call`.
-Times are taken inside the worker, so the pipe round trip stays outside the clock.
+Times are taken inside the worker, so the pipe round trip stays outside the clock; a block of
+repetitions (`WorkerTrial.many`) is one command, so the worker runs them back to back, as in a loop,
+instead of idling on the pipe between them (see `harness.timing.BLOCK`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import multiprocessing
 import sys
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -49,6 +52,28 @@ class Worker:
             self.process.kill()
 
 
+@dataclass(frozen=True)
+class WorkerTrial:
+    """A timed trial run by a worker: its `command` with `args`, then the repetition's label (unless not
+    `labelled`); the worker's answer is the timed seconds. `many` runs a block of labels as one command."""
+
+    worker: Worker
+    command: str
+    args: tuple[Any, ...] = ()
+    labelled: bool = True
+
+    def _args(self, label: str) -> list[Any]:
+        return [*self.args, label] if self.labelled else list(self.args)
+
+    def __call__(self, label: str) -> float:
+        seconds: float = self.worker.call(self.command, *self._args(label))
+        return seconds
+
+    def many(self, labels: list[str]) -> list[float]:
+        seconds: list[float] = self.worker.call("repeat", self.command, [self._args(label) for label in labels])
+        return seconds
+
+
 def call_all(pool: list[Worker], command: str, *args: Any) -> list[Any]:
     """`command` on every worker of `pool` at once: sent to all before any answer is awaited, so they run together.
 
@@ -66,7 +91,9 @@ def call_all(pool: list[Worker], command: str, *args: Any) -> list[Any]:
 def serve(conn: Connection, handle: Callable[..., Any]) -> None:
     """The worker loop: `handle(command, *args)` one command at a time, answer (True, value) or (False, traceback).
 
-    `exit` ends the loop; `freeze` runs `freeze_imports`; `info` says what the worker runs with.
+    `exit` ends the loop; `freeze` runs `freeze_imports`; `info` says what the worker runs with;
+    `repeat COMMAND ARG_LISTS` runs `handle(COMMAND, *args)` for each list of args, back to back, and
+    answers the list of their answers.
     """
     while True:
         command, *args = conn.recv()
@@ -77,6 +104,9 @@ def serve(conn: Connection, handle: Callable[..., Any]) -> None:
                 value: Any = freeze_imports()
             elif command == "info":
                 value = {"tracer_provider": tracer_provider(), "pid": multiprocessing.current_process().pid}
+            elif command == "repeat":
+                repeated, arg_lists = args
+                value = [handle(repeated, *each) for each in arg_lists]
             else:
                 value = handle(command, *args)
             conn.send((True, value))
