@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 import stored_records
+from statehitl._sync import run_sync
 from statehitl.checkpoint import (
     Checkpointer,
     CheckpointRecord,
@@ -32,6 +33,7 @@ from statehitl.checkpoint.records import (
     StoredCheckpoint,
     ThreadIndex,
 )
+from statehitl.checkpoint.storage import writes_inline
 from statehitl.errors import (
     CheckpointConflict,
     CheckpointCorruptError,
@@ -544,3 +546,43 @@ def test_the_index_entry_is_rewritten_only_when_what_it_says_changes() -> None:
     entry = asyncio.run(app.checkpointer.thread_info("t"))
     assert entry is not None
     assert (entry.status, [i.name for i in entry.interrupts]) == ("interrupted", ["big"])
+
+
+def test_a_stopping_commit_overlaps_its_two_writes_only_where_a_write_gives_up_the_loop(tmp_path: Path) -> None:
+    """The checkpoint and the index entry a run stops on are written one after the other where writes run
+    inline (a sync call on the file store, the memory store), concurrently where they do not; both land
+    either way, the same as a CountingStorage sees it."""
+    file = FileStorage(tmp_path)
+    assert not writes_inline(file)  # not under a sync call: a durable write goes to a worker thread
+    assert run_sync(_inline(file))  # statehitl's own loop: every write runs inline
+    assert writes_inline(MemoryStorage())
+    assert writes_inline(CountingStorage(MemoryStorage()))
+    assert not writes_inline(object())  # a store that says nothing may overlap
+
+    class S(BaseModel):
+        n: int = 0
+
+    def ask(state: S, ctx: Any) -> dict[str, int]:
+        ctx.interrupt("ok?")
+        return {"n": state.n + 1}
+
+    g = StateGraph(S)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    for storage in (FileStorage(tmp_path / "sync"), MemoryStorage()):
+        app = g.compile(checkpointer=Checkpointer(storage))
+        paused = app.invoke({}, thread_id="t")  # sync: the inline path
+        assert paused.stop_reason == "interrupt"
+        entry = asyncio.run(app.checkpointer.thread_info("t"))
+        assert entry is not None
+        assert (entry.status, entry.seq) == ("interrupted", int(paused.checkpoint_id))
+    overlapped = g.compile(checkpointer=Checkpointer(FileStorage(tmp_path / "async")))
+    paused = asyncio.run(overlapped.ainvoke({}, thread_id="t"))  # another loop: the writes overlap
+    entry = asyncio.run(overlapped.checkpointer.thread_info("t"))
+    assert entry is not None
+    assert (entry.status, entry.seq) == ("interrupted", int(paused.checkpoint_id))
+
+
+async def _inline(storage: FileStorage) -> bool:
+    return writes_inline(storage)

@@ -37,8 +37,9 @@ import functools
 import os
 import socket
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -66,12 +67,15 @@ from statehitl.checkpoint.storage import (
     has_version,
     read_prefix,
     validate_thread_id,
+    writes_inline,
 )
 from statehitl.checkpoint.url import storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, CheckpointNotFoundError
 
 __all__ = ["Checkpointer", "Head", "owner_id"]
+
+T = TypeVar("T")
 
 _SLOTS = 10**12
 
@@ -440,7 +444,12 @@ class Checkpointer:
         index = index and (self.ttl is not None or material != cursor.indexed)
         try:
             if index:
-                written, indexed = await asyncio.gather(put, self.write_index(record), return_exceptions=True)
+                outcomes: list[object]
+                if writes_inline(self.storage):  # nothing to overlap: spare the tasks
+                    outcomes = [await _outcome(put), await _outcome(self.write_index(record))]
+                else:
+                    outcomes = list(await asyncio.gather(put, self.write_index(record), return_exceptions=True))
+                written, indexed = outcomes
                 if isinstance(written, CheckpointConflict):
                     # The index may now describe a checkpoint that lost the race: describe the winner's.
                     winner = await self.head(cursor.thread_id)
@@ -643,3 +652,12 @@ def _checkpoints(records: dict[int, _Stored]) -> dict[int, StoredCheckpoint]:
 async def _cleanup(storage: Storage) -> None:
     if isinstance(storage, SupportsCleanup):
         await storage.cleanup()
+
+
+async def _outcome(pending: Awaitable[T]) -> T | Exception:
+    """What ``pending`` gives, or the exception it raised: ``asyncio.gather(..., return_exceptions=True)``
+    for one awaitable, without a task."""
+    try:
+        return await pending
+    except Exception as exc:
+        return exc

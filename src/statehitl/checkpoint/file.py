@@ -410,6 +410,11 @@ class FileStorage:
     async def read(self, key: str) -> tuple[bytes, str] | None:
         return self._read(key)
 
+    def writes_inline(self) -> bool:
+        """Under a sync call (statehitl's own loop, where nothing else runs) every write, its fsync too, runs
+        inline; on any other loop a durable one goes to a worker thread (``writes_inline`` in storage.py)."""
+        return on_private_loop()
+
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
         if durable and not on_private_loop():
             return await _in_thread(self._write, key, data, expect, durable)

@@ -77,6 +77,11 @@ class MemoryStorage:
             self._data[key] = (bytes(data), token)
             return token
 
+    @staticmethod
+    def writes_inline() -> bool:
+        """A write is a dict update: nothing to overlap it with (``writes_inline`` in storage.py)."""
+        return True
+
     async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
         """The listed keys with their version tokens (``SupportsListVersions``)."""
         validate_prefix(prefix)

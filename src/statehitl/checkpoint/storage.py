@@ -54,6 +54,7 @@ __all__ = [
     "validate_key",
     "validate_prefix",
     "validate_thread_id",
+    "writes_inline",
 ]
 
 ABSENT: Final = "absent"
@@ -178,6 +179,14 @@ def has_version(storage: object) -> TypeGuard[SupportsVersion]:
 def has_list_versions(storage: object) -> TypeGuard[SupportsListVersions]:
     """``isinstance(storage, SupportsListVersions)``, for one attribute lookup (see ``has_read_all``)."""
     return callable(getattr(storage, "list_versions", None))
+
+
+def writes_inline(storage: object) -> bool:
+    """Whether the store's writes, here and now, run to the end without giving up the event loop (its
+    optional ``writes_inline()``): two of them then gain nothing from being overlapped, and the tasks to
+    overlap them cost more than an index entry's write (a store without the method: False)."""
+    inline = getattr(storage, "writes_inline", None)
+    return callable(inline) and bool(inline())
 
 
 async def read_prefix(storage: Storage, prefix: str) -> dict[str, tuple[bytes, str]]:

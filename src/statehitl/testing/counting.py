@@ -51,6 +51,8 @@ class CountingStorage:
             self.version = self._version
         if has_list_versions(inner):
             self.list_versions = self._list_versions
+        if callable(getattr(inner, "writes_inline", None)):
+            self.writes_inline = inner.writes_inline  # type: ignore[attr-defined]
 
     def reset(self) -> StorageCounts:
         """Start counting afresh; returns what was counted so far."""
