@@ -152,6 +152,11 @@ class AgentNode:
 
 
 def at_start(sub_state: dict[str, Any]) -> AgentLoopState:
-    """The loop state a node call starts from: its stored conversation and agent state."""
-    return agent_schema().load({"messages": sub_state.get("messages", []),
-                                "agent_state": sub_state.get("agent_state", {})})
+    """The loop state a node call starts from: its stored conversation and agent state.
+
+    A node that has not run yet in its thread (every node of a new graph, the common case) starts from
+    nothing: the defaults need no reading, which would cost about as much as the rest of its set-up."""
+    messages, agent_state = sub_state.get("messages", []), sub_state.get("agent_state", {})
+    if not messages and not agent_state:
+        return AgentLoopState()
+    return agent_schema().load({"messages": messages, "agent_state": agent_state})
