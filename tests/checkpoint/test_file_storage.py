@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import statehitl.checkpoint.file as file_module
 from statehitl.checkpoint import ABSENT, FileStorage, Storage
 from statehitl.checkpoint.file_log import frame, slack
 from statehitl.checkpoint.file_views import PARSED_LOGS
@@ -37,8 +38,10 @@ def storage(root: Path) -> FileStorage:
 
 
 def other_process(root: Path) -> FileStorage:
-    """The store as another process sees it: nothing this process parsed is cached (see file_views)."""
+    """The store as another process sees it: nothing this process parsed is cached (see file_views),
+    no log is open for writing (see file_handles)."""
     PARSED_LOGS.clear()
+    file_module._WRITERS.clear()
     return FileStorage(root)
 
 
@@ -441,16 +444,37 @@ def test_a_child_forked_while_a_thread_holds_the_parsed_logs_lock_can_read(stora
     assert child.exitcode == 0
 
 
-def test_kept_descriptors_are_bounded_and_closed_with_the_storage(root: Path) -> None:
-    gc.collect()  # storages of earlier tests close theirs
+def test_kept_descriptors_are_bounded_and_shared_by_every_store_of_the_process(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server builds a store per request: the next request's store writes on the descriptor the last
+    one kept, and however many logs are written, at most the capacity stay open."""
+    gc.collect()
+    file_module._WRITERS.clear()
     before = _open_fds()
     storage = FileStorage(root)
-    for i in range(3 * 32):
+    for i in range(3 * 64):
         run(storage.write(f"t{i}/k", b"v", expect=ABSENT, durable=False))
-    assert _open_fds() - before <= 32
-    assert [run(storage.read(f"t{i}/k"))[0] for i in range(3 * 32)] == [b"v"] * (3 * 32)
+    assert _open_fds() - before == 64
+    assert [run(storage.read(f"t{i}/k"))[0] for i in range(3 * 64)] == [b"v"] * (3 * 64)
     del storage
     gc.collect()
+    assert _open_fds() - before == 64  # kept past the store, for the next one
+    opened_to_write: list[str] = []
+    real_open = os.open
+
+    def open_noting_writers(path: str, flags: int, *args: Any) -> int:
+        if flags & os.O_RDWR:
+            opened_to_write.append(str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", open_noting_writers)
+    last = f"t{3 * 64 - 1}/k"  # the most recently written log, so still kept
+    next_request = FileStorage(root)
+    run(next_request.write(last, b"w", expect=run(next_request.read(last))[1]))
+    assert opened_to_write == []
+    assert run(next_request.read(last))[0] == b"w"
+    monkeypatch.undo()
+    file_module._WRITERS.clear()
     assert _open_fds() == before
 
 

@@ -10,8 +10,8 @@ also makes its name durable (``file_names``: where the file's sync does not, by 
 directory). Readers take no lock: frames are only ever appended, a
 half-written one is recognised and skipped, and compaction swaps in a new file with ``rename()``. A
 writer that waited on a log's lock re-checks that the name still denotes the file it locked, since a
-compaction or a delete may have replaced it meanwhile; writers keep recently used logs open
-(``file_handles``). What readers parsed of a log is cached for the whole process (``file_views``).
+compaction or a delete may have replaced it meanwhile; writers keep recently used logs open,
+process-wide (``file_handles``). What readers parsed of a log is cached for the whole process (``file_views``).
 
 Durable writes wait for the disk, so they run in aiofiles' worker threads and the event loop keeps
 serving other threads meanwhile — except under a sync call (``invoke``, ``agent(...)``), whose
@@ -98,6 +98,12 @@ def _make_dirs(directory: Path) -> None:
         _fsync_dir(new.parent)
 
 
+_WRITERS = OpenLogs(lambda path: _make_dirs(Path(path).parent), capacity=64)
+"""The logs kept open for writing, for every store of the process: a server that builds a session
+manager (so a store) per request, as the seed's examples do, would otherwise open each log again on
+every request. Kept by path, so stores on the same directory share a log's descriptor and its lock."""
+
+
 def _clear_tail(fd: int, size: int, view: LogView) -> None:
     """Zero what a writer that died left after the log's last good frame, so the next frame can be
     appended right there (called under the log's lock: no live writer is mid-append).
@@ -133,7 +139,6 @@ class FileStorage:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self._root = str(self.root)  # hot paths join strings: pathlib costs more than the syscalls
-        self._open_logs = OpenLogs(lambda path: _make_dirs(Path(path).parent))
 
     @property
     def cache_scope(self) -> str:
@@ -231,7 +236,7 @@ class FileStorage:
         directory, name = _split(key)
         path = self.log_path(directory)
         record, version = frame(name, data)
-        with self._open_logs.locked(path, create=True) as opened:
+        with _WRITERS.locked(path, create=True) as opened:
             assert opened is not None
             fd, st = opened
             view = self._view(path, fd, st)
@@ -372,7 +377,7 @@ class FileStorage:
     def _delete(self, prefix: str) -> int:
         removed = 0
         for directory, path in list(self._logs(prefix)):
-            with self._open_logs.locked(path, create=False) as opened:
+            with _WRITERS.locked(path, create=False) as opened:
                 if opened is None:
                     continue
                 fd, st = opened

@@ -1,10 +1,13 @@
 """The file store's writer descriptors, kept open from one write of a log to the next.
 
 Opening and closing a log around every write cost about a tenth of an agent turn (``open`` walks the
-path, and on ext4 ``close`` of a written file does bookkeeping too). A kept descriptor is only used
-after checking, under the log's ``flock``, that the log's name still denotes the file it has open: a
-compaction or a delete, in any process, replaces or removes the name, and the descriptor is then
-closed and the name opened afresh.
+path, and on ext4 ``close`` of a written file does bookkeeping too). The file store keeps one set
+for the whole process (``file._WRITERS``), by path, so a request that builds a new store on the same
+directory finds its logs still open; a log stays open until it is among the least recently used
+beyond the capacity, or the process ends, whether or not a store still refers to it. A kept
+descriptor is only used after checking, under the log's ``flock``, that the log's name still denotes
+the file it has open: a compaction or a delete, in any process, replaces or removes the name, and
+the descriptor is then closed and the name opened afresh.
 
 ``flock`` excludes open file descriptions, not the threads sharing one, so each kept descriptor also
 has a thread lock. A forked child closes the descriptors it inherited: they share the parent's open
@@ -107,6 +110,15 @@ class OpenLogs:
         if evicted is not None:
             evicted.close()  # outside our lock: its user may be waiting for our lock to open another log
         return handle
+
+    def clear(self) -> None:
+        """Close every kept descriptor, each once no thread is using it: the next write of each log
+        opens it afresh, as a new process would."""
+        with self._lock:
+            handles = list(self._handles.values())
+            self._handles.clear()
+        for handle in handles:
+            handle.close()
 
     def _discard(self, path: str, handle: _Handle) -> None:
         """Close ``handle`` (its lock is held by the caller) and forget it."""
