@@ -116,8 +116,9 @@ class Checkpointer:
         self._bulk = has_read_all(storage)
         """Whether records are written as deltas from their parent and chains read in one bulk read."""
         self._versioned = has_version(storage)
-        self._listed = has_list_versions(storage)
         """Whether a known head is checked by its version token alone, without reading its value."""
+        self._listed = has_list_versions(storage)
+        """Whether the listing that finds the newest key also gives its version token (no second request)."""
         scope = getattr(storage, "cache_scope", None)
         self._warm = shared_heads(scope, signing_key) if isinstance(scope, str) else WarmHeads()
 

@@ -2,9 +2,9 @@
 
 Wrap any backend (``CountingStorage(FileStorage(dir))``) to assert bounds such as "a warm resume reads
 only the head" or to measure bytes written per step, without touching the backend. The wrapper keeps
-the whole contract of what it wraps, the optional ``read_all``, ``version``, ``list_versions`` and
-``cleanup`` included, so a
-checkpointer on a counted store writes, prunes and sweeps exactly as it would on the bare one.
+the whole contract of what it wraps, the optional ``read_all``, ``version``, ``list_versions``,
+``writes_inline`` and ``cleanup`` included, so a checkpointer on a counted store writes, prunes and
+sweeps exactly as it would on the bare one.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ class StorageCounts:
 class CountingStorage:
     """Delegates to ``inner`` and counts every call.
 
-    The optional methods of a store (``read_all``, ``version``, ``list_versions``) are there exactly
-    when ``inner`` has them: whether a store has them decides how the engine writes and reads checkpoints, so a counted
-    store must be used exactly as the bare one would be.
+    The optional methods of a store (``read_all``, ``version``, ``list_versions``, ``writes_inline``)
+    are there exactly when ``inner`` has them: whether a store has them decides how the engine writes
+    and reads checkpoints, so a counted store must be used exactly as the bare one would be.
     """
 
     def __init__(self, inner: Storage) -> None:
