@@ -11,7 +11,8 @@ adds four messages of about 200 bytes of text. statehitl stores the thread on
 `Checkpointer(CountingStorage(FileStorage(dir)))`, LangGraph on `SqliteSaver` over a sqlite file,
 each with its default durability. Bytes written are measured the same way for both: the growth of
 `wchar` in /proc/self/io (bytes passed to write syscalls) over the T turns. Loading the latest state
-is measured in a fresh process-equivalent (a new checkpointer / a new sqlite connection). See
+is measured in a fresh process-equivalent (a new checkpointer / a new sqlite connection). statehitl
+also runs once more per length with its opt-in `Checkpointer(..., compress=True)` (a third table). See
 benchmarks/README.md for every column. Linux only (/proc/self/io).
 """
 
@@ -44,19 +45,31 @@ class Point:
     turns: int
     statehitl: SideResult | None
     langgraph: SideResult | None
+    compressed: SideResult | None = None
+    """statehitl with ``compress=True``."""
 
     @property
     def ratio(self) -> float | None:
         """langgraph / statehitl bytes written (wchar): above 1 means statehitl writes less."""
-        if self.statehitl is None or self.langgraph is None or self.statehitl.wchar <= 0:
-            return None
-        return self.langgraph.wchar / self.statehitl.wchar
+        return _ratio(self.langgraph, self.statehitl)
+
+    @property
+    def compressed_ratio(self) -> float | None:
+        """langgraph / compressed statehitl bytes written (wchar)."""
+        return _ratio(self.langgraph, self.compressed)
+
+
+def _ratio(peer: SideResult | None, ours: SideResult | None) -> float | None:
+    if peer is None or ours is None or ours.wchar <= 0:
+        return None
+    return peer.wchar / ours.wchar
 
 
 def warm_up(workdir: Path, sides: list[str], overhead: ProcIO, durability: str | None) -> None:
     """Two unrecorded turns per side, load included, so lazy imports (and their .pyc writes) happen here."""
     if "statehitl" in sides:
         run_statehitl(2, workdir / "warmup-statehitl", overhead)
+        run_statehitl(2, workdir / "warmup-statehitl-compressed", overhead, compress=True)
     if "langgraph" in sides:
         run_langgraph(2, workdir / "warmup-langgraph.sqlite", overhead, durability)
 
@@ -72,9 +85,12 @@ def bench(turn_counts: tuple[int, ...], workdir: Path, sides: list[str], durabil
             print(f"  running {side}, T={turns} ...", file=sys.stderr)
             if side == "statehitl":
                 results[side] = run_statehitl(turns, workdir / f"statehitl-T{turns}", overhead)
+                print(f"  running statehitl (compress=True), T={turns} ...", file=sys.stderr)
+                results["compressed"] = run_statehitl(turns, workdir / f"statehitl-compressed-T{turns}", overhead,
+                                                      compress=True)
             else:
                 results[side] = run_langgraph(turns, workdir / f"langgraph-T{turns}.sqlite", overhead, durability)
-        point = Point(turns, results.get("statehitl"), results.get("langgraph"))
+        point = Point(turns, results.get("statehitl"), results.get("langgraph"), results.get("compressed"))
         points.append(point)
         ratio = "n/a" if point.ratio is None else f"{point.ratio:.0f}x"
         print(f"  done: T={turns}: written ratio langgraph/statehitl = {ratio}", file=sys.stderr)
@@ -159,6 +175,37 @@ def reads_table(points: list[Point]) -> str:
     return "\n".join(lines)
 
 
+def compressed_table(points: list[Point]) -> str:
+    """statehitl with ``compress=True`` beside its default: what the option buys and costs."""
+    lines = [
+        "| turns | written (default) | written (compressed) | storage bytes per step (default / compressed) "
+        "| target per step | **ratio LangGraph / statehitl (compressed)** "
+        "| cold: bytes read / state (default / compressed) | ms/turn (default / compressed) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for p in points:
+        sh, zc = p.statehitl, p.compressed
+        if sh is None or zc is None:
+            continue
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    str(p.turns),
+                    fmt_bytes(sh.wchar),
+                    fmt_bytes(zc.wchar),
+                    " / ".join(fmt_bytes(r.extra["storage_bytes_per_step"]) for r in (sh, zc)),
+                    fmt_bytes(zc.extra["step_target_bytes"]),
+                    "n/a" if p.compressed_ratio is None else f"**{p.compressed_ratio:.0f}x**",
+                    f"{sh.extra['load_bytes_per_state_byte']:.2f}x / {zc.extra['load_bytes_per_state_byte']:.2f}x",
+                    f"{fmt(sh.median_turn_ms)} / {fmt(zc.median_turn_ms)}",
+                ]
+            )
+            + " |"
+        )
+    return "\n".join(lines)
+
+
 def environment(
     workdir: Path, sides: list[str], turn_counts: tuple[int, ...], durability: str | None
 ) -> dict[str, Any]:
@@ -206,20 +253,25 @@ def main(argv: list[str] | None = None) -> int:
         env = environment(workdir, sides, turn_counts, args.lg_durability)
         points = bench(turn_counts, workdir, sides, args.lg_durability)
 
-    tables = {"writes": writes_table(points), "reads": reads_table(points)}
+    tables = {"writes": writes_table(points), "reads": reads_table(points), "compressed": compressed_table(points)}
     print("### Bytes written for a thread of T turns (and time per turn)\n")
     print(tables["writes"])
     print("\n### Loading the latest state on a fresh checkpointer / sqlite connection\n")
     print(tables["reads"])
+    if "statehitl" in sides:
+        print("\n### statehitl with `Checkpointer(..., compress=True)`\n")
+        print(tables["compressed"])
     payload = {
         "environment": env,
         "points": [
             {
                 "turns": p.turns,
                 "ratio_written": p.ratio,
+                "ratio_written_compressed": p.compressed_ratio,
                 **{
                     side: None if r is None else {**asdict(r), "median_turn_ms": r.median_turn_ms}
-                    for side, r in (("statehitl", p.statehitl), ("langgraph", p.langgraph))
+                    for side, r in (("statehitl", p.statehitl), ("langgraph", p.langgraph),
+                                    ("statehitl_compressed", p.compressed))
                 },
             }
             for p in points

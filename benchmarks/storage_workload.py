@@ -194,17 +194,19 @@ def statehitl_app(checkpointer: Any) -> Any:
     )
 
 
-def statehitl_counting_checkpointer(directory: Path) -> tuple[Any, Any]:
-    """A fresh `Checkpointer(CountingStorage(FileStorage(dir)))` and its counting storage."""
+def statehitl_counting_checkpointer(directory: Path, compress: bool = False) -> tuple[Any, Any]:
+    """A fresh `Checkpointer(CountingStorage(FileStorage(dir)), compress=...)` and its counting storage."""
     from statehitl.checkpoint import Checkpointer, FileStorage
     from statehitl.testing import CountingStorage
 
     storage = CountingStorage(FileStorage(directory))
-    return Checkpointer(storage), storage
+    return Checkpointer(storage, compress=compress), storage
 
 
-def run_statehitl(turns: int, directory: Path, overhead: ProcIO) -> SideResult:
-    checkpointer, storage = statehitl_counting_checkpointer(directory)
+def run_statehitl(turns: int, directory: Path, overhead: ProcIO, compress: bool = False) -> SideResult:
+    """T turns on a fresh store; `compress`: the checkpointer's opt-in compression (the cold read below
+    uses a default checkpointer, which reads compressed records as every checkpointer does)."""
+    checkpointer, storage = statehitl_counting_checkpointer(directory, compress)
     app = statehitl_app(checkpointer)
     times: list[float] = []
 

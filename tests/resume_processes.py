@@ -339,7 +339,7 @@ AGENT_APP = textwrap.dedent(
 """An agent on a session; save it to a file and run it with ``run_app(script, COMMAND, SPEC, SESSION_ID, ...)``."""
 
 
-def session_spec(kind: str, *args: str, **options: str) -> str:
+def session_spec(kind: str, *args: str, **options: Any) -> str:
     """``AGENT_APP``'s SPEC argument: which session manager to build (``"url"``, ``"file"``, ``"s3"``,
     ``"dynamodb"``), its positional arguments after the session id, and its keyword options."""
     return json.dumps({"kind": kind, "args": list(args), "options": options})

@@ -10,6 +10,7 @@ Then several interpreters answer the same interrupt at once, and exactly one of 
 from __future__ import annotations
 
 import asyncio
+import json
 import runpy
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -141,6 +142,27 @@ def test_interrupt_in_one_process_resume_in_another(backend: Backend, start_with
     with pytest.raises(NotInterruptedError):
         restored([{"interruptResponse": {"interruptId": pending["id"], "response": "y"}}])
     assert deleted.read_text() == f"{second['pid']} old.log older.log\n"
+
+
+@pytest.mark.slow
+def test_a_session_stored_compressed_is_resumed_by_a_process_that_does_not_compress(
+        backend: Backend, agent_app: Path) -> None:
+    """``checkpointer_options={"compress": True}``: the records on the server are compressed, and another
+    interpreter with the default checkpointer answers the interrupt from them."""
+    spec = json.loads(backend.constructor)
+    compressed = session_spec(spec["kind"], *spec["args"], **spec["options"], checkpointer_options={"compress": True})
+    [pending] = run_app(agent_app, "start", compressed, "ticket-z")["interrupts"]
+    storage = backend.session("ticket-z").checkpointer.storage
+    keys = asyncio.run(storage.list("threads/ticket-z/"))
+    assert keys
+    for key in keys:
+        found = asyncio.run(storage.read(key))
+        assert found is not None, key
+        assert found[0].startswith(b"\x00z1"), (key, found)  # compressed, not JSON
+    second = run_app(agent_app, "resume", backend.constructor, "ticket-z", pending["id"], "y")
+    assert (second["stop_reason"], second["message"]["content"]) == ("end_turn", [{"text": AGENT_FINAL}])
+    assert (agent_app.parent / "deleted.txt").read_text() == f"{second['pid']} old.log older.log\n"
+    assert thread_status(backend.session("ticket-z"), "ticket-z") == "completed"
 
 
 @pytest.mark.slow

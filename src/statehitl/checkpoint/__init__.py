@@ -1,7 +1,7 @@
 """Checkpoints: durable records of a thread's state, on pluggable storage.
 
 ``MemoryCheckpointer()`` and ``FileCheckpointer(dir)`` cover tests and single machines (both take the
-engine's options: ``signing_key=``, ``ttl=``, ``lease_seconds=``);
+engine's options: ``signing_key=``, ``ttl=``, ``lease_seconds=``, ``compress=``);
 ``Checkpointer.from_url(url)`` picks any installed backend by URL. Nothing is deleted behind the
 user's back: ``delete_thread``, ``prune`` (keep a thread's newest checkpoints) and ``sweep_expired``
 (threads idle past the ``ttl``) are called explicitly, and the last two also clear the storage's

@@ -47,7 +47,7 @@ class SessionManager:
 
         Without ``url``, the ``STATEHITL_SESSION_URL`` environment variable names it, so the same code
         runs on files in development and on S3 or DynamoDB in production. ``options`` go to the
-        ``Checkpointer`` (``signing_key=``, ``ttl=``, ``lease_seconds=``).
+        ``Checkpointer`` (``signing_key=``, ``ttl=``, ``lease_seconds=``, ``compress=``).
         """
         if url is None:
             url = os.environ.get(SESSION_URL_ENV)
