@@ -4,6 +4,7 @@ Run from the repository root:
 
     uv run --group bench python benchmarks/bench_fleet.py            # N = 1, 2, 4, 8 workers, 32 threads
     uv run --group bench python benchmarks/bench_fleet.py --quick    # N = 1, 2, 8 threads: a smoke run
+    uv run --group bench python benchmarks/bench_fleet.py --compress --only statehitl  # records compressed
 
 Starts moto_server (S3) and DynamoDB Local on loopback, as bench_backends.py does, then for each backend
 (the file store, S3, DynamoDB) and each N: one worker starts M agent turns, each of which stops on an
@@ -240,17 +241,21 @@ def versions() -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     # --lg-durability is accepted (./dev.sh bench passes the same ARGS to every script) and ignored
-    args = bench_arguments(__doc__, "fleet.json").parse_args(argv)
+    parser = bench_arguments(__doc__, "fleet.json")
+    parser.add_argument("--compress", action="store_true",
+                        help="statehitl's records stored compressed (Checkpointer(..., compress=True))")
+    args = parser.parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
     sides = Peer("langgraph").measured(args.only)
     runs: list[FleetRun] = []
     with scratch_dir(args.tmpdir) as workdir, aws_servers(workdir) as (s3_endpoint, dynamodb_endpoint):
         create_stores(s3_endpoint, dynamodb_endpoint)
-        stores = Stores(str(workdir / "file-store"), s3_endpoint, dynamodb_endpoint, BUCKET, TABLE, LANGGRAPH_TABLE)
+        stores = Stores(str(workdir / "file-store"), s3_endpoint, dynamodb_endpoint, BUCKET, TABLE, LANGGRAPH_TABLE,
+                        compress=args.compress)
         effects = workdir / "effects"
         effects.mkdir()
         env: dict[str, Any] = {**base_environment(), "versions": versions(), "config": asdict(cfg),
-                               "workdir": str(workdir), "prices": PRICES}
+                               "workdir": str(workdir), "prices": PRICES, "statehitl_compress": args.compress}
         for side in sides:
             pool = [Worker(side, worker_main, stores, str(effects)) for _ in range(max(cfg.workers))]
             try:

@@ -89,6 +89,8 @@ class Stores:
     bucket: str
     table: str
     langgraph_table: str
+    compress: bool = False
+    """statehitl's records stored compressed (``Checkpointer(..., compress=True)``, bench_fleet.py --compress)."""
 
 
 @dataclass
@@ -146,11 +148,12 @@ class StatehitlSide:
 
     def session(self, backend: str, session_id: str) -> Any:
         plain, s3, dynamodb = self._session_classes
-        if backend == "file":
-            return plain(session_id, self.Checkpointer(self.counting))  # new per request, like the AWS managers
+        options = {"compress": self.stores.compress}
+        if backend == "file":  # new per request, like the AWS managers
+            return plain(session_id, self.Checkpointer(self.counting, **options))
         if backend == "s3":
-            return s3(session_id, self.stores.bucket, "fleet", client=self.s3)
-        return dynamodb(session_id, self.stores.table, client=self.dynamodb)
+            return s3(session_id, self.stores.bucket, "fleet", client=self.s3, checkpointer_options=options)
+        return dynamodb(session_id, self.stores.table, client=self.dynamodb, checkpointer_options=options)
 
     def agent(self, backend: str, thread: str, script: list[Any]) -> Any:
         def approve(event: Any) -> None:
