@@ -147,3 +147,20 @@ def test_a_compressed_interrupt_is_answered_by_a_checkpointer_that_does_not_comp
     done = answering.invoke([{"interruptResponse": {"interruptId": pending.id, "response": "yes"}}], thread_id="t")
     assert done.stop_reason == "end"
     assert done.state.messages[-1] == {"role": "user", "content": "approved: yes"}
+
+
+def test_a_claim_and_the_records_of_a_compressing_resume_are_read_by_a_default_checkpointer() -> None:
+    storage = MemoryStorage()
+    paused = talk(chat_app(Checkpointer(storage), asking=True), range(1))
+    [pending] = paused.interrupts
+    answering = chat_app(Checkpointer(CountingStorage(storage), compress=True), asking=True)
+    done = answering.invoke([{"interruptResponse": {"interruptId": pending.id, "response": "ok"}}], thread_id="t")
+    keys = asyncio.run(storage.list("threads/t/"))
+    kinds = [decode(key, asyncio.run(storage.read(key))[0], None)["kind"] for key in keys]  # type: ignore[index]
+    packed = [asyncio.run(storage.read(key))[0].startswith(b"\x00z1") for key in keys]  # type: ignore[index]
+    assert "claim" in kinds
+    assert packed[: kinds.index("claim") + 1] == [True] * (kinds.index("claim") + 1)  # the claim and after it
+    assert packed[-1] is False  # the interrupted run's first checkpoint, written before compression
+    snapshot = chat_app(reader(storage), asking=True).get_state("t")
+    assert snapshot is not None
+    assert snapshot.values == done.state
