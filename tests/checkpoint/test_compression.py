@@ -164,3 +164,17 @@ def test_a_claim_and_the_records_of_a_compressing_resume_are_read_by_a_default_c
     snapshot = chat_app(reader(storage), asking=True).get_state("t")
     assert snapshot is not None
     assert snapshot.values == done.state
+
+
+def test_the_signature_separator_inside_compressed_bytes_is_not_taken_for_a_signature() -> None:
+    """Compressed bytes are not text: the separator's 14 bytes may occur in them by chance. Only the
+    separator followed by a signature (64 hex digits, at the end) splits a record."""
+    packed = encode(sample_record(), None, compress=True)
+    data = packed[:8] + b"\n#hmac-sha256:" + packed[8:]  # as if the compressor had written those bytes
+    with pytest.raises(CheckpointCorruptError, match="not valid compressed data"):  # inflated whole, so damaged
+        decode("r", data, None)
+    signed = encode(sample_record(), KEY, compress=True)
+    body, _, signature = signed.rpartition(b"\n#hmac-sha256:")
+    assert decode("r", signed, KEY) == decode("r", packed, None)
+    with pytest.raises(CheckpointCorruptError, match="is not signed"):
+        decode("r", body + b"\n#hmac-sha256:" + signature[:10], KEY)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import zlib
 from typing import Any, TypeVar
 
@@ -32,6 +33,8 @@ __all__ = ["decode", "decode_model", "encode"]
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _SIG = b"\n#hmac-sha256:"
+_SIGNATURE = re.compile(rb"[0-9a-f]{64}\s*")
+"""What follows ``_SIG`` in a signed record (HMAC-SHA256 in hex): only that makes it a signature."""
 
 
 def _mac(key: bytes, body: bytes) -> bytes:
@@ -81,9 +84,9 @@ def encode(record: BaseModel, signing_key: bytes | None, *, compress: bool = Fal
 
 def decode(where: str, data: bytes, signing_key: bytes | None) -> dict[str, Any]:
     """Parse a stored record into a dict, checking signature and schema version; ``where`` names it."""
-    body, sep, signature = data.rpartition(_SIG)  # the last one: compressed bytes are not text
-    if not sep:
-        body = data
+    body, sep, signature = data.rpartition(_SIG)
+    if not sep or not _SIGNATURE.fullmatch(signature):  # unsigned (its bytes may hold the separator by chance)
+        body, sep = data, b""
     if signing_key is not None:
         if not sep:
             raise CheckpointCorruptError(f"{where} is not signed, but a signing key is configured")
