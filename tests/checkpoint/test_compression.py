@@ -178,3 +178,8 @@ def test_the_signature_separator_inside_compressed_bytes_is_not_taken_for_a_sign
     assert decode("r", signed, KEY) == decode("r", packed, None)
     with pytest.raises(CheckpointCorruptError, match="is not signed"):
         decode("r", body + b"\n#hmac-sha256:" + signature[:10], KEY)
+
+
+def test_a_record_in_a_later_format_asks_for_an_upgrade() -> None:
+    with pytest.raises(CheckpointCorruptError, match="written by a newer statehitl; upgrade statehitl"):
+        decode("record 'threads/t/x'", b"\x00z2" + b"\x01" * 20, None)

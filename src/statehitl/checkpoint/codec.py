@@ -95,6 +95,11 @@ def decode(where: str, data: bytes, signing_key: bytes | None) -> dict[str, Any]
                                          "with another key")
     if body.startswith(_COMPRESSED):
         body = _inflate(where, body)
+    elif body.startswith(b"\x00"):  # a later format, as a later statehitl may write
+        raise CheckpointCorruptError(
+            f"{where} is stored in a format this statehitl does not know ({body[:3]!r}...): it was written by a "
+            "newer statehitl; upgrade statehitl to read it"
+        )
     try:
         raw = from_json(body)  # pydantic's parser: 15-30% faster than json.loads on our records
     except ValueError as exc:
