@@ -145,12 +145,15 @@ def test_interrupt_in_one_process_resume_in_another(backend: Backend, start_with
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("how", ["constructor", "url"])
 def test_a_session_stored_compressed_is_resumed_by_a_process_that_does_not_compress(
-        backend: Backend, agent_app: Path) -> None:
-    """``checkpointer_options={"compress": True}``: the records on the server are compressed, and another
-    interpreter with the default checkpointer answers the interrupt from them."""
+        backend: Backend, how: str, agent_app: Path) -> None:
+    """``checkpointer_options={"compress": True}``, or ``compress=true`` in the session URL: the records on
+    the server are compressed, and another interpreter with the default checkpointer answers the
+    interrupt from them."""
     spec = json.loads(backend.constructor)
-    compressed = session_spec(spec["kind"], *spec["args"], **spec["options"], checkpointer_options={"compress": True})
+    compressed = (session_spec(spec["kind"], *spec["args"], **spec["options"], checkpointer_options={"compress": True})
+                  if how == "constructor" else session_spec("url", f"{backend.url}&compress=true"))
     [pending] = run_app(agent_app, "start", compressed, "ticket-z")["interrupts"]
     storage = backend.session("ticket-z").checkpointer.storage
     keys = asyncio.run(storage.list("threads/ticket-z/"))

@@ -147,3 +147,47 @@ def test_a_plugin_whose_from_url_makes_no_storage_is_a_clear_error(monkeypatch: 
     with pytest.raises(TypeError, match=rf"{__name__}.NotAStore.from_url\('odd://x'\) returned NotAStore, "
                                         r"which is not a Storage"):
         Checkpointer.from_url("odd://x")
+
+
+# -- the checkpointer's own query parameter: compress ------------------------------------------------------------
+
+
+def test_compress_in_a_url_is_the_checkpointers_option_with_any_scheme(tmp_path: Path) -> None:
+    on = Checkpointer.from_url(f"file://{tmp_path}/z?compress=true")
+    assert on.compress is True
+    assert on.storage.root == tmp_path / "z"  # type: ignore[attr-defined]
+    assert Checkpointer.from_url(f"file://{tmp_path}/z?compress=0").compress is False
+    assert Checkpointer.from_url(f"file://{tmp_path}/z").compress is False
+    named = Checkpointer.from_url("memory://compressed-url-store?compress=yes")
+    assert named.compress is True
+    assert named.storage is Checkpointer.from_url("memory://compressed-url-store").storage
+    g = StateGraph(S)
+    g.add_node("inc", lambda s: {"n": s.n + 1})
+    g.add_edge(START, "inc")
+    g.add_edge("inc", END)
+    g.compile(checkpointer=on).invoke({}, thread_id="t")
+    [key] = asyncio.run(on.storage.list("threads/t/"))
+    stored = asyncio.run(on.storage.read(key))
+    assert stored is not None
+    assert stored[0].startswith(b"\x00z1")
+
+
+def test_a_url_keeps_the_stores_own_parameters_byte_for_byte() -> None:
+    from statehitl.checkpoint.url import checkpointer_options_of
+
+    url = "s3://b/p?region=us-east-1&compress=1&endpoint_url=http://127.0.0.1:5000/x%20y"
+    assert checkpointer_options_of(url) == (
+        "s3://b/p?region=us-east-1&endpoint_url=http://127.0.0.1:5000/x%20y", {"compress": True})
+    assert checkpointer_options_of("dynamodb://t?compress=off") == ("dynamodb://t", {"compress": False})
+    assert checkpointer_options_of("dir?compress=true") == ("dir?compress=true", {})  # a plain path's "?" is its own
+    assert checkpointer_options_of("s3://b/p?region=eu-west-1") == ("s3://b/p?region=eu-west-1", {})
+
+
+@pytest.mark.parametrize(("url", "options", "message"), [
+    ("memory://x?compress=maybe", {}, r"compress='maybe' in 'memory://x\?compress=maybe' is not a yes or no"),
+    ("memory://x?compress=1&compress=0", {}, "compress is given 2 times"),
+    ("memory://x?compress=1", {"compress": True}, "compress is given twice, in the URL and as an option"),
+])
+def test_a_bad_compress_in_a_url_is_named(url: str, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Checkpointer.from_url(url, **options)

@@ -69,7 +69,7 @@ from statehitl.checkpoint.storage import (
     validate_thread_id,
     writes_inline,
 )
-from statehitl.checkpoint.url import storage_from_url
+from statehitl.checkpoint.url import checkpointer_options_of, storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, CheckpointNotFoundError
 
@@ -135,9 +135,14 @@ class Checkpointer:
 
         ``memory://`` makes a new, empty store on every call, so two ``from_url("memory://")`` share
         nothing; ``memory://NAME`` is one store per name, shared within this process only. Neither
-        survives the process: use them in tests, not for threads resumed elsewhere.
+        survives the process: use them in tests, not for threads resumed elsewhere. The query parameter
+        ``compress=true`` (any scheme) is the ``compress`` option; giving it both ways is an error.
         """
-        return cls(storage_from_url(url), **options)
+        url, from_query = checkpointer_options_of(url)
+        twice = sorted(from_query.keys() & options.keys())
+        if twice:
+            raise ValueError(f"{', '.join(twice)} is given twice, in the URL and as an option; give it once")
+        return cls(storage_from_url(url), **options, **from_query)
 
     # -- keys and records -------------------------------------------------------------------------
 

@@ -7,20 +7,53 @@ the ``statehitl.checkpointers`` entry-point group, e.g. ``statehitl-checkpoint-s
 ``memory://`` is a new, empty store on every call, and ``memory://NAME`` one store per name for the
 whole process: neither outlives the process, so they serve tests and one-process programs, never a
 CLI command or a resume in another process.
+
+One query parameter belongs to the checkpointer, not the store, and works with every scheme:
+``compress=true`` (``checkpointer_options``), so a deployment configured by ``STATEHITL_SESSION_URL``
+alone can turn compression on. ``checkpointer_options_of`` takes it out before the store sees the URL.
 """
 
 from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
 
 from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.storage import Storage, StorageFactory
 from statehitl.errors import CheckpointerNotFoundError
 
-__all__ = ["storage_from_url"]
+__all__ = ["checkpointer_options_of", "storage_from_url"]
 
 _BUILTIN: dict[str, StorageFactory] = {"memory": MemoryStorage, "file": FileStorage}
 _EXTRAS = {"s3", "dynamodb"}
 _GROUP = "statehitl.checkpointers"
+
+
+_TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
+
+
+def checkpointer_options_of(url: str) -> tuple[str, dict[str, Any]]:
+    """The URL without the checkpointer's own query parameters, and those as ``Checkpointer`` options.
+
+    Only ``compress`` is one. The rest of the query is kept byte for byte (a store's own parameters,
+    an ``endpoint_url`` with its ``://``). A plain path has no query: a ``?`` in it is part of the path.
+    """
+    if "://" not in url or "?" not in url:
+        return url, {}
+    base, _, query = url.partition("?")
+    parts = query.split("&")
+    ours = [part for part in parts if unquote(part.partition("=")[0]) == "compress"]
+    found = [unquote(part.partition("=")[2]) for part in ours]
+    if not found:
+        return url, {}
+    if len(found) > 1:
+        raise ValueError(f"compress is given {len(found)} times in {url!r}; give it once")
+    value = found[0].lower()
+    if value not in _TRUE | _FALSE:
+        raise ValueError(f"compress={found[0]!r} in {url!r} is not a yes or no; use compress=true or compress=false")
+    rest = "&".join(part for part in parts if part not in ours)
+    return (f"{base}?{rest}" if rest else base), {"compress": value in _TRUE}
 
 
 def storage_from_url(url: str) -> Storage:
