@@ -111,6 +111,19 @@ def cell(result: SideResult | None, get: Callable[[SideResult], Any], show: Call
     return "n/a" if result is None else show(get(result))
 
 
+def bold_ratio(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"**{ratio:.0f}x**"
+
+
+def md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def both(results: tuple[SideResult, SideResult], show: Callable[[SideResult], str]) -> str:
+    """One cell for two runs of a row: ``default / compressed``."""
+    return " / ".join(show(r) for r in results)
+
+
 def writes_table(points: list[Point]) -> str:
     lines = [
         "| turns | conversation (JSON) | statehitl written | per turn | statehitl storage bytes "
@@ -122,8 +135,7 @@ def writes_table(points: list[Point]) -> str:
         sh, lg = p.statehitl, p.langgraph
         any_side = sh or lg
         lines.append(
-            "| "
-            + " | ".join(
+            md_row(
                 [
                     str(p.turns),
                     cell(any_side, lambda r: r.state_json_bytes, fmt_bytes),
@@ -135,12 +147,11 @@ def writes_table(points: list[Point]) -> str:
                     cell(lg, lambda r: r.wchar, fmt_bytes),
                     cell(lg, lambda r: r.extra["serialized_bytes"], fmt_bytes),
                     cell(lg, lambda r: r.extra["db_plus_wal_at_end"], fmt_bytes),
-                    "n/a" if p.ratio is None else f"**{p.ratio:.0f}x**",
+                    bold_ratio(p.ratio),
                     cell(sh, lambda r: r.median_turn_ms, fmt),
                     cell(lg, lambda r: r.median_turn_ms, fmt),
                 ]
             )
-            + " |"
         )
     return "\n".join(lines)
 
@@ -155,8 +166,7 @@ def reads_table(points: list[Point]) -> str:
     for p in points:
         sh, lg = p.statehitl, p.langgraph
         lines.append(
-            "| "
-            + " | ".join(
+            md_row(
                 [
                     str(p.turns),
                     cell(sh, lambda r: r.checkpoints),
@@ -170,7 +180,6 @@ def reads_table(points: list[Point]) -> str:
                     cell(lg, lambda r: r.load_rchar, fmt_bytes),
                 ]
             )
-            + " |"
         )
     return "\n".join(lines)
 
@@ -188,20 +197,18 @@ def compressed_table(points: list[Point]) -> str:
         if sh is None or zc is None:
             continue
         lines.append(
-            "| "
-            + " | ".join(
+            md_row(
                 [
                     str(p.turns),
                     fmt_bytes(sh.wchar),
                     fmt_bytes(zc.wchar),
-                    " / ".join(fmt_bytes(r.extra["storage_bytes_per_step"]) for r in (sh, zc)),
+                    both((sh, zc), lambda r: fmt_bytes(r.extra["storage_bytes_per_step"])),
                     fmt_bytes(zc.extra["step_target_bytes"]),
-                    "n/a" if p.compressed_ratio is None else f"**{p.compressed_ratio:.0f}x**",
-                    f"{sh.extra['load_bytes_per_state_byte']:.2f}x / {zc.extra['load_bytes_per_state_byte']:.2f}x",
-                    f"{fmt(sh.median_turn_ms)} / {fmt(zc.median_turn_ms)}",
+                    bold_ratio(p.compressed_ratio),
+                    both((sh, zc), lambda r: f"{r.extra['load_bytes_per_state_byte']:.2f}x"),
+                    both((sh, zc), lambda r: fmt(r.median_turn_ms)),
                 ]
             )
-            + " |"
         )
     return "\n".join(lines)
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.records import StoredCheckpoint
+from statehitl.checkpoint.storage import read_prefix
 from statehitl.errors import CheckpointCorruptError
 from statehitl.graph import END, START, StateGraph, append
 from statehitl.testing import CountingStorage
@@ -138,7 +139,7 @@ def test_one_thread_written_plain_then_compressed_reads_as_one(tmp_path: Path) -
     assert history[0].values["messages"] == result.state.messages
 
 
-def test_a_compressed_interrupt_is_answered_by_a_checkpointer_that_does_not_compress(tmp_path: Path) -> None:
+def test_a_compressed_interrupt_is_answered_by_a_checkpointer_that_does_not_compress() -> None:
     storage = MemoryStorage()
     paused = talk(chat_app(Checkpointer(storage, compress=True, signing_key=KEY), asking=True), range(1))
     assert paused.stop_reason == "interrupt"
@@ -155,9 +156,9 @@ def test_a_claim_and_the_records_of_a_compressing_resume_are_read_by_a_default_c
     [pending] = paused.interrupts
     answering = chat_app(Checkpointer(CountingStorage(storage), compress=True), asking=True)
     done = answering.invoke([{"interruptResponse": {"interruptId": pending.id, "response": "ok"}}], thread_id="t")
-    keys = asyncio.run(storage.list("threads/t/"))
-    kinds = [decode(key, asyncio.run(storage.read(key))[0], None)["kind"] for key in keys]  # type: ignore[index]
-    packed = [asyncio.run(storage.read(key))[0].startswith(b"\x00z1") for key in keys]  # type: ignore[index]
+    stored = asyncio.run(read_prefix(storage, "threads/t/"))  # newest first, as the slots sort
+    kinds = [decode(key, data, None)["kind"] for key, (data, _) in stored.items()]
+    packed = [data.startswith(b"\x00z1") for data, _ in stored.values()]
     assert "claim" in kinds
     assert packed[: kinds.index("claim") + 1] == [True] * (kinds.index("claim") + 1)  # the claim and after it
     assert packed[-1] is False  # the interrupted run's first checkpoint, written before compression

@@ -10,8 +10,8 @@ also makes its name durable (``file_names``: where the file's sync does not, by 
 directory). Readers take no lock: frames are only ever appended, a
 half-written one is recognised and skipped, and compaction swaps in a new file with ``rename()``. A
 writer that waited on a log's lock re-checks that the name still denotes the file it locked, since a
-compaction or a delete may have replaced it meanwhile; writers keep recently used logs open,
-process-wide (``file_handles``). What readers parsed of a log is cached for the whole process (``file_views``).
+compaction or a delete may have replaced it meanwhile; the process keeps recently written logs open
+(``file_handles``), and caches what readers parsed of a log (``file_views``), for all its stores.
 
 Durable writes wait for the disk, so they run in aiofiles' worker threads and the event loop keeps
 serving other threads meanwhile — except under a sync call (``invoke``, ``agent(...)``), whose

@@ -30,7 +30,7 @@ _EXTRAS = {"s3", "dynamodb"}
 _GROUP = "statehitl.checkpointers"
 
 
-_TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
+_YES_NO = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 
 def checkpointer_options_of(url: str) -> tuple[str, dict[str, Any]]:
@@ -49,11 +49,11 @@ def checkpointer_options_of(url: str) -> tuple[str, dict[str, Any]]:
         return url, {}
     if len(found) > 1:
         raise ValueError(f"compress is given {len(found)} times in {url!r}; give it once")
-    value = found[0].lower()
-    if value not in _TRUE | _FALSE:
+    compress = _YES_NO.get(found[0].lower())
+    if compress is None:
         raise ValueError(f"compress={found[0]!r} in {url!r} is not a yes or no; use compress=true or compress=false")
     rest = "&".join(part for part in parts if part not in ours)
-    return (f"{base}?{rest}" if rest else base), {"compress": value in _TRUE}
+    return (f"{base}?{rest}" if rest else base), {"compress": compress}
 
 
 def storage_from_url(url: str) -> Storage:
