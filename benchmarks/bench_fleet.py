@@ -4,7 +4,7 @@ Run from the repository root:
 
     uv run --group bench python benchmarks/bench_fleet.py            # N = 1, 2, 4, 8 workers, 32 threads
     uv run --group bench python benchmarks/bench_fleet.py --quick    # N = 1, 2, 8 threads: a smoke run
-    uv run --group bench python benchmarks/bench_fleet.py --compress --only statehitl  # records compressed
+    uv run --group bench python benchmarks/bench_fleet.py --no-compress --only statehitl  # plain JSON records
 
 Starts moto_server (S3) and DynamoDB Local on loopback, as bench_backends.py does, then for each backend
 (the file store, S3, DynamoDB) and each N: one worker starts M agent turns, each of which stops on an
@@ -242,8 +242,9 @@ def versions() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     # --lg-durability is accepted (./dev.sh bench passes the same ARGS to every script) and ignored
     parser = bench_arguments(__doc__, "fleet.json")
-    parser.add_argument("--compress", action="store_true",
-                        help="statehitl's records stored compressed (Checkpointer(..., compress=True))")
+    parser.add_argument("--no-compress", dest="compress", action="store_false",
+                        help="statehitl's records stored as plain JSON (Checkpointer(..., compress=False)), "
+                             "as a fleet with readers older than compression runs it")
     args = parser.parse_args(argv)
     cfg = Config.quick() if args.quick else Config()
     sides = Peer("langgraph").measured(args.only)

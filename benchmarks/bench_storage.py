@@ -8,11 +8,13 @@ Run from the repository root:
 Both frameworks run the same conversation in the same process: each turn invokes the graph with one
 user message, and the nodes `model`, `tool` and `answer` each append one more message, so a turn
 adds four messages of about 200 bytes of text. statehitl stores the thread on
-`Checkpointer(CountingStorage(FileStorage(dir)))`, LangGraph on `SqliteSaver` over a sqlite file,
+`Checkpointer(CountingStorage(FileStorage(dir)))` (records compressed, its default), LangGraph on
+`SqliteSaver` over a sqlite file,
 each with its default durability. Bytes written are measured the same way for both: the growth of
 `wchar` in /proc/self/io (bytes passed to write syscalls) over the T turns. Loading the latest state
 is measured in a fresh process-equivalent (a new checkpointer / a new sqlite connection). statehitl
-also runs once more per length with its opt-in `Checkpointer(..., compress=True)` (a third table). See
+also runs once more per length with `Checkpointer(..., compress=False)`, plain JSON records (a third
+table). See
 benchmarks/README.md for every column. Linux only (/proc/self/io).
 """
 
@@ -45,8 +47,8 @@ class Point:
     turns: int
     statehitl: SideResult | None
     langgraph: SideResult | None
-    compressed: SideResult | None = None
-    """statehitl with ``compress=True``."""
+    uncompressed: SideResult | None = None
+    """statehitl with ``compress=False``."""
 
     @property
     def ratio(self) -> float | None:
@@ -54,9 +56,9 @@ class Point:
         return _ratio(self.langgraph, self.statehitl)
 
     @property
-    def compressed_ratio(self) -> float | None:
-        """langgraph / compressed statehitl bytes written (wchar)."""
-        return _ratio(self.langgraph, self.compressed)
+    def uncompressed_ratio(self) -> float | None:
+        """langgraph / uncompressed statehitl bytes written (wchar)."""
+        return _ratio(self.langgraph, self.uncompressed)
 
 
 def _ratio(peer: SideResult | None, ours: SideResult | None) -> float | None:
@@ -69,7 +71,7 @@ def warm_up(workdir: Path, sides: list[str], overhead: ProcIO, durability: str |
     """Two unrecorded turns per side, load included, so lazy imports (and their .pyc writes) happen here."""
     if "statehitl" in sides:
         run_statehitl(2, workdir / "warmup-statehitl", overhead)
-        run_statehitl(2, workdir / "warmup-statehitl-compressed", overhead, compress=True)
+        run_statehitl(2, workdir / "warmup-statehitl-uncompressed", overhead, compress=False)
     if "langgraph" in sides:
         run_langgraph(2, workdir / "warmup-langgraph.sqlite", overhead, durability)
 
@@ -85,12 +87,12 @@ def bench(turn_counts: tuple[int, ...], workdir: Path, sides: list[str], durabil
             print(f"  running {side}, T={turns} ...", file=sys.stderr)
             if side == "statehitl":
                 results[side] = run_statehitl(turns, workdir / f"statehitl-T{turns}", overhead)
-                print(f"  running statehitl (compress=True), T={turns} ...", file=sys.stderr)
-                results["compressed"] = run_statehitl(turns, workdir / f"statehitl-compressed-T{turns}", overhead,
-                                                      compress=True)
+                print(f"  running statehitl (compress=False), T={turns} ...", file=sys.stderr)
+                results["uncompressed"] = run_statehitl(turns, workdir / f"statehitl-uncompressed-T{turns}",
+                                                        overhead, compress=False)
             else:
                 results[side] = run_langgraph(turns, workdir / f"langgraph-T{turns}.sqlite", overhead, durability)
-        point = Point(turns, results.get("statehitl"), results.get("langgraph"), results.get("compressed"))
+        point = Point(turns, results.get("statehitl"), results.get("langgraph"), results.get("uncompressed"))
         points.append(point)
         ratio = "n/a" if point.ratio is None else f"{point.ratio:.0f}x"
         print(f"  done: T={turns}: written ratio langgraph/statehitl = {ratio}", file=sys.stderr)
@@ -120,7 +122,7 @@ def md_row(cells: list[str]) -> str:
 
 
 def both(results: tuple[SideResult, SideResult], show: Callable[[SideResult], str]) -> str:
-    """One cell for two runs of a row: ``default / compressed``."""
+    """One cell for two runs of a row: ``default / uncompressed``."""
     return " / ".join(show(r) for r in results)
 
 
@@ -184,29 +186,29 @@ def reads_table(points: list[Point]) -> str:
     return "\n".join(lines)
 
 
-def compressed_table(points: list[Point]) -> str:
-    """statehitl with ``compress=True`` beside its default: what the option buys and costs."""
+def uncompressed_table(points: list[Point]) -> str:
+    """statehitl with ``compress=False`` beside its default: what compression buys and costs."""
     lines = [
-        "| turns | written (default) | written (compressed) | storage bytes per step (default / compressed) "
-        "| target per step | **ratio LangGraph / statehitl (compressed)** "
-        "| cold: bytes read / state (default / compressed) | ms/turn (default / compressed) |",
+        "| turns | written (default) | written (uncompressed) | storage bytes per step (default / uncompressed) "
+        "| target per step | ratio LangGraph / statehitl (uncompressed) "
+        "| cold: bytes read / state (default / uncompressed) | ms/turn (default / uncompressed) |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for p in points:
-        sh, zc = p.statehitl, p.compressed
-        if sh is None or zc is None:
+        sh, plain = p.statehitl, p.uncompressed
+        if sh is None or plain is None:
             continue
         lines.append(
             md_row(
                 [
                     str(p.turns),
                     fmt_bytes(sh.wchar),
-                    fmt_bytes(zc.wchar),
-                    both((sh, zc), lambda r: fmt_bytes(r.extra["storage_bytes_per_step"])),
-                    fmt_bytes(zc.extra["step_target_bytes"]),
-                    bold_ratio(p.compressed_ratio),
-                    both((sh, zc), lambda r: f"{r.extra['load_bytes_per_state_byte']:.2f}x"),
-                    both((sh, zc), lambda r: fmt(r.median_turn_ms)),
+                    fmt_bytes(plain.wchar),
+                    both((sh, plain), lambda r: fmt_bytes(r.extra["storage_bytes_per_step"])),
+                    fmt_bytes(plain.extra["step_target_bytes"]),
+                    f"{p.uncompressed_ratio:.0f}x" if p.uncompressed_ratio else "n/a",
+                    both((sh, plain), lambda r: f"{r.extra['load_bytes_per_state_byte']:.2f}x"),
+                    both((sh, plain), lambda r: fmt(r.median_turn_ms)),
                 ]
             )
         )
@@ -260,25 +262,25 @@ def main(argv: list[str] | None = None) -> int:
         env = environment(workdir, sides, turn_counts, args.lg_durability)
         points = bench(turn_counts, workdir, sides, args.lg_durability)
 
-    tables = {"writes": writes_table(points), "reads": reads_table(points), "compressed": compressed_table(points)}
+    tables = {"writes": writes_table(points), "reads": reads_table(points), "uncompressed": uncompressed_table(points)}
     print("### Bytes written for a thread of T turns (and time per turn)\n")
     print(tables["writes"])
     print("\n### Loading the latest state on a fresh checkpointer / sqlite connection\n")
     print(tables["reads"])
     if "statehitl" in sides:
-        print("\n### statehitl with `Checkpointer(..., compress=True)`\n")
-        print(tables["compressed"])
+        print("\n### statehitl with `Checkpointer(..., compress=False)` (plain JSON records)\n")
+        print(tables["uncompressed"])
     payload = {
         "environment": env,
         "points": [
             {
                 "turns": p.turns,
                 "ratio_written": p.ratio,
-                "ratio_written_compressed": p.compressed_ratio,
+                "ratio_written_uncompressed": p.uncompressed_ratio,
                 **{
                     side: None if r is None else {**asdict(r), "median_turn_ms": r.median_turn_ms}
                     for side, r in (("statehitl", p.statehitl), ("langgraph", p.langgraph),
-                                    ("statehitl_compressed", p.compressed))
+                                    ("statehitl_uncompressed", p.uncompressed))
                 },
             }
             for p in points

@@ -89,8 +89,8 @@ class Stores:
     bucket: str
     table: str
     langgraph_table: str
-    compress: bool = False
-    """statehitl's records stored compressed (``Checkpointer(..., compress=True)``, bench_fleet.py --compress)."""
+    compress: bool = True
+    """statehitl's records stored compressed, its default; False: plain JSON (bench_fleet.py --no-compress)."""
 
 
 @dataclass

@@ -194,7 +194,7 @@ def statehitl_app(checkpointer: Any) -> Any:
     )
 
 
-def statehitl_counting_checkpointer(directory: Path, compress: bool = False) -> tuple[Any, Any]:
+def statehitl_counting_checkpointer(directory: Path, compress: bool | None = None) -> tuple[Any, Any]:
     """A fresh `Checkpointer(CountingStorage(FileStorage(dir)), compress=...)` and its counting storage."""
     from statehitl.checkpoint import Checkpointer, FileStorage
     from statehitl.testing import CountingStorage
@@ -203,9 +203,9 @@ def statehitl_counting_checkpointer(directory: Path, compress: bool = False) -> 
     return Checkpointer(storage, compress=compress), storage
 
 
-def run_statehitl(turns: int, directory: Path, overhead: ProcIO, compress: bool = False) -> SideResult:
-    """T turns on a fresh store; `compress`: the checkpointer's opt-in compression (the cold read below
-    uses a default checkpointer, which reads compressed records as every checkpointer does)."""
+def run_statehitl(turns: int, directory: Path, overhead: ProcIO, compress: bool | None = None) -> SideResult:
+    """T turns on a fresh store; `compress`: the checkpointer's option (None: its default, compressed on
+    files). The cold read below uses a default checkpointer, which reads both kinds of record."""
     checkpointer, storage = statehitl_counting_checkpointer(directory, compress)
     app = statehitl_app(checkpointer)
     times: list[float] = []

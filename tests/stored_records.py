@@ -8,9 +8,12 @@ well-formed record, so what the engine makes of them is what is tested.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 from statehitl.checkpoint import FileStorage
+from statehitl.checkpoint.codec import decode
 
 
 def keys(root: Path, prefix: str) -> list[str]:
@@ -26,6 +29,16 @@ def read(root: Path, key: str) -> bytes:
     found = asyncio.run(FileStorage(root).read(key))
     assert found is not None, f"no record {key!r} under {root}"
     return found[0]
+
+
+def read_json(root: Path, key: str) -> dict[str, Any]:
+    """A record's fields as the engine reads them (inflated when stored compressed), not validated."""
+    return decode(f"record {key!r}", read(root, key), None)
+
+
+def rewrite_json(root: Path, key: str, record: dict[str, Any]) -> None:
+    """Store ``record`` as plain JSON in place of ``key``'s: how an older statehitl, or a hand, wrote it."""
+    rewrite(root, key, json.dumps(record).encode())
 
 
 def rewrite(root: Path, key: str, data: bytes) -> None:

@@ -4,7 +4,6 @@ the winner's), kept through ``prune``, readable in a new process and from the CL
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from typing import Any
@@ -15,7 +14,7 @@ from pydantic import BaseModel
 from replies import reply
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
 from statehitl.checkpoint.audit import AuditEntry, ResumeAudit, audit_prefix
-from statehitl.checkpoint.codec import encode
+from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
@@ -125,9 +124,8 @@ def test_a_resume_that_applies_several_answers_records_them_with_its_step(tmp_pa
     [carrier] = [r for r in asyncio.run(checkpointer.history("t")) if r.answered]
     assert [(a.interrupt_id, a.response) for a in carrier.answered] == [(e.interrupt_id, e.response) for e in trail]
     # the step stores what the interrupts do not say already: their names and reasons are joined on reading
-    [stored] = [data for key, (data, _) in asyncio.run(counting.inner.read_all("threads/t/")).items()
-                if b'"answered"' in data]
-    answered = json.loads(stored)["answered"]
+    stored = [decode(key, data, None) for key, (data, _) in asyncio.run(counting.inner.read_all("threads/t/")).items()]
+    [answered] = [record["answered"] for record in stored if "answered" in record]
     assert [sorted(a) for a in answered] == [["at", "checkpoint_id", "interrupt_id", "responder", "response"]] * 3
 
 

@@ -35,7 +35,6 @@ def test_ids_differ_by_site_and_name() -> None:
 
 def test_a_thread_waiting_on_a_first_derivation_id_still_resumes(tmp_path) -> None:
     """A thread left waiting by a version whose ids did not name the thread: its stored id answers it."""
-    import json
 
     from pydantic import BaseModel
 
@@ -58,10 +57,10 @@ def test_a_thread_waiting_on_a_first_derivation_id_still_resumes(tmp_path) -> No
     old_id = interrupt_ids.interrupt_id("node:0:review", "approve")
     assert waiting.interrupts[0].id != old_id
     for key in (stored_records.keys(tmp_path, "threads/old/")[0], "index/old/entry"):  # as the old version wrote it
-        record = json.loads(stored_records.read(tmp_path, key))
+        record = stored_records.read_json(tmp_path, key)
         record["interrupts"][0]["id"] = old_id
         record["schema_version"] = 1
-        stored_records.rewrite(tmp_path, key, json.dumps(record).encode())
+        stored_records.rewrite_json(tmp_path, key, record)
     assert [i.id for i in app.get_state("old").interrupts] == [old_id]
     done = app.invoke([{"interruptResponse": {"interruptId": old_id, "response": "yes"}}], thread_id="old")
     assert (done.stop_reason, done.state.answer) == ("end", "yes")

@@ -146,26 +146,33 @@ def test_interrupt_in_one_process_resume_in_another(backend: Backend, start_with
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["constructor", "url"])
-def test_a_session_stored_compressed_is_resumed_by_a_process_that_does_not_compress(
+def test_a_session_stored_compressed_is_resumed_by_a_process_set_not_to_compress(
         backend: Backend, how: str, agent_app: Path) -> None:
-    """``checkpointer_options={"compress": True}``, or ``compress=true`` in the session URL: the records on
-    the server are compressed, and another interpreter with the default checkpointer answers the
-    interrupt from them."""
-    spec = json.loads(backend.constructor)
-    compressed = (session_spec(spec["kind"], *spec["args"], **spec["options"], checkpointer_options={"compress": True})
-                  if how == "constructor" else session_spec("url", f"{backend.url}&compress=true"))
-    [pending] = run_app(agent_app, "start", compressed, "ticket-z")["interrupts"]
+    """The default stores the records on the server compressed; another interpreter set not to compress
+    (``checkpointer_options={"compress": False}``, or ``compress=false`` in the session URL, as a fleet
+    with older readers would be) answers the interrupt from them and writes plain JSON after them."""
+    [pending] = run_app(agent_app, "start", backend.constructor, "ticket-z")["interrupts"]
     storage = backend.session("ticket-z").checkpointer.storage
-    keys = asyncio.run(storage.list("threads/ticket-z/"))
-    assert keys
-    for key in keys:
-        found = asyncio.run(storage.read(key))
-        assert found is not None, key
-        assert found[0].startswith(b"\x00z1"), (key, found)  # compressed, not JSON
-    second = run_app(agent_app, "resume", backend.constructor, "ticket-z", pending["id"], "y")
+
+    def stored() -> list[bytes]:
+        keys = asyncio.run(storage.list("threads/ticket-z/"))  # newest first
+        found = [asyncio.run(storage.read(key)) for key in keys]
+        assert keys
+        assert None not in found, keys
+        return [value for value, _ in filter(None, found)]
+
+    paused = stored()
+    assert all(value.startswith(b"\x00z1") for value in paused), paused  # compressed, not JSON
+    spec = json.loads(backend.constructor)
+    plain = (session_spec(spec["kind"], *spec["args"], **spec["options"], checkpointer_options={"compress": False})
+             if how == "constructor" else session_spec("url", f"{backend.url}&compress=false"))
+    second = run_app(agent_app, "resume", plain, "ticket-z", pending["id"], "y")
     assert (second["stop_reason"], second["message"]["content"]) == ("end_turn", [{"text": AGENT_FINAL}])
     assert (agent_app.parent / "deleted.txt").read_text() == f"{second['pid']} old.log older.log\n"
     assert thread_status(backend.session("ticket-z"), "ticket-z") == "completed"
+    resumed = stored()
+    assert resumed[len(resumed) - len(paused):] == paused
+    assert all(value.startswith(b"{") for value in resumed[: len(resumed) - len(paused)]), resumed
 
 
 @pytest.mark.slow

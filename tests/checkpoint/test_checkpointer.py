@@ -264,14 +264,16 @@ def slot(seq: int) -> str:
     return f"{999_999_999_999 - seq:012d}"
 
 
-def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
+def test_records_are_versioned_json_compressed_on_disk(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     finish(app)
     slots = stored_records.names(tmp_path, "threads/t/")
+    assert all(stored_records.read(tmp_path, f"threads/t/{name}").startswith(b"\x00z1") for name in slots)
+    assert stored_records.read(tmp_path, "index/t/entry").startswith(b"{")  # index entries stay JSON
     assert slots == [slot(4), slot(3), slot(2), slot(1), slot(0)]
     assert slots == ["999999999995", "999999999996", "999999999997", "999999999998", "999999999999"]
     assert (tmp_path / "threads" / "t~log").read_bytes().startswith(b"statehitl-log v2 ")  # one log per thread
-    records = [json.loads(stored_records.read(tmp_path, f"threads/t/{name}")) for name in slots]
+    records = [stored_records.read_json(tmp_path, f"threads/t/{name}") for name in slots]
     assert [(r["kind"], r["seq"]) for r in records] == [
         ("checkpoint", 4), ("checkpoint", 3), ("claim", 2), ("checkpoint", 1), ("checkpoint", 0),
     ]
@@ -291,10 +293,10 @@ def test_records_are_plain_versioned_json_on_disk(tmp_path: Path) -> None:
     assert waiting["fingerprint"] == app.machine.fingerprint
     claim = records[2]
     assert (claim["parent_seq"], claim["owner"]) == (1, records[1]["owner"])  # the resumed run held it
-    index = json.loads(stored_records.read(tmp_path, "index/t/entry"))
+    index = stored_records.read_json(tmp_path, "index/t/entry")
     assert (index["kind"], index["schema_version"]) == ("index", SCHEMA_VERSION)
     assert (index["seq"], index["status"], index["step"]) == (4, "completed", 3)
-    shape = json.loads(stored_records.read(tmp_path, f"machines/{app.machine.fingerprint}"))
+    shape = stored_records.read_json(tmp_path, f"machines/{app.machine.fingerprint}")
     assert shape["kind"] == "machine"
     assert shape["shape"]["nodes"] == ["a", "b", "review"]
 
@@ -341,12 +343,13 @@ def test_a_commit_refuses_a_malformed_record_before_writing_it() -> None:
     assert asyncio.run(checkpointer.latest("t")) == head.record
 
 
-def test_a_corrupt_record_is_a_clear_error(tmp_path: Path) -> None:
-    app = build(FileCheckpointer(tmp_path))
+@pytest.mark.parametrize(("compress", "kind"), [(True, "compressed data"), (False, "JSON")])
+def test_a_corrupt_record_is_a_clear_error(tmp_path: Path, compress: bool, kind: str) -> None:
+    app = build(FileCheckpointer(tmp_path, compress=compress))
     app.invoke({}, thread_id="t")
     head = f"threads/t/{slot(1)}"
     stored_records.rewrite(tmp_path, head, stored_records.read(tmp_path, head)[:20])
-    with pytest.raises(CheckpointCorruptError, match=r"'threads/t/999999999998' is not valid JSON"):
+    with pytest.raises(CheckpointCorruptError, match=rf"'threads/t/999999999998' is not valid {kind}"):
         app.get_state("t")
     stored_records.rewrite(tmp_path, head, b'{"kind": "checkpoint"}')
     with pytest.raises(CheckpointCorruptError, match=r"is malformed"):
@@ -357,9 +360,9 @@ def test_a_record_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id="t")
     head = f"threads/t/{slot(1)}"
-    record = json.loads(stored_records.read(tmp_path, head))
+    record = stored_records.read_json(tmp_path, head)
     record["schema_version"] = SCHEMA_VERSION + 1
-    stored_records.rewrite(tmp_path, head, json.dumps(record).encode())
+    stored_records.rewrite_json(tmp_path, head, record)
     with pytest.raises(CheckpointCorruptError, match=r"newer than this statehitl understands.*upgrade"):
         app.get_state("t")
 

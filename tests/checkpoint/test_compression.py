@@ -1,7 +1,8 @@
-"""``Checkpointer(..., compress=True)``: records stored compressed, read by every checkpointer.
+"""Records stored compressed, read by every checkpointer.
 
-Compression is opt-in (a statehitl older than it reads only JSON records); reading never depends on
-the setting, so a thread can be written by both kinds of checkpointer and read by either.
+Compression is the default on every store but ``MemoryStorage``; ``compress=False`` writes plain JSON
+(for a fleet some of whose readers predate compression). Reading never depends on the setting, so a
+thread can be written by both kinds of checkpointer and read by either.
 """
 
 from __future__ import annotations
@@ -103,14 +104,20 @@ def test_a_modified_compressed_record_fails_its_signature_before_it_is_inflated(
         decode("r", bytes(data), KEY)
 
 
-def test_compress_must_be_a_bool() -> None:
-    with pytest.raises(TypeError, match="compress must be True or False, got 'yes'"):
+def test_compression_is_on_by_default_where_bytes_cost_and_must_be_a_bool(tmp_path: Path) -> None:
+    assert Checkpointer(FileStorage(tmp_path)).compress is True
+    assert Checkpointer(CountingStorage(FileStorage(tmp_path))).compress is True
+    assert Checkpointer(MemoryStorage()).compress is False  # bytes in the process cost nothing
+    assert Checkpointer(CountingStorage(MemoryStorage())).compress is False
+    assert Checkpointer(MemoryStorage(), compress=True).compress is True
+    assert Checkpointer(FileStorage(tmp_path), compress=False).compress is False
+    with pytest.raises(TypeError, match=r"compress must be True, False or None \(the store's default\), got 'yes'"):
         Checkpointer(MemoryStorage(), compress="yes")  # type: ignore[arg-type]
 
 
 def test_a_compressed_thread_writes_under_half_the_bytes_and_reads_back_whole(tmp_path: Path) -> None:
     plain, packed = CountingStorage(FileStorage(tmp_path / "plain")), CountingStorage(FileStorage(tmp_path / "packed"))
-    expected = talk(chat_app(Checkpointer(plain)), range(30))
+    expected = talk(chat_app(Checkpointer(plain, compress=False)), range(30))
     got = talk(chat_app(Checkpointer(packed, compress=True)), range(30))
     assert got.state == expected.state
     assert packed.counts.bytes_written < plain.counts.bytes_written / 2
@@ -128,9 +135,9 @@ def test_one_thread_written_plain_then_compressed_reads_as_one(tmp_path: Path) -
     """Turning compression on (or off) for a store that holds threads already: each record is read as
     it was written, in the same chain."""
     storage = FileStorage(tmp_path)
-    talk(chat_app(Checkpointer(storage)), range(5))
+    talk(chat_app(Checkpointer(storage, compress=False)), range(5))
     talk(chat_app(Checkpointer(CountingStorage(storage), compress=True)), range(5, 10))
-    result = talk(chat_app(Checkpointer(CountingStorage(storage))), range(10, 12))
+    result = talk(chat_app(Checkpointer(CountingStorage(storage), compress=False)), range(10, 12))
     questions = [m["content"] for m in result.state.messages][::2]
     assert questions == [f"Question {t}: where is my parcel?" for t in range(12)]
     history = asyncio.run(reader(storage).history("t"))  # every checkpoint, each rebuilt from its chain

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +76,13 @@ def test_records_written_with_the_first_schema_read_with_todays_names(tmp_path: 
     with pytest.raises(StepLimitError):
         graph.invoke({}, thread_id="t", step_limit=2)
     head_key = stored_records.keys(tmp_path, "threads/t/")[0]
-    record = json.loads(stored_records.read(tmp_path, head_key))
+    record = stored_records.read_json(tmp_path, head_key)
     assert record["status"] == "executing"
     record.update(status="running", schema_version=1)  # what statehitl wrote before the names were unified
-    stored_records.rewrite(tmp_path, head_key, json.dumps(record).encode())
-    index = json.loads(stored_records.read(tmp_path, "index/t/entry"))
+    stored_records.rewrite_json(tmp_path, head_key, record)
+    index = stored_records.read_json(tmp_path, "index/t/entry")
     index.update(status="running", schema_version=1)
-    stored_records.rewrite(tmp_path, "index/t/entry", json.dumps(index).encode())
+    stored_records.rewrite_json(tmp_path, "index/t/entry", index)
     state = graph.get_state("t")
     assert state is not None
     assert state.status == Status.EXECUTING

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from plain_storage import PrimitivesOnly
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
+from statehitl.checkpoint.codec import decode
 from statehitl.checkpoint.step_writes import reference_writes, resolve_writes, split_value_writes
 from statehitl.checkpoint.storage import Storage
 from statehitl.errors import CheckpointCorruptError
@@ -41,8 +42,7 @@ def chat_app(storage: Storage, word: str = "answer") -> Any:
 def stored(storage: MemoryStorage, seq: int) -> dict[str, Any]:
     found = asyncio.run(storage.read(f"threads/t/{10**12 - 1 - seq:012d}"))
     assert found is not None
-    parsed: dict[str, Any] = json.loads(found[0])
-    return parsed
+    return decode("record", found[0], None)
 
 
 def test_a_step_writes_what_it_added_whatever_the_history() -> None:

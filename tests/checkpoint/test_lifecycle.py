@@ -177,7 +177,8 @@ def test_ttl_sweeps_abandoned_threads() -> None:
 
 def test_signed_records_refuse_tampering(tmp_path: Path) -> None:
     key = b"s3cret"
-    checkpointer = Checkpointer(FileStorage(tmp_path), signing_key=key)
+    # Plain JSON, so the edit below still parses (a compressed one: test_compression.py)
+    checkpointer = Checkpointer(FileStorage(tmp_path), signing_key=key, compress=False)
     app = graph().compile(checkpointer=checkpointer)
     app.invoke({"text": "a"}, thread_id="t")
     newest = stored_records.keys(tmp_path, "threads/t/")[0]
@@ -199,7 +200,7 @@ def test_a_truncated_record_names_thread_and_record(tmp_path: Path) -> None:
     app.invoke({"text": "a"}, thread_id="t")
     newest = stored_records.keys(tmp_path, "threads/t/")[0]
     stored_records.rewrite(tmp_path, newest, stored_records.read(tmp_path, newest)[:40])
-    with pytest.raises(CheckpointCorruptError, match=r"threads/t/\d+.* not valid JSON"):
+    with pytest.raises(CheckpointCorruptError, match=r"threads/t/\d+.* not valid compressed data"):
         app.get_state("t")
 
 

@@ -157,7 +157,8 @@ def test_compress_in_a_url_is_the_checkpointers_option_with_any_scheme(tmp_path:
     assert on.compress is True
     assert on.storage.root == tmp_path / "z"  # type: ignore[attr-defined]
     assert Checkpointer.from_url(f"file://{tmp_path}/z?compress=0").compress is False
-    assert Checkpointer.from_url(f"file://{tmp_path}/z").compress is False
+    assert Checkpointer.from_url(f"file://{tmp_path}/z").compress is True  # the store's default
+    assert Checkpointer.from_url("memory://").compress is False
     named = Checkpointer.from_url("memory://compressed-url-store?compress=yes")
     assert named.compress is True
     assert named.storage is Checkpointer.from_url("memory://compressed-url-store").storage

@@ -6,12 +6,12 @@ integrity. With a signing key, a record is its body followed by ``\\n#hmac-sha25
 with the key refuses a record whose signature is missing or wrong, so a modified checkpoint is never
 resumed (nor a compressed one inflated: the signature covers the bytes as stored).
 
-Compression (``compress=True``, off by default) stores a record's JSON as raw DEFLATE against a preset
-dictionary of the words every record repeats (``_DICTIONARY``): a 700-byte step of a conversation
-becomes about 290. Reading does not depend on the setting: a compressed body starts with
-``_COMPRESSED``, which no JSON does, so a store can hold both kinds and every reader takes either.
-A statehitl older than this reads only JSON, hence off by default: turn it on once every process that
-reads the store is new enough.
+Compression (the checkpointer's ``compress``, on by default off ``MemoryStorage``) stores a record's
+JSON as raw DEFLATE against a preset dictionary of the words every record repeats (``_DICTIONARY``): a
+700-byte step of a conversation becomes about 290. Reading does not depend on the setting: a
+compressed body starts with ``_COMPRESSED``, which no JSON does, so a store can hold both kinds and
+every reader takes either. A statehitl from before compression reads only JSON, so a fleet that still
+runs one writes with ``compress=False`` until it is upgraded.
 """
 
 from __future__ import annotations

@@ -62,6 +62,7 @@ from statehitl.checkpoint.storage import (
     ABSENT,
     Storage,
     SupportsCleanup,
+    compresses_by_default,
     has_list_versions,
     has_read_all,
     has_version,
@@ -96,8 +97,10 @@ class Checkpointer:
     marks threads idle that long as expired for ``sweep_expired``; ``lease_seconds`` is how long a
     claim or a running step holds a thread before another process may take it over. ``compress``
     stores the thread's records compressed (``checkpoint/codec.py``): about 2.4x fewer bytes written,
-    stored and read, for about 15 µs per write; every checkpointer reads both kinds, but a statehitl
-    older than this one reads only uncompressed records, so it is off unless asked for.
+    stored and read, for a few microseconds per write. ``None`` (the default) compresses on every
+    store but ``MemoryStorage``, whose bytes cost nothing (``storage.compresses_by_default``). Every
+    checkpointer reads both kinds; ``compress=False`` is for a fleet some of whose processes still run a
+    statehitl from before compression, which reads only uncompressed records (``docs/checkpoints.md``, "Compression").
     """
 
     def __init__(
@@ -107,10 +110,10 @@ class Checkpointer:
         signing_key: bytes | None = None,
         ttl: float | None = None,
         lease_seconds: float = 60.0,
-        compress: bool = False,
+        compress: bool | None = None,
     ) -> None:
-        if not isinstance(compress, bool):
-            raise TypeError(f"compress must be True or False, got {compress!r}")
+        if compress is not None and not isinstance(compress, bool):
+            raise TypeError(f"compress must be True, False or None (the store's default), got {compress!r}")
         if lease_seconds <= 0:
             raise ValueError(f"lease_seconds must be positive, got {lease_seconds!r}")
         if ttl is not None and ttl <= 0:
@@ -119,7 +122,7 @@ class Checkpointer:
         self.signing_key = signing_key
         self.ttl = ttl
         self.lease_seconds = lease_seconds
-        self.compress = compress
+        self.compress = compresses_by_default(storage) if compress is None else compress
         self._bulk = has_read_all(storage)
         """Whether records are written as deltas from their parent and chains read in one bulk read."""
         self._versioned = has_version(storage)

@@ -36,6 +36,8 @@ class MemoryStorage:
     """
 
     _named: ClassVar[dict[str, MemoryStorage]] = {}
+    keeps_records_in_process: ClassVar[bool] = True
+    """Its records are not compressed unless asked (``storage.compresses_by_default``)."""
 
     def __init__(self) -> None:
         self._data: dict[str, tuple[bytes, str]] = {}

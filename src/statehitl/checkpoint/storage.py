@@ -19,6 +19,9 @@ backend states it rather than relying on a naming convention:
 - ``SupportsVersion``: optional. A backend that can tell a key's version token without its value
   (a ``HeadObject``, a log's index, a projected ``GetItem``) provides ``version(key)``: the engine then
   checks a thread it already holds by the head's token alone, reading no value at all.
+- ``keeps_records_in_process``: optional, a class attribute. ``True`` on a store whose records never
+  leave the process (``MemoryStorage``): nothing is billed or written per byte there, so the engine
+  does not compress its records unless asked (``compresses_by_default``).
 - ``SupportsCleanup``: optional. A backend whose writes can leave debris when a process dies mid-write
   (the file store's compaction temp files, DynamoDB's value chunks written before their record)
   provides ``cleanup(max_age)``; ``Checkpointer.prune`` and ``sweep_expired`` call it. Debris is
@@ -187,6 +190,13 @@ def writes_inline(storage: object) -> bool:
     overlap them cost more than an index entry's write (a store without the method: False)."""
     inline = getattr(storage, "writes_inline", None)
     return callable(inline) and bool(inline())
+
+
+def compresses_by_default(storage: object) -> bool:
+    """Whether a checkpointer on ``storage`` compresses its records when not told: yes on every store
+    whose bytes are written or billed (files, S3, DynamoDB, a store of one's own), no on one that keeps
+    them in the process (``keeps_records_in_process``), where compressing would spend CPU for nothing."""
+    return not getattr(storage, "keeps_records_in_process", False)
 
 
 async def read_prefix(storage: Storage, prefix: str) -> dict[str, tuple[bytes, str]]:

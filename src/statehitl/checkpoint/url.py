@@ -9,8 +9,9 @@ whole process: neither outlives the process, so they serve tests and one-process
 CLI command or a resume in another process.
 
 One query parameter belongs to the checkpointer, not the store, and works with every scheme:
-``compress=true`` (``checkpointer_options``), so a deployment configured by ``STATEHITL_SESSION_URL``
-alone can turn compression on. ``checkpointer_options_of`` takes it out before the store sees the URL.
+``compress=true|false`` (``checkpointer_options``), so a deployment configured by
+``STATEHITL_SESSION_URL`` alone can turn compression off while older readers remain.
+``checkpointer_options_of`` takes it out before the store sees the URL.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from statehitl.checkpoint.storage import (
     CLEANUP_MAX_AGE,
     Storage,
     SupportsCleanup,
+    compresses_by_default,
     has_list_versions,
     has_read_all,
     has_version,
@@ -38,8 +39,9 @@ class CountingStorage:
     """Delegates to ``inner`` and counts every call.
 
     The optional methods of a store (``read_all``, ``version``, ``list_versions``, ``writes_inline``)
-    are there exactly when ``inner`` has them: whether a store has them decides how the engine writes
-    and reads checkpoints, so a counted store must be used exactly as the bare one would be.
+    are there exactly when ``inner`` has them, and ``keeps_records_in_process`` is ``inner``'s: they
+    decide how the engine writes and reads checkpoints, so a counted store must be used exactly as the
+    bare one would be.
     """
 
     def __init__(self, inner: Storage) -> None:
@@ -53,6 +55,7 @@ class CountingStorage:
             self.list_versions = self._list_versions
         if callable(getattr(inner, "writes_inline", None)):
             self.writes_inline = inner.writes_inline  # type: ignore[attr-defined]
+        self.keeps_records_in_process = not compresses_by_default(inner)
 
     def reset(self) -> StorageCounts:
         """Start counting afresh; returns what was counted so far."""
