@@ -638,7 +638,8 @@ def conversation_app(storage: Any) -> Any:
 
 def test_a_long_thread_loads_in_one_query_and_a_warm_one_checks_only_its_head(client: Any, table: str) -> None:
     """The checkpoint-cost targets on DynamoDB: a step is one small PutItem whatever the history; a new
-    process loads 400 steps in one Query (its records, under a megabyte); the process that wrote the
+    process loads 400 steps in one Query (its records, under a megabyte), reading fewer bytes than the
+    state's JSON holds (target: at most 1.5x; the records are compressed); the process that wrote the
     thread checks only the head (one Query, for its key and version token)."""
     storage = CountingStorage(DynamoDBStorage(table, client=client))
     app = conversation_app(storage)
@@ -658,7 +659,9 @@ def test_a_long_thread_loads_in_one_query_and_a_warm_one_checks_only_its_head(cl
     assert cold.values == warm.values
     assert len(cold.values.messages) == 400
     assert counter.take() == Counter({"Query": 1})
-    assert dict(storage.reset().calls) == {"read_all": 1}
+    read = storage.reset()
+    assert dict(read.calls) == {"read_all": 1}
+    assert read.bytes_read <= 1.5 * len(cold.values.model_dump_json()), read.bytes_read
 
 
 @pytest.fixture
