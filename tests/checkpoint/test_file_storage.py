@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import statehitl.checkpoint.file as file_module
+import statehitl.checkpoint.file_handles as file_handles
 from statehitl.checkpoint import ABSENT, FileStorage, Storage
 from statehitl.checkpoint.file_log import frame, slack
 from statehitl.checkpoint.file_views import PARSED_LOGS
@@ -370,7 +371,7 @@ def test_a_log_view_taken_in_at_once_or_frame_by_frame_is_the_same() -> None:
     changes: list[tuple[str, Member | None]] = [(f"{999 - i:012d}", Member(100 + i, i + 1, f"v{i}")) for i in range(50)]
     changes += [(f"{999 - i:012d}", None) for i in range(0, 50, 7)]  # deletions
     changes += [(f"{999 - 3:012d}", Member(900, 5, "again"))]  # a replaced value
-    at_once, one_by_one = LogView((0, 0, b""), HEADER_LEN), LogView((0, 0, b""), HEADER_LEN)
+    at_once, one_by_one = LogView(b"", HEADER_LEN), LogView(b"", HEADER_LEN)
     merged: dict[str, Member | None] = {}
     for name, member in changes:
         merged.pop(name, None)  # what parse() hands over: the last word on each name
@@ -478,8 +479,14 @@ def test_kept_descriptors_are_bounded_and_shared_by_every_store_of_the_process(
     assert _open_fds() == before
 
 
-def test_a_kept_descriptor_follows_the_log_to_its_new_file(storage: FileStorage, root: Path) -> None:
-    """Another process deleting the log or compacting it replaces the file this one has open."""
+@pytest.mark.parametrize("told_by", ["proc", "stat"])
+def test_a_kept_descriptor_follows_the_log_to_its_new_file(storage: FileStorage, root: Path, told_by: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process deleting the log or compacting it replaces the file this one has open; told by
+    ``/proc/self/fd`` on Linux, by ``stat`` where there is no ``/proc``."""
+    if told_by == "stat":
+        monkeypatch.setattr(file_handles, "_proc_name", lambda fd: None)
+        file_module._WRITERS.clear()
     run(storage.write("a/x", b"1", expect=ABSENT))
     (root / "a~log").unlink()  # as a delete elsewhere would
     run(storage.write("a/y", b"2", expect=ABSENT))
@@ -489,6 +496,21 @@ def test_a_kept_descriptor_follows_the_log_to_its_new_file(storage: FileStorage,
     run(storage.write("a/z", b"3", expect=ABSENT))
     assert run(other_process(root).list("a/")) == ["a/y", "a/z"]
     assert (root / "moved").read_bytes().count(b"#rec") == 1  # nothing went to the file no longer named
+
+
+def test_a_write_to_a_kept_log_reads_no_file_attributes(storage: FileStorage, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``stat`` or ``fstat`` of a log between its durable writes: on Linux 6.x ext4 each one read
+    makes the next ``fdatasync`` commit the inode too (see file_handles). Reads take none either."""
+    run(storage.write("a/x", b"1", expect=ABSENT))  # opens the log (one fstat, before its first write)
+    asked: list[object] = []
+    for name in ("stat", "fstat", "lstat"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda *args, _real=real, **kwargs: asked.append(args) or _real(*args, **kwargs))
+    for n in range(5):
+        run(storage.write(f"a/y{n}", b"2", expect=ABSENT))
+        assert run(storage.read(f"a/y{n}")) is not None
+    assert run(storage.list("a/")) == ["a/x", *(f"a/y{n}" for n in range(5))]
+    assert asked == []
 
 
 def test_storages_of_one_process_share_what_they_parsed(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from statehitl._sync import on_private_loop
-from statehitl.checkpoint.file_handles import OpenLogs
+from statehitl.checkpoint.file_handles import LogStat, OpenLogs, size_of
 from statehitl.checkpoint.file_log import (
     HEADER_LEN,
     SYNCED_FLAG_OFFSET,
@@ -159,30 +159,30 @@ class FileStorage:
 
     # -- parsed logs, cached per file for the whole process and extended as it grows ---------------
 
-    def _view(self, path: str, fd: int, st: os.stat_result | None = None) -> LogView:
-        """The parsed log open at ``fd``, complete up to its last whole frame (``st``: its fstat).
+    def _view(self, path: str, fd: int, size: int | None = None) -> LogView:
+        """The parsed log open at ``fd``, complete up to its last whole frame (``size``: the file's, if known).
 
         The cached view is extended in place with what was appended since it was last read; two
         threads reading the same new bytes both parse them, and the first to finish applies them.
         Reads start small (the bytes after the data are mostly the zeros left for later frames).
         """
-        st = st or os.fstat(fd)
+        file_size = size_of(fd) if size is None else size  # not fstat: see file_handles
         header = read_header(path, os.pread(fd, HEADER_LEN, 0))
         if header is None:  # a log whose first line never finished: the next writer redoes it
-            return LogView((st.st_dev, st.st_ino, b""), 0)
+            return LogView(b"", 0)
         with PARSED_LOGS.lock:
-            view = PARSED_LOGS.current(path, (st.st_dev, st.st_ino, header.ident), st.st_size)
+            view = PARSED_LOGS.current(path, header.ident, file_size)
             view.name_synced = view.name_synced or header.synced
             at = view.end
         size = _FIRST_READ
-        while at < st.st_size:
-            chunk = os.pread(fd, min(st.st_size - at, size), at)
+        while at < file_size:
+            chunk = os.pread(fd, min(file_size - at, size), at)
             end, changes, stop = parse(path, chunk, at, header.synced_to)
-            partial = stop is Stop.CUT and at + len(chunk) < st.st_size  # the chunk ended, not the log
+            partial = stop is Stop.CUT and at + len(chunk) < file_size  # the chunk ended, not the log
             with PARSED_LOGS.lock:
                 if view.end == at:
                     view.apply(end, changes)
-                    if not partial and stop is not Stop.ZEROS and end < st.st_size:
+                    if not partial and stop is not Stop.ZEROS and end < file_size:
                         view.tail_clear = False  # something after the end that is not zeros
                     if not partial:
                         break
@@ -239,7 +239,7 @@ class FileStorage:
         with _WRITERS.locked(path, create=True) as opened:
             assert opened is not None
             fd, st = opened
-            view = self._view(path, fd, st)
+            view = self._view(path, fd, st.st_size)
             current = view.members.get(name)
             if expect == ABSENT and current is not None:
                 raise CheckpointConflict(f"key {key!r} already exists")
@@ -256,16 +256,17 @@ class FileStorage:
                 size = len(header)
                 written = read_header(path, header)
                 assert written is not None
-                fresh = LogView((st.st_dev, st.st_ino, written.ident), HEADER_LEN, tail_clear=True)
+                fresh = LogView(written.ident, HEADER_LEN, tail_clear=True)
                 with PARSED_LOGS.lock:
                     view = PARSED_LOGS.keep(path, fresh)
             member = Member(view.end + len(record) - len(data) - 1, len(data), version)
-            self._append(path, fd, size, view, record, {name: member}, durable)
+            self._append(path, fd, LogStat(size, st.st_dev), view, record, {name: member}, durable)
         return version
 
-    def _append(self, path: str, fd: int, size: int, view: LogView, frames: bytes,
+    def _append(self, path: str, fd: int, st: LogStat, view: LogView, frames: bytes,
                 changes: dict[str, Member | None], durable: bool) -> None:
-        """Write ``frames`` where the log's data ends (the log is locked and ``size`` bytes long)."""
+        """Write ``frames`` where the log's data ends (the log is locked and ``st.st_size`` bytes long)."""
+        size = st.st_size
         _clear_tail(fd, size, view)
         at = view.end  # fixed now: once the frames are in, a reader in another thread may take them in
         end = at + len(frames)
@@ -273,18 +274,18 @@ class FileStorage:
         # new file size to commit. Other writes grow the file only as needed (index logs stay small).
         os.pwrite(fd, frames + bytes(slack(end)) if durable and end > size else frames, at)
         if durable:
-            self._sync(fd, path, view, end)
+            self._sync(fd, path, st.st_dev, view, end)
         self._applied(view, at, end, changes)
         if view.end > _COMPACT_AT:
             self._compact_if_mostly_garbage(path, fd, view)
 
     @staticmethod
-    def _sync(fd: int, path: str, view: LogView, end: int) -> None:
+    def _sync(fd: int, path: str, device: int, view: LogView, end: int) -> None:
         """Make the log's bytes up to ``end`` durable, and its name too the first time (the header's
         flag saves later syncs); then note ``end`` as synced, for readers after a crash (it reaches
         the disk with the next sync, so it never claims more than is there)."""
         if not view.name_synced:
-            if not fsync_covers_new_name(view.ident[0]):
+            if not fsync_covers_new_name(device):
                 _fsync_dir(os.path.dirname(path))
             os.pwrite(fd, b"1", SYNCED_FLAG_OFFSET)  # durable with the data: the name is then too
             view.name_synced = True
@@ -381,14 +382,14 @@ class FileStorage:
                 if opened is None:
                     continue
                 fd, st = opened
-                view = self._view(path, fd, st)
+                view = self._view(path, fd, st.st_size)
                 doomed = view.names(_within(prefix, directory)[1])
                 if len(doomed) == len(view.members):
                     os.unlink(path)  # under the lock: a waiting writer sees the name gone and starts anew
                     PARSED_LOGS.forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
-                    self._append(path, fd, st.st_size, view, tombstones, dict.fromkeys(doomed), durable=False)
+                    self._append(path, fd, st, view, tombstones, dict.fromkeys(doomed), durable=False)
                 removed += len(doomed)
         return removed
 

@@ -9,6 +9,12 @@ descriptor is only used after checking, under the log's ``flock``, that the log'
 the file it has open: a compaction or a delete, in any process, replaces or removes the name, and
 the descriptor is then closed and the name opened afresh.
 
+That check, and the log's size, are found without asking the file system for the file's attributes
+(``stat``, ``fstat``): on Linux 6.18 and ext4, a file whose attributes were read between two of its
+``fdatasync``s makes the second one commit the inode as well, about 60 µs more (0.135 ms to 0.195
+here), on every durable write. Its name comes from ``/proc/self/fd`` (which shows a replaced or
+removed file as such), its size from seeking to its end; where there is no ``/proc``, from ``stat``.
+
 ``flock`` excludes open file descriptions, not the threads sharing one, so each kept descriptor also
 has a thread lock. A forked child closes the descriptors it inherited: they share the parent's open
 file descriptions, and with them its locks.
@@ -23,18 +29,56 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
-__all__ = ["OpenLogs"]
+__all__ = ["LogStat", "OpenLogs", "size_of"]
+
+
+class LogStat(NamedTuple):
+    """What the store needs of a locked log's attributes, named as ``os.stat_result`` names them."""
+
+    st_size: int
+    """Found by seeking to the end (see the module's docstring for why not by ``fstat``)."""
+    st_dev: int
+    """The file system the log is on, from when its descriptor was opened."""
+
+
+def size_of(fd: int) -> int:
+    """The size of the file open at ``fd``, without reading its attributes."""
+    return os.lseek(fd, 0, os.SEEK_END)
+
+
+def _proc_name(fd: int) -> str | None:
+    """What ``/proc`` shows the descriptor's file as (its path; marked once replaced or removed), or
+    None where there is no ``/proc``."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
 
 
 class _Handle:
-    """One kept descriptor (``-1`` once closed) and the lock its users in this process take."""
+    """One kept descriptor (``-1`` once closed), the lock its users in this process take, and what
+    tells whether the log's name still denotes its file."""
 
-    __slots__ = ("fd", "lock")
+    __slots__ = ("device", "fd", "inode", "lock", "proc_name")
 
     def __init__(self, fd: int) -> None:
+        st = os.fstat(fd)  # once per open: before the log's first write through this descriptor
         self.fd = fd
         self.lock = threading.Lock()
+        self.device, self.inode = st.st_dev, st.st_ino
+        self.proc_name = _proc_name(fd)
+
+    def names(self, path: str) -> bool:
+        """Whether ``path`` still denotes this descriptor's file (the caller holds the log's lock)."""
+        if self.proc_name is not None:
+            return _proc_name(self.fd) == self.proc_name
+        try:
+            current = os.stat(path)
+        except FileNotFoundError:
+            return False
+        return (current.st_dev, current.st_ino) == (self.device, self.inode)
 
     def close(self) -> None:
         """Close after any thread using the descriptor is done with it."""
@@ -56,8 +100,9 @@ class OpenLogs:
         weakref.finalize(self, _close_all, self._handles)
 
     @contextlib.contextmanager
-    def locked(self, path: str, create: bool) -> Iterator[tuple[int, os.stat_result] | None]:
-        """The log at ``path`` open and exclusively locked, with its fstat (None if absent, not ``create``)."""
+    def locked(self, path: str, create: bool) -> Iterator[tuple[int, LogStat] | None]:
+        """The log at ``path`` open and exclusively locked, with its size and device (None if absent,
+        not ``create``)."""
         while True:
             handle = self._handle(path, create)
             if handle is None:
@@ -69,15 +114,10 @@ class OpenLogs:
                     continue  # evicted while we waited for it
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
-                    try:
-                        current = os.stat(path)
-                    except FileNotFoundError:
-                        current = None
-                    st = os.fstat(fd)
-                    if current is None or (current.st_dev, current.st_ino) != (st.st_dev, st.st_ino):
+                    if not handle.names(path):
                         self._discard(path, handle)  # replaced (compacted) or deleted: open the name anew
                         continue
-                    yield fd, st
+                    yield fd, LogStat(size_of(fd), handle.device)
                     return
                 finally:
                     if handle.fd >= 0:

@@ -155,8 +155,9 @@ class LogView:
     ``FileStorage`` that caches a view applies every change under its lock.
     """
 
-    ident: tuple[int, int, bytes]
-    """Device, inode and the header's id: the file this view is of."""
+    ident: bytes
+    """The header's random id: the file this view is of (a later file under the name, even on the
+    same inode, has another)."""
     end: int
     members: dict[str, Member] = field(default_factory=dict)
     live: int = 0

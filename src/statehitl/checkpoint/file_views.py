@@ -7,8 +7,9 @@ most of its restore parsing). With one cache per process, a log is
 parsed once and later readers, whichever storage object they come through, only take in what was
 appended since.
 
-Sharing is as safe as reusing one storage: a view is checked against the file on every use (device,
-inode, the header's random id, and a size at least its end), and frames are only ever appended.
+Sharing is as safe as reusing one storage: a view is checked against the file on every use (the
+header's random id, new for every file a log name is given, and a size at least its end), and frames
+are only ever appended.
 Another process keeps its own cache, so it sees nothing of this one.
 """
 
@@ -35,7 +36,7 @@ class ParsedLogs:
         self._capacity = capacity
         self._views: OrderedDict[str, LogView] = OrderedDict()
 
-    def current(self, path: str, ident: tuple[int, int, bytes], size: int) -> LogView:
+    def current(self, path: str, ident: bytes, size: int) -> LogView:
         """The view of the log ``path`` whose identity is ``ident`` and size ``size`` (caller holds lock).
 
         A cached view of another file under that name (replaced by a compaction, or deleted and made
