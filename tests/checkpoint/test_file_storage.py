@@ -498,6 +498,22 @@ def test_a_kept_descriptor_follows_the_log_to_its_new_file(storage: FileStorage,
     assert (root / "moved").read_bytes().count(b"#rec") == 1  # nothing went to the file no longer named
 
 
+def test_a_descriptor_whose_file_went_before_it_was_kept_is_not_trusted(root: Path) -> None:
+    """Opened, then removed before ``/proc`` was asked its name: the name it shows then is the removed
+    file's, which must not count as still denoting it."""
+    root.mkdir()
+    path = root / "a~log"
+    path.write_bytes(b"")
+    fd = os.open(path, os.O_RDWR)
+    try:
+        path.unlink()
+        assert not file_handles._Handle(fd).names(str(path))
+        path.write_bytes(b"")
+        assert not file_handles._Handle(fd).names(str(path))  # a new file under the name is not it either
+    finally:
+        os.close(fd)
+
+
 def test_a_write_to_a_kept_log_reads_no_file_attributes(storage: FileStorage, monkeypatch: pytest.MonkeyPatch) -> None:
     """No ``stat`` or ``fstat`` of a log between its durable writes: on Linux 6.x ext4 each one read
     makes the next ``fdatasync`` commit the inode too (see file_handles). Reads take none either."""

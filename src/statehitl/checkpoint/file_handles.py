@@ -48,6 +48,10 @@ def size_of(fd: int) -> int:
     return os.lseek(fd, 0, os.SEEK_END)
 
 
+_REMOVED = " (deleted)"
+"""What ``/proc`` adds to the name of a file no name denotes any more (removed, or replaced by a rename)."""
+
+
 def _proc_name(fd: int) -> str | None:
     """What ``/proc`` shows the descriptor's file as (its path; marked once replaced or removed), or
     None where there is no ``/proc``."""
@@ -73,7 +77,8 @@ class _Handle:
     def names(self, path: str) -> bool:
         """Whether ``path`` still denotes this descriptor's file (the caller holds the log's lock)."""
         if self.proc_name is not None:
-            return _proc_name(self.fd) == self.proc_name
+            now = _proc_name(self.fd)
+            return now == self.proc_name and not now.endswith(_REMOVED)
         try:
             current = os.stat(path)
         except FileNotFoundError:
