@@ -381,3 +381,25 @@ def test_an_agent_a_request_built_is_freed_when_dropped(store: Path) -> None:
         assert [ref() for ref in dropped] == [None, None]
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("how", ["default", "FileSessionManager", "url"])
+def test_a_file_session_is_stored_compressed_unless_told_not_to(store: Path, how: str) -> None:
+    """Compressed by default; ``FileSessionManager(..., compress=False)`` or ``compress=false`` in the
+    session URL writes plain JSON (as a fleet with older readers must), and each kind resumes the other."""
+    make: dict[str, Callable[[], SessionManager]] = {
+        "default": lambda: FileSessionManager("myapp", store),
+        "FileSessionManager": lambda: FileSessionManager("myapp", store, compress=False),
+        "url": lambda: SessionManager.from_url(f"file://{store}?compress=false", session_id="myapp"),
+    }
+    server = Server(make[how])
+    paused = server.agent(DELETE)(PROMPT)
+    assert paused.stop_reason == "interrupt"
+    thread = server.make_session().thread_id("default")
+    records = [stored_records.read(store, key) for key in stored_records.keys(store, f"threads/{thread}/")]
+    assert records
+    assert all(r.startswith(b"\x00z1" if how == "default" else b"{") for r in records), records
+    other = Server(lambda: FileSessionManager("myapp", store, compress=how != "default"))
+    done = other.agent("Deleted them.")(answer(paused))
+    assert done.stop_reason == "end_turn"
+    assert (server.deleted, other.deleted) == ([], [["old.log", "older.log"]])
