@@ -97,7 +97,7 @@ class Checkpointer:
     marks threads idle that long as expired for ``sweep_expired``; ``lease_seconds`` is how long a
     claim or a running step holds a thread before another process may take it over. ``compress``
     stores the thread's records compressed (``checkpoint/codec.py``): about 2.4x fewer bytes written,
-    stored and read, for a few microseconds per write. ``None`` (the default) compresses on every
+    stored and read, for 8-30 µs per write. ``None`` (the default) compresses on every
     store but ``MemoryStorage``, whose bytes cost nothing (``storage.compresses_by_default``). Every
     checkpointer reads both kinds; ``compress=False`` is for a fleet some of whose processes still run a
     statehitl from before compression, which reads only uncompressed records (``docs/checkpoints.md``, "Compression").
