@@ -9,13 +9,12 @@ Both frameworks run the same conversation in the same process: each turn invokes
 user message, and the nodes `model`, `tool` and `answer` each append one more message, so a turn
 adds four messages of about 200 bytes of text. statehitl stores the thread on
 `Checkpointer(CountingStorage(FileStorage(dir)))` (records compressed, its default), LangGraph on
-`SqliteSaver` over a sqlite file,
-each with its default durability. Bytes written are measured the same way for both: the growth of
-`wchar` in /proc/self/io (bytes passed to write syscalls) over the T turns. Loading the latest state
-is measured in a fresh process-equivalent (a new checkpointer / a new sqlite connection). statehitl
-also runs once more per length with `Checkpointer(..., compress=False)`, plain JSON records (a third
-table). See
-benchmarks/README.md for every column. Linux only (/proc/self/io).
+`SqliteSaver` over a sqlite file, each with its default durability. Bytes written are measured the
+same way for both: the growth of `wchar` in /proc/self/io (bytes passed to write syscalls) over the
+T turns. Loading the latest state is measured in a fresh process-equivalent (a new checkpointer / a
+new sqlite connection). statehitl also runs once more per length with
+`Checkpointer(..., compress=False)`, plain JSON records (a third table). See benchmarks/README.md
+for every column. Linux only (/proc/self/io).
 """
 
 from __future__ import annotations
