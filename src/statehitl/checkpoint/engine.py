@@ -139,7 +139,7 @@ class Checkpointer:
         ``memory://`` makes a new, empty store on every call, so two ``from_url("memory://")`` share
         nothing; ``memory://NAME`` is one store per name, shared within this process only. Neither
         survives the process: use them in tests, not for threads resumed elsewhere. The query parameter
-        ``compress=true`` (any scheme) is the ``compress`` option; giving it both ways is an error.
+        ``compress=true|false`` (any scheme) is the ``compress`` option; giving it both ways is an error.
         """
         url, from_query = checkpointer_options_of(url)
         twice = sorted(from_query.keys() & options.keys())
