@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from statehitl._sync import on_private_loop
-from statehitl.checkpoint.file_handles import LogStat, OpenLogs, size_of
+from statehitl.checkpoint.file_handles import LockedLog, OpenLogs, size_of
 from statehitl.checkpoint.file_log import (
     HEADER_LEN,
     SYNCED_FLAG_OFFSET,
@@ -159,14 +159,15 @@ class FileStorage:
 
     # -- parsed logs, cached per file for the whole process and extended as it grows ---------------
 
-    def _view(self, path: str, fd: int, size: int | None = None) -> LogView:
-        """The parsed log open at ``fd``, complete up to its last whole frame (``size``: the file's, if known).
+    def _view(self, path: str, fd: int, file_size: int | None = None) -> LogView:
+        """The parsed log open at ``fd``, complete up to its last whole frame (``file_size``: if known).
 
         The cached view is extended in place with what was appended since it was last read; two
         threads reading the same new bytes both parse them, and the first to finish applies them.
         Reads start small (the bytes after the data are mostly the zeros left for later frames).
         """
-        file_size = size_of(fd) if size is None else size  # not fstat: see file_handles
+        if file_size is None:
+            file_size = size_of(fd)  # not fstat: see file_handles
         header = read_header(path, os.pread(fd, HEADER_LEN, 0))
         if header is None:  # a log whose first line never finished: the next writer redoes it
             return LogView(b"", 0)
@@ -238,35 +239,34 @@ class FileStorage:
         record, version = frame(name, data)
         with _WRITERS.locked(path, create=True) as opened:
             assert opened is not None
-            fd, st = opened
-            view = self._view(path, fd, st.st_size)
+            fd, log = opened
+            view = self._view(path, fd, log.size)
             current = view.members.get(name)
             if expect == ABSENT and current is not None:
                 raise CheckpointConflict(f"key {key!r} already exists")
             if expect != ABSENT and (current is None or current.version != expect):
-                if st.st_size == 0:
+                if log.size == 0:
                     os.unlink(path)  # the empty log this call created: a refused write leaves nothing behind
                 raise CheckpointConflict(f"key {key!r} changed since version {expect!r} was read")
-            size = st.st_size
             if view.end < HEADER_LEN:  # a new log (or one whose first line a crash cut short)
                 # The header covers all a cut-short line left. No ftruncate: ext4 would then start
                 # writing the log back at every close of a descriptor on it (auto_da_alloc).
                 header = new_header(synced=False)
                 os.pwrite(fd, header, 0)
-                size = len(header)
+                log = log._replace(size=len(header))
                 written = read_header(path, header)
                 assert written is not None
                 fresh = LogView(written.ident, HEADER_LEN, tail_clear=True)
                 with PARSED_LOGS.lock:
                     view = PARSED_LOGS.keep(path, fresh)
             member = Member(view.end + len(record) - len(data) - 1, len(data), version)
-            self._append(path, fd, LogStat(size, st.st_dev), view, record, {name: member}, durable)
+            self._append(path, fd, log, view, record, {name: member}, durable)
         return version
 
-    def _append(self, path: str, fd: int, st: LogStat, view: LogView, frames: bytes,
+    def _append(self, path: str, fd: int, log: LockedLog, view: LogView, frames: bytes,
                 changes: dict[str, Member | None], durable: bool) -> None:
-        """Write ``frames`` where the log's data ends (the log is locked and ``st.st_size`` bytes long)."""
-        size = st.st_size
+        """Write ``frames`` where the log's data ends (the log is locked and ``log.size`` bytes long)."""
+        size = log.size
         _clear_tail(fd, size, view)
         at = view.end  # fixed now: once the frames are in, a reader in another thread may take them in
         end = at + len(frames)
@@ -274,7 +274,7 @@ class FileStorage:
         # new file size to commit. Other writes grow the file only as needed (index logs stay small).
         os.pwrite(fd, frames + bytes(slack(end)) if durable and end > size else frames, at)
         if durable:
-            self._sync(fd, path, st.st_dev, view, end)
+            self._sync(fd, path, log.device, view, end)
         self._applied(view, at, end, changes)
         if view.end > _COMPACT_AT:
             self._compact_if_mostly_garbage(path, fd, view)
@@ -381,15 +381,15 @@ class FileStorage:
             with _WRITERS.locked(path, create=False) as opened:
                 if opened is None:
                     continue
-                fd, st = opened
-                view = self._view(path, fd, st.st_size)
+                fd, log = opened
+                view = self._view(path, fd, log.size)
                 doomed = view.names(_within(prefix, directory)[1])
                 if len(doomed) == len(view.members):
                     os.unlink(path)  # under the lock: a waiting writer sees the name gone and starts anew
                     PARSED_LOGS.forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
-                    self._append(path, fd, st, view, tombstones, dict.fromkeys(doomed), durable=False)
+                    self._append(path, fd, log, view, tombstones, dict.fromkeys(doomed), durable=False)
                 removed += len(doomed)
         return removed
 

@@ -31,15 +31,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-__all__ = ["LogStat", "OpenLogs", "size_of"]
+__all__ = ["LockedLog", "OpenLogs", "size_of"]
 
 
-class LogStat(NamedTuple):
-    """What the store needs of a locked log's attributes, named as ``os.stat_result`` names them."""
+class LockedLog(NamedTuple):
+    """What the store needs to know of a log it holds locked, found without reading its attributes."""
 
-    st_size: int
+    size: int
     """Found by seeking to the end (see the module's docstring for why not by ``fstat``)."""
-    st_dev: int
+    device: int
     """The file system the log is on, from when its descriptor was opened."""
 
 
@@ -105,7 +105,7 @@ class OpenLogs:
         weakref.finalize(self, _close_all, self._handles)
 
     @contextlib.contextmanager
-    def locked(self, path: str, create: bool) -> Iterator[tuple[int, LogStat] | None]:
+    def locked(self, path: str, create: bool) -> Iterator[tuple[int, LockedLog] | None]:
         """The log at ``path`` open and exclusively locked, with its size and device (None if absent,
         not ``create``)."""
         while True:
@@ -122,7 +122,7 @@ class OpenLogs:
                     if not handle.names(path):
                         self._discard(path, handle)  # replaced (compacted) or deleted: open the name anew
                         continue
-                    yield fd, LogStat(size_of(fd), handle.device)
+                    yield fd, LockedLog(size_of(fd), handle.device)
                     return
                 finally:
                     if handle.fd >= 0:
