@@ -20,7 +20,7 @@ for every column. Linux only (/proc/self/io).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -112,12 +112,22 @@ def cell(result: SideResult | None, get: Callable[[SideResult], Any], show: Call
     return "n/a" if result is None else show(get(result))
 
 
-def bold_ratio(ratio: float | None) -> str:
-    return "n/a" if ratio is None else f"**{ratio:.0f}x**"
+def ratio_text(ratio: float | None, bold: bool = False) -> str:
+    text = "n/a" if ratio is None else f"{ratio:.0f}x"
+    return f"**{text}**" if bold and ratio is not None else text
+
+
+def per_state_byte(x: float) -> str:
+    return f"{x:.2f}x"
 
 
 def md_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
+
+
+def md_table(columns: list[str], rows: Iterable[list[str]]) -> str:
+    """A markdown table of right-aligned columns: the header, its alignment row, one line per row."""
+    return "\n".join([md_row(columns), md_row(["---:"] * len(columns)), *map(md_row, rows)])
 
 
 def both(results: tuple[SideResult, SideResult], show: Callable[[SideResult], str]) -> str:
@@ -126,92 +136,73 @@ def both(results: tuple[SideResult, SideResult], show: Callable[[SideResult], st
 
 
 def writes_table(points: list[Point]) -> str:
-    lines = [
-        "| turns | conversation (JSON) | statehitl written | per turn | statehitl storage bytes "
-        "| per step | target per step | LangGraph written | LangGraph rows serialized | LangGraph sqlite + WAL "
-        "| **ratio LangGraph / statehitl** | statehitl ms/turn | LangGraph ms/turn |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for p in points:
-        sh, lg = p.statehitl, p.langgraph
-        any_side = sh or lg
-        lines.append(
-            md_row(
-                [
-                    str(p.turns),
-                    cell(any_side, lambda r: r.state_json_bytes, fmt_bytes),
-                    cell(sh, lambda r: r.wchar, fmt_bytes),
-                    cell(sh, lambda r: r.wchar / r.turns, fmt_bytes),
-                    cell(sh, lambda r: r.extra["storage_bytes_written"], fmt_bytes),
-                    cell(sh, lambda r: r.extra["storage_bytes_per_step"], fmt_bytes),
-                    cell(sh, lambda r: r.extra["step_target_bytes"], fmt_bytes),
-                    cell(lg, lambda r: r.wchar, fmt_bytes),
-                    cell(lg, lambda r: r.extra["serialized_bytes"], fmt_bytes),
-                    cell(lg, lambda r: r.extra["db_plus_wal_at_end"], fmt_bytes),
-                    bold_ratio(p.ratio),
-                    cell(sh, lambda r: r.median_turn_ms, fmt),
-                    cell(lg, lambda r: r.median_turn_ms, fmt),
-                ]
-            )
-        )
-    return "\n".join(lines)
+    columns = ["turns", "conversation (JSON)", "statehitl written", "per turn", "statehitl storage bytes",
+               "per step", "target per step", "LangGraph written", "LangGraph rows serialized",
+               "LangGraph sqlite + WAL", "**ratio LangGraph / statehitl**", "statehitl ms/turn", "LangGraph ms/turn"]
+    rows = (
+        [
+            str(p.turns),
+            cell(p.statehitl or p.langgraph, lambda r: r.state_json_bytes, fmt_bytes),
+            cell(p.statehitl, lambda r: r.wchar, fmt_bytes),
+            cell(p.statehitl, lambda r: r.wchar / r.turns, fmt_bytes),
+            cell(p.statehitl, lambda r: r.extra["storage_bytes_written"], fmt_bytes),
+            cell(p.statehitl, lambda r: r.extra["storage_bytes_per_step"], fmt_bytes),
+            cell(p.statehitl, lambda r: r.extra["step_target_bytes"], fmt_bytes),
+            cell(p.langgraph, lambda r: r.wchar, fmt_bytes),
+            cell(p.langgraph, lambda r: r.extra["serialized_bytes"], fmt_bytes),
+            cell(p.langgraph, lambda r: r.extra["db_plus_wal_at_end"], fmt_bytes),
+            ratio_text(p.ratio, bold=True),
+            cell(p.statehitl, lambda r: r.median_turn_ms, fmt),
+            cell(p.langgraph, lambda r: r.median_turn_ms, fmt),
+        ]
+        for p in points
+    )
+    return md_table(columns, rows)
 
 
 def reads_table(points: list[Point]) -> str:
-    lines = [
-        "| turns | statehitl checkpoints | warm: requests | warm: bytes read | cold: requests "
-        "| cold: bytes read | cold: bytes read / state | statehitl cold read (rchar) | LangGraph checkpoints "
-        "| LangGraph cold read (rchar) |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for p in points:
-        sh, lg = p.statehitl, p.langgraph
-        lines.append(
-            md_row(
-                [
-                    str(p.turns),
-                    cell(sh, lambda r: r.checkpoints),
-                    cell(sh, lambda r: r.extra["warm_requests"]),
-                    cell(sh, lambda r: r.extra["warm_bytes_read"], fmt_bytes),
-                    cell(sh, lambda r: r.extra["load_requests"]),
-                    cell(sh, lambda r: r.extra["load_bytes_read"], fmt_bytes),
-                    cell(sh, lambda r: r.extra["load_bytes_per_state_byte"], lambda x: f"{x:.2f}x"),
-                    cell(sh, lambda r: r.load_rchar, fmt_bytes),
-                    cell(lg, lambda r: r.checkpoints),
-                    cell(lg, lambda r: r.load_rchar, fmt_bytes),
-                ]
-            )
-        )
-    return "\n".join(lines)
+    columns = ["turns", "statehitl checkpoints", "warm: requests", "warm: bytes read", "cold: requests",
+               "cold: bytes read", "cold: bytes read / state", "statehitl cold read (rchar)",
+               "LangGraph checkpoints", "LangGraph cold read (rchar)"]
+    rows = (
+        [
+            str(p.turns),
+            cell(p.statehitl, lambda r: r.checkpoints),
+            cell(p.statehitl, lambda r: r.extra["warm_requests"]),
+            cell(p.statehitl, lambda r: r.extra["warm_bytes_read"], fmt_bytes),
+            cell(p.statehitl, lambda r: r.extra["load_requests"]),
+            cell(p.statehitl, lambda r: r.extra["load_bytes_read"], fmt_bytes),
+            cell(p.statehitl, lambda r: r.extra["load_bytes_per_state_byte"], per_state_byte),
+            cell(p.statehitl, lambda r: r.load_rchar, fmt_bytes),
+            cell(p.langgraph, lambda r: r.checkpoints),
+            cell(p.langgraph, lambda r: r.load_rchar, fmt_bytes),
+        ]
+        for p in points
+    )
+    return md_table(columns, rows)
 
 
 def uncompressed_table(points: list[Point]) -> str:
     """statehitl with ``compress=False`` beside its default: what compression buys and costs."""
-    lines = [
-        "| turns | written (default) | written (uncompressed) | storage bytes per step (default / uncompressed) "
-        "| target per step | ratio LangGraph / statehitl (uncompressed) "
-        "| cold: bytes read / state (default / uncompressed) | ms/turn (default / uncompressed) |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for p in points:
-        sh, plain = p.statehitl, p.uncompressed
-        if sh is None or plain is None:
-            continue
-        lines.append(
-            md_row(
-                [
-                    str(p.turns),
-                    fmt_bytes(sh.wchar),
-                    fmt_bytes(plain.wchar),
-                    both((sh, plain), lambda r: fmt_bytes(r.extra["storage_bytes_per_step"])),
-                    fmt_bytes(plain.extra["step_target_bytes"]),
-                    f"{p.uncompressed_ratio:.0f}x" if p.uncompressed_ratio else "n/a",
-                    both((sh, plain), lambda r: f"{r.extra['load_bytes_per_state_byte']:.2f}x"),
-                    both((sh, plain), lambda r: fmt(r.median_turn_ms)),
-                ]
-            )
-        )
-    return "\n".join(lines)
+    columns = ["turns", "written (default)", "written (uncompressed)",
+               "storage bytes per step (default / uncompressed)", "target per step",
+               "ratio LangGraph / statehitl (uncompressed)", "cold: bytes read / state (default / uncompressed)",
+               "ms/turn (default / uncompressed)"]
+    rows = (
+        [
+            str(p.turns),
+            fmt_bytes(sh.wchar),
+            fmt_bytes(plain.wchar),
+            both((sh, plain), lambda r: fmt_bytes(r.extra["storage_bytes_per_step"])),
+            fmt_bytes(plain.extra["step_target_bytes"]),
+            ratio_text(p.uncompressed_ratio),
+            both((sh, plain), lambda r: per_state_byte(r.extra["load_bytes_per_state_byte"])),
+            both((sh, plain), lambda r: fmt(r.median_turn_ms)),
+        ]
+        for p in points
+        if (sh := p.statehitl) is not None and (plain := p.uncompressed) is not None
+    )
+    return md_table(columns, rows)
 
 
 def environment(
