@@ -53,6 +53,22 @@ def test_an_interrupt_deep_in_a_nested_swarm_is_routed_back_to_the_tool_that_ask
         "passing it on", "fixed"]
 
 
+def test_a_nested_swarm_that_ends_failed_fails_the_graph_before_its_successors() -> None:
+    looping = agent("looping", handoff("helper"), "handed off")
+    team = Swarm([looping, agent("helper", "helped")], id="team", max_handoffs=1)
+    builder = GraphBuilder()
+    builder.add_node(team, "team")
+    builder.add_node(agent("cleanup", "closed the ticket"), "cleanup")
+    builder.add_edge("team", "cleanup")
+
+    result = builder.build()("handle the ticket")
+
+    assert result.status == Status.FAILED
+    assert result.failure == "node 'team' failed: Max handoffs reached: 1"
+    assert result.results["team"].status == Status.FAILED
+    assert "cleanup" not in result.results
+
+
 def test_the_stream_carries_strands_events_in_order() -> None:
     graph = nested_graph()
 

@@ -5,7 +5,7 @@ The registration protocol is one callable, named on the command line as ``module
 
 - a ``CompiledStateGraph`` (usually the same for every thread; ``build`` may ignore the id),
 - an ``Agent`` whose session is that thread (``session_manager=...`` for the thread's session),
-- a ``Graph`` or ``Swarm`` (any ``MultiAgentBase``) whose session is that thread.
+- a ``Graph`` or ``Swarm`` (any ``Orchestrator``) whose session is that thread.
 
 ``build`` is called once per thread resumed, so a factory can give each thread its own agent.
 Applying answers always goes through the app's ordinary resume call, so the engine's claim and
@@ -123,12 +123,12 @@ def resume_answered(app: Any, thread_id: str | None = None) -> Any:
 def _kind(app: Any) -> str | None:
     from statehitl.agent import Agent
     from statehitl.graph.compiled import CompiledStateGraph
-    from statehitl.multiagent.base import MultiAgentBase
+    from statehitl.multiagent.base import Orchestrator
 
     if isinstance(app, CompiledStateGraph):
         return "graph"
     if isinstance(app, Agent):
         return "agent"
-    if isinstance(app, MultiAgentBase):
+    if isinstance(app, Orchestrator):
         return "orchestrator"
     return None

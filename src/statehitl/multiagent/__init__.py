@@ -9,7 +9,7 @@ node, sessions, streaming and telemetry work as for a single agent.
 
 from __future__ import annotations
 
-from statehitl.multiagent.base import MultiAgentBase
+from statehitl.multiagent.executor import MultiAgentBase
 from statehitl.multiagent.graph import Graph, GraphBuilder, GraphEdge, GraphNode, GraphState
 from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult, SwarmResult
 from statehitl.multiagent.swarm import SharedContext, Swarm, SwarmNode

@@ -19,7 +19,7 @@ import contextlib
 import os
 import time
 import weakref
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import Any, ClassVar
 
@@ -38,6 +38,7 @@ from statehitl.hooks.multiagent_events import (
 from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
+from statehitl.multiagent.executor import MultiAgentBase
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, add_usage, zero_usage
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of
@@ -48,18 +49,20 @@ from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 
-__all__ = ["MultiAgentBase", "OrchestratorNode", "check_task", "node_results"]
+__all__ = ["MultiAgentBase", "MultiAgentResult", "NodeResult", "Orchestrator", "OrchestratorNode", "Status",
+           "check_task", "node_results"]
+"""``MultiAgentBase``, ``MultiAgentResult``, ``NodeResult`` and ``Status`` are here too, where Strands'
+custom nodes import them from (``strands.multiagent.base``)."""
 
 STEP_LIMIT = 100_000
 """Steps an orchestration may take in one call: its own limits (node executions, handoffs, time) are
 what end a loop; this only keeps a graph with none of them set from running forever."""
 
 
-class MultiAgentBase(ABC):
-    """An orchestrator of agents and other machines: call it with a task, or with the answers to its
-    interrupts. ``graph(task)``, ``await graph.invoke_async(task)``, ``graph.stream_async(task)``."""
+class Orchestrator(MultiAgentBase):
+    """An orchestrator of agents and other machines (a Graph, a Swarm): call it with a task, or with the
+    answers to its interrupts. ``graph(task)``, ``await graph.invoke_async(task)``, ``graph.stream_async(task)``."""
 
-    is_orchestrator: ClassVar[bool] = True
     kind: ClassVar[str] = "orchestrator"
     raises_on_cancel: ClassVar[bool] = False
     """Whether a node cancelled by a hook makes the call raise ``NodeCancelledError`` (a Graph, as in
@@ -151,13 +154,9 @@ class MultiAgentBase(ABC):
 
     # -- calling --------------------------------------------------------------------------------------
 
-    def __call__(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        """Run the orchestration on ``task`` (a str or content blocks), or answer its interrupts."""
-        return run_sync(self.invoke_async(task, invocation_state, **kwargs))
-
     async def invoke_async(self, task: Any, invocation_state: dict[str, Any] | None = None,
-                           **kwargs: Any) -> Any:
-        """Async ``orchestrator(task)``."""
+                           **kwargs: Any) -> MultiAgentResult:
+        """Run the orchestration on ``task`` (a str or content blocks), or answer its interrupts."""
         return await self._invoke(task, {**(invocation_state or {}), **kwargs}, None)
 
     async def stream_async(self, task: Any, invocation_state: dict[str, Any] | None = None,
@@ -288,7 +287,7 @@ class MultiAgentBase(ABC):
 class OrchestratorNode:
     """``MachineNode`` for a Graph or Swarm (built by its ``as_node()``)."""
 
-    def __init__(self, orchestrator: MultiAgentBase) -> None:
+    def __init__(self, orchestrator: Orchestrator) -> None:
         self.orchestrator = orchestrator
         self.append_channels = orchestrator.schema.append_channels
 

@@ -22,7 +22,7 @@ from statehitl.agent.binary import to_json_safe
 from statehitl.errors import GraphValidationError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import MultiAgentBase, node_results
+from statehitl.multiagent.base import Orchestrator, node_results
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, machine_node_of
 from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult
 from statehitl.multiagent.state import Kind, OrchestrationSchema, node_state_of, node_update
@@ -215,7 +215,7 @@ def _cyclic(pairs: tuple[tuple[str, str], ...]) -> bool:
     return not nx.is_directed_acyclic_graph(graph)
 
 
-class Graph(MultiAgentBase):
+class Graph(Orchestrator):
     """A deterministic orchestration of agents along a directed graph (build it with ``GraphBuilder``)."""
 
     kind = "graph"
@@ -282,6 +282,9 @@ class Graph(MultiAgentBase):
         update = node_update(state, node_id, node.machine, done.state, restart=restart)
         update["results"] = {node_id: node.stored_result(result)}
         update["order"] = [node_id]
+        if result.status == Status.FAILED:  # ended without doing its work (a nested limit, a cancel): no successor runs
+            why = getattr(result.result, "failure", None) or "it ended FAILED"
+            update["failure"] = f"node {node_id!r} failed: {why}"
         return update
 
     def _limit(self, state: dict[str, Any], run: OrchestrationRun) -> str | None:
@@ -319,7 +322,7 @@ class Graph(MultiAgentBase):
             blocks.extend({"text": f"  - Agent: {output}"} for output in outputs)
         return blocks
 
-    # -- MultiAgentBase -------------------------------------------------------------------------------
+    # -- Orchestrator ---------------------------------------------------------------------------------
 
     def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
         return {**state, "task": to_json_safe(task), "results": {}, "order": [], "failure": None}

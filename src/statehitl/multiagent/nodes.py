@@ -1,8 +1,8 @@
 """One node of an orchestration: what it runs (through ``MachineNode``), and one call of it.
 
-Whatever the executor is — an Agent, a Graph, a Swarm, a compiled StateGraph, or anything else with
-``as_node()`` — the orchestrators only ever talk to its ``MachineNode``: this is the one place a new
-kind of node plugs in.
+Whatever the executor is — an Agent, a Graph, a Swarm, a compiled StateGraph, a ``MultiAgentBase`` of
+the user's own, or anything else with ``as_node()`` — the orchestrators only ever talk to its
+``MachineNode``: this is the one place a new kind of node plugs in.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ def machine_node_of(executor: Any, where: str) -> MachineNode:
     as_node = getattr(executor, "as_node", None)
     if not callable(as_node):
         raise GraphValidationError(
-            f"{where}: {executor!r} cannot be a node; use an Agent, a Graph, a Swarm, a compiled StateGraph, or an "
-            "object with as_node() returning a statehitl.nesting.MachineNode"
+            f"{where}: {executor!r} cannot be a node; use an Agent, a Graph, a Swarm, a compiled StateGraph, a "
+            "subclass of statehitl.multiagent.MultiAgentBase, or an object with as_node() returning a "
+            "statehitl.nesting.MachineNode"
         )
     node: MachineNode = as_node()
     return node

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl.agent.result import AgentResult
+from statehitl.errors import InvalidUpdateError
 from statehitl.interrupt import Interrupt
 from statehitl.status import Status
 
@@ -58,8 +59,13 @@ class NodeResult:
         result = self.result
         if isinstance(result, Exception):
             payload: dict[str, Any] = {"type": "exception", "exception": type(result).__name__, "message": str(result)}
-        else:
+        elif callable(getattr(result, "to_dict", None)):
             payload = result.to_dict()
+        else:
+            raise InvalidUpdateError(
+                f"a NodeResult's result must be an AgentResult, a MultiAgentResult or an exception to be stored; got "
+                f"{type(result).__name__}: {result!r}"
+            )
         return {"result": payload, "execution_time": self.execution_time, "status": self.status.value,
                 "accumulated_usage": self.accumulated_usage, "accumulated_metrics": self.accumulated_metrics,
                 "execution_count": self.execution_count, "interrupts": [i.to_dict() for i in self.interrupts]}

@@ -22,7 +22,7 @@ from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import MultiAgentBase
+from statehitl.multiagent.base import Orchestrator
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import MultiAgentResult, SwarmResult
 from statehitl.multiagent.state import Kind, OrchestrationSchema
@@ -73,7 +73,7 @@ class _Turn:
 _turn: contextvars.ContextVar[_Turn] = contextvars.ContextVar("statehitl_swarm_turn")
 
 
-class Swarm(MultiAgentBase):
+class Swarm(Orchestrator):
     """Agents that pass the task between them with ``handoff_to_agent`` until one answers without."""
 
     kind = "swarm"
@@ -197,7 +197,7 @@ class Swarm(MultiAgentBase):
         blocks = [{"text": f"Context:\n{text}\n\n"}]
         return blocks if isinstance(task, str) else [*blocks, *(task or [])]
 
-    # -- MultiAgentBase -------------------------------------------------------------------------------
+    # -- Orchestrator ---------------------------------------------------------------------------------
 
     def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
         return {**state, "task": to_json_safe(task), "results": {}, "order": [], "handoff": None, "context": {},
