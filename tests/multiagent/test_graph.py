@@ -175,6 +175,32 @@ def test_conditions_see_the_graph_state() -> None:
     assert run("no") == ["review", "fix"]
 
 
+def test_a_condition_reads_the_counts_and_shape_strands_gives_it() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def look(state: Any) -> bool:
+        seen.append({"count": state.execution_count, "total": state.total_nodes,
+                     "tokens": state.accumulated_usage["totalTokens"], "latency": state.accumulated_metrics,
+                     "edges": [(a.node_id, b.node_id) for a, b in state.edges],
+                     "entry": [n.node_id for n in state.entry_points], "status": state.status,
+                     "done": {n.node_id for n in state.completed_nodes}, "interrupted": state.interrupted_nodes})
+        return True
+
+    builder = GraphBuilder()
+    builder.add_node(agent("first", "one"), "first")
+    builder.add_node(agent("second", "two"), "second")
+    builder.add_edge("first", "second", condition=look)
+    result = builder.build()("go")
+
+    state = seen[0]  # asked when routing and again for the input of "second", as Strands asks it
+    assert all(s == state for s in seen)
+    assert state == {"count": 1, "total": 2, "tokens": result.results["first"].accumulated_usage["totalTokens"],
+                     "latency": {"latencyMs": result.results["first"].accumulated_metrics["latencyMs"]},
+                     "edges": [("first", "second")], "entry": ["first"], "status": Status.EXECUTING,
+                     "done": {"first"}, "interrupted": set()}
+    assert state["tokens"] > 0
+
+
 def test_a_loop_ends_failed_at_its_limit_and_resets_nodes_on_revisit() -> None:
     looper = agent("looper", *[f"pass {i}" for i in range(10)])
     builder = GraphBuilder()

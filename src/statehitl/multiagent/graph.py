@@ -24,7 +24,7 @@ from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.multiagent.base import Orchestrator, node_results
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, machine_node_of
-from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult
+from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult, add_usage, zero_usage
 from statehitl.multiagent.state import Kind, OrchestrationSchema, node_state_of, node_update
 from statehitl.position import NodeContext, Writes
 from statehitl.session.manager import SessionManager
@@ -76,7 +76,9 @@ def _takes_invocation_state(condition: Callable[..., bool]) -> bool:
 
 
 class GraphState:
-    """What an edge condition sees: this invocation's task, results and node sets, as Strands names them."""
+    """What an edge condition sees: this invocation's task, results, node sets and counts, as Strands
+    names them (all but Strands' ``start_time`` and ``execution_time``: a condition that needs the time
+    can read the clock)."""
 
     def __init__(self, graph: Graph, state: dict[str, Any]) -> None:
         self._graph = graph
@@ -100,8 +102,39 @@ class GraphState:
         return self._with(Status.FAILED)
 
     @property
+    def interrupted_nodes(self) -> set[GraphNode]:
+        return self._with(Status.INTERRUPTED)
+
+    @property
     def execution_order(self) -> list[GraphNode]:
         return [self._graph.graph_nodes[n] for n in self._state.get("order", ())]
+
+    @property
+    def execution_count(self) -> int:
+        return len(self._state.get("order", ()))
+
+    @property
+    def accumulated_usage(self) -> dict[str, int]:
+        total = zero_usage()
+        for result in self.results.values():
+            add_usage(total, result.accumulated_usage)
+        return total
+
+    @property
+    def accumulated_metrics(self) -> dict[str, int]:
+        return {"latencyMs": sum(r.accumulated_metrics.get("latencyMs", 0) for r in self.results.values())}
+
+    @property
+    def total_nodes(self) -> int:
+        return len(self._graph.graph_nodes)
+
+    @property
+    def edges(self) -> list[tuple[GraphNode, GraphNode]]:
+        return [(e.from_node, e.to_node) for e in self._graph.edges]
+
+    @property
+    def entry_points(self) -> list[GraphNode]:
+        return list(self._graph.entry_points)
 
 
 class GraphBuilder:
