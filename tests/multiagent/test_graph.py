@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from statehitl.errors import (
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.hooks import BeforeNodeCallEvent, BeforeToolCallEvent, HookRegistry
 from statehitl.multiagent import GraphBuilder, GraphNode, GraphResult, NodeResult, Status
+from statehitl.session import FileSessionManager
 
 
 @pytest.fixture(autouse=True)
@@ -199,6 +201,37 @@ def test_a_condition_reads_the_counts_and_shape_strands_gives_it() -> None:
                      "edges": [("first", "second")], "entry": ["first"], "status": Status.EXECUTING,
                      "done": {"first"}, "interrupted": set()}
     assert state["tokens"] > 0
+
+
+IMAGE = b"\x89PNG\r\n\x1a\n-not-really"
+
+
+def image_bytes_given(model: Any) -> list[Any]:
+    """The bytes of every image block the model was sent, call by call."""
+    return [b["image"]["source"]["bytes"] for r in model.requests for m in r["messages"] for b in m["content"]
+            if "image" in b]
+
+
+def test_an_image_in_the_task_reaches_every_node_as_bytes_after_a_resume_in_a_new_graph(tmp_path: Path) -> None:
+    task = [{"text": "describe this"}, {"image": {"format": "png", "source": {"bytes": IMAGE}}}]
+
+    def build() -> Any:
+        builder = GraphBuilder()
+        builder.add_node(agent("looker", "a cat"), "looker")
+        builder.add_node(agent("cleanup", "summary"), "cleanup")
+        builder.add_edge("looker", "cleanup", condition=lambda s: s.task[1]["image"]["source"]["bytes"] == IMAGE)
+        builder.set_hook_providers([Approval("cleanup")])
+        return builder.set_session_manager(FileSessionManager("img", storage_dir=str(tmp_path))).build()
+
+    first = build()
+    stopped = first(task)
+    assert image_bytes_given(first.graph_nodes["looker"].executor.model) == [IMAGE]
+    again = build()  # a new process would build everything again; the condition sees the image too
+    done = again(answer(stopped))
+
+    assert done.status == Status.COMPLETED
+    assert image_bytes_given(again.graph_nodes["cleanup"].executor.model) == [IMAGE]
+    assert again.graph_nodes["looker"].executor.messages[0]["content"][1]["image"]["source"]["bytes"] == IMAGE
 
 
 def test_a_loop_ends_failed_at_its_limit_and_resets_nodes_on_revisit() -> None:

@@ -130,3 +130,15 @@ def test_entry_point_picks_who_starts(tmp_path: Any) -> None:
     first, second = agent("first", "a"), agent("second", "b")
     result = Swarm([first, second], entry_point=second)("go")
     assert [n.node_id for n in result.node_history] == ["second"]
+
+
+def test_an_image_in_the_task_reaches_each_agent_as_bytes() -> None:
+    image = b"\x89PNG\r\n\x1a\n-not-really"
+    first, second = agent("first", handoff("second"), "handed"), agent("second", "it is a cat")
+    task = [{"text": "what is this?"}, {"image": {"format": "png", "source": {"bytes": image}}}]
+    result = Swarm([first, second])(task)
+
+    assert result.status == Status.COMPLETED
+    for one in (first, second):
+        [request, *_] = one.model.requests
+        assert request["messages"][0]["content"][-1]["image"]["source"]["bytes"] == image

@@ -18,14 +18,20 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
-from statehitl.agent.binary import to_json_safe
 from statehitl.errors import GraphValidationError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.multiagent.base import Orchestrator, node_results
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, machine_node_of
 from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult, add_usage, zero_usage
-from statehitl.multiagent.state import Kind, OrchestrationSchema, node_state_of, node_update
+from statehitl.multiagent.state import (
+    Kind,
+    OrchestrationSchema,
+    node_state_of,
+    node_update,
+    stored_task,
+    task_channel,
+)
 from statehitl.position import NodeContext, Writes
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
@@ -83,7 +89,7 @@ class GraphState:
     def __init__(self, graph: Graph, state: dict[str, Any]) -> None:
         self._graph = graph
         self._state = state
-        self.task = state.get("task")
+        self.task = stored_task(state)
         self.status = Status.FAILED if state.get("failure") else Status.EXECUTING
 
     @cached_property
@@ -329,7 +335,7 @@ class Graph(Orchestrator):
 
     def _node_input(self, state: dict[str, Any], node_id: str) -> list[dict[str, Any]]:
         """The task, with the outputs of the node's finished predecessors whose edges hold (Strands' text)."""
-        task, stored = state.get("task"), state.get("results", {})
+        task, stored = stored_task(state), state.get("results", {})
         view: GraphState | None = None  # built only for a condition to read
         done: dict[str, NodeResult] = {}
         for edge in self._incoming[node_id]:
@@ -358,7 +364,7 @@ class Graph(Orchestrator):
     # -- Orchestrator ---------------------------------------------------------------------------------
 
     def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
-        return {**state, "task": to_json_safe(task), "results": {}, "order": [], "failure": None}
+        return {**state, "task": task_channel(task), "results": {}, "order": [], "failure": None}
 
     def _entry(self, state: dict[str, Any]) -> list[str]:
         return [n.node_id for n in self.entry_points]

@@ -21,10 +21,22 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
+from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.errors import InvalidUpdateError
 from statehitl.nesting import MachineNode
 
-__all__ = ["Kind", "OrchestrationSchema", "node_state_of", "node_update"]
+__all__ = ["Kind", "OrchestrationSchema", "node_state_of", "node_update", "stored_task", "task_channel"]
+
+
+def task_channel(task: Any) -> Any:
+    """The call's task as its ``task`` channel stores it: JSON, bytes (an image's) tagged."""
+    return to_json_safe(task)
+
+
+def stored_task(state: dict[str, Any]) -> Any:
+    """The call's task as the caller gave it (an image's bytes as bytes again), for the nodes' input
+    and the conditions: the ``task`` channel holds it as JSON."""
+    return from_json_safe(state.get("task"))
 
 
 class Kind(enum.Enum):

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl._json import require_json
-from statehitl.agent.binary import to_json_safe
 from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
@@ -25,7 +24,7 @@ from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.multiagent.base import Orchestrator
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import MultiAgentResult, SwarmResult
-from statehitl.multiagent.state import Kind, OrchestrationSchema
+from statehitl.multiagent.state import Kind, OrchestrationSchema, stored_task, task_channel
 from statehitl.position import NodeContext, Writes
 from statehitl.session.manager import SessionManager
 from statehitl.tools import tool
@@ -175,7 +174,7 @@ class Swarm(Orchestrator):
 
     def _node_input(self, state: dict[str, Any], node_id: str) -> list[dict[str, Any]]:
         """The context an agent's turn starts with, in Strands' words, then the task's own blocks."""
-        task, handoff = state.get("task"), state.get("handoff")
+        task, handoff = stored_task(state), state.get("handoff")
         text = f"Handoff Message: {handoff['message']}\n\n" if handoff else ""
         text += f"User Request: {task}\n\n" if isinstance(task, str) else "User Request: Multi-modal task\n\n"
         history = state.get("order", [])
@@ -200,7 +199,7 @@ class Swarm(Orchestrator):
     # -- Orchestrator ---------------------------------------------------------------------------------
 
     def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
-        return {**state, "task": to_json_safe(task), "results": {}, "order": [], "handoff": None, "context": {},
+        return {**state, "task": task_channel(task), "results": {}, "order": [], "handoff": None, "context": {},
                 "failure": None}
 
     def _entry(self, state: dict[str, Any]) -> list[str]:
