@@ -95,6 +95,38 @@ def test_the_stream_carries_strands_events_in_order() -> None:
     assert stops[0]["node_result"].status == Status.COMPLETED
 
 
+def test_each_nodes_stream_ends_with_its_result_and_an_agents_handler_sees_its_events() -> None:
+    heard: dict[str, list[str]] = {"intake": [], "triage": []}
+
+    def listener(name: str) -> Any:
+        return lambda **event: heard[name].append(event["data"]) if "data" in event else None
+
+    intake = agent("intake", "a ticket")
+    intake.callback_handler = listener("intake")  # read at each call, as for the agent alone
+    triage = agent("triage", "nothing to fix")
+    triage.callback_handler = listener("triage")
+    builder = GraphBuilder()
+    builder.add_node(intake, "intake")
+    builder.add_node(Swarm([triage], id="team"), "team")
+    builder.add_edge("intake", "team")
+    graph = builder.build()
+
+    async def collect() -> list[dict[str, Any]]:
+        return [event async for event in graph.stream_async("go")]
+
+    events = asyncio.run(collect())
+
+    assert heard == {"intake": ["a ticket"], "triage": ["nothing to fix"]}
+    inner = {n: [e["event"] for e in events if e.get("type") == "multiagent_node_stream" and e["node_id"] == n]
+             for n in ("intake", "team")}
+    assert inner["intake"][0] == {"init_event_loop": True}
+    assert str(inner["intake"][-1]["result"]) == "a ticket"  # the agent's AgentResult, as its own stream ends
+    assert inner["team"][-1]["type"] == "multiagent_result"  # the nested swarm's, likewise
+    assert inner["team"][-1]["result"].status == Status.COMPLETED
+    triage_events = [e["event"] for e in inner["team"] if e.get("type") == "multiagent_node_stream"]
+    assert str(triage_events[-1]["result"]) == "nothing to fix"
+
+
 def test_a_graph_cancel_raises_from_the_stream_too() -> None:
     graph = nested_graph()
     result = graph(answer(graph("go")))

@@ -226,10 +226,11 @@ class Agent:
         hosted by a StateGraph node with ``call_machine_node``.
 
         The node starts from the agent's messages and state as they are now; its conversation then
-        lives in the enclosing thread, and each step shows in ``agent.messages``.
+        lives in the enclosing thread, and each step shows in ``agent.messages``. Its events go to the
+        agent's ``callback_handler`` too, as when it is called on its own.
         """
         return AgentNode(self.runtime, messages=self.messages, state=self.state.get(), step_limit=self.step_limit,
-                         mirror=self._thread.adopt)
+                         mirror=self._thread.adopt, handler=self._callback)
 
     def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None) -> None:
         """Register a callback: ``add_hook(EventType, fn)``, or Strands' ``add_hook(fn, EventType)``."""

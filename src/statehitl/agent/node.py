@@ -20,7 +20,7 @@ from statehitl.agent.input import to_messages
 from statehitl.agent.loop import agent_machine, announce_messages, loop_result
 from statehitl.agent.loop_state import AgentLoopState, agent_schema, resumed_state
 from statehitl.agent.result import AgentMetrics, AgentResult
-from statehitl.agent.runtime import AgentRuntime, LoopRun
+from statehitl.agent.runtime import AgentRuntime, EmitEvent, LoopRun
 from statehitl.agent.state import AgentState
 from statehitl.hooks.agent_events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
@@ -43,9 +43,13 @@ class AgentNode:
     append_channels = frozenset({"messages"})
 
     def __init__(self, runtime: AgentRuntime, *, messages: list[dict[str, Any]], state: dict[str, Any],
-                 step_limit: int, mirror: Mirror | None = None) -> None:
+                 step_limit: int, mirror: Mirror | None = None,
+                 handler: Callable[[], EmitEvent | None] | None = None) -> None:
         self.runtime = runtime
         self.step_limit = step_limit
+        self._handler = handler
+        """The agent's callback handler as it is at each call: it sees the node's events as it would the
+        agent's own (Strands' default prints a Graph node's text as it streams)."""
         self._initial = {"messages": to_json_safe(messages), "agent_state": state}
         self._mirror = mirror
         self._runner = Runner(agent_machine(), agent_schema(), runtime.hooks, None, source=runtime.agent)
@@ -64,12 +68,16 @@ class AgentNode:
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
         runtime, task, sub_state = self.runtime, call.task, call.state
+        emit = _both(call.emit, None if self._handler is None else self._handler())
         while True:
-            run = LoopRun(runtime, call.invocation_state, AgentMetrics(), call.emit,
+            run = LoopRun(runtime, call.invocation_state, AgentMetrics(), emit,
                           trace_invocation(runtime.agent, call.thread_id))
+            if emit is not None:
+                emit({"init_event_loop": True})
             at = await self._position(task, sub_state, call, run)
             if at is None:  # a BeforeInvocationEvent hook cancelled the call
                 result = loop_result("cancelled", self._start(sub_state), run, [])
+                _announce(call, result)
                 return NodeDone(sub_state, result, run.metrics.accumulated_usage, status="failed")
             end = await self._run(at, run, call)
             stop_reason = "interrupt" if end.status == "interrupted" else end.state.stop_reason
@@ -77,6 +85,7 @@ class AgentNode:
             if run.trace is not None:
                 run.trace.end(stop_reason, run.metrics.accumulated_usage, end.interrupts)
             if end.status == "interrupted":
+                _announce(call, result)
                 return NodeStopped(end.interrupts, kept_run(end, agent_schema(), sub_state), result)
             stored = sub_state.get("messages", [])  # the loop only appends: store only what it added
             messages = [*stored, *agent_schema().dump_items(end.state, "messages", len(stored))]
@@ -84,6 +93,7 @@ class AgentNode:
             sub_state = {"messages": messages, "agent_state": end.state.agent_state}
             after = await self._after(run, result)
             if after is None:
+                _announce(call, result)
                 return NodeDone(sub_state, result, run.metrics.accumulated_usage)
             task, call.kept = after, None
 
@@ -149,6 +159,24 @@ class AgentNode:
         after = AfterInvocationEvent(self.runtime.agent, run.invocation_state, result)
         await hooks.fire(after)
         return after.resume
+
+
+def _both(stream: EmitEvent | None, handler: EmitEvent | None) -> EmitEvent | None:
+    """One emitter for the enclosing run's stream and the agent's callback handler (either may be None)."""
+    if stream is None or handler is None:
+        return stream or handler
+
+    def emit(event: dict[str, Any]) -> None:
+        stream(event)
+        handler(event)
+
+    return emit
+
+
+def _announce(call: NodeCall, result: AgentResult) -> None:
+    """End the node's events with its result, as an agent's own stream ends (Strands forwards it too)."""
+    if call.emit is not None:
+        call.emit({"result": result})
 
 
 def at_start(sub_state: dict[str, Any]) -> AgentLoopState:

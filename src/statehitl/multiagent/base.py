@@ -312,6 +312,7 @@ class OrchestratorNode:
                 after_step=lambda s, w, p: orchestrator._after_step(run, s, w, p))
         orchestrator._adopt(end.state, run.ran)
         result = orchestrator.build_result(end.status, end.state, end.interrupts, end.cancelled, run)
+        run.event({"type": "multiagent_result", "result": result})  # its stream ends as a call's own does
         if end.status == "interrupted":
             return NodeStopped(end.interrupts, kept_run(end, schema, base), result)
         if orchestrator.raises_on_cancel:  # a nested Graph fails its node, as a Graph call raises
