@@ -10,6 +10,7 @@ import pytest
 from ma_helpers import RUNS, Approval, agent, answer, delete, note, text_of, uses
 from pydantic import BaseModel
 
+from statehitl import tool
 from statehitl.errors import (
     GraphValidationError,
     InterruptReasonError,
@@ -21,6 +22,7 @@ from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.hooks import BeforeNodeCallEvent, BeforeToolCallEvent, HookRegistry
 from statehitl.multiagent import GraphBuilder, GraphNode, GraphResult, NodeResult, Status
 from statehitl.session import FileSessionManager
+from statehitl.types.tools import ToolContext
 
 
 @pytest.fixture(autouse=True)
@@ -346,3 +348,23 @@ def test_a_nested_graphs_conditions_see_the_outer_calls_invocation_state() -> No
     assert outer.build()("task", invocation_state={"user": "alice"}).status == Status.COMPLETED
     assert seen
     assert all(s.get("user") == "alice" for s in seen)
+
+
+def test_the_callers_invocation_state_is_the_one_hooks_nodes_and_tools_share() -> None:
+    @tool(context=True)
+    def remember(tool_context: ToolContext) -> str:
+        """Write into the shared state."""
+        tool_context.invocation_state["seen_by"] = [*tool_context.invocation_state.get("seen_by", []), "tool"]
+        return "ok"
+
+    hooked: list[bool] = []
+    builder = GraphBuilder()
+    builder.add_node(agent("worker", uses(("t1", "remember", {})), "done", tools=[remember]), "worker")
+    graph = builder.build()
+    shared: dict[str, Any] = {"user": "alice"}
+    graph.add_hook(lambda event: hooked.append(event.invocation_state is shared), BeforeNodeCallEvent)
+
+    assert graph("go", invocation_state=shared, region="eu").status == Status.COMPLETED
+
+    assert hooked == [True]
+    assert shared == {"user": "alice", "region": "eu", "seen_by": ["tool"]}  # keyword arguments join it, as in Strands

@@ -38,7 +38,7 @@ from statehitl.hooks.multiagent_events import (
 from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
-from statehitl.multiagent.executor import MultiAgentBase
+from statehitl.multiagent.executor import MultiAgentBase, shared_state
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, add_usage, zero_usage
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of
@@ -157,7 +157,7 @@ class Orchestrator(MultiAgentBase):
     async def invoke_async(self, task: Any, invocation_state: dict[str, Any] | None = None,
                            **kwargs: Any) -> MultiAgentResult:
         """Run the orchestration on ``task`` (a str or content blocks), or answer its interrupts."""
-        return await self._invoke(task, {**(invocation_state or {}), **kwargs}, None)
+        return await self._invoke(task, shared_state(invocation_state, kwargs), None)
 
     async def stream_async(self, task: Any, invocation_state: dict[str, Any] | None = None,
                            **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
@@ -165,7 +165,7 @@ class Orchestrator(MultiAgentBase):
         ``multiagent_node_stream`` around each agent event, ``multiagent_node_stop``,
         ``multiagent_node_interrupt``, ``multiagent_node_cancel``, ``multiagent_handoff``); the last
         is ``{"type": "multiagent_result", "result": ...}``."""
-        state = {**(invocation_state or {}), **kwargs}
+        state = shared_state(invocation_state, kwargs)
         async for event in stream_run(lambda emit: self._invoke(task, state, emit),
                                       lambda result: {"type": "multiagent_result", "result": result}):
             yield event

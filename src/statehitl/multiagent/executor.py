@@ -22,7 +22,7 @@ from statehitl.multiagent.results import MultiAgentResult
 from statehitl.nesting import MachineNode, NodeCall, NodeDone
 from statehitl.status import Status
 
-__all__ = ["CustomNode", "MultiAgentBase"]
+__all__ = ["CustomNode", "MultiAgentBase", "shared_state"]
 
 
 class MultiAgentBase(ABC):
@@ -49,7 +49,7 @@ class MultiAgentBase(ABC):
 
     def __call__(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """``invoke_async`` from synchronous code; keyword arguments join the invocation state."""
-        return run_sync(self.invoke_async(task, {**(invocation_state or {}), **kwargs}))
+        return run_sync(self.invoke_async(task, shared_state(invocation_state, kwargs)))
 
     def as_node(self) -> MachineNode:
         """This executor as a node of a Graph (or of any machine): ``statehitl.nesting``."""
@@ -92,3 +92,11 @@ class CustomNode:
             )
         status = "failed" if result.status == Status.FAILED else "completed"
         return NodeDone({}, result, dict(result.accumulated_usage), status)
+
+
+def shared_state(invocation_state: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's invocation state: the caller's own dict (hooks, nodes and tools share it, so what they
+    put there reaches the caller, as in Strands), with the keyword arguments added to it."""
+    state = {} if invocation_state is None else invocation_state
+    state.update(kwargs)
+    return state
