@@ -8,9 +8,12 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel
 
+from statehitl import Agent
 from statehitl.checkpoint import MemoryCheckpointer
 from statehitl.graph import END, START, StateGraph, Status, append
-from statehitl.hooks import AfterNodeCallEvent, BeforeNodeCallEvent, HookProvider, HookRegistry
+from statehitl.hooks import AfterNodeCallEvent, BeforeInvocationEvent, BeforeNodeCallEvent, HookProvider, HookRegistry
+from statehitl.models import ScriptedModel
+from statehitl.multiagent import GraphBuilder
 
 
 class S(BaseModel):
@@ -202,3 +205,31 @@ def test_cancelled_thread_can_start_again_with_new_input() -> None:
     result = app.invoke({"log": ["retry"]}, thread_id="t")
     assert result.stop_reason == "cancelled"
     assert result.state.log == ["a", "retry", "a"]
+
+
+def test_a_callback_without_an_event_type_is_registered_for_the_type_it_is_annotated_with() -> None:
+    heard: list[str] = []
+
+    def before(event: BeforeNodeCallEvent) -> None:
+        heard.append(f"before {event.node_id}")
+
+    def either(event: BeforeNodeCallEvent | AfterNodeCallEvent) -> None:
+        heard.append(type(event).__name__)
+
+    class Starting:
+        def __call__(self, event: BeforeInvocationEvent) -> None:
+            heard.append("agent starts")
+
+    worker = Agent(name="worker", model=ScriptedModel(["done"]), callback_handler=None)
+    worker.add_hook(Starting())  # Strands' add_hook(callback), the type from its annotation
+    builder = GraphBuilder()
+    builder.add_node(worker, "worker")
+    graph = builder.build()
+    graph.add_hook(before)
+    graph.hooks.add_callback(None, either)
+    graph("go")
+
+    assert heard == ["before worker", "BeforeNodeCallEvent", "agent starts", "AfterNodeCallEvent"]
+    for unannotated in (lambda event: None, print):
+        with pytest.raises(TypeError, match=r"cannot tell which event .* is for: annotate its first parameter"):
+            graph.add_hook(unannotated)

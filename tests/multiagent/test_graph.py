@@ -14,6 +14,7 @@ from statehitl import tool
 from statehitl.errors import (
     GraphValidationError,
     InterruptReasonError,
+    InvalidThreadIdError,
     NodeCancelledError,
     ResumeInputError,
     UnknownInterruptError,
@@ -368,3 +369,17 @@ def test_the_callers_invocation_state_is_the_one_hooks_nodes_and_tools_share() -
 
     assert hooked == [True]
     assert shared == {"user": "alice", "region": "eu", "seen_by": ["tool"]}  # keyword arguments join it, as in Strands
+
+
+def test_any_graph_id_will_do_without_a_session_and_a_session_refuses_one_it_cannot_store(tmp_path: Path) -> None:
+    def build(graph_id: str, session: Any = None) -> Any:
+        builder = GraphBuilder()
+        builder.add_node(agent("only", "done"), "only")
+        builder.set_graph_id(graph_id)
+        if session is not None:
+            builder.set_session_manager(session)
+        return builder.build()
+
+    assert build("Research Graph #1")("go").status == Status.COMPLETED
+    with pytest.raises(InvalidThreadIdError, match="agent id 'team/a' cannot be stored in session 's'"):
+        build("team/a", FileSessionManager("s", storage_dir=str(tmp_path)))

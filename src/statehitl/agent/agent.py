@@ -233,11 +233,14 @@ class Agent:
                          mirror=self._thread.adopt, handler=self._callback)
 
     def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None) -> None:
-        """Register a callback: ``add_hook(EventType, fn)``, or Strands' ``add_hook(fn, EventType)``."""
+        """Register a callback: ``add_hook(EventType, fn)``, or Strands' ``add_hook(fn, EventType)`` and
+        ``add_hook(fn)`` (the type from ``fn``'s annotation)."""
         if isinstance(event_type, type) and issubclass(event_type, HookEvent) and callback is not None:
             self.hooks.add_callback(event_type, callback)
         elif callable(event_type) and isinstance(callback, type):
             self.hooks.add_callback(callback, event_type)
+        elif callable(event_type) and callback is None:
+            self.hooks.add_callback(None, event_type)
         else:
             raise TypeError(f"add_hook expects (EventType, callback); got ({event_type!r}, {callback!r})")
 

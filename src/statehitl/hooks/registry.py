@@ -8,6 +8,7 @@ callbacks interrupt, all of their interrupts are returned together.
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -16,7 +17,8 @@ from statehitl.errors import InterruptOutsideRunError
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 from statehitl.transitions import HookFired
 
-__all__ = ["HookCallback", "HookEvent", "HookProvider", "HookRegistry", "InterruptibleEvent", "cancel_text"]
+__all__ = ["HookCallback", "HookEvent", "HookProvider", "HookRegistry", "InterruptibleEvent", "annotated_event_types",
+           "cancel_text"]
 
 E = TypeVar("E", bound="HookEvent")
 HookCallback = Callable[[E], "Awaitable[None] | None"]
@@ -60,6 +62,27 @@ class InterruptibleEvent(HookEvent):
         return None
 
 
+def annotated_event_types(callback: Callable[..., Any]) -> list[type[HookEvent]]:
+    """The event types ``callback``'s first parameter is annotated with (one, or each of a union); a
+    clear error when it names none."""
+    if not callable(callback):
+        raise TypeError(f"a hook callback must be callable, got {callback!r}")
+    target = callback if inspect.isroutine(callback) else type(callback).__call__
+    try:
+        hints = typing.get_type_hints(target)
+        first = next(iter(p for p in inspect.signature(callback).parameters.values()), None)
+    except (NameError, TypeError, ValueError):
+        hints, first = {}, None
+    hint = hints.get(first.name) if first is not None else None
+    found = [t for t in (typing.get_args(hint) or (hint,)) if isinstance(t, type) and issubclass(t, HookEvent)]
+    if not found or len(found) != len(typing.get_args(hint) or (hint,)):
+        raise TypeError(
+            f"cannot tell which event {callback!r} is for: annotate its first parameter with a HookEvent subclass "
+            "(or a union of them), or pass the event type"
+        )
+    return found
+
+
 @runtime_checkable
 class HookProvider(Protocol):
     """An object that registers several callbacks at once (the seed's ``ApprovalHook`` pattern)."""
@@ -73,13 +96,16 @@ class HookRegistry:
     def __init__(self) -> None:
         self._callbacks: dict[type[HookEvent], list[Callable[[Any], Any]]] = {}
 
-    def add_callback(self, event_type: type[E], callback: Callable[[E], Any]) -> None:
-        """Run ``callback(event)`` whenever an event of exactly ``event_type`` fires."""
-        if not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
-            raise TypeError(f"add_callback expects a HookEvent subclass, got {event_type!r}")
-        if not callable(callback):
-            raise TypeError(f"hook callback for {event_type.__name__} must be callable, got {callback!r}")
-        self._callbacks.setdefault(event_type, []).append(callback)
+    def add_callback(self, event_type: type[E] | None, callback: Callable[[E], Any]) -> None:
+        """Run ``callback(event)`` whenever an event of exactly ``event_type`` fires; with None, of the
+        type its first parameter is annotated with (each type of a union), as in Strands."""
+        types: list[type[HookEvent]] = annotated_event_types(callback) if event_type is None else [event_type]
+        for one in types:
+            if not (isinstance(one, type) and issubclass(one, HookEvent)):
+                raise TypeError(f"add_callback expects a HookEvent subclass, got {one!r}")
+            if not callable(callback):
+                raise TypeError(f"hook callback for {one.__name__} must be callable, got {callback!r}")
+            self._callbacks.setdefault(one, []).append(callback)
 
     def add_hook(self, provider: HookProvider) -> None:
         """Let ``provider`` register its callbacks."""

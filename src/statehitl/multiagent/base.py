@@ -27,7 +27,6 @@ from statehitl._sync import run_sync
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import MachineChangedError, NodeCancelledError, ResumeInputError
 from statehitl.event_stream import Emit, stream_run
 from statehitl.hooks.multiagent_events import (
@@ -82,8 +81,7 @@ class Orchestrator(MultiAgentBase):
         if session_manager is not None:
             self.checkpointer = session_manager.checkpointer
             self.thread_id = session_manager.thread_id(id)
-        else:
-            validate_thread_id(id)
+        else:  # the id names nothing in a store: any text will do, as in Strands
             self.checkpointer = Checkpointer(MemoryStorage())
             self.thread_id = f"{self.kind}-{os.urandom(16).hex()}"
         self.durability: Durability = "step" if session_manager is not None else "exit"
@@ -145,10 +143,13 @@ class Orchestrator(MultiAgentBase):
     # -- hooks ----------------------------------------------------------------------------------------
 
     def add_hook(self, callback: Any, event_type: Any = None) -> None:
-        """Register a callback: Strands' ``add_hook(fn, EventType)``, or ``add_hook(EventType, fn)``."""
+        """Register a callback: Strands' ``add_hook(fn, EventType)`` or ``add_hook(fn)`` (the type from
+        ``fn``'s annotation), or ``add_hook(EventType, fn)``."""
         if isinstance(callback, type) and issubclass(callback, HookEvent):
             callback, event_type = event_type, callback
-        if not (isinstance(event_type, type) and issubclass(event_type, HookEvent)) or not callable(callback):
+        if event_type is not None and not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
+            raise TypeError(f"add_hook expects (callback, EventType); got ({callback!r}, {event_type!r})")
+        if not callable(callback):
             raise TypeError(f"add_hook expects (callback, EventType); got ({callback!r}, {event_type!r})")
         self.hooks.add_callback(event_type, callback)
 
