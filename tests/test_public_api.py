@@ -24,7 +24,7 @@ import statehitl.transitions
 PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
-    statehitl: ["Agent", "tool"],
+    statehitl: ["Agent", "ToolContext", "tool"],
     statehitl.answers: ["Answer", "Approve", "Edit", "Reject", "Respond", "ToolAnswer", "check_edit", "outcome_of",
                         "tool_answer_schema"],
     statehitl.agent: ["Agent", "AgentMetrics", "AgentNode", "AgentResult", "AgentRuntime", "AgentState",

@@ -1,7 +1,7 @@
 """statehitl: agents, graphs and swarms that stop and ask a human, then resume from a durable checkpoint.
 
-``from statehitl import Agent, tool`` loads the agent on first use, so ``import statehitl`` (a
-serverless cold start) loads nothing.
+``from statehitl import Agent, tool, ToolContext`` (Strands' top-level names) loads the agent on first
+use, so ``import statehitl`` (a serverless cold start) loads nothing.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from statehitl.agent import Agent
     from statehitl.tools import tool
+    from statehitl.types.tools import ToolContext
 
-__all__ = ["Agent", "tool"]
+__all__ = ["Agent", "ToolContext", "tool"]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,4 +25,8 @@ def __getattr__(name: str) -> Any:
         from statehitl.tools import tool
 
         return tool
+    if name == "ToolContext":
+        from statehitl.types.tools import ToolContext
+
+        return ToolContext
     raise AttributeError(f"module 'statehitl' has no attribute {name!r}")

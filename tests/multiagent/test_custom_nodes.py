@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from ma_helpers import Approval, agent, answer, text_of
 
-from statehitl.agent import AgentMetrics, AgentResult
+from statehitl.agent.agent_result import AgentMetrics, AgentResult  # where Strands imports it from
 from statehitl.errors import InvalidUpdateError
 from statehitl.multiagent import GraphBuilder, MultiAgentBase, MultiAgentResult, NodeResult, Status
 from statehitl.multiagent.base import MultiAgentBase as StrandsPathBase

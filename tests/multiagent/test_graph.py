@@ -10,7 +10,7 @@ import pytest
 from ma_helpers import RUNS, Approval, agent, answer, delete, note, text_of, uses
 from pydantic import BaseModel
 
-from statehitl import tool
+from statehitl import ToolContext, tool
 from statehitl.errors import (
     GraphValidationError,
     InterruptReasonError,
@@ -23,7 +23,6 @@ from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.hooks import BeforeNodeCallEvent, BeforeToolCallEvent, HookRegistry
 from statehitl.multiagent import GraphBuilder, GraphNode, GraphResult, NodeResult, Status
 from statehitl.session import FileSessionManager
-from statehitl.types.tools import ToolContext
 
 
 @pytest.fixture(autouse=True)
