@@ -74,7 +74,7 @@ def test_the_strands_custom_node_runs_between_agents_and_feeds_the_next_one() ->
     assert node.status == Status.COMPLETED
     assert isinstance(node.result, MultiAgentResult)
     assert node.accumulated_usage["totalTokens"] == 3
-    writer = graph.graph_nodes["writer"].executor
+    writer = graph.nodes["writer"].executor
     assert writer.messages[0]["content"][-1] == {"text": "  - Agent: Validated"}  # its output reached the writer
     assert text_of(result, "writer") == "report written"
 
@@ -175,7 +175,7 @@ def test_a_new_graph_on_the_session_keeps_a_custom_nodes_result_and_does_not_run
     stored = done.results["validator"].result  # read back from the thread
     assert isinstance(stored, MultiAgentResult)
     assert str(stored) == "validator: Validated"
-    writer = again.graph_nodes["writer"].executor
+    writer = again.nodes["writer"].executor
     assert writer.messages[0]["content"][-1] == {"text": "  - Agent: Validated"}
 
 

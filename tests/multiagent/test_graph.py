@@ -21,7 +21,7 @@ from statehitl.errors import (
 )
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.hooks import BeforeNodeCallEvent, BeforeToolCallEvent, HookRegistry
-from statehitl.multiagent import GraphBuilder, GraphNode, GraphResult, NodeResult, Status
+from statehitl.multiagent import GraphBuilder, GraphNode, GraphResult, GraphState, NodeResult, Status
 from statehitl.session import FileSessionManager
 
 
@@ -227,13 +227,13 @@ def test_an_image_in_the_task_reaches_every_node_as_bytes_after_a_resume_in_a_ne
 
     first = build()
     stopped = first(task)
-    assert image_bytes_given(first.graph_nodes["looker"].executor.model) == [IMAGE]
+    assert image_bytes_given(first.nodes["looker"].executor.model) == [IMAGE]
     again = build()  # a new process would build everything again; the condition sees the image too
     done = again(answer(stopped))
 
     assert done.status == Status.COMPLETED
-    assert image_bytes_given(again.graph_nodes["cleanup"].executor.model) == [IMAGE]
-    assert again.graph_nodes["looker"].executor.messages[0]["content"][1]["image"]["source"]["bytes"] == IMAGE
+    assert image_bytes_given(again.nodes["cleanup"].executor.model) == [IMAGE]
+    assert again.nodes["looker"].executor.messages[0]["content"][1]["image"]["source"]["bytes"] == IMAGE
 
 
 def test_a_loop_ends_failed_at_its_limit_and_resets_nodes_on_revisit() -> None:
@@ -382,3 +382,54 @@ def test_any_graph_id_will_do_without_a_session_and_a_session_refuses_one_it_can
     assert build("Research Graph #1")("go").status == Status.COMPLETED
     with pytest.raises(InvalidThreadIdError, match="agent id 'team/a' cannot be stored in session 's'"):
         build("team/a", FileSessionManager("s", storage_dir=str(tmp_path)))
+
+
+def test_graph_nodes_and_graph_state_show_each_call_as_strands_does(tmp_path: Path) -> None:
+    looked: list[Any] = []
+
+    def look(event: BeforeNodeCallEvent) -> None:  # hooks read the orchestrator, as in Strands
+        graph = event.source
+        looked.append((event.node_id, graph.state.status, sorted(graph.state.results),
+                       graph.nodes[event.node_id].execution_status))
+
+    def build() -> Any:
+        builder = GraphBuilder()
+        builder.add_node(agent("first", "one"), "first")
+        builder.add_node(agent("cleanup", "two"), "cleanup")
+        builder.add_edge("first", "cleanup", condition=lambda state: builder.nodes["first"] in state.completed_nodes)
+        builder.set_hook_providers([Approval("cleanup")])
+        graph = builder.set_session_manager(FileSessionManager("shown", storage_dir=str(tmp_path))).build()
+        graph.add_hook(look, BeforeNodeCallEvent)
+        return graph
+
+    graph = build()
+    assert graph.state.status == Status.PENDING
+    stopped = graph("go")
+    first, cleanup = graph.nodes["first"], graph.nodes["cleanup"]
+    assert isinstance(first, GraphNode)
+    assert (first.execution_status, str(first.result), cleanup.execution_status) == (
+        Status.COMPLETED, "one", Status.INTERRUPTED)
+    assert graph.state.status == Status.INTERRUPTED
+
+    again = build()  # another process: the nodes the first one ran show as it left them
+    done = again(answer(stopped))
+    assert done.status == Status.COMPLETED
+    assert [(n.node_id, n.execution_status, str(n.result)) for n in again.nodes.values()] == [
+        ("first", Status.COMPLETED, "one"), ("cleanup", Status.COMPLETED, "two")]
+    assert again.state.status == Status.COMPLETED
+    assert again.state.execution_count == 2
+    assert looked[0] == ("first", Status.EXECUTING, [], Status.PENDING)
+    assert looked[-1] == ("cleanup", Status.EXECUTING, ["first"], Status.PENDING)
+
+    again("a new task")  # starts every node afresh
+    assert again.nodes["cleanup"].execution_status == Status.INTERRUPTED
+    assert again.nodes["first"].execution_status == Status.COMPLETED
+
+
+def test_a_condition_can_be_tested_with_a_graph_state_built_by_hand() -> None:
+    def approved(state: GraphState) -> bool:
+        review = state.results.get("review")
+        return review is not None and "approve" in str(review.result)
+
+    assert not approved(GraphState())
+    assert approved(GraphState(task="t", results={"review": NodeResult("I approve", status=Status.COMPLETED)}))

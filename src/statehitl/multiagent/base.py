@@ -67,7 +67,8 @@ class Orchestrator(MultiAgentBase):
     """Whether a node cancelled by a hook makes the call raise ``NodeCancelledError`` (a Graph, as in
     Strands) rather than return a FAILED result (a Swarm)."""
     id: str
-    nodes: dict[str, OrchestratedNode]
+    orchestrated: dict[str, OrchestratedNode]
+    """Each node as the machine runs it (its ``MachineNode``), by id; ``nodes`` is Strands' view of them."""
 
     def _setup(self, *, id: str, machine: Machine, schema: OrchestrationSchema,
                hooks: Sequence[HookProvider | HookRegistry] | None, session_manager: SessionManager | None) -> None:
@@ -87,7 +88,10 @@ class Orchestrator(MultiAgentBase):
         self.durability: Durability = "step" if session_manager is not None else "exit"
         self._last: tuple[Head, dict[str, Any]] | None = None
         self._invocation_state: dict[str, Any] = {}
-        """The running call's invocation state, for what reads it outside a node (a Graph's edge conditions)."""
+        self._started: tuple[float, float] | None = None
+        """The running (or last) call's invocation state and start (wall clock, ``time.monotonic``), for
+        what reads them outside a node: a Graph's edge conditions and ``graph.state``. Not the run itself,
+        which holds this object: that would make every orchestrator a reference cycle."""
         self._runner = Runner(machine, schema, self.hooks, self.checkpointer, source=self,
                               index=session_manager is not None, node_hook_source="multiagent-hook",
                               run_span=f"invoke_{self.kind}")
@@ -128,6 +132,9 @@ class Orchestrator(MultiAgentBase):
 
         return run_node
 
+    def _running(self, state: dict[str, Any]) -> None:
+        """A call starts running from ``state`` (a Graph shows it as ``graph.state``)."""
+
     @abstractmethod
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                           pending: list[str]) -> None:
@@ -136,7 +143,7 @@ class Orchestrator(MultiAgentBase):
     def _adopt(self, state: dict[str, Any], ran: Collection[str] = ()) -> None:
         """Show the node states the orchestration keeps in the live node objects (``agent.messages``);
         the nodes that ran in this call (``ran``) show theirs already."""
-        for node_id, node in self.nodes.items():
+        for node_id, node in self.orchestrated.items():
             if node_id in state.get("nodes", {}) and node_id not in ran:
                 node.machine.adopt_node_state(node_state_of(state, node_id, node.machine))
 
@@ -183,6 +190,7 @@ class Orchestrator(MultiAgentBase):
             check_task(task, label)
         async with self._invocation(invocation_state, emit) as run:
             at = await self._position(plan, head, known)
+            self._running(at.state)
             record, state = await self._runner.run(
                 at, step_limit=STEP_LIMIT, durability=self.durability, invocation_state=invocation_state,
                 runtime=run, after_step=lambda s, w, p: self._after_step(run, s, w, p))
@@ -204,9 +212,10 @@ class Orchestrator(MultiAgentBase):
         around it, and the run its nodes share. The invocation state is also what its edge conditions see."""
         if self.hooks.has_callbacks(BeforeMultiAgentInvocationEvent):
             await self.hooks.fire(BeforeMultiAgentInvocationEvent(self, invocation_state))
-        self._invocation_state = invocation_state
+        run = OrchestrationRun(self, invocation_state, emit)
+        self._invocation_state, self._started = invocation_state, (run.started_at, run.started)
         try:
-            yield OrchestrationRun(self, invocation_state, emit)
+            yield run
         finally:
             if self.hooks.has_callbacks(AfterMultiAgentInvocationEvent):
                 await self.hooks.fire(AfterMultiAgentInvocationEvent(self, invocation_state))
@@ -248,7 +257,7 @@ class Orchestrator(MultiAgentBase):
                 by_hook.setdefault(i.node, []).append(i)
         for node_id, raised in by_hook.items():
             run.event({"type": "multiagent_node_interrupt", "node_id": node_id, "interrupts": raised})
-        results = node_results(state, self.nodes)
+        results = node_results(state, self.orchestrated)
         usage, latency = zero_usage(), 0
         for result in results.values():
             add_usage(usage, result.accumulated_usage)
@@ -307,6 +316,7 @@ class OrchestratorNode:
         else:
             at = resumed_run(call.kept, schema, base, call)
         async with orchestrator._invocation(call.invocation_state, call.emit) as run:
+            orchestrator._running(at.state)
             end = await orchestrator._runner.run_nested(
                 at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,
                 thread_id=call.thread_id, runtime=run,

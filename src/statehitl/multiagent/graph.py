@@ -5,25 +5,26 @@ a router whose condition reads the ``GraphState``). Ready nodes run concurrently
 incoming edges waits for every predecessor that can still reach it and runs once, after all of them
 (the runner's rule for joins); Strands instead runs a join again for each batch in which one of its
 predecessors finishes. A node's input is the task when it has no finished predecessor, else the task
-and its predecessors' outputs, in Strands' words.
+and its predecessors' outputs, in Strands' words. ``GraphNode``, ``GraphEdge`` and ``GraphState`` are
+in ``graph_parts``.
 """
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from statehitl.errors import GraphValidationError
 from statehitl.hooks.registry import HookProvider, HookRegistry
+from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.multiagent.base import Orchestrator, node_results
-from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, machine_node_of
-from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult, add_usage, zero_usage
+from statehitl.multiagent.graph_parts import GraphEdge, GraphNode, GraphState, graph_state
+from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
+from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult
 from statehitl.multiagent.state import (
     Kind,
     OrchestrationSchema,
@@ -39,108 +40,6 @@ from statehitl.status import Status
 __all__ = ["Graph", "GraphBuilder", "GraphEdge", "GraphNode", "GraphState"]
 
 DEFAULT_GRAPH_ID = "default_graph"
-
-
-@dataclass(eq=False)
-class GraphNode:
-    """A node of the graph: its id and the executor (an Agent, a Graph, a Swarm, a compiled StateGraph)."""
-
-    node_id: str
-    executor: Any
-    dependencies: set[GraphNode] = field(default_factory=set, repr=False)
-
-    def __hash__(self) -> int:
-        return hash(self.node_id)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, GraphNode) and other.node_id == self.node_id
-
-
-@dataclass
-class GraphEdge:
-    """An edge ``from_node -> to_node``, taken when ``condition(state)`` is true (or always)."""
-
-    from_node: GraphNode
-    to_node: GraphNode
-    condition: Callable[..., bool] | None = None
-
-    def should_traverse(self, state: GraphState, *, invocation_state: dict[str, Any] | None = None) -> bool:
-        """Whether the edge is taken, given the graph state (and, for a condition that asks for it, the
-        invocation state, as Strands passes it)."""
-        if self.condition is None:
-            return True
-        if _takes_invocation_state(self.condition):
-            return bool(self.condition(state, invocation_state=invocation_state or {}))
-        return bool(self.condition(state))
-
-
-def _takes_invocation_state(condition: Callable[..., bool]) -> bool:
-    try:
-        return "invocation_state" in inspect.signature(condition).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-class GraphState:
-    """What an edge condition sees: this invocation's task, results, node sets and counts, as Strands
-    names them (all but Strands' ``start_time`` and ``execution_time``: a condition that needs the time
-    can read the clock)."""
-
-    def __init__(self, graph: Graph, state: dict[str, Any]) -> None:
-        self._graph = graph
-        self._state = state
-        self.task = stored_task(state)
-        self.status = Status.FAILED if state.get("failure") else Status.EXECUTING
-
-    @cached_property
-    def results(self) -> dict[str, NodeResult]:
-        return node_results(self._state, self._graph.nodes)
-
-    def _with(self, status: Status) -> set[GraphNode]:
-        return {self._graph.graph_nodes[n] for n, r in self.results.items() if r.status == status}
-
-    @property
-    def completed_nodes(self) -> set[GraphNode]:
-        return self._with(Status.COMPLETED)
-
-    @property
-    def failed_nodes(self) -> set[GraphNode]:
-        return self._with(Status.FAILED)
-
-    @property
-    def interrupted_nodes(self) -> set[GraphNode]:
-        return self._with(Status.INTERRUPTED)
-
-    @property
-    def execution_order(self) -> list[GraphNode]:
-        return [self._graph.graph_nodes[n] for n in self._state.get("order", ())]
-
-    @property
-    def execution_count(self) -> int:
-        return len(self._state.get("order", ()))
-
-    @property
-    def accumulated_usage(self) -> dict[str, int]:
-        total = zero_usage()
-        for result in self.results.values():
-            add_usage(total, result.accumulated_usage)
-        return total
-
-    @property
-    def accumulated_metrics(self) -> dict[str, int]:
-        return {"latencyMs": sum(r.accumulated_metrics.get("latencyMs", 0) for r in self.results.values())}
-
-    @property
-    def total_nodes(self) -> int:
-        return len(self._graph.graph_nodes)
-
-    @property
-    def edges(self) -> list[tuple[GraphNode, GraphNode]]:
-        return [(e.from_node, e.to_node) for e in self._graph.edges]
-
-    @property
-    def entry_points(self) -> list[GraphNode]:
-        return list(self._graph.entry_points)
 
 
 class GraphBuilder:
@@ -265,29 +164,42 @@ class Graph(Orchestrator):
                  node_timeout: float | None = None, reset_on_revisit: bool = False,
                  session_manager: SessionManager | None = None,
                  hooks: Sequence[HookProvider | HookRegistry] | None = None, id: str = DEFAULT_GRAPH_ID) -> None:
-        self.graph_nodes = nodes
+        self.nodes = nodes
         self.edges = edges
         self.entry_points = entry_points
         self.max_node_executions = max_node_executions
         self.execution_timeout = execution_timeout
         self.node_timeout = node_timeout
         self.reset_on_revisit = reset_on_revisit
-        self.nodes = {n: OrchestratedNode(n, g.executor, machine_node_of(g.executor, f"graph node {n!r}"))
+        self.orchestrated = {n: OrchestratedNode(n, g.executor, machine_node_of(g.executor, f"graph node {n!r}"))
                       for n, g in nodes.items()}
         self._incoming: dict[str, list[GraphEdge]] = {n: [e for e in edges if e.to_node.node_id == n] for n in nodes}
         channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "nodes": Kind.MERGE,
                     "failure": Kind.REPLACE}
-        for node in self.nodes.values():
+        for node in self.orchestrated.values():
             channels.update({f"{node.node_id}/{c}": Kind.APPEND for c in node.machine.append_channels})
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
         self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
                     session_manager=session_manager)
+        self._latest: tuple[dict[str, Any], Status] = (schema.fresh(), Status.PENDING)
+        """The state of the running call (as of its node calls so far), or of the last one, and its status."""
+
+    @property
+    def state(self) -> GraphState:
+        """The running call, or the last one, as Strands' ``graph.state`` shows it (hooks read it)."""
+        return self._view(*self._latest)
+
+    def _view(self, state: dict[str, Any], status: Status | None = None) -> GraphState:
+        if status is None:
+            status = Status.FAILED if state.get("failure") else Status.EXECUTING
+        return graph_state(stored_task(state), status, node_results(state, self.orchestrated),
+                           list(state.get("order", ())), self.nodes, self.edges, self.entry_points, self._started)
 
     def _machine(self, name: str, schema: OrchestrationSchema) -> Machine:
-        specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.nodes]
+        specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.orchestrated]
         edges = [Edge(START, e.node_id) for e in self.entry_points]
         routers = []
-        for node_id in self.nodes:
+        for node_id in self.orchestrated:
             out = [e for e in self.edges if e.from_node.node_id == node_id]
             edges.extend(Edge(node_id, e.to_node.node_id) for e in out if e.condition is None)
             conditional = [e for e in out if e.condition is not None]
@@ -300,15 +212,14 @@ class Graph(Orchestrator):
 
     def _route(self, edges: list[GraphEdge]) -> Callable[[dict[str, Any]], list[str]]:
         def route(state: dict[str, Any]) -> list[str]:
-            view = GraphState(self, state)
-            state_of_call = self._invocation_state
-            return [e.to_node.node_id for e in edges if e.should_traverse(view, invocation_state=state_of_call)]
+            view, given = self._view(state), self._invocation_state
+            return [e.to_node.node_id for e in edges if e.should_traverse(view, invocation_state=given)]
 
         return route
 
     async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         run: OrchestrationRun = ctx.runtime
-        node = self.nodes[node_id]
+        node = self.orchestrated[node_id]
         resuming = ctx.progress is not None
         if not resuming:
             reason = self._limit(state, run)
@@ -317,7 +228,17 @@ class Graph(Orchestrator):
         restart = self.reset_on_revisit and not resuming and node_id in state.get("results", {})
         sub = node.machine.node_state() if restart else node_state_of(state, node_id, node.machine)
         task = None if resuming else self._node_input(state, node_id)
-        done, result = await call_node(node, task, sub, ctx, run, kept=ctx.progress, timeout=self.node_timeout)
+        shown, started = self.nodes[node_id], time.monotonic()
+        shown.show(Status.EXECUTING)
+        try:
+            done, result = await call_node(node, task, sub, ctx, run, kept=ctx.progress, timeout=self.node_timeout)
+        except InterruptRaised:
+            shown.show(Status.INTERRUPTED)
+            raise
+        except Exception as exc:
+            shown.show(Status.FAILED, failed_result(exc, started))
+            raise
+        shown.show(result.status, result)
         update = node_update(state, node_id, node.machine, done.state, restart=restart)
         update["results"] = {node_id: node.stored_result(result)}
         update["order"] = [node_id]
@@ -342,11 +263,11 @@ class Graph(Orchestrator):
             source = edge.from_node.node_id
             if source not in stored:
                 continue
-            result = self.nodes[source].load_result(stored[source])
+            result = self.orchestrated[source].load_result(stored[source])
             if result.status != Status.COMPLETED:
                 continue
             if edge.condition is not None:
-                view = view or GraphState(self, state)
+                view = view or self._view(state)
                 if not edge.should_traverse(view, invocation_state=self._invocation_state):
                     continue
             done[source] = result
@@ -364,29 +285,42 @@ class Graph(Orchestrator):
     # -- Orchestrator ---------------------------------------------------------------------------------
 
     def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
+        for node in self.nodes.values():  # a new task: no node has run in it yet
+            node.show(Status.PENDING)
         return {**state, "task": task_channel(task), "results": {}, "order": [], "failure": None}
 
     def _entry(self, state: dict[str, Any]) -> list[str]:
         return [n.node_id for n in self.entry_points]
 
+    def _running(self, state: dict[str, Any]) -> None:
+        self._latest = (state, Status.EXECUTING)
+
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                           pending: list[str]) -> None:
+        self._latest = (state, Status.EXECUTING)
         ran = [node for node, _ in writes]
         if ran and pending:
             run.event({"type": "multiagent_handoff", "from_node_ids": ran, "to_node_ids": list(pending)})
 
     def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> GraphResult:
         statuses = [r.status for r in base.results.values()]
+        interrupted = {i.node.split("/")[0] for i in base.interrupts}
+        self._latest = (state, base.status)
+        for node_id, node in self.nodes.items():  # as the thread says: nodes another process ran too
+            if node_id in base.results:
+                node.show(base.results[node_id].status, base.results[node_id])
+            elif node_id in interrupted:
+                node.show(Status.INTERRUPTED)
         return GraphResult(
             **vars(base),
-            total_nodes=len(self.nodes),
+            total_nodes=len(self.orchestrated),
             completed_nodes=statuses.count(Status.COMPLETED),
             failed_nodes=statuses.count(Status.FAILED),
-            interrupted_nodes=len({i.node.split("/")[0] for i in base.interrupts}),
-            execution_order=[self.graph_nodes[n] for n in state.get("order", ())],
+            interrupted_nodes=len(interrupted),
+            execution_order=[self.nodes[n] for n in state.get("order", ())],
             edges=[(e.from_node, e.to_node) for e in self.edges],
             entry_points=list(self.entry_points),
         )
 
     def __repr__(self) -> str:
-        return f"Graph(id={self.id!r}, nodes={list(self.nodes)})"
+        return f"Graph(id={self.id!r}, nodes={list(self.orchestrated)})"

@@ -21,7 +21,7 @@ from statehitl.nesting import MachineNode, NodeDone, NodeStopped, node_call
 from statehitl.position import NodeContext
 from statehitl.status import Status
 
-__all__ = ["OrchestratedNode", "OrchestrationRun", "call_node", "machine_node_of"]
+__all__ = ["OrchestratedNode", "OrchestrationRun", "call_node", "failed_result", "machine_node_of"]
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -86,6 +86,8 @@ class OrchestrationRun:
     invocation_state: dict[str, Any]
     emit: Emit | None = None
     started: float = field(default_factory=time.monotonic)
+    started_at: float = field(default_factory=time.time)
+    """When the call began on the wall clock (Strands' ``GraphState.start_time``)."""
     ran: set[str] = field(default_factory=set)
     """The nodes that ran in this call: their live objects already show their state."""
 

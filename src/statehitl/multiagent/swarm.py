@@ -90,33 +90,33 @@ class Swarm(Orchestrator):
         self.node_timeout = node_timeout
         self.repetitive_handoff_detection_window = repetitive_handoff_detection_window
         self.repetitive_handoff_min_unique_agents = repetitive_handoff_min_unique_agents
-        self.swarm_nodes: dict[str, SwarmNode] = {}
+        self.nodes: dict[str, SwarmNode] = {}
         for agent in nodes:
-            node_id = str(getattr(agent, "name", "") or f"node_{len(self.swarm_nodes)}")
-            if node_id in self.swarm_nodes:
+            node_id = str(getattr(agent, "name", "") or f"node_{len(self.nodes)}")
+            if node_id in self.nodes:
                 raise GraphValidationError(f"two agents are named {node_id!r}; each swarm agent needs a unique name")
-            if any(n.executor is agent for n in self.swarm_nodes.values()):
+            if any(n.executor is agent for n in self.nodes.values()):
                 raise GraphValidationError(f"agent {node_id!r} is in the swarm twice; each node needs its own agent")
-            self.swarm_nodes[node_id] = SwarmNode(node_id, agent)
+            self.nodes[node_id] = SwarmNode(node_id, agent)
         self.entry_point = entry_point
-        first = next(iter(self.swarm_nodes))
+        first = next(iter(self.nodes))
         if entry_point is not None:
-            matches = [n for n, s in self.swarm_nodes.items() if s.executor is entry_point]
+            matches = [n for n, s in self.nodes.items() if s.executor is entry_point]
             if not matches:
                 raise GraphValidationError(
-                    f"the entry point is not one of the swarm's agents ({list(self.swarm_nodes)})")
+                    f"the entry point is not one of the swarm's agents ({list(self.nodes)})")
             first = matches[0]
         self._first = first
-        for node_id, node in self.swarm_nodes.items():
+        for node_id, node in self.nodes.items():
             _inject_handoff_tool(node_id, node.executor)
-        self.nodes = {n: OrchestratedNode(n, s.executor, machine_node_of(s.executor, f"swarm agent {n!r}"))
-                      for n, s in self.swarm_nodes.items()}
+        self.orchestrated = {n: OrchestratedNode(n, s.executor, machine_node_of(s.executor, f"swarm agent {n!r}"))
+                      for n, s in self.nodes.items()}
         channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "handoff": Kind.REPLACE,
                     "context": Kind.MERGE, "failure": Kind.REPLACE}
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "handoff": None,
                                                 "context": {}, "failure": None})
-        specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.nodes]
-        routers = [Router(n, _handed_to) for n in self.nodes]
+        specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.orchestrated]
+        routers = [Router(n, _handed_to) for n in self.orchestrated]
         machine = Machine(specs, [Edge(START, first)], routers, name=id, schema=schema.describe())
         self._setup(id=id, machine=machine, schema=schema, hooks=hooks, session_manager=session_manager)
 
@@ -130,13 +130,13 @@ class Swarm(Orchestrator):
 
     async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         run: OrchestrationRun = ctx.runtime
-        node = self.nodes[node_id]
+        node = self.orchestrated[node_id]
         kept = ctx.progress
         if kept is None:
             reason = self._limit(state, run)
             if reason is not None:
                 return {"failure": reason, "handoff": None}
-        turn = _Turn(**kept["turn"]) if kept is not None else _Turn(list(self.swarm_nodes))
+        turn = _Turn(**kept["turn"]) if kept is not None else _Turn(list(self.nodes))
         token = _turn.set(turn)
         started = time.monotonic()
         try:
@@ -184,11 +184,11 @@ class Swarm(Orchestrator):
         if shared:
             text += "Shared knowledge from previous agents:\n"
             text += "".join(f"• {name}: {values}\n" for name, values in shared.items()) + "\n"
-        others = [n for n in self.swarm_nodes if n != node_id]
+        others = [n for n in self.nodes if n != node_id]
         if others:
             text += "Other agents available for collaboration:\n"
             for other in others:
-                description = getattr(self.swarm_nodes[other].executor, "description", None)
+                description = getattr(self.nodes[other].executor, "description", None)
                 text += f"Agent name: {other}." + (f" Agent description: {description}" if description else "") + "\n"
             text += "\n"
         text += ("You have access to swarm coordination tools if you need help from other agents. "
@@ -213,10 +213,10 @@ class Swarm(Orchestrator):
                        "message": handoff["message"]})
 
     def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> SwarmResult:
-        return SwarmResult(**vars(base), node_history=[self.swarm_nodes[n] for n in state.get("order", ())])
+        return SwarmResult(**vars(base), node_history=[self.nodes[n] for n in state.get("order", ())])
 
     def __repr__(self) -> str:
-        return f"Swarm(id={self.id!r}, nodes={list(self.nodes)})"
+        return f"Swarm(id={self.id!r}, nodes={list(self.orchestrated)})"
 
 
 def _handed_to(state: dict[str, Any]) -> str:

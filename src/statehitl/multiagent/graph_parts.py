@@ -1,0 +1,113 @@
+"""What a Graph's users see of it, as Strands names it: its nodes, its edges, and the state its edge
+conditions and hooks read.
+
+``GraphNode`` shows how its node did in the graph's last (or running) call: ``execution_status``,
+``result``, ``execution_time``; the graph keeps those up to date, from its thread at the end of each
+call, so a graph that resumed another process's call shows the nodes that process ran too.
+``GraphState`` is a plain dataclass, as in Strands, so a condition can be tested with one built by hand.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from statehitl.multiagent.results import NodeResult, add_usage, zero_usage
+from statehitl.status import Status
+
+__all__ = ["GraphEdge", "GraphNode", "GraphState", "graph_state"]
+
+
+@dataclass(eq=False)
+class GraphNode:
+    """A node of the graph: its id, the executor (an Agent, a Graph, a Swarm, a compiled StateGraph, a
+    ``MultiAgentBase`` of your own), and how it did in the graph's last call."""
+
+    node_id: str
+    executor: Any
+    dependencies: set[GraphNode] = field(default_factory=set, repr=False)
+    execution_status: Status = Status.PENDING
+    result: NodeResult | None = field(default=None, repr=False)
+    execution_time: int = 0
+
+    def __hash__(self) -> int:
+        return hash(self.node_id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GraphNode) and other.node_id == self.node_id
+
+    def show(self, status: Status, result: NodeResult | None = None) -> None:
+        """Record how the node did (its result's status and time, when it has one)."""
+        self.execution_status = status
+        self.result = result
+        self.execution_time = result.execution_time if result is not None else 0
+
+
+@dataclass
+class GraphEdge:
+    """An edge ``from_node -> to_node``, taken when ``condition(state)`` is true (or always)."""
+
+    from_node: GraphNode
+    to_node: GraphNode
+    condition: Callable[..., bool] | None = None
+
+    def should_traverse(self, state: GraphState, *, invocation_state: dict[str, Any] | None = None) -> bool:
+        """Whether the edge is taken, given the graph state (and, for a condition that asks for it, the
+        invocation state, as Strands passes it)."""
+        if self.condition is None:
+            return True
+        if _takes_invocation_state(self.condition):
+            return bool(self.condition(state, invocation_state=invocation_state or {}))
+        return bool(self.condition(state))
+
+
+def _takes_invocation_state(condition: Callable[..., bool]) -> bool:
+    try:
+        return "invocation_state" in inspect.signature(condition).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass
+class GraphState:
+    """A call of the graph as its edge conditions and hooks see it: the task, each node's result, the
+    nodes by outcome and in the order they ran, counts, usage and the graph's shape."""
+
+    task: Any = ""
+    status: Status = Status.PENDING
+    completed_nodes: set[GraphNode] = field(default_factory=set)
+    failed_nodes: set[GraphNode] = field(default_factory=set)
+    interrupted_nodes: set[GraphNode] = field(default_factory=set)
+    execution_order: list[GraphNode] = field(default_factory=list)
+    start_time: float = field(default_factory=time.time)
+    results: dict[str, NodeResult] = field(default_factory=dict)
+    accumulated_usage: dict[str, int] = field(default_factory=zero_usage)
+    accumulated_metrics: dict[str, int] = field(default_factory=lambda: {"latencyMs": 0})
+    execution_count: int = 0
+    execution_time: int = 0
+    total_nodes: int = 0
+    edges: list[tuple[GraphNode, GraphNode]] = field(default_factory=list)
+    entry_points: list[GraphNode] = field(default_factory=list)
+
+
+def graph_state(task: Any, status: Status, results: dict[str, NodeResult], order: list[str],
+                nodes: dict[str, GraphNode], edges: list[GraphEdge], entry_points: list[GraphNode],
+                started: tuple[float, float] | None) -> GraphState:
+    """The ``GraphState`` of a call: ``results`` and ``order`` by node id; ``started`` is when the call
+    began, on the wall clock and on ``time.monotonic``."""
+    by_status: dict[Status, set[GraphNode]] = {Status.COMPLETED: set(), Status.FAILED: set(),
+                                               Status.INTERRUPTED: set()}
+    usage = zero_usage()
+    latency = 0
+    for node_id, result in results.items():
+        by_status.get(result.status, set()).add(nodes[node_id])
+        add_usage(usage, result.accumulated_usage)
+        latency += result.accumulated_metrics.get("latencyMs", 0)
+    wall, monotonic = started if started is not None else (time.time(), time.monotonic())
+    return GraphState(task, status, by_status[Status.COMPLETED], by_status[Status.FAILED],
+                      by_status[Status.INTERRUPTED], [nodes[n] for n in order], wall, dict(results), usage,
+                      {"latencyMs": latency}, len(order), round((time.monotonic() - monotonic) * 1000), len(nodes),
+                      [(e.from_node, e.to_node) for e in edges], list(entry_points))
