@@ -142,3 +142,28 @@ def test_an_image_in_the_task_reaches_each_agent_as_bytes() -> None:
     for one in (first, second):
         [request, *_] = one.model.requests
         assert request["messages"][0]["content"][-1]["image"]["source"]["bytes"] == image
+
+
+def test_swarm_state_shows_the_running_call_to_hooks_and_the_last_one_after_it() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def look(event: BeforeNodeCallEvent) -> None:  # hooks read the orchestrator, as in Strands
+        state = event.source.state
+        seen.append((event.node_id, state.current_node.node_id, state.completion_status,
+                     [n.node_id for n in state.node_history], state.shared_context.context, state.handoff_message))
+
+    researcher = agent("researcher", handoff("writer", "write it up", {"facts": 3}), "unused")
+    swarm = Swarm([researcher, agent("writer", "the report")])
+    assert swarm.state.completion_status == Status.PENDING
+    swarm.add_hook(look, BeforeNodeCallEvent)
+    swarm("research and write")
+
+    assert seen == [
+        ("researcher", "researcher", Status.EXECUTING, [], {}, None),
+        ("writer", "writer", Status.EXECUTING, ["researcher"], {"researcher": {"facts": 3}}, "write it up"),
+    ]
+    after = swarm.state
+    assert (after.completion_status, after.current_node.node_id, after.task) == (
+        Status.COMPLETED, "writer", "research and write")
+    assert str(after.results["writer"].result) == "the report"
+    assert after.accumulated_usage["totalTokens"] > 0

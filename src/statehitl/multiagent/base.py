@@ -39,7 +39,7 @@ from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
 from statehitl.multiagent.executor import MultiAgentBase, shared_state
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
-from statehitl.multiagent.results import MultiAgentResult, NodeResult, add_usage, zero_usage
+from statehitl.multiagent.results import MultiAgentResult, NodeResult, accumulated
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.position import NodeContext, Position, Writes, resume_position, start_position
@@ -258,10 +258,7 @@ class Orchestrator(MultiAgentBase):
         for node_id, raised in by_hook.items():
             run.event({"type": "multiagent_node_interrupt", "node_id": node_id, "interrupts": raised})
         results = node_results(state, self.orchestrated)
-        usage, latency = zero_usage(), 0
-        for result in results.values():
-            add_usage(usage, result.accumulated_usage)
-            latency += result.accumulated_metrics.get("latencyMs", 0)
+        usage, metrics = accumulated(results.values())
         failure = next(iter(cancelled.values()), None) or state.get("failure")
         if status == "interrupted":
             outcome = Status.INTERRUPTED
@@ -269,7 +266,7 @@ class Orchestrator(MultiAgentBase):
             outcome = Status.FAILED
         else:
             outcome = Status.COMPLETED
-        base = MultiAgentResult(outcome, results, usage, {"latencyMs": latency}, len(state.get("order", ())),
+        base = MultiAgentResult(outcome, results, usage, metrics, len(state.get("order", ())),
                                 round((time.monotonic() - run.started) * 1000), interrupts, failure)
         return self._result(base, state)
 

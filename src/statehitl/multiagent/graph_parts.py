@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from statehitl.multiagent.results import NodeResult, add_usage, zero_usage
+from statehitl.multiagent.results import NodeResult, accumulated, zero_usage
 from statehitl.status import Status
 
 __all__ = ["GraphEdge", "GraphNode", "GraphState", "graph_state"]
@@ -100,14 +100,11 @@ def graph_state(task: Any, status: Status, results: dict[str, NodeResult], order
     began, on the wall clock and on ``time.monotonic``."""
     by_status: dict[Status, set[GraphNode]] = {Status.COMPLETED: set(), Status.FAILED: set(),
                                                Status.INTERRUPTED: set()}
-    usage = zero_usage()
-    latency = 0
     for node_id, result in results.items():
         by_status.get(result.status, set()).add(nodes[node_id])
-        add_usage(usage, result.accumulated_usage)
-        latency += result.accumulated_metrics.get("latencyMs", 0)
+    usage, metrics = accumulated(results.values())
     wall, monotonic = started if started is not None else (time.time(), time.monotonic())
     return GraphState(task, status, by_status[Status.COMPLETED], by_status[Status.FAILED],
                       by_status[Status.INTERRUPTED], [nodes[n] for n in order], wall, dict(results), usage,
-                      {"latencyMs": latency}, len(order), round((time.monotonic() - monotonic) * 1000), len(nodes),
+                      metrics, len(order), round((time.monotonic() - monotonic) * 1000), len(nodes),
                       [(e.from_node, e.to_node) for e in edges], list(entry_points))

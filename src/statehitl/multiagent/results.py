@@ -7,7 +7,7 @@ in the process that ran the nodes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ from statehitl.errors import InvalidUpdateError
 from statehitl.interrupt import Interrupt
 from statehitl.status import Status
 
-__all__ = ["GraphResult", "MultiAgentResult", "NodeResult", "SwarmResult", "add_usage", "zero_usage"]
+__all__ = ["GraphResult", "MultiAgentResult", "NodeResult", "SwarmResult", "accumulated", "add_usage", "zero_usage"]
 
 
 def zero_usage() -> dict[str, int]:
@@ -28,6 +28,15 @@ def add_usage(total: dict[str, int], usage: dict[str, Any]) -> None:
     for key, value in usage.items():
         if isinstance(value, int):
             total[key] = total.get(key, 0) + value
+
+
+def accumulated(results: Iterable[NodeResult]) -> tuple[dict[str, int], dict[str, int]]:
+    """The token usage and latency of ``results`` added up (an orchestration's, from its nodes')."""
+    usage, latency = zero_usage(), 0
+    for result in results:
+        add_usage(usage, result.accumulated_usage)
+        latency += result.accumulated_metrics.get("latencyMs", 0)
+    return usage, {"latencyMs": latency}
 
 
 @dataclass

@@ -21,16 +21,17 @@ from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import Orchestrator
+from statehitl.multiagent.base import Orchestrator, node_results
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
-from statehitl.multiagent.results import MultiAgentResult, SwarmResult
+from statehitl.multiagent.results import MultiAgentResult, NodeResult, SwarmResult, accumulated, zero_usage
 from statehitl.multiagent.state import Kind, OrchestrationSchema, stored_task, task_channel
 from statehitl.position import NodeContext, Writes
 from statehitl.session.manager import SessionManager
+from statehitl.status import Status
 from statehitl.tools import tool
 from statehitl.tools.registry import ToolRegistry
 
-__all__ = ["SharedContext", "Swarm", "SwarmNode"]
+__all__ = ["SharedContext", "Swarm", "SwarmNode", "SwarmState"]
 
 DEFAULT_SWARM_ID = "default_swarm"
 HANDOFF_TOOL = "handoff_to_agent"
@@ -58,6 +59,24 @@ class SharedContext:
     """What agents shared through their handoffs, by agent: ``context[agent][key] = value`` (JSON)."""
 
     context: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class SwarmState:
+    """A call of the swarm as hooks see it (``swarm.state``), as Strands names it: the agent that has the
+    turn (or had it last), the task, the status, what was shared, who had the turn, results and usage."""
+
+    current_node: SwarmNode | None = None
+    task: Any = ""
+    completion_status: Status = Status.PENDING
+    shared_context: SharedContext = field(default_factory=SharedContext)
+    node_history: list[SwarmNode] = field(default_factory=list)
+    start_time: float = field(default_factory=time.time)
+    results: dict[str, NodeResult] = field(default_factory=dict)
+    accumulated_usage: dict[str, int] = field(default_factory=zero_usage)
+    accumulated_metrics: dict[str, int] = field(default_factory=lambda: {"latencyMs": 0})
+    execution_time: int = 0
+    handoff_message: str | None = None
 
 
 @dataclass
@@ -119,6 +138,22 @@ class Swarm(Orchestrator):
         routers = [Router(n, _handed_to) for n in self.orchestrated]
         machine = Machine(specs, [Edge(START, first)], routers, name=id, schema=schema.describe())
         self._setup(id=id, machine=machine, schema=schema, hooks=hooks, session_manager=session_manager)
+        self._latest: tuple[dict[str, Any], Status] = (schema.fresh(), Status.PENDING)
+        """The state of the running call (as of its last step), or of the last call, and its status."""
+
+    @property
+    def state(self) -> SwarmState:
+        """The running call, or the last one, as Strands' ``swarm.state`` shows it (hooks read it)."""
+        state, status = self._latest
+        order, handoff = list(state.get("order", ())), state.get("handoff")
+        results = node_results(state, self.orchestrated)
+        usage, metrics = accumulated(results.values())
+        wall, monotonic = self._started if self._started is not None else (time.time(), time.monotonic())
+        current = handoff["to"] if handoff else order[-1] if order else self._first  # has (or last had) the turn
+        return SwarmState(self.nodes[current], stored_task(state), status,
+                          SharedContext(dict(state.get("context", {}))), [self.nodes[n] for n in order], wall,
+                          results, usage, metrics, round((time.monotonic() - monotonic) * 1000),
+                          handoff["message"] if handoff else None)
 
     @property
     def shared_context(self) -> SharedContext:
@@ -205,14 +240,19 @@ class Swarm(Orchestrator):
     def _entry(self, state: dict[str, Any]) -> list[str]:
         return [self._first]
 
+    def _running(self, state: dict[str, Any]) -> None:
+        self._latest = (state, Status.EXECUTING)
+
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                           pending: list[str]) -> None:
+        self._latest = (state, Status.EXECUTING)
         handoff = state.get("handoff")
         if handoff and writes:
             run.event({"type": "multiagent_handoff", "from_node_ids": [writes[0][0]], "to_node_ids": [handoff["to"]],
                        "message": handoff["message"]})
 
     def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> SwarmResult:
+        self._latest = (state, base.status)
         return SwarmResult(**vars(base), node_history=[self.nodes[n] for n in state.get("order", ())])
 
     def __repr__(self) -> str:
