@@ -133,7 +133,7 @@ class Orchestrator(MultiAgentBase):
         return run_node
 
     def _running(self, state: dict[str, Any]) -> None:
-        """A call starts running from ``state`` (a Graph shows it as ``graph.state``)."""
+        """A call starts running from ``state`` (Graph and Swarm show it as their ``state``)."""
 
     @abstractmethod
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,

@@ -172,7 +172,7 @@ class Graph(Orchestrator):
         self.node_timeout = node_timeout
         self.reset_on_revisit = reset_on_revisit
         self.orchestrated = {n: OrchestratedNode(n, g.executor, machine_node_of(g.executor, f"graph node {n!r}"))
-                      for n, g in nodes.items()}
+                             for n, g in nodes.items()}
         self._incoming: dict[str, list[GraphEdge]] = {n: [e for e in edges if e.to_node.node_id == n] for n in nodes}
         channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "nodes": Kind.MERGE,
                     "failure": Kind.REPLACE}
@@ -182,7 +182,7 @@ class Graph(Orchestrator):
         self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
                     session_manager=session_manager)
         self._latest: tuple[dict[str, Any], Status] = (schema.fresh(), Status.PENDING)
-        """The state of the running call (as of its node calls so far), or of the last one, and its status."""
+        """The state of the running call (as of its last step), or of the last call, and its status."""
 
     @property
     def state(self) -> GraphState:

@@ -129,7 +129,7 @@ class Swarm(Orchestrator):
         for node_id, node in self.nodes.items():
             _inject_handoff_tool(node_id, node.executor)
         self.orchestrated = {n: OrchestratedNode(n, s.executor, machine_node_of(s.executor, f"swarm agent {n!r}"))
-                      for n, s in self.nodes.items()}
+                             for n, s in self.nodes.items()}
         channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "handoff": Kind.REPLACE,
                     "context": Kind.MERGE, "failure": Kind.REPLACE}
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "handoff": None,
