@@ -181,13 +181,13 @@ class Graph(Orchestrator):
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
         self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
                     session_manager=session_manager)
-        self._latest: tuple[dict[str, Any], Status] = (schema.fresh(), Status.PENDING)
+        self._latest: tuple[dict[str, Any], Status] | None = None
         """The state of the running call (as of its last step), or of the last call, and its status."""
 
     @property
     def state(self) -> GraphState:
         """The running call, or the last one, as Strands' ``graph.state`` shows it (hooks read it)."""
-        return self._view(*self._latest)
+        return self._view(*(self._latest or (self.schema.fresh(), Status.PENDING)))
 
     def _view(self, state: dict[str, Any], status: Status | None = None) -> GraphState:
         if status is None:

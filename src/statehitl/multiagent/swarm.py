@@ -138,13 +138,13 @@ class Swarm(Orchestrator):
         routers = [Router(n, _handed_to) for n in self.orchestrated]
         machine = Machine(specs, [Edge(START, first)], routers, name=id, schema=schema.describe())
         self._setup(id=id, machine=machine, schema=schema, hooks=hooks, session_manager=session_manager)
-        self._latest: tuple[dict[str, Any], Status] = (schema.fresh(), Status.PENDING)
+        self._latest: tuple[dict[str, Any], Status] | None = None
         """The state of the running call (as of its last step), or of the last call, and its status."""
 
     @property
     def state(self) -> SwarmState:
         """The running call, or the last one, as Strands' ``swarm.state`` shows it (hooks read it)."""
-        state, status = self._latest
+        state, status = self._latest or (self.schema.fresh(), Status.PENDING)
         order, handoff = list(state.get("order", ())), state.get("handoff")
         results = node_results(state, self.orchestrated)
         usage, metrics = accumulated(results.values())
