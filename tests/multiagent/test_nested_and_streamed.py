@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from ma_helpers import RUNS, Approval, agent, answer, delete, handoff, text_of, uses
 
+from statehitl.hooks import BeforeInvocationEvent
 from statehitl.multiagent import GraphBuilder, MultiAgentResult, Status, Swarm
 
 
@@ -67,6 +68,24 @@ def test_a_nested_swarm_that_ends_failed_fails_the_graph_before_its_successors()
     assert result.failure == "node 'team' failed: Max handoffs reached: 1"
     assert result.results["team"].status == Status.FAILED
     assert "cleanup" not in result.results
+
+
+def test_an_agent_cancelled_by_its_own_hook_fails_the_graph_before_its_successors() -> None:
+    def not_today(event: BeforeInvocationEvent) -> None:
+        event.cancel = "not today"
+
+    stopped = agent("stopped", "unused")
+    stopped.add_hook(not_today)
+    builder = GraphBuilder()
+    builder.add_node(stopped, "stopped")
+    builder.add_node(agent("after", "unused"), "after")
+    builder.add_edge("stopped", "after")
+
+    result = builder.build()("go")
+
+    assert result.status == Status.FAILED
+    assert result.failure == "node 'stopped' failed: its agent stopped with stop_reason 'cancelled'"
+    assert "after" not in result.results
 
 
 def test_the_stream_carries_strands_events_in_order() -> None:

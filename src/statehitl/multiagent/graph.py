@@ -140,6 +140,16 @@ class GraphBuilder:
                      hooks=self._hooks, id=self._id)
 
 
+def _why_failed(result: NodeResult) -> str:
+    """Why a node that did not raise ended FAILED, in its own words where it has them."""
+    inner = result.result
+    failure = getattr(inner, "failure", None)  # a nested orchestrator's, or a custom node's result
+    if failure:
+        return str(failure)
+    stop_reason = getattr(inner, "stop_reason", None)  # an agent whose call was cancelled by its own hook
+    return f"its agent stopped with stop_reason {stop_reason!r}" if stop_reason else "it ended FAILED"
+
+
 def _has_cycle(edges: list[GraphEdge]) -> bool:
     return _cyclic(tuple((e.from_node.node_id, e.to_node.node_id) for e in edges))
 
@@ -243,8 +253,7 @@ class Graph(Orchestrator):
         update["results"] = {node_id: node.stored_result(result)}
         update["order"] = [node_id]
         if result.status == Status.FAILED:  # ended without doing its work (a nested limit, a cancel): no successor runs
-            why = getattr(result.result, "failure", None) or "it ended FAILED"
-            update["failure"] = f"node {node_id!r} failed: {why}"
+            update["failure"] = f"node {node_id!r} failed: {_why_failed(result)}"
         return update
 
     def _limit(self, state: dict[str, Any], run: OrchestrationRun) -> str | None:
