@@ -8,7 +8,7 @@ import pytest
 from ma_helpers import RUNS, Approval, agent, answer, delete, handoff, text_of, uses
 
 from statehitl.errors import GraphValidationError, ResumeInputError
-from statehitl.hooks import BeforeNodeCallEvent, HookRegistry
+from statehitl.hooks import AfterMultiAgentInvocationEvent, BeforeNodeCallEvent, HookRegistry
 from statehitl.multiagent import Status, Swarm, SwarmNode, SwarmResult
 
 
@@ -167,3 +167,19 @@ def test_swarm_state_shows_the_running_call_to_hooks_and_the_last_one_after_it()
         Status.COMPLETED, "writer", "research and write")
     assert str(after.results["writer"].result) == "the report"
     assert after.accumulated_usage["totalTokens"] > 0
+
+
+def test_after_invocation_hooks_see_how_the_call_ended() -> None:
+    seen: list[Status] = []
+
+    def after(event: AfterMultiAgentInvocationEvent) -> None:
+        seen.append(event.source.state.completion_status)
+
+    ok = Swarm([agent("ok", "done")])
+    ok.add_hook(after, AfterMultiAgentInvocationEvent)
+    ok("go")
+    limited = Swarm([agent("ping", handoff("pong"), "x"), agent("pong", "y")], max_handoffs=1)
+    limited.add_hook(after, AfterMultiAgentInvocationEvent)
+    limited("go")
+
+    assert seen == [Status.COMPLETED, Status.FAILED]

@@ -135,6 +135,9 @@ class Orchestrator(MultiAgentBase):
     def _running(self, state: dict[str, Any]) -> None:
         """A call starts running from ``state`` (Graph and Swarm show it as their ``state``)."""
 
+    def _stopped(self, state: dict[str, Any], status: Status) -> None:
+        """A call stopped in ``state`` with ``status``: shown before ``AfterMultiAgentInvocationEvent``."""
+
     @abstractmethod
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                           pending: list[str]) -> None:
@@ -194,6 +197,7 @@ class Orchestrator(MultiAgentBase):
             record, state = await self._runner.run(
                 at, step_limit=STEP_LIMIT, durability=self.durability, invocation_state=invocation_state,
                 runtime=run, after_step=lambda s, w, p: self._after_step(run, s, w, p))
+            self._stopped(state, call_status(record.status, state, record.cancelled))  # before the After hooks
         await self._runner.remember_shape(record)
         self._adopt(state, run.ran)
         if self.session_manager is None:
@@ -260,12 +264,7 @@ class Orchestrator(MultiAgentBase):
         results = node_results(state, self.orchestrated)
         usage, metrics = accumulated(results.values())
         failure = next(iter(cancelled.values()), None) or state.get("failure")
-        if status == "interrupted":
-            outcome = Status.INTERRUPTED
-        elif failure is not None:
-            outcome = Status.FAILED
-        else:
-            outcome = Status.COMPLETED
+        outcome = call_status(status, state, cancelled)
         base = MultiAgentResult(outcome, results, usage, metrics, len(state.get("order", ())),
                                 round((time.monotonic() - run.started) * 1000), interrupts, failure)
         return self._result(base, state)
@@ -318,6 +317,7 @@ class OrchestratorNode:
                 at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,
                 thread_id=call.thread_id, runtime=run,
                 after_step=lambda s, w, p: orchestrator._after_step(run, s, w, p))
+            orchestrator._stopped(end.state, call_status(end.status, end.state, end.cancelled))
         orchestrator._adopt(end.state, run.ran)
         result = orchestrator.build_result(end.status, end.state, end.interrupts, end.cancelled, run)
         run.event({"type": "multiagent_result", "result": result})  # its stream ends as a call's own does
@@ -328,6 +328,15 @@ class OrchestratorNode:
                 raise NodeCancelledError(message, node_id=node_id)
         status = "completed" if result.status == Status.COMPLETED else "failed"
         return NodeDone(end.state, result, dict(result.accumulated_usage), status)
+
+
+def call_status(status: str, state: dict[str, Any], cancelled: dict[str, str]) -> Status:
+    """How a call that stopped with the runner's ``status`` in ``state`` ended, as Strands says it."""
+    if status == "interrupted":
+        return Status.INTERRUPTED
+    if cancelled or state.get("failure") is not None:
+        return Status.FAILED
+    return Status.COMPLETED
 
 
 def check_task(task: Any, label: str) -> None:

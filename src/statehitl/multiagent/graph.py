@@ -304,6 +304,9 @@ class Graph(Orchestrator):
     def _running(self, state: dict[str, Any]) -> None:
         self._latest = (state, Status.EXECUTING)
 
+    def _stopped(self, state: dict[str, Any], status: Status) -> None:
+        self._latest = (state, status)
+
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                           pending: list[str]) -> None:
         self._latest = (state, Status.EXECUTING)
