@@ -54,15 +54,20 @@ def test_an_interrupt_deep_in_a_nested_swarm_is_routed_back_to_the_tool_that_ask
         "passing it on", "fixed"]
 
 
+def run_before_another(node_id: str, executor: Any, successor: str, task: str) -> Any:
+    """Run a graph of ``executor`` (as ``node_id``) followed by an agent ``successor``."""
+    builder = GraphBuilder()
+    builder.add_node(executor, node_id)
+    builder.add_node(agent(successor, "unused"), successor)
+    builder.add_edge(node_id, successor)
+    return builder.build()(task)
+
+
 def test_a_nested_swarm_that_ends_failed_fails_the_graph_before_its_successors() -> None:
     looping = agent("looping", handoff("helper"), "handed off")
     team = Swarm([looping, agent("helper", "helped")], id="team", max_handoffs=1)
-    builder = GraphBuilder()
-    builder.add_node(team, "team")
-    builder.add_node(agent("cleanup", "closed the ticket"), "cleanup")
-    builder.add_edge("team", "cleanup")
 
-    result = builder.build()("handle the ticket")
+    result = run_before_another("team", team, "cleanup", "handle the ticket")
 
     assert result.status == Status.FAILED
     assert result.failure == "node 'team' failed: Max handoffs reached: 1"
@@ -76,12 +81,8 @@ def test_an_agent_cancelled_by_its_own_hook_fails_the_graph_before_its_successor
 
     stopped = agent("stopped", "unused")
     stopped.add_hook(not_today)
-    builder = GraphBuilder()
-    builder.add_node(stopped, "stopped")
-    builder.add_node(agent("after", "unused"), "after")
-    builder.add_edge("stopped", "after")
 
-    result = builder.build()("go")
+    result = run_before_another("stopped", stopped, "after", "go")
 
     assert result.status == Status.FAILED
     assert result.failure == "node 'stopped' failed: its agent stopped with stop_reason 'cancelled'"

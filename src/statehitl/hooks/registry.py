@@ -74,8 +74,9 @@ def annotated_event_types(callback: Callable[..., Any]) -> list[type[HookEvent]]
     except (NameError, TypeError, ValueError):
         hints, first = {}, None
     hint = hints.get(first.name) if first is not None else None
-    found = [t for t in (typing.get_args(hint) or (hint,)) if isinstance(t, type) and issubclass(t, HookEvent)]
-    if not found or len(found) != len(typing.get_args(hint) or (hint,)):
+    named = typing.get_args(hint) or (hint,)
+    found = [t for t in named if isinstance(t, type) and issubclass(t, HookEvent)]
+    if not found or len(found) != len(named):
         raise TypeError(
             f"cannot tell which event {callback!r} is for: annotate its first parameter with a HookEvent subclass "
             "(or a union of them), or pass the event type"
@@ -99,12 +100,15 @@ class HookRegistry:
     def add_callback(self, event_type: type[E] | None, callback: Callable[[E], Any]) -> None:
         """Run ``callback(event)`` whenever an event of exactly ``event_type`` fires; with None, of the
         type its first parameter is annotated with (each type of a union), as in Strands."""
-        types: list[type[HookEvent]] = annotated_event_types(callback) if event_type is None else [event_type]
-        for one in types:
-            if not (isinstance(one, type) and issubclass(one, HookEvent)):
-                raise TypeError(f"add_callback expects a HookEvent subclass, got {one!r}")
-            if not callable(callback):
-                raise TypeError(f"hook callback for {one.__name__} must be callable, got {callback!r}")
+        if event_type is None:
+            kinds = annotated_event_types(callback)  # checks it is callable, and that each type is an event
+        elif not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
+            raise TypeError(f"add_callback expects a HookEvent subclass, got {event_type!r}")
+        elif not callable(callback):
+            raise TypeError(f"hook callback for {event_type.__name__} must be callable, got {callback!r}")
+        else:
+            kinds = [event_type]
+        for one in kinds:
             self._callbacks.setdefault(one, []).append(callback)
 
     def add_hook(self, provider: HookProvider) -> None:

@@ -92,6 +92,9 @@ class Orchestrator(MultiAgentBase):
         """The running (or last) call's invocation state and start (wall clock, ``time.monotonic``), for
         what reads them outside a node: a Graph's edge conditions and ``graph.state``. Not the run itself,
         which holds this object: that would make every orchestrator a reference cycle."""
+        self._latest: tuple[dict[str, Any], Status] | None = None
+        """The running call's state as of its last step, or the last call's, and its status: what
+        ``.state`` shows (a Graph's ``GraphState``, a Swarm's ``SwarmState``)."""
         self._runner = Runner(machine, schema, self.hooks, self.checkpointer, source=self,
                               index=session_manager is not None, node_hook_source="multiagent-hook",
                               run_span=f"invoke_{self.kind}")
@@ -132,11 +135,22 @@ class Orchestrator(MultiAgentBase):
 
         return run_node
 
-    def _running(self, state: dict[str, Any]) -> None:
-        """A call starts running from ``state`` (Graph and Swarm show it as their ``state``)."""
+    def _shown(self) -> tuple[dict[str, Any], Status]:
+        """The state and status ``.state`` shows: the running or last call's, else a fresh one."""
+        return self._latest or (self.schema.fresh(), Status.PENDING)
 
-    def _stopped(self, state: dict[str, Any], status: Status) -> None:
-        """A call stopped in ``state`` with ``status``: shown before ``AfterMultiAgentInvocationEvent``."""
+    def _clock(self) -> tuple[float, int]:
+        """When the running or last call began (wall clock) and how long it has run, in ms."""
+        if self._started is None:
+            return time.time(), 0
+        wall, monotonic = self._started
+        return wall, round((time.monotonic() - monotonic) * 1000)
+
+    def _stepped(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
+                 pending: list[str]) -> Awaitable[None]:
+        """Between two steps: show the new state, then let the subclass announce the transition."""
+        self._latest = (state, Status.EXECUTING)
+        return self._after_step(run, state, writes, pending)
 
     @abstractmethod
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
@@ -157,9 +171,8 @@ class Orchestrator(MultiAgentBase):
         ``fn``'s annotation), or ``add_hook(EventType, fn)``."""
         if isinstance(callback, type) and issubclass(callback, HookEvent):
             callback, event_type = event_type, callback
-        if event_type is not None and not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
-            raise TypeError(f"add_hook expects (callback, EventType); got ({callback!r}, {event_type!r})")
-        if not callable(callback):
+        known = event_type is None or (isinstance(event_type, type) and issubclass(event_type, HookEvent))
+        if not known or not callable(callback):
             raise TypeError(f"add_hook expects (callback, EventType); got ({callback!r}, {event_type!r})")
         self.hooks.add_callback(event_type, callback)
 
@@ -193,11 +206,11 @@ class Orchestrator(MultiAgentBase):
             check_task(task, label)
         async with self._invocation(invocation_state, emit) as run:
             at = await self._position(plan, head, known)
-            self._running(at.state)
+            self._latest = (at.state, Status.EXECUTING)
             record, state = await self._runner.run(
                 at, step_limit=STEP_LIMIT, durability=self.durability, invocation_state=invocation_state,
-                runtime=run, after_step=lambda s, w, p: self._after_step(run, s, w, p))
-            self._stopped(state, call_status(record.status, state, record.cancelled))  # before the After hooks
+                runtime=run, after_step=lambda s, w, p: self._stepped(run, s, w, p))
+            self._latest = (state, call_status(record.status, state, record.cancelled))  # before the After hooks
         await self._runner.remember_shape(record)
         self._adopt(state, run.ran)
         if self.session_manager is None:
@@ -312,12 +325,12 @@ class OrchestratorNode:
         else:
             at = resumed_run(call.kept, schema, base, call)
         async with orchestrator._invocation(call.invocation_state, call.emit) as run:
-            orchestrator._running(at.state)
+            orchestrator._latest = (at.state, Status.EXECUTING)
             end = await orchestrator._runner.run_nested(
                 at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,
                 thread_id=call.thread_id, runtime=run,
-                after_step=lambda s, w, p: orchestrator._after_step(run, s, w, p))
-            orchestrator._stopped(end.state, call_status(end.status, end.state, end.cancelled))
+                after_step=lambda s, w, p: orchestrator._stepped(run, s, w, p))
+            orchestrator._latest = (end.state, call_status(end.status, end.state, end.cancelled))
         orchestrator._adopt(end.state, run.ran)
         result = orchestrator.build_result(end.status, end.state, end.interrupts, end.cancelled, run)
         run.event({"type": "multiagent_result", "result": result})  # its stream ends as a call's own does

@@ -191,19 +191,25 @@ class Graph(Orchestrator):
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
         self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
                     session_manager=session_manager)
-        self._latest: tuple[dict[str, Any], Status] | None = None
-        """The state of the running call (as of its last step), or of the last call, and its status."""
+        self._viewed: tuple[dict[str, Any], GraphState] | None = None
+        """The last view a condition got, and of which state: a step's routing and the next node's input
+        ask about the same state."""
 
     @property
     def state(self) -> GraphState:
         """The running call, or the last one, as Strands' ``graph.state`` shows it (hooks read it)."""
-        return self._view(*(self._latest or (self.schema.fresh(), Status.PENDING)))
+        return self._view(*self._shown())
 
     def _view(self, state: dict[str, Any], status: Status | None = None) -> GraphState:
-        if status is None:
-            status = Status.FAILED if state.get("failure") else Status.EXECUTING
+        if status is not None:
+            return self._build_view(state, status)
+        if self._viewed is None or self._viewed[0] is not state:
+            self._viewed = (state, self._build_view(state, Status.FAILED if state.get("failure") else Status.EXECUTING))
+        return self._viewed[1]
+
+    def _build_view(self, state: dict[str, Any], status: Status) -> GraphState:
         return graph_state(stored_task(state), status, node_results(state, self.orchestrated),
-                           list(state.get("order", ())), self.nodes, self.edges, self.entry_points, self._started)
+                           list(state.get("order", ())), self.nodes, self.edges, self.entry_points, self._clock())
 
     def _machine(self, name: str, schema: OrchestrationSchema) -> Machine:
         specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.orchestrated]
@@ -301,15 +307,8 @@ class Graph(Orchestrator):
     def _entry(self, state: dict[str, Any]) -> list[str]:
         return [n.node_id for n in self.entry_points]
 
-    def _running(self, state: dict[str, Any]) -> None:
-        self._latest = (state, Status.EXECUTING)
-
-    def _stopped(self, state: dict[str, Any], status: Status) -> None:
-        self._latest = (state, status)
-
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                           pending: list[str]) -> None:
-        self._latest = (state, Status.EXECUTING)
         ran = [node for node, _ in writes]
         if ran and pending:
             run.event({"type": "multiagent_handoff", "from_node_ids": ran, "to_node_ids": list(pending)})
@@ -317,7 +316,6 @@ class Graph(Orchestrator):
     def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> GraphResult:
         statuses = [r.status for r in base.results.values()]
         interrupted = {i.node.split("/")[0] for i in base.interrupts}
-        self._latest = (state, base.status)
         for node_id, node in self.nodes.items():  # as the thread says: nodes another process ran too
             if node_id in base.results:
                 node.show(base.results[node_id].status, base.results[node_id])

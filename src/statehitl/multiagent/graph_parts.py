@@ -95,16 +95,16 @@ class GraphState:
 
 def graph_state(task: Any, status: Status, results: dict[str, NodeResult], order: list[str],
                 nodes: dict[str, GraphNode], edges: list[GraphEdge], entry_points: list[GraphNode],
-                started: tuple[float, float] | None) -> GraphState:
-    """The ``GraphState`` of a call: ``results`` and ``order`` by node id; ``started`` is when the call
-    began, on the wall clock and on ``time.monotonic``."""
+                clock: tuple[float, int]) -> GraphState:
+    """The ``GraphState`` of a call: ``results`` and ``order`` by node id; ``clock`` is when the call began
+    (wall clock) and how long it has run (ms)."""
     by_status: dict[Status, set[GraphNode]] = {Status.COMPLETED: set(), Status.FAILED: set(),
                                                Status.INTERRUPTED: set()}
     for node_id, result in results.items():
         by_status.get(result.status, set()).add(nodes[node_id])
     usage, metrics = accumulated(results.values())
-    wall, monotonic = started if started is not None else (time.time(), time.monotonic())
+    started, elapsed = clock
     return GraphState(task, status, by_status[Status.COMPLETED], by_status[Status.FAILED],
-                      by_status[Status.INTERRUPTED], [nodes[n] for n in order], wall, dict(results), usage,
-                      metrics, len(order), round((time.monotonic() - monotonic) * 1000), len(nodes),
+                      by_status[Status.INTERRUPTED], [nodes[n] for n in order], started, dict(results), usage,
+                      metrics, len(order), elapsed, len(nodes),
                       [(e.from_node, e.to_node) for e in edges], list(entry_points))

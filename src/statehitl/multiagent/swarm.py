@@ -138,22 +138,19 @@ class Swarm(Orchestrator):
         routers = [Router(n, _handed_to) for n in self.orchestrated]
         machine = Machine(specs, [Edge(START, first)], routers, name=id, schema=schema.describe())
         self._setup(id=id, machine=machine, schema=schema, hooks=hooks, session_manager=session_manager)
-        self._latest: tuple[dict[str, Any], Status] | None = None
-        """The state of the running call (as of its last step), or of the last call, and its status."""
 
     @property
     def state(self) -> SwarmState:
         """The running call, or the last one, as Strands' ``swarm.state`` shows it (hooks read it)."""
-        state, status = self._latest or (self.schema.fresh(), Status.PENDING)
+        state, status = self._shown()
         order, handoff = list(state.get("order", ())), state.get("handoff")
         results = node_results(state, self.orchestrated)
         usage, metrics = accumulated(results.values())
-        wall, monotonic = self._started if self._started is not None else (time.time(), time.monotonic())
+        started, elapsed = self._clock()
         current = handoff["to"] if handoff else order[-1] if order else self._first  # has (or last had) the turn
         return SwarmState(self.nodes[current], stored_task(state), status,
-                          SharedContext(dict(state.get("context", {}))), [self.nodes[n] for n in order], wall,
-                          results, usage, metrics, round((time.monotonic() - monotonic) * 1000),
-                          handoff["message"] if handoff else None)
+                          SharedContext(dict(state.get("context", {}))), [self.nodes[n] for n in order], started,
+                          results, usage, metrics, elapsed, handoff["message"] if handoff else None)
 
     @property
     def shared_context(self) -> SharedContext:
@@ -240,22 +237,14 @@ class Swarm(Orchestrator):
     def _entry(self, state: dict[str, Any]) -> list[str]:
         return [self._first]
 
-    def _running(self, state: dict[str, Any]) -> None:
-        self._latest = (state, Status.EXECUTING)
-
-    def _stopped(self, state: dict[str, Any], status: Status) -> None:
-        self._latest = (state, status)
-
     async def _after_step(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                           pending: list[str]) -> None:
-        self._latest = (state, Status.EXECUTING)
         handoff = state.get("handoff")
         if handoff and writes:
             run.event({"type": "multiagent_handoff", "from_node_ids": [writes[0][0]], "to_node_ids": [handoff["to"]],
                        "message": handoff["message"]})
 
     def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> SwarmResult:
-        self._latest = (state, base.status)
         return SwarmResult(**vars(base), node_history=[self.nodes[n] for n in state.get("order", ())])
 
     def __repr__(self) -> str:
