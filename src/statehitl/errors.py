@@ -34,10 +34,16 @@ The tree::
           ├── CheckpointCorruptError (ValueError)   a stored record that cannot be read back
           ├── MachineChangedError (ValueError)      resuming a thread left by a different machine
           ├── CheckpointerNotFoundError (LookupError)  a URL scheme with no installed backend
-          └── StorageError                          a backend could not do what was asked
+          ├── ActionOutcomeUnknownError             an approved action began, and whether it finished is unknown
+          └── StorageError                          a backend could not do what was asked (``.transient`` says
+               │                                    whether the same call may succeed later)
                ├── StorageNotFoundError (LookupError)     its bucket or table does not exist
                ├── StorageAccessError (PermissionError)   its credentials or permissions were refused
-               └── StorageThrottledError                  still throttled after every retry
+               ├── StorageThrottledError                  still throttled after every retry (transient)
+               ├── StorageUnavailableError                5xx, resets, timeouts or I/O errors past every retry
+               │                                          (transient)
+               ├── StorageFullError                       no space left, a file-size limit, a read-only store
+               └── StorageConfigError (ValueError)        a store URL or option that names no usable store
 
 Each message names the thing that was wrong and, where there is one, what to do about it. The built-in
 bases (ValueError, TypeError, KeyError, RuntimeError) let code written against LangGraph or Strands
@@ -47,6 +53,7 @@ keep its ``except`` clauses.
 from __future__ import annotations
 
 __all__ = [
+    "ActionOutcomeUnknownError",
     "AgentBusyError",
     "AlreadyAnsweredError",
     "AppLoadError",
@@ -77,9 +84,12 @@ __all__ = [
     "StatehitlError",
     "StepLimitError",
     "StorageAccessError",
+    "StorageConfigError",
     "StorageError",
+    "StorageFullError",
     "StorageNotFoundError",
     "StorageThrottledError",
+    "StorageUnavailableError",
     "UnknownInboxItemError",
     "UnknownInterruptError",
     "UnknownNodeError",
@@ -237,18 +247,46 @@ class CheckpointerNotFoundError(CheckpointError, LookupError):
     """No checkpoint backend is installed for a URL scheme."""
 
 
-class StorageError(CheckpointError):
-    """A storage backend could not do what the engine asked, for a reason retrying will not fix.
+class ActionOutcomeUnknownError(CheckpointError):
+    """An answer was being acted on (its claim said "action started") and the run that acted on it never
+    recorded how it ended: its process died, or the store failed past every retry. The action may have
+    run. A second answer does not run it again blindly; a human checks the outside world (the
+    ``idempotency_key`` the tool was given names the action there) and then retries it
+    (``Checkpointer.retry_unknown``, ``statehitl threads retry``).
 
-    ``store`` names the bucket or table, ``operation`` the request that failed, ``code`` the
-    service's own error code; the service's exception is chained as ``__cause__``.
+    ``thread_id``, ``interrupt_ids`` (the answers acted on), ``owner`` (the process that acted) and
+    ``started_at`` (epoch seconds) say which action.
     """
 
-    def __init__(self, message: str, *, store: str = "", operation: str = "", code: str = "") -> None:
+    def __init__(self, message: str, *, thread_id: str = "", interrupt_ids: tuple[str, ...] = (),
+                 owner: str = "", started_at: float = 0.0) -> None:
+        super().__init__(message)
+        self.thread_id = thread_id
+        self.interrupt_ids = interrupt_ids
+        self.owner = owner
+        self.started_at = started_at
+
+
+class StorageError(CheckpointError):
+    """A storage backend could not do what the engine asked.
+
+    ``transient`` says whether the same call may succeed later without anyone changing anything (an
+    outage, throttling) or needs a fix first (a missing bucket, refused credentials, a full disk).
+    ``store`` names the bucket, table or directory, ``operation`` the request that failed, ``code`` the
+    service's own error code (or the ``errno`` name); the underlying exception is chained as ``__cause__``.
+    Never a claim that another process got there first: that is ``CheckpointConflict``.
+    """
+
+    transient: bool = False
+
+    def __init__(self, message: str, *, store: str = "", operation: str = "", code: str = "",
+                 transient: bool | None = None) -> None:
         super().__init__(message)
         self.store = store
         self.operation = operation
         self.code = code
+        if transient is not None:
+            self.transient = transient
 
 
 class StorageNotFoundError(StorageError, LookupError):
@@ -261,3 +299,23 @@ class StorageAccessError(StorageError, PermissionError):
 
 class StorageThrottledError(StorageError):
     """Requests were still throttled after every retry the client was allowed."""
+
+    transient = True
+
+
+class StorageUnavailableError(StorageError):
+    """The store failed to answer, past every retry: server errors (5xx), connections reset or timed out,
+    an I/O error from the disk. Nothing says the store is misconfigured; the call may succeed later."""
+
+    transient = True
+
+
+class StorageFullError(StorageError):
+    """The store has no room for the write: no space left on the device, a file-size limit, a quota, a
+    read-only file system. Nothing was recorded as done; the previous checkpoint stays as it was and
+    resumable once there is room."""
+
+
+class StorageConfigError(StorageError, ValueError):
+    """A store URL or option that names no usable store (a malformed URL, an unknown option, a bad
+    bucket or table name); found before any request is sent."""
