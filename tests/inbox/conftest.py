@@ -9,6 +9,12 @@ import pytest
 from inbox_app import LOG_ENV, STORE_ENV
 
 
+@pytest.fixture(autouse=True)
+def _no_inbox_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No token from the environment running the tests: each test that serves with one says so."""
+    monkeypatch.delenv("STATEHITL_INBOX_TOKEN", raising=False)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> str:
     """A file store of its own for one test."""

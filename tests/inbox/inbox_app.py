@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -32,6 +32,8 @@ class Order(BaseModel):
     reason: Any = None
     expires_in: float | None = None
     on_expire: Any = None
+    choice: bool = False
+    """Ask with ``response_type=Literal["approve", "reject"]``: the page offers the two as choices."""
     decision: Any = None
     shipped: bool = False
 
@@ -51,6 +53,8 @@ def ask(state: Order, ctx: NodeContext) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if state.expires_in is not None:
         options = {"expires_in": state.expires_in, "on_expire": state.on_expire}
+    if state.choice:
+        options["response_type"] = Literal["approve", "reject"]
     return {"decision": ctx.interrupt(APPROVAL, reason=reason, **options)}
 
 

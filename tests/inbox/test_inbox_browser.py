@@ -1,51 +1,28 @@
 """The inbox page in a real headless Chromium (Debian's ``chromium``, driven by Playwright for Python),
-served by a real ``statehitl inbox serve`` process resuming through ``--app inbox_app:build``."""
+served by a real ``statehitl inbox serve`` process resuming through ``--app inbox_app:build``; the
+attacks on it come from a page served on another loopback port."""
 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from inbox_app import LOG_ENV, STORE_ENV, actions, build
+from inbox_app import actions, build
+from served import Served, serve
 
-HERE = Path(__file__).resolve().parent
+from statehitl import inbox
+from statehitl.inbox.web import cookie_name
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 pytestmark = pytest.mark.slow
-
-
-class Served:
-    def __init__(self, process: subprocess.Popen[str], url: str) -> None:
-        self.process = process
-        self.url = url
-
-
-def serve(store: str, log: Path, *extra: str) -> Iterator[Served]:
-    env = {**os.environ, STORE_ENV: store, LOG_ENV: str(log), "NO_COLOR": "1",
-           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    process = subprocess.Popen([sys.executable, "-m", "statehitl.cli", "inbox", "serve", "--store", store,
-                                "--port", "0", "--app", "inbox_app:build", *extra],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
-        if found is None:
-            process.kill()
-            raise AssertionError(f"inbox serve did not start: {line!r} {process.communicate()[1]}")
-        yield Served(process, found.group(1))
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
-        assert process.returncode == 0
 
 
 @pytest.fixture
@@ -54,8 +31,45 @@ def server(app_store: str, action_log: Path) -> Iterator[Served]:
 
 
 @pytest.fixture
-def token_server(app_store: str, action_log: Path) -> Iterator[Served]:
-    yield from serve(app_store, action_log, "--token", "tok-123")
+def token_server(app_store: str, action_log: Path, tmp_path: Path) -> Iterator[Served]:
+    token = tmp_path / "token"
+    token.write_text("tok-123\n")
+    token.chmod(0o600)
+    yield from serve(app_store, action_log, "--token-file", str(token))
+
+
+class Elsewhere:
+    """Another site on this host: a page served from another loopback port, whose HTML a test sets."""
+
+    def __init__(self) -> None:
+        self.html = ""
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = owner.html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[Elsewhere]:
+    site = Elsewhere()
+    thread = threading.Thread(target=site.server.serve_forever, daemon=True)
+    thread.start()
+    yield site
+    site.server.shutdown()
+    site.server.server_close()
+    thread.join()
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +151,11 @@ def test_the_token_is_required_then_kept_in_a_cookie(token_server: Served, brows
     assert denied.status == 401
     page.goto(token_server.url + "/?token=tok-123")
     assert page.url == token_server.url + "/"  # the token is gone from the address bar
-    assert [c["name"] for c in context.cookies()] == ["statehitl_inbox_token"]
-    assert context.cookies()[0]["httpOnly"]
+    [cookie] = context.cookies()
+    assert cookie["name"] == cookie_name(token_server.port)
+    assert cookie["value"] != "tok-123"
+    assert cookie["httpOnly"]
+    assert cookie["sameSite"] == "Strict"
     form = page.locator(f'.item[data-id="{iid}"] form')
     form.locator("textarea").fill('"y"')
     form.locator("button").click()
@@ -159,6 +176,75 @@ def test_a_reason_with_a_script_renders_as_text(server: Served, browser: Any) ->
     assert page.evaluate("window.__pwned") is None
     assert page.locator(".item img").count() == 0
     page.close()
+
+
+def test_a_choice_starts_unpicked_and_the_button_waits_for_one(server: Served, browser: Any,
+                                                              action_log: Path) -> None:
+    """``Literal["approve", "reject"]``: no choice is checked on load and the button is disabled, so no
+    click but one on a choice answers; picking one enables it."""
+    iid = waiting("t-choice", choice=True)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.goto(server.url + "/")
+    form = page.locator(f'.item[data-id="{iid}"] form')
+    radios = form.locator('input[type="radio"][name="response"]')
+    assert radios.count() == 2
+    assert [radios.nth(n).is_checked() for n in range(2)] == [False, False]
+    assert form.locator("select").count() == 0
+    assert form.locator("button").is_disabled()
+    assert not form.evaluate("form => form.checkValidity()")
+    form.locator("label", has_text="reject").click()
+    assert form.locator("button").is_enabled()
+    form.locator("button").click()
+    assert page.locator("h1").inner_text() == "Answered"
+    assert actions(action_log) == ["t-choice ship book 'reject'"]
+    assert errors == []  # the page's own script and style ran under its policy
+    page.close()
+
+
+def test_the_page_cannot_be_framed_by_another_port(server: Served, browser: Any, elsewhere: Elsewhere,
+                                                   app_store: str) -> None:
+    """A page on another port of this host frames the inbox to trick a click on it: the frame stays
+    empty, and Chromium says the policy refused it."""
+    iid = waiting()
+    elsewhere.html = f'<!doctype html><title>win a prize</title><iframe id="inbox" src="{server.url}/"></iframe>'
+    page = browser.new_page()
+    said: list[str] = []
+    page.on("console", lambda message: said.append(message.text))
+    page.goto(elsewhere.url + "/")
+    page.wait_for_load_state("load")
+    [frame] = [f for f in page.frames if f is not page.main_frame]
+    assert frame.locator(".item").count() == 0
+    assert iid not in frame.content()
+    assert any("frame-ancestors 'none'" in line or "X-Frame-Options" in line for line in said), said
+    page.close()
+    assert len(inbox.pending(app_store)) == 1
+
+
+def test_another_port_of_the_host_cannot_answer_with_the_reviewers_cookie(token_server: Served, browser: Any,
+                                                                         elsewhere: Elsewhere, app_store: str,
+                                                                         action_log: Path) -> None:
+    """The reviewer is logged in (the cookie is the same site for every port of 127.0.0.1): a page on
+    another port frames the inbox and posts an answer through the browser. Neither works."""
+    iid = waiting()
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(token_server.url + "/?token=tok-123")
+    assert page.locator(f'.item[data-id="{iid}"]').count() == 1
+    elsewhere.html = (f'<!doctype html><iframe src="{token_server.url}/"></iframe>'
+                      f'<form id="f" method="post" action="{token_server.url}/answer/{iid}">'
+                      '<input name="response" value="y"></form>')
+    page.goto(elsewhere.url + "/")
+    [frame] = [f for f in page.frames if f is not page.main_frame]
+    assert frame.locator(".item").count() == 0
+    with page.expect_navigation():
+        page.evaluate("document.getElementById('f').submit()")
+    assert page.url == f"{token_server.url}/answer/{iid}"
+    assert "refused" in page.content()
+    assert actions(action_log) == []
+    assert len(inbox.pending(app_store)) == 1
+    context.close()
 
 
 def test_a_screenshot_of_the_page(server: Served, browser: Any, tmp_path: Path) -> None:

@@ -132,3 +132,47 @@ def test_the_demo_points_at_the_inbox_which_finishes_it_with_the_demo_app(tmp_pa
     assert "resumed thread refund-1: completed" in out
     code, out, _ = cli("threads", "show", "refund-1", "--store", store, "--values")
     assert '"paid": true' in out
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.7", "inbox.example.com"])
+def test_serving_beyond_loopback_without_a_token_is_refused_before_binding(app_store: str, cli: Any,
+                                                                           monkeypatch: pytest.MonkeyPatch,
+                                                                           host: str) -> None:
+    monkeypatch.delenv("STATEHITL_INBOX_TOKEN", raising=False)
+    code, out, err = cli("inbox", "serve", "--host", host, "--port", "0", "--store", app_store)
+    assert code == 2
+    assert out == ""
+    assert f"--host {host} is reachable from other machines" in err
+    assert "--insecure-no-token" in err
+    assert "--token-file PATH or STATEHITL_INBOX_TOKEN" in err
+
+
+@pytest.mark.parametrize(("args", "env", "message"), [
+    (["--token", "a", "--token-file", "t"], None, "give the token one way"),
+    (["--token-file", "no-such-token-file"], None, "cannot read --token-file no-such-token-file"),
+    (["--token-file", "EMPTY"], None, "is empty"),
+    ([], "  ", "$STATEHITL_INBOX_TOKEN is set but empty"),
+    (["--insecure-no-token", "--host", "0.0.0.0"], "tok", "--insecure-no-token with a token"),
+    (["--allowed-host", "https://inbox.example.com"], None, "--allowed-host takes a name as the Host header"),
+])
+def test_bad_token_or_host_options_are_one_line_and_exit_2(app_store: str, cli: Any, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch, args: list[str],
+                                                           env: str | None, message: str) -> None:
+    (tmp_path / "EMPTY").write_text("\n")
+    monkeypatch.chdir(tmp_path)
+    if env is None:
+        monkeypatch.delenv("STATEHITL_INBOX_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("STATEHITL_INBOX_TOKEN", env)
+    code, _, err = cli("inbox", "serve", "--port", "0", *args, "--store", app_store)
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_the_serve_help_names_every_token_source(cli: Any) -> None:
+    code, out, _ = cli("inbox", "serve", "--help")
+    assert code == 0
+    for option in ("--token-file", "STATEHITL_INBOX_TOKEN", "--allowed-host", "--insecure-no-token"):
+        assert option in out
+    assert "process list" in " ".join(out.split())  # --token says why it is the last resort

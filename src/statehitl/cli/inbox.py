@@ -8,7 +8,10 @@ app that wrote the threads, except to resume them at once (``--app module:build`
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from statehitl.cli._console import (
@@ -26,9 +29,12 @@ from statehitl.cli._console import (
 if TYPE_CHECKING:
     from statehitl.inbox import AppBuilder, PendingInterrupt
 
-__all__ = ["DEFAULT_PORT", "add_parser", "cmd_answer", "cmd_list", "cmd_serve", "cmd_show", "cmd_sweep"]
+__all__ = ["DEFAULT_PORT", "TOKEN_ENV", "add_parser", "cmd_answer", "cmd_list", "cmd_serve", "cmd_show", "cmd_sweep"]
 
 DEFAULT_PORT = 8421
+TOKEN_ENV = "STATEHITL_INBOX_TOKEN"
+"""Where ``inbox serve`` reads its token when no option names one: unlike ``--token``, the environment of
+a process is not readable by other users of the machine."""
 _RESPONSE_HELP = ("the answer, as JSON (true, 42, {\"approved\": false}, \"text\"); anything that is not JSON, "
                   "such as a bare y or ship it, is taken as that string")
 _APP_HELP = ("module:build, a callable build(thread_id) returning the app that runs the thread (a compiled "
@@ -90,12 +96,24 @@ def add_parser(commands: Any) -> None:
 
     serve = sub.add_parser("serve", help="a web page over the store: the list, each reason, answering",
                            description="Serve the inbox as a small web page (needs the inbox extra, "
-                                       "statehitl[inbox]). Binds to loopback unless --host says otherwise.")
+                                       "statehitl[inbox]). Binds to loopback unless --host says otherwise, and "
+                                       "answers only to its own address as Host (and --allowed-host names).")
     store_option(serve, argparse.SUPPRESS)
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to bind (default 127.0.0.1, this machine only; any other needs a token)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free)")
+    serve.add_argument("--token-file", metavar="PATH",
+                       help="require the token in PATH (its whole content, surrounding whitespace dropped): every "
+                            "request then needs 'Authorization: Bearer TOKEN', or the cookie a browser gets by "
+                            f"opening /?token=TOKEN once; without it, ${TOKEN_ENV} is the token when set")
     serve.add_argument("--token", metavar="T",
-                       help="require 'Authorization: Bearer T' (a browser opens /?token=T once and keeps a cookie)")
+                       help="the token on the command line: other users of this machine can read it in the process "
+                            f"list, so prefer --token-file or ${TOKEN_ENV}")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                       help="also answer to this Host (a reverse proxy's name as its Host header carries it: "
+                            "inbox.example.com, or inbox.example.com:8443); repeatable")
+    serve.add_argument("--insecure-no-token", action="store_true",
+                       help="serve a --host other than loopback without a token (anyone who reaches it can answer)")
     app_option(serve)
     serve.set_defaults(handler=cmd_serve)
 
@@ -186,9 +204,45 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _warn(console: Console, message: str) -> None:
+    """A warning on stderr, where it cannot be mixed into the output a script reads."""
+    print(console.style(f"statehitl: warning: {message}", "bold", "yellow"), file=console.err, flush=True)
+
+
+def _token(args: argparse.Namespace, console: Console) -> str | None:
+    """The token ``inbox serve`` requires: ``--token-file``, ``--token`` (with a warning: the process list
+    shows it to every user), or ``$STATEHITL_INBOX_TOKEN``; None when none is given."""
+    if args.token is not None and args.token_file is not None:
+        raise CliError("give the token one way: --token-file PATH, $STATEHITL_INBOX_TOKEN or --token")
+    if args.token_file is not None:
+        path = Path(args.token_file)
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+            mode = path.stat().st_mode
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read --token-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        if not token:
+            raise CliError(f"--token-file {path} is empty")
+        if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+            _warn(console, f"{path} can be read by other users of this machine (chmod 600 {path})")
+        return token
+    if args.token is not None:
+        if not args.token.strip():
+            raise CliError("--token is empty")
+        _warn(console, f"--token is visible to every user of this machine (ps, /proc/PID/cmdline); use "
+                       f"--token-file PATH or ${TOKEN_ENV} instead")
+        return str(args.token).strip()
+    if TOKEN_ENV in os.environ:
+        token = os.environ[TOKEN_ENV].strip()
+        if not token:
+            raise CliError(f"${TOKEN_ENV} is set but empty")
+        return token
+    return None
+
+
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     try:
-        from statehitl.inbox.web import serve
+        from statehitl.inbox.web import allowed_host_names, exposure_error, is_loopback, serve
     except ImportError as exc:
         from statehitl._install import install_command
 
@@ -196,6 +250,19 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
                        f"{install_command('inbox')}") from None
     if not 0 <= args.port < 65536:
         raise CliError(f"--port must be 0-65535, got {args.port}")
-    serve(args.store, host=args.host, port=args.port, token=args.token, build=_builder(args.app),
-          announce=console.print)
+    try:
+        allowed = allowed_host_names(args.allowed_host)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    token = _token(args, console)
+    if token is not None and args.insecure_no_token:
+        raise CliError("--insecure-no-token with a token: drop one of them")
+    refused = exposure_error(args.host, token, args.insecure_no_token)
+    if refused is not None:
+        raise CliError(refused)
+    if token is None and not is_loopback(args.host):
+        _warn(console, f"INSECURE: --host {args.host} without a token: ANYONE who can reach this address can read "
+                       "every pending interrupt and answer it")
+    serve(args.store, host=args.host, port=args.port, token=token, build=_builder(args.app), allowed_hosts=allowed,
+          insecure_no_token=args.insecure_no_token, announce=console.print)
     return 0

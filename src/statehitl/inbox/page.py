@@ -5,10 +5,19 @@ Reasons, names, thread ids and answers come from whatever the application stored
 shows as text. A form for the response is built from the interrupt's JSON schema when it has one (an
 object of simple fields, or an enum), else a JSON box; ``form_response`` turns a posted form back into
 the response with the same schema.
+
+A choice (an enum: ``Literal["approve", "deny"]``) is a set of radio buttons none of which is checked, so
+no answer is ever the default: a click that lands on the page by accident (or by a framing page's
+trick) answers nothing, and the page's one script keeps each form's button disabled until the form is
+complete. The page owns its only script and stylesheet, so it also owns the policy that lets exactly
+those two run (``CONTENT_SECURITY_POLICY``, their hashes): nothing else the page might be made to hold
+can run, and no other site may frame it.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 from collections.abc import Mapping
@@ -20,7 +29,7 @@ from statehitl.inbox.audit import AuditRow
 from statehitl.inbox.listing import PendingInterrupt
 from statehitl.inbox.text import age_text, expiry_text, parse_response, when_text
 
-__all__ = ["audit_page", "form_response", "list_page", "message_page"]
+__all__ = ["CONTENT_SECURITY_POLICY", "CSRF_FIELD", "audit_page", "form_response", "list_page", "message_page"]
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1d2330}
@@ -33,29 +42,62 @@ button{padding:.35rem 1rem;border-radius:6px;border:1px solid #345;background:#2
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ec;padding:.3rem;text-align:left;
 vertical-align:top}.notice{padding:.6rem 1rem;border-radius:6px;background:#ecfdf3;border:1px solid #abefc6}
 .notice.error{background:#fef3f2;border-color:#fecdca}
+fieldset{border:0;padding:0;margin:.3rem 0}label.choice{display:inline-block;margin:.2rem 1.2rem .2rem 0}
+button:disabled{background:#9aa7c7;border-color:#9aa7c7;cursor:not-allowed}
 """
+
+_SCRIPT = """
+for (const form of document.querySelectorAll("form")) {
+  const button = form.querySelector("button[type=submit]");
+  const update = () => { button.disabled = !form.checkValidity(); };
+  form.addEventListener("input", update);
+  form.addEventListener("change", update);
+  update();
+}
+"""
+"""Each form's button stays disabled until the form is complete (a choice picked, the required fields
+filled). Without the script the radios' ``required`` still stops an incomplete form, and the server
+refuses a choice that is missing or not one of the offered values."""
+
+CSRF_FIELD = "__csrf"
+"""The hidden field of every answer form: the server's per-process value, which only a page read from
+the inbox itself can know (another origin cannot read the page), checked on every form post."""
+
+
+def _hash(source: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode() + "'"
+
+
+CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; script-src {_hash(_SCRIPT)}; style-src {_hash(_STYLE)}; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
+"""What the page may load and who may frame it: its own inline stylesheet and script (by hash, so an
+injected one does not run), forms posted only to the inbox itself, and no frame at all."""
 
 
 def _page(title: str, body: str) -> str:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-            f"<style>{_STYLE}</style></head><body>{body}</body></html>")
+            f"<style>{_STYLE}</style></head><body>{body}<script>{_SCRIPT}</script></body></html>")
 
 
 def _json(value: Any) -> str:
     return escape(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
 
 
-def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, now: float | None = None) -> str:
-    """Every pending interrupt, newest first, each with its reason and a form to answer it."""
+def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf: str,
+              now: float | None = None) -> str:
+    """Every pending interrupt, newest first, each with its reason and a form to answer it; each form
+    carries ``csrf`` (``CSRF_FIELD``), the value the server checks a post against."""
     moment = time.time() if now is None else now
     after = "resumes the thread now" if resumes else "is stored; the app applies it on its next resume_answered call"
-    cards = [_card(item, moment) for item in items]
+    cards = [_card(item, moment, csrf) for item in items]
     body = "".join(cards) if cards else '<p id="empty">Nothing is waiting on a human.</p>'
     return _page("statehitl inbox", f'<h1>statehitl inbox <small>{escape(store)}</small></h1>'
                  f'<p class="meta">{len(items)} pending, newest first. Answering {escape(after)}.</p>{body}')
 
 
-def _card(item: PendingInterrupt, now: float) -> str:
+def _card(item: PendingInterrupt, now: float, csrf: str) -> str:
     expiry = expiry_text(item.expires_at, now) if item.expires_at is not None else "no deadline"
     late = " expired" if item.expired(now) else ""
     default = "" if item.expires_at is None else f", then {escape(json.dumps(item.on_expire, default=repr))}"
@@ -68,6 +110,7 @@ def _card(item: PendingInterrupt, now: float) -> str:
         f'</span> · id {escape(item.id)}</span></div>'
         f'<pre class="reason">{_json(item.reason)}</pre>'
         f'<form method="post" action="answer/{quote(item.id, safe="")}">{_fields(item.response_schema)}'
+        f'<input type="hidden" name="{CSRF_FIELD}" value="{escape(csrf)}">'
         '<label>Your name <input name="__responder" autocomplete="name"></label>'
         '<button type="submit">Answer</button></form></div>'
     )
@@ -86,7 +129,7 @@ def _fields(schema: Mapping[str, Any] | None) -> str:
     """The inputs for a response with ``schema`` (None: any JSON)."""
     choices, properties = _shape(schema)
     if choices is not None:
-        return f'<label>Response {_select("response", choices)}</label>'
+        return _choices("Response", "response", choices, required=True)
     if properties is not None:
         required = set(schema.get("required", [])) if schema else set()
         return "".join(_field(name, spec if isinstance(spec, dict) else {}, name in required)
@@ -100,7 +143,7 @@ def _field(name: str, spec: Mapping[str, Any], required: bool) -> str:
     title = escape(str(spec.get("title") or name))
     kind = spec.get("type")
     if isinstance(spec.get("enum"), list):
-        return f"<label>{title} {_select(f'field.{name}', spec['enum'])}</label>"
+        return _choices(title, f"field.{name}", spec["enum"], required=required)
     if kind == "boolean":
         return f'<label><input type="checkbox" name="{field}" value="true"> {title}</label>'
     need = " required" if required else ""
@@ -112,19 +155,36 @@ def _field(name: str, spec: Mapping[str, Any], required: bool) -> str:
     return f'<label>{title} (JSON) <input name="{field}"{need}></label>'
 
 
-def _select(name: str, options: list[Any]) -> str:
-    choices = "".join(f'<option value="{escape(json.dumps(o))}">{escape(str(o))}</option>' for o in options)
-    return f'<select name="{escape(name)}">{choices}</select>'
+def _choices(title: str, name: str, options: list[Any], *, required: bool) -> str:
+    """One radio button per option, none checked: a ``<select>`` would show (and post) its first option,
+    so an approval listed first would be the answer of a careless or tricked click. ``title`` is HTML
+    (escaped by the caller)."""
+    need = " required" if required else ""
+    buttons = "".join(f'<label class="choice"><input type="radio" name="{escape(name)}" '
+                      f'value="{escape(json.dumps(o))}"{need}> {escape(str(o))}</label>' for o in options)
+    return f"<fieldset><legend>{title}</legend>{buttons}</fieldset>"
+
+
+def _choice(name: str, raw: str | None, options: list[Any]) -> Any:
+    """The option a posted choice names; ``ValueError`` when none was picked or the value is not one
+    offered (compared as the JSON the form carried, so ``true`` is not taken for ``1``)."""
+    offered = [json.dumps(o) for o in options]
+    if raw is None or raw == "":
+        raise ValueError(f"pick one of the choices for {name}: {', '.join(offered)}")
+    if raw not in offered:
+        raise ValueError(f"{raw} is not one of the choices for {name}: {', '.join(offered)}")
+    return json.loads(raw)
 
 
 def form_response(schema: Mapping[str, Any] | None, form: Mapping[str, str]) -> Any:
     """The response a posted form means, read with the same schema that built the form.
 
-    ``ValueError`` naming the field for a value the schema's type cannot take (a number that is not one).
+    ``ValueError`` naming the field for a value the schema's type cannot take (a number that is not one),
+    or for a choice left unpicked (there is no default choice) or not among those offered.
     """
     choices, properties = _shape(schema)
     if choices is not None:
-        return json.loads(form.get("response", "null"))
+        return _choice("the response", form.get("response"), choices)
     if properties is None:
         if "response" not in form or not form["response"].strip():
             raise ValueError("the response is empty; type an answer (JSON, or plain text)")
@@ -139,7 +199,7 @@ def form_response(schema: Mapping[str, Any] | None, form: Mapping[str, str]) -> 
         elif raw is None or raw == "":
             continue
         elif isinstance(spec.get("enum"), list):
-            answer[name] = json.loads(raw)
+            answer[name] = _choice(name, raw, spec["enum"])
         elif kind in ("integer", "number"):
             try:
                 answer[name] = int(raw) if kind == "integer" else float(raw)

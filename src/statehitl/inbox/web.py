@@ -7,22 +7,39 @@ Routes: ``GET /`` the list with a form per interrupt; ``POST /answer/{id}`` answ
 wins, a later one gets "already answered", 409); ``GET /thread/{thread}`` the thread's audit trail;
 ``GET /api/pending`` and ``POST /api/answer/{id}`` the same as JSON.
 
-Safety: loopback by default. With a token every request needs ``Authorization: Bearer <token>`` or the
-cookie a browser gets by opening ``/?token=<token>`` once (it is then redirected to ``/``, so the token
-leaves the address bar; the cookie is HttpOnly and SameSite=Strict). Posts whose ``Origin`` is another
-site are refused, so a page elsewhere cannot answer through a reviewer's browser. Every value shown is
-HTML-escaped (``page.py``).
+Safety, in the order ``_guard`` applies it (docs/inbox.md, "Security", says the same to users):
+
+- ``Host`` must be one of this server's own names (``_Names``): the address the connection reached,
+  ``127.0.0.1``/``localhost``/``[::1]`` with the port when that address is loopback, the bound host, or
+  an ``allowed_hosts`` name; anything else is 421. A DNS-rebinding page (``evil.test`` resolving to
+  127.0.0.1) therefore reads and answers nothing, although its requests are same-origin to the browser.
+- With a token, every request needs ``Authorization: Bearer <token>`` or the session cookie a browser
+  gets by opening ``/?token=<token>`` once (then redirected to ``/``, so the token leaves the address
+  bar). The cookie holds a random per-process session value, never the token; it is HttpOnly,
+  SameSite=Strict and named after the port, because browsers send a host's cookies to all its ports.
+- A post carrying ``Origin`` must come from one of the names above (scheme, host and port), never
+  compared with the request's own ``Host``; a post on the cookie must carry it (browsers always do).
+  A form post also needs the page's per-process CSRF value, and a JSON answer must say
+  ``Content-Type: application/json``, which no other origin can send without a CORS preflight this
+  server never grants.
+- Every response forbids framing (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``) and caching,
+  and gives no other site a referrer; the page's policy lets only its own stylesheet and script run
+  (``page.py``), and every value shown is HTML-escaped.
+
+``serve`` refuses a non-loopback address without a token unless told ``insecure_no_token``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
+import ipaddress
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+import secrets
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -31,29 +48,103 @@ from statehitl.errors import AlreadyAnsweredError, InboxError, StatehitlError, U
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.audit import athread_audit_trail
 from statehitl.inbox.listing import afind_pending, apending, open_store
-from statehitl.inbox.page import audit_page, form_response, list_page, message_page
+from statehitl.inbox.page import CONTENT_SECURITY_POLICY, CSRF_FIELD, audit_page, form_response, list_page, message_page
 from statehitl.inbox.service import Answered, aanswer, answer_pending
 
-__all__ = ["COOKIE", "make_app", "serve"]
+__all__ = ["allowed_host_names", "cookie_name", "exposure_error", "is_loopback", "make_app", "serve"]
 
-COOKIE = "statehitl_inbox_token"
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+"""Sent on every response, errors and redirects included (a refusal must not be framable either).
+
+No page address (a thread id) leaves for another site as a referrer. The policy is ``same-origin``
+rather than ``no-referrer`` because under ``no-referrer`` a browser sends ``Origin: null`` with the
+page's own form posts, which the origin check could then only refuse, or accept from anywhere (a
+sandboxed frame sends ``null`` too)."""
+
+
+@dataclass(frozen=True)
+class _Secrets:
+    """What the guard checks against, fixed for the life of the app."""
+
+    token: str | None
+    session: str
+    """The cookie's value: random per process, so the cookie (which browsers also send to this host's
+    other ports) never carries the token itself, and dies with the process."""
+    csrf: str
+    """The answer forms' hidden value: only a page read from this inbox can know it."""
+    bind: str | None
+    allowed: frozenset[str]
+
+
 _STORE: web.AppKey[Checkpointer] = web.AppKey("store", Checkpointer)
 _LABEL: web.AppKey[str] = web.AppKey("label", str)
 _BUILD: web.AppKey[Any] = web.AppKey("build", object)
-_TOKEN: web.AppKey[Any] = web.AppKey("token", object)
+_SECRETS: web.AppKey[_Secrets] = web.AppKey("secrets", _Secrets)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def make_app(store: str | Checkpointer, *, token: str | None = None,
-             build: AppBuilder | None = None) -> web.Application:
-    """The aiohttp application over ``store`` (what ``serve`` runs; tests drive it directly too)."""
+def cookie_name(port: int) -> str:
+    """The session cookie of the inbox on ``port``: cookies are not port-isolated, so two inboxes (or an
+    inbox and another local app) on one host would otherwise overwrite each other's."""
+    return f"statehitl_inbox_{port}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` serves this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_error(host: str, token: str | None, insecure_no_token: bool) -> str | None:
+    """Why serving on ``host`` this way is refused (None: it is not): a non-loopback address without a
+    token lets anyone who reaches it read every reason and answer, so that takes an explicit opt-in."""
+    if token is None and not is_loopback(host) and not insecure_no_token:
+        return (f"--host {host} is reachable from other machines, and without a token anyone who reaches it can "
+                "answer: give a token (--token-file PATH or STATEHITL_INBOX_TOKEN), or --insecure-no-token to "
+                "serve it open anyway")
+    return None
+
+
+def allowed_host_names(names: Iterable[str]) -> frozenset[str]:
+    """``names`` as the ``Host`` values they allow (lowercased); ``ValueError`` for one that is not a host
+    name with an optional port (a URL, a path, a space), since it could never match."""
+    allowed = set()
+    for name in names:
+        host = name.strip().lower()
+        if not host or any(c in host for c in "/?#@ \t") or host.startswith(":"):
+            raise ValueError(f"--allowed-host takes a name as the Host header carries it (inbox.example.com, "
+                             f"inbox.example.com:8443), got {name!r}")
+        allowed.add(host)
+    return frozenset(allowed)
+
+
+def make_app(store: str | Checkpointer, *, token: str | None = None, build: AppBuilder | None = None,
+             bind: str | None = None, allowed_hosts: Iterable[str] = ()) -> web.Application:
+    """The aiohttp application over ``store`` (what ``serve`` runs; tests drive it directly too).
+
+    ``bind`` is the host it is served on (its name is then a valid ``Host``, e.g. ``0.0.0.0`` as
+    announced); ``allowed_hosts`` adds names such as a reverse proxy's (``allowed_host_names``).
+    """
     if token is not None and not token:
         raise ValueError("the inbox token must not be empty")
     app = web.Application(middlewares=[_guard])
     app[_STORE] = open_store(store)
     app[_LABEL] = store if isinstance(store, str) else repr(store)
     app[_BUILD] = build
-    app[_TOKEN] = token
+    app[_SECRETS] = _Secrets(token, secrets.token_urlsafe(32), secrets.token_urlsafe(32),
+                             None if bind is None else bind.lower(), allowed_host_names(allowed_hosts))
+    app.on_response_prepare.append(_secure_headers)
     app.router.add_get("/", _index)
     app.router.add_post("/answer/{id}", _answer_form)
     app.router.add_get("/thread/{thread}", _thread)
@@ -62,26 +153,102 @@ def make_app(store: str | Checkpointer, *, token: str | None = None,
     return app
 
 
+async def _secure_headers(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(_SECURITY_HEADERS)
+
+
+def _same(given: str, expected: str) -> bool:
+    """Constant time, whatever the lengths: both sides are hashed first, so neither a prefix nor the
+    length of the secret shows in how long a refusal takes."""
+    return hmac.compare_digest(hashlib.sha256(given.encode()).digest(), hashlib.sha256(expected.encode()).digest())
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The ``Host`` values (and so the origins) this server answers to on one connection."""
+
+    hosts: frozenset[str]
+    port: int
+    proxied: frozenset[str]
+
+    @classmethod
+    def of(cls, request: web.Request) -> _Names | None:
+        """From the address the connection reached (None: the socket is gone). That address is the
+        bound one, or, on a wildcard bind, the interface used; an IP literal is safe to accept, since a
+        rebinding page's requests carry its own domain name."""
+        sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
+        if not isinstance(sockname, tuple) or len(sockname) < 2:
+            return None
+        try:
+            address = ipaddress.ip_address(str(sockname[0]).split("%", 1)[0])
+        except ValueError:
+            return None
+        port = int(sockname[1])
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        found = request.app[_SECRETS]
+        local = {str(address)}
+        if address.is_loopback:
+            local |= {"127.0.0.1", "localhost", "::1"}
+        if found.bind:
+            local.add(found.bind.strip("[]"))
+        hosts = {_host_port(h, port) for h in local}
+        if port == 80:  # a browser leaves the default port out of Host and Origin
+            hosts |= {f"[{h}]" if ":" in h else h for h in local}
+        return cls(frozenset(hosts), port, found.allowed)
+
+    def allows_host(self, host: str) -> bool:
+        return host.lower() in self.hosts or host.lower() in self.proxied
+
+    def allows_origin(self, origin: str) -> bool:
+        """Exactly one of these origins: ``http://`` a local name (this server speaks plain HTTP), or
+        ``http(s)://`` an allowed name (a proxy may add TLS). ``null`` (a sandboxed frame) is none."""
+        scheme, _, rest = origin.lower().partition("://")
+        if scheme == "http" and rest in self.hosts:
+            return True
+        return scheme in ("http", "https") and rest in self.proxied
+
+    def describe(self) -> str:
+        return ", ".join(sorted(self.hosts | self.proxied))
+
+
 @web.middleware
 async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The token (if any) and the same-origin rule for posts, before any handler runs."""
-    token: str | None = request.app[_TOKEN]
-    if token is not None:
+    """The host, the token (if any) and the origin rules, before any handler runs."""
+    names = _Names.of(request)
+    host = request.headers.get("Host", "")
+    if names is None or not names.allows_host(host):
+        shown = names.describe() if names is not None else "its own address"
+        return web.Response(status=421, text=f"refused: this inbox answers to {shown}, not to Host {host!r}; a "
+                                             "reverse proxy's name needs --allowed-host NAME")
+    found = request.app[_SECRETS]
+    on_cookie = False
+    if found.token is not None:
         offered = request.query.get("token")
         if offered is not None and request.method == "GET" and request.path == "/":
-            if not hmac.compare_digest(offered.encode(), token.encode()):
+            if not _same(offered, found.token):
                 return _denied()
             response = web.Response(status=303, headers={"Location": "/"})  # the token leaves the address bar
-            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
+            response.set_cookie(cookie_name(names.port), found.session, httponly=True, samesite="Strict", path="/")
             return response
         header = request.headers.get("Authorization", "")
-        given = header[len("Bearer "):] if header.startswith("Bearer ") else request.cookies.get(COOKIE, "")
-        if not hmac.compare_digest(given.encode(), token.encode()):
+        if header.startswith("Bearer "):
+            if not _same(header[len("Bearer "):], found.token):
+                return _denied()
+        elif _same(request.cookies.get(cookie_name(names.port), ""), found.session):
+            on_cookie = True
+        else:
             return _denied()
     if request.method == "POST":
         origin = request.headers.get("Origin")
-        if origin is not None and urlsplit(origin).netloc != request.host:
-            return web.Response(status=403, text=f"refused: a post from {origin} to this inbox")
+        if origin is None and on_cookie:
+            return _refused("a browser's post without an Origin header")
+        if origin is not None and not names.allows_origin(origin):
+            return _refused(f"a post from {origin}, which is not this inbox ({names.describe()})")
     return await handler(request)
 
 
@@ -90,16 +257,18 @@ def _denied() -> web.Response:
                                          "'Authorization: Bearer ...'", headers={"WWW-Authenticate": "Bearer"})
 
 
+def _refused(why: str) -> web.Response:
+    return web.Response(status=403, text=f"refused: {why}")
+
+
 def _html(body: str, status: int = 200) -> web.Response:
-    return web.Response(text=body, status=status, content_type="text/html", charset="utf-8",
-                        headers={"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-                                                            "form-action 'self'", "X-Content-Type-Options": "nosniff",
-                                 "Cache-Control": "no-store"})
+    return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
 
 
 async def _index(request: web.Request) -> web.Response:
     items = await apending(request.app[_STORE])
-    return _html(list_page(items, request.app[_LABEL], resumes=request.app[_BUILD] is not None))
+    return _html(list_page(items, request.app[_LABEL], resumes=request.app[_BUILD] is not None,
+                           csrf=request.app[_SECRETS].csrf))
 
 
 async def _thread(request: web.Request) -> web.Response:
@@ -121,6 +290,9 @@ def _done(done: Answered) -> str:
 
 async def _answer_form(request: web.Request) -> web.Response:
     form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
+    if not _same(form.get(CSRF_FIELD, ""), request.app[_SECRETS].csrf):
+        return _html(message_page("Not answered", "This form did not come from this inbox's page: reload the "
+                                                  "inbox and answer from there.", error=True), 403)
     try:
         item = await afind_pending(request.app[_STORE], request.match_info["id"])
         response = form_response(item.response_schema, form)
@@ -140,6 +312,8 @@ async def _api_pending(request: web.Request) -> web.Response:
 
 
 async def _api_answer(request: web.Request) -> web.Response:
+    if request.content_type != "application/json":
+        return web.json_response({"error": "send the answer as Content-Type: application/json"}, status=415)
     try:
         body = await request.json()
     except ValueError:
@@ -163,16 +337,25 @@ async def _api_answer(request: web.Request) -> web.Response:
 
 
 def serve(store: str, *, host: str = "127.0.0.1", port: int = 8421, token: str | None = None,
-          build: AppBuilder | None = None, announce: Callable[[str], None] = print) -> None:
-    """Serve the inbox until interrupted (Ctrl-C, SIGTERM); ``announce`` gets the address once it listens."""
-    asyncio.run(_serve(store, host, port, token, build, announce))
+          build: AppBuilder | None = None, allowed_hosts: Iterable[str] = (), insecure_no_token: bool = False,
+          announce: Callable[[str], None] = print) -> None:
+    """Serve the inbox until interrupted (Ctrl-C, SIGTERM); ``announce`` gets the address once it listens.
+
+    ``ValueError`` before binding anything for a non-loopback ``host`` without a token, unless
+    ``insecure_no_token`` says that is meant (``exposure_error``).
+    """
+    refused = exposure_error(host, token, insecure_no_token)
+    if refused is not None:
+        raise ValueError(refused)
+    app = make_app(store, token=token, build=build, bind=host, allowed_hosts=allowed_hosts)
+    asyncio.run(_serve(app, store, host, port, token is not None, announce))
 
 
-async def _serve(store: str, host: str, port: int, token: str | None, build: AppBuilder | None,
+async def _serve(app: web.Application, store: str, host: str, port: int, token: bool,
                  announce: Callable[[str], None]) -> None:
     import signal
 
-    runner = web.AppRunner(make_app(store, token=token, build=build), access_log=None)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -183,7 +366,7 @@ async def _serve(store: str, host: str, port: int, token: str | None, build: App
     try:
         bound = runner.addresses[0]
         shown = f"[{bound[0]}]" if ":" in str(bound[0]) else bound[0]
-        hint = "/?token=..." if token is not None else "/"
+        hint = "/?token=..." if token else "/"
         announce(f"inbox for {store} at http://{shown}:{bound[1]}{hint} (Ctrl-C to stop)")
         await stop.wait()
     finally:
