@@ -8,6 +8,7 @@ I/O; the runner owns storage.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -72,6 +73,13 @@ class Interrupt:
         return data
 
 
+ANSWERS_USED: ContextVar[set[str] | None] = ContextVar("statehitl_answers_used", default=None)
+"""The ids of the answers a run's handlers were given (``interrupt()`` returned them), nested runs and tools
+in worker threads included (they share the set through the context). Once one was, the answer may have been
+acted on: a run that then fails without a checkpoint leaves its action's outcome unknown. One that fails
+before (an answer refused on re-run, an error before any handler asked) did nothing with them."""
+
+
 class InterruptRaised(Exception):
     """Control flow: one or more interrupts stopped a handler. Caught by the runner, never by users.
 
@@ -132,10 +140,14 @@ class InterruptScope:
         iid = interrupt_id(self.site, name, self.thread)
         if iid in self.responses:
             try:
-                return self._answer(iid, name, response_type, digest)
+                answer = self._answer(iid, name, response_type, digest)
             except InvalidResponseError as refused:
                 refused.refused_answer = True
                 raise
+            used = ANSWERS_USED.get()
+            if used is not None:
+                used.add(iid)
+            return answer
         if response is not None:
             if response_type is not None:
                 return _typed().validate_response(response_type, response,

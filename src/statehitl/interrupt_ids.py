@@ -22,6 +22,7 @@ import hashlib
 
 __all__ = [
     "DIRECT_CALL",
+    "action_key",
     "before_node_hook",
     "before_tool_hook",
     "before_tools_hook",
@@ -47,6 +48,16 @@ def interrupt_id(site: str, name: str, thread: str | None = None) -> str:
         return f"v1:{digest}"
     digest = hashlib.blake2b(f"{thread}\x00{site}\x00{name}".encode(), digest_size=12).hexdigest()
     return f"v2:{digest}"
+
+
+def action_key(thread: str, site: str) -> str:
+    """The idempotency key of the action at ``site`` (a tool call, a node call) in ``thread``: the same in
+    every process and every re-run of that step, distinct across threads, steps and calls. A tool hands
+    it to the outside world (a payment API's ``Idempotency-Key``, a ledger's unique column), so an action
+    re-run after an unknown outcome (``ActionOutcomeUnknownError``) is recognised there as the same one.
+    """
+    digest = hashlib.blake2b(f"action\x00{thread}\x00{site}".encode(), digest_size=16).hexdigest()
+    return f"statehitl-{digest}"
 
 
 def is_legacy(interrupt_ids: list[str]) -> bool:

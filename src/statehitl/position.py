@@ -16,7 +16,7 @@ from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
-from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, RecordStatus
+from statehitl.checkpoint.records import AnswerRecord, CheckpointRecord, InterruptRecord, RecordStatus
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.resume import AnswerMeta
 from statehitl.transitions import InterruptAnswered
@@ -58,6 +58,14 @@ class NodeContext:
             self._scope = self.interrupts.scope(site, "node", self.node)
         return self._scope.interrupt(name, reason, response, response_type, expires_in=expires_in,
                                      expires_at=expires_at, on_expire=on_expire)
+
+    @property
+    def idempotency_key(self) -> str:
+        """A key that names this node call for the outside world: the same whenever this step of this thread
+        runs again (another process, a retry after an unknown outcome), different for every other call.
+        Pass it to the service an approved action acts on, so that a re-run does the action once."""
+        return interrupt_ids.action_key(self.thread_id, interrupt_ids.node(self.interrupts.prefix, self.step,
+                                                                           self.node))
 
 
 @dataclass
@@ -141,8 +149,8 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
     which answer, for the audit trail.
     """
     record = head.record
-    await checkpointer.claim(head, owner_id())
     answered = audit_entries(record, answers, meta or {})
+    await checkpointer.claim(head, owner_id(), [AnswerRecord.of(entry) for entry in answered])
     head.cursor.migrated = head.cursor.migrated or rewritten
     if observe.observers:
         for i in record.interrupts:

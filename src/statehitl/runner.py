@@ -15,6 +15,7 @@ Both share one step loop, so a nested machine keeps every rule of a top-level on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from statehitl.checkpoint.records import AnswerRecord, FailureRecord, RecordStat
 from statehitl.errors import CheckpointConflict, InvalidResponseError, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
-from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
+from statehitl.interrupt import ANSWERS_USED, Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import END, Machine, NodeSpec
 from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.telemetry import RunTracer, run_tracer
@@ -173,9 +174,11 @@ class Runner:
         async def commit(step: int, state: Any, status: RecordStatus, durable: bool, *, held: bool = False,
                          **fields: Any) -> StoredCheckpoint:
             # A held checkpoint is one the run goes on from; any other is the one it stops on, which
-            # also updates the thread's index entry.
+            # also updates the thread's index entry. While a run acts on answers, its held checkpoints
+            # say so: should it stop without a checkpoint saying how, its next step's outcome is unknown.
+            acting = {"acting": cursor.acting} if held and cursor.acting is not None else {}
             record = await self._commit(cursor, step, state, status, durable=durable, held=held,
-                                        index=self.index and not held, tracer=tracer, **fields, **audit())
+                                        index=self.index and not held, tracer=tracer, **fields, **audit(), **acting)
             last[:] = [(record, state)]
             return record
 
@@ -199,6 +202,8 @@ class Runner:
                                 **end.fields()), end
 
         settings = _RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer)
+        used: set[str] = set()
+        watching = ANSWERS_USED.set(used)
         try:
             if tracer is None or self.run_span is None:
                 record, end = await to_the_end()
@@ -222,14 +227,25 @@ class Runner:
             raise failed.error from failed.error.__cause__
         except BaseException:
             # The run is over but the thread says "held until ...": release it, so the thread can be
-            # continued at once instead of after the lease runs out.
-            if last and last[-1][0].lease_until is not None:
-                held, state = last[-1]
-                await self._commit(cursor, held.step, state, "executing", durable=True, index=self.index,
-                                   tracer=tracer, pending=held.pending)
-            elif not last:
-                await checkpointer.release(cursor)
+            # continued at once instead of after the lease runs out. A claim whose answers a node may
+            # have acted on stays: no checkpoint says what was done, so the action's outcome is unknown
+            # and the thread asks a human before anything runs again. A release that fails too (the store
+            # is down) leaves the lease to run out; the run's own error is the one to report.
+            with contextlib.suppress(Exception):
+                if last and last[-1][0].lease_until is not None:
+                    held, state = last[-1]
+                    acting = {} if cursor.acting is None else {"acting": cursor.acting}
+                    await self._commit(cursor, held.step, state, "executing", durable=True, index=self.index,
+                                       tracer=tracer, pending=held.pending, **acting)
+                elif not last and not (cursor.acting is not None and used):
+                    await checkpointer.release(cursor)
             raise
+        finally:
+            checkpointer.finished(cursor)
+            ANSWERS_USED.reset(watching)
+        if cursor.index_error is not None:  # the run's checkpoints are stored; its listing is stale
+            error, cursor.index_error = cursor.index_error, None
+            raise error
         if after_step is not None and end.applied:
             await after_step(end.state, end.applied, [])
         return record, end.state
@@ -460,11 +476,15 @@ class Runner:
         """
         cursor.migrated = cursor.migrated or rewritten
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
-        return await self.checkpointer.commit(
+        record = await self.checkpointer.commit(
             cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
             fingerprint=self.machine.fingerprint, step=step, source="update",
             writes={writer: self.adapter.dump_update(update)}, **position,
         )
+        if cursor.index_error is not None:  # stored; only the listing is stale
+            error, cursor.index_error = cursor.index_error, None
+            raise error
+        return record
 
     async def _commit(
         self,

@@ -160,14 +160,17 @@ def test_get_one_checkpoint_by_id(checkpointer: Checkpointer) -> None:
 
 
 class SpyStorage(MemoryStorage):
-    """Remembers the key, the record kind and the ``durable`` flag of every write."""
+    """Remembers the key, the record kind and the ``durable`` flag of every write (a claim that records the
+    answers its run acts on is an ``action`` claim)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.writes: list[tuple[str, str, bool]] = []
 
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
-        self.writes.append((key, json.loads(data)["kind"], durable))
+        record = json.loads(data)
+        kind = "action" if record["kind"] == "claim" and record.get("answered") else record["kind"]
+        self.writes.append((key, kind, durable))
         return await super().write(key, data, expect=expect, durable=durable)
 
     @property
@@ -176,17 +179,20 @@ class SpyStorage(MemoryStorage):
         return [durable for _, kind, durable in self.writes if kind == "checkpoint"]
 
     def assert_only_checkpoints_are_forced(self) -> None:
-        """Checkpoints live under ``threads/``; claims, index and machine records are never forced; the
-        audit entries ``prune`` keeps beside the index entry are (a trail must survive a crash)."""
+        """Checkpoints live under ``threads/``; claims without answers, index and machine records are never
+        forced; a resume's claim is (it records that the action started, before the action), and so are the
+        audit entries ``prune`` keeps beside the index entry (a trail must survive a crash)."""
         for key, kind, durable in self.writes:
-            if kind in ("checkpoint", "claim"):
+            if kind in ("checkpoint", "claim", "action"):
                 assert key.startswith("threads/t/"), (key, kind)
             elif kind == "resume_audit":
                 assert key.startswith("index/t/audit."), (key, kind)
                 assert durable, (key, kind)
             else:
                 assert kind in ("index", "machine"), (key, kind)
-            if kind not in ("checkpoint", "resume_audit"):
+            if kind == "action":
+                assert durable, (key, kind)
+            elif kind not in ("checkpoint", "resume_audit"):
                 assert not durable, (key, kind)
 
 
@@ -231,7 +237,7 @@ def test_durability_decides_which_records_are_written_and_forced(durability: str
     storage.assert_only_checkpoints_are_forced()
     # besides the checkpoints: the resume's claim, the index after each invoke, the machine's shape once
     kinds = [kind for _, kind, _ in storage.writes if kind != "checkpoint"]
-    assert kinds == ["index", "machine", "claim", "index"]
+    assert kinds == ["index", "machine", "action", "index"]
     # the answer's audit entry is in the first checkpoint the resume stored, not a write of its own
     history = asyncio.run(checkpointer.history("t"))
     [interrupted] = [r for r in history if r.status == "interrupted"]
@@ -318,12 +324,12 @@ def test_records_are_stored_as_pydantic_writes_them() -> None:
     index = ThreadIndex(thread_id="t", seq=3, status="interrupted", step=2, interrupts=checkpoint.interrupts,
                         machine="m", updated_at=1.25)
     for record in (checkpoint, claim, index, MachineShape(shape={"nodes": ["a"]})):
-        left_out = record.stored_exclude() if isinstance(record, StoredCheckpoint) else None
+        left_out = record.stored_exclude() if isinstance(record, StoredCheckpoint | ClaimRecord) else None
         body = record.model_dump_json(exclude=left_out).encode()
         assert encode(record, None) == body
-        signed = encode(record, b"key")
+        signed = encode(record, b"key", place="threads/t/x")
         assert signed.startswith(body + b"\n#hmac-sha256:")
-        assert decode("record", signed, b"key") == json.loads(body)
+        assert decode("record", signed, b"key", place="threads/t/x") == json.loads(body)
 
 
 def test_a_commit_refuses_a_malformed_record_before_writing_it() -> None:

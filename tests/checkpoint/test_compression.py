@@ -22,6 +22,7 @@ from statehitl.errors import CheckpointCorruptError
 from statehitl.graph import END, START, StateGraph, append
 from statehitl.testing import CountingStorage
 
+PLACE = "threads/t/999999999996"
 KEY = b"k" * 32
 
 
@@ -80,8 +81,8 @@ def test_a_compressed_record_decodes_to_what_its_json_holds() -> None:
     assert packed.startswith(b"\x00z1")
     assert len(packed) < len(plain) / 2
     assert decode("r", packed, None) == decode("r", plain, None)
-    signed = encode(record, KEY, compress=True)
-    assert decode("r", signed, KEY) == decode("r", plain, None)
+    signed = encode(record, KEY, place=PLACE, compress=True)
+    assert decode("r", signed, KEY, place=PLACE) == decode("r", plain, None)
     assert decode("r", signed, None) == decode("r", plain, None)  # as a signed JSON record reads without the key
 
 
@@ -98,10 +99,10 @@ def test_damaged_compressed_records_are_reported_not_guessed(damage: Any, messag
 
 
 def test_a_modified_compressed_record_fails_its_signature_before_it_is_inflated() -> None:
-    data = bytearray(encode(sample_record(), KEY, compress=True))
+    data = bytearray(encode(sample_record(), KEY, place=PLACE, compress=True))
     data[5] ^= 0x01
     with pytest.raises(CheckpointCorruptError, match="fails its signature check"):
-        decode("r", bytes(data), KEY)
+        decode("r", bytes(data), KEY, place=PLACE)
 
 
 def test_compression_is_on_by_default_where_bytes_cost_and_must_be_a_bool(tmp_path: Path) -> None:
@@ -181,11 +182,11 @@ def test_the_signature_separator_inside_compressed_bytes_is_not_taken_for_a_sign
     data = packed[:8] + b"\n#hmac-sha256:" + packed[8:]  # as if the compressor had written those bytes
     with pytest.raises(CheckpointCorruptError, match="not valid compressed data"):  # inflated whole, so damaged
         decode("r", data, None)
-    signed = encode(sample_record(), KEY, compress=True)
+    signed = encode(sample_record(), KEY, place=PLACE, compress=True)
     body, _, signature = signed.rpartition(b"\n#hmac-sha256:")
-    assert decode("r", signed, KEY) == decode("r", packed, None)
+    assert decode("r", signed, KEY, place=PLACE) == decode("r", packed, None)
     with pytest.raises(CheckpointCorruptError, match="is not signed"):
-        decode("r", body + b"\n#hmac-sha256:" + signature[:10], KEY)
+        decode("r", body + b"\n#hmac-sha256:" + signature[:10], KEY, place=PLACE)
 
 
 def test_a_record_in_a_later_format_asks_for_an_upgrade() -> None:

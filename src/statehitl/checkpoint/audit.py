@@ -31,7 +31,7 @@ from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_prefix
 from statehitl.checkpoint.records import SCHEMA_VERSION, AuditEntry, StoredCheckpoint
 from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix, validate_thread_id
-from statehitl.errors import CheckpointConflict
+from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
 __all__ = ["ANSWERS_PREFIX", "AuditEntry", "ResumeAudit", "answers_prefix", "audit_prefix", "keep_audit",
            "read_audit", "whole_entries"]
@@ -85,9 +85,9 @@ async def keep_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int,
         sources = {int(a.checkpoint_id) for a in record.answered if a.checkpoint_id.isdigit()}
         if record.answered and (seq in deleted or sources & deleted):
             entries = whole_entries(record, checkpoints)
+            key = f"{prefix}{seq:012d}"
             with contextlib.suppress(CheckpointConflict):  # kept already (a prune retried)
-                await storage.write(f"{prefix}{seq:012d}", encode(ResumeAudit(entries=entries), signing_key),
-                                    expect=ABSENT)
+                await storage.write(key, encode(ResumeAudit(entries=entries), signing_key, place=key), expect=ABSENT)
 
 
 async def read_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int, StoredCheckpoint],
@@ -100,9 +100,12 @@ async def read_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int,
         what = f"audit record {key!r}"
         slot, _, n = key[len(prefix):].partition(".")
         if n:  # audit.<slot>.<n>: one answer, as trails were first written
-            by_slot[int(slot), int(n)] = [decode_model(AuditEntry, what, data, signing_key)]
+            entries = [decode_model(AuditEntry, what, data, signing_key, place=key)]
         else:
-            by_slot[int(slot), 0] = decode_model(ResumeAudit, what, data, signing_key).entries
+            entries = decode_model(ResumeAudit, what, data, signing_key, place=key).entries
+        if any(entry.thread_id != thread_id for entry in entries):
+            raise CheckpointCorruptError(f"{what} holds answers of another thread (copied here, or edited)")
+        by_slot[int(slot), int(n or 0)] = entries
     for seq, record in checkpoints.items():
         if record.answered and (seq, 0) not in by_slot:
             by_slot[seq, 0] = whole_entries(record, checkpoints)

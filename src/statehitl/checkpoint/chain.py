@@ -75,6 +75,13 @@ class Cursor:
     migrated: bool = field(default=False)
     indexed: tuple[Any, ...] | None = None
     """What the thread's index entry says (status, position, interrupts), when known."""
+    acting: int | None = None
+    """The slot of this run's claim when it records answers being acted on ("action started"): the run's
+    held checkpoints say so too, until one that records how the run stopped (``settled``)."""
+    settled: bool = False
+    """Whether this run has stored a checkpoint that is not ``acting`` (it stopped, or released its answers)."""
+    index_error: Exception | None = None
+    """Why the last commit's index entry could not be written (its checkpoint is stored), for the run to raise."""
 
     @property
     def depth(self) -> int:

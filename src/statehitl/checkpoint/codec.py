@@ -4,7 +4,11 @@ for anything else.
 Layered like Temporal's converter/codec: pydantic makes JSON, this module adds compression and
 integrity. With a signing key, a record is its body followed by ``\\n#hmac-sha256:<hex>``; a reader
 with the key refuses a record whose signature is missing or wrong, so a modified checkpoint is never
-resumed (nor a compressed one inflated: the signature covers the bytes as stored).
+resumed (nor a compressed one inflated: the signature covers the bytes as stored). The signature
+also covers the record's *place*, the storage key it is written under (which names its thread, its
+slot, its interrupt): a signed record copied under another key (another thread's interrupt, another
+slot of the chain) fails its check there, so a valid signature cannot be moved to approve something
+else or to make a chain loop.
 
 Compression (the checkpointer's ``compress``, on by default off ``MemoryStorage``) stores a record's
 JSON as raw DEFLATE against a preset dictionary of the words every record repeats (``_DICTIONARY``): a
@@ -18,27 +22,34 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import zlib
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import from_json, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from statehitl.checkpoint.records import SCHEMA_VERSION, StoredCheckpoint
+from statehitl.checkpoint.records import SCHEMA_VERSION, ClaimRecord, StoredCheckpoint
 from statehitl.errors import CheckpointCorruptError
 
 __all__ = ["decode", "decode_model", "encode"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+logger = logging.getLogger(__name__)
 
 _SIG = b"\n#hmac-sha256:"
 _SIGNATURE = re.compile(rb"[0-9a-f]{64}\s*")
 """What follows ``_SIG`` in a signed record (HMAC-SHA256 in hex): only that makes it a signature."""
 
 
-def _mac(key: bytes, body: bytes) -> bytes:
-    return hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+def _mac(key: bytes, place: str, body: bytes) -> bytes:
+    if not place:
+        raise ValueError("a signed record needs its place (the storage key it is written under) to bind it to")
+    mac = hmac.new(key, place.encode(), hashlib.sha256)
+    mac.update(b"\n")  # a key never holds a newline, so place and body cannot be shifted into each other
+    mac.update(body)
+    return mac.hexdigest().encode()
 
 
 _COMPRESSED = b"\x00z1"
@@ -77,29 +88,68 @@ defaults' within a byte on records up to 20 KB, and every reader inflates it: a 
 the reader's is the writer's choice in DEFLATE."""
 
 
-def encode(record: BaseModel, signing_key: bytes | None, *, compress: bool = False) -> bytes:
-    """The bytes to store for ``record``: ``model_dump_json``'s JSON, made as bytes (no ``str`` to encode),
-    without what a stored checkpoint leaves out (``StoredCheckpoint.stored_exclude``); compressed when
-    asked (the signature then covers the compressed bytes)."""
-    exclude = record.stored_exclude() if isinstance(record, StoredCheckpoint) else None
-    body = to_json(record, by_alias=False, exclude=exclude)
+def encode(record: BaseModel, signing_key: bytes | None, *, place: str = "", compress: bool = False) -> bytes:
+    """The bytes to store for ``record`` under the key ``place``: ``model_dump_json``'s JSON, made as bytes
+    (no ``str`` to encode), without what a stored checkpoint or claim leaves out (``stored_exclude``);
+    compressed when asked (the signature then covers the compressed bytes, and the place)."""
+    exclude = record.stored_exclude() if isinstance(record, StoredCheckpoint | ClaimRecord) else None
+    try:
+        body = to_json(record, by_alias=False, exclude=exclude)
+    except PydanticSerializationError as exc:
+        if "surrogates not allowed" not in str(exc):
+            raise
+        body = _with_text_replaced(record, exclude)
     if compress:
         deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, -_WINDOW_BITS, _MEM_LEVEL, zdict=_DICTIONARY)
         body = _COMPRESSED + deflate.compress(body) + deflate.flush()
-    return body + _SIG + _mac(signing_key, body) if signing_key else body
+    return body + _SIG + _mac(signing_key, place, body) if signing_key else body
 
 
-def decode(where: str, data: bytes, signing_key: bytes | None) -> dict[str, Any]:
-    """Parse a stored record into a dict, checking signature and schema version; ``where`` names it."""
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _with_text_replaced(record: BaseModel, exclude: Any) -> bytes:
+    """``record``'s JSON with every lone surrogate replaced by U+FFFD, and the count in ``replaced_text``.
+
+    Python strings may hold them (``os.listdir`` and ``os.environ`` decode a name that is not UTF-8 into
+    surrogates), UTF-8 cannot: such a record could not be stored at all, and a tool whose result held
+    one would run again on every new answer. Refusing it before the action is impossible (the result
+    comes after), so it is stored as the closest text there is, and says how many characters differ.
+    """
+    replaced = 0
+
+    def clean(value: Any) -> Any:
+        nonlocal replaced
+        if isinstance(value, str):
+            text, count = _LONE_SURROGATE.subn("\ufffd", value)
+            replaced += count
+            return text
+        if isinstance(value, dict):
+            return {clean(k): clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    data = clean(record.model_dump(mode="python", by_alias=False, exclude=exclude))
+    if "replaced_text" in type(record).model_fields:
+        data["replaced_text"] = replaced
+    logger.warning("%s held %d characters UTF-8 cannot store (lone surrogates, as from a file name that is not "
+                   "UTF-8); they are stored as U+FFFD", type(record).__name__, replaced)
+    return to_json(data)
+
+
+def decode(where: str, data: bytes, signing_key: bytes | None, *, place: str = "") -> dict[str, Any]:
+    """Parse a stored record into a dict, checking signature and schema version; ``where`` names it,
+    ``place`` is the key it was read from (which a signature must have been made for)."""
     body, sep, signature = data.rpartition(_SIG)
     if not sep or not _SIGNATURE.fullmatch(signature):  # unsigned (its bytes may hold the separator by chance)
         body, sep = data, b""
     if signing_key is not None:
         if not sep:
             raise CheckpointCorruptError(f"{where} is not signed, but a signing key is configured")
-        if not hmac.compare_digest(signature.strip(), _mac(signing_key, body)):
-            raise CheckpointCorruptError(f"{where} fails its signature check: it was modified or signed "
-                                         "with another key")
+        if not hmac.compare_digest(signature.strip(), _mac(signing_key, place, body)):
+            raise CheckpointCorruptError(f"{where} fails its signature check: it was modified, signed with "
+                                         "another key, or copied here from another thread, slot or interrupt")
     if body.startswith(_COMPRESSED):
         body = _inflate(where, body)
     elif body.startswith(b"\x00"):  # a later format, as a later statehitl may write
@@ -133,10 +183,11 @@ def _inflate(where: str, body: bytes) -> bytes:
     return data
 
 
-def decode_model(model: type[ModelT], where: str, data: bytes, signing_key: bytes | None) -> ModelT:
+def decode_model(model: type[ModelT], where: str, data: bytes, signing_key: bytes | None, *, place: str = ""
+                 ) -> ModelT:
     """``decode``, then validate as ``model``: a record that does not fit is ``CheckpointCorruptError``
     naming ``where`` and what does not fit."""
-    raw = decode(where, data, signing_key)
+    raw = decode(where, data, signing_key, place=place)
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

@@ -39,7 +39,7 @@ import socket
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -48,6 +48,7 @@ from statehitl.checkpoint.chain import Cursor, Link, StateCodec, assemble, base_
 from statehitl.checkpoint.codec import decode, decode_model, encode
 from statehitl.checkpoint.index import index_material, index_prefix, indexed_threads, read_index, write_index
 from statehitl.checkpoint.records import (
+    AnswerRecord,
     AuditEntry,
     CheckpointRecord,
     ClaimRecord,
@@ -72,7 +73,14 @@ from statehitl.checkpoint.storage import (
 )
 from statehitl.checkpoint.url import checkpointer_options_of, storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
-from statehitl.errors import CheckpointConflict, CheckpointCorruptError, CheckpointNotFoundError
+from statehitl.errors import (
+    ActionOutcomeUnknownError,
+    CheckpointConflict,
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+    NotInterruptedError,
+    StorageError,
+)
 
 __all__ = ["Checkpointer", "Head", "owner_id"]
 
@@ -160,19 +168,32 @@ class Checkpointer:
     def _seq(key: str) -> int:
         return _SLOTS - 1 - int(key.rsplit("/", 1)[1])
 
-    def _encode(self, record: BaseModel) -> bytes:
-        return encode(record, self.signing_key, compress=self.compress)
+    def _encode(self, key: str, record: BaseModel) -> bytes:
+        return encode(record, self.signing_key, place=key, compress=self.compress)
 
     def _parse(self, key: str, data: bytes) -> StoredCheckpoint | ClaimRecord:
+        """The record stored under ``key``, checked to belong there: its slot is the key's, and what it
+        follows or is built on comes before it, so no chain of records can loop (a record copied under
+        another key fails this even unsigned; signed, it fails its signature first)."""
         where = f"record {key!r}"
-        raw = decode(where, data, self.signing_key)
+        raw = decode(where, data, self.signing_key, place=key)
+        thread = key.split("/", 2)[1]
         try:
             if raw.get("kind") == "claim":
-                return ClaimRecord.model_validate(raw)
-            raw.setdefault("thread_id", key.split("/", 2)[1])  # a stored checkpoint leaves it to its key
-            return StoredCheckpoint.model_validate(raw)
+                record: StoredCheckpoint | ClaimRecord = ClaimRecord.model_validate(raw)
+            else:
+                raw.setdefault("thread_id", thread)  # a stored checkpoint leaves it to its key
+                record = StoredCheckpoint.model_validate(raw)
         except ValidationError as exc:
             raise CheckpointCorruptError(f"{where} is malformed: {exc.errors(include_url=False)}") from None
+        seq = self._seq(key)
+        before = [s for s in (record.parent_seq, getattr(record, "base_seq", None)) if s is not None]
+        if record.thread_id != thread or record.seq != seq or any(s >= seq for s in before):
+            raise CheckpointCorruptError(
+                f"{where} is not the record of that place: it says thread {record.thread_id!r}, slot {record.seq}, "
+                f"following {record.parent_seq} (copied here from elsewhere, or edited)"
+            )
+        return record
 
     async def _read(self, thread_id: str, seq: int) -> StoredCheckpoint | ClaimRecord | None:
         key = self._key(thread_id, seq)
@@ -341,26 +362,39 @@ class Checkpointer:
     # -- writing ------------------------------------------------------------------------------------
 
     def ensure_free(self, head: Head, owner: str | None) -> None:
-        """Raise ``CheckpointConflict`` if another process holds the thread (a live claim or run lease)."""
+        """Raise ``CheckpointConflict`` if another run holds the thread (a live claim or run lease), and
+        ``ActionOutcomeUnknownError`` if the last resume acted on answers and never recorded how it ended."""
         now = time.time()
         record, thread = head.record, head.record.thread_id
         holder = head.claim
-        if holder is not None and holder.lease_until > now and holder.owner != owner:
-            raise CheckpointConflict(
-                f"thread {thread!r} is being resumed by another process ({holder.owner}) until its lease "
-                f"expires in {holder.lease_until - now:.1f}s; its answer is being acted on, do not resume twice"
-            )
-        if head.cursor.slot == record.seq and _running_elsewhere(record, owner, now):
-            raise CheckpointConflict(
-                f"thread {thread!r} is running in another process ({record.owner}); it can be taken over "
-                f"if that process stops renewing its lease (in {(record.lease_until or now) - now:.1f}s)"
-            )
+        if holder is not None and holder.owner != owner:
+            alive = holder.lease_until > now and holder.owner not in _ABANDONED_HERE
+            if holder.acting and not alive:
+                raise _outcome_unknown(holder, record)
+            if alive:
+                acted = "its answer is being acted on, do not resume twice" if holder.acting else "do not resume twice"
+                raise CheckpointConflict(
+                    f"thread {thread!r} is being resumed by another process ({holder.owner}) until its lease "
+                    f"expires in {holder.lease_until - now:.1f}s; {acted}. Should that run have stopped without "
+                    "recording how it ended, the thread says so once the lease runs out"
+                )
+        if head.cursor.slot == record.seq and record.status == "executing" and record.owner != owner:
+            if _running_elsewhere(record, now):
+                raise CheckpointConflict(
+                    f"thread {thread!r} is running in another process ({record.owner}); it can be taken over "
+                    f"if that process stops renewing its lease (in {(record.lease_until or now) - now:.1f}s)"
+                )
+            if record.acting is not None:
+                raise _outcome_unknown_mid_run(record)
 
-    async def claim(self, head: Head, owner: str) -> None:
+    async def claim(self, head: Head, owner: str, answered: list[AnswerRecord] | None = None) -> None:
         """Take the exclusive right to continue ``head.record``; ``CheckpointConflict`` if someone has it.
 
         Checked and written before anything runs, so a losing process does no work at all. A claim or
-        running step whose lease expired (its process died) is taken over.
+        running step whose lease expired (its process died) is taken over, unless it acted on answers
+        (``ActionOutcomeUnknownError``). A resume's claim carries the ``answered`` it acts on and is
+        written durably: it is the record that the action started, and must outlive a power cut that
+        the action's own effects outlive.
         """
         self.ensure_free(head, owner)
         now = time.time()
@@ -372,10 +406,11 @@ class Checkpointer:
             owner=owner,
             lease_until=now + self.lease_seconds,
             created_at=now,
+            answered=answered or [],
         )
+        key = self._key(thread, claim.seq)
         try:
-            await self.storage.write(self._key(thread, claim.seq), self._encode(claim), expect=ABSENT,
-                                     durable=False)
+            await self._create(key, self._encode(key, claim), durable=claim.acting)
         except CheckpointConflict:
             raise CheckpointConflict(
                 f"thread {thread!r} was claimed or advanced by another process while this one was about to "
@@ -384,18 +419,90 @@ class Checkpointer:
         head.cursor.slot = claim.seq
         head.cursor.owner = owner
         head.cursor.claimed = True
+        head.cursor.acting = claim.seq if claim.acting else None
+        head.cursor.settled = False
+        if claim.acting:
+            try:
+                await self._refuse_rolled_back(thread, claim.seq)
+            except BaseException:
+                with contextlib.suppress(StorageError, CheckpointConflict):
+                    await self.release(head.cursor)  # nothing ran: the claim must not read as an action begun
+                raise
+
+    async def _refuse_rolled_back(self, thread_id: str, slot: int) -> None:
+        """Refuse to act on answers to a thread whose records were rolled back (restored from an older
+        copy, a newest object deleted) behind its index entry, which would otherwise read as an older
+        state whose interrupt is pending again.
+
+        The index entry of checkpoint N is written with or after it, when slot N-1 was there; so once
+        slot ``slot`` was free for this claim, an entry for a checkpoint past ``slot`` proves records
+        were lost. (An entry for N when N failed to store, after N-1, is not past ``slot``: no false
+        alarm.) Records and entry rolled back together, or the newest record alone, are not detectable
+        this way (the file store's synced-to mark catches the latter on its own logs).
+        """
+        entry = await self.thread_info(thread_id)
+        if entry is not None and entry.seq > slot:
+            raise CheckpointCorruptError(
+                f"thread {thread_id!r}: its index entry describes checkpoint {entry.seq:012d}, but its records "
+                f"end before {slot:012d}: records were lost (restored from an older copy, or deleted outside "
+                "statehitl). Not resumed: its interrupts may already have been answered and acted on. Restore "
+                "the records from a copy taken after the newest run, or delete the thread"
+            )
+
+    @staticmethod
+    def finished(cursor: Cursor) -> None:
+        """The run that holds ``cursor`` is over, however it ended. If it claimed the thread to act on
+        answers and stored nothing after its claim, its action's outcome is unknown: this process says so
+        at once on the next answer, instead of calling it "being resumed" until the lease runs out."""
+        if cursor.acting is not None and cursor.owner is not None and not cursor.settled:
+            _ABANDONED_HERE.add(cursor.owner)
 
     async def release(self, cursor: Cursor) -> None:
-        """Give up a claim whose run failed before writing anything, so a retry need not wait out the lease."""
+        """Give up a claim whose run did nothing with its answers (it stopped before any handler was given
+        one), so a retry need not wait out the lease and no one is asked whether its action ran."""
         if not cursor.claimed or cursor.owner is None or cursor.parent is None:
             return
+        await self._settle(cursor.thread_id, cursor.next_slot, cursor.parent, cursor.owner, "released")
+        cursor.slot = cursor.next_slot
+        cursor.settled = True
+
+    async def retry_unknown(self, thread_id: str, *, responder: str | None = None, comment: str | None = None
+                            ) -> None:
+        """A human's go-ahead after ``ActionOutcomeUnknownError``: they checked the outside world (by the
+        tools' idempotency keys) and the action may run again. The thread then waits on its interrupts
+        as before, and the next answer runs the action again; the audit trail keeps both answers, the
+        unknown outcome and this go-ahead. ``NotInterruptedError`` if the thread has no such action."""
+        head = await self.head(validate_thread_id(thread_id))
+        try:
+            if head is not None:
+                self.ensure_free(head, None)
+        except ActionOutcomeUnknownError:
+            assert head is not None
+            parent = head.record.seq  # the interrupted checkpoint, or where the run stopped
+            await self._settle(thread_id, head.cursor.next_slot, parent, responder or "", "retry", comment)
+            return
+        raise NotInterruptedError(f"thread {thread_id!r} has no action of unknown outcome to retry")
+
+    async def _settle(self, thread_id: str, seq: int, parent: int, owner: str, how: Literal["released", "retry"],
+                      comment: str | None = None) -> None:
+        """Write the claim that settles the one in slot ``seq - 1``; someone who moved on first wins."""
         now = time.time()
-        released = ClaimRecord(thread_id=cursor.thread_id, seq=cursor.next_slot, parent_seq=cursor.parent,
-                               owner=cursor.owner, lease_until=now, created_at=now)
-        with contextlib.suppress(CheckpointConflict):  # someone else moved on: nothing left to release
-            await self.storage.write(self._key(cursor.thread_id, released.seq), self._encode(released),
-                                     expect=ABSENT, durable=False)
-            cursor.slot = released.seq
+        settled = ClaimRecord(thread_id=thread_id, seq=seq, parent_seq=parent, owner=owner, lease_until=now,
+                              created_at=now, settles=how, comment=comment)
+        key = self._key(thread_id, seq)
+        with contextlib.suppress(CheckpointConflict):  # someone else moved on: nothing left to settle
+            await self._create(key, self._encode(key, settled), durable=how == "retry")
+
+    async def _create(self, key: str, data: bytes, *, durable: bool) -> str:
+        """Create ``key`` once. A write that failed for the store's sake (an outage, a lost response)
+        may still have landed: if the key now holds exactly these bytes, it did, and that is success."""
+        try:
+            return await self.storage.write(key, data, expect=ABSENT, durable=durable)
+        except StorageError:
+            landed = await _suppressed(self.storage.read(key))
+            if landed is not None and landed[0] == data:
+                return landed[1]
+            raise
 
     async def commit(
         self,
@@ -412,6 +519,9 @@ class Checkpointer:
         **fields: Any,
     ) -> StoredCheckpoint:
         """Write the thread's next checkpoint after ``cursor`` and advance the cursor.
+
+        A failed index write does not undo the stored checkpoint: the cursor advances, and the error
+        waits in ``cursor.index_error`` for the run to raise once it is done with the thread.
 
         Append-only channels are written as the items added since the new record's base; everything
         else whole. ``CheckpointConflict`` if another writer took the slot first.
@@ -454,10 +564,12 @@ class Checkpointer:
         writes, same = split_value_writes(reference_writes(record.writes, appends), record.values)
         lean = {"writes": writes, "value_writes": same} if writes is not record.writes else {}
         stored = record.model_copy(update=lean) if lean else record
-        data = self._encode(stored)
-        put = self.storage.write(self._key(cursor.thread_id, record.seq), data, expect=ABSENT, durable=durable)
+        key = self._key(cursor.thread_id, record.seq)
+        data = self._encode(key, stored)
+        put = self._create(key, data, durable=durable)
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed
         index = index and (self.ttl is not None or material != cursor.indexed)
+        indexed: object = None
         try:
             if index:
                 outcomes: list[object]
@@ -466,14 +578,15 @@ class Checkpointer:
                 else:
                     outcomes = list(await asyncio.gather(put, self.write_index(record), return_exceptions=True))
                 written, indexed = outcomes
-                if isinstance(written, CheckpointConflict):
-                    # The index may now describe a checkpoint that lost the race: describe the winner's.
-                    winner = await self.head(cursor.thread_id)
-                    if winner is not None:
-                        await self.write_index(winner.record, replace_same_seq=True)
-                for outcome in (written, indexed):
-                    if isinstance(outcome, BaseException):
-                        raise outcome
+                if isinstance(written, BaseException) and not isinstance(indexed, BaseException):
+                    # The entry now describes a checkpoint that is not stored (it lost the race, or the store
+                    # failed): describe the one that is, if the store lets us.
+                    with contextlib.suppress(StorageError, CheckpointConflict, CheckpointCorruptError):
+                        winner = await self.head(cursor.thread_id)
+                        if winner is not None:
+                            await self.write_index(winner.record, replace_same_seq=True)
+                if isinstance(written, BaseException):
+                    raise written
                 token = cast(str, written)
             else:
                 token = await put
@@ -482,12 +595,22 @@ class Checkpointer:
                 f"thread {cursor.thread_id!r} moved past checkpoint {cursor.slot} while this run was working "
                 "(another process resumed or updated it); reload the thread and try again"
             ) from None
+        # The checkpoint is stored: the cursor moves past it even if its index entry failed, so what the
+        # run does next (end, or release its lease) builds on it instead of colliding with it.
         parent, cursor.slot, cursor.parent = cursor.parent, record.seq, record.seq
-        if index:
+        cursor.settled = cursor.settled or record.acting is None
+        if index and not isinstance(indexed, BaseException):
             cursor.indexed = material
         cursor.chain = extend_chain(() if cursor.migrated else cursor.chain, Link(depth, record.seq, lengths))
         cursor.migrated = False
         self._warm.advance(cursor.thread_id, parent, data, token, record, cursor.chain)
+        if isinstance(indexed, Exception):
+            indexed.add_note(f"checkpoint {record.checkpoint_id} of thread {cursor.thread_id!r} is committed; only its "
+                             "index entry (what thread listings and the inbox show) is stale until the thread's next "
+                             "run stops")
+            cursor.index_error = indexed
+        elif isinstance(indexed, BaseException):
+            raise indexed
         return record
 
     # -- the thread index ---------------------------------------------------------------------------
@@ -537,7 +660,7 @@ class Checkpointer:
             return
         key = f"machines/{fingerprint}"
         with contextlib.suppress(CheckpointConflict):  # already stored: immutable per fingerprint
-            await self.storage.write(key, self._encode(MachineShape(shape=shape)), expect=ABSENT, durable=False)
+            await self.storage.write(key, self._encode(key, MachineShape(shape=shape)), expect=ABSENT, durable=False)
         self._warm.keep_shape(fingerprint)
 
     async def machine_shape(self, fingerprint: str) -> dict[str, Any] | None:
@@ -546,7 +669,7 @@ class Checkpointer:
         found = await self.storage.read(key)
         if found is None:
             return None
-        return decode_model(MachineShape, f"machine record {key!r}", found[0], self.signing_key).shape
+        return decode_model(MachineShape, f"machine record {key!r}", found[0], self.signing_key, place=key).shape
 
     # -- retention ----------------------------------------------------------------------------------
 
@@ -597,7 +720,8 @@ class Checkpointer:
         pieces = {c: Piece(start=0, items=whole[c]) for c in record.appends}
         rewritten = record.model_copy(update={"base_seq": None, "appends": pieces})
         try:
-            await self.storage.write(self._key(record.thread_id, record.seq), self._encode(rewritten), expect=token)
+            key = self._key(record.thread_id, record.seq)
+            await self.storage.write(key, self._encode(key, rewritten), expect=token)
         except CheckpointConflict:
             raise CheckpointConflict(f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} was changed "
                                      "or deleted while it was being pruned") from None
@@ -643,13 +767,57 @@ def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
     return seq
 
 
-def _running_elsewhere(record: CheckpointRecord, owner: str | None, now: float) -> bool:
+_ABANDONED_HERE: set[str] = set()
+"""Owners of this process's runs that claimed a thread to act on answers and ended without storing anything
+after the claim: their claims' leases protect no live run."""
+
+
+def _outcome_unknown(claim: ClaimRecord, record: CheckpointRecord) -> ActionOutcomeUnknownError:
+    names = {i.id: i.name for i in record.interrupts}
+    answers = ", ".join(
+        f"{names.get(a.interrupt_id, '?')!r} (id {a.interrupt_id}) by {a.responder or 'an unnamed responder'}"
+        for a in claim.answered)
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(claim.created_at))
+    return ActionOutcomeUnknownError(
+        f"thread {record.thread_id!r}: the answers to {answers} were being acted on by {claim.owner} since "
+        f"{started}, and that run never recorded how it ended (its process stopped, or the store failed after "
+        "the action ran). The action may have run: it is not run again on a second answer. Check the outside "
+        "world (tools were given an idempotency key, ToolContext.idempotency_key, to name the action there), then "
+        f"allow a retry with `statehitl threads retry {record.thread_id}` or checkpointer.retry_unknown(...), "
+        "and answer again",
+        thread_id=record.thread_id, interrupt_ids=tuple(a.interrupt_id for a in claim.answered),
+        owner=claim.owner, started_at=claim.created_at,
+    )
+
+
+def _outcome_unknown_mid_run(record: CheckpointRecord) -> ActionOutcomeUnknownError:
+    return ActionOutcomeUnknownError(
+        f"thread {record.thread_id!r}: the run that acted on the answers its claim {record.acting:012d} recorded "
+        f"stopped after checkpoint {record.checkpoint_id} without recording how step {record.step + 1} "
+        f"({', '.join(record.pending)}) ended (its process stopped, or the store failed). What that step did "
+        "may have happened: it is not run again on its own. Check the outside world (tools and nodes were "
+        "given idempotency keys), then allow it "
+        f"with `statehitl threads retry {record.thread_id}` or checkpointer.retry_unknown(...), and continue",
+        thread_id=record.thread_id, owner=record.owner or "", started_at=record.created_at,
+    )
+
+
+async def _suppressed(pending: Awaitable[T]) -> T | None:
+    """What ``pending`` gives, or None if the store failed again (a check that cannot answer is no answer)."""
+    try:
+        return await pending
+    except StorageError:
+        return None
+
+
+def _running_elsewhere(record: CheckpointRecord, now: float) -> bool:
+    """Whether the run that wrote ``record`` (executing, by another owner) may still be running: its lease
+    is live and it is not a run of this process that is known to be over."""
     return (
-        record.status == "executing"
-        and record.owner is not None
-        and record.owner != owner
+        record.owner is not None
         and record.lease_until is not None
         and record.lease_until > now
+        and record.owner not in _ABANDONED_HERE
     )
 
 

@@ -22,6 +22,7 @@ listings and non-durable writes work on cached pages and run inline.
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import time
@@ -51,7 +52,14 @@ from statehitl.checkpoint.file_log import (
 from statehitl.checkpoint.file_names import fsync_covers_new_name
 from statehitl.checkpoint.file_views import PARSED_LOGS
 from statehitl.checkpoint.storage import ABSENT, CLEANUP_MAX_AGE, validate_key, validate_prefix
-from statehitl.errors import CheckpointConflict
+from statehitl.errors import (
+    CheckpointConflict,
+    CheckpointCorruptError,
+    StorageAccessError,
+    StorageError,
+    StorageFullError,
+    StorageUnavailableError,
+)
 
 __all__ = ["FileStorage"]
 
@@ -104,6 +112,43 @@ manager (so a store) per request, as the seed's examples do, would otherwise ope
 every request. Kept by path, so stores on the same directory share a log's descriptor and its lock."""
 
 
+def _pwrite_all(fd: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` at ``offset``, or raise.
+
+    ``pwrite`` may write less than it was given (a disk that fills part-way, a file-size limit) and
+    say so only by its count: a short write taken for a whole one is a record reported stored that
+    is not, and then an approved action that runs again.
+    """
+    rest = memoryview(data)
+    while rest:
+        written = os.pwrite(fd, rest, offset)
+        if written <= 0:  # a regular file raises rather than write nothing, but the loop must end
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        rest, offset = rest[written:], offset + written
+
+
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+_DENIED = frozenset({errno.EACCES, errno.EPERM})
+_AGAIN = frozenset({errno.EAGAIN, errno.EINTR, errno.EBUSY, errno.ETIMEDOUT})
+
+
+def storage_error(exc: OSError, root: str, operation: str, path: str) -> StorageError:
+    """The statehitl error for an ``OSError`` of the file system, naming the file and what to do."""
+    code = errno.errorcode.get(exc.errno or 0, "")
+    fields: dict[str, Any] = {"store": root, "operation": operation, "code": code}
+    reason = exc.strerror or str(exc)
+    if exc.errno in _FULL:
+        return StorageFullError(
+            f"the file store could not {operation} {path!r}: {reason} ({code}); nothing was recorded as done, "
+            "and the thread's previous checkpoint stays as it was: free space (or raise the limit, or remount "
+            "read-write) and try again", **fields)
+    if exc.errno in _DENIED:
+        return StorageAccessError(f"the file store may not {operation} {path!r}: {reason} ({code}); check the "
+                                  "directory's owner and permissions", **fields)
+    return StorageUnavailableError(f"the file store could not {operation} {path!r}: {reason} ({code})",
+                                   transient=exc.errno in _AGAIN, **fields)
+
+
 def _clear_tail(fd: int, size: int, view: LogView) -> None:
     """Zero what a writer that died left after the log's last good frame, so the next frame can be
     appended right there (called under the log's lock: no live writer is mid-append).
@@ -115,9 +160,32 @@ def _clear_tail(fd: int, size: int, view: LogView) -> None:
         rest = os.pread(fd, size - view.end, view.end)
         dirty = len(rest.rstrip(b"\0"))
         if dirty:
-            os.pwrite(fd, bytes(dirty), view.end)
+            _pwrite_all(fd, bytes(dirty), view.end)
             _fdatasync(fd)
     view.tail_clear = True
+
+
+def _unwrite(fd: int, view: LogView, at: int, end: int) -> None:
+    """After a write that failed part-way (or whose sync failed): zero what of it reached the file, so
+    no reader takes a frame the caller was told failed for a record, and have the next writer clear the
+    tail durably before it appends (``_clear_tail``). Best effort: the disk that refused the write may
+    refuse this too, and what is left past ``synced-to`` is then a torn frame, which readers skip."""
+    view.tail_clear = False
+    with contextlib.suppress(OSError):
+        reached = min(end, size_of(fd))
+        if reached > at:
+            _pwrite_all(fd, bytes(reached - at), at)
+
+
+def _cut_short(path: str, end: int, synced_to: int) -> CheckpointCorruptError:
+    """A log whose records end before its own synced-to mark lost records that were on disk: read as it
+    is, it would show an older state of the thread (an interrupt pending again that was answered)."""
+    return CheckpointCorruptError(
+        f"{path}: its records end at byte {end}, before its synced-to mark at byte {synced_to}: records that "
+        "were on disk are gone (the file was cut short, restored from an older copy, or the disk lost writes "
+        "it had acknowledged). It is not read as the older state it now looks like; restore it from a backup "
+        "taken after the newest run, or delete the thread"
+    )
 
 
 def _within(prefix: str, directory: str) -> tuple[str, str]:
@@ -166,9 +234,11 @@ class FileStorage:
         threads reading the same new bytes both parse them, and the first to finish applies them.
         Reads start small (the bytes after the data are mostly the zeros left for later frames).
         """
+        # The header before the size: a writer appends, syncs, then moves synced-to, so a size read
+        # after the mark is at least the mark, unless the file was cut short (checked below).
+        header = read_header(path, os.pread(fd, HEADER_LEN, 0))
         if file_size is None:
             file_size = size_of(fd)  # not fstat: see file_handles
-        header = read_header(path, os.pread(fd, HEADER_LEN, 0))
         if header is None:  # a log whose first line never finished: the next writer redoes it
             return LogView(b"", 0)
         with PARSED_LOGS.lock:
@@ -189,6 +259,8 @@ class FileStorage:
                         break
                 at = view.end  # ours to go on from, or another thread took in these frames first
             size *= 8
+        if view.end < header.synced_to:
+            raise _cut_short(path, view.end, header.synced_to)
         return view
 
     def _applied(self, view: LogView, at: int, end: int, changes: dict[str, Member | None]) -> None:
@@ -252,7 +324,7 @@ class FileStorage:
                 # The header covers all a cut-short line left. No ftruncate: ext4 would then start
                 # writing the log back at every close of a descriptor on it (auto_da_alloc).
                 header = new_header(synced=False)
-                os.pwrite(fd, header, 0)
+                _pwrite_all(fd, header, 0)
                 log = log._replace(size=len(header))
                 written = read_header(path, header)
                 assert written is not None
@@ -270,14 +342,22 @@ class FileStorage:
         _clear_tail(fd, size, view)
         at = view.end  # fixed now: once the frames are in, a reader in another thread may take them in
         end = at + len(frames)
-        # A durable write past the end leaves zeros for the next ones: their fdatasync then has no
-        # new file size to commit. Other writes grow the file only as needed (index logs stay small).
-        os.pwrite(fd, frames + bytes(slack(end)) if durable and end > size else frames, at)
-        if durable:
-            self._sync(fd, path, log.device, view, end)
+        try:
+            # A durable write past the end leaves zeros for the next ones: their fdatasync then has no
+            # new file size to commit. Other writes grow the file only as needed (index logs stay small).
+            # Past the frames, fewer zeros than asked for only mean the file grew less.
+            written = os.pwrite(fd, frames + bytes(slack(end)) if durable and end > size else frames, at)
+            if written < len(frames):
+                _pwrite_all(fd, frames[written:], at + written)
+            if durable:
+                self._sync(fd, path, log.device, view, end)
+        except OSError:
+            _unwrite(fd, view, at, end)
+            raise
         self._applied(view, at, end, changes)
         if view.end > _COMPACT_AT:
-            self._compact_if_mostly_garbage(path, fd, view)
+            with contextlib.suppress(OSError):  # the write is done; a full disk only postpones the compaction
+                self._compact_if_mostly_garbage(path, fd, view)
 
     @staticmethod
     def _sync(fd: int, path: str, device: int, view: LogView, end: int) -> None:
@@ -287,10 +367,11 @@ class FileStorage:
         if not view.name_synced:
             if not fsync_covers_new_name(device):
                 _fsync_dir(os.path.dirname(path))
-            os.pwrite(fd, b"1", SYNCED_FLAG_OFFSET)  # durable with the data: the name is then too
+            _pwrite_all(fd, b"1", SYNCED_FLAG_OFFSET)  # durable with the data: the name is then too
             view.name_synced = True
         _fdatasync(fd)
-        os.pwrite(fd, synced_to_field(end), SYNCED_TO_OFFSET)
+        with contextlib.suppress(OSError):  # the frames are durable; an older mark only leaves more of the log lenient
+            _pwrite_all(fd, synced_to_field(end), SYNCED_TO_OFFSET)
 
     def _compact_if_mostly_garbage(self, path: str, fd: int, view: LogView) -> None:
         """Rewrite a log whose live records are under half of it (held under the log's lock)."""
@@ -316,7 +397,7 @@ class FileStorage:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-        PARSED_LOGS.forget(path)
+            PARSED_LOGS.forget(path)  # whether or not the new file took the name: the next read looks
 
     def _logs(self, prefix: str) -> Iterator[tuple[str, str]]:
         """(directory, log path) of every log that may hold keys starting with ``prefix``."""
@@ -406,15 +487,24 @@ class FileStorage:
                             removed += 1
         return removed
 
+    def _failed(self, exc: OSError, operation: str, key: str) -> StorageError:
+        return storage_error(exc, self._root, operation, key)
+
     async def cleanup(self, max_age: float = CLEANUP_MAX_AGE) -> int:
         """Remove temp files a crashed compaction left behind (older than ``max_age`` seconds, so one in
         progress elsewhere is never touched); returns how many were removed. ``SupportsCleanup``."""
-        return await _in_thread(self._cleanup, max_age)
+        try:
+            return await _in_thread(self._cleanup, max_age)
+        except OSError as exc:
+            raise self._failed(exc, "clean up", self._root) from exc
 
-    # -- the Storage protocol ---------------------------------------------------------------------
+    # -- the Storage protocol: file system errors become StorageErrors that say what to do ---------
 
     async def read(self, key: str) -> tuple[bytes, str] | None:
-        return self._read(key)
+        try:
+            return self._read(key)
+        except OSError as exc:
+            raise self._failed(exc, "read", key) from exc
 
     def writes_inline(self) -> bool:
         """Under a sync call (statehitl's own loop, where nothing else runs) every write, its fsync too, runs
@@ -422,27 +512,45 @@ class FileStorage:
         return on_private_loop()
 
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
-        if durable and not on_private_loop():
-            return await _in_thread(self._write, key, data, expect, durable)
-        return self._write(key, data, expect, durable)
+        try:
+            if durable and not on_private_loop():
+                return await _in_thread(self._write, key, data, expect, durable)
+            return self._write(key, data, expect, durable)
+        except OSError as exc:
+            raise self._failed(exc, "write", key) from exc
 
     async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
         """The listed keys with their version tokens, from the logs' frame lines (``SupportsListVersions``)."""
-        return self._list(prefix, limit)
+        try:
+            return self._list(prefix, limit)
+        except OSError as exc:
+            raise self._failed(exc, "list", prefix) from exc
 
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
-        return [key for key, _ in self._list(prefix, limit)]
+        try:
+            return [key for key, _ in self._list(prefix, limit)]
+        except OSError as exc:
+            raise self._failed(exc, "list", prefix) from exc
 
     async def read_all(self, prefix: str) -> dict[str, tuple[bytes, str]]:
         """Every key under ``prefix`` with its value (``SupportsReadAll``)."""
-        return self._read_all(prefix)
+        try:
+            return self._read_all(prefix)
+        except OSError as exc:
+            raise self._failed(exc, "read", prefix) from exc
 
     async def version(self, key: str) -> str | None:
         """The key's version token (``SupportsVersion``)."""
-        return self._version(key)
+        try:
+            return self._version(key)
+        except OSError as exc:
+            raise self._failed(exc, "read", key) from exc
 
     async def delete(self, prefix: str) -> int:
-        return await _in_thread(self._delete, prefix)
+        try:
+            return await _in_thread(self._delete, prefix)
+        except OSError as exc:
+            raise self._failed(exc, "delete", prefix) from exc
 
     def __repr__(self) -> str:
         return f"FileStorage({str(self.root)!r})"

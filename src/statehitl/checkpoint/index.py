@@ -24,7 +24,7 @@ from typing import Any
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
-from statehitl.errors import CheckpointConflict, StorageError
+from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
 __all__ = [
     "INDEX_PREFIX", "index_key", "index_material", "index_prefix", "indexed_threads", "read_index", "write_index",
@@ -67,7 +67,11 @@ def index_material(record: CheckpointRecord) -> tuple[Any, ...]:
 
 
 def _parse(key: str, data: bytes, signing_key: bytes | None) -> ThreadIndex:
-    return decode_model(ThreadIndex, f"index record {key!r}", data, signing_key)
+    entry = decode_model(ThreadIndex, f"index record {key!r}", data, signing_key, place=key)
+    if index_key(entry.thread_id) != key:
+        raise CheckpointCorruptError(f"index record {key!r} is the entry of thread {entry.thread_id!r} (copied here "
+                                     "from elsewhere, or edited)")
+    return entry
 
 
 async def read_index(storage: Storage, thread_id: str, signing_key: bytes | None) -> ThreadIndex | None:
@@ -106,7 +110,7 @@ async def write_index(
         expires_at=None if ttl is None else record.created_at + ttl,
     )
     key = index_key(record.thread_id)
-    data = encode(entry, signing_key)
+    data = encode(entry, signing_key, place=key)
     expect = known[1] if known is not None and known[0] < record.seq else None
     lost = 0  # rounds that read the entry and still lost (a race, not a stale guess)
     for _ in range(ATTEMPTS):

@@ -41,14 +41,17 @@ __all__ = [
     "ThreadIndex",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """2: statuses read as the API names them (``executing`` was ``running``, ``failed`` was ``cancelled``)
 and a failed run records its ``error``. Records of version 1 are read with the old names mapped.
 3: a stored checkpoint leaves out the fields that hold their default, and a step's write to an
 append-only channel names the items of the record's piece it added (``{"$items": [start, end]}``)
 instead of repeating them. 4: the checkpoint that applied a resume's answers carries them
 (``answered``: what the interrupts they answer do not already say), stored with the step in its one
-write, and is the thread's audit trail. Records of earlier versions are read as they are."""
+write, and is the thread's audit trail. 5: a claim records the answers its run acts on (``answered``:
+"action started"), and a claim may settle the one before it (``settles``: released before any node
+ran, or a human's go-ahead to retry an action whose outcome is unknown). Records of earlier versions
+are read as they are."""
 
 _LEGACY_STATUS = {"running": "executing", "cancelled": "failed"}
 
@@ -236,6 +239,14 @@ class CheckpointRecord(BaseModel):
     owner: str | None = None
     lease_until: float | None = None
     answered: list[AnswerRecord] = Field(default_factory=list)
+    replaced_text: int | None = None
+    """How many characters of this checkpoint could not be stored as they were (lone surrogates, as from a
+    file name that is not UTF-8) and are U+FFFD instead; None when none."""
+    acting: int | None = None
+    """On the checkpoints of a run that acts on answers, while it runs (and on the one that released its
+    lease after a failure): the slot of the claim that recorded the answers. Such a run that stopped
+    without a checkpoint saying how may have done anything after its last one: continuing it waits for
+    a human (``ActionOutcomeUnknownError``)."""
 
     @property
     def checkpoint_id(self) -> str:
@@ -281,13 +292,21 @@ class StoredCheckpoint(CheckpointRecord):
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
                        "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered", "appends",
-                       "value_writes")
+                       "value_writes", "acting", "replaced_text")
 """Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
 ``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
 
 
 class ClaimRecord(BaseModel):
-    """Exclusive right to continue the checkpoint ``parent_seq``, held by ``owner`` until ``lease_until``."""
+    """Exclusive right to continue the checkpoint ``parent_seq``, held by ``owner`` until ``lease_until``.
+
+    A resume's claim is also its record that the action started: ``answered`` holds the answers the run
+    acts on, written durably before any node runs. If no checkpoint follows it (the process died, or
+    the store failed past every retry after the action ran), nobody knows whether the action ran, and
+    the thread refuses a second answer (``ActionOutcomeUnknownError``) until a human settles it.
+    ``settles`` marks a claim that ends the one before it: ``released`` (its run stopped before any
+    node ran: nothing was done) or ``retry`` (a human, ``owner``, allowed the action to run again).
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -299,6 +318,23 @@ class ClaimRecord(BaseModel):
     owner: str
     lease_until: float
     created_at: float
+    answered: list[AnswerRecord] = Field(default_factory=list)
+    settles: Literal["released", "retry"] | None = None
+    comment: str | None = None
+    """What the human who settled an unknown outcome said about it (``settles="retry"``)."""
+
+    @property
+    def acting(self) -> bool:
+        """Whether this claim's run acts on answers: if it left no checkpoint, its action's outcome is unknown."""
+        return bool(self.answered)
+
+    def stored_exclude(self) -> set[str] | dict[str, Any]:
+        """The fields at their default, left out of the stored JSON (a claim with no answers keeps its bytes)."""
+        omitted = {name for name in ("settles", "comment") if getattr(self, name) is None}
+        if not self.answered:
+            return omitted | {"answered"}
+        answers = {i: answer.stored_exclude() for i, answer in enumerate(self.answered)}
+        return {**dict.fromkeys(omitted, True), "answered": answers}
 
 
 class ThreadIndex(BaseModel):

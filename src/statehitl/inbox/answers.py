@@ -20,7 +20,7 @@ from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.checkpoint.storage import ABSENT, read_prefix
-from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, InterruptReasonError
+from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, CheckpointCorruptError, InterruptReasonError
 from statehitl.inbox.text import when_text
 
 __all__ = ["StoredAnswer", "answer_key", "read_answer", "read_answers", "record_answer", "stored_answer_keys"]
@@ -57,7 +57,8 @@ async def record_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id
                           responder=responder, answered_at=time.time(), via=via)
     key = answer_key(thread_id, interrupt_id)
     try:
-        await checkpointer.storage.write(key, encode(record, checkpointer.signing_key), expect=ABSENT, durable=True)
+        data = encode(record, checkpointer.signing_key, place=key)
+        await checkpointer.storage.write(key, data, expect=ABSENT, durable=True)
     except CheckpointConflict:
         first = await read_answer(checkpointer, thread_id, interrupt_id)
         raise AlreadyAnsweredError(already_answered(name, interrupt_id, first)) from None
@@ -97,4 +98,11 @@ async def stored_answer_keys(checkpointer: Checkpointer) -> set[tuple[str, str]]
 
 
 def _parse(checkpointer: Checkpointer, key: str, data: bytes) -> StoredAnswer:
-    return decode_model(StoredAnswer, f"answer record {key!r}", data, checkpointer.signing_key)
+    """The answer stored under ``key``, which must be the answer to that thread's interrupt: a record copied
+    from another interrupt's key (another thread's approval) is refused, signed or not."""
+    what = f"answer record {key!r}"
+    answer = decode_model(StoredAnswer, what, data, checkpointer.signing_key, place=key)
+    if answer_key(answer.thread_id, answer.interrupt_id) != key:
+        raise CheckpointCorruptError(f"{what} is the answer to interrupt {answer.interrupt_id} of thread "
+                                     f"{answer.thread_id!r}, not to the one its key names (copied here, or edited)")
+    return answer

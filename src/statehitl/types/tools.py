@@ -103,6 +103,19 @@ class ToolContext:
         return self._scope.interrupt(name, reason, response, response_type, digest=digest, expires_in=expires_in,
                                      expires_at=expires_at, on_expire=on_expire)
 
+    @property
+    def idempotency_key(self) -> str:
+        """A key that names this tool call for the outside world: the same whenever this call of this step
+        of this thread runs (in any process, after any crash), different for every other call. Pass it to
+        the service the tool acts on (an ``Idempotency-Key`` header, a unique column), so that an action
+        run again after its outcome was lost (``ActionOutcomeUnknownError``, then a retry) is done once."""
+        from statehitl import interrupt_ids
+
+        if self._scope is None or self._scope.site.startswith(interrupt_ids.DIRECT_CALL):
+            # A context made by hand, or a direct call (agent.tool.x()): no run that could repeat it.
+            return interrupt_ids.action_key("", f"call:{self.tool_use['toolUseId']}")
+        return interrupt_ids.action_key(self._scope.thread or "", self._scope.site)
+
 
 class AgentTool(ABC):
     """A tool an agent can call. ``@tool`` builds one from a function; subclass for anything else.
