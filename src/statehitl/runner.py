@@ -241,7 +241,7 @@ class Runner:
                     await checkpointer.release(cursor)
             raise
         finally:
-            checkpointer.finished(cursor)
+            checkpointer.finished(cursor, acted=bool(used))
             ANSWERS_USED.reset(watching)
         if cursor.index_error is not None:  # the run's checkpoints are stored; its listing is stale
             error, cursor.index_error = cursor.index_error, None

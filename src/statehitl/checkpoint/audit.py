@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_prefix
-from statehitl.checkpoint.records import SCHEMA_VERSION, AuditEntry, StoredCheckpoint
+from statehitl.checkpoint.records import SCHEMA_VERSION, AuditEntry, ClaimRecord, StoredCheckpoint
 from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
@@ -61,7 +61,8 @@ def answers_prefix(thread_id: str) -> str:
     return f"{ANSWERS_PREFIX}{validate_thread_id(thread_id)}/"
 
 
-def whole_entries(record: StoredCheckpoint, checkpoints: Mapping[int, StoredCheckpoint]) -> list[AuditEntry]:
+def whole_entries(record: StoredCheckpoint | ClaimRecord, checkpoints: Mapping[int, StoredCheckpoint]
+                  ) -> list[AuditEntry]:
     """``record``'s answers as audit entries: each joined with the interrupt it answered, which the
     checkpoint it names lists (among ``checkpoints``). An interrupt no longer there (its checkpoint
     deleted by a version of ``prune`` that did not keep entries) leaves its name empty."""
@@ -90,10 +91,31 @@ async def keep_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int,
                 await storage.write(key, encode(ResumeAudit(entries=entries), signing_key, place=key), expect=ABSENT)
 
 
+def claim_entries(claim: ClaimRecord, after: ClaimRecord | None, checkpoints: Mapping[int, StoredCheckpoint]
+                  ) -> list[AuditEntry]:
+    """What ``claim`` adds to the trail that no checkpoint carries: the answers its run acted on when no
+    checkpoint records them (outcome ``unknown``) unless ``after``, the claim in the next slot, says the
+    run did nothing; or a human's go-ahead to retry (``retried``)."""
+    if claim.settles == "retry":
+        return [AuditEntry(thread_id=claim.thread_id, interrupt_id="", name="", responder=claim.owner or None,
+                           comment=claim.comment, at=claim.created_at, outcome="retried",
+                           checkpoint_id=f"{claim.parent_seq:012d}")]
+    if not claim.acting or (after is not None and after.settles == "released"):  # released: nothing was done
+        return []
+    recorded = {(a.interrupt_id, a.at) for record in checkpoints.values() if record.seq > claim.seq
+                for a in record.answered}
+    lost = [a for a in claim.answered if (a.interrupt_id, a.at) not in recorded]
+    if not lost:
+        return []
+    unknown = claim.model_copy(update={"answered": [a.model_copy(update={"outcome": "unknown"}) for a in lost]})
+    return whole_entries(unknown, checkpoints)
+
+
 async def read_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int, StoredCheckpoint],
-                     signing_key: bytes | None) -> list[AuditEntry]:
+                     signing_key: bytes | None, claims: Mapping[int, ClaimRecord] | None = None) -> list[AuditEntry]:
     """The thread's audit trail, oldest answer first: what its ``checkpoints`` carry, and what was kept
-    beside its index (which, for a checkpoint that has both, is the whole form of the same answers)."""
+    beside its index (which, for a checkpoint that has both, is the whole form of the same answers); and
+    from its ``claims``, answers acted on with no recorded outcome and the go-aheads to retry them."""
     prefix = audit_prefix(thread_id)
     by_slot: dict[tuple[int, int], list[AuditEntry]] = {}
     for key, (data, _) in (await read_prefix(storage, prefix)).items():
@@ -109,4 +131,9 @@ async def read_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int,
     for seq, record in checkpoints.items():
         if record.answered and (seq, 0) not in by_slot:
             by_slot[seq, 0] = whole_entries(record, checkpoints)
+    claims = claims or {}
+    for seq, claim in claims.items():
+        entries = claim_entries(claim, claims.get(seq + 1), checkpoints)
+        if entries:
+            by_slot[seq, 0] = entries
     return [entry for _, entries in sorted(by_slot.items()) for entry in entries]

@@ -79,7 +79,8 @@ class Cursor:
     """The slot of this run's claim when it records answers being acted on ("action started"): the run's
     held checkpoints say so too, until one that records how the run stopped (``settled``)."""
     settled: bool = False
-    """Whether this run has stored a checkpoint that is not ``acting`` (it stopped, or released its answers)."""
+    """Whether the last record this run stored holds no lease and acts on no answers: the run stopped, and
+    said how (or released its claim)."""
     index_error: Exception | None = None
     """Why the last commit's index entry could not be written (its checkpoint is stored), for the run to raise."""
 

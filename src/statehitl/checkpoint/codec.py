@@ -33,7 +33,7 @@ from pydantic_core import PydanticSerializationError, from_json, to_json
 from statehitl.checkpoint.records import SCHEMA_VERSION, ClaimRecord, StoredCheckpoint
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["decode", "decode_model", "encode"]
+__all__ = ["decode", "decode_model", "encode", "encode_counted"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 logger = logging.getLogger(__name__)
@@ -92,23 +92,31 @@ def encode(record: BaseModel, signing_key: bytes | None, *, place: str = "", com
     """The bytes to store for ``record`` under the key ``place``: ``model_dump_json``'s JSON, made as bytes
     (no ``str`` to encode), without what a stored checkpoint or claim leaves out (``stored_exclude``);
     compressed when asked (the signature then covers the compressed bytes, and the place)."""
+    return encode_counted(record, signing_key, place=place, compress=compress)[0]
+
+
+def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str = "", compress: bool = False
+                   ) -> tuple[bytes, int]:
+    """``encode``, and how many characters of ``record`` its bytes hold as U+FFFD (``_with_text_replaced``):
+    a writer that keeps the record in memory must then read it back, to hold what the store holds."""
     exclude = record.stored_exclude() if isinstance(record, StoredCheckpoint | ClaimRecord) else None
+    replaced = 0
     try:
         body = to_json(record, by_alias=False, exclude=exclude)
     except PydanticSerializationError as exc:
         if "surrogates not allowed" not in str(exc):
             raise
-        body = _with_text_replaced(record, exclude)
+        body, replaced = _with_text_replaced(record, exclude)
     if compress:
         deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, -_WINDOW_BITS, _MEM_LEVEL, zdict=_DICTIONARY)
         body = _COMPRESSED + deflate.compress(body) + deflate.flush()
-    return body + _SIG + _mac(signing_key, place, body) if signing_key else body
+    return (body + _SIG + _mac(signing_key, place, body) if signing_key else body), replaced
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _with_text_replaced(record: BaseModel, exclude: Any) -> bytes:
+def _with_text_replaced(record: BaseModel, exclude: Any) -> tuple[bytes, int]:
     """``record``'s JSON with every lone surrogate replaced by U+FFFD, and the count in ``replaced_text``.
 
     Python strings may hold them (``os.listdir`` and ``os.environ`` decode a name that is not UTF-8 into
@@ -135,7 +143,7 @@ def _with_text_replaced(record: BaseModel, exclude: Any) -> bytes:
         data["replaced_text"] = replaced
     logger.warning("%s held %d characters UTF-8 cannot store (lone surrogates, as from a file name that is not "
                    "UTF-8); they are stored as U+FFFD", type(record).__name__, replaced)
-    return to_json(data)
+    return to_json(data), replaced
 
 
 def decode(where: str, data: bytes, signing_key: bytes | None, *, place: str = "") -> dict[str, Any]:

@@ -37,6 +37,7 @@ import functools
 import os
 import socket
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeVar, cast
@@ -45,7 +46,7 @@ from pydantic import BaseModel, ValidationError
 
 from statehitl.checkpoint.audit import answers_prefix, keep_audit, read_audit
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, assemble, base_link, extend_chain, whole_record
-from statehitl.checkpoint.codec import decode, decode_model, encode
+from statehitl.checkpoint.codec import decode, decode_model, encode, encode_counted
 from statehitl.checkpoint.index import index_material, index_prefix, indexed_threads, read_index, write_index
 from statehitl.checkpoint.records import (
     AnswerRecord,
@@ -368,8 +369,9 @@ class Checkpointer:
         record, thread = head.record, head.record.thread_id
         holder = head.claim
         if holder is not None and holder.owner != owner:
-            alive = holder.lease_until > now and holder.owner not in _ABANDONED_HERE
-            if holder.acting and not alive:
+            ended = _ENDED_HERE.get(holder.owner)  # None: running, or another process's
+            alive = holder.lease_until > now and ended is None
+            if holder.acting and not alive and ended is not False:
                 raise _outcome_unknown(holder, record)
             if alive:
                 acted = "its answer is being acted on, do not resume twice" if holder.acting else "do not resume twice"
@@ -378,7 +380,8 @@ class Checkpointer:
                     f"expires in {holder.lease_until - now:.1f}s; {acted}. Should that run have stopped without "
                     "recording how it ended, the thread says so once the lease runs out"
                 )
-        if head.cursor.slot == record.seq and record.status == "executing" and record.owner != owner:
+        if head.cursor.slot == record.seq and record.status == "executing" and (record.owner is None
+                                                                                or record.owner != owner):
             if _running_elsewhere(record, now):
                 raise CheckpointConflict(
                     f"thread {thread!r} is running in another process ({record.owner}); it can be taken over "
@@ -399,6 +402,8 @@ class Checkpointer:
         self.ensure_free(head, owner)
         now = time.time()
         record, thread = head.record, head.record.thread_id
+        # A claim of this process's whose run never started did nothing: this one says so, for the audit.
+        never_ran = head.claim is not None and _ENDED_HERE.get(head.claim.owner) is False
         claim = ClaimRecord(
             thread_id=thread,
             seq=head.cursor.next_slot,
@@ -407,6 +412,7 @@ class Checkpointer:
             lease_until=now + self.lease_seconds,
             created_at=now,
             answered=answered or [],
+            settles="released" if never_ran else None,
         )
         key = self._key(thread, claim.seq)
         try:
@@ -416,6 +422,9 @@ class Checkpointer:
                 f"thread {thread!r} was claimed or advanced by another process while this one was about to "
                 "resume it; only one resume of an interrupt proceeds"
             ) from None
+        except StorageError:
+            _ended_here(owner, acted=False)  # it may be stored, but its run never started: nothing was done
+            raise
         head.cursor.slot = claim.seq
         head.cursor.owner = owner
         head.cursor.claimed = True
@@ -425,8 +434,9 @@ class Checkpointer:
             try:
                 await self._refuse_rolled_back(thread, claim.seq)
             except BaseException:
+                _ended_here(owner, acted=False)  # nothing ran, as this process knows; the release tells the others
                 with contextlib.suppress(StorageError, CheckpointConflict):
-                    await self.release(head.cursor)  # nothing ran: the claim must not read as an action begun
+                    await self.release(head.cursor)
                 raise
 
     async def _refuse_rolled_back(self, thread_id: str, slot: int) -> None:
@@ -450,12 +460,14 @@ class Checkpointer:
             )
 
     @staticmethod
-    def finished(cursor: Cursor) -> None:
-        """The run that holds ``cursor`` is over, however it ended. If it claimed the thread to act on
-        answers and stored nothing after its claim, its action's outcome is unknown: this process says so
-        at once on the next answer, instead of calling it "being resumed" until the lease runs out."""
-        if cursor.acting is not None and cursor.owner is not None and not cursor.settled:
-            _ABANDONED_HERE.add(cursor.owner)
+    def finished(cursor: Cursor, *, acted: bool) -> None:
+        """The run that holds ``cursor`` is over, however it ended; ``acted``: its handlers were given
+        answers. If its last record still holds a lease (it failed, and so did the write that would have
+        released it), this process knows that lease protects no live run: the next call here goes on at
+        once, or, if the run acted on answers, is told at once that the action's outcome is unknown,
+        instead of hearing that another process holds the thread until the lease runs out."""
+        if cursor.owner is not None and not cursor.settled:
+            _ended_here(cursor.owner, acted=acted and cursor.acting is not None)
 
     async def release(self, cursor: Cursor) -> None:
         """Give up a claim whose run did nothing with its answers (it stopped before any handler was given
@@ -565,7 +577,7 @@ class Checkpointer:
         lean = {"writes": writes, "value_writes": same} if writes is not record.writes else {}
         stored = record.model_copy(update=lean) if lean else record
         key = self._key(cursor.thread_id, record.seq)
-        data = self._encode(key, stored)
+        data, replaced = encode_counted(stored, self.signing_key, place=key, compress=self.compress)
         put = self._create(key, data, durable=durable)
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed
         index = index and (self.ttl is not None or material != cursor.indexed)
@@ -598,12 +610,15 @@ class Checkpointer:
         # The checkpoint is stored: the cursor moves past it even if its index entry failed, so what the
         # run does next (end, or release its lease) builds on it instead of colliding with it.
         parent, cursor.slot, cursor.parent = cursor.parent, record.seq, record.seq
-        cursor.settled = cursor.settled or record.acting is None
+        cursor.settled = record.lease_until is None and record.acting is None
         if index and not isinstance(indexed, BaseException):
             cursor.indexed = material
         cursor.chain = extend_chain(() if cursor.migrated else cursor.chain, Link(depth, record.seq, lengths))
         cursor.migrated = False
-        self._warm.advance(cursor.thread_id, parent, data, token, record, cursor.chain)
+        if replaced:  # the store holds other text than this record: the next read takes the store's
+            self._warm.forget(cursor.thread_id)
+        else:
+            self._warm.advance(cursor.thread_id, parent, data, token, record, cursor.chain)
         if isinstance(indexed, Exception):
             indexed.add_note(f"checkpoint {record.checkpoint_id} of thread {cursor.thread_id!r} is committed; only its "
                              "index entry (what thread listings and the inbox show) is stale until the thread's next "
@@ -648,9 +663,11 @@ class Checkpointer:
 
     async def audit(self, thread_id: str) -> list[AuditEntry]:
         """Every answer applied to the thread's interrupts, oldest first (kept through ``prune``): the
-        entries its checkpoints carry (``answered``) and those ``prune`` kept beside its index."""
-        checkpoints = _checkpoints(await self._records(thread_id))
-        return await read_audit(self.storage, thread_id, checkpoints, self.signing_key)
+        entries its checkpoints carry (``answered``) and those ``prune`` kept beside its index; and, from
+        its claims, answers acted on whose outcome was never recorded and the go-aheads to retry them."""
+        records = await self._records(thread_id)
+        claims = {seq: s.record for seq, s in records.items() if isinstance(s.record, ClaimRecord)}
+        return await read_audit(self.storage, thread_id, _checkpoints(records), self.signing_key, claims)
 
     # -- machines -----------------------------------------------------------------------------------
 
@@ -767,9 +784,17 @@ def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
     return seq
 
 
-_ABANDONED_HERE: set[str] = set()
-"""Owners of this process's runs that claimed a thread to act on answers and ended without storing anything
-after the claim: their claims' leases protect no live run."""
+_ENDED_HERE: OrderedDict[str, bool] = OrderedDict()
+"""Owners of this process's runs that ended while their last record still held a lease (they failed, and
+so did the write that would have released it), each with whether it acted on answers (its claim recorded
+them and its handlers were given them): their leases protect no live run. Only such failures are kept,
+the most recent few thousand."""
+
+
+def _ended_here(owner: str, *, acted: bool) -> None:
+    _ENDED_HERE[owner] = acted
+    if len(_ENDED_HERE) > 4096:
+        _ENDED_HERE.popitem(last=False)
 
 
 def _outcome_unknown(claim: ClaimRecord, record: CheckpointRecord) -> ActionOutcomeUnknownError:
@@ -817,7 +842,7 @@ def _running_elsewhere(record: CheckpointRecord, now: float) -> bool:
         record.owner is not None
         and record.lease_until is not None
         and record.lease_until > now
-        and record.owner not in _ABANDONED_HERE
+        and record.owner not in _ENDED_HERE
     )
 
 

@@ -149,6 +149,11 @@ class AuditEntry(BaseModel):
 
     ``checkpoint_id`` is the checkpoint whose interrupt was answered; ``digest`` the tool call an
     answer about a tool call was given for.
+
+    Two outcomes record what went wrong instead: ``unknown``, an answer a run acted on and never recorded
+    how it ended (its process stopped, or the store failed: see ``ActionOutcomeUnknownError``), and
+    ``retried``, a human's go-ahead to run such an action again (``responder`` and ``comment`` are theirs;
+    ``interrupt_id`` and ``name`` are empty, ``checkpoint_id`` is where the thread went on from).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -163,7 +168,7 @@ class AuditEntry(BaseModel):
     responder: str | None = None
     comment: str | None = None
     at: float
-    outcome: Literal["applied", "rejected", "edited"] = "applied"
+    outcome: Literal["applied", "rejected", "edited", "unknown", "retried"] = "applied"
     node: str = ""
     source: str = "node"
     digest: str | None = None
@@ -184,10 +189,12 @@ class AnswerRecord(BaseModel):
     responder: str | None = None
     comment: str | None = None
     at: float
-    outcome: Literal["applied", "rejected", "edited"] = "applied"
+    outcome: Literal["applied", "rejected", "edited", "unknown"] = "applied"
 
     @classmethod
     def of(cls, entry: AuditEntry) -> AnswerRecord:
+        if entry.outcome == "retried":
+            raise ValueError("a go-ahead to retry is not an answer to an interrupt")
         return cls(interrupt_id=entry.interrupt_id, checkpoint_id=entry.checkpoint_id or "", response=entry.response,
                    responder=entry.responder, comment=entry.comment, at=round(entry.at, 3), outcome=entry.outcome)
 

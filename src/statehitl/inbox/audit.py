@@ -18,7 +18,7 @@ from statehitl.inbox.listing import open_store
 
 __all__ = ["AuditRow", "athread_audit_trail", "thread_audit_trail"]
 
-Outcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited"]
+Outcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited", "unknown", "retried"]
 Via = Literal["inbox", "expiry", "app"]
 """How an answer came: through the inbox, as an expiry default, or straight to the app (``invoke([...])``)."""
 
