@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import urllib3
-from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
 from statehitl_checkpoint_s3 import (
@@ -37,6 +35,7 @@ from statehitl.errors import CheckpointConflict, CheckpointError, InvalidThreadI
 from statehitl.graph import END, START, NodeContext, StateGraph, Status
 from statehitl.testing import CountingStorage
 from statehitl.testing._storage_support import gather_bounded
+from statehitl.testing.boto_faults import BotoFaults
 from statehitl.testing.conformance import StorageConformance
 
 REGION = "us-east-1"
@@ -175,38 +174,16 @@ def test_a_retried_put_whose_first_attempt_landed_is_not_a_conflict(
     """The write reaches S3 but its response is lost (here: replaced by a 500); botocore retries, the
     retry fails its condition against the object the first attempt made. That is our own write."""
     store = make_store(s3_bucket)
-    lost = {"PutObject": 0}
-
-    def lose_first_response(request: Any, **_: Any) -> AWSResponse | None:
-        if lost["PutObject"]:
-            return None
-        lost["PutObject"] += 1
-        body = request.body
-        if hasattr(body, "read"):
-            body.seek(0)  # botocore may have read the stream already (checksums)
-            body = body.read()
-        landed = urllib3.request(request.method, request.url, body=body, headers=dict(request.headers.items()))
-        assert landed.status == 200, landed.data  # the write itself succeeded on the server
-        return AWSResponse(request.url, 500, {}, _Raw(b"<Error><Code>InternalError</Code></Error>"))
-
-    store.client.meta.events.register("before-send.s3.PutObject", lose_first_response)
-    token = run(store.write("claim", b"mine", expect=ABSENT))
-    assert run(store.read("claim")) == (b"mine", token)
-    lost["PutObject"] = 0
-    replaced = run(store.write("claim", b"mine, updated", expect=token))
-    assert run(store.read("claim")) == (b"mine, updated", replaced)
-    with pytest.raises(CheckpointConflict):  # no retry involved: a plain conflict stays one
-        run(store.write("claim", b"theirs", expect=ABSENT))
-
-
-class _Raw:
-    """The raw body of a made-up HTTP response, as botocore reads it."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.data
+    with BotoFaults(store.client) as faults:
+        faults.fail("PutObject", kind="landed-500")
+        token = run(store.write("claim", b"mine", expect=ABSENT))
+        assert faults.delivered == [("PutObject", 200)]  # the write itself succeeded on the server
+        assert run(store.read("claim")) == (b"mine", token)
+        faults.fail("PutObject", kind="landed-500")
+        replaced = run(store.write("claim", b"mine, updated", expect=token))
+        assert run(store.read("claim")) == (b"mine, updated", replaced)
+        with pytest.raises(CheckpointConflict):  # no retry involved: a plain conflict stays one
+            run(store.write("claim", b"theirs", expect=ABSENT))
 
 
 # -- URLs and the entry point ---------------------------------------------------------------------------

@@ -19,9 +19,11 @@ from statehitl.checkpoint import Checkpointer, Storage
 from statehitl.errors import (
     CheckpointError,
     StorageAccessError,
+    StorageConfigError,
     StorageError,
     StorageNotFoundError,
     StorageThrottledError,
+    StorageUnavailableError,
 )
 from statehitl.graph import END, START, StateGraph
 
@@ -117,7 +119,13 @@ def test_the_backends_errors_are_the_shared_ones() -> None:
     dynamodb = statehitl_checkpoint_dynamodb
     for specific, shared in [(dynamodb.DynamoDBTableNotFoundError, StorageNotFoundError),
                              (dynamodb.DynamoDBAccessDeniedError, StorageAccessError),
-                             (dynamodb.DynamoDBThrottledError, StorageThrottledError)]:
+                             (dynamodb.DynamoDBThrottledError, StorageThrottledError),
+                             (dynamodb.DynamoDBUnavailableError, StorageUnavailableError),
+                             (dynamodb.DynamoDBConfigError, StorageConfigError)]:
         assert issubclass(specific, shared)
         assert issubclass(specific, dynamodb.DynamoDBError)  # except clauses written for the backend still match
+        assert specific.transient is shared.transient
+    assert issubclass(dynamodb.DynamoDBError, StorageError)  # one tree for every store
+    assert dynamodb.DynamoDBError.transient is False
+    assert issubclass(dynamodb.DynamoDBConfigError, ValueError)
     assert issubclass(StorageThrottledError, StorageError)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,15 +12,17 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from statehitl._echo import echo
 from statehitl._install import install_command
 from statehitl.checkpoint import (
     ABSENT,
     Checkpointer,
     FileStorage,
     MemoryStorage,
+    validate_thread_id,
 )
-from statehitl.checkpoint.url import storage_from_url
-from statehitl.errors import CheckpointerNotFoundError
+from statehitl.checkpoint.url import UnknownSchemeError, storage_from_url
+from statehitl.errors import CheckpointerNotFoundError, InvalidThreadIdError, StorageConfigError
 from statehitl.graph import END, START, StateGraph
 
 
@@ -36,9 +39,91 @@ def test_file_url_with_an_absolute_path(tmp_path: Path) -> None:
 
 def test_file_url_with_a_relative_path_and_a_plain_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert storage_from_url("file://.statehitl").root == tmp_path / ".statehitl"
-    assert storage_from_url("file://").root == tmp_path
     assert storage_from_url("plain/dir").root == tmp_path / "plain" / "dir"
+    assert storage_from_url("dir").root == tmp_path / "dir"
+    assert storage_from_url("./dir").root == tmp_path / "dir"
+    assert storage_from_url("~/dir").root == tmp_path / "home" / "dir"
+    assert storage_from_url(f"{tmp_path}/abs").root == tmp_path / "abs"
+    assert storage_from_url("dir//sub").root == tmp_path / "dir" / "sub"  # '//' after a word no backend has
+    assert storage_from_url("./s3:/bucket").root == tmp_path / "s3:" / "bucket"  # what the refusals below advise
+    assert storage_from_url(".").root == tmp_path
+
+
+@pytest.mark.parametrize(("url", "meant"), [
+    ("s3:/bucket", "did you mean s3://bucket?"),
+    ("s3//bucket/prefix?region=eu-west-1", "did you mean s3://bucket/prefix?region=eu-west-1?"),
+    ("s3:bucket", "did you mean s3://bucket?"),
+    ("dynamodb:table", "did you mean dynamodb://table?"),
+    ("dynamodb:/table", "did you mean dynamodb://table?"),
+    ("memory:", "did you mean memory://?"),
+    ("memory//x", "did you mean memory://x?"),
+    ("S3:/bucket", "did you mean s3://bucket?"),
+    ("file:/var/x", "did you mean file:///var/x (the absolute directory /var/x) or file://var/x (relative"),
+    ("file:", "did you mean file://DIR?"),
+    ("run:1/x", "a store URL is SCHEME://..., e.g. file://DIR, a directory path, s3://BUCKET/PREFIX"),
+])
+def test_a_url_with_a_mangled_separator_is_refused_not_made_a_directory(
+    url: str, meant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StorageConfigError) as err:
+        Checkpointer.from_url(url)
+    message = str(err.value)
+    assert f"the store URL {url!r} is not a well-formed URL" in message
+    assert meant in message
+    assert f"is written ./{url}" in message
+    assert isinstance(err.value, ValueError)
+    assert err.value.transient is False
+    assert list(tmp_path.iterdir()) == []  # nothing was created where the store was misread as a path
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("file://", "names no directory: use file://DIR"),
+    ("file://?compress=1", "names no directory"),  # compress is the checkpointer's; nothing is left
+    ("file://  ", "spaces or line breaks around it"),
+    ("", "is empty: use file://DIR, a directory path, s3://BUCKET/PREFIX"),
+    ("   ", "is empty"),
+    ("s3://bucket\n", "spaces or line breaks around it"),
+    ("file://dir?x=1", "file:// takes no options besides compress="),
+    ("3d://x", "does not start with a scheme ('3d' is not one)"),
+    ("a b://x", "does not start with a scheme"),
+])
+def test_empty_and_malformed_urls_are_refused(url: str, message: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StorageConfigError, match=re.escape(message)):
+        Checkpointer.from_url(url)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_scheme_is_both_not_found_and_a_config_error_and_names_the_likely_one() -> None:
+    with pytest.raises(UnknownSchemeError) as err:
+        Checkpointer.from_url("dynamo://table?region=eu-west-1")
+    assert isinstance(err.value, CheckpointerNotFoundError)
+    assert isinstance(err.value, StorageConfigError)
+    assert "did you mean dynamodb://table?region=eu-west-1?" in str(err.value)
+    with pytest.raises(UnknownSchemeError, match=r"scheme names are lowercase: s3://b/p"):
+        Checkpointer.from_url("S3://b/p")
+
+
+def test_long_values_are_shortened_in_messages() -> None:
+    thread = "x" * 10_000
+    with pytest.raises(InvalidThreadIdError) as err:
+        validate_thread_id(thread)
+    message = str(err.value)
+    assert f"thread id {'x' * 60!r}… (10000 characters) is not allowed" in message
+    assert len(message) < 300
+    with pytest.raises(StorageConfigError) as config:
+        Checkpointer.from_url("s3:/" + "b" * 10_000)
+    assert "(10004 characters)" in str(config.value)
+    assert len(str(config.value)) < 1000
+    with pytest.raises(UnknownSchemeError) as scheme:
+        Checkpointer.from_url("q" * 5_000 + "://x")
+    assert len(str(scheme.value)) < 1000
+    assert echo("short") == "'short'"
+    assert echo(list(range(100))).endswith("… (390 characters)")
 
 
 def test_a_file_url_checkpointer_runs_a_graph(tmp_path: Path) -> None:

@@ -236,10 +236,16 @@ def validate_prefix(prefix: str) -> str:
 
 
 def validate_thread_id(thread_id: object) -> str:
-    """A thread id is one safe key segment of at most 200 characters."""
+    """A thread id is one safe key segment of at most 200 characters.
+
+    The message quotes a refused id whole only when it is short: one pasted from the wrong place (a
+    whole request body) is shown by its start and its length, so the sentence stays readable.
+    """
     if not isinstance(thread_id, str) or not _THREAD_ID.fullmatch(thread_id):
+        from statehitl._echo import echo
+
         raise InvalidThreadIdError(
-            f"thread id {thread_id!r} is not allowed: use 1-200 letters, digits or _ . : @ = + - "
+            f"thread id {echo(thread_id)} is not allowed: use 1-200 letters, digits or _ . : @ = + - "
             "(not starting with '.' or '-', no '/' or '\\'), so it cannot escape the store"
         )
     return thread_id

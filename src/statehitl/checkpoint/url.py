@@ -12,23 +12,50 @@ One query parameter belongs to the checkpointer, not the store, and works with e
 ``compress=true|false`` (``checkpointer_options``), so a deployment configured by
 ``STATEHITL_SESSION_URL`` alone can turn compression off while older readers remain.
 ``checkpointer_options_of`` takes it out before the store sees the URL.
+
+What is not a URL is a directory path (``dir``, ``./dir``, ``/abs/dir``, ``~/dir``), so a URL with a
+mangled separator would silently become a local directory: ``s3:/bucket`` a directory ``s3:`` with a
+``bucket`` in it, where ``statehitl inbox`` then finds "nothing waiting". ``storage_from_url`` refuses
+what only looks like a URL instead (``StorageConfigError``, naming the string and the URL it probably
+meant): a scheme-like word and a colon before the first ``/`` (``s3:/x``, ``dynamodb:x``, ``file:/x``,
+whose RFC 8089 meaning, ``/x``, is not what ``file://x``, relative here, means), a known scheme followed
+by ``//`` (``s3//x``), an empty ``file://``, an empty string. A directory whose name really is like that
+is written ``./s3:``. A well-formed URL whose scheme no installed backend registers is
+``UnknownSchemeError``: both ``CheckpointerNotFoundError`` and ``StorageConfigError``.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from typing import Any
 from urllib.parse import unquote
 
+from statehitl._echo import echo
 from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.checkpoint.storage import Storage, StorageFactory
-from statehitl.errors import CheckpointerNotFoundError
+from statehitl.errors import CheckpointerNotFoundError, StorageConfigError
 
-__all__ = ["checkpointer_options_of", "storage_from_url"]
+__all__ = ["UnknownSchemeError", "checkpointer_options_of", "storage_from_url"]
 
 _BUILTIN: dict[str, StorageFactory] = {"memory": MemoryStorage, "file": FileStorage}
 _EXTRAS = {"s3", "dynamodb"}
 _GROUP = "statehitl.checkpointers"
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+"""RFC 3986's scheme: a letter, then letters, digits, ``+``, ``-`` or ``.``."""
+_MANGLED = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)(?P<sep>:/*|//+)(?P<rest>.*)", re.DOTALL)
+"""A scheme-like word and a separator that is not ``://``: ``s3:/x``, ``s3:x``, ``s3//x``."""
+_URL_ECHO = 200
+"""A URL is quoted whole up to this length: the mistake may be anywhere in it."""
+_EXAMPLES = "file://DIR, a directory path, s3://BUCKET/PREFIX, dynamodb://TABLE or memory://NAME"
+
+
+class UnknownSchemeError(CheckpointerNotFoundError, StorageConfigError):
+    """A well-formed store URL whose scheme no installed backend registers: a backend that is not
+    installed (``CheckpointerNotFoundError``, a ``LookupError``) or a typo in the URL
+    (``StorageConfigError``, a ``ValueError``), which this process cannot tell apart; the message names
+    the scheme it probably meant, or what to install."""
 
 
 _YES_NO = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
@@ -58,10 +85,40 @@ def checkpointer_options_of(url: str) -> tuple[str, dict[str, Any]]:
 
 
 def storage_from_url(url: str) -> Storage:
-    """The storage a URL names. A plain path (no scheme) means a directory on the file store."""
-    scheme, sep, _ = url.partition("://")
+    """The storage a URL names; a plain path (no scheme) means a directory on the file store.
+
+    Refuses, before building anything, what only looks like a URL (see the module docstring): a
+    mistyped store must fail where it is configured, not read as an empty directory.
+    """
+    shown = echo(url, _URL_ECHO)
+    if not isinstance(url, str) or not url.strip():
+        raise StorageConfigError(f"the store URL {shown} is empty: use {_EXAMPLES}", code="InvalidURL")
+    if url != url.strip():
+        raise StorageConfigError(
+            f"the store URL {shown} has spaces or line breaks around it: remove them (a trailing newline from a "
+            "file or an environment variable is the usual cause)", code="InvalidURL",
+        )
+    scheme, sep, rest = url.partition("://")
     if not sep:
+        _refuse_mangled(url, shown)
         return FileStorage(url)
+    if not _SCHEME.fullmatch(scheme):
+        raise StorageConfigError(
+            f"the store URL {shown} does not start with a scheme ({echo(scheme)} is not one): use {_EXAMPLES}; "
+            "a directory whose name has '://' in it is written ./NAME", code="InvalidURL",
+        )
+    if scheme == "file":
+        path = rest
+        if not path.strip():
+            raise StorageConfigError(
+                f"the store URL {shown} names no directory: use file://DIR (relative to the current directory), "
+                "file:///abs/dir, or the path itself (./.statehitl)", code="InvalidURL",
+            )
+        if "?" in path:
+            raise StorageConfigError(
+                f"the store URL {shown} has a query, and file:// takes no options besides compress=: a directory "
+                "whose name has '?' in it is given as a plain path", code="InvalidURL",
+            )
     factory = _BUILTIN.get(scheme)
     if factory is None:
         factory = _plugin(scheme, url)
@@ -75,14 +132,66 @@ def storage_from_url(url: str) -> Storage:
     return storage
 
 
+def _refuse_mangled(url: str, shown: str) -> None:
+    """Raise ``StorageConfigError`` for a string with no ``://`` that is a URL with a mangled separator
+    (``s3:/x``, ``s3:x``, ``s3//x``), naming the URL it probably meant; return for a directory path.
+
+    A colon in the first path segment after a scheme-like word is refused whatever the word (``run:1``
+    could be a directory, but reads as a URL; ``./run:1`` says which); ``//`` only after a scheme a
+    backend has, since ``dir//sub`` is an ordinary path.
+    """
+    found = _MANGLED.fullmatch(url)
+    if found is None:
+        return
+    scheme, sep, rest = found["scheme"], found["sep"], found["rest"]
+    lowered = scheme.lower()
+    known = lowered in _BUILTIN or lowered in _EXTRAS or lowered in _installed_schemes()
+    if sep.startswith("/") and not known:
+        return
+    tail = echo(rest.lstrip("/"), _URL_ECHO, quoted=False)
+    if lowered == "file":
+        meant = (f"file:///{tail} (the absolute directory /{tail}) or file://{tail} (relative to the current "
+                 "directory)") if tail else "file://DIR"
+    elif known:
+        meant = f"{lowered}://{tail}"
+    else:
+        meant = ""
+    guess = f"did you mean {meant}?" if meant else f"a store URL is SCHEME://..., e.g. {_EXAMPLES}."
+    raise StorageConfigError(
+        f"the store URL {shown} is not a well-formed URL ({echo(scheme)} is followed by {sep!r}, not '://'): "
+        f"{guess} A directory whose name looks like this is written ./{echo(url, _URL_ECHO, quoted=False)}",
+        code="InvalidURL",
+    )
+
+
+def _installed_schemes() -> set[str]:
+    """Schemes registered by installed backends (an entry-point scan: only for the rare string that needs it)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name.lower() for ep in entry_points(group=_GROUP)}
+
+
 def _plugin(scheme: str, url: str) -> StorageFactory:
     """The factory an installed distribution registered for ``scheme``, checked to be one."""
     from importlib.metadata import entry_points  # slow; only plugin schemes need it
 
-    matches = [ep for ep in entry_points(group=_GROUP) if ep.name == scheme]
+    registered = list(entry_points(group=_GROUP))
+    matches = [ep for ep in registered if ep.name == scheme]
     if not matches:
-        raise CheckpointerNotFoundError(
-            f"no checkpoint backend is installed for {scheme}:// URLs ({url!r}); {install_hint(scheme)}"
+        shown = echo(url, _URL_ECHO)
+        names = sorted({*_BUILTIN, *_EXTRAS, *(ep.name for ep in registered)})
+        if scheme != scheme.lower() and scheme.lower() in names:
+            hint = f"scheme names are lowercase: {echo(scheme.lower() + url[len(scheme):], _URL_ECHO, quoted=False)}"
+        elif scheme in _EXTRAS:
+            hint = install_hint(scheme)
+        else:
+            close = difflib.get_close_matches(scheme.lower(), names, n=1)
+            rest = echo(url.partition("://")[2], _URL_ECHO, quoted=False)
+            hint = (f"did you mean {close[0]}://{rest}? (A third-party backend for {scheme}:// must be installed "
+                    "first.)" if close else f"{install_hint(scheme)}; store URLs look like {_EXAMPLES}")
+        raise UnknownSchemeError(
+            f"no checkpoint backend is installed for {echo(scheme, quoted=False)}:// URLs ({shown}); {hint}",
+            code="UnknownScheme",
         )
     loaded = matches[0].load()
     if not isinstance(loaded, StorageFactory):

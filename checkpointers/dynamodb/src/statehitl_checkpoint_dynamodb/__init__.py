@@ -12,6 +12,7 @@ from statehitl_checkpoint_dynamodb.errors import (
     DynamoDBError,
     DynamoDBTableNotFoundError,
     DynamoDBThrottledError,
+    DynamoDBUnavailableError,
 )
 from statehitl_checkpoint_dynamodb.storage import DynamoDBStorage
 from statehitl_checkpoint_dynamodb.table import create_table
@@ -24,5 +25,6 @@ __all__ = [
     "DynamoDBStorage",
     "DynamoDBTableNotFoundError",
     "DynamoDBThrottledError",
+    "DynamoDBUnavailableError",
     "create_table",
 ]

@@ -21,12 +21,22 @@ from statehitl_checkpoint_dynamodb.errors import (
     DynamoDBError,
     DynamoDBTableNotFoundError,
     DynamoDBThrottledError,
+    DynamoDBUnavailableError,
 )
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["BATCH_GET", "BATCH_WRITE", "batch_get", "batch_write", "error_code", "make_client", "translate_errors"]
+__all__ = [
+    "BATCH_GET",
+    "BATCH_WRITE",
+    "batch_get",
+    "batch_write",
+    "error_code",
+    "make_client",
+    "retried",
+    "translate_errors",
+]
 
 BATCH_WRITE = 25
 """Items per ``BatchWriteItem`` (DynamoDB's limit)."""
@@ -41,6 +51,19 @@ _THROTTLED = {
 }
 _DENIED = {"AccessDeniedException", "AccessDenied", "UnrecognizedClientException", "InvalidSignatureException"}
 _NO_CREDENTIALS = {"NoCredentialsError", "PartialCredentialsError"}
+_UNAVAILABLE = {
+    "InternalServerError",
+    "InternalFailure",
+    "ServiceUnavailable",
+    "ServiceUnavailableException",
+    "RequestTimeout",
+    "RequestTimeoutException",
+    "PriorRequestNotComplete",
+}
+"""Codes of a DynamoDB that failed to serve the request (besides any 5xx status): botocore retries them."""
+_CONFIG_FAILURES = {"NoRegionError", "InvalidRegionError", "ProfileNotFound", "UnknownEndpointError",
+                    "InvalidEndpointConfigurationError", "InvalidConfigError"}
+"""botocore exceptions that mean the client was set up wrongly (besides ParamValidationError)."""
 _UNPROCESSED_ATTEMPTS = 12
 _SCHEMA_MISMATCH = ("key element does not match the schema", "number of conditions on the keys is invalid")
 
@@ -52,11 +75,14 @@ def make_client(
     endpoint_url: str | None = None,
     profile_name: str | None = None,
     max_attempts: int = 10,
+    table: str = "",
 ) -> DynamoDBClient:
     """A DynamoDB client whose retries cover throttling (``standard`` mode backs off exponentially).
 
     A session of its own per storage: boto3's default session is not safe to create clients from in
     several threads at once. The connection pool is sized for the worker threads that run requests.
+    ``table`` only names the store in the error a client that cannot be built raises (an unknown
+    profile, a malformed endpoint or region from the environment).
     """
     import boto3
     from botocore.config import Config
@@ -69,9 +95,21 @@ def make_client(
         client: DynamoDBClient = session.client(
             "dynamodb", region_name=region_name, endpoint_url=endpoint_url, config=config
         )
-    except BotoCoreError as exc:
-        raise DynamoDBConfigError(f"cannot build a DynamoDB client: {exc}{_hint(exc)}") from exc
+    except (BotoCoreError, ValueError) as exc:  # botocore checks an endpoint URL with a plain ValueError
+        raise DynamoDBConfigError(
+            f"cannot build a DynamoDB client{f' for table {table!r}' if table else ''}: {exc}{_hint(exc)}",
+            store=table, operation="CreateClient", code=type(exc).__name__,
+        ) from exc
     return client
+
+
+def retried(exc: BaseException | None) -> bool:
+    """Whether botocore sent the request more than once before this answer, so that an earlier attempt,
+    whose answer was lost, may have been carried out."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return False
+    return int(response.get("ResponseMetadata", {}).get("RetryAttempts", 0) or 0) > 0
 
 
 def _hint(exc: BaseException) -> str:
@@ -82,35 +120,60 @@ def _hint(exc: BaseException) -> str:
         return " (configure AWS credentials: environment variables, ~/.aws/credentials, or an IAM role)"
     if name == "ProfileNotFound":
         return " (check the profile name, or drop ?profile= to use the default credentials)"
-    if name == "EndpointConnectionError":
+    if name in ("EndpointConnectionError", "ConnectTimeoutError"):
         return " (is the endpoint_url right and the server running?)"
+    if name == "InvalidRegionError":
+        return " (a region looks like eu-west-1)"
+    if name == "ValueError":
+        return " (an endpoint_url looks like https://dynamodb.eu-west-1.amazonaws.com or http://127.0.0.1:8000)"
     return ""
 
 
 @contextlib.contextmanager
 def translate_errors(table: str, client: DynamoDBClient, action: str,
                      passthrough: frozenset[str] = frozenset({"ConditionalCheckFailedException"})) -> Iterator[None]:
-    """Turn botocore errors into statehitl errors naming the table and what to do.
+    """Turn every botocore error into a ``DynamoDBError`` naming the table, the action and what to do.
 
     Error codes in ``passthrough`` stay botocore ``ClientError``s for the caller to handle (by default
-    ``ConditionalCheckFailedException``, which becomes a ``CheckpointConflict``).
+    ``ConditionalCheckFailedException``, which the caller turns into a ``CheckpointConflict``, or into
+    success when the write it lost to was its own).
     """
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
         yield
     except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "")
+        code = error_code(exc)
         if code in passthrough:
             raise
         raise _translate_client_error(table, client, action, code, exc) from exc
     except BotoCoreError as exc:
-        if type(exc).__name__ in _NO_CREDENTIALS:  # the same refusal as bad keys, found before sending
-            raise DynamoDBAccessDeniedError(
-                f"no usable AWS credentials for DynamoDB table {table!r}{_where(client)} ({action}: {exc})"
-                f"{_hint(exc)}", store=table, operation=action, code=type(exc).__name__,
-            ) from exc
-        raise DynamoDBError(f"DynamoDB {action} on table {table!r} failed: {exc}{_hint(exc)}") from exc
+        raise _translate_botocore_error(table, client, action, exc) from exc
+
+
+def _translate_botocore_error(table: str, client: DynamoDBClient, action: str, exc: Exception) -> DynamoDBError:
+    """What a request that got no answer from DynamoDB (or was never sent) means, as a statehitl error."""
+    from botocore.exceptions import ConnectionError, HTTPClientError, ParamValidationError
+
+    name = type(exc).__name__
+    fields: dict[str, Any] = {"store": table, "operation": action, "code": name}
+    where = _where(client)
+    if name in _NO_CREDENTIALS:  # the same refusal as bad keys, found before sending
+        return DynamoDBAccessDeniedError(
+            f"no usable AWS credentials for DynamoDB table {table!r}{where} ({action}: {exc}){_hint(exc)}",
+            **fields,
+        )
+    if isinstance(exc, ConnectionError | HTTPClientError):
+        return DynamoDBUnavailableError(
+            f"DynamoDB {action} on table {table!r}{where} got no answer, past every retry ({name}: {exc}): the "
+            f"service or the network failed, and the same call may succeed later{_hint(exc)}", **fields,
+        )
+    if isinstance(exc, ParamValidationError) or name in _CONFIG_FAILURES:
+        return DynamoDBConfigError(
+            f"DynamoDB {action} on table {table!r}{where} was refused before it was sent ({name}): {exc}{_hint(exc)}",
+            **fields,
+        )
+    return DynamoDBError(f"DynamoDB {action} on table {table!r}{where} failed ({name}): {exc}{_hint(exc)}", **fields)
 
 
 def error_code(exc: BaseException) -> str:
@@ -130,7 +193,9 @@ def _where(client: DynamoDBClient) -> str:
 def _translate_client_error(table: str, client: DynamoDBClient, action: str, code: str,
                             exc: Exception) -> DynamoDBError:
     where = _where(client)
-    fields = {"store": table, "operation": action, "code": code}
+    fields: dict[str, Any] = {"store": table, "operation": action, "code": code}
+    response = getattr(exc, "response", {})
+    status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
     if code == "ResourceNotFoundException":
         return DynamoDBTableNotFoundError(
             f"DynamoDB table {table!r} does not exist{where}; create it with "
@@ -149,12 +214,18 @@ def _translate_client_error(table: str, client: DynamoDBClient, action: str, cod
             "table's provisioned capacity, switch it to on-demand (PAY_PER_REQUEST), or allow more retries "
             "(DynamoDBStorage(max_attempts=...))", **fields,
         )
+    if code in _UNAVAILABLE or status >= 500:
+        return DynamoDBUnavailableError(
+            f"DynamoDB {action} on table {table!r}{where} failed on the service's side past every retry "
+            f"({code or status}: {exc}); nothing says the store is misconfigured, and the same call may succeed "
+            "later (allow more attempts with DynamoDBStorage(max_attempts=...))", **fields,
+        )
     if code == "ValidationException" and any(m in str(exc) for m in _SCHEMA_MISMATCH):
         return DynamoDBConfigError(
             f"DynamoDB table {table!r}{where} has the wrong key schema for statehitl: it needs a partition key "
-            "'pk' (S) and a sort key 'sk' (S); create a table with `statehitl dynamodb create-table`"
+            "'pk' (S) and a sort key 'sk' (S); create a table with `statehitl dynamodb create-table`", **fields,
         )
-    return DynamoDBError(f"DynamoDB {action} on table {table!r}{where} failed: {exc}")
+    return DynamoDBError(f"DynamoDB {action} on table {table!r}{where} failed: {exc}", **fields)
 
 
 def _backoff(attempt: int) -> None:

@@ -1,21 +1,33 @@
 """Errors of the DynamoDB backend: each one says what to change, not just what DynamoDB answered.
 
-All are ``CheckpointError``s, so code (and the CLI) that handles statehitl's checkpoint errors handles
-these too; the original botocore exception is chained as ``__cause__``. The three a deployment most
-often meets are also statehitl's shared storage errors, so one ``except`` serves S3 and DynamoDB
-alike, and they carry ``store`` (the table), ``operation`` (the DynamoDB action) and ``code``::
+Every failure a caller of ``DynamoDBStorage`` can see is one of these or a ``CheckpointConflict`` (a
+lost compare-and-set, nothing else). All are statehitl's shared ``StorageError``s, so one ``except``
+serves S3, DynamoDB and the file store alike, and each carries ``store`` (the table), ``operation``
+(the DynamoDB action), ``code`` (DynamoDB's error code or botocore's exception name) and
+``transient`` (whether the same call may succeed later); the botocore exception is chained as
+``__cause__``. Each is also the shared error of its meaning, so ``except StorageUnavailableError``
+and ``except DynamoDBError`` both keep working::
 
-    CheckpointError (statehitl.errors)
-     └── DynamoDBError
-          ├── DynamoDBConfigError (ValueError)                         a bad URL, table name, option or key schema
+    StorageError (statehitl.errors)
+     └── DynamoDBError                                                 any other failure (not transient)
+          ├── DynamoDBConfigError (StorageConfigError, a ValueError)    a bad URL, table name, option or key schema
           ├── DynamoDBTableNotFoundError (StorageNotFoundError)         the table does not exist
           ├── DynamoDBAccessDeniedError (StorageAccessError)            credentials or IAM policy refused
-          └── DynamoDBThrottledError (StorageThrottledError)            throttled past every retry
+          ├── DynamoDBThrottledError (StorageThrottledError)            throttled past every retry (transient)
+          └── DynamoDBUnavailableError (StorageUnavailableError)        5xx, resets, timeouts past every retry
+                                                                        (transient)
 """
 
 from __future__ import annotations
 
-from statehitl.errors import CheckpointError, StorageAccessError, StorageNotFoundError, StorageThrottledError
+from statehitl.errors import (
+    StorageAccessError,
+    StorageConfigError,
+    StorageError,
+    StorageNotFoundError,
+    StorageThrottledError,
+    StorageUnavailableError,
+)
 
 __all__ = [
     "REQUIRED_ACTIONS",
@@ -24,6 +36,7 @@ __all__ = [
     "DynamoDBError",
     "DynamoDBTableNotFoundError",
     "DynamoDBThrottledError",
+    "DynamoDBUnavailableError",
 ]
 
 REQUIRED_ACTIONS: tuple[str, ...] = (
@@ -39,12 +52,16 @@ REQUIRED_ACTIONS: tuple[str, ...] = (
 DescribeTable and UpdateTimeToLive)."""
 
 
-class DynamoDBError(CheckpointError):
-    """A DynamoDB request failed in a way the checkpoint engine cannot recover from."""
+class DynamoDBError(StorageError):
+    """A DynamoDB request failed in a way the checkpoint engine cannot recover from by itself.
+
+    A ``StorageError`` since the shared error tree: ``except StorageError`` catches every backend's
+    failures, and ``transient`` says whether retrying later may help (only in the subclasses that say so).
+    """
 
 
-class DynamoDBConfigError(DynamoDBError, ValueError):
-    """The backend was configured wrongly: a bad URL, table name or option."""
+class DynamoDBConfigError(DynamoDBError, StorageConfigError):
+    """The backend was configured wrongly: a bad URL, table name, option, endpoint or key schema."""
 
 
 class DynamoDBTableNotFoundError(DynamoDBError, StorageNotFoundError):
@@ -57,3 +74,10 @@ class DynamoDBAccessDeniedError(DynamoDBError, StorageAccessError):
 
 class DynamoDBThrottledError(DynamoDBError, StorageThrottledError):
     """Requests were still throttled after every retry botocore was allowed."""
+
+
+class DynamoDBUnavailableError(DynamoDBError, StorageUnavailableError):
+    """DynamoDB did not answer, past every retry: a 5xx (InternalServerError, ServiceUnavailable), a
+    connection refused or reset, a timeout. Nothing is misconfigured; the same call may succeed later.
+    When ``write`` raises it, the table was read first and did not hold the write (an attempt still in
+    flight could land later: its value chunks are left for it, and swept as orphans if it never does)."""

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from statehitl.checkpoint.storage import ABSENT, CLEANUP_MAX_AGE, validate_prefix
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
-from statehitl_checkpoint_dynamodb._client import batch_get, batch_write, make_client, translate_errors
+from statehitl_checkpoint_dynamodb._client import batch_get, batch_write, make_client, retried, translate_errors
 from statehitl_checkpoint_dynamodb._layout import (
     ROOT,
     Entry,
@@ -45,7 +45,7 @@ from statehitl_checkpoint_dynamodb._layout import (
     split_value,
     token_chunks,
 )
-from statehitl_checkpoint_dynamodb._url import check_table_name, parse_url
+from statehitl_checkpoint_dynamodb._url import check_options, check_table_name, parse_url
 from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError, DynamoDBError
 
 if TYPE_CHECKING:
@@ -98,12 +98,13 @@ class DynamoDBStorage:
         max_attempts: int = 10,
     ) -> None:
         self.table_name = check_table_name(table_name)
-        if ttl_seconds is not None and not ttl_seconds > 0:
-            raise DynamoDBConfigError(f"ttl_seconds must be positive seconds or None, got {ttl_seconds!r}")
-        if not ttl_attribute or ttl_attribute in {"pk", "sk", "v", "d", "c", "at"}:
-            raise DynamoDBConfigError(f"ttl_attribute {ttl_attribute!r} is empty or used by statehitl itself")
-        if max_attempts < 1:
-            raise DynamoDBConfigError(f"max_attempts must be at least 1, got {max_attempts!r}")
+        check_options(table_name, region_name=region_name, endpoint_url=endpoint_url, ttl_seconds=ttl_seconds,
+                      ttl_attribute=ttl_attribute, max_attempts=max_attempts)
+        if client is not None and (session is not None or region_name or endpoint_url or profile_name):
+            raise DynamoDBConfigError(
+                "pass client= alone: session, region_name, endpoint_url and profile_name build a new client, "
+                "and a client already has its own", store=table_name,
+            )
         self.ttl_seconds = ttl_seconds
         self.ttl_attribute = ttl_attribute
         self._client = client
@@ -142,7 +143,7 @@ class DynamoDBStorage:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    self._client = make_client(**self._client_options)
+                    self._client = make_client(**self._client_options, table=self.table_name)
         return self._client
 
     # -- helpers --------------------------------------------------------------------------------------
@@ -293,17 +294,56 @@ class DynamoDBStorage:
                     ExpressionAttributeValues=values,
                     ReturnValues="ALL_OLD" if expect == ABSENT else "NONE",
                 )
-        except ClientError:  # only ConditionalCheckFailedException gets past _errors
+        except ClientError as exc:  # only ConditionalCheckFailedException gets past _errors
+            if retried(exc) and self._holds(pk, sk, token):
+                return self._written(pk, sk, expect, None, token)
             if mine:
                 self._delete_items(mine, best_effort=True)
             if expect == ABSENT:
                 raise CheckpointConflict(f"key {key!r} already exists") from None
             raise CheckpointConflict(f"key {key!r} changed since version {expect!r} was read") from None
+        except DynamoDBError as exc:
+            if not (exc.transient or retried(exc.__cause__)):
+                raise  # refused as sent (a missing table, denied access): nothing landed
+            # No answer past every retry (or an answer after a retry): an attempt may have landed.
+            try:
+                landed = self._holds(pk, sk, token)
+            except DynamoDBError:
+                landed = False
+            if landed:
+                return self._written(pk, sk, expect, None, token)
+            # Not in the table now, but an attempt may still be in flight: the chunks stay for it (if
+            # it never lands, sweep_orphan_chunks or TTL removes them), and the caller hears the outage.
+            raise
+        return self._written(pk, sk, expect, answer.get("Attributes", {}).get("v", {}).get("S"), token)
+
+    def _written(self, pk: str, sk: str, expect: str, replaced: str | None, token: str) -> str:
+        """After our record went in: drop the chunks of the value it replaced (known from ``expect``, or
+        for a create over an expired item from ``ReturnValues``), and return our token.
+
+        A create whose answer was lost does not know what it replaced: the expired value's chunks, if it
+        had any, are left to ``sweep_orphan_chunks`` and TTL (an expired item exists only with TTL on).
+        """
         self._observed(pk)
-        old = expect if expect != ABSENT else answer.get("Attributes", {}).get("v", {}).get("S")
+        old = expect if expect != ABSENT else replaced
         if old is not None and token_chunks(old)[1]:
             self._delete_items(self._chunks_of(pk, sk, old), best_effort=True)
         return token
+
+    def _holds(self, pk: str, sk: str, token: str) -> bool:
+        """Whether the record holds our write, ``token``: asked when a write's outcome is unknown.
+
+        botocore retries a ``PutItem`` whose answer was lost (a timeout, a reset, a 500); if the lost
+        attempt landed, the retry fails its condition against our own record, and a conflict would tell
+        the engine that another process holds the thread (locking it for the lease). Every write has a
+        fresh random token, which also names its chunks, so the record holding exactly our token means
+        this write, chunks and all, is what is stored. A strongly consistent ``GetItem`` of the token
+        alone: the one extra request, only after a retry or an outage.
+        """
+        with self._errors("GetItem"):
+            item = self.client.get_item(TableName=self.table_name, Key=_key(pk, sk), ConsistentRead=True,
+                                        ProjectionExpression="#v", ExpressionAttributeNames={"#v": "v"}).get("Item")
+        return item is not None and item.get("v", {}).get("S") == token
 
     # -- list and delete ------------------------------------------------------------------------------
 

@@ -26,11 +26,11 @@ KEY_SCHEMA: tuple[dict[str, str], ...] = (
 """Partition key ``pk`` (a key up to its last ``/``: a thread), sort key ``sk`` (the last segment)."""
 
 
-def _client(client_or_kwargs: DynamoDBClient | Mapping[str, Any] | None) -> DynamoDBClient:
+def _client(client_or_kwargs: DynamoDBClient | Mapping[str, Any] | None, table: str) -> DynamoDBClient:
     if client_or_kwargs is None:
-        return make_client()
+        return make_client(table=table)
     if isinstance(client_or_kwargs, Mapping):
-        return make_client(**dict(client_or_kwargs))
+        return make_client(**dict(client_or_kwargs), table=table)
     return client_or_kwargs
 
 
@@ -55,8 +55,9 @@ def create_table(
     """
     check_table_name(table_name)
     if billing_mode not in ("PAY_PER_REQUEST", "PROVISIONED"):
-        raise DynamoDBConfigError(f"billing_mode must be PAY_PER_REQUEST or PROVISIONED, got {billing_mode!r}")
-    client = _client(client_or_kwargs)
+        raise DynamoDBConfigError(f"billing_mode must be PAY_PER_REQUEST or PROVISIONED, got {billing_mode!r}",
+                                  store=table_name, code="InvalidOption")
+    client = _client(client_or_kwargs, table_name)
     extra: dict[str, Any] = {}
     if billing_mode == "PROVISIONED":
         extra["ProvisionedThroughput"] = {"ReadCapacityUnits": read_capacity, "WriteCapacityUnits": write_capacity}
@@ -97,7 +98,8 @@ def _check_schema(client: DynamoDBClient, table_name: str) -> None:
     if schema != [("pk", "HASH", "S"), ("sk", "RANGE", "S")]:
         raise DynamoDBConfigError(
             f"DynamoDB table {table_name!r} exists with key schema {schema}; statehitl needs partition key "
-            "'pk' (S) and sort key 'sk' (S): use another table name or delete that table"
+            "'pk' (S) and sort key 'sk' (S): use another table name or delete that table",
+            store=table_name, operation="DescribeTable", code="KeySchemaMismatch",
         )
 
 
@@ -108,7 +110,8 @@ def _enable_ttl(client: DynamoDBClient, table_name: str, attribute: str) -> None
         if current.get("AttributeName") != attribute:
             raise DynamoDBConfigError(
                 f"DynamoDB table {table_name!r} already has TTL on attribute {current.get('AttributeName')!r}; "
-                f"use ttl_attribute={current.get('AttributeName')!r} in DynamoDBStorage, or change the table"
+                f"use ttl_attribute={current.get('AttributeName')!r} in DynamoDBStorage, or change the table",
+                store=table_name, operation="DescribeTimeToLive", code="TimeToLiveMismatch",
             )
         return
     with translate_errors(table_name, client, "UpdateTimeToLive"):

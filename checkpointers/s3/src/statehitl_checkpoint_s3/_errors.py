@@ -1,38 +1,52 @@
-"""Turn S3's error codes into statehitl errors that say what to fix.
+"""Turn S3's error codes, and botocore's own failures, into statehitl errors that say what to fix.
 
-botocore raises one ``ClientError`` for everything, carrying S3's error code. A deployment that got
-the bucket name, the region, the credentials or the IAM policy wrong should not have to decode
-``An error occurred (AccessDenied) when calling the PutObject operation``; it should read which
-bucket, which permission and where the policy is documented. The errors are statehitl's shared storage
-errors, so code that catches them works on DynamoDB too. The tree::
+botocore raises one ``ClientError`` for everything S3 answers, carrying S3's error code, and its own
+exceptions for what never got an answer (a reset, a timeout, a refused connection) or was never sent
+(a bucket name it refuses). A deployment that got the bucket name, the region, the credentials or the
+IAM policy wrong should not have to decode ``An error occurred (AccessDenied) when calling the
+PutObject operation``; it should read which bucket, which permission and where the policy is
+documented, and a caller riding out an outage should be told it is one (``transient``). Every error is
+one of statehitl's shared storage errors, so code that catches them works on DynamoDB and files too.
+The tree::
 
     CheckpointError (statehitl.errors)
      ├── CheckpointConflict          a conditional write lost (412 PreconditionFailed, 409 ConditionalRequestConflict)
-     └── StorageError                the store cannot be used as configured (``.store`` is the bucket)
+     └── StorageError                anything else S3 or botocore refused (``.store`` is the bucket)
           ├── StorageNotFoundError (LookupError)
           │    └── BucketNotFoundError          the bucket does not exist (or is not visible to these credentials)
           ├── StorageAccessError (PermissionError)   credentials, permissions, KMS key or region refused
-          └── StorageThrottledError               still throttled (503 SlowDown) after every retry
+          ├── StorageThrottledError               still throttled (503 SlowDown) after every retry (transient)
+          ├── StorageUnavailableError             5xx, resets, timeouts past every retry (transient)
+          └── StorageConfigError (ValueError)     a bucket name, URL or option no request could use
 
 ``StorageAccessError`` is exported here under the name it had before the shared errors existed, so
-``except statehitl_checkpoint_s3.StorageAccessError`` keeps working. Errors that are not about
-configuration (a transient 500 that outlived the retries, a timeout) stay botocore's own exceptions:
-there is nothing more specific to say about them.
+``except statehitl_checkpoint_s3.StorageAccessError`` keeps working. ``translate_client_error`` keeps
+its contract (a configuration problem, or None); ``storage_error`` is the total one the store uses.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from statehitl.errors import StorageAccessError, StorageError, StorageNotFoundError, StorageThrottledError
+from statehitl._echo import echo
+from statehitl.errors import (
+    StorageAccessError,
+    StorageConfigError,
+    StorageError,
+    StorageNotFoundError,
+    StorageThrottledError,
+    StorageUnavailableError,
+)
 
 __all__ = [
     "CONFLICT_CODES",
     "PERMISSIONS",
+    "UNAVAILABLE_CODES",
     "BucketNotFoundError",
     "StorageAccessError",
     "access_error",
     "error_code",
+    "storage_error",
     "translate_client_error",
 ]
 
@@ -63,6 +77,10 @@ _THROTTLED_CODES = frozenset(
      "TooManyRequestsException"}
 )
 """What S3 (and S3-compatible servers) answer when asked to slow down; botocore retries these first."""
+UNAVAILABLE_CODES = frozenset(
+    {"InternalError", "ServiceUnavailable", "RequestTimeout", "RequestTimeoutException", "500", "502", "503", "504"}
+)
+"""What S3 answers when it failed to serve the request (besides any 5xx status); botocore retries these."""
 _DOCS = "see docs/backends.md for the minimal IAM policy"
 
 
@@ -160,3 +178,56 @@ def access_error(
             "load over more prefixes, or allow more attempts (?retries=N, retry_mode=adaptive)",
         )
     return None
+
+
+def _status(error: BaseException) -> int:
+    """The HTTP status of a botocore ``ClientError`` (0 for anything else)."""
+    response: Any = getattr(error, "response", None)
+    if not isinstance(response, dict):
+        return 0
+    return int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
+def storage_error(error: BaseException, *, bucket: str, operation: str, target: str) -> StorageError:
+    """The statehitl error for any failure of an S3 request: what ``translate_client_error`` says for a
+    configuration problem; else a 5xx, a reset, a timeout or a refused connection, past every retry, is
+    ``StorageUnavailableError`` (transient); a request botocore refused to send (a bucket name it does not
+    accept) is ``StorageConfigError``; anything else a plain ``StorageError`` naming S3's code.
+
+    ``error`` is chained by the caller (``raise storage_error(exc, ...) from exc``).
+    """
+    from botocore.exceptions import (
+        ConnectionError,
+        HTTPClientError,
+        NoCredentialsError,
+        ParamValidationError,
+        PartialCredentialsError,
+    )
+
+    translated = translate_client_error(error, bucket=bucket, operation=operation, target=target)
+    if translated is not None:
+        return translated
+    code = error_code(error) or type(error).__name__
+    fields: dict[str, Any] = {"store": bucket, "operation": operation, "code": code}
+    if isinstance(error, NoCredentialsError | PartialCredentialsError):
+        return StorageAccessError(
+            f"no AWS credentials found for S3 bucket {bucket!r}: set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with an IAM role; or pass session=/client=", **fields,
+        )
+    if isinstance(error, ConnectionError | HTTPClientError):
+        hint = " (is endpoint_url right and the server running?)" if code == "EndpointConnectionError" else ""
+        return StorageUnavailableError(
+            f"S3 {operation} on {target!r} in bucket {bucket!r} got no answer, past every retry ({code}: {error})"
+            f"{hint}: the service or the network failed, and the same call may succeed later", **fields,
+        )
+    if code in UNAVAILABLE_CODES or _status(error) >= 500:
+        return StorageUnavailableError(
+            f"S3 {operation} on {target!r} in bucket {bucket!r} failed on the service's side past every retry "
+            f"({code}: {error}); nothing says the store is misconfigured, and the same call may succeed later "
+            "(allow more attempts with ?retries=N)", **fields,
+        )
+    if isinstance(error, ParamValidationError):
+        return StorageConfigError(
+            f"S3 {operation} on bucket {echo(bucket)} was refused before it was sent: {error}", **fields,
+        )
+    return StorageError(f"S3 {operation} on {target!r} in bucket {bucket!r} failed ({code}): {error}", **fields)

@@ -20,17 +20,24 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from statehitl._echo import echo
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
-from statehitl.errors import CheckpointConflict, InvalidThreadIdError, StorageError
+from statehitl.errors import (
+    CheckpointConflict,
+    InvalidThreadIdError,
+    StorageConfigError,
+    StorageError,
+    StorageUnavailableError,
+)
 from statehitl_checkpoint_s3._client import RetryMode, make_client, shared_client
 from statehitl_checkpoint_s3._errors import (
     CONFLICT_CODES,
-    StorageAccessError,
+    UNAVAILABLE_CODES,
     access_error,
     error_code,
-    translate_client_error,
+    storage_error,
 )
-from statehitl_checkpoint_s3._url import parse_s3_url
+from statehitl_checkpoint_s3._url import check_bucket_name, parse_s3_url
 
 if TYPE_CHECKING:
     from boto3 import Session
@@ -49,9 +56,11 @@ SSE_ALGORITHMS = ("AES256", "aws:kms", "aws:kms:dsse")
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
-def _retried(error: BaseException) -> bool:
+def _retried(error: BaseException | None) -> bool:
     """Whether botocore sent the request more than once before this error (so an earlier try may have landed)."""
-    response: Any = getattr(error, "response", {})
+    response: Any = getattr(error, "response", None)
+    if not isinstance(response, dict):
+        return False
     return int(response.get("ResponseMetadata", {}).get("RetryAttempts", 0) or 0) > 0
 
 
@@ -89,16 +98,15 @@ class S3Storage:
         retry_mode: RetryMode = "standard",
         max_pool_connections: int = 32,
     ) -> None:
-        if not bucket or "/" in bucket:
-            raise ValueError(f"bucket must be a bare S3 bucket name, got {bucket!r}")
+        check_bucket_name(bucket)
         prefix = prefix.strip("/")
         if prefix:
             try:
                 validate_key(prefix)
             except InvalidThreadIdError:
-                raise ValueError(
-                    f"S3 prefix {prefix!r} is not allowed: use '/'-separated segments of letters, digits "
-                    "and _ . : @ = + - (no empty or dot-leading segments)"
+                raise StorageConfigError(
+                    f"S3 prefix {echo(prefix)} is not allowed: use '/'-separated segments of letters, digits "
+                    "and _ . : @ = + - (no empty or dot-leading segments)", store=bucket, code="InvalidPrefix",
                 ) from None
         self.bucket = bucket
         self.prefix = prefix
@@ -106,7 +114,10 @@ class S3Storage:
         self._put_options = self._sse_options(sse, sse_kms_key_id)
         if client is not None:
             if session is not None or profile or region_name or endpoint_url:
-                raise ValueError("pass client= alone: session, profile, region_name and endpoint_url build a new one")
+                raise StorageConfigError(
+                    "pass client= alone: session, profile, region_name and endpoint_url build a new one",
+                    store=bucket, code="InvalidOption",
+                )
             self.client = client
             self._owns_client = False
         else:
@@ -130,9 +141,11 @@ class S3Storage:
         if kms_key_id and sse is None:
             sse = "aws:kms"
         if sse is not None and sse not in SSE_ALGORITHMS:
-            raise ValueError(f"sse must be one of {', '.join(SSE_ALGORITHMS)} (or None), got {sse!r}")
+            raise StorageConfigError(f"sse must be one of {', '.join(SSE_ALGORITHMS)} (or None), got {echo(sse)}",
+                                     code="InvalidOption")
         if kms_key_id and sse == "AES256":
-            raise ValueError("sse_kms_key_id needs sse='aws:kms' or 'aws:kms:dsse', not 'AES256'")
+            raise StorageConfigError("sse_kms_key_id needs sse='aws:kms' or 'aws:kms:dsse', not 'AES256'",
+                                     code="InvalidOption")
         options = {"ServerSideEncryption": sse} if sse else {}
         if kms_key_id:
             options["SSEKMSKeyId"] = kms_key_id
@@ -169,29 +182,23 @@ class S3Storage:
     def _object(self, key: str) -> str:
         return self._base + key
 
-    def _call(self, operation: str, target: str, call: Callable[..., T], **params: Any) -> T:
-        """One S3 request, with configuration errors turned into ``StorageError`` subclasses.
+    def _call(self, operation: str, target: str, call: Callable[..., T], *,
+              expected: frozenset[str] = frozenset(), **params: Any) -> T:
+        """One S3 request; every failure becomes a ``StorageError`` subclass naming the bucket and request.
 
-        Other ``ClientError``s (a missing key, a failed condition) are re-raised for the caller, which
-        knows what they mean there.
+        ``ClientError``s whose code is in ``expected`` (a missing key, a failed condition) are re-raised
+        as they are, for the caller, which knows what they mean there.
         """
-        from botocore.exceptions import ClientError, NoCredentialsError
+        from botocore.exceptions import BotoCoreError, ClientError
 
         try:
             return call(Bucket=self.bucket, **params)
-        except NoCredentialsError as exc:
-            raise StorageAccessError(
-                f"no AWS credentials found for S3 bucket {self.bucket!r}: set AWS_ACCESS_KEY_ID and "
-                "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with an IAM role; or pass session=/client=",
-                store=self.bucket,
-                operation=operation,
-                code="NoCredentials",
-            ) from exc
         except ClientError as exc:
-            translated = translate_client_error(exc, bucket=self.bucket, operation=operation, target=target)
-            if translated is not None:
-                raise translated from exc
-            raise
+            if error_code(exc) in expected:
+                raise
+            raise storage_error(exc, bucket=self.bucket, operation=operation, target=target) from exc
+        except BotoCoreError as exc:
+            raise storage_error(exc, bucket=self.bucket, operation=operation, target=target) from exc
 
     # -- sync implementations, each run in a worker thread ----------------------------------------
 
@@ -200,18 +207,21 @@ class S3Storage:
         from botocore.exceptions import ClientError
 
         try:
-            return self._call(operation, name, method, Key=name)
-        except ClientError as exc:
-            if error_code(exc) in _MISSING_CODES:
-                return None
-            raise
+            return self._call(operation, name, method, expected=_MISSING_CODES, Key=name)
+        except ClientError:  # only the codes of a missing object get past _call
+            return None
 
     def _read(self, name: str) -> tuple[bytes, str] | None:
+        from botocore.exceptions import BotoCoreError
+
         response = self._unless_missing("GetObject", name, self.client.get_object)
         if response is None:
             return None
-        with response["Body"] as body:
-            data = body.read()
+        try:
+            with response["Body"] as body:
+                data = body.read()
+        except BotoCoreError as exc:  # the connection failed while the body streamed in
+            raise storage_error(exc, bucket=self.bucket, operation="GetObject", target=name) from exc
         return data, response["ETag"]
 
     def _version(self, name: str) -> str | None:
@@ -222,30 +232,41 @@ class S3Storage:
         from botocore.exceptions import ClientError
 
         condition = {"IfNoneMatch": "*"} if expect == ABSENT else {"IfMatch": expect}
+        # If-Match on a key that does not exist: S3 answers 404 NoSuchKey rather than 412.
+        lost = CONFLICT_CODES | (_MISSING_CODES if expect != ABSENT else frozenset())
         try:
             response = self._call(
-                "PutObject", name, self.client.put_object, Key=name, Body=data, **condition, **self._put_options
+                "PutObject", name, self.client.put_object, expected=lost, Key=name, Body=data, **condition,
+                **self._put_options,
             )
-        except ClientError as exc:
-            code = error_code(exc)
-            # If-Match on a key that does not exist: S3 answers 404 NoSuchKey rather than 412.
-            if code in CONFLICT_CODES or (expect != ABSENT and code in _MISSING_CODES):
-                landed = self._landed(name, data) if _retried(exc) else None
-                if landed is not None:
-                    return landed
-                raise self._conflict(key, expect) from None
+        except ClientError as exc:  # only a failed condition gets past _call
+            landed = self._landed(name, data) if _retried(exc) else None
+            if landed is not None:
+                return landed
+            raise self._conflict(key, expect) from None
+        except StorageError as exc:
+            if not (exc.transient or _retried(exc.__cause__)):
+                raise  # refused as sent (a missing bucket, denied access): nothing landed
+            # No answer past every retry (or an answer after a retry): an attempt may have landed.
+            try:
+                landed = self._landed(name, data)
+            except StorageError:
+                landed = None
+            if landed is not None:
+                return landed
             raise
         return response["ETag"]
 
     def _landed(self, name: str, data: bytes) -> str | None:
-        """The ETag of our own write, if an earlier attempt of a retried PutObject landed after all.
+        """The ETag of our own write, if an attempt of a PutObject whose outcome is unknown landed after all.
 
-        botocore retries a PutObject whose response was lost (a timeout, a 500 after the write); the
-        retry then fails its condition against the object the first attempt created, and reporting a
-        conflict would make the engine think another process holds the thread. The bytes decide: the
-        engine's checkpoints, claims and index entries carry their writer's identity or timestamps, so
-        identical bytes mean it was this write (a machine shape is the same whoever writes it, so there
-        it makes no difference). Only consulted after a retry, never for a first-attempt conflict.
+        botocore retries a PutObject whose response was lost (a timeout, a reset, a 500 after the write);
+        the retry then fails its condition against the object the first attempt created, and reporting a
+        conflict would make the engine think another process holds the thread. Or every attempt's answer
+        was lost, and the write is stored all the same. The bytes decide: the engine's checkpoints, claims
+        and index entries carry their writer's identity or timestamps, so identical bytes mean it was
+        this write (a machine shape is the same whoever writes it, so there it makes no difference).
+        Consulted only when the outcome is unknown, never for a first-attempt conflict.
         """
         found = self._read(name)
         return found[1] if found is not None and found[0] == data else None
@@ -254,7 +275,9 @@ class S3Storage:
     def _conflict(key: str, expect: str) -> CheckpointConflict:
         if expect == ABSENT:
             return CheckpointConflict(f"key {key!r} already exists")
-        return CheckpointConflict(f"key {key!r} changed since version {expect!r} was read (or no longer exists)")
+        return CheckpointConflict(
+            f"key {key!r} changed since version {echo(expect)} was read (or no longer exists)"
+        )
 
     def _list(self, prefix: str, limit: int | None) -> list[tuple[str, str]]:
         """Keys under ``prefix`` in byte order with their ETags, paging until done or ``limit`` keys are found.
@@ -299,7 +322,8 @@ class S3Storage:
                 translated = access_error(
                     code, detail, bucket=self.bucket, operation="DeleteObjects", target=target
                 )
-                raise translated or StorageError(
+                failure = StorageUnavailableError if code in UNAVAILABLE_CODES else StorageError
+                raise translated or failure(
                     f"S3 could not delete {len(errors)} of {len(batch)} objects under {prefix!r} in bucket "
                     f"{self.bucket!r}; first: {target!r}: {detail}",
                     store=self.bucket, operation="DeleteObjects", code=code,
