@@ -506,8 +506,9 @@ def test_requests_per_step(make_store: Callable[..., S3Storage], s3_bucket: str)
                       thread_id="t")
     assert (done.stop_reason, done.state.n) == ("end", 5)
     steps = 6  # review (answered) and work0..work4
-    # 1 List + 1 GET (the head; its base chain is itself at this depth) + 1 PUT claim,
-    # then 1 PUT per step, then the index: 1 GET + 1 PUT.
+    # 1 List + 1 GET (the head; its base chain is itself at this depth) + 1 PUT claim and 1 GET of the index
+    # entry (a thread rolled back behind it is refused before anything runs), then 1 PUT per step, then the
+    # index: 1 PUT (its version is known from that GET).
     assert calls == Counter({"ListObjectsV2": 1, "GetObject": 1 + 1, "PutObject": 1 + steps + 1})
     assert counting.reset().calls == Counter({"list": 1, "read": 2, "write": steps + 2})
 

@@ -227,4 +227,62 @@ def test_a_store_url_with_no_backend(cli, args):
 
 
 def test_threads_needs_a_subcommand(cli):
-    assert_one_line_error(cli("threads"), "list,show,audit,delete")
+    assert_one_line_error(cli("threads"), "list,show,audit,retry,delete")
+
+
+def test_retry_allows_an_action_of_unknown_outcome_to_run_again_and_the_audit_says_who(cli, workdir) -> None:
+    """An answered resume whose process died before recording anything: the thread refuses a second answer
+    until someone allows the retry, which the audit trail keeps with the lost answer."""
+    import asyncio
+    import time
+
+    from pydantic import BaseModel
+
+    from statehitl.checkpoint import Checkpointer, FileStorage
+    from statehitl.checkpoint.records import AnswerRecord
+    from statehitl.errors import ActionOutcomeUnknownError
+    from statehitl.graph import END, START, NodeContext, StateGraph
+
+    ran: list[str] = []
+
+    class Payment(BaseModel):
+        paid: bool = False
+
+    def pay(state: Payment, ctx: NodeContext) -> dict:
+        if ctx.interrupt("approve", reason="pay 40?") == "y":
+            ran.append(ctx.idempotency_key)
+        return {"paid": True}
+
+    g = StateGraph(Payment)
+    g.add_node("pay", pay)
+    g.add_edge(START, "pay")
+    g.add_edge("pay", END)
+    checkpointer = Checkpointer(FileStorage(workdir / ".statehitl"), lease_seconds=0.01)
+    app = g.compile(checkpointer=checkpointer)
+    waiting = app.invoke({}, thread_id="t").interrupts[0]
+
+    async def died_acting() -> None:  # a resumer claimed the thread for ann's answer, then its process died
+        head = await checkpointer.head("t")
+        assert head is not None
+        await checkpointer.claim(head, "host:1:dead", [AnswerRecord(interrupt_id=waiting.id, checkpoint_id=head.record
+                                                                    .checkpoint_id, response="y", responder="ann",
+                                                                    at=1.0)])
+
+    asyncio.run(died_acting())
+    time.sleep(0.02)  # its lease runs out
+    answer = [{"interruptResponse": {"interruptId": waiting.id, "response": "y", "responder": "bob"}}]
+    with pytest.raises(ActionOutcomeUnknownError, match="may have run"):
+        app.invoke(answer, thread_id="t")
+    assert ran == []
+    done = cli("threads", "retry", "t", "--responder", "ops", "--comment", "no payment 40 in the ledger")
+    assert done.code == 0, done.err
+    assert "the retry is allowed" in done.out
+    assert app.invoke(answer, thread_id="t").status.value == "completed"
+    assert len(ran) == 1
+    trail = cli("threads", "audit", "t").out
+    assert "unknown  approve  by ann" in trail
+    assert "retried  a retry allowed by ops: no payment 40 in the ledger" in trail
+    assert "applied  approve  by bob" in trail
+    again = cli("threads", "retry", "t")
+    assert again.code != 0
+    assert "no action of unknown outcome" in again.err

@@ -47,7 +47,14 @@ from pydantic import BaseModel, ValidationError
 from statehitl.checkpoint.audit import answers_prefix, keep_audit, read_audit
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, assemble, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, decode_model, encode, encode_counted
-from statehitl.checkpoint.index import index_material, index_prefix, indexed_threads, read_index, write_index
+from statehitl.checkpoint.index import (
+    index_material,
+    index_prefix,
+    indexed_threads,
+    read_index,
+    read_index_versioned,
+    write_index,
+)
 from statehitl.checkpoint.records import (
     AnswerRecord,
     AuditEntry,
@@ -450,7 +457,10 @@ class Checkpointer:
         alarm.) Records and entry rolled back together, or the newest record alone, are not detectable
         this way (the file store's synced-to mark catches the latter on its own logs).
         """
-        entry = await self.thread_info(thread_id)
+        entry, version = await read_index_versioned(self.storage, thread_id, self.signing_key)
+        # The run ends by rewriting this entry: knowing its version spares it reading the entry again.
+        self._warm.keep_index_version(thread_id, -1 if entry is None else entry.seq,
+                                      ABSENT if entry is None else version)
         if entry is not None and entry.seq > slot:
             raise CheckpointCorruptError(
                 f"thread {thread_id!r}: its index entry describes checkpoint {entry.seq:012d}, but its records "

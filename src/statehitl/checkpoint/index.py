@@ -75,9 +75,15 @@ def _parse(key: str, data: bytes, signing_key: bytes | None) -> ThreadIndex:
 
 
 async def read_index(storage: Storage, thread_id: str, signing_key: bytes | None) -> ThreadIndex | None:
+    return (await read_index_versioned(storage, thread_id, signing_key))[0]
+
+
+async def read_index_versioned(storage: Storage, thread_id: str, signing_key: bytes | None
+                               ) -> tuple[ThreadIndex | None, str | None]:
+    """The thread's index entry and its version token (None, None: no entry)."""
     key = index_key(thread_id)
     found = await storage.read(key)
-    return None if found is None else _parse(key, found[0], signing_key)
+    return (None, None) if found is None else (_parse(key, found[0], signing_key), found[1])
 
 
 async def write_index(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command r
     from statehitl.checkpoint.engine import Checkpointer
     from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, ThreadIndex
 
-__all__ = ["add_parser", "cmd_audit", "cmd_delete", "cmd_list", "cmd_show"]
+__all__ = ["add_parser", "cmd_audit", "cmd_delete", "cmd_list", "cmd_retry", "cmd_show"]
 
 _STATUS_STYLE = {"interrupted": "yellow", "completed": "green", "failed": "red", "executing": "blue"}
 _STATUSES = ["executing", "interrupted", "completed", "failed"]
@@ -40,7 +40,8 @@ def add_parser(commands: Any) -> None:
         description="Inspect the threads in a checkpoint store (file://DIR, s3://..., dynamodb://...). A memory:// "
                     "store lives only inside the process that made it, so to these commands it is always empty.",
     )
-    sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,audit,delete,prune,sweep}", required=True)
+    sub = parser.add_subparsers(dest="threads_command", metavar="{list,show,audit,retry,delete,prune,sweep}",
+                                required=True)
 
     def store_option(p: argparse.ArgumentParser) -> None:
         p.add_argument("--store", default=DEFAULT_STORE, metavar="URL",
@@ -74,6 +75,18 @@ def add_parser(commands: Any) -> None:
     store_option(audit)
     audit.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
     audit.set_defaults(handler=cmd_audit)
+
+    retry = sub.add_parser("retry", help="allow an action whose outcome is unknown to run again",
+                           description="After 'the action may have run' (ActionOutcomeUnknownError): a run that "
+                                       "acted on an answer stopped without recording how it ended. Check the "
+                                       "outside world first (tools are given an idempotency key to name the "
+                                       "action there); then this records your go-ahead in the audit trail, and the "
+                                       "next answer (or continue) runs the action again.")
+    retry.add_argument("thread", metavar="THREAD")
+    store_option(retry)
+    retry.add_argument("--responder", metavar="NAME", help="who allows the retry (kept in the audit trail)")
+    retry.add_argument("--comment", metavar="TEXT", help="why, e.g. what the outside world showed")
+    retry.set_defaults(handler=cmd_retry)
 
     delete = sub.add_parser("delete", help="delete a thread and all of its checkpoints",
                             description="Delete every checkpoint of THREAD from the store.")
@@ -238,7 +251,7 @@ def _parent(parent: int | None, older: CheckpointRecord | None, listed: set[int]
 
 # -- audit ------------------------------------------------------------------------------------------
 
-_OUTCOME_STYLE = {"applied": "green", "rejected": "red", "edited": "yellow"}
+_OUTCOME_STYLE = {"applied": "green", "rejected": "red", "edited": "yellow", "unknown": "red", "retried": "yellow"}
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -260,6 +273,10 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         who = entry.responder or "(not named)"
         c.print()
         outcome = c.style(entry.outcome, _OUTCOME_STYLE.get(entry.outcome, "bold"))
+        if entry.outcome == "retried":
+            c.print(f"{c.style(when_text(entry.at), 'dim')}  {outcome}  a retry allowed by {who}"
+                    f"{': ' + entry.comment if entry.comment else ''}")
+            continue
         c.print(f"{c.style(when_text(entry.at), 'dim')}  {outcome}  {entry.name}  by {who}")
         fields = [("interrupt", [f"{entry.interrupt_id} ({entry.source}{' at ' + entry.node if entry.node else ''}, "
                                  f"checkpoint {entry.checkpoint_id})"]),
@@ -270,6 +287,26 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         for label, lines in fields:
             for line in hanging(f"  {label.ljust(10)}  ", lines):
                 c.print(line)
+    return 0
+
+
+# -- retry ------------------------------------------------------------------------------------------
+
+
+def cmd_retry(args: argparse.Namespace, console: Console) -> int:
+    from statehitl._sync import run_sync
+    from statehitl.errors import NotInterruptedError
+
+    thread = _thread_id(args.thread)
+    checkpointer = _open(args.store)
+    try:
+        run_sync(checkpointer.retry_unknown(thread, responder=args.responder, comment=args.comment))
+    except NotInterruptedError:
+        if run_sync(checkpointer.latest(thread)) is None:
+            raise _unknown(thread, args.store) from None
+        raise CliError(f"thread {thread} has no action of unknown outcome: nothing to retry") from None
+    console.print(f"thread {thread}: the retry is allowed (and in its audit trail); answer its interrupt again, or "
+                  "continue it, to run the action")
     return 0
 
 
