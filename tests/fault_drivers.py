@@ -67,28 +67,28 @@ def refund_graph(checkpointer: Checkpointer, ledger: Ledger):
 class GraphDriver:
     """Drives the refund graph: each call builds a new app, as a server does per request."""
 
-    def __init__(self, storage: Storage, ledger: Ledger) -> None:
-        self.storage, self.ledger = storage, ledger
+    def __init__(self, storage: Storage, ledger: Ledger, thread: str = "t") -> None:
+        self.storage, self.ledger, self.thread = storage, ledger, thread
 
     def app(self):
         return refund_graph(Checkpointer(self.storage), self.ledger)
 
     def status(self) -> tuple[Status | None, list[Any]]:
-        state = self.app().get_state("t")
+        state = self.app().get_state(self.thread)
         return (None, []) if state is None else (state.status, state.interrupts)
 
     def start(self) -> None:
-        self.app().invoke({}, thread_id="t")
+        self.app().invoke({}, thread_id=self.thread)
 
     def go_on(self) -> None:
-        self.app().invoke(None, thread_id="t")
+        self.app().invoke(None, thread_id=self.thread)
 
     def answer(self, interrupts: list[Any]) -> None:
         self.app().invoke([{"interruptResponse": {"interruptId": i.id, "response": "y", "responder": "ann"}}
-                           for i in interrupts], thread_id="t")
+                           for i in interrupts], thread_id=self.thread)
 
     def audit(self) -> list[Any]:
-        return self.app().audit("t")
+        return self.app().audit(self.thread)
 
 
 @tool(context=True)
@@ -119,8 +119,8 @@ class AgentDriver:
     SCRIPT = [{"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "refund",
                                                              "input": {"amount": 40}}}]}, "done"]
 
-    def __init__(self, storage: Storage, ledger: Ledger) -> None:
-        self.storage, self.ledger = storage, ledger
+    def __init__(self, storage: Storage, ledger: Ledger, thread: str = "t") -> None:
+        self.storage, self.ledger, self.thread = storage, ledger, thread
 
     def agent(self) -> Agent:
         from statehitl.session import SessionManager
@@ -130,12 +130,12 @@ class AgentDriver:
                 event.cancel_tool = "denied"
 
         agent = Agent(model=RefundModel(self.SCRIPT), tools=[refund], callback_handler=None,
-                      session_manager=SessionManager(session_id="t", checkpointer=Checkpointer(self.storage)))
+                      session_manager=SessionManager(session_id=self.thread, checkpointer=Checkpointer(self.storage)))
         agent.add_hook(BeforeToolCallEvent, approve)
         return agent
 
     def status(self) -> tuple[Status | None, list[Any]]:
-        record = asyncio.run(Checkpointer(self.storage).latest("t"))
+        record = asyncio.run(Checkpointer(self.storage).latest(self.thread))
         if record is None:
             return None, []
         return Status(record.status), [i.to_interrupt() for i in record.interrupts]
@@ -176,7 +176,7 @@ def drive(driver: Any, checkpointer: Checkpointer, heal: Callable[[], None], cas
             # The operator looks at the ledger by the action's key: if the refund went out there, a retry
             # is harmless (the key makes it the same refund); either way the go-ahead is theirs to give.
             story.append(f"outcome unknown ({unknown.thread_id}): retry")
-            asyncio.run(checkpointer.retry_unknown("t", responder="ops", comment="ledger checked"))
+            asyncio.run(checkpointer.retry_unknown(driver.thread, responder="ops", comment="ledger checked"))
         except NotInterruptedError:
             story.append("already moved on")  # an answer whose run was recorded although its call failed
         except CheckpointConflict as conflict:  # nothing else runs here: no conflict is a true one
@@ -192,7 +192,7 @@ def drive(driver: Any, checkpointer: Checkpointer, heal: Callable[[], None], cas
 def check_outcome(driver: Any, story: list[str], case: str) -> int:
     """Assert what every fault case must end with; returns how many go-aheads to retry it took."""
     ledger: Ledger = driver.ledger
-    retries = story.count("outcome unknown (t): retry")
+    retries = story.count(f"outcome unknown ({driver.thread}): retry")
     assert ledger.effects == 1, case
     assert sum(ledger.attempts.values()) <= 1 + retries, case  # never run again without a go-ahead
     trail = driver.audit()
