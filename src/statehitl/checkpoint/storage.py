@@ -27,11 +27,16 @@ backend states it rather than relying on a naming convention:
   provides ``cleanup(max_age)``; ``Checkpointer.prune`` and ``sweep_expired`` call it. Debris is
   never reachable through ``read``/``list``, so a backend without any has nothing to provide.
 
-Errors: a compare-and-set that fails is ``CheckpointConflict``; a bad key ``InvalidThreadIdError``
-(``validate_key``/``validate_prefix`` raise it); a store that cannot serve requests at all raises a
-``StorageError`` subclass: ``StorageNotFoundError`` (no such bucket or table),
-``StorageAccessError`` (credentials or permissions refused), ``StorageThrottledError`` (throttled past
-every retry), so callers catch them by meaning whatever the backend.
+Errors: a compare-and-set that fails is ``CheckpointConflict``, and nothing else is; a bad key
+``InvalidThreadIdError`` (``validate_key``/``validate_prefix`` raise it); every other failure a caller
+can see is a ``StorageError`` subclass that says whether it is ``transient`` and chains its cause:
+``StorageNotFoundError`` (no such bucket or table), ``StorageAccessError`` (credentials or permissions
+refused), ``StorageThrottledError`` (throttled past every retry), ``StorageUnavailableError`` (5xx,
+resets, timeouts, I/O errors past every retry), ``StorageFullError`` (no room: a full disk, a file-size
+limit, a read-only store), ``StorageConfigError`` (a URL or option that names no usable store), so
+callers catch them by meaning whatever the backend. A write must be all or nothing (a short write is an
+error), and one whose answer was lost should be checked for having landed before it is reported as a
+conflict: the engine also reads back its own create-once records after a ``StorageError``.
 """
 
 from __future__ import annotations

@@ -68,11 +68,12 @@ def _input_errors() -> tuple[type[BaseException], ...]:
         InterruptError,
         InvalidThreadIdError,
         InvalidUpdateError,
+        StorageConfigError,
         UnknownInboxItemError,
     )
 
-    return (CliError, CheckpointerNotFoundError, InvalidThreadIdError, InterruptError, GraphValidationError,
-            InvalidUpdateError, UnknownInboxItemError, AppLoadError)
+    return (CliError, CheckpointerNotFoundError, StorageConfigError, InvalidThreadIdError, InterruptError,
+            GraphValidationError, InvalidUpdateError, UnknownInboxItemError, AppLoadError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
