@@ -17,7 +17,7 @@ from statehitl.checkpoint.audit import AuditEntry, ResumeAudit, audit_prefix
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.storage import ABSENT
-from statehitl.errors import CheckpointConflict, NotInterruptedError, UnknownInterruptError
+from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, NotInterruptedError, UnknownInterruptError
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.json_schema_check import schema_errors
 from statehitl.position import audit_entries
@@ -51,7 +51,7 @@ def approvals(checkpointer: Checkpointer, ran: list[str] | None = None) -> Any:
     return g.compile(checkpointer=checkpointer)
 
 
-LOST = (CheckpointConflict, NotInterruptedError, UnknownInterruptError)
+LOST = (CheckpointConflict, NotInterruptedError, UnknownInterruptError, AlreadyAnsweredError)
 """What a resume that lost the race gets: the claim was taken, or the thread was running or had moved on."""
 
 
@@ -127,7 +127,8 @@ def test_a_resume_that_applies_several_answers_records_them_with_its_step(tmp_pa
     # the step stores what the interrupts do not say already: their names and reasons are joined on reading
     stored = [decode(key, data, None) for key, (data, _) in asyncio.run(counting.inner.read_all("threads/t/")).items()]
     [answered] = [record["answered"] for record in stored if "answered" in record and record["kind"] == "checkpoint"]
-    assert [sorted(a) for a in answered] == [["at", "checkpoint_id", "interrupt_id", "responder", "response"]] * 3
+    assert [sorted(a) for a in answered] == [["at", "checkpoint_id", "interrupt_id", "responder", "response",
+                                              "via"]] * 3
 
 
 class DeleteFails(FileStorage):

@@ -84,7 +84,7 @@ def interrupted(app: Any) -> list[Interrupt]:
 BAD_WHILE_INTERRUPTED = {
     "plain dict": (lambda ids: {"log": ["hi"]}, ResumeInputError, TypeError, r"is waiting on interrupts"),
     "model": (lambda ids: S(), ResumeInputError, TypeError, r"resume it with a list like .*not a S"),
-    "none": (lambda ids: None, ResumeInputError, TypeError, r"not a NoneType"),
+    "none": (lambda ids: None, ResumeInputError, TypeError, r"no answer to them is stored"),
     "single dict": (lambda ids: response(ids[0]), ResumeInputError, TypeError, r"not a dict"),
     "plain string": (lambda ids: "y", ResumeInputError, TypeError, r"not a str"),
     "empty list": (lambda ids: [], InvalidResponseError, ValueError, r"the list of interrupt responses is empty"),

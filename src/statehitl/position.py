@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl import interrupt_ids, observe
+from statehitl.checkpoint.answer_records import answer_key, read_answers, record_answer
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import AnswerRecord, CheckpointRecord, InterruptRecord, RecordStatus
+from statehitl.errors import ResumeInputError
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.resume import AnswerMeta
 from statehitl.transitions import InterruptAnswered
@@ -90,6 +92,8 @@ class Position:
     answered: list[AuditEntry] = field(default_factory=list)
     """The audit entries of this resume's answers, stored with the first checkpoint written after they
     were applied (``Runner.run``)."""
+    recorded: list[str] = field(default_factory=list)
+    """The keys of the answers this call stored as binding: withdrawn if the run refuses them on re-run."""
 
 
 @dataclass
@@ -149,6 +153,9 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
     which answer, for the audit trail.
     """
     record = head.record
+    recorded: list[str] = []
+    if record.interrupts and (record.status == "interrupted" or answers) and not head.fork:
+        answers, meta, recorded = await bind_answers(checkpointer, head, answers, meta or {})
     answered = audit_entries(record, answers, meta or {})
     await checkpointer.claim(head, owner_id(), [AnswerRecord.of(entry) for entry in answered])
     head.cursor.migrated = head.cursor.migrated or rewritten
@@ -157,7 +164,45 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
             if i.id in answers:
                 observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
     return Position(state, record.pending, head.cursor, record.step, record.completed,
-                    {**record.responses, **answers}, record.progress, list(record.interrupts), answered=answered)
+                    {**record.responses, **answers}, record.progress, list(record.interrupts), answered=answered,
+                    recorded=recorded)
+
+
+async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, Any],
+                       meta: Mapping[str, AnswerMeta]) -> tuple[dict[str, Any], dict[str, AnswerMeta], list[str]]:
+    """The answers a resume of ``head`` applies: each given one recorded as its interrupt's one binding
+    answer (the same answer stored before by any door is fine; a different one is ``AlreadyAnsweredError``,
+    before anything is claimed or run), and the answers other doors stored for its other interrupts.
+
+    The given answers are written without forcing them to disk: the claim that follows is forced, and on
+    the file store it shares their log, so one ``fdatasync`` covers both (S3 and DynamoDB write durably).
+    Also returns the keys of the answers this call stored, to withdraw should the run refuse them.
+    """
+    record = head.record
+    by_id = {i.id: i for i in record.interrupts}
+    bound: dict[str, Any] = {}
+    who: dict[str, AnswerMeta] = {}
+    recorded: list[str] = []
+    for iid, response in given.items():
+        said = meta.get(iid, AnswerMeta())
+        stored, created = await record_answer(checkpointer, record, by_id[iid], response, responder=said.responder,
+                                              comment=said.comment, via=said.via or "app", durable=False)
+        bound[iid], who[iid] = stored.response, AnswerMeta(stored.responder, stored.comment, stored.via)
+        if created:
+            recorded.append(answer_key(record.thread_id, record.seq, iid))
+    if len(bound) < len(by_id):
+        stored_answers = head.answers if head.answers is not None else await read_answers(checkpointer, record)
+        for iid, answer in stored_answers.items():
+            if iid in by_id and iid not in bound:
+                bound[iid], who[iid] = answer.response, AnswerMeta(answer.responder, answer.comment, answer.via)
+    if not bound:
+        waiting = ", ".join(f"{i.name!r} (id {i.id})" for i in record.interrupts)
+        raise ResumeInputError(
+            f"thread {record.thread_id!r} is waiting on interrupts {waiting} and no answer to them is stored; "
+            "resume it with a list like [{'interruptResponse': {'interruptId': interrupt.id, 'response': ...}}], "
+            "or answer in the inbox"
+        )
+    return bound, who, recorded
 
 
 def audit_entries(record: CheckpointRecord, answers: dict[str, Any], meta: Mapping[str, AnswerMeta]
@@ -173,6 +218,6 @@ def audit_entries(record: CheckpointRecord, answers: dict[str, Any], meta: Mappi
             entries.append(AuditEntry(
                 thread_id=record.thread_id, interrupt_id=i.id, name=i.name, reason=i.reason, response=answers[i.id],
                 responder=who.responder, comment=who.comment, at=now, outcome=outcome_of(answers[i.id]),
-                node=i.node, source=i.source, digest=i.digest, checkpoint_id=record.checkpoint_id,
+                node=i.node, source=i.source, digest=i.digest, checkpoint_id=record.checkpoint_id, via=who.via,
             ))
     return entries

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl._json import require_json
-from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.checkpoint.records import CheckpointRecord, Via
 from statehitl.errors import (
     DigestMismatchError,
     InterruptReasonError,
@@ -50,17 +50,19 @@ class StartRun:
 
 @dataclass(frozen=True, slots=True)
 class AnswerMeta:
-    """Who gave an answer and what they said about it, for the audit trail (both optional). An expiry
-    sweep (``statehitl.inbox.sweep``) answers as ``responder="expiry"``."""
+    """Who gave an answer and what they said about it, for the audit trail (both optional), and the door
+    it came through (``via``: None, the caller's own). An expiry sweep answers as ``responder="expiry"``."""
 
     responder: str | None = None
     comment: str | None = None
+    via: Via | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ResumeRun:
-    """The interrupted run goes on with these answers, ``{interrupt_id: response}``; ``meta`` says who
-    gave each (by interrupt id, for the answers whose block named a responder or a comment)."""
+    """The interrupted run goes on with these answers, ``{interrupt_id: response}``, and with those other
+    doors stored for its other interrupts (none given: only those); ``meta`` says who gave each (by
+    interrupt id, for the answers whose block named a responder or a comment)."""
 
     answers: dict[str, Any]
     meta: dict[str, AnswerMeta] = field(default_factory=dict)
@@ -88,6 +90,8 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
     if status == "interrupted" or (status == "failed" and record is not None and record.interrupts
                                    and is_response_list(input)):  # a resumed step failed: answer it again
         assert record is not None
+        if input is None and status == "interrupted":
+            return ResumeRun({})  # what the answers stored by any door (the inbox, an expiry) say
         answers, meta = parse_answers(input, [i.to_interrupt() for i in record.interrupts], thread=label)
         return ResumeRun(answers, meta)
     if is_response_list(input):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from statehitl import interrupt_ids, observe
+from statehitl.checkpoint.answer_records import withdraw_answers
 from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import AnswerRecord, FailureRecord, RecordStatus, StoredCheckpoint
@@ -225,7 +226,7 @@ class Runner:
                                interrupts=at_failure.waiting, error=failed.record(),
                                **audit())  # the answers were acted on before the step failed
             raise failed.error from failed.error.__cause__
-        except BaseException:
+        except BaseException as failure:
             # The run is over but the thread says "held until ...": release it, so the thread can be
             # continued at once instead of after the lease runs out. A claim whose answers a node may
             # have acted on stays: no checkpoint says what was done, so the action's outcome is unknown
@@ -239,6 +240,8 @@ class Runner:
                                        tracer=tracer, pending=held.pending, **acting)
                 elif not last and not (cursor.acting is not None and used):
                     await checkpointer.release(cursor)
+                    if isinstance(failure, InvalidResponseError) and failure.refused_answer and at.recorded:
+                        await withdraw_answers(checkpointer, at.recorded)  # refused: they must not bind
             raise
         finally:
             checkpointer.finished(cursor, acted=bool(used))

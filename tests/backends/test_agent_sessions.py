@@ -155,7 +155,8 @@ def test_a_session_stored_compressed_is_resumed_by_a_process_set_not_to_compress
     storage = backend.session("ticket-z").checkpointer.storage
 
     def stored() -> list[bytes]:
-        keys = asyncio.run(storage.list("threads/ticket-z/"))  # newest first
+        keys = [key for key in asyncio.run(storage.list("threads/ticket-z/"))  # newest first
+                if key.rsplit("/", 1)[1].isdigit()]  # checkpoints and claims, not the answer
         found = [asyncio.run(storage.read(key)) for key in keys]
         assert keys
         assert None not in found, keys

@@ -506,17 +506,18 @@ def test_requests_per_step(make_store: Callable[..., S3Storage], s3_bucket: str)
                       thread_id="t")
     assert (done.stop_reason, done.state.n) == ("end", 5)
     steps = 6  # review (answered) and work0..work4
-    # 1 List + 1 GET (the head; its base chain is itself at this depth) + 1 PUT claim and 1 GET of the index
-    # entry (a thread rolled back behind it is refused before anything runs), then 1 PUT per step, then the
-    # index: 1 PUT (its version is known from that GET).
-    assert calls == Counter({"ListObjectsV2": 1, "GetObject": 1 + 1, "PutObject": 1 + steps + 1})
-    assert counting.reset().calls == Counter({"list": 1, "read": 2, "write": steps + 2})
+    # 1 List + 1 GET (the head; its base chain is itself at this depth) + 1 PUT of the answer (its one binding
+    # record) + 1 PUT claim and 1 GET of the index entry (a thread rolled back behind it is refused before
+    # anything runs), then 1 PUT per step, then the index: 1 PUT (its version is known from that GET).
+    assert calls == Counter({"ListObjectsV2": 1, "GetObject": 1 + 1, "PutObject": 1 + 1 + steps + 1})
+    assert counting.reset().calls == Counter({"list": 1, "read": 2, "write": steps + 3})
 
 
 def test_a_thread_this_process_wrote_is_checked_by_its_etag(make_store: Callable[..., S3Storage],
                                                              s3_bucket: str) -> None:
     """A warm read on S3 (the process wrote the thread last): the listing alone, whose ETag for the head
-    matches the one its PutObject returned; no object body is read, whatever the depth."""
+    matches the one its PutObject returned; no object body is read, whatever the depth. (A waiting thread's
+    state also lists the answers stored for it and not yet applied: a second listing, empty here.)"""
     store = make_store(s3_bucket)
     calls = count_requests(store)
     app = _job_graph().compile(checkpointer=Checkpointer(store))
@@ -526,7 +527,8 @@ def test_a_thread_this_process_wrote_is_checked_by_its_etag(make_store: Callable
     snapshot = app.get_state("warm")
     assert snapshot is not None
     assert snapshot.next == ("review",)
-    assert calls == Counter({"ListObjectsV2": 1})
+    assert snapshot.answers == {}
+    assert calls == Counter({"ListObjectsV2": 2})
 
 
 # -- interrupt -> resume across processes ------------------------------------------------------------------

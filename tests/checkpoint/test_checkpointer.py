@@ -183,7 +183,7 @@ class SpyStorage(MemoryStorage):
         forced; a resume's claim is (it records that the action started, before the action), and so are the
         audit entries ``prune`` keeps beside the index entry (a trail must survive a crash)."""
         for key, kind, durable in self.writes:
-            if kind in ("checkpoint", "claim", "action"):
+            if kind in ("checkpoint", "claim", "action", "answer"):
                 assert key.startswith("threads/t/"), (key, kind)
             elif kind == "resume_audit":
                 assert key.startswith("index/t/audit."), (key, kind)
@@ -235,9 +235,10 @@ def test_durability_decides_which_records_are_written_and_forced(durability: str
     assert [r.status for r in asyncio.run(checkpointer.history("t"))] == statuses
     assert storage.durable == flags  # checkpoint records, in the order written
     storage.assert_only_checkpoints_are_forced()
-    # besides the checkpoints: the resume's claim, the index after each invoke, the machine's shape once
+    # besides the checkpoints: the answer (its one binding record, not forced: the claim's sync covers it on
+    # the file store), the resume's claim, the index after each invoke, the machine's shape once
     kinds = [kind for _, kind, _ in storage.writes if kind != "checkpoint"]
-    assert kinds == ["index", "machine", "action", "index"]
+    assert kinds == ["index", "machine", "answer", "action", "index"]
     # the answer's audit entry is in the first checkpoint the resume stored, not a write of its own
     history = asyncio.run(checkpointer.history("t"))
     [interrupted] = [r for r in history if r.status == "interrupted"]
@@ -273,7 +274,11 @@ def slot(seq: int) -> str:
 def test_records_are_versioned_json_compressed_on_disk(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     finish(app)
-    slots = stored_records.names(tmp_path, "threads/t/")
+    names = stored_records.names(tmp_path, "threads/t/")
+    slots = [name for name in names if name.isdigit()]
+    [answer] = [name for name in names if not name.isdigit()]  # the one binding answer, a JSON record
+    assert answer == f"a.{1:012d}.{stored_records.read_json(tmp_path, f'threads/t/{answer}')['interrupt_id']}"
+    assert stored_records.read(tmp_path, f"threads/t/{answer}").startswith(b"{")
     assert all(stored_records.read(tmp_path, f"threads/t/{name}").startswith(b"\x00z1") for name in slots)
     assert stored_records.read(tmp_path, "index/t/entry").startswith(b"{")  # index entries stay JSON
     assert slots == [slot(4), slot(3), slot(2), slot(1), slot(0)]
@@ -324,7 +329,7 @@ def test_records_are_stored_as_pydantic_writes_them() -> None:
     index = ThreadIndex(thread_id="t", seq=3, status="interrupted", step=2, interrupts=checkpoint.interrupts,
                         machine="m", updated_at=1.25)
     for record in (checkpoint, claim, index, MachineShape(shape={"nodes": ["a"]})):
-        left_out = record.stored_exclude() if isinstance(record, StoredCheckpoint | ClaimRecord) else None
+        left_out = record.stored_exclude() if hasattr(record, "stored_exclude") else None
         body = record.model_dump_json(exclude=left_out).encode()
         assert encode(record, None) == body
         signed = encode(record, b"key", place="threads/t/x")
@@ -426,11 +431,13 @@ class GatedStorage(FileStorage):
 def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Path, race: bool) -> None:
     """Only one resume gets past its claim, before any node runs; the other gets ``CheckpointConflict``.
 
-    ``race``: both apps read the same interrupted head before either claims it, so the create-once write
-    of the claim decides. Otherwise the second app starts while the first one's node is running and finds
-    its live claim.
+    Both give the same answer (a different one would be refused sooner, as not the first answer: see
+    ``test_answers``). ``race``: both apps read the same interrupted head before either claims it, so the
+    create-once write of the claim decides. Otherwise the second app starts while the first one's node is
+    running and finds its live claim.
     """
     started: list[str] = []
+    asked: list[str] = []
     gate: dict[str, asyncio.Barrier] = {}
 
     async def main() -> list[Any]:
@@ -453,6 +460,7 @@ def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Pat
 
         first, second = make(), make()
         pending = (await first.ainvoke({}, thread_id="t")).interrupts[0]
+        asked.append(pending.id)
 
         def answer(app: Any, text: str) -> Any:
             return app.ainvoke([{"interruptResponse": {"interruptId": pending.id, "response": text}}], "t")
@@ -460,15 +468,16 @@ def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Pat
         if race:
             gate["barrier"] = asyncio.Barrier(2)
             release.set()
-            return await asyncio.gather(answer(first, "first"), answer(second, "second"),
+            return await asyncio.gather(answer(first, "yes"), answer(second, "yes"),
                                         return_exceptions=True)
-        winner = asyncio.create_task(answer(first, "first"))
+        winner = asyncio.create_task(answer(first, "yes"))
         await asyncio.wait_for(running.wait(), 5)
-        loser = await asyncio.gather(answer(second, "second"), return_exceptions=True)
+        loser = await asyncio.gather(answer(second, "yes"), return_exceptions=True)
         release.set()
         return [await winner, *loser]
 
     outcomes = asyncio.run(main())
+    [pending_id] = asked
     conflicts = [o for o in outcomes if isinstance(o, CheckpointConflict)]
     results = [o for o in outcomes if not isinstance(o, BaseException)]
     assert len(conflicts) == 1, outcomes
@@ -478,8 +487,8 @@ def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Pat
     assert started == results[0].state.log  # the node ran once: the loser stopped before it
     latest = asyncio.run(FileCheckpointer(tmp_path).latest("t"))
     assert latest.values == {"log": results[0].state.log}
-    # the interrupt (0), the winner's claim (1), its completed run (2): the loser wrote nothing
-    assert stored_records.names(tmp_path, "threads/t/") == [slot(2), slot(1), slot(0)]
+    # the interrupt (0), the winner's claim (1), its completed run (2), and the one answer both gave
+    assert stored_records.names(tmp_path, "threads/t/") == [slot(2), slot(1), slot(0), f"a.{0:012d}.{pending_id}"]
 
 
 # -- thread ids -------------------------------------------------------------------------------------

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fault_drivers import AgentDriver, GraphDriver, Ledger, check_outcome, drive
 from pydantic import BaseModel
 
+from fault_drivers import AgentDriver, GraphDriver, Ledger, check_outcome, drive
 from statehitl.checkpoint import Checkpointer, FileStorage
 from statehitl.checkpoint import file as file_module
 from statehitl.errors import StorageFullError
@@ -138,7 +138,7 @@ def test_a_write_past_the_file_size_limit_is_an_error_and_the_thread_goes_on(tmp
     would grow the log past it fails with EFBIG (Python ignores SIGXFSZ), not a short write taken whole."""
     child = textwrap.dedent(f"""
         import resource, sys
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parent.parent)!r}]
         from test_full_disk import counting_graph
         from statehitl.checkpoint import Checkpointer, FileStorage
         from statehitl.errors import StorageFullError

@@ -13,16 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_drivers import Ledger, Refund, refund_graph
 
+from fault_drivers import Ledger, refund_graph
 from statehitl import Agent, inbox, tool
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
 from statehitl.checkpoint import file as file_module
+from statehitl.checkpoint.answer_records import answer_key
 from statehitl.checkpoint.file_log import HEADER_LEN, SYNCED_TO_OFFSET
 from statehitl.checkpoint.file_views import PARSED_LOGS
 from statehitl.errors import CheckpointCorruptError
 from statehitl.hooks import BeforeToolCallEvent
-from statehitl.inbox.answers import answer_key, record_answer
+from statehitl.inbox.answers import record_answer
 from statehitl.models import ScriptedModel
 from statehitl.session import FileSessionManager
 
@@ -132,18 +133,19 @@ def test_a_signed_inbox_answer_copied_to_another_threads_interrupt_approves_noth
     app = refund_graph(checkpointer, ledger)
     waiting_d = app.invoke({}, thread_id="d").interrupts[0]
     waiting_c = app.invoke({}, thread_id="c").interrupts[0]
-    asyncio.run(record_answer(checkpointer, "d", waiting_d.id, waiting_d.name, "y", responder="dora"))
+    asyncio.run(record_answer(checkpointer, "d", waiting_d.id, "y", responder="dora"))
 
     async def transplant() -> None:
-        found = await storage.read(answer_key("d", waiting_d.id))
+        found = await storage.read(answer_key("d", 0, waiting_d.id))
         assert found is not None
-        await storage.write(answer_key("c", waiting_c.id), found[0], expect="absent")
+        await storage.write(answer_key("c", 0, waiting_c.id), found[0], expect="absent")
 
     asyncio.run(transplant())
     with pytest.raises(CheckpointCorruptError, match="signature"):
         inbox.resume_answered(refund_graph(Checkpointer(storage, signing_key=KEY), ledger), "c")
     assert ledger.effects == 0
-    assert refund_graph(Checkpointer(storage, signing_key=KEY), ledger).get_state("c").values == Refund()
+    with pytest.raises(CheckpointCorruptError, match="signature"):  # nor shown as C's answer
+        refund_graph(Checkpointer(storage, signing_key=KEY), ledger).get_state("c")
 
 
 def test_an_unsigned_answer_copied_to_another_interrupt_is_refused_too() -> None:
@@ -153,16 +155,18 @@ def test_an_unsigned_answer_copied_to_another_interrupt_is_refused_too() -> None
     app = refund_graph(checkpointer, ledger)
     waiting_d = app.invoke({}, thread_id="d").interrupts[0]
     waiting_c = app.invoke({}, thread_id="c").interrupts[0]
-    asyncio.run(record_answer(checkpointer, "d", waiting_d.id, waiting_d.name, "y", responder="dora"))
+    asyncio.run(record_answer(checkpointer, "d", waiting_d.id, "y", responder="dora"))
 
     async def transplant() -> None:
-        found = await storage.read(answer_key("d", waiting_d.id))
+        found = await storage.read(answer_key("d", 0, waiting_d.id))
         assert found is not None
-        await storage.write(answer_key("c", waiting_c.id), found[0], expect="absent")
+        await storage.write(answer_key("c", 0, waiting_c.id), found[0], expect="absent")
 
     asyncio.run(transplant())
     with pytest.raises(CheckpointCorruptError, match="not to the one its key names"):
         inbox.resume_answered(refund_graph(Checkpointer(storage), ledger), "c")
+    with pytest.raises(CheckpointCorruptError, match="not to the one its key names"):  # nor at the app's door
+        refund_graph(Checkpointer(storage), ledger).invoke(None, thread_id="c")
     assert ledger.effects == 0
 
 

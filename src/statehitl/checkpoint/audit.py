@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_prefix
 from statehitl.checkpoint.records import SCHEMA_VERSION, AuditEntry, ClaimRecord, StoredCheckpoint
-from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix, validate_thread_id
+from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
-__all__ = ["ANSWERS_PREFIX", "AuditEntry", "ResumeAudit", "answers_prefix", "audit_prefix", "keep_audit",
+__all__ = ["AuditEntry", "ResumeAudit", "audit_prefix", "keep_audit",
            "read_audit", "whole_entries"]
 
 
@@ -50,15 +50,6 @@ class ResumeAudit(BaseModel):
 def audit_prefix(thread_id: str) -> str:
     """Where a thread's audit entries live: not under ``threads/``, so pruning never reaches them."""
     return f"{index_prefix(thread_id)}audit."
-
-
-ANSWERS_PREFIX = "answers/"
-"""Where the inbox keeps answers waiting to be applied (``statehitl.inbox.answers``)."""
-
-
-def answers_prefix(thread_id: str) -> str:
-    """A thread's stored inbox answers: deleted with the thread (``Checkpointer.delete_thread``)."""
-    return f"{ANSWERS_PREFIX}{validate_thread_id(thread_id)}/"
 
 
 def whole_entries(record: StoredCheckpoint | ClaimRecord, checkpoints: Mapping[int, StoredCheckpoint]

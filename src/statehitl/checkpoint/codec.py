@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from statehitl.checkpoint.records import SCHEMA_VERSION, ClaimRecord, StoredCheckpoint
+from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointCorruptError
 
 __all__ = ["decode", "decode_model", "encode", "encode_counted"]
@@ -99,7 +99,8 @@ def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str =
                    ) -> tuple[bytes, int]:
     """``encode``, and how many characters of ``record`` its bytes hold as U+FFFD (``_with_text_replaced``):
     a writer that keeps the record in memory must then read it back, to hold what the store holds."""
-    exclude = record.stored_exclude() if isinstance(record, StoredCheckpoint | ClaimRecord) else None
+    leave_out = getattr(record, "stored_exclude", None)
+    exclude = leave_out() if leave_out is not None else None
     replaced = 0
     try:
         body = to_json(record, by_alias=False, exclude=exclude)

@@ -44,7 +44,8 @@ from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from statehitl.checkpoint.audit import answers_prefix, keep_audit, read_audit
+from statehitl.checkpoint.answer_records import answers_in, is_answer_key
+from statehitl.checkpoint.audit import keep_audit, read_audit
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, assemble, base_link, extend_chain, whole_record
 from statehitl.checkpoint.codec import decode, decode_model, encode, encode_counted
 from statehitl.checkpoint.index import (
@@ -63,6 +64,7 @@ from statehitl.checkpoint.records import (
     MachineShape,
     Piece,
     RecordStatus,
+    StoredAnswer,
     StoredCheckpoint,
     ThreadIndex,
 )
@@ -99,11 +101,16 @@ _SLOTS = 10**12
 
 @dataclass
 class Head:
-    """A thread as a writer finds it: its current checkpoint, the cursor to write after it, any claim."""
+    """A thread as a writer finds it: its current checkpoint, the cursor to write after it, any claim,
+    and the answers stored for its interrupts when the read that found it brought them (None: not read)."""
 
     record: CheckpointRecord
     cursor: Cursor
     claim: ClaimRecord | None = None
+    answers: dict[str, StoredAnswer] | None = None
+    fork: bool = False
+    """Whether ``record`` is an earlier checkpoint asked for by id (time travel): a run from it forks, and
+    answers to it are the fork's own, not the thread's binding answers."""
 
 
 class Checkpointer:
@@ -263,7 +270,8 @@ class Checkpointer:
         one read (one ``pread``, one ``Query`` per MB) instead of a listing, the head, then the rest.
         None if the thread has no records. A damaged record raises ``CheckpointCorruptError``: the
         caller then goes key by key, which fails only if the chain needs that record."""
-        records = await self._records(thread_id)
+        answers: dict[str, tuple[bytes, str]] = {}
+        records = await self._records(thread_id, answers)
         if not records:
             self._warm.keep_index_version(thread_id, -1, ABSENT)  # a new thread: its first index write need not read
             return None
@@ -280,7 +288,7 @@ class Checkpointer:
         cursor.indexed = index_material(record)
         if claim is None:
             self._warm.remember(thread_id, head.data, head.token, target, record, chain)
-        return Head(record, cursor, claim)
+        return Head(record, cursor, claim, answers_in(answers, record, self.signing_key))
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -330,7 +338,7 @@ class Checkpointer:
             cursor.indexed = index_material(record)  # runs end by indexing their last checkpoint
             if isinstance(newest, StoredCheckpoint):
                 self._warm.remember(thread_id, data, token, newest, record, chain)
-        return Head(record, cursor, claim)
+        return Head(record, cursor, claim, fork=checkpoint_id is not None and record.seq != newest.seq)
 
     @staticmethod
     def _warm_head(thread_id: str, record: CheckpointRecord, chain: tuple[Link, ...]) -> Head:
@@ -348,11 +356,20 @@ class Checkpointer:
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
         return record
 
-    async def _records(self, thread_id: str) -> dict[int, _Stored]:
+    async def _records(self, thread_id: str, answers: dict[str, tuple[bytes, str]] | None = None
+                       ) -> dict[int, _Stored]:
         """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence
-        number: in the storage's one bulk read if it has one (``read_prefix``)."""
+        number: in the storage's one bulk read if it has one (``read_prefix``). The thread's stored
+        answers come with it; given ``answers``, they are put there."""
         found = await read_prefix(self.storage, self._prefix(thread_id))
-        return {self._seq(key): _Stored(data, token, self._parse(key, data)) for key, (data, token) in found.items()}
+        records = {}
+        for key, (data, token) in found.items():
+            if is_answer_key(key):
+                if answers is not None:
+                    answers[key] = (data, token)
+                continue
+            records[self._seq(key)] = _Stored(data, token, self._parse(key, data))
+        return records
 
     async def count_checkpoints(self, thread_id: str) -> int:
         """How many checkpoints the thread has (every branch; claims not counted), without rebuilding them."""
@@ -423,7 +440,7 @@ class Checkpointer:
         )
         key = self._key(thread, claim.seq)
         try:
-            await self._create(key, self._encode(key, claim), durable=claim.acting)
+            await self.create(key, self._encode(key, claim), durable=claim.acting)
         except CheckpointConflict:
             raise CheckpointConflict(
                 f"thread {thread!r} was claimed or advanced by another process while this one was about to "
@@ -513,11 +530,12 @@ class Checkpointer:
                               created_at=now, settles=how, comment=comment)
         key = self._key(thread_id, seq)
         with contextlib.suppress(CheckpointConflict):  # someone else moved on: nothing left to settle
-            await self._create(key, self._encode(key, settled), durable=how == "retry")
+            await self.create(key, self._encode(key, settled), durable=how == "retry")
 
-    async def _create(self, key: str, data: bytes, *, durable: bool) -> str:
-        """Create ``key`` once. A write that failed for the store's sake (an outage, a lost response)
-        may still have landed: if the key now holds exactly these bytes, it did, and that is success."""
+    async def create(self, key: str, data: bytes, *, durable: bool) -> str:
+        """Create ``key`` once; ``CheckpointConflict`` if it exists. A write that failed for the store's sake
+        (an outage, a lost response) may still have landed: if the key now holds exactly these bytes, it
+        did, and that is success."""
         try:
             return await self.storage.write(key, data, expect=ABSENT, durable=durable)
         except StorageError:
@@ -588,7 +606,7 @@ class Checkpointer:
         stored = record.model_copy(update=lean) if lean else record
         key = self._key(cursor.thread_id, record.seq)
         data, replaced = encode_counted(stored, self.signing_key, place=key, compress=self.compress)
-        put = self._create(key, data, durable=durable)
+        put = self.create(key, data, durable=durable)
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed
         index = index and (self.ttl is not None or material != cursor.indexed)
         indexed: object = None
@@ -701,11 +719,10 @@ class Checkpointer:
     # -- retention ----------------------------------------------------------------------------------
 
     async def delete_thread(self, thread_id: str) -> int:
-        """Remove every record of the thread (checkpoints, claims, index and audit trail, inbox answers);
+        """Remove every record of the thread (checkpoints, claims, answers, index and audit trail);
         returns how many."""
         self._warm.forget(thread_id)
         removed = await self.storage.delete(self._prefix(thread_id))
-        removed += await self.storage.delete(answers_prefix(thread_id))
         return removed + await self.storage.delete(index_prefix(thread_id))
 
     async def prune(self, thread_id: str, keep_last: int) -> int:

@@ -29,6 +29,7 @@ from statehitl.interrupt import Interrupt
 __all__ = [
     "SCHEMA_VERSION",
     "AnswerRecord",
+    "AnsweredMark",
     "AuditEntry",
     "CheckpointRecord",
     "ClaimRecord",
@@ -37,8 +38,10 @@ __all__ = [
     "MachineShape",
     "Piece",
     "RecordStatus",
+    "StoredAnswer",
     "StoredCheckpoint",
     "ThreadIndex",
+    "Via",
 ]
 
 SCHEMA_VERSION = 5
@@ -67,6 +70,10 @@ goes on), ``interrupted`` (waiting on a human), ``completed``, ``failed`` (a nod
 ``error`` the record keeps and which ``invoke(None)`` retries; or a hook cancelled a node, which
 ``cancelled`` names)."""
 Source = Literal["input", "step", "interrupt", "cancel", "update", "error"]
+
+Via = Literal["app", "inbox", "page", "expiry"]
+"""The door an answer came through: the application's own call (``invoke``/an agent call with
+interruptResponse blocks, the demo), the inbox (CLI or library), the inbox's web page, an expiry default."""
 
 
 class FailureRecord(BaseModel):
@@ -173,6 +180,8 @@ class AuditEntry(BaseModel):
     source: str = "node"
     digest: str | None = None
     checkpoint_id: str | None = None
+    via: Via | None = None
+    """The door the answer came through (None: recorded before doors were)."""
 
 
 class AnswerRecord(BaseModel):
@@ -190,17 +199,19 @@ class AnswerRecord(BaseModel):
     comment: str | None = None
     at: float
     outcome: Literal["applied", "rejected", "edited", "unknown"] = "applied"
+    via: Via | None = None
 
     @classmethod
     def of(cls, entry: AuditEntry) -> AnswerRecord:
         if entry.outcome == "retried":
             raise ValueError("a go-ahead to retry is not an answer to an interrupt")
         return cls(interrupt_id=entry.interrupt_id, checkpoint_id=entry.checkpoint_id or "", response=entry.response,
-                   responder=entry.responder, comment=entry.comment, at=round(entry.at, 3), outcome=entry.outcome)
+                   responder=entry.responder, comment=entry.comment, at=round(entry.at, 3), outcome=entry.outcome,
+                   via=entry.via)
 
     def stored_exclude(self) -> set[str]:
         """The fields at their default, left out of the stored JSON."""
-        omitted = {name for name in ("responder", "comment") if getattr(self, name) is None}
+        omitted = {name for name in ("responder", "comment", "via") if getattr(self, name) is None}
         if self.outcome == "applied":
             omitted.add("outcome")
         return omitted
@@ -344,6 +355,44 @@ class ClaimRecord(BaseModel):
         return {**dict.fromkeys(omitted, True), "answered": answers}
 
 
+class StoredAnswer(BaseModel):
+    """The one binding answer to one interrupt of one waiting checkpoint, as the first door to give it
+    stored it: create-once under ``threads/<thread>/a.<checkpoint>.<interrupt>``, so whichever door
+    answers first (the app, the inbox, the page, an expiry) wins everywhere, and a resume applies it.
+    ``answered_at`` is epoch seconds; ``digest`` the tool call an answer was given for, when it said."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    kind: Literal["answer"] = "answer"
+    schema_version: int = SCHEMA_VERSION
+    thread_id: str
+    checkpoint_id: str
+    interrupt_id: str
+    name: str
+    response: Any = None
+    responder: str | None = None
+    comment: str | None = None
+    answered_at: float
+    via: Via = "app"
+    digest: str | None = None
+
+    def stored_exclude(self) -> set[str]:
+        return {name for name in ("responder", "comment", "digest") if getattr(self, name) is None}
+
+
+class AnsweredMark(BaseModel):
+    """In a thread's index entry: an interrupt answered through a door that does not resume (the inbox
+    without the app, the page, an expiry), so listings show it as answered, not yet applied, and a
+    worker finds the thread to resume."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    interrupt_id: str
+    responder: str | None = None
+    via: Via = "inbox"
+    at: float
+
+
 class ThreadIndex(BaseModel):
     """What listing needs about a thread, kept in one small record instead of reading checkpoints."""
 
@@ -361,6 +410,11 @@ class ThreadIndex(BaseModel):
     machine: str
     updated_at: float
     expires_at: float | None = None
+    answered: list[AnsweredMark] = Field(default_factory=list)
+    """Interrupts of checkpoint ``seq`` answered and not yet applied (empty for most entries)."""
+
+    def stored_exclude(self) -> set[str]:
+        return {"answered"} if not self.answered else set()
 
 
 class MachineShape(BaseModel):

@@ -23,7 +23,7 @@ from statehitl.cli._console import (
 
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
     from statehitl.checkpoint.engine import Checkpointer
-    from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, ThreadIndex
+    from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, InterruptRecord, ThreadIndex
 
 __all__ = ["add_parser", "cmd_audit", "cmd_delete", "cmd_list", "cmd_retry", "cmd_show"]
 
@@ -120,6 +120,13 @@ def _interrupt(i: InterruptRecord) -> str:
     return f"{i.name}{where}{source}: {compact_json(i.reason)}"
 
 
+def _answered(mark: AnsweredMark | None) -> str:
+    """How a listing marks an interrupt whose answer is stored and not yet applied."""
+    if mark is None:
+        return ""
+    return f" [answered by {mark.responder or 'someone unnamed'} ({mark.via}), not yet applied]"
+
+
 def _unknown(thread: str, store: str) -> CliError:
     if store.startswith("memory://"):
         return CliError(f"unknown thread {thread!r} in {store}: {_MEMORY}")
@@ -178,7 +185,9 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         if isinstance(found, str):
             table.append((thread, "unreadable", "-", "-", "-", found))
             continue
-        waiting = "; ".join(_interrupt(i) for i in found.interrupts) or (str(found.error) if found.error else "-")
+        marks = {m.interrupt_id: m for m in found.answered}
+        waiting = "; ".join(_interrupt(i) + _answered(marks.get(i.id)) for i in found.interrupts) or (
+            str(found.error) if found.error else "-")
         table.append((thread, found.status, str(found.step), found.machine, when_text(found.updated_at), waiting))
     header = ("THREAD", "STATUS", "STEP", "MACHINE", "UPDATED", "WAITING ON / FAILURE")
     widths = table_head(c, header, table)

@@ -16,10 +16,11 @@ from pydantic import BaseModel
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.channels import StateSchema
+from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord, FailureRecord
+from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
 from statehitl.event_stream import Emit, stream_run
@@ -56,6 +57,9 @@ class StateSnapshot(Generic[M]):
     cancelled: dict[str, str] = field(default_factory=dict)
     error: FailureRecord | None = None
     """Why the run failed, when a node raised: ``invoke(None, thread_id=...)`` retries that step."""
+    answers: dict[str, StoredAnswer] = field(default_factory=dict)
+    """Answers stored for ``interrupts`` and not yet applied, by interrupt id (the inbox, the page or an
+    expiry answered; ``invoke(None, thread_id=...)`` or a worker applies them)."""
 
 
 class CompiledStateGraph(Generic[M]):
@@ -290,8 +294,14 @@ class CompiledStateGraph(Generic[M]):
         thread = validate_thread_id(thread_id)
         if checkpoint_id is not None:
             return self._snapshot(await self.checkpointer.get(thread, checkpoint_id))
-        record = await self.checkpointer.latest(thread)
-        return None if record is None else self._snapshot(record)
+        head = await self.checkpointer.head(thread)
+        if head is None:
+            return None
+        snapshot = self._snapshot(head.record)
+        if head.record.status == "interrupted":
+            answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, head.record)
+            snapshot.answers.update(answers)
+        return snapshot
 
     def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot[M] | None:
         """The thread's latest checkpoint (or the one named), or None if the thread was never run."""

@@ -20,9 +20,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from statehitl.checkpoint.engine import Checkpointer
-from statehitl.errors import AppLoadError, CheckpointConflict, NotInterruptedError, UnknownInterruptError
-from statehitl.inbox.answers import StoredAnswer, read_answer
+from statehitl.errors import (
+    AppLoadError,
+    CheckpointConflict,
+    NotInterruptedError,
+    ResumeInputError,
+    UnknownInterruptError,
+)
 
 __all__ = ["AppBuilder", "aresume_answered", "build_app", "load_app", "resume_answered"]
 
@@ -86,31 +90,14 @@ async def aresume_answered(app: Any, thread_id: str | None = None) -> Any:
         if thread_id is not None and thread_id != thread:
             raise AppLoadError(f"the app built for thread {thread_id!r} runs thread {thread!r}; build(thread_id) "
                                "must return an agent or orchestrator on that thread's session")
-    checkpointer: Checkpointer = app.checkpointer
-    entry = await checkpointer.thread_info(thread)
-    if entry is None or entry.status != "interrupted":
-        return None
-    stored = [(i.id, await read_answer(checkpointer, thread, i.id)) for i in entry.interrupts]
-    blocks = [{"interruptResponse": _block(iid, answer)} for iid, answer in stored if answer is not None]
-    if not blocks:
-        return None
     try:
         if kind == "graph":
-            return await app.ainvoke(blocks, thread_id=thread)
-        return await app.invoke_async(blocks)
-    except (CheckpointConflict, NotInterruptedError, UnknownInterruptError):
-        # Another process claimed the thread first (it applies these answers) or already moved it on.
+            return await app.ainvoke(None, thread_id=thread)
+        return await app.invoke_async(None)
+    except (CheckpointConflict, NotInterruptedError, UnknownInterruptError, ResumeInputError):
+        # Nothing stored to apply, the thread is not waiting, or another process claimed it first (it
+        # applies these answers) or already moved it on.
         return None
-
-
-def _block(interrupt_id: str, answer: StoredAnswer) -> dict[str, Any]:
-    """The response block of a stored answer, naming who gave it for the audit trail (``expiry`` for a
-    sweep's default)."""
-    block: dict[str, Any] = {"interruptId": interrupt_id, "response": answer.response}
-    responder = "expiry" if answer.via == "expiry" else answer.responder
-    if responder is not None:
-        block["responder"] = responder
-    return block
 
 
 def resume_answered(app: Any, thread_id: str | None = None) -> Any:

@@ -2,8 +2,8 @@
 
 The engine records every applied answer (``Checkpointer.audit``: who, what, when, what it did). The
 inbox adds the two states an answer passes through before that: ``pending`` (the thread waits, nobody
-answered) and ``answered, not yet applied`` (an answer stored in the inbox, waiting for the
-application's ``resume_answered`` or a sweep with ``--app``). Reads the thread's index entry, its
+answered) and ``answered, not yet applied`` (an answer stored through any door, waiting for a
+resume: the application's, a worker's, a sweep with ``--app``). Reads the thread's index entry, its
 audit trail (which its checkpoints carry, one bulk read on stores that have one) and its stored answers.
 """
 
@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.inbox.answers import StoredAnswer, read_answers
+from statehitl.checkpoint.records import Via
+from statehitl.inbox.answers import read_thread_answers
 from statehitl.inbox.listing import open_store
 
 __all__ = ["AuditRow", "athread_audit_trail", "thread_audit_trail"]
 
 Outcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited", "unknown", "retried"]
-Via = Literal["inbox", "expiry", "app"]
-"""How an answer came: through the inbox, as an expiry default, or straight to the app (``invoke([...])``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +41,11 @@ class AuditRow:
 async def athread_audit_trail(store: str | Checkpointer, thread_id: str) -> list[AuditRow]:
     """The thread's answered interrupts, oldest first, then those still waiting."""
     checkpointer = open_store(store)
-    stored = await read_answers(checkpointer, thread_id)
+    stored = await read_thread_answers(checkpointer, thread_id)
     rows = [AuditRow(e.interrupt_id, e.name, e.reason, e.outcome, e.at, e.response, e.responder,
-                     e.comment, _via(stored.get(e.interrupt_id)))
+                     e.comment, e.via)
             for e in await checkpointer.audit(thread_id)]
-    applied = {row.interrupt_id for row in rows}
+    applied = {row.interrupt_id for row in rows if row.outcome in ("applied", "rejected", "edited")}
     entry = await checkpointer.thread_info(thread_id)
     if entry is not None and entry.status == "interrupted":
         for i in entry.interrupts:
@@ -67,6 +66,3 @@ def thread_audit_trail(store: str | Checkpointer, thread_id: str) -> list[AuditR
 
     return run_sync(athread_audit_trail(store, thread_id))
 
-
-def _via(answer: StoredAnswer | None) -> Via:
-    return "app" if answer is None else answer.via

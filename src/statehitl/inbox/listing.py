@@ -1,9 +1,9 @@
 """What waits on a human, across every thread of a store, from the thread index alone.
 
-The index holds one small entry per thread with the interrupts it waits on, so the inbox reads those
-entries and one listing of the stored answers, never a checkpoint: the same cost on every backend.
-An interrupt whose answer is stored but not yet applied is no longer waiting on anyone, so it is not
-listed as pending.
+The index holds one small entry per thread with the interrupts it waits on and those answered through
+a door that does not resume (the inbox, the page, an expiry), so the inbox reads those entries and
+never a checkpoint: the same cost on every backend. An interrupt whose answer is stored but not yet
+applied is no longer waiting on anyone, so it is not listed as pending.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.records import AnsweredMark
 from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
-from statehitl.inbox.answers import already_answered, read_answer, stored_answer_keys
+from statehitl.inbox.answers import already_answered, read_answer
 
 __all__ = ["PendingInterrupt", "Scan", "afind_pending", "apending", "find_pending", "pending", "scan"]
 
@@ -51,22 +52,25 @@ async def apending(store: str | Checkpointer) -> list[PendingInterrupt]:
 
 @dataclass(frozen=True, slots=True)
 class Scan:
-    """One look at the store: what waits unanswered (newest first), the stored answers' ``(thread,
-    interrupt id)``, and the ids of the threads waiting (answered or not)."""
+    """One look at the store: what waits unanswered (newest first), the answers stored and not yet
+    applied by ``(thread, interrupt id)`` with the checkpoint they answer, and the ids of the threads
+    waiting (answered or not)."""
 
     pending: list[PendingInterrupt]
-    answered: set[tuple[str, str]]
+    answered: dict[tuple[str, str], tuple[int, AnsweredMark]]
     waiting: list[str]
 
 
 async def scan(checkpointer: Checkpointer) -> Scan:
-    """The index entries of the interrupted threads and the stored answers' keys: a listing and one
-    small read per thread, never a checkpoint. What listing, finding and sweeping all start from."""
-    answered = await stored_answer_keys(checkpointer)
+    """The index entries of the interrupted threads: a listing and one small read per thread, never a
+    checkpoint. What listing, finding and sweeping all start from."""
+    answered: dict[tuple[str, str], tuple[int, AnsweredMark]] = {}
     found = []
     waiting = []
     for entry in await checkpointer.threads("interrupted"):
         waiting.append(entry.thread_id)
+        for mark in entry.answered:
+            answered[entry.thread_id, mark.interrupt_id] = (entry.seq, mark)
         for record in entry.interrupts:
             if (entry.thread_id, record.id) in answered:
                 continue
@@ -95,9 +99,9 @@ async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterr
     if len(matches) > 1:
         raise UnknownInboxItemError(f"interrupt id {wanted!r} is ambiguous: it starts "
                                     f"{', '.join(p.id for p in matches)}; give more of it")
-    for thread, iid in sorted(looked.answered):
+    for (thread, iid), (seq, _) in sorted(looked.answered.items()):
         if iid == wanted or _starts(iid, wanted):
-            first = await read_answer(checkpointer, thread, iid)
+            first = await read_answer(checkpointer, thread, iid, seq)
             raise AlreadyAnsweredError(already_answered(first.name if first else "?", iid, first))
     waiting = ", ".join(f"{p.id} ({p.name} on thread {p.thread_id})" for p in items[:10]) or "none"
     raise UnknownInboxItemError(f"no pending interrupt has id {wanted!r}; pending: {waiting}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.records import Via
 from statehitl.errors import AlreadyAnsweredError
 from statehitl.inbox.answers import StoredAnswer, record_answer
 from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app
@@ -40,7 +41,7 @@ class SweepReport:
 
 
 async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
-                  build: AppBuilder | None = None) -> Answered:
+                  build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
     """Answer a pending interrupt. ``AlreadyAnsweredError`` if it was answered first (by anyone).
 
     With ``build`` the thread is resumed now, in this process; without it the answer is stored and the
@@ -48,16 +49,17 @@ async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *
     """
     checkpointer = open_store(store)
     return await answer_pending(checkpointer, await afind_pending(checkpointer, interrupt_id), response,
-                                responder=responder, build=build)
+                                responder=responder, build=build, via=via)
 
 
 async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, response: Any, *,
-                         responder: str | None = None, build: AppBuilder | None = None) -> Answered:
+                         responder: str | None = None, build: AppBuilder | None = None,
+                         via: Via = "inbox") -> Answered:
     """``aanswer`` for an interrupt already found (the web page looks it up to build the response)."""
     # A typed interrupt refuses a wrong answer here, before it is recorded: once stored it would be the
     # first answer, which wins, and the thread could never be answered right.
     check_response(response, item.response_schema, f"the answer to interrupt {item.name!r} (id {item.id})")
-    stored = await record_answer(checkpointer, item.thread_id, item.id, item.name, response, responder=responder)
+    stored = await record_answer(checkpointer, item.thread_id, item.id, response, responder=responder, via=via)
     if build is None:
         return Answered(item, stored)
     result = await aresume_answered(build_app(build, item.thread_id), item.thread_id)
@@ -65,11 +67,11 @@ async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, res
 
 
 def answer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
-           build: AppBuilder | None = None) -> Answered:
+           build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
     """Sync ``aanswer``."""
     from statehitl._sync import run_sync
 
-    return run_sync(aanswer(store, interrupt_id, response, responder=responder, build=build))
+    return run_sync(aanswer(store, interrupt_id, response, responder=responder, build=build, via=via))
 
 
 async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: float | None = None) -> SweepReport:
@@ -89,8 +91,8 @@ async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: 
         if not item.expired(moment):
             continue
         try:
-            await record_answer(checkpointer, item.thread_id, item.id, item.name, item.on_expire,
-                                responder="expiry", via="expiry")
+            await record_answer(checkpointer, item.thread_id, item.id, item.on_expire, responder="expiry",
+                                via="expiry")
         except AlreadyAnsweredError:
             continue  # another sweeper, or a reviewer, answered it first
         report.expired.append(item)

@@ -297,7 +297,8 @@ async def _answer_form(request: web.Request) -> web.Response:
         item = await afind_pending(request.app[_STORE], request.match_info["id"])
         response = form_response(item.response_schema, form)
         done = await answer_pending(request.app[_STORE], item, response,
-                                    responder=form.get("__responder", "").strip() or None, build=request.app[_BUILD])
+                                    responder=form.get("__responder", "").strip() or None, build=request.app[_BUILD],
+                                    via="page")
     except AlreadyAnsweredError as exc:
         return _html(message_page("Already answered", str(exc), error=True), 409)
     except UnknownInboxItemError as exc:
@@ -325,7 +326,7 @@ async def _api_answer(request: web.Request) -> web.Response:
     try:
         done = await aanswer(request.app[_STORE], request.match_info["id"], body["response"],
                              responder=(responder if isinstance(responder, str) else None) or None,
-                             build=request.app[_BUILD])
+                             build=request.app[_BUILD], via="page")
     except AlreadyAnsweredError as exc:
         return web.json_response({"error": str(exc), "already_answered": True}, status=409)
     except UnknownInboxItemError as exc:
