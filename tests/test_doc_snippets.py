@@ -70,6 +70,14 @@ def test_the_typed_answer_example_refuses_a_wrong_answer_and_audits_the_right_on
     assert [(e.name, e.responder, e.comment) for e in trail] == [("review", "ada", None), ("amount", "ada", "partial")]
 
 
+def test_the_who_may_answer_example_refuses_bob_and_takes_a_member_of_finance(tmp_path: Path) -> None:
+    code = snippet("docs/answers.md", "## Who may answer")
+
+    assert run(code, tmp_path) == expected(code)
+    trail = asyncio.run(FileCheckpointer(tmp_path / ".statehitl").audit("refund-42"))
+    assert [(e.outcome, e.responder, e.via) for e in trail] == [("refused", "bob", "app"), ("applied", "cat", "app")]
+
+
 def test_the_tool_approval_example_edits_the_call_and_audits_it(tmp_path: Path) -> None:
     code = snippet("docs/answers.md", "## The answer vocabulary")
 

@@ -22,7 +22,10 @@ The tree::
      │    │    ├── ResponseValidationError              a response that is not of the interrupt's response type
      │    │    └── DigestMismatchError                  an approval of another tool call than the one to run
      │    ├── NotInterruptedError (ValueError)      responses sent to a thread that is not waiting
-     │    └── InvalidExpiryError (ValueError)       expires_in/expires_at/on_expire that cannot work
+     │    ├── InvalidExpiryError (ValueError)       expires_in/expires_at/on_expire that cannot work
+     │    ├── InvalidRespondersError (ValueError)   responders= that is not a list of names or 'group:NAME'
+     │    └── ResponderNotAllowedError              an answer from someone the interrupt's responders do not
+     │                                              name (refused before it binds; the refusal is audited)
      ├── InboxError                              the inbox (statehitl.inbox) could not do what was asked
      │    ├── UnknownInboxItemError (KeyError)      no pending interrupt has that id
      │    ├── AlreadyAnsweredError                  someone (or a sweep) answered the interrupt first
@@ -72,6 +75,7 @@ __all__ = [
     "InterruptOutsideRunError",
     "InterruptReasonError",
     "InvalidExpiryError",
+    "InvalidRespondersError",
     "InvalidResponseError",
     "InvalidThreadIdError",
     "InvalidUpdateError",
@@ -79,6 +83,7 @@ __all__ = [
     "NodeCancelledError",
     "NotInterruptedError",
     "NotJSONError",
+    "ResponderNotAllowedError",
     "ResponseValidationError",
     "ResumeInputError",
     "StatehitlError",
@@ -201,6 +206,31 @@ class NotInterruptedError(InterruptError, ValueError):
 
 class InvalidExpiryError(InterruptError, ValueError):
     """``expires_in=``/``expires_at=``/``on_expire=`` given in a way that cannot work."""
+
+
+class InvalidRespondersError(InterruptError, ValueError):
+    """``responders=`` given in a way that cannot work: not a list, an empty list (nobody could answer), a
+    name that is empty or padded with spaces, ``group:`` without a name."""
+
+
+class ResponderNotAllowedError(InterruptError):
+    """An answer to an interrupt that names who may answer (``responders=``), from someone it does not
+    name (or from nobody named). Refused before the answer is stored, so it does not bind: the interrupt
+    still waits for someone allowed. The refusal itself is kept in the thread's audit trail (outcome
+    ``refused``).
+
+    ``thread_id`` and ``interrupt_id`` say which interrupt, ``responder`` and ``groups`` who tried,
+    ``responders`` who may answer.
+    """
+
+    def __init__(self, message: str, *, thread_id: str = "", interrupt_id: str = "", responder: str | None = None,
+                 groups: tuple[str, ...] = (), responders: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.thread_id = thread_id
+        self.interrupt_id = interrupt_id
+        self.responder = responder
+        self.groups = groups
+        self.responders = responders
 
 
 class InboxError(StatehitlError):

@@ -24,6 +24,7 @@ from statehitl.errors import (
 )
 from statehitl.expiry import expiry
 from statehitl.interrupt_ids import interrupt_id
+from statehitl.responders import responders_of
 
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
 
@@ -52,10 +53,12 @@ class Interrupt:
     (``statehitl.inbox.sweep``); None: it waits for a human however long it takes."""
     on_expire: Any = None
     """The response a sweep applies once ``expires_at`` has passed (JSON)."""
+    responders: list[str] | None = None
+    """Who may answer: names and ``group:NAME`` groups (``statehitl.responders``); None: anyone."""
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict, the same shape the checkpoint stores (``response_schema``, ``digest`` and
-        the expiry only when set)."""
+        """A JSON-ready dict, the same shape the checkpoint stores (``response_schema``, ``digest``, the
+        expiry and ``responders`` only when set)."""
         data = {
             "id": self.id,
             "name": self.name,
@@ -70,6 +73,8 @@ class Interrupt:
             data["digest"] = self.digest
         if self.expires_at is not None:
             data.update(expires_at=self.expires_at, on_expire=self.on_expire)
+        if self.responders is not None:
+            data["responders"] = list(self.responders)
         return data
 
 
@@ -115,7 +120,8 @@ class InterruptScope:
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, response_type: Any = None, *,
                   digest: str | None = None, schema: dict[str, Any] | None = None, expires_in: float | None = None,
-                  expires_at: float | None = None, on_expire: Any = None) -> Any:
+                  expires_at: float | None = None, on_expire: Any = None,
+                  responders: list[str] | None = None) -> Any:
         """Return the response for ``name`` if the human answered it; otherwise stop the handler.
 
         ``response`` is an answer known in advance (Strands' preemptive response, e.g. an approval
@@ -126,10 +132,13 @@ class InterruptScope:
         the caller built). ``digest``: the tool call this interrupt is about (``action_digest``); an
         answer given to another call is refused. ``expires_in`` (seconds) or ``expires_at`` (epoch) with
         ``on_expire``: past the deadline a sweep answers it with ``on_expire`` (``statehitl.expiry``).
+        ``responders``: who may answer, names and ``group:NAME`` groups (``statehitl.responders``); an
+        answer from anyone else is refused where it is written, whichever door it came through.
         """
         if not isinstance(name, str) or not name:
             raise InterruptNameError(f"interrupt name must be a non-empty str, got {name!r}")
         expires = expiry(name, expires_in, expires_at, on_expire)
+        allowed = responders_of(name, responders)
         if name in self.names:
             raise DuplicateInterruptNameError(
                 f"interrupt name {name!r} is used twice in {self.source} {self.node!r}; names must be "
@@ -161,7 +170,8 @@ class InterruptScope:
         raise InterruptRaised([Interrupt(iid, name, reason, source=self.source, node=self.node,
                                          response_schema=schema, digest=digest,
                                          expires_at=None if expires is None else expires.at,
-                                         on_expire=None if expires is None else expires.response)])
+                                         on_expire=None if expires is None else expires.response,
+                                         responders=allowed)])
 
 
     def _answer(self, iid: str, name: str, response_type: Any, digest: str | None) -> Any:

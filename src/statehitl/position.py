@@ -20,6 +20,7 @@ from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import AnswerRecord, CheckpointRecord, InterruptRecord, RecordStatus
 from statehitl.errors import ResumeInputError
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
+from statehitl.responders import may_answer
 from statehitl.resume import AnswerMeta
 from statehitl.transitions import InterruptAnswered
 
@@ -49,17 +50,20 @@ class NodeContext:
     _scope: InterruptScope | None = None
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
-                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None) -> Any:
+                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None,
+                  responders: list[str] | None = None) -> Any:
         """Ask the human. Returns the response on resume (or ``response``, an answer known in advance);
         ``reason`` must be JSON-serializable. ``response_type``: the response is validated as this type
         (a pydantic model, a ``Literal[...]``...) and returned as its value.
         ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
-        (``statehitl inbox sweep``) answers it with ``on_expire``."""
+        (``statehitl inbox sweep``) answers it with ``on_expire``. ``responders``: who may answer, names
+        and ``group:NAME`` groups; an answer from anyone else is refused (``ResponderNotAllowedError``) and
+        kept in the audit trail as ``refused``."""
         if self._scope is None:
             site = interrupt_ids.node(self.interrupts.prefix, self.step, self.node)
             self._scope = self.interrupts.scope(site, "node", self.node)
         return self._scope.interrupt(name, reason, response, response_type, expires_in=expires_in,
-                                     expires_at=expires_at, on_expire=on_expire)
+                                     expires_at=expires_at, on_expire=on_expire, responders=responders)
 
     @property
     def idempotency_key(self) -> str:
@@ -172,7 +176,8 @@ async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, 
                        meta: Mapping[str, AnswerMeta]) -> tuple[dict[str, Any], dict[str, AnswerMeta], list[str]]:
     """The answers a resume of ``head`` applies: each given one recorded as its interrupt's one binding
     answer (the same answer stored before by any door is fine; a different one is ``AlreadyAnsweredError``,
-    before anything is claimed or run), and the answers other doors stored for its other interrupts.
+    and one from someone the interrupt's ``responders`` do not name is ``ResponderNotAllowedError``, before
+    anything is claimed or run), and the answers other doors stored for its other interrupts.
 
     The given answers are written without forcing them to disk: the claim that follows is forced, and on
     the file store it shares their log, so one ``fdatasync`` covers both (S3 and DynamoDB write durably).
@@ -183,10 +188,13 @@ async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, 
     bound: dict[str, Any] = {}
     who: dict[str, AnswerMeta] = {}
     recorded: list[str] = []
-    for iid, response in given.items():
+    # Answers their responder may not give go first: the refusal then comes before any answer of the same
+    # call is stored, so a refused call binds nothing.
+    for iid, response in sorted(given.items(), key=lambda item: _may_give(by_id[item[0]], meta.get(item[0]))):
         said = meta.get(iid, AnswerMeta())
         stored, created = await record_answer(checkpointer, record, by_id[iid], response, responder=said.responder,
-                                              comment=said.comment, via=said.via or "app", durable=False)
+                                              groups=said.groups, comment=said.comment, via=said.via or "app",
+                                              durable=False)
         bound[iid], who[iid] = stored.response, AnswerMeta(stored.responder, stored.comment, stored.via)
         if created:
             recorded.append(answer_key(record.thread_id, record.seq, iid))
@@ -203,6 +211,12 @@ async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, 
             "or answer in the inbox"
         )
     return bound, who, recorded
+
+
+def _may_give(interrupt: InterruptRecord, said: AnswerMeta | None) -> bool:
+    """Whether the responder ``said`` names may answer ``interrupt`` (``record_answer`` decides; this orders)."""
+    who = said or AnswerMeta()
+    return may_answer(interrupt.responders, who.responder, who.groups)
 
 
 def audit_entries(record: CheckpointRecord, answers: dict[str, Any], meta: Mapping[str, AnswerMeta]

@@ -51,11 +51,14 @@ class StartRun:
 @dataclass(frozen=True, slots=True)
 class AnswerMeta:
     """Who gave an answer and what they said about it, for the audit trail (both optional), and the door
-    it came through (``via``: None, the caller's own). An expiry sweep answers as ``responder="expiry"``."""
+    it came through (``via``: None, the caller's own). An expiry sweep answers as ``responder="expiry"``.
+    ``groups``: the groups the caller says the responder belongs to, for an interrupt that lets groups
+    answer (``responders=["group:finance"]``); checked when the answer is stored, not kept with it."""
 
     responder: str | None = None
     comment: str | None = None
     via: Via | None = None
+    groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,9 +176,9 @@ def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str
         require_json(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", InterruptReasonError)
         _check_answer(block, by_id[iid], thread)
         answers[iid] = block["response"]
-        responder, comment = block.get("responder"), block.get("comment")
-        if responder is not None or comment is not None:
-            meta[iid] = AnswerMeta(responder, comment)
+        responder, comment, groups = block.get("responder"), block.get("comment"), block.get("groups")
+        if responder is not None or comment is not None or groups:
+            meta[iid] = AnswerMeta(responder, comment, groups=tuple(groups or ()))
     return answers, meta
 
 
@@ -186,6 +189,10 @@ def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> N
     for key in ("responder", "comment", "digest"):
         if block.get(key) is not None and not isinstance(block[key], str):
             raise InvalidResponseError(f"{where} has a {key!r} of {block[key]!r}; it must be a str")
+    groups = block.get("groups")
+    if groups is not None and (not isinstance(groups, list) or not all(isinstance(g, str) and g for g in groups)):
+        raise InvalidResponseError(f"{where} has 'groups' of {groups!r}; it must be a list of group names "
+                                   "(the responder's groups, e.g. ['finance'])")
     digest = block.get("digest")
     if digest is not None and digest != interrupt.digest:
         if interrupt.digest is None:

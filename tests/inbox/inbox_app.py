@@ -34,6 +34,8 @@ class Order(BaseModel):
     on_expire: Any = None
     choice: bool = False
     """Ask with ``response_type=Literal["approve", "reject"]``: the page offers the two as choices."""
+    responders: list[str] | None = None
+    """Who may answer (``responders=``); None: anyone."""
     decision: Any = None
     shipped: bool = False
 
@@ -55,6 +57,8 @@ def ask(state: Order, ctx: NodeContext) -> dict[str, Any]:
         options = {"expires_in": state.expires_in, "on_expire": state.on_expire}
     if state.choice:
         options["response_type"] = Literal["approve", "reject"]
+    if state.responders is not None:
+        options["responders"] = state.responders
     return {"decision": ctx.interrupt(APPROVAL, reason=reason, **options)}
 
 

@@ -38,6 +38,15 @@ def token_server(app_store: str, action_log: Path, tmp_path: Path) -> Iterator[S
     yield from serve(app_store, action_log, "--token-file", str(token))
 
 
+@pytest.fixture
+def identity_server(app_store: str, action_log: Path, tmp_path: Path) -> Iterator[Served]:
+    """Tokens that name who holds them: the page answers as the holder."""
+    tokens = tmp_path / "tokens"
+    tokens.write_text("tok-ann ann finance\ntok-bob bob\n")
+    tokens.chmod(0o600)
+    yield from serve(app_store, action_log, "--tokens-file", str(tokens))
+
+
 class Elsewhere:
     """Another site on this host: a page served from another loopback port, whose HTML a test sets."""
 
@@ -164,6 +173,36 @@ def test_the_token_is_required_then_kept_in_a_cookie(token_server: Served, brows
     stranger = browser.new_page()
     assert stranger.goto(token_server.url + "/thread/t1").status == 401
     stranger.close()
+    context.close()
+
+
+def test_the_page_answers_as_the_tokens_holder_with_no_name_box(identity_server: Served, browser: Any,
+                                                                 app_store: str, action_log: Path) -> None:
+    """A token that names ann: the page says so, has no "Your name" box, offers no form for an interrupt
+    only bob may answer, and the answer it sends is ann's in the audit trail."""
+    mine = waiting("t-mine", responders=["group:finance"])
+    theirs = waiting("t-theirs", responders=["bob"])
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(identity_server.url + "/?token=tok-ann")
+    assert page.locator("#identity").inner_text() == "ann (groups: finance)"
+    assert page.locator('input[name="__responder"]').count() == 0
+    assert "may answer: a member of group finance" in page.locator(f'.item[data-id="{mine}"]').inner_text()
+    other = page.locator(f'.item[data-id="{theirs}"]')
+    assert other.locator("form").count() == 0
+    assert "Only bob may answer; you, ann (groups: finance), may not answer it." in other.inner_text()
+    form = page.locator(f'.item[data-id="{mine}"] form')
+    form.locator("textarea").fill("y")
+    form.locator("button").click()
+    assert page.locator("h1").inner_text() == "Answered"
+    assert actions(action_log) == ["t-mine ship book 'y'"]
+    page.goto(identity_server.url + "/thread/t-mine")
+    row = page.locator("table tr").nth(1).inner_text()
+    assert "applied" in row
+    assert "ann" in row
+    [entry] = inbox.thread_audit_trail(app_store, "t-mine")
+    assert (entry.responder, entry.via) == ("ann", "page")
+    assert [p.id for p in inbox.pending(app_store)] == [theirs]
     context.close()
 
 

@@ -13,19 +13,25 @@ the answers along, and its stream carries the answer's write to a worker), and `
 the thread's prefix cover them. The name starts with ``a.``, after every slot (digits), so finding the
 thread's head by listing stays one request. The checkpoint in the key keeps answers to a step that
 failed apart from answers to its retry, which waits on the same interrupts again.
+
+Who may answer (``interrupt(..., responders=[...])``) is checked here too, in the one write every door
+goes through: an answer from anyone else is refused before it is stored, and the refusal is kept for the
+audit trail (``refusals.py``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_key, read_index_versioned
 from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, InterruptRecord, StoredAnswer, Via
+from statehitl.checkpoint.refusals import refuse
 from statehitl.checkpoint.storage import ABSENT, read_prefix
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, CheckpointCorruptError, StorageError
+from statehitl.responders import may_answer
 
 if TYPE_CHECKING:
     from statehitl.checkpoint.engine import Checkpointer
@@ -85,8 +91,8 @@ def already_answered(name: str, interrupt_id: str, first: StoredAnswer | None) -
 
 
 async def record_answer(checkpointer: Checkpointer, record: CheckpointRecord, interrupt: InterruptRecord,
-                        response: Any, *, responder: str | None = None, comment: str | None = None,
-                        via: Via = "app", digest: str | None = None, durable: bool = True,
+                        response: Any, *, responder: str | None = None, groups: Sequence[str] = (),
+                        comment: str | None = None, via: Via = "app", digest: str | None = None, durable: bool = True,
                         mark_index: bool = False) -> tuple[StoredAnswer, bool]:
     """Store the answer to ``interrupt`` of the waiting checkpoint ``record``, once.
 
@@ -95,8 +101,20 @@ async def record_answer(checkpointer: Checkpointer, record: CheckpointRecord, in
     ``mark_index`` also marks it in the thread's index entry, for a door that does not resume the
     thread itself (listings then show the interrupt as answered, not yet applied, and a worker finds
     the thread).
+
+    An interrupt that names its ``responders`` takes an answer only from one of them: ``responder``, or
+    a member of one of ``groups`` (what the door knows of the responder). Anyone else, or an answer
+    naming nobody, is ``ResponderNotAllowedError``, and the refusal is stored for the audit trail. That
+    check comes first, before the stored answer is looked at, so a refused responder learns nothing of
+    an answer given before (not who gave it, not whether theirs was the same). An expiry default
+    (``via="expiry"`` with the interrupt's own ``on_expire``) is always allowed: the interrupt's author
+    chose it.
     """
     thread = record.thread_id
+    if interrupt.responders and not _expiry_default(interrupt, response, via) and not may_answer(
+            interrupt.responders, responder, groups):
+        raise await refuse(checkpointer, record, interrupt, response, responder=responder, groups=groups,
+                           comment=comment, via=via)
     key = answer_key(thread, record.seq, interrupt.id)
     answer = StoredAnswer(thread_id=thread, checkpoint_id=record.checkpoint_id, interrupt_id=interrupt.id,
                           name=interrupt.name, response=response, responder=responder, comment=comment,
@@ -113,6 +131,13 @@ async def record_answer(checkpointer: Checkpointer, record: CheckpointRecord, in
     if mark_index:
         await _mark_index(checkpointer, record, answer)
     return answer, True
+
+
+def _expiry_default(interrupt: InterruptRecord, response: Any, via: Via) -> bool:
+    """Whether ``response`` is the interrupt's own expiry default, given by a sweep."""
+    default = interrupt.on_expire
+    return via == "expiry" and interrupt.expires_at is not None and response == default and type(response) is type(
+        default)
 
 
 async def withdraw_answers(checkpointer: Checkpointer, keys: list[str]) -> None:

@@ -17,12 +17,15 @@ Where it is stored:
   before the answers moved into the checkpoints are read from there too: ``audit.<claim slot>`` (one
   record per resume) and ``audit.<slot>.<n>`` (one per answer). Slots and sequence numbers count in
   one series, so the trail reads in order.
+- In the thread's keys, ``threads/<thread>/r.<checkpoint>.<interrupt>.<nonce>``: an answer refused because
+  its responder is not among the interrupt's ``responders`` (``refusals.py``), outcome ``refused``. It
+  never bound, so no step carries it; it is kept by itself, written before the refusal is reported.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -103,10 +106,13 @@ def claim_entries(claim: ClaimRecord, after: ClaimRecord | None, checkpoints: Ma
 
 
 async def read_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int, StoredCheckpoint],
-                     signing_key: bytes | None, claims: Mapping[int, ClaimRecord] | None = None) -> list[AuditEntry]:
+                     signing_key: bytes | None, claims: Mapping[int, ClaimRecord] | None = None,
+                     refused: Sequence[tuple[int, AuditEntry]] = ()) -> list[AuditEntry]:
     """The thread's audit trail, oldest answer first: what its ``checkpoints`` carry, and what was kept
-    beside its index (which, for a checkpoint that has both, is the whole form of the same answers); and
-    from its ``claims``, answers acted on with no recorded outcome and the go-aheads to retry them."""
+    beside its index (which, for a checkpoint that has both, is the whole form of the same answers); from
+    its ``claims``, answers acted on with no recorded outcome and the go-aheads to retry them; and the
+    ``refused`` answers, each with the checkpoint whose interrupt it was about (``refusals.py``), placed
+    after what that checkpoint carries and before what came after it."""
     prefix = audit_prefix(thread_id)
     by_slot: dict[tuple[int, int], list[AuditEntry]] = {}
     for key, (data, _) in (await read_prefix(storage, prefix)).items():
@@ -127,4 +133,11 @@ async def read_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int,
         entries = claim_entries(claim, claims.get(seq + 1), checkpoints)
         if entries:
             by_slot[seq, 0] = entries
-    return [entry for _, entries in sorted(by_slot.items()) for entry in entries]
+    ordered = [((seq, n, 0.0), entries) for (seq, n), entries in by_slot.items()]
+    ordered += [((seq, _AFTER_SLOT, entry.at), [entry]) for seq, entry in refused]
+    return [entry for _, entries in sorted(ordered, key=lambda item: item[0]) for entry in entries]
+
+
+_AFTER_SLOT = 1 << 62
+"""Where a refusal sorts among the entries of its checkpoint's slot: after them all (they were applied
+before the checkpoint asked what the refusal answered), then by time."""

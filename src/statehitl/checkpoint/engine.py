@@ -10,6 +10,9 @@ Layout of a thread (``<slot>`` is ``999999999999 - seq``, so the newest record l
   status without reading checkpoints. It is a cache: the records are the truth.
 - ``machines/<fingerprint>``: the shape of a machine that left a thread waiting, so a resume against
   changed code can say what changed.
+- ``threads/<thread>/a.<checkpoint>.<interrupt>``: an interrupt's one binding answer, and
+  ``threads/<thread>/r.<checkpoint>.<interrupt>.<nonce>``: an answer refused because its responder may
+  not answer (``answer_records.py``, ``refusals.py``). Both list after every slot.
 - ``index/<thread>/audit.<seq>``: the answers checkpoint ``seq`` carried, as whole audit entries, kept
   there by ``prune`` before it deletes that checkpoint or the one whose interrupts they answered
   (``checkpoint/audit.py``); ``delete_thread`` removes them.
@@ -68,6 +71,7 @@ from statehitl.checkpoint.records import (
     StoredCheckpoint,
     ThreadIndex,
 )
+from statehitl.checkpoint.refusals import is_refusal_key, refusal_entries
 from statehitl.checkpoint.step_writes import reference_writes, split_value_writes
 from statehitl.checkpoint.storage import (
     ABSENT,
@@ -356,17 +360,21 @@ class Checkpointer:
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
         return record
 
-    async def _records(self, thread_id: str, answers: dict[str, tuple[bytes, str]] | None = None
-                       ) -> dict[int, _Stored]:
+    async def _records(self, thread_id: str, answers: dict[str, tuple[bytes, str]] | None = None,
+                       refusals: dict[str, tuple[bytes, str]] | None = None) -> dict[int, _Stored]:
         """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence
         number: in the storage's one bulk read if it has one (``read_prefix``). The thread's stored
-        answers come with it; given ``answers``, they are put there."""
+        answers and refused answers come with it; given ``answers`` or ``refusals``, they are put there."""
         found = await read_prefix(self.storage, self._prefix(thread_id))
         records = {}
         for key, (data, token) in found.items():
             if is_answer_key(key):
                 if answers is not None:
                     answers[key] = (data, token)
+                continue
+            if is_refusal_key(key):
+                if refusals is not None:
+                    refusals[key] = (data, token)
                 continue
             records[self._seq(key)] = _Stored(data, token, self._parse(key, data))
         return records
@@ -692,10 +700,13 @@ class Checkpointer:
     async def audit(self, thread_id: str) -> list[AuditEntry]:
         """Every answer applied to the thread's interrupts, oldest first (kept through ``prune``): the
         entries its checkpoints carry (``answered``) and those ``prune`` kept beside its index; and, from
-        its claims, answers acted on whose outcome was never recorded and the go-aheads to retry them."""
-        records = await self._records(thread_id)
+        its claims, answers acted on whose outcome was never recorded and the go-aheads to retry them; and
+        the answers refused because their responder may not answer (outcome ``refused``)."""
+        refusals: dict[str, tuple[bytes, str]] = {}
+        records = await self._records(thread_id, refusals=refusals)
         claims = {seq: s.record for seq, s in records.items() if isinstance(s.record, ClaimRecord)}
-        return await read_audit(self.storage, thread_id, _checkpoints(records), self.signing_key, claims)
+        return await read_audit(self.storage, thread_id, _checkpoints(records), self.signing_key, claims,
+                                refusal_entries(refusals, thread_id, self.signing_key))
 
     # -- machines -----------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 Loading a record validates it and never executes code. ``schema_version`` lets a newer statehitl read
 older records and lets an older one refuse newer records with a clear message.
 
-Four kinds live in storage:
+Four kinds live in storage (besides answers, ``StoredAnswer``, and refused ones, ``RefusedAnswer``):
 
 - ``StoredCheckpoint`` (``kind="checkpoint"``): one transition of a thread. Ordinary fields are stored
   whole; append-only channels are stored as a ``Piece`` (the items added since the record's *base*,
@@ -38,6 +38,7 @@ __all__ = [
     "MachineShape",
     "Piece",
     "RecordStatus",
+    "RefusedAnswer",
     "StoredAnswer",
     "StoredCheckpoint",
     "ThreadIndex",
@@ -106,12 +107,14 @@ class InterruptRecord(BaseModel):
     expires_at: float | None = None
     """When a sweep answers it with ``on_expire`` (``statehitl.expiry``)."""
     on_expire: Any = None
+    responders: list[str] | None = None
+    """Who may answer: names and ``group:NAME`` groups (``statehitl.responders``); None: anyone."""
 
     @model_serializer(mode="wrap")
     def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Records written before these fields existed, and interrupts that use none of them, keep their bytes.
         data: dict[str, Any] = handler(self)
-        for optional in ("response_schema", "digest"):
+        for optional in ("response_schema", "digest", "responders"):
             if data.get(optional) is None:
                 data.pop(optional, None)
         if self.expires_at is None:
@@ -122,7 +125,8 @@ class InterruptRecord(BaseModel):
     def to_interrupt(self) -> Interrupt:
         return Interrupt(self.id, self.name, self.reason, source=self.source, node=self.node,
                          response_schema=self.response_schema, digest=self.digest,
-                         expires_at=self.expires_at, on_expire=self.on_expire)
+                         expires_at=self.expires_at, on_expire=self.on_expire,
+                         responders=None if self.responders is None else list(self.responders))
 
     @classmethod
     def of(cls, interrupt: Interrupt) -> InterruptRecord:
@@ -136,6 +140,7 @@ class InterruptRecord(BaseModel):
             digest=interrupt.digest,
             expires_at=interrupt.expires_at,
             on_expire=interrupt.on_expire,
+            responders=interrupt.responders,
         )
 
 
@@ -157,10 +162,12 @@ class AuditEntry(BaseModel):
     ``checkpoint_id`` is the checkpoint whose interrupt was answered; ``digest`` the tool call an
     answer about a tool call was given for.
 
-    Two outcomes record what went wrong instead: ``unknown``, an answer a run acted on and never recorded
-    how it ended (its process stopped, or the store failed: see ``ActionOutcomeUnknownError``), and
+    Three outcomes record what went wrong instead: ``unknown``, an answer a run acted on and never recorded
+    how it ended (its process stopped, or the store failed: see ``ActionOutcomeUnknownError``),
     ``retried``, a human's go-ahead to run such an action again (``responder`` and ``comment`` are theirs;
-    ``interrupt_id`` and ``name`` are empty, ``checkpoint_id`` is where the thread went on from).
+    ``interrupt_id`` and ``name`` are empty, ``checkpoint_id`` is where the thread went on from), and
+    ``refused``, an answer from someone the interrupt's ``responders`` do not name, which was never stored
+    as the answer (``RefusedAnswer``; ``responder`` is who tried, None when the answer named nobody).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -175,7 +182,7 @@ class AuditEntry(BaseModel):
     responder: str | None = None
     comment: str | None = None
     at: float
-    outcome: Literal["applied", "rejected", "edited", "unknown", "retried"] = "applied"
+    outcome: Literal["applied", "rejected", "edited", "unknown", "retried", "refused"] = "applied"
     node: str = ""
     source: str = "node"
     digest: str | None = None
@@ -205,6 +212,8 @@ class AnswerRecord(BaseModel):
     def of(cls, entry: AuditEntry) -> AnswerRecord:
         if entry.outcome == "retried":
             raise ValueError("a go-ahead to retry is not an answer to an interrupt")
+        if entry.outcome == "refused":
+            raise ValueError("a refused answer is never applied: it is kept by itself (RefusedAnswer)")
         return cls(interrupt_id=entry.interrupt_id, checkpoint_id=entry.checkpoint_id or "", response=entry.response,
                    responder=entry.responder, comment=entry.comment, at=round(entry.at, 3), outcome=entry.outcome,
                    via=entry.via)
@@ -378,6 +387,35 @@ class StoredAnswer(BaseModel):
 
     def stored_exclude(self) -> set[str]:
         return {name for name in ("responder", "comment", "digest") if getattr(self, name) is None}
+
+
+class RefusedAnswer(BaseModel):
+    """An answer refused because its responder is not among the interrupt's ``responders``: never stored as
+    the interrupt's answer, kept for the audit trail under ``threads/<thread>/r.<checkpoint>.<interrupt>.<nonce>``
+    (create-once, one per refusal; ``checkpoint/refusals.py``).
+
+    Whole in itself: it holds the interrupt as asked (its name, reason and who may answer), so the trail
+    still shows it once ``prune`` has deleted the checkpoint that asked. ``groups`` are the groups the door
+    said the responder belongs to; ``refused_at`` is epoch seconds.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    kind: Literal["refusal"] = "refusal"
+    schema_version: int = SCHEMA_VERSION
+    thread_id: str
+    checkpoint_id: str
+    interrupt: InterruptRecord
+    response: Any = None
+    responder: str | None = None
+    groups: list[str] = Field(default_factory=list)
+    comment: str | None = None
+    refused_at: float
+    via: Via = "app"
+
+    def stored_exclude(self) -> set[str]:
+        omitted = {name for name in ("responder", "comment") if getattr(self, name) is None}
+        return omitted | ({"groups"} if not self.groups else set())
 
 
 class AnsweredMark(BaseModel):

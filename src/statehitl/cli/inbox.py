@@ -28,6 +28,7 @@ from statehitl.cli._console import (
 
 if TYPE_CHECKING:
     from statehitl.inbox import AppBuilder, PendingInterrupt
+    from statehitl.inbox.identity import Identity
 
 __all__ = ["DEFAULT_PORT", "TOKEN_ENV", "add_parser", "cmd_answer", "cmd_list", "cmd_serve", "cmd_show", "cmd_sweep"]
 
@@ -81,7 +82,12 @@ def add_parser(commands: Any) -> None:
                                         "after an expiry default) is refused with 'already answered'.")
     answer.add_argument("id", metavar="ID", help="the interrupt's id (or a unique start of it)")
     answer.add_argument("response", metavar="RESPONSE", help=_RESPONSE_HELP)
-    answer.add_argument("--as", dest="responder", metavar="NAME", help="who is answering (kept with the answer)")
+    answer.add_argument("--as", dest="responder", metavar="NAME",
+                        help="who is answering (kept with the answer; an interrupt that names who may answer "
+                             "takes only them): the terminal trusts its user, as it trusts them with the store")
+    answer.add_argument("--group", dest="groups", action="append", default=[], metavar="GROUP",
+                        help="a group the responder belongs to, for an interrupt that lets a group answer "
+                             "(responders=['group:GROUP']); repeatable")
     store_option(answer, argparse.SUPPRESS)
     app_option(answer)
     answer.set_defaults(handler=cmd_answer)
@@ -103,12 +109,23 @@ def add_parser(commands: Any) -> None:
                        help="address to bind (default 127.0.0.1, this machine only; any other needs a token)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free)")
     serve.add_argument("--token-file", metavar="PATH",
-                       help="require the token in PATH (its whole content, surrounding whitespace dropped): every "
-                            "request then needs 'Authorization: Bearer TOKEN', or the cookie a browser gets by "
-                            f"opening /?token=TOKEN once; without it, ${TOKEN_ENV} is the token when set")
+                       help="require the token in PATH (one line, surrounding whitespace dropped: 'TOKEN', or "
+                            "'TOKEN NAME [GROUP,GROUP...]' to answer as NAME): every request then needs "
+                            "'Authorization: Bearer TOKEN', or the cookie a browser gets by opening /?token=TOKEN "
+                            f"once; without it, ${TOKEN_ENV} is the token when set")
     serve.add_argument("--token", metavar="T",
                        help="the token on the command line: other users of this machine can read it in the process "
                             f"list, so prefer --token-file or ${TOKEN_ENV}")
+    serve.add_argument("--tokens-file", metavar="PATH",
+                       help="tokens that name who holds them, one per line 'TOKEN NAME [GROUP,GROUP...]' (or JSON: "
+                            "[{\"token\": ..., \"name\": ..., \"groups\": [...]}]): the page then answers as the "
+                            "token's holder, with no name box (instead of --token-file)")
+    serve.add_argument("--identity-header", metavar="HEADER",
+                       help="behind a reverse proxy that signs users in: take who answers from this request header "
+                            "(X-Forwarded-User); every request must carry it, so only the proxy may reach the port")
+    serve.add_argument("--groups-header", metavar="HEADER",
+                       help="with --identity-header: the header holding the user's groups, comma-separated "
+                            "(X-Forwarded-Groups)")
     serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                        help="also answer to this Host (a reverse proxy's name as its Host header carries it: "
                             "inbox.example.com, or inbox.example.com:8443); repeatable")
@@ -139,12 +156,13 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         c.print(f"nothing waiting on a human in {args.store}")
         return 0
     now = time.time()
+    who = any(i.responders for i in items)  # the column only when some interrupt says who may answer
     table = [(i.id, i.thread_id, i.name, age_text(i.age(now)), expiry_text(i.expires_at, now),
-              compact_json(i.reason)) for i in items]
-    header = ("ID", "THREAD", "NAME", "AGE", "EXPIRES", "REASON")
+              *([", ".join(i.responders or ["anyone"])] if who else []), compact_json(i.reason)) for i in items]
+    header = ("ID", "THREAD", "NAME", "AGE", "EXPIRES", *(["WHO"] if who else []), "REASON")
     widths = table_head(c, header, table)
     for row in table:
-        c.print("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[5]]))
+        c.print("  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False)), row[-1]]))
     c.print(c.style(f"answer one with: {cli_command('inbox', 'answer', 'ID', 'RESPONSE', store=args.store)}", "dim"))
     return 0
 
@@ -152,6 +170,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     from statehitl.inbox import find_pending
     from statehitl.inbox.text import age_text, expiry_text
+    from statehitl.responders import describe
 
     item = find_pending(args.store, args.id)
     c, now = console, time.time()
@@ -164,9 +183,10 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
                                                           if item.expires_at is not None else "")]),
         ("reason", [compact_json(item.reason)]),
         ("expects", [compact_json(item.response_schema) if item.response_schema else "any JSON value"]),
+        ("may answer", [describe(item.responders) if item.responders else "anyone"]),
     ]
     for label, lines in fields:
-        for line in hanging(f"  {label.ljust(9)}  ", lines):
+        for line in hanging(f"  {label.ljust(10)}  ", lines):
             c.print(line)
     c.print(c.style(f"answer with: {cli_command('inbox', 'answer', item.id, 'RESPONSE', store=args.store)}", "dim"))
     return 0
@@ -177,7 +197,7 @@ def cmd_answer(args: argparse.Namespace, console: Console) -> int:
     from statehitl.inbox.text import parse_response
 
     done = answer(args.store, args.id, parse_response(args.response), responder=args.responder,
-                  build=_builder(args.app))
+                  groups=args.groups, build=_builder(args.app))
     item = done.interrupt
     c = console
     c.print(f"answered {item.name} on thread {item.thread_id} with {compact_json(done.answer.response)}")
@@ -209,35 +229,82 @@ def _warn(console: Console, message: str) -> None:
     print(console.style(f"statehitl: warning: {message}", "bold", "yellow"), file=console.err, flush=True)
 
 
-def _token(args: argparse.Namespace, console: Console) -> str | None:
-    """The token ``inbox serve`` requires: ``--token-file``, ``--token`` (with a warning: the process list
-    shows it to every user), or ``$STATEHITL_INBOX_TOKEN``; None when none is given."""
-    if args.token is not None and args.token_file is not None:
-        raise CliError("give the token one way: --token-file PATH, $STATEHITL_INBOX_TOKEN or --token")
+def _read_secret(option: str, path: Path, console: Console) -> str:
+    """A file of secrets, named in a warning when other users of the machine can read it."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+        mode = path.stat().st_mode
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {option} {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not text:
+        raise CliError(f"{option} {path} is empty")
+    if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        _warn(console, f"{path} can be read by other users of this machine (chmod 600 {path})")
+    return text
+
+
+def _one_token(text: str, where: str) -> dict[str, Identity]:
+    """A single token, as ``TOKEN`` (it names nobody) or ``TOKEN NAME [GROUP,GROUP...]``."""
+    from statehitl.inbox.identity import parse_token
+
+    if "\n" in text:
+        raise CliError(f"{where} holds more than one line; one token goes there, several in --tokens-file PATH")
+    try:
+        token, identity = parse_token(text, where)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    return {token: identity}
+
+
+def _tokens(args: argparse.Namespace, console: Console) -> dict[str, Identity] | None:
+    """The tokens ``inbox serve`` requires, each with who holds it: ``--tokens-file``, ``--token-file``,
+    ``--token`` (with a warning: the process list shows it to every user), or ``$STATEHITL_INBOX_TOKEN``;
+    None when none is given."""
+    from statehitl.inbox.identity import parse_tokens
+
+    given = [option for option, value in (("--tokens-file", args.tokens_file), ("--token-file", args.token_file),
+                                          ("--token", args.token)) if value is not None]
+    if len(given) > 1:
+        raise CliError(f"give the token one way, not {' and '.join(given)}: --tokens-file PATH (tokens that name "
+                       f"people), --token-file PATH, ${TOKEN_ENV} or --token")
+    if args.tokens_file is not None:
+        path = Path(args.tokens_file)
+        try:
+            return parse_tokens(_read_secret("--tokens-file", path, console), f"--tokens-file {path}")
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
     if args.token_file is not None:
         path = Path(args.token_file)
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-            mode = path.stat().st_mode
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"cannot read --token-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
-        if not token:
-            raise CliError(f"--token-file {path} is empty")
-        if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
-            _warn(console, f"{path} can be read by other users of this machine (chmod 600 {path})")
-        return token
+        return _one_token(_read_secret("--token-file", path, console), f"--token-file {path}")
     if args.token is not None:
         if not args.token.strip():
             raise CliError("--token is empty")
         _warn(console, f"--token is visible to every user of this machine (ps, /proc/PID/cmdline); use "
                        f"--token-file PATH or ${TOKEN_ENV} instead")
-        return str(args.token).strip()
+        return _one_token(str(args.token).strip(), "--token")
     if TOKEN_ENV in os.environ:
         token = os.environ[TOKEN_ENV].strip()
         if not token:
             raise CliError(f"${TOKEN_ENV} is set but empty")
-        return token
+        return _one_token(token, f"${TOKEN_ENV}")
     return None
+
+
+def _headers(args: argparse.Namespace, tokens: dict[str, Identity] | None) -> tuple[str | None, str | None]:
+    """``--identity-header`` and ``--groups-header``, checked: header names, the second only with the first,
+    and never beside tokens that name people (the identity would come from two places)."""
+    from statehitl.inbox.identity import header_name
+
+    if args.groups_header is not None and args.identity_header is None:
+        raise CliError("--groups-header needs --identity-header, the header that names the user")
+    if args.identity_header is not None and tokens and any(i.known for i in tokens.values()):
+        raise CliError("who answers comes from the tokens or from --identity-header, not both: give the proxy a "
+                       "token that names nobody")
+    try:
+        return (None if args.identity_header is None else header_name(args.identity_header, "--identity-header"),
+                None if args.groups_header is None else header_name(args.groups_header, "--groups-header"))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
@@ -254,15 +321,17 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
         allowed = allowed_host_names(args.allowed_host)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    token = _token(args, console)
-    if token is not None and args.insecure_no_token:
+    tokens = _tokens(args, console)
+    if tokens is not None and args.insecure_no_token:
         raise CliError("--insecure-no-token with a token: drop one of them")
-    refused = exposure_error(args.host, token, args.insecure_no_token)
+    identity_header, groups_header = _headers(args, tokens)
+    refused = exposure_error(args.host, tokens is not None, args.insecure_no_token)
     if refused is not None:
         raise CliError(refused)
-    if token is None and not is_loopback(args.host):
+    if tokens is None and not is_loopback(args.host):
         _warn(console, f"INSECURE: --host {args.host} without a token: ANYONE who can reach this address can read "
                        "every pending interrupt and answer it")
-    serve(args.store, host=args.host, port=args.port, token=token, build=_builder(args.app), allowed_hosts=allowed,
+    serve(args.store, host=args.host, port=args.port, tokens=tokens, identity_header=identity_header,
+          groups_header=groups_header, build=_builder(args.app), allowed_hosts=allowed,
           insecure_no_token=args.insecure_no_token, announce=console.print)
     return 0

@@ -69,7 +69,8 @@ def add_parser(commands: Any) -> None:
                            description="The audit trail of THREAD: one entry per answer applied to its "
                                        "interrupts: when, the interrupt and the reason shown, who answered "
                                        "and their comment, the response and its outcome (applied, rejected, "
-                                       "edited; an expiry default is answered by 'expiry'). Kept when old "
+                                       "edited; an expiry default is answered by 'expiry'), and every answer "
+                                       "refused because its responder may not answer (refused). Kept when old "
                                        "checkpoints are pruned.")
     audit.add_argument("thread", metavar="THREAD")
     store_option(audit)
@@ -260,7 +261,8 @@ def _parent(parent: int | None, older: CheckpointRecord | None, listed: set[int]
 
 # -- audit ------------------------------------------------------------------------------------------
 
-_OUTCOME_STYLE = {"applied": "green", "rejected": "red", "edited": "yellow", "unknown": "red", "retried": "yellow"}
+_OUTCOME_STYLE = {"applied": "green", "rejected": "red", "edited": "yellow", "unknown": "red", "retried": "yellow",
+                  "refused": "red"}
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -286,6 +288,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             c.print(f"{c.style(when_text(entry.at), 'dim')}  {outcome}  a retry allowed by {who}"
                     f"{': ' + entry.comment if entry.comment else ''}")
             continue
+        if entry.outcome == "refused":  # never applied: who tried, through which door, is the point
+            who = f"{entry.responder or '(nobody named)'} ({entry.via}), who may not answer it"
         c.print(f"{c.style(when_text(entry.at), 'dim')}  {outcome}  {entry.name}  by {who}")
         fields = [("interrupt", [f"{entry.interrupt_id} ({entry.source}{' at ' + entry.node if entry.node else ''}, "
                                  f"checkpoint {entry.checkpoint_id})"]),

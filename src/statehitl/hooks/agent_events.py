@@ -148,13 +148,15 @@ class BeforeToolCallEvent(InterruptibleEvent):
         # The call as it stands when the hook asks: hooks before this one may have changed its input.
         return tool_call_digest(self.tool_use["name"], self.tool_use.get("input"))
 
-    def approve(self, name: str = "approval", reason: Any = None) -> Approve | Reject | Edit:
+    def approve(self, name: str = "approval", reason: Any = None, *,
+                responders: list[str] | None = None) -> Approve | Reject | Edit:
         """Ask the human to approve this call, and apply the answer (the ``answers`` vocabulary).
 
         ``Approve`` lets the call run; ``Reject(message)`` cancels it, the message going back to the
         model as the tool's error; ``Edit(input)`` runs it with ``input`` instead, which must fit the
         tool's input schema (checked at resume, before the thread is claimed, and again here). The
         interrupt carries the call's digest, so the answer is never applied to other arguments.
+        ``responders``: who may answer (names and ``group:NAME`` groups), as for ``interrupt``.
         """
         # Imported here: the vocabulary's models are built only by agents that use it (cold starts).
         from statehitl.answers import Edit, Reject, ToolAnswer, check_edit, tool_answer_schema
@@ -162,7 +164,8 @@ class BeforeToolCallEvent(InterruptibleEvent):
         spec = self.selected_tool.tool_spec["inputSchema"]["json"] if self.selected_tool is not None else None
         scope = self._active_scope(name)
         answer: Approve | Reject | Edit = scope.interrupt(
-            name, reason, None, ToolAnswer, digest=self._digest(), schema=tool_answer_schema(spec))
+            name, reason, None, ToolAnswer, digest=self._digest(), schema=tool_answer_schema(spec),
+            responders=responders)
         if isinstance(answer, Reject):
             self.cancel_tool = answer.message
         elif isinstance(answer, Edit):

@@ -39,15 +39,19 @@ class InterruptibleEvent(HookEvent):
     _scope: InterruptScope | None = None
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
-                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None) -> Any:
+                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None,
+                  responders: list[str] | None = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
         advance). ``reason`` must be JSON-serializable. ``response_type`` (a pydantic model, a
         ``Literal[...]``, any type pydantic validates): the response is validated as it at resume and
         returned as its value; the interrupt carries its JSON schema.
         ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
-        (``statehitl inbox sweep``) answers it with ``on_expire``."""
+        (``statehitl inbox sweep``) answers it with ``on_expire``. ``responders``: who may answer, names
+        and ``group:NAME`` groups; an answer from anyone else is refused (``ResponderNotAllowedError``) and
+        kept in the audit trail as ``refused``."""
         return self._active_scope(name).interrupt(name, reason, response, response_type, digest=self._digest(),
-                                                  expires_in=expires_in, expires_at=expires_at, on_expire=on_expire)
+                                                  expires_in=expires_in, expires_at=expires_at, on_expire=on_expire,
+                                                  responders=responders)
 
     def _active_scope(self, name: str) -> InterruptScope:
         if self._scope is None:

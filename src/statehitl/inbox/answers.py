@@ -9,6 +9,7 @@ interrupt as answered, not yet applied, and a worker or ``resume_answered`` pick
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from statehitl._json import require_json
@@ -18,7 +19,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer, Via
 from statehitl.errors import InterruptReasonError, NotInterruptedError, UnknownInterruptError
 
-__all__ = ["StoredAnswer", "already_answered", "read_answer", "read_thread_answers", "record_answer"]
+__all__ = ["StoredAnswer", "already_answered", "read_answer", "read_thread_answers", "record_answer", "store_answer"]
 
 
 async def waiting_checkpoint(checkpointer: Checkpointer, thread_id: str) -> CheckpointRecord:
@@ -31,21 +32,31 @@ async def waiting_checkpoint(checkpointer: Checkpointer, thread_id: str) -> Chec
 
 
 async def record_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: str, response: Any, *,
-                        responder: str | None = None, comment: str | None = None, via: Via = "inbox"
-                        ) -> StoredAnswer:
+                        responder: str | None = None, groups: Sequence[str] = (), comment: str | None = None,
+                        via: Via = "inbox") -> StoredAnswer:
     """Store the answer to the thread's waiting interrupt, once, forced to disk, and mark it in the index.
 
     ``AlreadyAnsweredError`` if a different answer came first (through any door); the same answer again
-    returns the one stored."""
+    returns the one stored. ``ResponderNotAllowedError`` (the refusal audited) if the interrupt names
+    who may answer and ``responder``, in ``groups``, is not one of them."""
+    stored, _ = await store_answer(checkpointer, thread_id, interrupt_id, response, responder=responder,
+                                   groups=groups, comment=comment, via=via)
+    return stored
+
+
+async def store_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: str, response: Any, *,
+                       responder: str | None = None, groups: Sequence[str] = (), comment: str | None = None,
+                       via: Via = "inbox") -> tuple[StoredAnswer, bool]:
+    """``record_answer``, and whether this call stored the answer (False: the same answer was there first),
+    for a caller that counts what it did (a sweep: of racing sweepers, only one applied the default)."""
     require_json(response, f"the response to interrupt {interrupt_id}", InterruptReasonError)
     record = await waiting_checkpoint(checkpointer, thread_id)
     interrupt = next((i for i in record.interrupts if i.id == interrupt_id), None)
     if interrupt is None:
         raise UnknownInterruptError(f"thread {thread_id!r} is not waiting on interrupt {interrupt_id!r}; it waits "
                                     f"on {', '.join(i.id for i in record.interrupts)}")
-    stored, _ = await record_binding_answer(checkpointer, record, interrupt, response, responder=responder,
-                                            comment=comment, via=via, durable=True, mark_index=True)
-    return stored
+    return await record_binding_answer(checkpointer, record, interrupt, response, responder=responder,
+                                       groups=groups, comment=comment, via=via, durable=True, mark_index=True)
 
 
 async def read_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: str, checkpoint_seq: int

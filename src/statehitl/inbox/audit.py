@@ -19,7 +19,8 @@ from statehitl.inbox.listing import open_store
 
 __all__ = ["AuditRow", "athread_audit_trail", "thread_audit_trail"]
 
-Outcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited", "unknown", "retried"]
+Outcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited", "unknown", "retried",
+                  "refused"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ class PendingInterrupt:
     on_expire: Any = None
     response_schema: dict[str, Any] | None = None
     """A JSON schema of the response it expects, when its interrupt declared one (else any JSON)."""
+    responders: list[str] | None = None
+    """Who may answer (names and ``group:NAME`` groups), when its interrupt says; None: anyone."""
 
     def age(self, now: float | None = None) -> float:
         return max(0.0, (time.time() if now is None else now) - self.since)
@@ -78,7 +80,7 @@ async def scan(checkpointer: Checkpointer) -> Scan:
                 thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason,
                 source=record.source, node=record.node, machine=entry.machine, since=entry.updated_at,
                 expires_at=record.expires_at, on_expire=record.on_expire,
-                response_schema=record.response_schema,
+                response_schema=record.response_schema, responders=record.responders,
             ))
     found.sort(key=lambda p: (-p.since, p.thread_id, p.id))
     return Scan(found, answered, waiting)

@@ -26,10 +26,13 @@ from typing import Any
 from urllib.parse import quote
 
 from statehitl.inbox.audit import AuditRow
+from statehitl.inbox.identity import ANONYMOUS, Identity
 from statehitl.inbox.listing import PendingInterrupt
 from statehitl.inbox.text import age_text, expiry_text, parse_response, when_text
+from statehitl.responders import describe, may_answer
 
-__all__ = ["CONTENT_SECURITY_POLICY", "CSRF_FIELD", "audit_page", "form_response", "list_page", "message_page"]
+__all__ = ["CONTENT_SECURITY_POLICY", "CSRF_FIELD", "RESPONDER_FIELD", "audit_page", "form_response", "list_page",
+           "message_page"]
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1d2330}
@@ -41,7 +44,7 @@ textarea{width:100%;font-family:ui-monospace,monospace}label{display:block;margi
 button{padding:.35rem 1rem;border-radius:6px;border:1px solid #345;background:#2f5bd3;color:white;cursor:pointer}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ec;padding:.3rem;text-align:left;
 vertical-align:top}.notice{padding:.6rem 1rem;border-radius:6px;background:#ecfdf3;border:1px solid #abefc6}
-.notice.error{background:#fef3f2;border-color:#fecdca}
+.notice.error{background:#fef3f2;border-color:#fecdca}.not-allowed{color:#556;font-style:italic}
 fieldset{border:0;padding:0;margin:.3rem 0}label.choice{display:inline-block;margin:.2rem 1.2rem .2rem 0}
 button:disabled{background:#9aa7c7;border-color:#9aa7c7;cursor:not-allowed}
 """
@@ -58,6 +61,9 @@ for (const form of document.querySelectorAll("form")) {
 """Each form's button stays disabled until the form is complete (a choice picked, the required fields
 filled). Without the script the radios' ``required`` still stops an incomplete form, and the server
 refuses a choice that is missing or not one of the offered values."""
+
+RESPONDER_FIELD = "__responder"
+"""The "Your name" box of a page that does not know who reads it: a label for the trail, never proof."""
 
 CSRF_FIELD = "__csrf"
 """The hidden field of every answer form: the server's per-process value, which only a page read from
@@ -86,34 +92,53 @@ def _json(value: Any) -> str:
 
 
 def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf: str,
-              now: float | None = None) -> str:
+              identity: Identity = ANONYMOUS, now: float | None = None) -> str:
     """Every pending interrupt, newest first, each with its reason and a form to answer it; each form
-    carries ``csrf`` (``CSRF_FIELD``), the value the server checks a post against."""
+    carries ``csrf`` (``CSRF_FIELD``), the value the server checks a post against.
+
+    ``identity`` is who the inbox's authentication says is reading: known, the forms answer as them and
+    have no name box, and an interrupt they may not answer shows who may instead of a form. Unknown, a
+    form asks for a name (a label for the trail), and an interrupt that names who may answer has no form:
+    a typed name vouches for nobody."""
     moment = time.time() if now is None else now
     after = "resumes the thread now" if resumes else "is stored; the app applies it on its next resume_answered call"
-    cards = [_card(item, moment, csrf) for item in items]
+    cards = [_card(item, moment, csrf, identity) for item in items]
     body = "".join(cards) if cards else '<p id="empty">Nothing is waiting on a human.</p>'
+    who = f' You answer as <span id="identity">{escape(identity.describe())}</span>.' if identity.known else ""
     return _page("statehitl inbox", f'<h1>statehitl inbox <small>{escape(store)}</small></h1>'
-                 f'<p class="meta">{len(items)} pending, newest first. Answering {escape(after)}.</p>{body}')
+                 f'<p class="meta">{len(items)} pending, newest first. Answering {escape(after)}.{who}</p>{body}')
 
 
-def _card(item: PendingInterrupt, now: float, csrf: str) -> str:
+def _card(item: PendingInterrupt, now: float, csrf: str, identity: Identity) -> str:
     expiry = expiry_text(item.expires_at, now) if item.expires_at is not None else "no deadline"
     late = " expired" if item.expired(now) else ""
     default = "" if item.expires_at is None else f", then {escape(json.dumps(item.on_expire, default=repr))}"
     thread = quote(item.thread_id, safe="")
+    allowed = ""
+    if item.responders:
+        allowed = f' · <span class="responders">may answer: {escape(describe(item.responders))}</span>'
     return (
         f'<div class="item" data-id="{escape(item.id)}">'
         f'<div><span class="name">{escape(item.name)}</span> '
         f'<span class="meta">thread <a href="thread/{thread}">{escape(item.thread_id)}</a> · '
         f'{escape(age_text(item.age(now)))} ago · <span class="{late.strip()}">expires: {escape(expiry)}{default}'
-        f'</span> · id {escape(item.id)}</span></div>'
-        f'<pre class="reason">{_json(item.reason)}</pre>'
-        f'<form method="post" action="answer/{quote(item.id, safe="")}">{_fields(item.response_schema)}'
-        f'<input type="hidden" name="{CSRF_FIELD}" value="{escape(csrf)}">'
-        '<label>Your name <input name="__responder" autocomplete="name"></label>'
-        '<button type="submit">Answer</button></form></div>'
+        f'</span>{allowed} · id {escape(item.id)}</span></div>'
+        f'<pre class="reason">{_json(item.reason)}</pre>{_answer_form(item, csrf, identity)}</div>'
     )
+
+
+def _answer_form(item: PendingInterrupt, csrf: str, identity: Identity) -> str:
+    """The form that answers ``item`` as ``identity``, or why there is none (the server checks again)."""
+    if item.responders and not may_answer(item.responders, identity.name, identity.groups):
+        why = (f"you, {escape(identity.describe())}, may not answer it" if identity.known else
+               "this inbox does not know who you are (it is served without identities), and a typed name "
+               "vouches for nobody")
+        return f'<p class="not-allowed">Only {escape(describe(item.responders))} may answer; {why}.</p>'
+    name = "" if identity.known else (f'<label>Your name <input name="{RESPONDER_FIELD}" autocomplete="name">'
+                                      "</label>")
+    return (f'<form method="post" action="answer/{quote(item.id, safe="")}">{_fields(item.response_schema)}'
+            f'<input type="hidden" name="{CSRF_FIELD}" value="{escape(csrf)}">{name}'
+            '<button type="submit">Answer</button></form>')
 
 
 def _shape(schema: Mapping[str, Any] | None) -> tuple[list[Any] | None, dict[str, Any] | None]:

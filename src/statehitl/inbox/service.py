@@ -8,13 +8,14 @@ in the store for the application's ``resume_answered`` call.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import Via
 from statehitl.errors import AlreadyAnsweredError
-from statehitl.inbox.answers import StoredAnswer, record_answer
+from statehitl.inbox.answers import StoredAnswer, record_answer, store_answer
 from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app
 from statehitl.inbox.listing import PendingInterrupt, afind_pending, open_store, scan
 from statehitl.resume import check_response
@@ -41,25 +42,29 @@ class SweepReport:
 
 
 async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
-                  build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
+                  groups: Sequence[str] = (), build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
     """Answer a pending interrupt. ``AlreadyAnsweredError`` if it was answered first (by anyone).
 
+    ``responder`` is who answers and ``groups`` the groups they belong to: the caller vouches for both
+    (the terminal trusts its user, the page its authentication). An interrupt that names who may answer
+    refuses anyone else with ``ResponderNotAllowedError``, and keeps the refusal in the audit trail.
     With ``build`` the thread is resumed now, in this process; without it the answer is stored and the
     application applies it on its next ``resume_answered`` call for that thread.
     """
     checkpointer = open_store(store)
     return await answer_pending(checkpointer, await afind_pending(checkpointer, interrupt_id), response,
-                                responder=responder, build=build, via=via)
+                                responder=responder, groups=groups, build=build, via=via)
 
 
 async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, response: Any, *,
-                         responder: str | None = None, build: AppBuilder | None = None,
+                         responder: str | None = None, groups: Sequence[str] = (), build: AppBuilder | None = None,
                          via: Via = "inbox") -> Answered:
     """``aanswer`` for an interrupt already found (the web page looks it up to build the response)."""
     # A typed interrupt refuses a wrong answer here, before it is recorded: once stored it would be the
     # first answer, which wins, and the thread could never be answered right.
     check_response(response, item.response_schema, f"the answer to interrupt {item.name!r} (id {item.id})")
-    stored = await record_answer(checkpointer, item.thread_id, item.id, response, responder=responder, via=via)
+    stored = await record_answer(checkpointer, item.thread_id, item.id, response, responder=responder,
+                                 groups=groups, via=via)
     if build is None:
         return Answered(item, stored)
     result = await aresume_answered(build_app(build, item.thread_id), item.thread_id)
@@ -67,11 +72,12 @@ async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, res
 
 
 def answer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
-           build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
+           groups: Sequence[str] = (), build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
     """Sync ``aanswer``."""
     from statehitl._sync import run_sync
 
-    return run_sync(aanswer(store, interrupt_id, response, responder=responder, build=build, via=via))
+    return run_sync(aanswer(store, interrupt_id, response, responder=responder, groups=groups, build=build,
+                            via=via))
 
 
 async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: float | None = None) -> SweepReport:
@@ -91,12 +97,14 @@ async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: 
         if not item.expired(moment):
             continue
         try:
-            await record_answer(checkpointer, item.thread_id, item.id, item.on_expire, responder="expiry",
-                                via="expiry")
+            _, applied = await store_answer(checkpointer, item.thread_id, item.id, item.on_expire,
+                                            responder="expiry", via="expiry")
         except AlreadyAnsweredError:
-            continue  # another sweeper, or a reviewer, answered it first
-        report.expired.append(item)
+            continue  # a reviewer answered it first
         answered.add(item.thread_id)
+        if not applied:
+            continue  # another sweeper stored the same default first: it reports it
+        report.expired.append(item)
     if app is not None:  # every waiting thread with a stored answer: this sweep's defaults and earlier answers
         for thread in sorted(answered & set(looked.waiting)):
             if await aresume_answered(build_app(app, thread), thread) is not None:

@@ -17,6 +17,10 @@ Safety, in the order ``_guard`` applies it (docs/inbox.md, "Security", says the 
   gets by opening ``/?token=<token>`` once (then redirected to ``/``, so the token leaves the address
   bar). The cookie holds a random per-process session value, never the token; it is HttpOnly,
   SameSite=Strict and named after the port, because browsers send a host's cookies to all its ports.
+- Who answers comes from the same authentication (``identity.py``): the token's holder when the tokens
+  name people, or a reverse proxy's ``identity_header`` when the operator asked for one (then every
+  request must carry it). Once known, the page has no name box and the JSON API ignores a body's
+  ``responder``; unknown, a typed name is a label for the trail that never satisfies ``responders=``.
 - A post carrying ``Origin`` must come from one of the names above (scheme, host and port), never
   compared with the request's own ``Host``; a post on the cookie must carry it (browsers always do).
   A form post also needs the page's per-process CSRF value, and a JSON answer must say
@@ -37,19 +41,34 @@ import hmac
 import ipaddress
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from aiohttp import web
 
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.errors import AlreadyAnsweredError, InboxError, StatehitlError, UnknownInboxItemError
+from statehitl.errors import (
+    AlreadyAnsweredError,
+    InboxError,
+    ResponderNotAllowedError,
+    StatehitlError,
+    UnknownInboxItemError,
+)
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.audit import athread_audit_trail
-from statehitl.inbox.listing import afind_pending, apending, open_store
-from statehitl.inbox.page import CONTENT_SECURITY_POLICY, CSRF_FIELD, audit_page, form_response, list_page, message_page
-from statehitl.inbox.service import Answered, aanswer, answer_pending
+from statehitl.inbox.identity import ANONYMOUS, Identity, from_headers, header_name
+from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, open_store
+from statehitl.inbox.page import (
+    CONTENT_SECURITY_POLICY,
+    CSRF_FIELD,
+    RESPONDER_FIELD,
+    audit_page,
+    form_response,
+    list_page,
+    message_page,
+)
+from statehitl.inbox.service import Answered, answer_pending
 
 __all__ = ["allowed_host_names", "cookie_name", "exposure_error", "is_loopback", "make_app", "serve"]
 
@@ -70,23 +89,53 @@ sandboxed frame sends ``null`` too)."""
 
 
 @dataclass(frozen=True)
-class _Secrets:
-    """What the guard checks against, fixed for the life of the app."""
+class _Token:
+    """One token the inbox takes, the session value a browser gets for it, and who holds it."""
 
-    token: str | None
+    token: str
     session: str
     """The cookie's value: random per process, so the cookie (which browsers also send to this host's
     other ports) never carries the token itself, and dies with the process."""
+    identity: Identity
+
+
+@dataclass(frozen=True)
+class _Secrets:
+    """What the guard checks against, fixed for the life of the app."""
+
+    tokens: tuple[_Token, ...]
     csrf: str
     """The answer forms' hidden value: only a page read from this inbox can know it."""
     bind: str | None
     allowed: frozenset[str]
+    identity_header: str | None = None
+    """The header a reverse proxy names the user in (None: identities come from tokens, if at all)."""
+    groups_header: str | None = None
+
+    def token(self, given: str) -> _Token | None:
+        """The token ``given`` is, compared with every token in constant time (no early exit)."""
+        found = None
+        for candidate in self.tokens:
+            if _same(given, candidate.token):
+                found = candidate
+        return found
+
+    def session(self, given: str) -> _Token | None:
+        """The token whose session value ``given`` is, compared likewise."""
+        found = None
+        for candidate in self.tokens:
+            if _same(given, candidate.session):
+                found = candidate
+        return found
 
 
 _STORE: web.AppKey[Checkpointer] = web.AppKey("store", Checkpointer)
 _LABEL: web.AppKey[str] = web.AppKey("label", str)
 _BUILD: web.AppKey[Any] = web.AppKey("build", object)
 _SECRETS: web.AppKey[_Secrets] = web.AppKey("secrets", _Secrets)
+_IDENTITY: Any = web.RequestKey("identity", Identity) if hasattr(web, "RequestKey") else "statehitl.identity"
+"""Where ``_guard`` leaves the request's ``Identity`` for the handlers: a typed key where aiohttp has them
+(recent versions warn about plain ones), else a plain one (``aiohttp>=3.9`` is what the extra asks for)."""
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -106,10 +155,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def exposure_error(host: str, token: str | None, insecure_no_token: bool) -> str | None:
+def exposure_error(host: str, token: str | bool | None, insecure_no_token: bool) -> str | None:
     """Why serving on ``host`` this way is refused (None: it is not): a non-loopback address without a
-    token lets anyone who reaches it read every reason and answer, so that takes an explicit opt-in."""
-    if token is None and not is_loopback(host) and not insecure_no_token:
+    token (``token``: the token, or whether there is one) lets anyone who reaches it read every reason
+    and answer, so that takes an explicit opt-in. A proxy's identity header is no token: anyone who
+    reaches the port directly can send it."""
+    if not token and not is_loopback(host) and not insecure_no_token:
         return (f"--host {host} is reachable from other machines, and without a token anyone who reaches it can "
                 "answer: give a token (--token-file PATH or STATEHITL_INBOX_TOKEN), or --insecure-no-token to "
                 "serve it open anyway")
@@ -129,21 +180,38 @@ def allowed_host_names(names: Iterable[str]) -> frozenset[str]:
     return frozenset(allowed)
 
 
-def make_app(store: str | Checkpointer, *, token: str | None = None, build: AppBuilder | None = None,
+def make_app(store: str | Checkpointer, *, token: str | None = None, tokens: Mapping[str, Identity] | None = None,
+             identity_header: str | None = None, groups_header: str | None = None, build: AppBuilder | None = None,
              bind: str | None = None, allowed_hosts: Iterable[str] = ()) -> web.Application:
     """The aiohttp application over ``store`` (what ``serve`` runs; tests drive it directly too).
 
-    ``bind`` is the host it is served on (its name is then a valid ``Host``, e.g. ``0.0.0.0`` as
-    announced); ``allowed_hosts`` adds names such as a reverse proxy's (``allowed_host_names``).
+    ``token`` is one token that names nobody; ``tokens`` maps each token to who holds it
+    (``identity.parse_tokens``), and the page then answers as them. ``identity_header`` (with
+    ``groups_header``) takes who the user is from a reverse proxy's header instead: every request must
+    carry it. ``bind`` is the host it is served on (its name is then a valid ``Host``, e.g. ``0.0.0.0``
+    as announced); ``allowed_hosts`` adds names such as a reverse proxy's (``allowed_host_names``).
     """
-    if token is not None and not token:
+    if token is not None and tokens is not None:
+        raise ValueError("give the inbox one token (token=) or a map of them (tokens=), not both")
+    held = dict(tokens) if tokens is not None else ({} if token is None else {token: ANONYMOUS})
+    if tokens is not None and not tokens:
+        raise ValueError("tokens= holds no token")
+    if any(not t for t in held):
         raise ValueError("the inbox token must not be empty")
+    if identity_header is not None and any(i.known for i in held.values()):
+        raise ValueError("identities come from the tokens or from the proxy's header, not both: give tokens that "
+                         "name nobody with identity_header=")
+    if groups_header is not None and identity_header is None:
+        raise ValueError("groups_header= needs identity_header=, the header that names the user")
     app = web.Application(middlewares=[_guard])
     app[_STORE] = open_store(store)
     app[_LABEL] = store if isinstance(store, str) else repr(store)
     app[_BUILD] = build
-    app[_SECRETS] = _Secrets(token, secrets.token_urlsafe(32), secrets.token_urlsafe(32),
-                             None if bind is None else bind.lower(), allowed_host_names(allowed_hosts))
+    app[_SECRETS] = _Secrets(
+        tuple(_Token(t, secrets.token_urlsafe(32), i) for t, i in held.items()), secrets.token_urlsafe(32),
+        None if bind is None else bind.lower(), allowed_host_names(allowed_hosts),
+        None if identity_header is None else header_name(identity_header, "identity_header="),
+        None if groups_header is None else header_name(groups_header, "groups_header="))
     app.on_response_prepare.append(_secure_headers)
     app.router.add_get("/", _index)
     app.router.add_post("/answer/{id}", _answer_form)
@@ -227,22 +295,32 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
                                              "reverse proxy's name needs --allowed-host NAME")
     found = request.app[_SECRETS]
     on_cookie = False
-    if found.token is not None:
+    identity = ANONYMOUS
+    if found.tokens:
         offered = request.query.get("token")
         if offered is not None and request.method == "GET" and request.path == "/":
-            if not _same(offered, found.token):
+            swapped = found.token(offered)
+            if swapped is None:
                 return _denied()
             response = web.Response(status=303, headers={"Location": "/"})  # the token leaves the address bar
-            response.set_cookie(cookie_name(names.port), found.session, httponly=True, samesite="Strict", path="/")
+            response.set_cookie(cookie_name(names.port), swapped.session, httponly=True, samesite="Strict", path="/")
             return response
         header = request.headers.get("Authorization", "")
         if header.startswith("Bearer "):
-            if not _same(header[len("Bearer "):], found.token):
-                return _denied()
-        elif _same(request.cookies.get(cookie_name(names.port), ""), found.session):
-            on_cookie = True
+            held = found.token(header[len("Bearer "):])
         else:
+            held = found.session(request.cookies.get(cookie_name(names.port), ""))
+            on_cookie = held is not None
+        if held is None:
             return _denied()
+        identity = held.identity
+    if found.identity_header is not None:
+        proxied = from_headers(request.headers, found.identity_header, found.groups_header)
+        if proxied is None:
+            return web.Response(status=401, text=f"this inbox takes who you are from the {found.identity_header} "
+                                                 "header its reverse proxy sets, and this request has none")
+        identity = proxied
+    request[_IDENTITY] = identity
     if request.method == "POST":
         origin = request.headers.get("Origin")
         if origin is None and on_cookie:
@@ -268,7 +346,7 @@ def _html(body: str, status: int = 200) -> web.Response:
 async def _index(request: web.Request) -> web.Response:
     items = await apending(request.app[_STORE])
     return _html(list_page(items, request.app[_LABEL], resumes=request.app[_BUILD] is not None,
-                           csrf=request.app[_SECRETS].csrf))
+                           csrf=request.app[_SECRETS].csrf, identity=_identity(request)))
 
 
 async def _thread(request: web.Request) -> web.Response:
@@ -293,12 +371,15 @@ async def _answer_form(request: web.Request) -> web.Response:
     if not _same(form.get(CSRF_FIELD, ""), request.app[_SECRETS].csrf):
         return _html(message_page("Not answered", "This form did not come from this inbox's page: reload the "
                                                   "inbox and answer from there.", error=True), 403)
+    identity = _identity(request)
     try:
         item = await afind_pending(request.app[_STORE], request.match_info["id"])
         response = form_response(item.response_schema, form)
-        done = await answer_pending(request.app[_STORE], item, response,
-                                    responder=form.get("__responder", "").strip() or None, build=request.app[_BUILD],
-                                    via="page")
+        responder, groups = _responder(identity, item, form.get(RESPONDER_FIELD))
+        done = await answer_pending(request.app[_STORE], item, response, responder=responder, groups=groups,
+                                    build=request.app[_BUILD], via="page")
+    except ResponderNotAllowedError as exc:
+        return _html(message_page("Not yours to answer", _not_allowed(exc, identity), error=True), 403)
     except AlreadyAnsweredError as exc:
         return _html(message_page("Already answered", str(exc), error=True), 409)
     except UnknownInboxItemError as exc:
@@ -306,6 +387,29 @@ async def _answer_form(request: web.Request) -> web.Response:
     except (ValueError, StatehitlError) as exc:
         return _html(message_page("Not answered", str(exc), error=True), 400)
     return _html(message_page("Answered", _done(done)))
+
+
+def _identity(request: web.Request) -> Identity:
+    found = request.get(_IDENTITY)
+    return found if isinstance(found, Identity) else ANONYMOUS
+
+
+def _responder(identity: Identity, item: PendingInterrupt, typed: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """Who answers, as far as the inbox knows: the identity its authentication gave, whatever the request
+    says; else the name typed in, a label for the trail that vouches for nobody, so an interrupt that
+    names who may answer gets an answer from nobody named (refused: the page does not know who you are)."""
+    if identity.known:
+        return identity.name, identity.groups
+    label = (typed or "").strip() or None
+    return (None if item.responders else label), ()
+
+
+def _not_allowed(exc: ResponderNotAllowedError, identity: Identity) -> str:
+    if identity.known:
+        return str(exc)
+    return (f"{exc}. This inbox does not know who you are: a name typed in vouches for nobody, so only an inbox "
+            "served with --tokens-file (tokens that name people) or --identity-header (behind a proxy that "
+            "signs users in) can answer it")
 
 
 async def _api_pending(request: web.Request) -> web.Response:
@@ -322,11 +426,15 @@ async def _api_answer(request: web.Request) -> web.Response:
                                  status=400)
     if not isinstance(body, dict) or "response" not in body:
         return web.json_response({"error": "the body must be a JSON object with a 'response'"}, status=400)
-    responder = body.get("responder")
+    identity = _identity(request)
+    typed = body.get("responder")
     try:
-        done = await aanswer(request.app[_STORE], request.match_info["id"], body["response"],
-                             responder=(responder if isinstance(responder, str) else None) or None,
-                             build=request.app[_BUILD], via="page")
+        item = await afind_pending(request.app[_STORE], request.match_info["id"])
+        responder, groups = _responder(identity, item, typed if isinstance(typed, str) else None)
+        done = await answer_pending(request.app[_STORE], item, body["response"], responder=responder, groups=groups,
+                                    build=request.app[_BUILD], via="page")
+    except ResponderNotAllowedError as exc:
+        return web.json_response({"error": _not_allowed(exc, identity), "not_allowed": True}, status=403)
     except AlreadyAnsweredError as exc:
         return web.json_response({"error": str(exc), "already_answered": True}, status=409)
     except UnknownInboxItemError as exc:
@@ -338,18 +446,21 @@ async def _api_answer(request: web.Request) -> web.Response:
 
 
 def serve(store: str, *, host: str = "127.0.0.1", port: int = 8421, token: str | None = None,
-          build: AppBuilder | None = None, allowed_hosts: Iterable[str] = (), insecure_no_token: bool = False,
-          announce: Callable[[str], None] = print) -> None:
+          tokens: Mapping[str, Identity] | None = None, identity_header: str | None = None,
+          groups_header: str | None = None, build: AppBuilder | None = None, allowed_hosts: Iterable[str] = (),
+          insecure_no_token: bool = False, announce: Callable[[str], None] = print) -> None:
     """Serve the inbox until interrupted (Ctrl-C, SIGTERM); ``announce`` gets the address once it listens.
 
     ``ValueError`` before binding anything for a non-loopback ``host`` without a token, unless
-    ``insecure_no_token`` says that is meant (``exposure_error``).
+    ``insecure_no_token`` says that is meant (``exposure_error``). ``tokens``, ``identity_header`` and
+    ``groups_header`` say who answers (``make_app``).
     """
-    refused = exposure_error(host, token, insecure_no_token)
+    refused = exposure_error(host, token is not None or bool(tokens), insecure_no_token)
     if refused is not None:
         raise ValueError(refused)
-    app = make_app(store, token=token, build=build, bind=host, allowed_hosts=allowed_hosts)
-    asyncio.run(_serve(app, store, host, port, token is not None, announce))
+    app = make_app(store, token=token, tokens=tokens, identity_header=identity_header, groups_header=groups_header,
+                   build=build, bind=host, allowed_hosts=allowed_hosts)
+    asyncio.run(_serve(app, store, host, port, token is not None or bool(tokens), announce))
 
 
 async def _serve(app: web.Application, store: str, host: str, port: int, token: bool,

@@ -84,13 +84,16 @@ class ToolContext:
     _scope: InterruptScope | None = None
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
-                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None) -> Any:
+                  expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None,
+                  responders: list[str] | None = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
         advance). ``reason`` must be JSON-serializable. ``response_type``: the response is validated as
         this type and returned as its value. The interrupt carries the digest of this tool call, so an
         answer is never applied to a call with other input.
         ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
-        (``statehitl inbox sweep``) answers it with ``on_expire``."""
+        (``statehitl inbox sweep``) answers it with ``on_expire``. ``responders``: who may answer, names
+        and ``group:NAME`` groups; an answer from anyone else is refused (``ResponderNotAllowedError``) and
+        kept in the audit trail as ``refused``."""
         if self._scope is None:
             from statehitl.errors import InterruptOutsideRunError
 
@@ -101,7 +104,7 @@ class ToolContext:
             )
         digest = tool_call_digest(self.tool_use["name"], self.tool_use.get("input"))
         return self._scope.interrupt(name, reason, response, response_type, digest=digest, expires_in=expires_in,
-                                     expires_at=expires_at, on_expire=on_expire)
+                                     expires_at=expires_at, on_expire=on_expire, responders=responders)
 
     @property
     def idempotency_key(self) -> str:
