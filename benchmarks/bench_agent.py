@@ -213,8 +213,8 @@ def bench_floors(cfg: Config, statehitl: Worker, disk: Path, fs: str) -> tuple[l
     detail["statehitl_bytes_written_per_roundtrip_request"] = sizes
     raw = run_interleaved({"statehitl": fsync_floor_trial(disk / "floor-roundtrip", sizes)}, 1, cfg.floor_reps,
                           "floor-rt")
-    name = (f"fsync floor on {fs}, round trip: a new file, then per request one write + fdatasync of the bytes "
-            f"statehitl wrote ({' B, '.join(map(str, sizes))} B)")
+    name = (f"fsync floor on {fs}, round trip: a new file, then per forced write one write + fdatasync of the "
+            f"bytes statehitl wrote ({' B, '.join(map(str, sizes))} B; the resume forces its claim and its result)")
     rows.append(floor_only(name, "ms", to_ms(raw["statehitl"])))
     return rows, detail
 

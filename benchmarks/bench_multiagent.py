@@ -113,8 +113,8 @@ def floor_row(cfg: Config, statehitl: Worker, directory: Path, fs: str) -> tuple
     """The fsync floor of statehitl's round trip on the disk (harness/fsync_floor.py), timed in this process."""
     sizes = statehitl.call("bytes-per-call")
     raw = run_interleaved({"statehitl": fsync_floor_trial(directory / "floor", sizes)}, 1, cfg.floor_reps, "floor")
-    name = (f"fsync floor on {fs}: a new file, then per request one write + fdatasync of the bytes statehitl "
-            f"wrote ({' B, '.join(map(str, sizes))} B)")
+    name = (f"fsync floor on {fs}: a new file, then per forced write one write + fdatasync of the bytes statehitl "
+            f"wrote ({' B, '.join(map(str, sizes))} B; the resume forces its claim and its result)")
     samples = to_ms(raw["statehitl"])
     row = Row(name, "ms", median_or_none(samples), None, samples, has_ratio=False)
     PEER.progress(row)

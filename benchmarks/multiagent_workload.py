@@ -300,14 +300,16 @@ def check_same_requests(seen: dict[str, list[Any]]) -> None:
 
 
 def statehitl_bytes_per_call(directory: Path) -> list[int]:
-    """What statehitl's two requests of one round trip write (bytes passed to write syscalls), on a new session."""
+    """What statehitl's round trip writes (bytes passed to write syscalls), on a new session, per forced write:
+    one for the first request, two for the resume (its claim, forced before the approved action runs, and
+    the checkpoint it returns on; its bytes split between them, which an fdatasync this small does not feel)."""
     from storage_workload import measured, probe_overhead  # it imports statehitl: not in the Strands worker
 
     server = roundtrip_server("statehitl", directory)
     overhead = probe_overhead()
     first, written_first = measured(lambda: server(RT_TASK, "bytes-probe"), overhead)
     _, written_second = measured(lambda: server(answers(first[0]), "bytes-probe"), overhead)
-    return [written_first.wchar, written_second.wchar]
+    return [written_first.wchar, written_second.wchar // 2, written_second.wchar - written_second.wchar // 2]
 
 
 # --------------------------------------------------------------------------- the worker process

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
 from statehitl.errors import (
-    InterruptReasonError,
+    InterruptResponseError,
     InvalidResponseError,
     NotInterruptedError,
     ResumeInputError,
@@ -104,7 +104,7 @@ BAD_WHILE_INTERRUPTED = {
                   r"every item must be \{'interruptResponse'"),
     "block not a dict": (lambda ids: [{"interruptResponse": "y"}], ResumeInputError, TypeError,
                          r"interruptResponse must be a dict"),
-    "non-JSON response": (lambda ids: [response(ids[0], {"at": object()})], InterruptReasonError, TypeError,
+    "non-JSON response": (lambda ids: [response(ids[0], {"at": object()})], InterruptResponseError, TypeError,
                           r"the response to interrupt 'left-q' must be JSON-serializable, but at \$\.at it holds "
                           r"<object object"),
 }
@@ -119,7 +119,7 @@ def test_bad_input_while_interrupted_is_refused_and_changes_nothing(store, case:
     with pytest.raises(error, match=message) as err:
         app.invoke(make([i.id for i in pending]), thread_id="t")
     assert isinstance(err.value, builtin)
-    assert "thread 't'" in str(err.value) or error is InterruptReasonError
+    assert "thread 't'" in str(err.value) or error is InterruptResponseError
     assert snapshot() == before
     # the thread is as good as before: the right answers still resume it
     result = app.invoke([response(i.id, i.name) for i in pending], thread_id="t")

@@ -94,9 +94,11 @@ def test_model_answer_is_returned_as_the_model_and_its_constraints_are_checked_b
     assert schema is not None
     assert schema["required"] == ["amount"]
     assert schema["properties"]["amount"]["exclusiveMinimum"] == 0
+    assert schema["additionalProperties"] is False
     before = store_bytes(tmp_path)
     for bad, why in [({"note": "x"}, "missing required field 'amount'"), ({"amount": -3}, "expected a number > 0"),
-                     ("fifty", "expected object")]:
+                     ("fifty", "expected object"),
+                     ({"amount": 50, "notes": "typo"}, "notes")]:  # a field the model does not have: closed
         with pytest.raises(ResponseValidationError, match=why):
             app.invoke(reply(waiting.id, bad), thread_id="t")
         assert store_bytes(tmp_path) == before
@@ -241,3 +243,21 @@ def test_responder_and_comment_must_be_strings_and_are_checked_before_anything()
 ])
 def test_schema_check_covers_what_pydantic_writes(schema, value, problems):
     assert schema_errors(value, schema) == problems
+
+
+def test_a_model_that_allows_extra_fields_keeps_them_allowed() -> None:
+    from pydantic import ConfigDict
+
+    from statehitl.response_types import response_schema
+
+    class Open(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        amount: int
+
+    class Closed(BaseModel):
+        amount: int
+
+    assert response_schema(Open).get("additionalProperties") is True
+    assert response_schema(Closed)["additionalProperties"] is False
+    assert schema_errors({"amount": 1, "extra": 2}, response_schema(Closed))
+    assert not schema_errors({"amount": 1, "extra": 2}, response_schema(Open))

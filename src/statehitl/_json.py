@@ -40,8 +40,9 @@ def find_non_json(value: Any, path: str = "$") -> tuple[str, Any] | None:
 def require_json(value: Any, what: str, error: type[NotJSONError] = NotJSONError) -> None:
     """Raise ``error`` naming what was checked (``what``) and the offending part if ``value`` is not JSON.
 
-    Interrupt reasons and responses raise ``InterruptReasonError``; other stored values (agent state)
-    the plain ``NotJSONError``, so a handler for interrupt misuse does not catch a bad state value.
+    Interrupt reasons raise ``InterruptReasonError``, answers' responses ``InterruptResponseError``; other
+    stored values (agent state) the plain ``NotJSONError``, so a handler for interrupt misuse does not
+    catch a bad state value.
     """
     found = find_non_json(value)
     if found is not None:

@@ -11,7 +11,8 @@ The tree::
      ├── AgentBusyError (RuntimeError)           an agent asked to do two things at once
      ├── NotJSONError (TypeError)                a value that must be stored is not JSON (agent state...)
      ├── InterruptError                          misuse of interrupts
-     │    ├── InterruptReasonError (NotJSONError)   an interrupt's reason or response is not JSON
+     │    ├── InterruptReasonError (NotJSONError)   an interrupt's reason is not JSON
+     │    ├── InterruptResponseError (NotJSONError) an answer's response is not JSON
      │    ├── InterruptNameError (TypeError)        an interrupt name that is not a non-empty str
      │    ├── DuplicateInterruptNameError (ValueError)  one name used twice in one event, node or tool
      │    ├── InterruptOutsideRunError (RuntimeError)   interrupt() where no run can stop
@@ -74,6 +75,7 @@ __all__ = [
     "InterruptNameError",
     "InterruptOutsideRunError",
     "InterruptReasonError",
+    "InterruptResponseError",
     "InvalidExpiryError",
     "InvalidRespondersError",
     "InvalidResponseError",
@@ -154,7 +156,11 @@ class InterruptError(StatehitlError):
 
 
 class InterruptReasonError(InterruptError, NotJSONError):
-    """An interrupt reason or response is not JSON-serializable."""
+    """An interrupt's reason (or a preset response given where it is asked) is not JSON-serializable."""
+
+
+class InterruptResponseError(InterruptError, NotJSONError):
+    """An answer's response is not JSON-serializable (it could not be stored, nor shown to anyone)."""
 
 
 class InterruptNameError(InterruptError, TypeError):

@@ -33,11 +33,30 @@ def _adapter_of(response_type: Any) -> TypeAdapter[Any]:
 
 
 def response_schema(response_type: Any) -> dict[str, Any]:
-    """The JSON schema of the responses ``response_type`` accepts."""
+    """The JSON schema of the responses ``response_type`` accepts.
+
+    Closed: an object whose model does not say what to do with fields it does not declare (pydantic's
+    default ignores them) refuses them, so a typo in an answer (``{"aproved": true}``) is an error the
+    human sees, not a default silently applied. A model that allows extra fields keeps them allowed."""
     try:
-        return _adapter_of(response_type).json_schema()
+        schema = _adapter_of(response_type).json_schema()
     except Exception as exc:  # pydantic's errors for types it cannot describe vary by version
         raise TypeError(f"response_type={response_type!r} has no JSON schema pydantic can write: {exc}") from exc
+    closed: dict[str, Any] = _closed(schema)
+    return closed
+
+
+def _closed(node: Any) -> Any:
+    """``node`` with ``additionalProperties: false`` on every object schema that declares properties and
+    says nothing about others."""
+    if isinstance(node, dict):
+        closed = {key: _closed(value) for key, value in node.items()}
+        if "properties" in closed and closed.get("type") == "object" and "additionalProperties" not in closed:
+            closed["additionalProperties"] = False
+        return closed
+    if isinstance(node, list):
+        return [_closed(item) for item in node]
+    return node
 
 
 def validate_response(response_type: Any, value: Any, where: str) -> Any:

@@ -18,7 +18,7 @@ from statehitl._json import require_json
 from statehitl.checkpoint.records import CheckpointRecord, Via
 from statehitl.errors import (
     DigestMismatchError,
-    InterruptReasonError,
+    InterruptResponseError,
     InvalidResponseError,
     NotInterruptedError,
     ResponseValidationError,
@@ -99,6 +99,9 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
         return ResumeRun(answers, meta)
     if is_response_list(input):
         why = "it has no checkpoint" if record is None else f"its status is {status}"
+        if status == "executing" and record is not None and record.owner is not None:
+            why = ("another resume took its interrupts and is acting on them now (status executing); the first "
+                   "answer wins")
         raise NotInterruptedError(
             f"{label} is not waiting on any interrupt ({why}); interrupt responses can only answer a thread "
             "whose last result was an interrupt"
@@ -173,7 +176,7 @@ def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str
             )
         if iid in answers:
             raise InvalidResponseError(f"{thread}: interrupt {names[iid]!r} (id {iid}) is answered twice")
-        require_json(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", InterruptReasonError)
+        require_json(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", InterruptResponseError)
         _check_answer(block, by_id[iid], thread)
         answers[iid] = block["response"]
         responder, comment, groups = block.get("responder"), block.get("comment"), block.get("groups")

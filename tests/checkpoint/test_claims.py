@@ -186,3 +186,31 @@ def test_a_forked_worker_names_its_own_pid() -> None:
     child.join(timeout=60)
     assert child.exitcode == 0
     assert owner.rsplit(":", 2)[:2] == [socket.gethostname(), str(child.pid)]
+
+
+def test_an_answer_while_another_resume_acts_on_the_interrupt_says_it_was_taken(make_checkpointer) -> None:
+    """The winner's run is past the interrupted step (its held checkpoint is the head, executing): a second
+    answer is told the interrupt was taken, not just that the thread "is executing"."""
+    from statehitl.errors import NotInterruptedError
+
+    checkpointer = make_checkpointer()
+    calls: list[str] = []
+    app = build(checkpointer, calls)
+    paused = app.invoke({}, thread_id="t")
+    seen: list[str] = []
+
+    def act(state: Job) -> dict[str, bool]:  # runs while the winner holds the thread: the loser answers now
+        with pytest.raises(NotInterruptedError, match="another resume took its interrupts") as lost:
+            app.invoke(answer(paused), thread_id="t")
+        seen.append(str(lost.value))
+        return {"done": True}
+
+    g = StateGraph(Job)
+    g.add_node("review", lambda s, ctx: {"approved": ctx.interrupt("approve") == "y"})
+    g.add_node("act", act)
+    g.add_edge(START, "review")
+    g.add_edge("review", "act")
+    g.add_edge("act", END)
+    winner = g.compile(checkpointer=checkpointer)
+    assert winner.invoke(answer(paused), thread_id="t").state.done
+    assert len(seen) == 1

@@ -282,3 +282,9 @@ def typed_graph(store: str, on_expire: str | None = None) -> Any:
     g.add_edge(START, "ask")
     g.add_edge("ask", END)
     return g.compile(checkpointer=Checkpointer.from_url(store))
+
+
+def test_an_id_too_short_to_pick_an_interrupt_says_so(app_store: str) -> None:
+    start(app_store, "t1")
+    with pytest.raises(UnknownInboxItemError, match=r"'v2:1' is too short to pick one: give at least 4 characters"):
+        inbox.answer(app_store, "v2:1", "yes")

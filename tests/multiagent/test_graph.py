@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from statehitl import ToolContext, tool
 from statehitl.errors import (
     GraphValidationError,
-    InterruptReasonError,
+    InterruptResponseError,
     InvalidThreadIdError,
     NodeCancelledError,
     ResumeInputError,
@@ -322,7 +322,7 @@ def test_bad_input_while_interrupted_changes_nothing(bad: Any, error: type[Excep
 def test_a_non_json_response_is_refused() -> None:
     graph = seed_graph()
     result = graph("go")
-    with pytest.raises(InterruptReasonError, match="must be JSON-serializable"):
+    with pytest.raises(InterruptResponseError, match="must be JSON-serializable"):
         graph([{"interruptResponse": {"interruptId": result.interrupts[0].id, "response": {1, 2}}}])
     assert graph.interrupts == result.interrupts
 

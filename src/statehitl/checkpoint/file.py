@@ -119,7 +119,11 @@ def _pwrite_all(fd: int, data: bytes, offset: int) -> None:
     say so only by its count: a short write taken for a whole one is a record reported stored that
     is not, and then an approved action that runs again.
     """
-    rest = memoryview(data)
+    written = os.pwrite(fd, data, offset)
+    if written == len(data):  # nearly always: the loop below is for a disk that filled part-way
+        return
+    rest = memoryview(data)[written:]
+    offset += written
     while rest:
         written = os.pwrite(fd, rest, offset)
         if written <= 0:  # a regular file raises rather than write nothing, but the loop must end
@@ -370,8 +374,12 @@ class FileStorage:
             _pwrite_all(fd, b"1", SYNCED_FLAG_OFFSET)  # durable with the data: the name is then too
             view.name_synced = True
         _fdatasync(fd)
-        with contextlib.suppress(OSError):  # the frames are durable; an older mark only leaves more of the log lenient
+        # The frames are durable; should the mark fail to move, more of the log only stays lenient. (Not
+        # contextlib.suppress: a context manager on every durable write costs more than the write.)
+        try:  # noqa: SIM105
             _pwrite_all(fd, synced_to_field(end), SYNCED_TO_OFFSET)
+        except OSError:
+            pass
 
     def _compact_if_mostly_garbage(self, path: str, fd: int, view: LogView) -> None:
         """Rewrite a log whose live records are under half of it (held under the log's lock)."""

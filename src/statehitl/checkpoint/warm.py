@@ -46,6 +46,8 @@ class _Warm:
     record: StoredCheckpoint
     channels: dict[str, list[Any]]
     chain: tuple[Link, ...]
+    written: bool = False
+    """Whether this process wrote the record (rather than read it)."""
 
 
 def shared_heads(scope: str, signing_key: bytes | None) -> WarmHeads:
@@ -119,7 +121,14 @@ class WarmHeads:
                 del items[piece.start:]
                 items.extend(piece.items)
             warm.seq, warm.data, warm.token, warm.record, warm.chain = record.seq, data, token, record, chain
+            warm.written = True
         self._keep(thread_id, warm)
+
+    def wrote(self, thread_id: str, seq: int) -> bool:
+        """Whether record ``seq``, the thread's head here, was written by this process (not read from the store)."""
+        with self._lock:
+            warm = self._threads.get(thread_id)
+            return warm is not None and warm.seq == seq and warm.written
 
     def forget(self, thread_id: str) -> None:
         with self._lock:

@@ -17,7 +17,7 @@ from statehitl.checkpoint.answer_records import already_answered, answer_key, pa
 from statehitl.checkpoint.answer_records import record_answer as record_binding_answer
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer, Via
-from statehitl.errors import InterruptReasonError, NotInterruptedError, UnknownInterruptError
+from statehitl.errors import InterruptResponseError, NotInterruptedError, UnknownInterruptError
 
 __all__ = ["StoredAnswer", "already_answered", "read_answer", "read_thread_answers", "record_answer", "store_answer"]
 
@@ -49,7 +49,7 @@ async def store_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id:
                        via: Via = "inbox") -> tuple[StoredAnswer, bool]:
     """``record_answer``, and whether this call stored the answer (False: the same answer was there first),
     for a caller that counts what it did (a sweep: of racing sweepers, only one applied the default)."""
-    require_json(response, f"the response to interrupt {interrupt_id}", InterruptReasonError)
+    require_json(response, f"the response to interrupt {interrupt_id}", InterruptResponseError)
     record = await waiting_checkpoint(checkpointer, thread_id)
     interrupt = next((i for i in record.interrupts if i.id == interrupt_id), None)
     if interrupt is None:

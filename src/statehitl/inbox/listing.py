@@ -106,6 +106,9 @@ async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterr
             first = await read_answer(checkpointer, thread, iid, seq)
             raise AlreadyAnsweredError(already_answered(first.name if first else "?", iid, first))
     waiting = ", ".join(f"{p.id} ({p.name} on thread {p.thread_id})" for p in items[:10]) or "none"
+    if len(wanted.split(":", 1)[-1]) < _SHORTEST and wanted not in {p.id for p in items}:
+        raise UnknownInboxItemError(f"interrupt id {wanted!r} is too short to pick one: give at least {_SHORTEST} "
+                                    f"characters of the id (after its 'v2:'); pending: {waiting}")
     raise UnknownInboxItemError(f"no pending interrupt has id {wanted!r}; pending: {waiting}")
 
 
@@ -128,8 +131,12 @@ def open_store(store: str | Checkpointer) -> Checkpointer:
     return store if isinstance(store, Checkpointer) else Checkpointer.from_url(store)
 
 
+_SHORTEST = 4
+"""Characters of an id's digest a prefix must give: fewer would pick interrupts by accident."""
+
+
 def _starts(iid: str, wanted: str) -> bool:
     """A prefix of the id, with or without its ``v2:`` version tag (at least 4 characters of the digest)."""
     digest = iid.split(":", 1)[-1]
     bare = wanted.split(":", 1)[-1] if wanted.startswith(("v1:", "v2:")) else wanted
-    return len(bare) >= 4 and digest.startswith(bare) and (bare == wanted or iid.startswith(wanted))
+    return len(bare) >= _SHORTEST and digest.startswith(bare) and (bare == wanted or iid.startswith(wanted))

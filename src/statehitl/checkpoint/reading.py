@@ -1,0 +1,284 @@
+"""Reading a thread: its head (the record a writer goes on from), any checkpoint, its history.
+
+A process keeps the whole state of the threads it last wrote or read (``checkpoint/warm.py``), and checks
+it with one small read of the head; a thread it does not know is read in the storage's one bulk read
+when it has one (``SupportsReadAll``), else base by base along the Fenwick chain (``checkpoint/chain.py``
+says which records each store writes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from statehitl.checkpoint.answer_records import answers_in, is_answer_key
+from statehitl.checkpoint.chain import Cursor, Link, whole_record
+from statehitl.checkpoint.index import (
+    index_material,
+    indexed_threads,
+    read_index,
+)
+from statehitl.checkpoint.records import (
+    CheckpointRecord,
+    ClaimRecord,
+    RecordStatus,
+    StoredAnswer,
+    StoredCheckpoint,
+    ThreadIndex,
+)
+from statehitl.checkpoint.refusals import is_refusal_key
+from statehitl.checkpoint.storage import (
+    ABSENT,
+    read_prefix,
+)
+from statehitl.checkpoint.store_base import SLOTS, RecordStore
+from statehitl.errors import (
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+)
+
+__all__ = ["Head", "ThreadReader"]
+
+@dataclass
+class Head:
+    """A thread as a writer finds it: its current checkpoint, the cursor to write after it, any claim,
+    and the answers stored for its interrupts when the read that found it brought them (None: not read)."""
+
+    record: CheckpointRecord
+    cursor: Cursor
+    claim: ClaimRecord | None = None
+    answers: dict[str, StoredAnswer] | None = None
+    fork: bool = False
+    """Whether ``record`` is an earlier checkpoint asked for by id (time travel): a run from it forks, and
+    answers to it are the fork's own, not the thread's binding answers."""
+    own: bool = False
+    """Whether this process wrote the thread's newest record itself, and found it still the newest
+    (``checkpoint/warm.py``): no other writer went past it, so no record past it can have been lost."""
+
+
+
+class ThreadReader(RecordStore):
+    """The reading side of a ``Checkpointer``."""
+
+    async def _read(self, thread_id: str, seq: int) -> StoredCheckpoint | ClaimRecord | None:
+        key = self._key(thread_id, seq)
+        found = await self.storage.read(key)
+        return None if found is None else self._parse(key, found[0])
+
+    async def _read_checkpoint(self, thread_id: str, seq: int) -> StoredCheckpoint:
+        record = await self._read(thread_id, seq)
+        if not isinstance(record, StoredCheckpoint):
+            raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {seq:012d}")
+        return record
+
+    async def _chain(self, record: StoredCheckpoint, known: dict[int, StoredCheckpoint] | None = None
+                     ) -> list[StoredCheckpoint]:
+        """``record`` and the records it is built on, base after base (from ``known`` where it has them).
+
+        A base that is gone is looked for once more in the record built on it: ``prune`` rewrites the
+        oldest checkpoint it keeps whole before it deletes what that one was built on, so a reader
+        that met the old version finds the whole one.
+        """
+        chain = [record]
+        while (base_seq := chain[-1].base_seq) is not None:
+            base = known.get(base_seq) if known is not None else None
+            if base is None:
+                found = await self._read(record.thread_id, base_seq)
+                base = found if isinstance(found, StoredCheckpoint) else None
+            if base is None:
+                again = await self._read(record.thread_id, chain[-1].seq)
+                if isinstance(again, StoredCheckpoint) and again.base_seq is None:
+                    chain[-1] = again
+                    break
+                raise CheckpointCorruptError(
+                    f"thread {record.thread_id!r}: checkpoint {chain[-1].checkpoint_id} is built on checkpoint "
+                    f"{base_seq:012d}, which is missing (deleted outside statehitl?)"
+                )
+            chain.append(base)
+        return chain
+
+    async def _walk(self, record: StoredCheckpoint, known: dict[int, StoredCheckpoint] | None = None
+                    ) -> tuple[CheckpointRecord, tuple[Link, ...]]:
+        """Rebuild ``record``'s whole state from its base chain (from ``known`` where it has the records).
+
+        A chain of deltas is read in the storage's one bulk read; a Fenwick chain base by base (at
+        most log2(depth)+1 reads). Should the bulk read meet a damaged record, the chain is read base
+        by base instead, so damage is reported only where the chain needs the record.
+        """
+        if known is None and self._bulk and record.base_seq is not None and record.base_seq == record.parent_seq:
+            with contextlib.suppress(CheckpointCorruptError):
+                known = checkpoints_of(await self._records(record.thread_id))
+        chain = await self._chain(record, known)
+        full = whole_record(chain[0], chain)
+        links = tuple(
+            Link(r.depth, r.seq, {c: p.start + len(p.items) for c, p in r.appends.items()}) for r in chain
+        )
+        return full, links
+
+    async def _cold_head(self, thread_id: str) -> Head | None:
+        """The thread's head in a process that knows nothing of it, on a store with a bulk read: that
+        one read (one ``pread``, one ``Query`` per MB) instead of a listing, the head, then the rest.
+        None if the thread has no records. A damaged record raises ``CheckpointCorruptError``: the
+        caller then goes key by key, which fails only if the chain needs that record."""
+        answers: dict[str, tuple[bytes, str]] = {}
+        records = await self._records(thread_id, answers)
+        if not records:
+            self._warm.keep_index_version(thread_id, -1, ABSENT)  # a new thread: its first index write need not read
+            return None
+        head = records[max(records)]
+        newest = head.record
+        claim = newest if isinstance(newest, ClaimRecord) else None
+        target: StoredCheckpoint | ClaimRecord | None = newest
+        if claim is not None:
+            target = records[claim.parent_seq].record if claim.parent_seq in records else None
+        if not isinstance(target, StoredCheckpoint):
+            raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {newest.parent_seq:012d}")
+        record, chain = await self._walk(target, checkpoints_of(records))
+        cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
+        cursor.indexed = index_material(record)
+        if claim is None:
+            self._warm.remember(thread_id, head.data, head.token, target, record, chain)
+        return Head(record, cursor, claim, answers_in(answers, record, self.signing_key))
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    async def head(self, thread_id: str, checkpoint_id: str | int | None = None) -> Head | None:
+        """The thread's current checkpoint (or ``checkpoint_id``, to fork from it) ready to write after.
+
+        When the newest record is the one this process last wrote or read here (``checkpoint/warm.py``),
+        that one small read is all it takes: the chain is not read again. A thread this process knows
+        nothing of is read in the storage's one bulk read, when it has one.
+        """
+        known = checkpoint_id is None and self._warm.knows(thread_id)
+        if checkpoint_id is None and self._bulk and not known:
+            with contextlib.suppress(CheckpointCorruptError):
+                return await self._cold_head(thread_id)
+        if known and self._listed:  # the newest key and its version in one listing
+            newest = await self.storage.list_versions(self._prefix(thread_id), limit=1)  # type: ignore[attr-defined]
+            if newest and (warm := self._warm.lookup(thread_id, self._seq(newest[0][0]), token=newest[0][1])):
+                return self._warm_head(thread_id, *warm)
+            keys = [key for key, _ in newest]
+        else:
+            keys = await self.storage.list(self._prefix(thread_id), limit=1)
+        if known and keys and self._versioned and not self._listed:
+            token = await self.storage.version(keys[0])  # type: ignore[attr-defined]
+            if token is not None and (warm := self._warm.lookup(thread_id, self._seq(keys[0]), token=token)):
+                return self._warm_head(thread_id, *warm)
+        found = await self.storage.read(keys[0]) if keys else None
+        if found is None:
+            if checkpoint_id is not None:
+                raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
+            if not keys:
+                self._warm.keep_index_version(thread_id, -1, ABSENT)
+            return None
+        key, (data, token) = keys[0], found
+        if known and not self._versioned and (warm := self._warm.lookup(thread_id, self._seq(key), data=data)):
+            return self._warm_head(thread_id, *warm)
+        newest = self._parse(key, data)
+        claim = newest if isinstance(newest, ClaimRecord) else None
+        if checkpoint_id is not None:
+            target = await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id))
+        elif isinstance(newest, ClaimRecord):
+            target = await self._read_checkpoint(thread_id, newest.parent_seq)
+        else:
+            target = newest
+        record, chain = await self._walk(target)
+        cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
+        if checkpoint_id is None:
+            cursor.indexed = index_material(record)  # runs end by indexing their last checkpoint
+            if isinstance(newest, StoredCheckpoint):
+                self._warm.remember(thread_id, data, token, newest, record, chain)
+        return Head(record, cursor, claim, fork=checkpoint_id is not None and record.seq != newest.seq)
+
+    def _warm_head(self, thread_id: str, record: CheckpointRecord, chain: tuple[Link, ...]) -> Head:
+        cursor = Cursor(thread_id, slot=record.seq, parent=record.seq, chain=chain)
+        cursor.indexed = index_material(record)
+        return Head(record, cursor, own=self._warm.wrote(thread_id, record.seq))
+
+    async def latest(self, thread_id: str) -> CheckpointRecord | None:
+        """The thread's newest checkpoint, or None for a thread never written."""
+        found = await self.head(thread_id)
+        return None if found is None else found.record
+
+    async def get(self, thread_id: str, checkpoint_id: str | int) -> CheckpointRecord:
+        """One checkpoint by id; ``CheckpointNotFoundError`` (a ``KeyError``) naming thread and id if there is none."""
+        record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
+        return record
+
+    async def _records(self, thread_id: str, answers: dict[str, tuple[bytes, str]] | None = None,
+                       refusals: dict[str, tuple[bytes, str]] | None = None) -> dict[int, _Stored]:
+        """Every record of the thread (checkpoints of every branch, and claims) as stored, by sequence
+        number: in the storage's one bulk read if it has one (``read_prefix``). The thread's stored
+        answers and refused answers come with it; given ``answers`` or ``refusals``, they are put there."""
+        found = await read_prefix(self.storage, self._prefix(thread_id))
+        records = {}
+        for key, (data, token) in found.items():
+            if is_answer_key(key):
+                if answers is not None:
+                    answers[key] = (data, token)
+                continue
+            if is_refusal_key(key):
+                if refusals is not None:
+                    refusals[key] = (data, token)
+                continue
+            records[self._seq(key)] = _Stored(data, token, self._parse(key, data))
+        return records
+
+    async def count_checkpoints(self, thread_id: str) -> int:
+        """How many checkpoints the thread has (every branch; claims not counted), without rebuilding them."""
+        return len(checkpoints_of(await self._records(thread_id)))
+
+    async def history(self, thread_id: str) -> list[CheckpointRecord]:
+        """All of the thread's checkpoints (every branch), newest first."""
+        stored = checkpoints_of(await self._records(thread_id))
+        result = []
+        for seq in sorted(stored, reverse=True):
+            chain = await self._chain(stored[seq], stored)
+            result.append(whole_record(chain[0], chain))
+        return result
+
+
+    # -- the thread index ---------------------------------------------------------------------------
+
+    async def threads(self, status: RecordStatus | None = None) -> list[ThreadIndex]:
+        """Every thread's index entry (optionally only those with ``status``), by thread id.
+
+        Reads one small record per thread, never checkpoints: ``threads("interrupted")`` is the list of
+        threads waiting on a human, with their pending interrupts. (The listing it starts from also
+        passes over the audit entries ``prune`` kept beside the index entries.)
+        """
+        entries = []
+        for thread_id in await indexed_threads(self.storage):
+            entry = await self.thread_info(thread_id)
+            if entry is not None and (status is None or entry.status == status):
+                entries.append(entry)
+        return entries
+
+    async def thread_info(self, thread_id: str) -> ThreadIndex | None:
+        """One thread's index entry: where its last run stopped, and what it waits on."""
+        return await read_index(self.storage, thread_id, self.signing_key)
+
+def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
+    try:
+        seq = int(checkpoint_id)
+    except (TypeError, ValueError):
+        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
+    if not 0 <= seq < SLOTS:
+        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
+    return seq
+
+
+
+
+class _Stored(NamedTuple):
+    """A record as the storage gave it: its bytes, its version token, and the record they hold."""
+
+    data: bytes
+    token: str
+    record: StoredCheckpoint | ClaimRecord
+
+
+def checkpoints_of(records: dict[int, _Stored]) -> dict[int, StoredCheckpoint]:
+    return {seq: s.record for seq, s in records.items() if isinstance(s.record, StoredCheckpoint)}
+
