@@ -561,9 +561,9 @@ def test_a_new_logs_name_is_synced_once_by_the_directory_only_where_the_file_syn
 
     synced: list[str] = []
     data_syncs: list[int] = []
-    fsync_dir, fdatasync = file_module._fsync_dir, file_module._fdatasync
-    monkeypatch.setattr(file_module, "_fsync_dir", lambda path: synced.append(str(path)) or fsync_dir(path))
-    monkeypatch.setattr(file_module, "_fdatasync", lambda fd: data_syncs.append(fd) or fdatasync(fd))
+    fsync_dir, fdatasync = file_module.fsync_dir, file_module.fdatasync
+    monkeypatch.setattr(file_module, "fsync_dir", lambda path: synced.append(str(path)) or fsync_dir(path))
+    monkeypatch.setattr(file_module, "fdatasync", lambda fd: data_syncs.append(fd) or fdatasync(fd))
     asked: list[int] = []
     monkeypatch.setattr(file_module, "fsync_covers_new_name", lambda dev: asked.append(dev) or names_with_file)
     root.mkdir()  # (a new directory is always synced into its parent)

@@ -22,7 +22,6 @@ listings and non-durable writes work on cached pages and run inline.
 from __future__ import annotations
 
 import contextlib
-import errno
 import itertools
 import os
 import time
@@ -32,6 +31,16 @@ from typing import Any, TypeVar
 
 from statehitl._sync import on_private_loop
 from statehitl.checkpoint.file_handles import LockedLog, OpenLogs, size_of
+from statehitl.checkpoint.file_io import (
+    clear_tail,
+    cut_short,
+    fdatasync,
+    fsync_dir,
+    make_dirs,
+    pwrite_all,
+    storage_error,
+    unwrite,
+)
 from statehitl.checkpoint.file_log import (
     HEADER_LEN,
     SYNCED_FLAG_OFFSET,
@@ -54,11 +63,7 @@ from statehitl.checkpoint.file_views import PARSED_LOGS
 from statehitl.checkpoint.storage import ABSENT, CLEANUP_MAX_AGE, validate_key, validate_prefix
 from statehitl.errors import (
     CheckpointConflict,
-    CheckpointCorruptError,
-    StorageAccessError,
     StorageError,
-    StorageFullError,
-    StorageUnavailableError,
 )
 
 __all__ = ["FileStorage"]
@@ -71,7 +76,6 @@ _FIRST_READ = 4096
 _COMPACT_AT = 64 * 1024
 """A log over this size is rewritten once most of it is replaced or deleted records (index entries)."""
 
-_fdatasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
 
 async def _in_thread(func: Callable[..., T], *args: Any) -> T:
@@ -82,114 +86,10 @@ async def _in_thread(func: Callable[..., T], *args: Any) -> T:
     return result
 
 
-def _fsync_dir(path: str | Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _make_dirs(directory: Path) -> None:
-    """Create missing directories one level at a time, fsyncing each new entry into its parent.
-
-    Directories are only the fixed structure (``threads/``, ``index/``), created once per store, so
-    this is always done durably: later writes then only ever sync their own log's name.
-    """
-    missing: list[Path] = []
-    while not directory.is_dir():
-        missing.append(directory)
-        directory = directory.parent
-    for new in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            new.mkdir()
-        _fsync_dir(new.parent)
-
-
-_WRITERS = OpenLogs(lambda path: _make_dirs(Path(path).parent), capacity=64)
+_WRITERS = OpenLogs(lambda path: make_dirs(Path(path).parent), capacity=64)
 """The logs kept open for writing, for every store of the process: a server that builds a session
 manager (so a store) per request, as the seed's examples do, would otherwise open each log again on
 every request. Kept by path, so stores on the same directory share a log's descriptor and its lock."""
-
-
-def _pwrite_all(fd: int, data: bytes, offset: int) -> None:
-    """Write all of ``data`` at ``offset``, or raise.
-
-    ``pwrite`` may write less than it was given (a disk that fills part-way, a file-size limit) and
-    say so only by its count: a short write taken for a whole one is a record reported stored that
-    is not, and then an approved action that runs again.
-    """
-    written = os.pwrite(fd, data, offset)
-    if written == len(data):  # nearly always: the loop below is for a disk that filled part-way
-        return
-    rest = memoryview(data)[written:]
-    offset += written
-    while rest:
-        written = os.pwrite(fd, rest, offset)
-        if written <= 0:  # a regular file raises rather than write nothing, but the loop must end
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        rest, offset = rest[written:], offset + written
-
-
-_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
-_DENIED = frozenset({errno.EACCES, errno.EPERM})
-_AGAIN = frozenset({errno.EAGAIN, errno.EINTR, errno.EBUSY, errno.ETIMEDOUT})
-
-
-def storage_error(exc: OSError, root: str, operation: str, path: str) -> StorageError:
-    """The statehitl error for an ``OSError`` of the file system, naming the file and what to do."""
-    code = errno.errorcode.get(exc.errno or 0, "")
-    fields: dict[str, Any] = {"store": root, "operation": operation, "code": code}
-    reason = exc.strerror or str(exc)
-    if exc.errno in _FULL:
-        return StorageFullError(
-            f"the file store could not {operation} {path!r}: {reason} ({code}); nothing was recorded as done, "
-            "and the thread's previous checkpoint stays as it was: free space (or raise the limit, or remount "
-            "read-write) and try again", **fields)
-    if exc.errno in _DENIED:
-        return StorageAccessError(f"the file store may not {operation} {path!r}: {reason} ({code}); check the "
-                                  "directory's owner and permissions", **fields)
-    return StorageUnavailableError(f"the file store could not {operation} {path!r}: {reason} ({code})",
-                                   transient=exc.errno in _AGAIN, **fields)
-
-
-def _clear_tail(fd: int, size: int, view: LogView) -> None:
-    """Zero what a writer that died left after the log's last good frame, so the next frame can be
-    appended right there (called under the log's lock: no live writer is mid-append).
-
-    Durably: if the zeros were lost in a crash while a new frame landed, old bytes after it could
-    read as a frame again.
-    """
-    if not view.tail_clear and view.end < size:
-        rest = os.pread(fd, size - view.end, view.end)
-        dirty = len(rest.rstrip(b"\0"))
-        if dirty:
-            _pwrite_all(fd, bytes(dirty), view.end)
-            _fdatasync(fd)
-    view.tail_clear = True
-
-
-def _unwrite(fd: int, view: LogView, at: int, end: int) -> None:
-    """After a write that failed part-way (or whose sync failed): zero what of it reached the file, so
-    no reader takes a frame the caller was told failed for a record, and have the next writer clear the
-    tail durably before it appends (``_clear_tail``). Best effort: the disk that refused the write may
-    refuse this too, and what is left past ``synced-to`` is then a torn frame, which readers skip."""
-    view.tail_clear = False
-    with contextlib.suppress(OSError):
-        reached = min(end, size_of(fd))
-        if reached > at:
-            _pwrite_all(fd, bytes(reached - at), at)
-
-
-def _cut_short(path: str, end: int, synced_to: int) -> CheckpointCorruptError:
-    """A log whose records end before its own synced-to mark lost records that were on disk: read as it
-    is, it would show an older state of the thread (an interrupt pending again that was answered)."""
-    return CheckpointCorruptError(
-        f"{path}: its records end at byte {end}, before its synced-to mark at byte {synced_to}: records that "
-        "were on disk are gone (the file was cut short, restored from an older copy, or the disk lost writes "
-        "it had acknowledged). It is not read as the older state it now looks like; restore it from a backup "
-        "taken after the newest run, or delete the thread"
-    )
 
 
 def _within(prefix: str, directory: str) -> tuple[str, str]:
@@ -264,7 +164,7 @@ class FileStorage:
                 at = view.end  # ours to go on from, or another thread took in these frames first
             size *= 8
         if view.end < header.synced_to:
-            raise _cut_short(path, view.end, header.synced_to)
+            raise cut_short(path, view.end, header.synced_to)
         return view
 
     def _applied(self, view: LogView, at: int, end: int, changes: dict[str, Member | None]) -> None:
@@ -328,7 +228,7 @@ class FileStorage:
                 # The header covers all a cut-short line left. No ftruncate: ext4 would then start
                 # writing the log back at every close of a descriptor on it (auto_da_alloc).
                 header = new_header(synced=False)
-                _pwrite_all(fd, header, 0)
+                pwrite_all(fd, header, 0)
                 log = log._replace(size=len(header))
                 written = read_header(path, header)
                 assert written is not None
@@ -343,7 +243,7 @@ class FileStorage:
                 changes: dict[str, Member | None], durable: bool) -> None:
         """Write ``frames`` where the log's data ends (the log is locked and ``log.size`` bytes long)."""
         size = log.size
-        _clear_tail(fd, size, view)
+        clear_tail(fd, size, view)
         at = view.end  # fixed now: once the frames are in, a reader in another thread may take them in
         end = at + len(frames)
         try:
@@ -352,11 +252,11 @@ class FileStorage:
             # Past the frames, fewer zeros than asked for only mean the file grew less.
             written = os.pwrite(fd, frames + bytes(slack(end)) if durable and end > size else frames, at)
             if written < len(frames):
-                _pwrite_all(fd, frames[written:], at + written)
+                pwrite_all(fd, frames[written:], at + written)
             if durable:
                 self._sync(fd, path, log.device, view, end)
         except OSError:
-            _unwrite(fd, view, at, end)
+            unwrite(fd, view, at, end)
             raise
         self._applied(view, at, end, changes)
         if view.end > _COMPACT_AT:
@@ -370,14 +270,14 @@ class FileStorage:
         the disk with the next sync, so it never claims more than is there)."""
         if not view.name_synced:
             if not fsync_covers_new_name(device):
-                _fsync_dir(os.path.dirname(path))
-            _pwrite_all(fd, b"1", SYNCED_FLAG_OFFSET)  # durable with the data: the name is then too
+                fsync_dir(os.path.dirname(path))
+            pwrite_all(fd, b"1", SYNCED_FLAG_OFFSET)  # durable with the data: the name is then too
             view.name_synced = True
-        _fdatasync(fd)
+        fdatasync(fd)
         # The frames are durable; should the mark fail to move, more of the log only stays lenient. (Not
         # contextlib.suppress: a context manager on every durable write costs more than the write.)
         try:  # noqa: SIM105
-            _pwrite_all(fd, synced_to_field(end), SYNCED_TO_OFFSET)
+            pwrite_all(fd, synced_to_field(end), SYNCED_TO_OFFSET)
         except OSError:
             pass
 
@@ -401,7 +301,7 @@ class FileStorage:
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temp, path)
-            _fsync_dir(os.path.dirname(path))
+            fsync_dir(os.path.dirname(path))
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
