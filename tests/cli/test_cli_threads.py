@@ -92,6 +92,12 @@ def test_show_after_resume_has_the_answer_and_the_payment(cli, two_threads):
     out = cli("threads", "show", "waiting").out
     assert out.splitlines()[0].startswith("thread waiting  RefundGraph  completed  5 checkpoints")
     assert 'approve: {"decision": "approved"' in out
+    # the number the resume's claim took is shown too, so the checkpoint ids never skip one silently
+    numbers = [line.split()[1] for line in out.splitlines() if line.startswith(("checkpoint ", "claim "))]
+    assert numbers == [f"{n:012d}" for n in range(len(numbers) - 1, -1, -1)]
+    [claim] = [line for line in out.splitlines() if line.startswith("claim ")]
+    assert "a resume by" in claim
+    assert "acting on the answers to v2:" in claim
 
 
 def test_delete(cli, workdir, two_threads):

@@ -238,6 +238,13 @@ class ThreadReader(RecordStore):
             result.append(whole_record(chain[0], chain))
         return result
 
+    async def claims(self, thread_id: str) -> list[ClaimRecord]:
+        """The thread's claims, newest first: the numbers between its checkpoints that resumes took (who
+        claimed the thread, acting on which answers, and how each was settled)."""
+        records = await self._records(thread_id)
+        return [record for seq in sorted(records, reverse=True)
+                if isinstance(record := records[seq].record, ClaimRecord)]
+
 
     # -- the thread index ---------------------------------------------------------------------------
 

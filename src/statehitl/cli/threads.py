@@ -23,7 +23,7 @@ from statehitl.cli._console import (
 
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
     from statehitl.checkpoint.engine import Checkpointer
-    from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, InterruptRecord, ThreadIndex
+    from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, ClaimRecord, InterruptRecord, ThreadIndex
 
 __all__ = ["add_parser", "cmd_audit", "cmd_delete", "cmd_list", "cmd_retry", "cmd_show"]
 
@@ -216,6 +216,7 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     records = run_sync(checkpointer.history(thread))
     if not records:
         raise _unknown(thread, args.store)
+    claims = {claim.seq: claim for claim in run_sync(checkpointer.claims(thread))}
     c = console
     head = records[0]
     c.print(
@@ -223,8 +224,14 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
         f"{count_text(len(records), 'checkpoint')}, newest first  ({args.store})"
     )
     listed = {r.seq for r in records}
-    for record, older in zip(records, [*records[1:], None], strict=True):
+    older_of = dict(zip((r.seq for r in records), [*records[1:], None], strict=True))
+    shown: list[tuple[int, CheckpointRecord | ClaimRecord]] = [*((r.seq, r) for r in records), *claims.items()]
+    for _, entry in sorted(shown, key=lambda item: -item[0]):  # every number the thread used, newest first
         c.print()
+        if entry.kind == "claim":
+            c.print(_claim_line(c, entry))
+            continue
+        record, older = entry, older_of[entry.seq]
         c.print(
             f"{c.style('checkpoint ' + record.checkpoint_id, 'bold')}  step {record.step}  "
             f"{_status(c, record.status)}  {c.style(when_text(record.created_at), 'dim')}"
@@ -245,6 +252,20 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
             for line in hanging(f"  {label.ljust(10)}  ", lines):
                 c.print(line)
     return 0
+
+
+def _claim_line(c: Console, claim: ClaimRecord) -> str:
+    """A claim's number and what it was, so the numbers ``threads show`` lists never skip one silently."""
+    if claim.settles == "retry":
+        what = f"a retry of an action of unknown outcome, allowed by {claim.owner or 'someone unnamed'}"
+    elif claim.settles == "released":
+        what = f"released by {claim.owner}: its run did nothing"
+    elif claim.acting:
+        who = ", ".join(f"{a.interrupt_id} by {a.responder or 'someone unnamed'}" for a in claim.answered)
+        what = f"a resume by {claim.owner}, acting on the answers to {who}"
+    else:
+        what = f"a resume by {claim.owner} of a stopped run"
+    return f"{c.style('claim ' + f'{claim.seq:012d}', 'dim')}  {what}  {c.style(when_text(claim.created_at), 'dim')}"
 
 
 def _parent(parent: int | None, older: CheckpointRecord | None, listed: set[int]) -> list[str]:
