@@ -184,15 +184,16 @@ def test_session_storage_dir_comes_from_the_environment(tmp_path: Path) -> None:
 
 # --- Session Management: the server, one process per call ----------------------------------------------
 
-# One server call per interpreter: import the seed's server.py half, give the process's model only the
-# replies still to come, call server(prompt) (which builds a new Agent on the session), report the result.
+# One server call per interpreter: import the seed's server.py half, give it the program's one model (the
+# whole conversation's script, keyed by position, the same in every process), call server(prompt) (which
+# builds a new Agent on the session), report the result.
 SERVER_CALL = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import session_server
 from statehitl.models import ScriptedModel
 
-session_server.MODEL = ScriptedModel(json.loads(sys.argv[2]))
+session_server.MODEL = ScriptedModel(json.loads(sys.argv[2]), keyed_by="position")
 result = session_server.server(json.loads(sys.argv[3]))
 print("RESULT: " + json.dumps({
     "stop_reason": result.stop_reason,
@@ -202,17 +203,24 @@ print("RESULT: " + json.dumps({
 }))
 """
 
-
-def serve(tmp_path: Path, responses: list[Any], prompt: Any) -> tuple[dict[str, Any], str]:
-    out = _run(["-c", SERVER_CALL, str(SEED_EXAMPLES), json.dumps(responses), json.dumps(prompt)], tmp_path,
-               env={"SESSION_STORAGE_DIR": str(tmp_path / "store")})
-    [line] = [line for line in out.splitlines() if line.startswith("RESULT: ")]
-    return json.loads(line.removeprefix("RESULT: ")), out
+DONE_TEXT = "I have processed the files older than 5 days."
 
 
 def delete_turn(use_id: str, path: str) -> dict[str, Any]:
     return {"role": "assistant", "content": [
         {"toolUse": {"toolUseId": use_id, "name": "delete_files", "input": {"paths": [path]}}}]}
+
+
+SCRIPT = [delete_turn("delete-1", "a/b/c.txt"), delete_turn("delete-2", "d/e/f.txt"), DONE_TEXT,
+          delete_turn("delete-3", "x/y/z.txt"), "done"]
+"""The session's whole conversation, one reply per model turn, whichever process makes it."""
+
+
+def serve(tmp_path: Path, prompt: Any) -> tuple[dict[str, Any], str]:
+    out = _run(["-c", SERVER_CALL, str(SEED_EXAMPLES), json.dumps(SCRIPT), json.dumps(prompt)], tmp_path,
+               env={"SESSION_STORAGE_DIR": str(tmp_path / "store")})
+    [line] = [line for line in out.splitlines() if line.startswith("RESULT: ")]
+    return json.loads(line.removeprefix("RESULT: ")), out
 
 
 def answer(interrupt: dict[str, Any], response: str) -> list[dict[str, Any]]:
@@ -221,8 +229,7 @@ def answer(interrupt: dict[str, Any], response: str) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_session_resumes_in_a_new_process_and_keeps_trust_on_disk(tmp_path: Path) -> None:
-    done_text = "I have processed the files older than 5 days."
-    first, out = serve(tmp_path, [delete_turn("delete-1", "a/b/c.txt")], f"paths=<{PATHS}>")
+    first, out = serve(tmp_path, f"paths=<{PATHS}>")
     assert first["stop_reason"] == "interrupt"
     [pending] = first["interrupts"]
     assert (pending["name"], pending["reason"]) == ("myapp-approval", {"paths": ["a/b/c.txt"]})
@@ -230,16 +237,16 @@ def test_session_resumes_in_a_new_process_and_keeps_trust_on_disk(tmp_path: Path
     assert session_records(tmp_path / "store", "myapp")
 
     # a second interpreter answers the stored interrupt: the interrupted tool runs first, then the model
-    second, out = serve(tmp_path, [delete_turn("delete-2", "d/e/f.txt"), done_text], answer(pending, "t"))
+    second, out = serve(tmp_path, answer(pending, "t"))
     assert second["stop_reason"] == "end_turn"
     assert second["interrupts"] == []
-    assert second["message"] == {"role": "assistant", "content": [{"text": done_text}]}
+    assert second["message"] == {"role": "assistant", "content": [{"text": DONE_TEXT}]}
     assert second["model_calls"] == 2
     assert out.count("DELETING ['a/b/c.txt']") == 1
     assert out.count("DELETING ['d/e/f.txt']") == 1  # trusted: not interrupted again
 
     # a third interpreter, a new prompt: the trust stored in the session's agent.state still holds
-    third, out = serve(tmp_path, [delete_turn("delete-3", "x/y/z.txt"), "done"], "paths=<['x/y/z.txt']>")
+    third, out = serve(tmp_path, "paths=<['x/y/z.txt']>")
     assert third["stop_reason"] == "end_turn"
     assert third["interrupts"] == []
     assert out.count("DELETING ['x/y/z.txt']") == 1
@@ -247,9 +254,9 @@ def test_session_resumes_in_a_new_process_and_keeps_trust_on_disk(tmp_path: Path
 
 @pytest.mark.slow
 def test_session_yes_in_a_new_process_asks_again_for_the_next_deletion(tmp_path: Path) -> None:
-    first, _ = serve(tmp_path, [delete_turn("delete-1", "a/b/c.txt")], f"paths=<{PATHS}>")
+    first, _ = serve(tmp_path, f"paths=<{PATHS}>")
     [pending] = first["interrupts"]
-    second, out = serve(tmp_path, [delete_turn("delete-2", "d/e/f.txt")], answer(pending, "y"))
+    second, out = serve(tmp_path, answer(pending, "y"))
     assert out.count("DELETING ['a/b/c.txt']") == 1
     assert "DELETING ['d/e/f.txt']" not in out
     assert second["stop_reason"] == "interrupt"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -14,3 +15,12 @@ def wire_server() -> Iterator[WireServer]:
     server = WireServer()
     yield server
     server.close()
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A loopback port that was free a moment ago: nothing listens there, so connecting is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port

@@ -13,7 +13,8 @@ from model_wire import RECORDINGS, Reply, WireServer, bedrock_stream_reply, reco
 
 from statehitl import Agent, tool
 from statehitl.hooks import BeforeToolCallEvent
-from statehitl.models import BedrockModel, OpenAIModel
+from statehitl.models import AnthropicModel, BedrockModel, OpenAIModel
+from statehitl.session import FileSessionManager
 
 pytest.importorskip("boto3")
 
@@ -96,3 +97,32 @@ def test_bedrock_drives_an_interrupted_tool_batch(wire_server: WireServer) -> No
     assert [(r["toolUseId"], r["status"]) for r in results] == [
         ("tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "success"), ("tooluse_Vw3Qk1yPRaWm0x5bXc9t2A", "error")]
     assert results[1]["content"] == [{"text": "refund denied"}]
+
+
+def test_anthropic_drives_an_interrupted_tool_batch_resumed_by_a_new_agent(wire_server: WireServer,
+                                                                            tmp_path: Any) -> None:
+    """The signed thinking block, the tool uses and their results go through the session's store and back
+    to Anthropic in its own block types, from an agent built anew on the session (a new process would)."""
+    wire_server.replies += [sse("anthropic_tool_use.sse"), sse("anthropic_text.sse")]
+    ran: list[str] = []
+
+    def server() -> Agent:
+        model = AnthropicModel(client_args={"api_key": "sk-ant-test", "base_url": wire_server.url},
+                               model_id="claude-sonnet-4-5", max_tokens=2048)
+        agent = Agent(model=model, tools=make_tools(ran), system_prompt="You handle refunds.", callback_handler=None,
+                      session_manager=FileSessionManager(session_id="refunds", storage_dir=tmp_path))
+        agent.add_hook(BeforeToolCallEvent, approve_refunds)
+        return agent
+
+    result = server()("Refund order A-1042")
+    assert result.stop_reason == "interrupt"
+    assert ran == ["lookup A-1042"]
+    result = server()([{"interruptResponse": {"interruptId": i.id, "response": "y"}} for i in result.interrupts])
+    assert result.stop_reason == "end_turn"
+    assert ran == ["lookup A-1042", "refund A-1042 20"]
+    assert len(wire_server.received) == 2  # no model call before the approved tool ran
+    turn, results = wire_server.received[1].json()["messages"][1:]
+    assert [block["type"] for block in turn["content"]] == ["thinking", "text", "tool_use", "tool_use"]
+    assert turn["content"][0]["signature"].startswith("EqQBCgIYAhIM")
+    assert [(r["tool_use_id"], r["is_error"]) for r in results["content"]] == [
+        ("toolu_01T1x1fJ34qAmk2tNTrN7Up6", False), ("toolu_01Vw3Qk1yPRaWm0x5bXc9t2A", False)]

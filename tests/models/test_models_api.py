@@ -10,8 +10,9 @@ import pytest
 import statehitl.models
 
 PUBLIC = [
-    "BedrockModel", "ContextWindowOverflowException", "Model", "ModelError", "ModelThrottledException", "ModelTurn",
-    "OpenAIModel", "ScriptedModel", "collect_turn",
+    "AnthropicModel", "BedrockModel", "ContextWindowOverflowException", "LiteLLMModel", "LlamaCppModel", "Model",
+    "ModelError", "ModelThrottledException", "ModelTurn", "OllamaModel", "OpenAIModel", "ScriptedModel",
+    "collect_turn",
 ]
 
 
@@ -36,7 +37,7 @@ def test_importing_models_loads_no_provider_client() -> None:
         "import sys\n"
         "from statehitl.models import ScriptedModel, collect_turn\n"
         "print([m for m in ('boto3', 'botocore', 'http.client', 'statehitl.models.bedrock',"
-        " 'statehitl.models.openai') if m in sys.modules])"
+        " 'statehitl.models.openai', 'statehitl.models.anthropic', 'statehitl.models.ollama') if m in sys.modules])"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

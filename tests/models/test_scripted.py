@@ -124,3 +124,35 @@ def test_config_is_accepted_and_kept() -> None:
     model = ScriptedModel([])
     model.update_config(temperature=0.2)
     assert model.get_config() == {"temperature": 0.2}
+
+
+def conversation(*replies: str) -> list[Any]:
+    """A conversation whose model already gave ``replies``: a prompt and an answer for each."""
+    messages: list[Any] = []
+    for reply in replies:
+        messages += [{"role": "user", "content": [{"text": "go on"}]},
+                     {"role": "assistant", "content": [{"text": reply}]}]
+    return [*messages, {"role": "user", "content": [{"text": "and now?"}]}]
+
+
+def test_by_position_the_conversation_picks_the_reply_whichever_call_it_is() -> None:
+    script = ["zero", "one", "two"]
+    fresh = ScriptedModel(script, keyed_by="position")  # a new process that joins the conversation late
+    assert call(fresh, conversation("zero", "one")).message["content"] == [{"text": "two"}]
+    assert call(fresh, conversation()).message["content"] == [{"text": "zero"}]
+    assert call(fresh, conversation("zero", "one")).message["content"] == [{"text": "two"}]  # a retry: the same
+    assert fresh.calls == 3
+    assert fresh.keyed_by == "position"
+    assert ScriptedModel(script).keyed_by == "call"  # the default: replies in call order
+
+
+def test_by_position_a_conversation_past_the_script_says_which_position_it_asked_for() -> None:
+    model = ScriptedModel(["zero"], keyed_by="position")
+    with pytest.raises(ModelError, match=r"positions 0 to 0, and the conversation it was given holds 2 assistant "
+                                         r"message\(s\), so it asks for response 2"):
+        call(model, conversation("zero", "one"))
+
+
+def test_keyed_by_is_checked() -> None:
+    with pytest.raises(ValueError, match="'call' or 'position'"):
+        ScriptedModel([], keyed_by="turn")  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 """Models: the ``Model`` contract, turn assembly, and the providers.
 
-``ScriptedModel`` (tests, examples, benchmarks) loads with the package; ``BedrockModel`` and
-``OpenAIModel`` load on first use, so an agent on one provider never imports another's client, and
+``ScriptedModel`` (tests, examples, benchmarks) loads with the package; the providers load on first
+use (``from statehitl.models import AnthropicModel``, or from their own modules under Strands' paths,
+``statehitl.models.anthropic``...), so an agent on one provider never imports another's client, and
 ``import statehitl.models`` never imports boto3.
 """
 
@@ -16,22 +17,37 @@ from statehitl.models.scripted import ScriptedModel
 from statehitl.models.streaming import ModelTurn, collect_turn
 
 if TYPE_CHECKING:
+    from statehitl.models.anthropic import AnthropicModel
     from statehitl.models.bedrock import BedrockModel
+    from statehitl.models.litellm import LiteLLMModel
+    from statehitl.models.llamacpp import LlamaCppModel
+    from statehitl.models.ollama import OllamaModel
     from statehitl.models.openai import OpenAIModel
 
 __all__ = [
+    "AnthropicModel",
     "BedrockModel",
     "ContextWindowOverflowException",
+    "LiteLLMModel",
+    "LlamaCppModel",
     "Model",
     "ModelError",
     "ModelThrottledException",
     "ModelTurn",
+    "OllamaModel",
     "OpenAIModel",
     "ScriptedModel",
     "collect_turn",
 ]
 
-_LAZY = {"BedrockModel": "statehitl.models.bedrock", "OpenAIModel": "statehitl.models.openai"}
+_LAZY = {
+    "AnthropicModel": "statehitl.models.anthropic",
+    "BedrockModel": "statehitl.models.bedrock",
+    "LiteLLMModel": "statehitl.models.litellm",
+    "LlamaCppModel": "statehitl.models.llamacpp",
+    "OllamaModel": "statehitl.models.ollama",
+    "OpenAIModel": "statehitl.models.openai",
+}
 
 
 def __getattr__(name: str) -> Any:

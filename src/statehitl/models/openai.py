@@ -1,22 +1,29 @@
-"""OpenAI-compatible chat-completions servers (Ollama, vLLM, llama.cpp, OpenAI itself) over plain HTTP.
+"""OpenAI-compatible chat-completions servers (OpenAI, Ollama, vLLM, llama.cpp, a LiteLLM proxy) over plain HTTP.
 
 Only the standard library is used, so a local model needs no extra dependency. The request is a
 blocking ``http.client`` call in a worker thread; its server-sent events are translated chunk by
 chunk into Converse stream events, so the agent assembles the reply exactly as it does for Bedrock.
+
+``ChatCompletionsModel`` holds the wire format; ``OpenAIModel`` and Strands' other OpenAI-compatible
+providers (``OllamaModel``, ``LiteLLMModel``, ``LlamaCppModel``) are subclasses that differ only in
+their constructor arguments (Strands' own), where they send requests, and which options become
+request fields.
 """
 
 from __future__ import annotations
 
 import base64
 import functools
-import http.client
 import json
+import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from email.message import Message as HeaderMap
 from typing import Any, TypedDict
-from urllib.parse import urlsplit
 
+from statehitl.models._http import Endpoint, stream_lines
 from statehitl.models.base import Model, iterate_in_thread, require_known_options
 from statehitl.models.errors import ContextWindowOverflowException, ModelError, ModelThrottledException
 from statehitl.models.streaming import delta_event
@@ -24,7 +31,7 @@ from statehitl.types.content import ContentBlock, Messages
 from statehitl.types.streaming import StreamEvent
 from statehitl.types.tools import ToolResult, ToolSpec
 
-__all__ = ["OpenAIConfig", "OpenAIModel"]
+__all__ = ["ChatCompletionsModel", "OpenAIConfig", "OpenAIModel"]
 
 _STOP_REASONS = {
     "stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens",
@@ -32,60 +39,50 @@ _STOP_REASONS = {
 }
 _CONTEXT_OVERFLOW_MARKERS = (
     "maximum context length", "context_length_exceeded", "exceed_context_size", "exceeds the available context size",
-    "context window",
+    "context window", "contextwindowexceeded",
 )
+_OPENAI_URL = "https://api.openai.com/v1"
+_CLIENT_ARGS = ("api_key", "base_url", "timeout", "default_headers", "organization", "project")
+"""The ``openai.OpenAI`` client arguments that mean something over plain HTTP; others are refused by name."""
 
 
-class OpenAIConfig(TypedDict, total=False):
-    """What ``update_config`` takes."""
+class ChatCompletionsModel(Model):
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint: the request, the stream, the errors.
 
-    model_id: str
-    params: dict[str, Any]
-    """Extra request fields (``temperature``, ``max_tokens``, ...), sent as they are, over the defaults."""
-
-
-class OpenAIModel(Model):
-    """A model served by an OpenAI-compatible ``/chat/completions`` endpoint at ``base_url``.
-
-    The default ``base_url`` is a local Ollama. ``api_key`` is sent as a bearer token when given.
-    ``timeout`` (seconds) bounds connecting and each wait for data, not the whole reply.
+    Subclasses call ``_connect`` from their constructor and say which model and options a request
+    carries (``_request_fields``). ``_refused_hint`` finishes the message for a refused connection, and
+    ``_not_found_hint`` the one for an HTTP 404, with what to check on that kind of server.
     """
 
-    def __init__(
-        self,
-        *,
-        model_id: str,
-        base_url: str = "http://localhost:11434/v1",
-        api_key: str | None = None,
-        params: dict[str, Any] | None = None,
-        timeout: float = 60,
-    ) -> None:
-        url = urlsplit(base_url)
-        if url.scheme not in ("http", "https") or not url.hostname:
-            raise ValueError(f"OpenAIModel base_url must be an http(s) URL such as http://localhost:11434/v1, "
-                             f"not {base_url!r}")
-        self.config: OpenAIConfig = {"model_id": model_id, "params": dict(params or {})}
-        self.base_url = base_url
+    _refused_hint = ("Is the server running? (Ollama: `ollama serve`; vLLM: `vllm serve <model>`; llama.cpp: "
+                     "`llama-server`)")
+    _not_found_hint = ("check that base_url ends in /v1 and that the model is served there (Ollama: "
+                       "`ollama pull <model>`)")
+
+    endpoint: Endpoint
+    timeout: float
+    _headers: dict[str, str]
+
+    def _connect(self, endpoint: Endpoint, *, api_key: str | None, timeout: float,
+                 headers: Mapping[str, str] | None = None) -> None:
+        self.endpoint = endpoint
+        self.base_url = endpoint.base_url
         self.timeout = timeout
-        self._url = url
-        self._path = url.path.rstrip("/") + "/chat/completions"
-        self._headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        self._headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **(headers or {})}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
 
-    def update_config(self, **model_config: Any) -> None:
-        require_known_options("OpenAIModel.update_config()", model_config, OpenAIConfig.__annotations__)
-        self.config.update(model_config)  # type: ignore[typeddict-item]
-
-    def get_config(self) -> OpenAIConfig:
-        return self.config
+    @abstractmethod
+    def _request_fields(self) -> tuple[str, dict[str, Any]]:
+        """The model name the server knows, and the request fields the options add (sent over the defaults)."""
 
     def format_request(
         self, messages: Messages, tool_specs: list[ToolSpec] | None = None, system_prompt: str | None = None
     ) -> dict[str, Any]:
         """The JSON body of the chat-completions request for this conversation."""
+        model, fields = self._request_fields()
         body: dict[str, Any] = {
-            "model": self.config["model_id"],
+            "model": model,
             "messages": _openai_messages(messages, system_prompt),
             "stream": True,
             "stream_options": {"include_usage": True},
@@ -97,7 +94,7 @@ class OpenAIModel(Model):
                 }}
                 for spec in tool_specs
             ]
-        body.update(self.config.get("params", {}))
+        body.update(fields)
         return body
 
     async def stream(
@@ -115,35 +112,72 @@ class OpenAIModel(Model):
     def _events(self, body: bytes) -> Iterator[StreamEvent]:
         started = time.perf_counter()
         converter = _ChunkConverter()
-        for chunk in self._chunks(body):
+        lines = stream_lines(self.endpoint, body, self._headers, timeout=self.timeout,
+                             status_error=self._status_error, refused_hint=self._refused_hint)
+        for chunk in _sse_payloads(lines):
             yield from converter.feed(chunk)
         yield from converter.finish(latency_ms=int((time.perf_counter() - started) * 1000))
 
-    def _chunks(self, body: bytes) -> Iterator[dict[str, Any]]:
-        """The parsed ``data:`` payloads of the response, with transport failures as ``ModelError``s."""
-        connection_class = http.client.HTTPSConnection if self._url.scheme == "https" else http.client.HTTPConnection
-        connection = connection_class(self._url.hostname or "", self._url.port, timeout=self.timeout)
-        try:
-            connection.request("POST", self._path, body=body, headers=self._headers)
-            with connection.getresponse() as response:  # closing it releases the socket it holds
-                if response.status >= 400:
-                    where = f"{self.base_url} (model {self.config['model_id']!r})"
-                    raise _http_error(response.status, response.read(), where)
-                yield from _sse_payloads(response)
-        except ConnectionRefusedError as error:
-            raise ModelError(
-                f"could not connect to {self.base_url}: connection refused. Is the server running? "
-                "(Ollama: `ollama serve`; vLLM: `vllm serve <model>`; llama.cpp: `llama-server`)"
-            ) from error
-        except TimeoutError as error:
-            raise ModelError(
-                f"{self.base_url} sent nothing for {self.timeout} s; the model may still be loading. Raise "
-                "OpenAIModel(timeout=...) if it is just slow"
-            ) from error
-        except (OSError, http.client.HTTPException) as error:
-            raise ModelError(f"the request to {self.base_url} failed: {error!r}") from error
-        finally:
-            connection.close()
+    def _status_error(self, status: int, body: bytes, headers: HeaderMap) -> ModelError:
+        return _http_error(status, body, f"{self.base_url} (model {self._request_fields()[0]!r})",
+                           self._not_found_hint)
+
+
+class OpenAIConfig(TypedDict, total=False):
+    """What ``OpenAIModel.update_config`` takes."""
+
+    model_id: str
+    params: dict[str, Any]
+    """Extra request fields (``temperature``, ``max_tokens``, ...), sent as they are, over the defaults."""
+
+
+class OpenAIModel(ChatCompletionsModel):
+    """A model served by an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Two ways to say where, which are not mixed: ``base_url`` (default: a local Ollama), ``api_key``
+    (sent as a bearer token when given) and ``timeout`` (seconds to connect and for each wait for data,
+    not the whole reply); or Strands' ``client_args``, the ``openai.OpenAI`` client's arguments
+    (``api_key``, ``base_url``, ``timeout``, ``default_headers``, ``organization``, ``project``) with that
+    client's defaults: OpenAI's API, and the ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` variables.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_id: str,
+        client_args: dict[str, Any] | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.config: OpenAIConfig = {"model_id": model_id, "params": dict(params or {})}
+        headers: dict[str, str] = {}
+        if client_args is not None:
+            if base_url is not None or api_key is not None or timeout is not None:
+                raise ValueError("OpenAIModel: pass either client_args= or base_url=/api_key=/timeout=, not both")
+            require_known_options("OpenAIModel client_args", client_args, _CLIENT_ARGS)
+            base_url = client_args.get("base_url") or os.environ.get("OPENAI_BASE_URL") or _OPENAI_URL
+            api_key = client_args.get("api_key") or os.environ.get("OPENAI_API_KEY")
+            timeout = client_args.get("timeout")
+            headers.update(client_args.get("default_headers") or {})
+            for name, header in (("organization", "OpenAI-Organization"), ("project", "OpenAI-Project")):
+                if client_args.get(name):
+                    headers[header] = client_args[name]
+        self.client_args = dict(client_args or {})
+        endpoint = Endpoint.parse(base_url or "http://localhost:11434/v1", "/chat/completions",
+                                  owner="OpenAIModel base_url", example="http://localhost:11434/v1")
+        self._connect(endpoint, api_key=api_key, timeout=60 if timeout is None else timeout, headers=headers)
+
+    def update_config(self, **model_config: Any) -> None:
+        require_known_options("OpenAIModel.update_config()", model_config, OpenAIConfig.__annotations__)
+        self.config.update(model_config)  # type: ignore[typeddict-item]
+
+    def get_config(self) -> OpenAIConfig:
+        return self.config
+
+    def _request_fields(self) -> tuple[str, dict[str, Any]]:
+        return self.config["model_id"], self.config.get("params") or {}
 
 
 def _sse_payloads(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
@@ -301,19 +335,20 @@ def _image_url(image: dict[str, Any]) -> str:
     return f"data:image/{image.get('format', 'png')};base64,{encoded}"
 
 
-def _http_error(status: int, body: bytes, where: str) -> ModelError:
+def _http_error(status: int, body: bytes, where: str, not_found_hint: str) -> ModelError:
     detail = _error_detail(body)
     if status == 429:
         return ModelThrottledException(f"{where} is rate limiting requests (HTTP 429): {detail}; wait and retry")
+    if status in (503, 529):
+        return ModelThrottledException(
+            f"{where} is overloaded or still loading the model (HTTP {status}): {detail}; wait and retry"
+        )
     if status in (400, 413) and any(marker in detail.lower() for marker in _CONTEXT_OVERFLOW_MARKERS):
         return ContextWindowOverflowException(f"the conversation is too long for {where}: {detail}")
     if status in (401, 403):
         return ModelError(f"{where} refused the request (HTTP {status}): {detail}; check api_key")
     if status == 404:
-        return ModelError(
-            f"{where} answered HTTP 404: {detail}; check that base_url ends in /v1 and that the model is served "
-            "there (Ollama: `ollama pull <model>`)"
-        )
+        return ModelError(f"{where} answered HTTP 404: {detail}; {not_found_hint}")
     return ModelError(f"{where} answered HTTP {status}: {detail}")
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-__all__ = ["StopReason", "StreamEvent", "Usage"]
+__all__ = ["Metrics", "StopReason", "StreamEvent", "Usage"]
 
 StopReason = Literal[
     "end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filtered", "guardrail_intervened",
@@ -24,9 +24,20 @@ StopReason = Literal[
 
 
 class Usage(TypedDict, total=False):
+    """Tokens a model turn (or a call, summed) used; the cache counts only from providers that cache prompts."""
+
     inputTokens: int
     outputTokens: int
     totalTokens: int
+    cacheReadInputTokens: int
+    cacheWriteInputTokens: int
+
+
+class Metrics(TypedDict, total=False):
+    """How a model turn went: ``latencyMs`` from request to last event."""
+
+    latencyMs: int
+    timeToFirstByteMs: int
 
 
 class StreamEvent(TypedDict, total=False):
