@@ -11,6 +11,7 @@ import statehitl.answers
 import statehitl.checkpoint
 import statehitl.errors
 import statehitl.graph
+import statehitl.handlers
 import statehitl.hooks
 import statehitl.inbox
 import statehitl.models
@@ -47,6 +48,7 @@ PUBLIC = {
     statehitl.models: ["AnthropicModel", "BedrockModel", "ContextWindowOverflowException", "LiteLLMModel",
                        "LlamaCppModel", "Model", "ModelError", "ModelThrottledException", "ModelTurn", "OllamaModel",
                        "OpenAIModel", "ScriptedModel", "collect_turn"],
+    statehitl.handlers: ["CompositeCallbackHandler", "PrintingCallbackHandler", "null_callback_handler"],
     statehitl.session: ["DynamoDBSessionManager", "FileSessionManager", "S3SessionManager", "SESSION_URL_ENV",
                         "SessionManager"],
     statehitl.tools: ["DecoratedFunctionTool", "ToolRegistry", "tool"],

@@ -1,13 +1,49 @@
-"""Hook events fired by machines. Node events are shared by StateGraph, Graph and Swarm."""
+"""Hook events fired by machines. Node events, defined here, are shared by StateGraph, Graph and Swarm.
+
+This is also Strands' ``hooks.events`` module: ``from statehitl.hooks.events import
+BeforeToolCallEvent`` finds every event statehitl fires, the agent loop's (defined in
+``agent_events``) and the orchestrators' (``multiagent_events``) too, as ``statehitl.hooks`` does.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from statehitl.hooks.agent_events import (
+    AfterInvocationEvent,
+    AfterModelCallEvent,
+    AfterToolCallEvent,
+    AfterToolsEvent,
+    BeforeInvocationEvent,
+    BeforeModelCallEvent,
+    BeforeToolCallEvent,
+    BeforeToolsEvent,
+    MessageAddedEvent,
+)
+from statehitl.hooks.multiagent_events import (
+    AfterMultiAgentInvocationEvent,
+    BeforeMultiAgentInvocationEvent,
+    MultiAgentInitializedEvent,
+)
 from statehitl.hooks.registry import HookEvent, InterruptibleEvent
 
-__all__ = ["AfterNodeCallEvent", "BeforeNodeCallEvent"]
+__all__ = [
+    "AfterInvocationEvent",
+    "AfterModelCallEvent",
+    "AfterMultiAgentInvocationEvent",
+    "AfterNodeCallEvent",
+    "AfterToolCallEvent",
+    "AfterToolsEvent",
+    "BeforeInvocationEvent",
+    "BeforeModelCallEvent",
+    "BeforeMultiAgentInvocationEvent",
+    "BeforeNodeCallEvent",
+    "BeforeToolCallEvent",
+    "BeforeToolsEvent",
+    "MessageAddedEvent",
+    "MultiAgentInitializedEvent",
+]
 
 
 @dataclass

@@ -1,0 +1,131 @@
+"""Strands' import paths on statehitl: every ``strands`` import of the Strands docs' examples that use only
+what statehitl has resolves with ``strands`` replaced by ``statehitl``, what it lacks still fails, and each
+of Strands' deeper modules holds statehitl's own objects (not copies), so ``isinstance`` and ``except``
+work whichever path the code imported from."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+import pytest
+
+from statehitl import Agent, tool
+from statehitl.models import ModelThrottledException as ThrottledFromModels
+from statehitl.models import ScriptedModel
+from statehitl.types.tools import ToolContext
+from strands_doc_imports import MISSING, RESOLVED
+
+
+def on_statehitl(statement: str) -> str:
+    return re.sub(r"^(from|import) strands\b", r"\1 statehitl", statement)
+
+
+def imports(statement: str) -> Exception | None:
+    """Run the import on statehitl; the error it raised, or None."""
+    try:
+        exec(compile(on_statehitl(statement), "<strands docs>", "exec"), {})
+    except Exception as error:
+        return error
+    return None
+
+
+def test_the_docs_examples_that_use_what_statehitl_has_import_on_it() -> None:
+    failed = {statement: error for example in RESOLVED for statement in example[1:] if (error := imports(statement))}
+    broken = [example[0] for example in RESOLVED if set(example[1:]) & set(failed)]
+    assert not failed, f"{len(broken)} example(s) no longer import, first {broken[:3]}: {failed}"
+    assert len(RESOLVED) == 321
+    assert len({statement for example in RESOLVED for statement in example[1:]}) == 58
+
+
+@pytest.mark.parametrize(("statement", "lacking"), MISSING, ids=[statement for statement, _ in MISSING])
+def test_what_statehitl_does_not_have_fails_to_import(statement: str, lacking: str) -> None:
+    assert isinstance(imports(statement), ImportError), f"{statement} resolves: is {lacking} really there now?"
+
+
+def _statehitl(path: str) -> Any:
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+# The modules statehitl has for Strands' paths: {name: the statehitl object it must be}, and nothing else.
+PATHS: dict[str, dict[str, str]] = {
+    "statehitl.session.file_session_manager": {"FileSessionManager": "statehitl.session.FileSessionManager"},
+    "statehitl.session.s3_session_manager": {"S3SessionManager": "statehitl.session.S3SessionManager"},
+    "statehitl.hooks.events": {name: f"statehitl.hooks.{name}" for name in (
+        "AfterInvocationEvent", "AfterModelCallEvent", "AfterMultiAgentInvocationEvent", "AfterNodeCallEvent",
+        "AfterToolCallEvent", "AfterToolsEvent", "BeforeInvocationEvent", "BeforeModelCallEvent",
+        "BeforeMultiAgentInvocationEvent", "BeforeNodeCallEvent", "BeforeToolCallEvent", "BeforeToolsEvent",
+        "MessageAddedEvent", "MultiAgentInitializedEvent")},
+    "statehitl.hooks.multiagent": {name: f"statehitl.hooks.{name}" for name in (
+        "AfterMultiAgentInvocationEvent", "AfterNodeCallEvent", "BeforeMultiAgentInvocationEvent",
+        "BeforeNodeCallEvent", "MultiAgentInitializedEvent")},
+    "statehitl.types.interrupt": {"Interrupt": "statehitl.interrupt.Interrupt",
+                                  "InterruptResponse": "statehitl.types.agent.InterruptResponse",
+                                  "InterruptResponseContent": "statehitl.types.agent.InterruptResponseContent"},
+    "statehitl.types.exceptions": {
+        "ConcurrencyException": "statehitl.errors.AgentBusyError",
+        "ContextWindowOverflowException": "statehitl.models.errors.ContextWindowOverflowException",
+        "ModelThrottledException": "statehitl.models.errors.ModelThrottledException",
+        "SessionException": "statehitl.errors.CheckpointError",
+    },
+    "statehitl.types.event_loop": {name: f"statehitl.types.streaming.{name}" for name in (
+        "Metrics", "StopReason", "Usage")},
+    "statehitl.handlers.callback_handler": {name: f"statehitl.handlers.{name}" for name in (
+        "CompositeCallbackHandler", "PrintingCallbackHandler", "null_callback_handler")},
+    "statehitl.models.model": {"Model": "statehitl.models.Model"},
+}
+# Strands' modules statehitl had already (its own definitions live there): the names Strands users import.
+ALREADY: dict[str, dict[str, str]] = {
+    "statehitl.multiagent.graph": {name: f"statehitl.multiagent.{name}" for name in (
+        "Graph", "GraphBuilder", "GraphEdge", "GraphNode", "GraphState")},
+    "statehitl.multiagent.swarm": {name: f"statehitl.multiagent.{name}" for name in (
+        "SharedContext", "Swarm", "SwarmNode")},
+    "statehitl.agent.conversation_manager": {name: f"statehitl.agent.{name}" for name in (
+        "ConversationManager", "NullConversationManager", "SlidingWindowConversationManager")},
+}
+
+
+@pytest.mark.parametrize("module", sorted(PATHS))
+def test_each_strands_module_exports_exactly_statehitls_own_objects(module: str) -> None:
+    loaded = importlib.import_module(module)
+    assert sorted(loaded.__all__) == sorted(PATHS[module])
+    for name, path in PATHS[module].items():
+        assert getattr(loaded, name) is _statehitl(path), f"{module}.{name}"
+
+
+@pytest.mark.parametrize("module", sorted(ALREADY))
+def test_the_strands_modules_statehitl_had_hold_the_names_users_import(module: str) -> None:
+    loaded = importlib.import_module(module)
+    for name, path in ALREADY[module].items():
+        assert getattr(loaded, name) is _statehitl(path), f"{module}.{name}"
+
+
+def test_a_strands_except_clause_catches_statehitls_errors(tmp_path: Any) -> None:
+    from statehitl.session.file_session_manager import FileSessionManager
+    from statehitl.types.exceptions import ConcurrencyException, ModelThrottledException, SessionException
+
+    with pytest.raises(SessionException, match="session id 'a/b' is not allowed"):
+        FileSessionManager(session_id="a/b", storage_dir=tmp_path)
+
+    agent = Agent(model=ScriptedModel([ThrottledFromModels("slow down")]), callback_handler=None)
+    with pytest.raises(ModelThrottledException, match="slow down"):
+        agent("hi")
+
+    caught: list[BaseException] = []
+
+    @tool(context=True)
+    def call_myself(tool_context: ToolContext) -> str:
+        """Call the agent that is running this tool."""
+        try:
+            tool_context.agent("again")
+        except ConcurrencyException as error:
+            caught.append(error)
+        return "refused"
+
+    reply = {"role": "assistant", "content": [{"toolUse": {"name": "call_myself", "input": {}}}]}
+    busy = Agent(model=ScriptedModel([reply, "done"]), tools=[call_myself], callback_handler=None)
+    assert str(busy("go")) == "done"
+    assert len(caught) == 1
+    assert "already running a call" in str(caught[0])
