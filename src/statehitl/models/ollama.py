@@ -69,7 +69,7 @@ class OllamaModel(ChatCompletionsModel):
         self.host = host
         self.client_args = client_args
         self.config: OllamaModel.OllamaConfig = {}
-        self.update_config(**model_config)
+        self._configure(model_config, stacklevel=4)
         endpoint = Endpoint.parse(_server_url(host), "/v1/chat/completions", owner="OllamaModel host",
                                   example=_DEFAULT_HOST)
         timeout = client_args.get("timeout")
@@ -78,7 +78,11 @@ class OllamaModel(ChatCompletionsModel):
 
     def update_config(self, **model_config: Any) -> None:
         require_known_options("OllamaModel.update_config()", model_config, self.OllamaConfig.__annotations__)
-        _warn_unsent(model_config)
+        self._configure(model_config, stacklevel=4)
+
+    def _configure(self, model_config: dict[str, Any], *, stacklevel: int) -> None:
+        """Take ``model_config``; ``stacklevel`` points the warning at the caller's line, not at this module."""
+        _warn_unsent(model_config, stacklevel)
         self.config.update(model_config)  # type: ignore[typeddict-item]
 
     def get_config(self) -> OllamaModel.OllamaConfig:
@@ -106,7 +110,7 @@ def _server_url(host: str | None) -> str:
     return f"http://{raw}" if url.port is not None else f"http://{raw.rstrip('/')}:11434"
 
 
-def _warn_unsent(config: dict[str, Any]) -> None:
+def _warn_unsent(config: dict[str, Any], stacklevel: int) -> None:
     """Say which settings Ollama's OpenAI-compatible endpoint cannot take, and where they go instead."""
     unsent = [f"options[{name!r}]" for name in (config.get("options") or {}) if name not in _OPTION_FIELDS]
     if config.get("keep_alive") is not None:
@@ -117,5 +121,5 @@ def _warn_unsent(config: dict[str, Any]) -> None:
             "apply; set them on the server instead (OLLAMA_KEEP_ALIVE, OLLAMA_CONTEXT_LENGTH, or PARAMETER lines in "
             "a Modelfile)",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
