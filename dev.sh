@@ -3,8 +3,9 @@
 #   ./dev.sh demo [ARGS...]   run the approval demo on the file store in the current directory
 #   ./dev.sh cli ARGS...      the statehitl command itself (threads list, demo --resume, draw, ...)
 #   ./dev.sh test [ARGS...]   install everything, then lint, type-check and run the whole test suite
-#   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks, core, storage, agent, multiagent, backends, then fleet
-#                             (installs the peers and DynamoDB Local first); ARGS (e.g. --quick, --tmpdir DIR) go to all six
+#   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks, core, storage, agent, multiagent, backends, fleet, then
+#                             worker (installs the peers and DynamoDB Local first); ARGS (e.g. --quick, --tmpdir DIR) go
+#                             to all seven
 #   ./dev.sh sync [ARGS...]   only install the workspace into .venv, what the others do first (ARGS go to uv sync)
 # Each installs uv (from PyPI) and the workspace when they are missing, so a fresh machine with only
 # Python 3.11+ is enough.
@@ -65,14 +66,15 @@ case "$cmd" in
   bench)
     cd "$root"
     sync --group bench
-    # DynamoDB Local for bench_backends.py and bench_fleet.py, installed the same way as for ./dev.sh test
+    # DynamoDB Local for bench_backends.py, bench_fleet.py and bench_worker.py, installed as for ./dev.sh test
     .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
     .venv/bin/python benchmarks/bench_core.py "$@"
     .venv/bin/python benchmarks/bench_storage.py "$@"
     .venv/bin/python benchmarks/bench_agent.py "$@"
     .venv/bin/python benchmarks/bench_multiagent.py "$@"
     .venv/bin/python benchmarks/bench_backends.py "$@"
-    exec .venv/bin/python benchmarks/bench_fleet.py "$@"
+    .venv/bin/python benchmarks/bench_fleet.py "$@"
+    exec .venv/bin/python benchmarks/bench_worker.py "$@"
     ;;
   sync)
     sync "$@"

@@ -21,6 +21,7 @@ import statehitl.session
 import statehitl.testing
 import statehitl.tools
 import statehitl.transitions
+import statehitl.worker
 
 PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "NodeContext", "START", "StateGraph",
@@ -60,6 +61,10 @@ PUBLIC = {
                       "aanswer", "afind_pending", "answer", "apending", "aresume_answered", "asweep",
                       "athread_audit_trail", "build_app", "find_pending", "load_app", "open_store", "pending",
                       "resume_answered", "sweep", "thread_audit_trail"],
+    statehitl.worker: ["CallableSink", "EVENT_HEADER", "EVENT_ID_HEADER", "Event", "Outcome", "RETRY_COMMENT", "Report",
+                       "Retrying", "SIGNATURE_HEADER", "Sink", "Webhook", "WebhookDeliveryError", "Worker",
+                       "WorkerSettings", "answer_event", "interrupt_event", "lambda_handler", "outcome_unknown_event",
+                       "sign", "verify_signature"],
 }
 
 
@@ -83,6 +88,13 @@ def test_the_inbox_library_loads_no_web_server() -> None:
     code = "import sys, statehitl.inbox, statehitl.cli.inbox; print('aiohttp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_worker_loads_no_aws_sdk_until_a_store_needs_it() -> None:
+    """``statehitl.worker`` is the Lambda handler's module: its import is every cold start's."""
+    code = "import sys, statehitl.worker; print([m for m in ('boto3', 'botocore', 'aiohttp') if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_importing_the_agent_stays_light() -> None:

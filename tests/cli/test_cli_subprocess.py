@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_support import SUBPROCESS_TIMEOUT, assert_one_line_error, entered, latest, run_on_pty
+from cli_support import SUBPROCESS_TIMEOUT, assert_one_line_error, entered, latest, run_on_pty, subprocess_env
 
 pytestmark = pytest.mark.slow
 
@@ -61,6 +61,37 @@ def test_the_inbox_the_demo_points_at_finishes_its_thread(proc, tmp_path):
     assert latest(tmp_path / STORE, thread).values["paid"] is True
     audit = proc("threads", "audit", thread)
     assert "by ada" in audit.out
+
+
+@pytest.mark.parametrize("store", [None, "file://elsewhere"])
+def test_the_worker_command_the_demo_prints_applies_an_inbox_answer(tmp_path, store):
+    """``demo --no-wait`` prints the worker command that applies an answer given in the inbox without --app:
+    answered so, then that very line run in a shell, the thread completes."""
+    env = {**subprocess_env(), "STATEHITL_COMMAND": f"{shlex.quote(sys.executable)} -m statehitl.cli"}
+    store_args = [] if store is None else ["--store", store]
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-m", "statehitl.cli", *args, *store_args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT, check=False)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    first = cli("demo", "--thread", "t-worker", "--no-wait")
+    printed = r"^    (.* worker --app statehitl\.cli\.demo:inbox_app --once.*?)    # "
+    match = re.search(printed, first.stdout, re.MULTILINE)
+    assert match, first.stdout
+    interrupt_id = cli("inbox").stdout.splitlines()[1].split()[0]
+    answered = cli("inbox", "answer", interrupt_id, "y", "--as", "ada")
+    assert "stored" in answered.stdout
+
+    worker = subprocess.run(match.group(1), shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=SUBPROCESS_TIMEOUT, check=False)
+
+    assert worker.returncode == 0, worker.stderr
+    assert "resumed 1 thread" in worker.stdout
+    record = latest(tmp_path / (STORE if store is None else "elsewhere"), "t-worker")
+    assert record.status == "completed"
+    assert record.values["paid"] is True
 
 
 def test_resume_no_in_a_second_process_rejects(proc, tmp_path):

@@ -111,6 +111,21 @@ class Subject(ABC, Generic[R]):
     def resume_command(self, answer: str) -> str:
         return self.cli(*self.words, "--resume", self.thread, "--answer", answer)
 
+    def worker_command(self) -> str | None:
+        """The ``statehitl worker --once`` that applies an answer stored in the inbox for this demo's threads
+        (None without an inbox app, or on a memory store no other process sees). The app runs on the store
+        ``$STATEHITL_DEMO_STORE`` names, so on another store than the default the command sets it."""
+        if not self.inbox_app or self.store.startswith("memory://"):
+            return None
+        command = self.cli("worker", "--app", self.inbox_app, "--once")
+        if self.store == DEFAULT_STORE:
+            return command
+        import shlex
+
+        from statehitl.cli.demo import STORE_ENV
+
+        return f"{STORE_ENV}={shlex.quote(self.store)} {command}"
+
 
 class Driver(Generic[R]):
     """Runs a ``Subject`` for a human: it asks at a terminal or reads a pipe; with no answer (``--no-wait``,
@@ -272,3 +287,7 @@ class Driver(Generic[R]):
         # page resume a thread itself; otherwise it stores the answer for the app.
         app = ("--app", s.inbox_app) if s.inbox_app and s.store == DEFAULT_STORE else ()
         c.print(f"  (or a web page to answer from: {s.cli('inbox', 'serve', *app)})")
+        worker = s.worker_command()
+        if worker is not None:
+            c.print("  An answer given in the inbox without --app is applied by a worker, which resumes the thread:")
+            c.print(f"    {worker}    # or without --once: keeps watching for answers")

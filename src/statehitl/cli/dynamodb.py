@@ -26,7 +26,8 @@ def add_parser(commands: Any) -> None:
         "create-table",
         help="create the checkpoint table (partition key pk, sort key sk); no-op if it exists",
         description="Create TABLE with the key schema statehitl needs (pk: S, sort key sk: S), wait until it "
-                    "is active, and optionally turn on TTL. An existing table with the right schema is left as it is.",
+                    "is active, and optionally turn on TTL and its stream (for statehitl worker). An existing table "
+                    "with the right schema is left as it is, but for a stream --stream asks for.",
     )
     create.add_argument("table", metavar="TABLE")
     create.add_argument("--region", help="AWS region (default: from the AWS configuration)")
@@ -38,6 +39,10 @@ def add_parser(commands: Any) -> None:
     create.add_argument("--write-capacity", type=int, default=5, metavar="N", help="write units when PROVISIONED")
     create.add_argument("--ttl-attribute", metavar="NAME",
                         help="turn on DynamoDB TTL for this attribute (pair with ?ttl_seconds= in the URL)")
+    create.add_argument("--stream", action="store_true",
+                        help="turn on the table's DynamoDB stream (KEYS_ONLY), which `statehitl worker` and its "
+                             "Lambda handler read to resume threads as answers arrive; on an existing table "
+                             "without one, it is added")
     create.set_defaults(handler=cmd_create_table)
 
 
@@ -55,8 +60,10 @@ def cmd_create_table(args: argparse.Namespace, console: Console) -> int:
         args.ttl_attribute,
         read_capacity=args.read_capacity,
         write_capacity=args.write_capacity,
+        stream=args.stream,
     )
     ttl = f", TTL on {args.ttl_attribute!r}" if args.ttl_attribute else ""
+    ttl += ", stream on (KEYS_ONLY unless it had one)" if args.stream else ""
     state = "created" if created else "already exists"
     console.print(f"table {args.table!r} {state} (pk: S, sk: S{ttl}); use it as dynamodb://{args.table}")
     return 0

@@ -51,6 +51,8 @@ from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError, DynamoDBEr
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from statehitl_checkpoint_dynamodb.streams import TableStream
+
 __all__ = ["DynamoDBStorage"]
 
 _REGISTERED_MAX = 100_000
@@ -145,6 +147,22 @@ class DynamoDBStorage:
                 if self._client is None:
                     self._client = make_client(**self._client_options, table=self.table_name)
         return self._client
+
+    async def read_named(self, prefix: str, name: str) -> dict[str, tuple[bytes, str]]:
+        """Every record under ``prefix`` whose last key segment is ``name`` (``index/``, ``entry``: every
+        thread's index entry), with values, in one filtered ``Scan`` rather than a ``Query`` per partition
+        (``named.py`` says when that pays)."""
+        from statehitl_checkpoint_dynamodb.named import scan_named
+
+        return await asyncio.to_thread(scan_named, self, prefix, name)
+
+    def change_feed(self) -> TableStream:
+        """The table's DynamoDB stream as a feed of the keys written (``streams.TableStream``): what
+        ``statehitl worker`` reads to resume a thread as soon as its answer is stored. The table needs
+        its stream on (``create_table(..., stream=True)``)."""
+        from statehitl_checkpoint_dynamodb.streams import TableStream
+
+        return TableStream(self)
 
     # -- helpers --------------------------------------------------------------------------------------
 

@@ -1,0 +1,51 @@
+"""Workers: answers and expiries resume threads on their own, exactly once, on any store.
+
+``Worker(store, build)`` (or ``statehitl worker --app module:build --store URL``) resumes every thread
+whose answer is stored (by the inbox, its page, an expiry, or an app call that died before applying
+it) and applies expiry defaults when they fall due. On DynamoDB it reads the table's stream, so the
+answer's write is itself the event (``lambda_handler`` is the same worker as an AWS Lambda function on
+that stream); on S3 and the file store it polls the thread index. ``on_interrupt=`` / ``on_answer=``
+send each event once to Python callables or signed webhooks. See docs/workers.md.
+"""
+
+from __future__ import annotations
+
+from statehitl.worker.events import Event, answer_event, interrupt_event, outcome_unknown_event
+from statehitl.worker.lambda_function import WorkerSettings, lambda_handler
+from statehitl.worker.thread_work import RETRY_COMMENT, Outcome
+from statehitl.worker.webhook import (
+    EVENT_HEADER,
+    EVENT_ID_HEADER,
+    SIGNATURE_HEADER,
+    CallableSink,
+    Retrying,
+    Sink,
+    Webhook,
+    WebhookDeliveryError,
+    sign,
+    verify_signature,
+)
+from statehitl.worker.worker import Report, Worker
+
+__all__ = [
+    "EVENT_HEADER",
+    "EVENT_ID_HEADER",
+    "RETRY_COMMENT",
+    "SIGNATURE_HEADER",
+    "CallableSink",
+    "Event",
+    "Outcome",
+    "Report",
+    "Retrying",
+    "Sink",
+    "Webhook",
+    "WebhookDeliveryError",
+    "Worker",
+    "WorkerSettings",
+    "answer_event",
+    "interrupt_event",
+    "lambda_handler",
+    "outcome_unknown_event",
+    "sign",
+    "verify_signature",
+]

@@ -1,0 +1,223 @@
+"""What a worker does with one thread it was told about: apply its stored answers and due expiry defaults.
+
+It reads the thread (its newest checkpoint and the answers stored for it), and then:
+
+- another process holds the thread (a live claim or running step): **busy**, look again when that
+  lease ends (the holder may die; then the thread says so, below);
+- the last run acted on answers and never recorded how it ended: **unknown** outcome. By default
+  nothing runs: it is logged and an ``outcome_unknown`` event goes to the ``on_interrupt`` sinks, since
+  a human must check the outside world and allow a retry. With ``retry_unknown`` (only for apps whose
+  every action honours its idempotency key), the worker gives that go-ahead itself
+  (``Checkpointer.retry_unknown(responder="worker")``, kept in the audit trail) and resumes;
+- the thread waits on interrupts: each expired one without an answer is answered with its
+  ``on_expire`` default (create-once: a reviewer answering at the same moment, or another worker,
+  may win, and then that answer applies); with any answer stored, the thread is **resumed** through
+  the app's own resume call, whose claim lets exactly one process run what follows the interrupt.
+  Without one it keeps **waiting** (until its next deadline, if it has one);
+- answers given to the application's own call are that call's to apply (it claims the thread right
+  after storing them): they are left to it for one lease, and applied only if it did not (its
+  process died in between);
+- anything else (completed, failed, gone): **done**, nothing to do.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from statehitl.checkpoint.answer_records import read_answers
+from statehitl.checkpoint.answer_records import record_answer as record_binding_answer
+from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, StoredAnswer
+from statehitl.errors import (
+    ActionOutcomeUnknownError,
+    AlreadyAnsweredError,
+    AppLoadError,
+    CheckpointConflict,
+    NotInterruptedError,
+    ResumeInputError,
+    UnknownInterruptError,
+)
+from statehitl.worker.events import answer_event, outcome_unknown_event
+from statehitl.worker.notify import Notifier
+from statehitl.worker.routing import Apps
+
+__all__ = ["RETRY_COMMENT", "Outcome", "ThreadWork", "resume_stored"]
+
+logger = logging.getLogger("statehitl.worker")
+
+RETRY_COMMENT = ("statehitl worker --retry-unknown: retried on its own, as the app says every action honours its "
+                 "idempotency key")
+"""The comment of the go-ahead a worker with ``retry_unknown`` records in the audit trail."""
+
+UNKNOWN_LOOK = 30.0
+"""Seconds between a worker's looks at a thread with an action of unknown outcome (at least a lease): a
+human's go-ahead (``threads retry``) writes no answer and no index entry, so a stream-fed worker learns of
+it only by looking again."""
+
+What = Literal["resumed", "busy", "waiting", "unknown", "done", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What working on a thread did. ``retry_at``: when to look at it again (epoch seconds), if ever."""
+
+    thread_id: str
+    what: What
+    status: str | None = None
+    """The thread's status after a resume (``completed``, ``interrupted``...)."""
+    retry_at: float | None = None
+    expired: tuple[str, ...] = ()
+    """Interrupts this worker answered with their ``on_expire`` default."""
+    retried: bool = False
+    """Whether an action of unknown outcome was retried (``retry_unknown``)."""
+    error: str | None = None
+    result: Any = field(default=None, compare=False, repr=False)
+
+
+class ThreadWork:
+    """Works on one thread at a time (see the module docstring); a worker runs many of these at once."""
+
+    def __init__(self, checkpointer: Checkpointer, apps: Apps, notifier: Notifier, *, retry_unknown: bool,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.checkpointer = checkpointer
+        self.apps = apps
+        self.notifier = notifier
+        self.retry_unknown = retry_unknown
+        self.clock = clock
+        self._reported: set[tuple[str, int]] = set()
+        """Unknown outcomes already logged, by thread and claim slot: a pass meets them again and again."""
+
+    @property
+    def lease(self) -> float:
+        return self.apps.lease_seconds or self.checkpointer.lease_seconds
+
+    async def __call__(self, thread_id: str) -> Outcome:
+        head = await self.checkpointer.head(thread_id)
+        if head is None:
+            return Outcome(thread_id, "done")
+        retried = False
+        try:
+            self.checkpointer.ensure_free(head, None)
+        except CheckpointConflict:
+            return Outcome(thread_id, "busy", retry_at=_lease_end(head, self.clock() + self.lease))
+        except ActionOutcomeUnknownError as error:
+            if not self.retry_unknown:
+                return self._unknown(head, error)
+            await self._retry(thread_id)
+            retried = True
+        record = head.record
+        expired: list[str] = []
+        if record.status == "interrupted" and not retried:
+            answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, record)
+            for answer in answers.values():
+                self.notifier.submit(answer_event(answer))
+            now = self.clock()
+            for interrupt in record.interrupts:
+                if interrupt.id not in answers and interrupt.expires_at is not None and interrupt.expires_at <= now:
+                    stored, created = await self._expire(record, interrupt)
+                    if stored is None:
+                        return Outcome(thread_id, "done")  # it moved on meanwhile
+                    answers[interrupt.id] = stored
+                    if created:
+                        expired.append(interrupt.id)
+                    self.notifier.submit(answer_event(stored))
+            if not answers:
+                deadlines = [i.expires_at for i in record.interrupts if i.expires_at is not None]
+                return Outcome(thread_id, "waiting", retry_at=min(deadlines) if deadlines else None)
+            left_to_app = self._left_to_app(answers, now)
+            if left_to_app is not None:
+                return Outcome(thread_id, "waiting", retry_at=left_to_app, expired=tuple(expired))
+        elif record.status != "executing" and not retried:
+            return Outcome(thread_id, "done")
+        return await self._resume(thread_id, record.machine, tuple(expired), retried)
+
+    async def _resume(self, thread_id: str, machine: str, expired: tuple[str, ...], retried: bool) -> Outcome:
+        app = self.apps.app_for(thread_id, machine)
+        for _ in range(2):  # once more after a retry the head read above could not see coming
+            try:
+                result = await resume_stored(app, thread_id)
+            except CheckpointConflict:
+                return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
+            except ActionOutcomeUnknownError as error:
+                head = await self.checkpointer.head(thread_id)
+                if not self.retry_unknown or retried or head is None:
+                    return self._unknown(head, error) if head is not None else Outcome(thread_id, "done")
+                await self._retry(thread_id)
+                retried = True
+                continue
+            except (NotInterruptedError, UnknownInterruptError, ResumeInputError):
+                return Outcome(thread_id, "done", expired=expired, retried=retried)
+            status = _status(result)
+            logger.info("thread %s: resumed (%s)%s%s", thread_id, status,
+                        f", expiry default applied to {', '.join(expired)}" if expired else "",
+                        ", after retrying an action of unknown outcome" if retried else "")
+            return Outcome(thread_id, "resumed", status, expired=expired, retried=retried, result=result)
+        return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
+
+    def _left_to_app(self, answers: dict[str, StoredAnswer], now: float) -> float | None:
+        """When answers all came through the app's own call, and that call may still be about to apply them,
+        the time from which the worker applies them instead; else None (apply now)."""
+        if any(a.via != "app" for a in answers.values()):
+            return None
+        until = max(a.answered_at for a in answers.values()) + self.lease
+        return until if until > now else None
+
+    async def _expire(self, record: CheckpointRecord, interrupt: InterruptRecord) -> tuple[StoredAnswer | None, bool]:
+        """Store the expired ``interrupt``'s default, once (marked in the index as the inbox's sweep does), or
+        find the answer that beat it; and whether this call stored it. None if the thread moved on."""
+        try:
+            return await record_binding_answer(self.checkpointer, record, interrupt, interrupt.on_expire,
+                                               responder="expiry", via="expiry", durable=True, mark_index=True)
+        except AlreadyAnsweredError:  # a reviewer, or another worker with another clock, answered first
+            head = await self.checkpointer.head(record.thread_id)
+            if head is None or head.record.seq != record.seq:
+                return None, False
+            return (await read_answers(self.checkpointer, head.record)).get(interrupt.id), False
+
+    async def _retry(self, thread_id: str) -> None:
+        try:
+            await self.checkpointer.retry_unknown(thread_id, responder="worker", comment=RETRY_COMMENT)
+            logger.warning("thread %s: an action of unknown outcome is retried (--retry-unknown)", thread_id)
+        except NotInterruptedError:
+            pass  # another worker gave the go-ahead first
+
+    def _unknown(self, head: Head, error: ActionOutcomeUnknownError) -> Outcome:
+        slot = head.cursor.slot if head.cursor.slot is not None else head.record.seq
+        if (head.record.thread_id, slot) not in self._reported:
+            self._reported.add((head.record.thread_id, slot))
+            logger.warning("thread %s: an action of unknown outcome waits on a human: %s", head.record.thread_id, error)
+        self.notifier.submit(outcome_unknown_event(error, slot))
+        # Looked at again now and then: once a human allows the retry (`threads retry`), the thread goes on.
+        return Outcome(head.record.thread_id, "unknown", retry_at=self.clock() + max(self.lease, UNKNOWN_LOOK),
+                       error=str(error))
+
+
+async def resume_stored(app: Any, thread_id: str) -> Any:
+    """The app's own resume call without answers, which applies what is stored (``invoke(None)``, a bare
+    agent call); raises what it raises (``CheckpointConflict`` when another process holds the thread)."""
+    from statehitl.graph.compiled import CompiledStateGraph
+
+    if isinstance(app, CompiledStateGraph):
+        return await app.ainvoke(None, thread_id=thread_id)
+    if app.thread_id != thread_id:
+        raise AppLoadError(f"the app built for thread {thread_id!r} runs thread {app.thread_id!r}; build(thread_id) "
+                           "must return an agent or orchestrator on that thread's session")
+    return await app.invoke_async(None)
+
+
+def _lease_end(head: Head, fallback: float) -> float:
+    if head.claim is not None:
+        return head.claim.lease_until
+    return head.record.lease_until or fallback
+
+
+def _status(result: Any) -> str:
+    status = getattr(result, "status", None)
+    if status is not None:
+        return str(getattr(status, "value", status))
+    stop = getattr(result, "stop_reason", None)  # an AgentResult
+    return "interrupted" if stop == "interrupt" else "completed"

@@ -1,0 +1,145 @@
+"""What the worker tests of every backend share: a webhook receiver on loopback, worker processes, waiting.
+
+``Receiver`` is a real HTTP server (``http.server`` on 127.0.0.1) that checks each POST's signature the
+way docs/workers.md tells a receiver to, keeps every event it accepted, and can answer the first
+requests with errors. ``WorkerProcess`` runs ``statehitl worker`` as a subprocess, the deployment shape,
+with the test apps (``worker_app.py``) importable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from statehitl.worker import EVENT_ID_HEADER, SIGNATURE_HEADER, verify_signature
+
+TESTS = Path(__file__).resolve().parent
+TIMEOUT = 60.0
+"""How long a test waits for a worker to get somewhere: a safety net against hangs, never asserted."""
+
+
+def wait_for(done: Callable[[], Any], *, timeout: float = TIMEOUT, what: str = "the worker") -> Any:
+    """Poll ``done()`` until it returns something truthy, which is returned; fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = done()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not get there within {timeout}s")
+        time.sleep(0.02)
+
+
+class Receiver:
+    """A webhook receiver: ``url``, the ``events`` it accepted (in order), and how many requests it got.
+
+    ``fail`` lists statuses to answer the first requests with (``[503, 500]``: two failures, then 200);
+    a request whose signature does not verify is answered 401 and counted in ``bad_signatures``.
+    """
+
+    def __init__(self, secret: bytes, fail: list[int] | None = None) -> None:
+        self.secret = secret
+        self.fail = list(fail or [])
+        self.events: list[dict[str, Any]] = []
+        self.requests = 0
+        self.bad_signatures = 0
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with receiver._lock:
+                    receiver.requests += 1
+                    status = receiver.fail.pop(0) if receiver.fail else 200
+                    if status == 200:
+                        if not verify_signature(receiver.secret, body, self.headers.get(SIGNATURE_HEADER)):
+                            receiver.bad_signatures += 1
+                            status = 401
+                        else:
+                            event = json.loads(body)
+                            assert event["id"] == self.headers.get(EVENT_ID_HEADER)
+                            receiver.events.append(event)
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Receiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def ids(self, kind: str | None = None) -> list[str]:
+        with self._lock:
+            return [e["id"] for e in self.events if kind is None or e["event"] == kind]
+
+
+def worker_env(store: str, ledger: Path, **extra: str) -> dict[str, str]:
+    """The environment of a worker subprocess: the test apps' store and ledger, ``worker_app`` importable."""
+    from worker_app import LEDGER_ENV, STORE_ENV
+
+    return {**os.environ, STORE_ENV: store, LEDGER_ENV: str(ledger), "NO_COLOR": "1",
+            "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]), **extra}
+
+
+class WorkerProcess:
+    """``statehitl worker ARGS`` in a subprocess; ``log`` is what it wrote to stderr so far."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.log_path = log
+        self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115
+        self.process = subprocess.Popen([sys.executable, "-m", "statehitl.cli", "worker", *args], env=env,
+                                        stdout=subprocess.PIPE, stderr=self._log, text=True)
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8")
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup of any kind, as a lost container or the OOM killer does it."""
+        self.process.kill()
+        self.process.wait(timeout=TIMEOUT)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self._log.close()
+
+    def stop(self) -> tuple[int, str]:
+        """SIGTERM, which lets it finish the threads in hand: its exit code and stdout (the summary)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        out, _ = self.process.communicate(timeout=TIMEOUT)
+        self._log.close()
+        return self.process.returncode, out
+
+
+@contextmanager
+def workers(count: int, args: list[str], env: dict[str, str], logs: Path) -> Iterator[list[WorkerProcess]]:
+    """``count`` worker processes, stopped (SIGTERM) on the way out whatever happened."""
+    logs.mkdir(parents=True, exist_ok=True)
+    started = [WorkerProcess(args, env, logs / f"worker-{n}.log") for n in range(count)]
+    try:
+        yield started
+    finally:
+        for worker in started:
+            if worker.process.poll() is None:
+                worker.stop()
