@@ -14,24 +14,36 @@ Both share one step loop, so a nested machine keeps every rule of a top-level on
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.answer_records import withdraw_answers
-from statehitl.checkpoint.chain import Cursor, StateCodec
+from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import AnswerRecord, FailureRecord, RecordStatus, StoredCheckpoint
+from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, InvalidResponseError, StepLimitError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
-from statehitl.interrupt import ANSWERS_USED, Interrupt, InterruptContext, InterruptRaised
-from statehitl.machine import END, Machine, NodeSpec
+from statehitl.interrupt import ANSWERS_USED, InterruptContext, InterruptRaised
+from statehitl.machine import END, Machine
 from statehitl.position import NodeContext, Position, RunEnd, Writes
+from statehitl.runner_parts import (
+    Between,
+    Cancelled,
+    Done,
+    NodeFailed,
+    NodeRules,
+    Outcome,
+    RunSettings,
+    StateAdapter,
+    StepFailed,
+    Stopped,
+    call_handler,
+    record_source,
+)
 from statehitl.telemetry import RunTracer, run_tracer
 from statehitl.transitions import (
     CheckpointWritten,
@@ -42,7 +54,7 @@ from statehitl.transitions import (
     StepApplied,
 )
 
-__all__ = ["AfterStep", "Durability", "Runner", "StateAdapter"]
+__all__ = ["AfterStep", "Durability", "NodeRules", "Runner", "StateAdapter"]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
@@ -55,49 +67,6 @@ a machine mirrors the state into its live objects here (an agent's ``messages``)
 which only compute."""
 
 
-class StateAdapter(StateCodec, Protocol):
-    """How a machine's state is reduced and stored; the runner treats the state as opaque.
-
-    An adapter may also have ``halted(state) -> bool``: a state it says is halted ends the run after
-    the step that made it so, whatever the transitions say (an orchestrator that hit a limit).
-    """
-
-    def apply(self, state: Any, writes: Writes) -> Any: ...
-    def normalize_update(self, node: str, returned: Any) -> dict[str, Any]: ...
-    def dump_update(self, update: dict[str, Any]) -> dict[str, Any]: ...
-
-
-@dataclass
-class _Done:
-    update: dict[str, Any]
-
-
-@dataclass
-class _Cancelled:
-    message: str
-
-
-@dataclass
-class _Stopped:
-    interrupts: list[Interrupt]
-    progress: Any = None
-
-
-_Outcome = _Done | _Cancelled | _Stopped
-_Between = Callable[[int, Any, list[str], Writes], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class _RunSettings:
-    """What one run's nodes see besides the state: the same for every step of the run."""
-
-    thread_id: str
-    invocation_state: dict[str, Any]
-    runtime: Any
-    prefix: str
-    tracer: RunTracer | None
-
-
 class Runner:
     """Runs one machine for one app; holds nothing per thread, so one runner serves many threads.
 
@@ -106,8 +75,10 @@ class Runner:
     private memory store). ``node_hook_source`` is the ``source`` of interrupts raised by
     ``BeforeNodeCallEvent`` hooks (``"hook"``; multi-agent orchestrators say ``"multiagent-hook"``).
     ``run_span`` names the span of a whole run and turns on a span per node call (StateGraph, Graph,
-    Swarm); None leaves the run's span to the owner (an agent makes its own invocation spans).
-    Checkpoint commits get a span either way, when a tracer provider is set up.
+    Swarm); None leaves the run's span to the owner (an agent makes its own invocation spans);
+    ``span_attributes`` are added to the run's span (a Graph's ``trace_attributes``). Checkpoint
+    commits get a span either way, when a tracer provider is set up. ``rules``: what the owner decides
+    about its nodes (``NodeRules``); held weakly, like ``source``, since the owner holds this runner.
     """
 
     def __init__(
@@ -121,6 +92,8 @@ class Runner:
         index: bool = True,
         node_hook_source: str = "hook",
         run_span: str | None = None,
+        span_attributes: dict[str, Any] | None = None,
+        rules: NodeRules | None = None,
     ) -> None:
         self.machine = machine
         self.index = index
@@ -129,6 +102,8 @@ class Runner:
         self.checkpointer = checkpointer
         self.node_hook_source = node_hook_source
         self.run_span = run_span
+        self.span_attributes = dict(span_attributes or {})
+        self._rules = None if rules is None else weakref.ref(rules)
         self._halted: Callable[[Any], bool] | None = getattr(adapter, "halted", None)
         # Weakly: the agent or graph that owns this runner is the source, and a strong reference
         # back would make every dropped Agent garbage that only the cycle collector frees (a
@@ -140,6 +115,10 @@ class Runner:
     def source(self) -> Any:
         """The agent or graph whose hooks' node events name it (alive while it runs this runner)."""
         return self._source()
+
+    @property
+    def rules(self) -> NodeRules | None:
+        return None if self._rules is None else self._rules()
 
     async def run(
         self,
@@ -202,15 +181,15 @@ class Runner:
             return await commit(end.step, end.state, end.status, True, writes=self._dumped(end.applied),
                                 **end.fields()), end
 
-        settings = _RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer)
+        settings = RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer)
         used: set[str] = set()
         watching = ANSWERS_USED.set(used)
         try:
             if tracer is None or self.run_span is None:
                 record, end = await to_the_end()
             else:
-                attributes = {"statehitl.machine": self.machine.name, "statehitl.thread_id": cursor.thread_id,
-                              "gen_ai.conversation.id": cursor.thread_id}
+                attributes = {**self.span_attributes, "statehitl.machine": self.machine.name,
+                              "statehitl.thread_id": cursor.thread_id, "gen_ai.conversation.id": cursor.thread_id}
                 with tracer.span(f"{self.run_span} {self.machine.name}", attributes) as span:
                     record, end = await to_the_end()
                     tracer.interrupted(span, end.interrupts)
@@ -276,13 +255,13 @@ class Runner:
                 await after_step(state, raw, pending)
 
         tracer = run_tracer()
-        settings = _RunSettings(thread_id, invocation_state, runtime, prefix, tracer)
+        settings = RunSettings(thread_id, invocation_state, runtime, prefix, tracer)
         try:
             if tracer is None or self.run_span is None:
                 end = await self._steps(at, settings, step_limit, between)
             else:
                 with tracer.span(f"{self.run_span} {self.machine.name}",
-                                 {"statehitl.machine": self.machine.name}) as span:
+                                 {**self.span_attributes, "statehitl.machine": self.machine.name}) as span:
                     end = await self._steps(at, settings, step_limit, between)
                     tracer.interrupted(span, end.interrupts)
         except StepFailed as failed:  # the enclosing node fails with the error: its run records it
@@ -296,7 +275,7 @@ class Runner:
             await after_step(end.state, end.applied, [])
         return end
 
-    async def _steps(self, at: Position, settings: _RunSettings, step_limit: int, between: _Between) -> RunEnd:
+    async def _steps(self, at: Position, settings: RunSettings, step_limit: int, between: Between) -> RunEnd:
         """The step loop both kinds of run share; ``between`` runs after every step but the last."""
         pending, state, step = list(at.pending), at.state, at.step
         completed, responses, progress = dict(at.completed), dict(at.responses), dict(at.progress)
@@ -309,6 +288,11 @@ class Runner:
                 return RunEnd("failed" if halted else "completed", state, step, [], applied=applied)
             if steps_run >= step_limit:
                 return RunEnd("executing", state, step, pending)
+            refused = self._refused(state, pending, settings, kept=step == at.step and bool(completed or progress))
+            if refused is not None:
+                applied = [(self.machine.name, refused)]  # the owner's own write: the limit that ended the run
+                state = self.adapter.apply(state, applied)
+                return RunEnd("failed", state, step + 1, [], applied=applied)
             waiting = set(pending)
             runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
             before = Position(state, pending, None, step, completed, responses, progress,
@@ -337,11 +321,20 @@ class Runner:
                 await between(step, state, pending, applied)
                 applied = []
 
+    def _refused(self, state: Any, pending: list[str], settings: RunSettings, *, kept: bool) -> dict[str, Any] | None:
+        """The owner's refusal of the next step (a limit), asked before any hook of its nodes fires; a
+        step re-entered with work kept was admitted when it began, and is not asked again."""
+        rules = self.rules
+        if rules is None or kept:
+            return None
+        update = rules.admit(state, pending, settings.runtime)
+        return None if update is None else self.adapter.normalize_update(self.machine.name, update)
+
     def _dumped(self, writes: Writes) -> dict[str, dict[str, Any]]:
         """A step's updates as its checkpoint records them (``writes``): JSON, by node."""
         return {n: self.adapter.dump_update(u) for n, u in writes if u}
 
-    async def _one_step(self, at: Position, runnable: list[str], settings: _RunSettings
+    async def _one_step(self, at: Position, runnable: list[str], settings: RunSettings
                         ) -> RunEnd | tuple[Any, Writes, dict[str, str], list[str]]:
         """Run one step from ``at``: where it stopped on interrupts, or the state after it, its updates,
         the nodes cancelled, and the nodes pending next."""
@@ -350,8 +343,8 @@ class Runner:
         digests = {**at.digests, **{i.id: i.digest for i in at.waiting if i.digest is not None}}
         context = InterruptContext(at.responses, settings.prefix, None if legacy else settings.thread_id, digests)
         outcomes = await self._run_step(runnable, state, at.step, settings, context, completed, at.progress)
-        stopped = [i for o in outcomes.values() if isinstance(o, _Stopped) for i in o.interrupts]
-        done = {n: o.update for n, o in outcomes.items() if isinstance(o, _Done)}
+        stopped = [i for o in outcomes.values() if isinstance(o, Stopped) for i in o.interrupts]
+        done = {n: o.update for n, o in outcomes.items() if isinstance(o, Done)}
         if stopped:
             # Finished work is kept for the resume, which applies it: reject a bad update now, while
             # nothing is stored, rather than on every resume of a thread that could then never go on.
@@ -360,12 +353,14 @@ class Runner:
             if observe.observers:
                 for i in stopped:
                     observe.emit(InterruptRaisedTransition(i.id, i.name, i.node, i.source, i.reason))
-            kept = {n: o.progress for n, o in outcomes.items() if isinstance(o, _Stopped) and o.progress is not None}
+            kept = {n: o.progress for n, o in outcomes.items() if isinstance(o, Stopped) and o.progress is not None}
             return RunEnd("interrupted", state, at.step, pending, completed=completed, responses=at.responses,
                           progress=kept, interrupts=stopped)
-        applied = [(n, done[n]) for n in runnable if n in done]
+        cancels = {n: o for n, o in outcomes.items() if isinstance(o, Cancelled)}
+        applied = [(n, done[n] if n in done else cancels[n].update) for n in runnable
+                   if n in done or (n in cancels and cancels[n].update)]
         state = self.adapter.apply(state, applied)
-        cancelled = {n: o.message for n, o in outcomes.items() if isinstance(o, _Cancelled)}
+        cancelled = {n: o.message for n, o in cancels.items()}
         after = [n for n in pending if n not in outcomes]
         for node in runnable:
             if node in done:
@@ -380,20 +375,20 @@ class Runner:
         runnable: list[str],
         state: Any,
         step: int,
-        settings: _RunSettings,
+        settings: RunSettings,
         context: InterruptContext,
         completed: dict[str, dict[str, Any]],
         progress: dict[str, Any],
-    ) -> dict[str, _Outcome]:
-        outcomes: dict[str, _Outcome] = {}
+    ) -> dict[str, Outcome]:
+        outcomes: dict[str, Outcome] = {}
         todo: list[str] = []
         for node in runnable:
             if node in completed:  # finished before the interrupt: keep its work, do not re-run
-                outcomes[node] = _Done(self.adapter.normalize_update(node, completed[node]))
+                outcomes[node] = Done(self.adapter.normalize_update(node, completed[node]))
             else:
                 todo.append(node)
 
-        async def call(node: str, inline: bool) -> _Outcome:
+        async def call(node: str, inline: bool) -> Outcome:
             try:
                 return await self._call_node(node, state, step, settings, context, progress.get(node), inline)
             except Exception as exc:
@@ -407,24 +402,36 @@ class Runner:
         node: str,
         state: Any,
         step: int,
-        settings: _RunSettings,
+        settings: RunSettings,
         context: InterruptContext,
         progress: Any,
         inline: bool,
-    ) -> _Outcome:
+    ) -> Outcome:
         hooks = self.hooks
         invocation_state = settings.invocation_state
         if hooks.has_callbacks(BeforeNodeCallEvent):
             before = BeforeNodeCallEvent(self.source, node, invocation_state)
             site = interrupt_ids.before_node_hook(context.prefix, step, node)
-            raised = await hooks.fire(before, scope=context.scope(site, self.node_hook_source, node))
+            rules = self.rules
+            try:
+                raised = await hooks.fire(before, scope=context.scope(site, self.node_hook_source, node))
+            except Exception as exc:
+                instead = None if rules is None else rules.hook_failed(node, exc, settings.runtime)
+                if instead is None:
+                    raise
+                return Done(self.adapter.normalize_update(node, instead))
             if raised:
-                return _Stopped(raised)
+                return Stopped(raised)
             message = cancel_text(before.cancel_node, "node cancelled")
             if message is not None:
                 if observe.observers:
                     observe.emit(NodeCancelled(node, message))
-                return _Cancelled(message)
+                if rules is None:
+                    return Cancelled(message, {})
+                update = self.adapter.normalize_update(node, rules.cancelled(node, message, settings.runtime))
+                if hooks.has_callbacks(AfterNodeCallEvent):
+                    await hooks.fire(AfterNodeCallEvent(self.source, node, invocation_state, update))
+                return Cancelled(message, update)
         if observe.observers:
             observe.emit(NodeEntered(node, step))
         spec = self.machine.nodes[node]
@@ -435,18 +442,18 @@ class Runner:
         tracer = settings.tracer if self.run_span is not None else None
         try:
             if tracer is None:
-                returned = await _call_handler(spec, args, inline)
+                returned = await call_handler(spec, args, inline)
             else:
                 with tracer.span(f"execute_node {node}", {"statehitl.node": node, "statehitl.step": step}) as span:
                     try:
-                        returned = await _call_handler(spec, args, inline)
+                        returned = await call_handler(spec, args, inline)
                     except InterruptRaised as stop:
                         tracer.interrupted(span, stop.interrupts)
                         raise
         except InterruptRaised as stop:
             if observe.observers:
                 observe.emit(NodeExited(node, "interrupted"))
-            return _Stopped(stop.interrupts, stop.progress)
+            return Stopped(stop.interrupts, stop.progress)
         except Exception as exc:
             # As Strands does: a node that raised has still been called (its hooks close what they opened).
             if hooks.has_callbacks(AfterNodeCallEvent):
@@ -457,7 +464,7 @@ class Runner:
             observe.emit(NodeExited(node, "done"))
         if hooks.has_callbacks(AfterNodeCallEvent):
             await hooks.fire(AfterNodeCallEvent(self.source, node, invocation_state, update))
-        return _Done(update)
+        return Done(update)
 
     async def remember_shape(self, record: StoredCheckpoint) -> None:
         """Store this machine's shape (once per runner) when a run of it left a thread waiting, so that a
@@ -503,7 +510,7 @@ class Runner:
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
         commit = self.checkpointer.commit(cursor, state, self.adapter, durable=durable, status=status,
                                           machine=self.machine.name, fingerprint=self.machine.fingerprint, step=step,
-                                          source=_source(status, fields), **fields)
+                                          source=record_source(status, fields), **fields)
         if tracer is None:
             record = await commit
         else:
@@ -516,43 +523,3 @@ class Runner:
             observe.emit(CheckpointWritten(record.seq, step, status, tuple(record.pending),
                                            tuple(i.name for i in record.interrupts)))
         return record
-
-
-async def _call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> Any:
-    """Call a node's handler: awaited if async, else inline when it runs alone, else in a worker thread."""
-    if spec.is_async:
-        return await spec.handler(*args)
-    if inline:
-        return spec.handler(*args)
-    return await asyncio.to_thread(spec.handler, *args)
-
-
-def _source(status: RecordStatus, fields: dict[str, Any]) -> str:
-    """Why the checkpoint was written, as its record says."""
-    if status == "interrupted":
-        return "interrupt"
-    if status == "failed":
-        return "cancel" if fields.get("cancelled") else "error"
-    return "step"
-
-
-class NodeFailed(Exception):
-    """A node's handler (or its hooks) raised ``error``: carries which node, out of the concurrent step."""
-
-    def __init__(self, node: str, error: Exception) -> None:
-        super().__init__(node)
-        self.node = node
-        self.error = error
-
-
-class StepFailed(Exception):
-    """A step failed at ``node`` with ``error``; ``position`` is where it started, to retry from."""
-
-    def __init__(self, node: str, error: Exception, position: Position) -> None:
-        super().__init__(node)
-        self.node = node
-        self.error = error
-        self.position = position
-
-    def record(self) -> FailureRecord:
-        return FailureRecord(node=self.node, type=type(self.error).__name__, message=str(self.error))

@@ -411,7 +411,10 @@ def test_graph_nodes_and_graph_state_show_each_call_as_strands_does(tmp_path: Pa
         Status.COMPLETED, "one", Status.INTERRUPTED)
     assert graph.state.status == Status.INTERRUPTED
 
-    again = build()  # another process: the nodes the first one ran show as it left them
+    again = build()  # another process: the nodes the first one ran show as it left them, once it is built
+    assert again.state.status == Status.INTERRUPTED
+    assert [(n.node_id, n.execution_status) for n in again.nodes.values()] == [
+        ("first", Status.COMPLETED), ("cleanup", Status.INTERRUPTED)]
     done = again(answer(stopped))
     assert done.status == Status.COMPLETED
     assert [(n.node_id, n.execution_status, str(n.result)) for n in again.nodes.values()] == [
@@ -419,7 +422,7 @@ def test_graph_nodes_and_graph_state_show_each_call_as_strands_does(tmp_path: Pa
     assert again.state.status == Status.COMPLETED
     assert again.state.execution_count == 2
     assert looked[0] == ("first", Status.EXECUTING, [], Status.PENDING)
-    assert looked[-1] == ("cleanup", Status.EXECUTING, ["first"], Status.PENDING)
+    assert looked[-1] == ("cleanup", Status.EXECUTING, ["first"], Status.INTERRUPTED)  # asked again, on resume
 
     again("a new task")  # starts every node afresh
     assert again.nodes["cleanup"].execution_status == Status.INTERRUPTED

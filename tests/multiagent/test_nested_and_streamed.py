@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from ma_helpers import RUNS, Approval, agent, answer, delete, handoff, text_of, uses
 
+from statehitl.errors import NodeCancelledError
 from statehitl.hooks import BeforeInvocationEvent
 from statehitl.multiagent import GraphBuilder, MultiAgentResult, Status, Swarm
 
@@ -159,8 +160,13 @@ def test_a_graph_cancel_raises_from_the_stream_too() -> None:
 
     with pytest.raises(RuntimeError, match="User denied"):
         asyncio.run(drain_into())
-    assert seen == [{"type": "multiagent_node_cancel", "node_id": "cleanup",
-                     "message": "User denied permission to cleanup resources"}]
+    start, cancel, stop = seen  # as Strands announces a cancelled Graph node
+    assert start == {"type": "multiagent_node_start", "node_id": "cleanup", "node_type": "agent"}
+    assert cancel == {"type": "multiagent_node_cancel", "node_id": "cleanup",
+                      "message": "User denied permission to cleanup resources"}
+    assert (stop["type"], stop["node_id"], stop["node_result"].status) == ("multiagent_node_stop", "cleanup",
+                                                                           Status.FAILED)
+    assert isinstance(stop["node_result"].result, NodeCancelledError)
 
 
 def test_spans_nest_node_and_agent_spans_and_record_interrupts(spans: Any) -> None:

@@ -150,7 +150,8 @@ def test_swarm_state_shows_the_running_call_to_hooks_and_the_last_one_after_it()
     def look(event: BeforeNodeCallEvent) -> None:  # hooks read the orchestrator, as in Strands
         state = event.source.state
         seen.append((event.node_id, state.current_node.node_id, state.completion_status,
-                     [n.node_id for n in state.node_history], state.shared_context.context, state.handoff_message))
+                     [n.node_id for n in state.node_history], dict(state.shared_context.context),
+                     state.handoff_message))
 
     researcher = agent("researcher", handoff("writer", "write it up", {"facts": 3}), "unused")
     swarm = Swarm([researcher, agent("writer", "the report")])

@@ -161,16 +161,18 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 
     checkpointer = _open(args.store)
 
-    async def collect() -> list[tuple[str, ThreadIndex | str]]:
-        rows: list[tuple[str, ThreadIndex | str]] = []
+    async def collect() -> list[tuple[str, ThreadIndex | str, str]]:
+        rows: list[tuple[str, ThreadIndex | str, str]] = []
         for thread in await indexed_threads(checkpointer.storage):
             try:  # one unreadable entry must not hide the others
                 entry = await checkpointer.thread_info(thread)
+                if entry is None or args.status not in (None, entry.status):
+                    continue
+                why = await _why_failed(checkpointer, entry)
             except StatehitlError as exc:
-                rows.append((thread, one_line(str(exc))))
+                rows.append((thread, one_line(str(exc)), ""))
                 continue
-            if entry is not None and args.status in (None, entry.status):
-                rows.append((thread, entry))
+            rows.append((thread, entry, why))
         return rows
 
     rows = run_sync(collect())
@@ -182,13 +184,12 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         c.print(f"no threads in {args.store}{missing}{memory}")
         return 0
     table: list[tuple[str, str, str, str, str, str]] = []
-    for thread, found in rows:
+    for thread, found, why in rows:
         if isinstance(found, str):
             table.append((thread, "unreadable", "-", "-", "-", found))
             continue
         marks = {m.interrupt_id: m for m in found.answered}
-        waiting = "; ".join(_interrupt(i) + _answered(marks.get(i.id)) for i in found.interrupts) or (
-            str(found.error) if found.error else "-")
+        waiting = "; ".join(_interrupt(i) + _answered(marks.get(i.id)) for i in found.interrupts) or why
         table.append((thread, found.status, str(found.step), found.machine, when_text(found.updated_at), waiting))
     header = ("THREAD", "STATUS", "STEP", "MACHINE", "UPDATED", "WAITING ON / FAILURE")
     widths = table_head(c, header, table)
@@ -203,6 +204,24 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         ]
         c.print("  ".join(cells))
     return 0
+
+
+async def _why_failed(checkpointer: Checkpointer, entry: ThreadIndex) -> str:
+    """The failure column of a thread that is not waiting: its step's error; for a run that failed without
+    one, read from its last checkpoint, a hook's cancel (``cancelled NODE: message``) or an orchestration's
+    own ``failure`` (a limit, a failed node); ``-`` for any other thread."""
+    if entry.error is not None:
+        return str(entry.error)
+    if entry.status != "failed":
+        return "-"
+    record = await checkpointer.latest(entry.thread_id)
+    if record is None:
+        return "-"
+    if record.cancelled:
+        node, message = next(iter(record.cancelled.items()))
+        return f"cancelled {node}: {message}"
+    failure = record.values.get("failure")
+    return one_line(failure) if isinstance(failure, str) and failure else "-"
 
 
 # -- show -------------------------------------------------------------------------------------------

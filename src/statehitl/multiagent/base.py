@@ -6,11 +6,8 @@ nodes, checkpoints and claims all come from there. This module turns a call's ta
 (``resume.plan_run``, as every shape does), runs it, streams Strands' multi-agent events, and reads
 the result back out of the orchestration's state.
 
-``OrchestratorNode`` is a Graph or Swarm as a node of another orchestrator (or of a StateGraph): its
-whole orchestration — task, results, its own nodes' conversations — is its sub-state in the enclosing
-thread, its growing lists stored as deltas there like the enclosing one's own. It runs nested on the
-shared runner; where it stopped on an interrupt goes back to the enclosing node as what that node
-keeps: the position, the state besides its growing lists, and only what those lists gained.
+The orchestrator is also the runner's ``NodeRules``: its limits are checked before a step's hooks, and
+it records a cancelled node. ``nested.OrchestratorNode`` runs it as a node of another machine.
 """
 
 from __future__ import annotations
@@ -20,13 +17,14 @@ import os
 import time
 import weakref
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
-from typing import Any, ClassVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from statehitl._sync import run_sync
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.records import CheckpointRecord, FailureRecord
 from statehitl.errors import MachineChangedError, NodeCancelledError, ResumeInputError
 from statehitl.event_stream import Emit, stream_run
 from statehitl.hooks.multiagent_events import (
@@ -38,18 +36,21 @@ from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
 from statehitl.multiagent.executor import MultiAgentBase, shared_state
+from statehitl.multiagent.failures import load_exception
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, accumulated
-from statehitl.multiagent.state import OrchestrationSchema, node_state_of
-from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
+from statehitl.multiagent.state import OrchestrationSchema, node_state_of, task_channel
 from statehitl.position import NodeContext, Position, Writes, resume_position, start_position
-from statehitl.resume import ResumeRun, StartRun, plan_run
+from statehitl.resume import ContinueRun, ResumeRun, StartRun, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 
-__all__ = ["MultiAgentBase", "MultiAgentResult", "NodeResult", "Orchestrator", "OrchestratorNode", "Status",
-           "check_task", "node_results"]
+if TYPE_CHECKING:
+    from statehitl.multiagent.nested import OrchestratorNode
+
+__all__ = ["MultiAgentBase", "MultiAgentResult", "NodeResult", "Orchestrator", "Status", "call_status", "check_task",
+           "is_retry", "node_results", "span_attributes"]
 """``MultiAgentBase``, ``MultiAgentResult``, ``NodeResult`` and ``Status`` are here too, where Strands'
 custom nodes import them from (``strands.multiagent.base``)."""
 
@@ -71,7 +72,8 @@ class Orchestrator(MultiAgentBase):
     """Each node as the machine runs it (its ``MachineNode``), by id; ``nodes`` is Strands' view of them."""
 
     def _setup(self, *, id: str, machine: Machine, schema: OrchestrationSchema,
-               hooks: Sequence[HookProvider | HookRegistry] | None, session_manager: SessionManager | None) -> None:
+               hooks: Sequence[HookProvider | HookRegistry] | None, session_manager: SessionManager | None,
+               trace_attributes: Mapping[str, Any] | None) -> None:
         self.id = id
         self.machine = machine
         self.schema = schema
@@ -86,7 +88,11 @@ class Orchestrator(MultiAgentBase):
             self.checkpointer = Checkpointer(MemoryStorage())
             self.thread_id = f"{self.kind}-{os.urandom(16).hex()}"
         self.durability: Durability = "step" if session_manager is not None else "exit"
-        self._last: tuple[Head, dict[str, Any]] | None = None
+        self._last: tuple[Head | None, dict[str, Any] | None] | None = None
+        """Where the thread stands, when this object knows without reading the store: its head and the
+        state it holds (None, None: a thread never written). Without a session the thread is this
+        object's alone; with one, only the read made when the orchestrator was built is kept, for its
+        first call."""
         self._invocation_state: dict[str, Any] = {}
         self._started: tuple[float, float] | None = None
         """The running (or last) call's invocation state and start (wall clock, ``time.monotonic``), for
@@ -95,9 +101,14 @@ class Orchestrator(MultiAgentBase):
         self._latest: tuple[dict[str, Any], Status] | None = None
         """The running call's state as of its last step, or the last call's, and its status: what
         ``.state`` shows (a Graph's ``GraphState``, a Swarm's ``SwarmState``)."""
+        self.trace_attributes = span_attributes(trace_attributes)
         self._runner = Runner(machine, schema, self.hooks, self.checkpointer, source=self,
                               index=session_manager is not None, node_hook_source="multiagent-hook",
-                              run_span=f"invoke_{self.kind}")
+                              run_span=f"invoke_{self.kind}", span_attributes=self.trace_attributes, rules=self)
+        if session_manager is not None:  # show where the thread stands, as `threads show` would, before any call
+            self._restore(run_sync(self.checkpointer.head(self.thread_id)))
+        else:
+            self._last = (None, None)  # a thread of its own, never written
         if self.hooks.has_callbacks(MultiAgentInitializedEvent):
             run_sync(self.hooks.fire(MultiAgentInitializedEvent(self)))
 
@@ -118,6 +129,28 @@ class Orchestrator(MultiAgentBase):
     @abstractmethod
     async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         """One call of node ``node_id``: its update of the orchestration's state."""
+
+    @abstractmethod
+    def _limit(self, state: dict[str, Any], run: OrchestrationRun) -> str | None:
+        """Which of the orchestrator's limits the next step would pass, if one (its reason, in Strands' words)."""
+
+    @abstractmethod
+    def _cancel(self, node_id: str, message: str, run: OrchestrationRun) -> dict[str, Any]:
+        """A hook cancelled ``node_id``: announce it on the stream; the update that records it."""
+
+    @abstractmethod
+    def _snapshot(self, state: dict[str, Any], interrupted: list[str]) -> dict[str, Any]:
+        """The orchestrator's own keys of ``serialize_state`` (Strands' names), from ``state`` and the nodes
+        whose calls wait on ``interrupted``."""
+
+    def _stopped_results(self, progress: Mapping[str, Any], error: FailureRecord | None) -> dict[str, dict[str, Any]]:
+        """Stored results of nodes that stopped mid-call, which the state's ``results`` do not hold: the
+        node whose step failed (``error``); a Swarm adds its node stopped on an interrupt (``progress``)."""
+        if error is None or error.node not in self.orchestrated:
+            return {}
+        failed = NodeResult(load_exception({"exception": error.type, "message": error.message}),
+                            status=Status.FAILED, execution_count=1)
+        return {error.node: failed.to_dict()}
 
     def _node_handler(self, node_id: str) -> Callable[[dict[str, Any], NodeContext], Awaitable[dict[str, Any]]]:
         """The machine's handler for node ``node_id`` (the runner calls it with the state and its context).
@@ -146,10 +179,22 @@ class Orchestrator(MultiAgentBase):
         wall, monotonic = self._started
         return wall, round((time.monotonic() - monotonic) * 1000)
 
+    def _show(self, state: dict[str, Any], status: Status) -> None:
+        """Show ``state`` with ``status`` in ``.state`` (and, for a Swarm, in ``shared_context``)."""
+        self._latest = (state, status)
+
+    def _show_update(self, node_id: str, update: dict[str, Any]) -> None:
+        """Show a node's update before its ``AfterNodeCallEvent`` hooks run, as Strands' state holds a
+        node's result by then; the step applies it, with its other nodes' updates, after they finish.
+        Only what ``.state`` reads: the node's own sub-state (a conversation) would be copied for nothing."""
+        state, status = self._shown()
+        shown = {k: v for k, v in update.items() if k != "nodes" and k not in self.schema.append_channels}
+        self._show(self.schema.apply(state, [(node_id, shown)]), status)
+
     def _stepped(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
                  pending: list[str]) -> Awaitable[None]:
         """Between two steps: show the new state, then let the subclass announce the transition."""
-        self._latest = (state, Status.EXECUTING)
+        self._show(state, Status.EXECUTING)
         return self._after_step(run, state, writes, pending)
 
     @abstractmethod
@@ -157,12 +202,59 @@ class Orchestrator(MultiAgentBase):
                           pending: list[str]) -> None:
         """Announce a transition between nodes on the stream (a Graph's batches, a Swarm's handoffs)."""
 
+    def _restore(self, head: Head | None) -> None:
+        """Show where the thread stands: its status, its nodes' results, its node agents' conversations.
+
+        A new Graph or Swarm on a session does this when it is built, so what it shows before its first
+        call is what ``statehitl threads show`` shows; that call goes on from the same read."""
+        if head is None:
+            self._last = (None, None)
+            return
+        record = head.record
+        state = self.schema.load(record.values)
+        self._last = (head, state)
+        self._show(self._with_stopped(state, record.progress, record.error),
+                   call_status(record.status, state, record.cancelled))
+        self._adopt(state)
+        self._shown_nodes(self._shown()[0], [i.node for i in record.interrupts])
+
+    def _with_stopped(self, state: dict[str, Any], progress: Mapping[str, Any],
+                      error: FailureRecord | None = None) -> dict[str, Any]:
+        """``state`` as shown: with the results of nodes that stopped mid-call (``_stopped_results``)."""
+        stopped = self._stopped_results(progress, error)
+        if not stopped:
+            return state
+        return {**state, "results": {**stopped, **state.get("results", {})}}
+
+    def _shown_nodes(self, state: dict[str, Any], interrupted: list[str]) -> None:
+        """Show each node's outcome in its live node object (a Graph's ``GraphNode``); nothing by default."""
+
     def _adopt(self, state: dict[str, Any], ran: Collection[str] = ()) -> None:
         """Show the node states the orchestration keeps in the live node objects (``agent.messages``);
         the nodes that ran in this call (``ran``) show theirs already."""
         for node_id, node in self.orchestrated.items():
             if node_id in state.get("nodes", {}) and node_id not in ran:
                 node.machine.adopt_node_state(node_state_of(state, node_id, node.machine))
+
+    # -- NodeRules: what the runner asks the orchestrator about its nodes ------------------------------
+
+    def admit(self, state: dict[str, Any], pending: list[str], runtime: Any) -> dict[str, Any] | None:
+        """Before a step, ahead of its ``BeforeNodeCallEvent`` hooks: a limit reached ends the call FAILED
+        (so no human is asked to approve a node that a limit then refuses)."""
+        reason = self._limit(state, runtime)
+        return None if reason is None else {"failure": reason, **self._halt}
+
+    def cancelled(self, node: str, message: str, runtime: Any) -> dict[str, Any]:
+        update = self._cancel(node, message, runtime)
+        self._show_update(node, update)
+        return update
+
+    def hook_failed(self, node: str, error: Exception, runtime: Any) -> dict[str, Any] | None:
+        """A ``BeforeNodeCallEvent`` hook raised: a Graph fails with the error (None); a Swarm ends FAILED."""
+        return None
+
+    _halt: ClassVar[dict[str, Any]] = {}
+    """What else a state that ends the call writes besides ``failure`` (a Swarm's pending handoff: none)."""
 
     # -- hooks ----------------------------------------------------------------------------------------
 
@@ -195,28 +287,35 @@ class Orchestrator(MultiAgentBase):
             yield event
 
     async def _invoke(self, task: Any, invocation_state: dict[str, Any], emit: Emit | None) -> MultiAgentResult:
-        # Without a session the thread is this object's alone: where the last call left it is known, so
-        # the store is not read again (a graph called often would read a growing history each time).
+        # Where the last call left the thread is known without a session (a graph called often would
+        # otherwise read a growing history each time), and for a first call, from when it was built.
         head, known = self._last if self._last is not None else (await self.checkpointer.head(self.thread_id), None)
         self._last = None  # until this call ends well: after a failure, the store is the truth
         label = f"{self.kind} {self.id!r} (thread {self.thread_id!r})"
-        plan = plan_run(task, None if head is None else head.record, label=label, none_continues=True,
-                        lists_are_input=True)
+        record = None if head is None else head.record
+        plan = plan_run(task, record, label=label, none_continues=True, lists_are_input=True)
+        if isinstance(plan, StartRun) and record is not None and is_retry(task, record):
+            plan = ContinueRun()  # the same task again after a crash or a failed step: a retry goes on
         if isinstance(plan, StartRun):
             check_task(task, label)
         async with self._invocation(invocation_state, emit) as run:
             at = await self._position(plan, head, known)
-            self._latest = (at.state, Status.EXECUTING)
-            record, state = await self._runner.run(
-                at, step_limit=STEP_LIMIT, durability=self.durability, invocation_state=invocation_state,
-                runtime=run, after_step=lambda s, w, p: self._stepped(run, s, w, p))
-            self._latest = (state, call_status(record.status, state, record.cancelled))  # before the After hooks
+            self._show(at.state, Status.EXECUTING)
+            try:
+                record, state = await self._runner.run(
+                    at, step_limit=STEP_LIMIT, durability=self.durability, invocation_state=invocation_state,
+                    runtime=run, after_step=lambda s, w, p: self._stepped(run, s, w, p))
+            except Exception:
+                self._show(self._shown()[0], Status.FAILED)  # as Strands' state says of a call that raised
+                raise
+            shown = self._with_stopped(state, record.progress)
+            self._show(shown, call_status(record.status, state, record.cancelled))  # before the After hooks
         await self._runner.remember_shape(record)
         self._adopt(state, run.ran)
         if self.session_manager is None:
             assert at.cursor is not None
             self._last = (Head(record, at.cursor), state)
-        result = self.build_result(record.status, state, [i.to_interrupt() for i in record.interrupts],
+        result = self.build_result(record.status, shown, [i.to_interrupt() for i in record.interrupts],
                                    record.cancelled, run)
         if self.raises_on_cancel:
             for node_id, message in record.cancelled.items():
@@ -265,9 +364,7 @@ class Orchestrator(MultiAgentBase):
     def build_result(self, status: str, state: dict[str, Any], interrupts: list[Interrupt],
                      cancelled: dict[str, str], run: OrchestrationRun) -> MultiAgentResult:
         """The result of a call that stopped with ``status`` in ``state`` (also announces on the stream
-        what only the stop shows: cancelled nodes, interrupts raised by hooks before a node)."""
-        for node_id, message in cancelled.items():
-            run.event({"type": "multiagent_node_cancel", "node_id": node_id, "message": message})
+        what only the stop shows: interrupts raised by hooks before a node)."""
         by_hook: dict[str, list[Interrupt]] = {}
         for i in interrupts:
             if i.source == "multiagent-hook":
@@ -280,7 +377,48 @@ class Orchestrator(MultiAgentBase):
         outcome = call_status(status, state, cancelled)
         base = MultiAgentResult(outcome, results, usage, metrics, len(state.get("order", ())),
                                 round((time.monotonic() - run.started) * 1000), interrupts, failure)
-        return self._result(base, state)
+        result = self._result(base, state)
+        self._shown_nodes(state, [i.node for i in interrupts])
+        return result
+
+    # -- Strands' state snapshot ------------------------------------------------------------------------
+
+    def serialize_state(self) -> dict[str, Any]:
+        """The thread's last state in Strands' shape (``type``, ``id``, ``status``, ``node_results``,
+        ``next_nodes_to_execute``, ``current_task``, ...), JSON, read from the thread; ``thread_id`` and
+        ``checkpoint_id`` say which state of which thread it is."""
+        record = run_sync(self.checkpointer.latest(self.thread_id))
+        state, status, pending, interrupted = self.schema.fresh(), Status.PENDING, [], []
+        if record is not None:
+            state = self.schema.load(record.values)
+            status = call_status(record.status, state, record.cancelled)
+            state = self._with_stopped(state, record.progress, record.error)
+            pending = list(record.pending)  # where a stopped call goes on: none once it ended
+            interrupted = [i.node.split("/")[0] for i in record.interrupts]
+        return {"type": self.kind, "id": self.id, "status": status.value,
+                "node_results": dict(state.get("results", {})), "next_nodes_to_execute": pending,
+                "current_task": state.get("task"), **self._snapshot(state, interrupted),
+                "thread_id": self.thread_id, "checkpoint_id": None if record is None else record.checkpoint_id}
+
+    def deserialize_state(self, payload: dict[str, Any]) -> None:
+        """Show the thread's last state again, given a ``serialize_state()`` of that very state.
+
+        The thread, with its claims and its audit trail, is where an orchestration's state comes from;
+        a payload cannot replace it (it could put a run past an approval), so one of another
+        orchestrator, another thread or an older checkpoint is refused with a ``ValueError``."""
+        mine = (self.kind, self.id, self.thread_id)
+        given = (payload.get("type"), payload.get("id"), payload.get("thread_id", self.thread_id))
+        if given != mine:
+            raise ValueError(f"this state is of {given[0]} {given[1]!r} (thread {given[2]!r}), not of this "
+                             f"{self.kind} {self.id!r} (thread {self.thread_id!r})")
+        head = run_sync(self.checkpointer.head(self.thread_id))
+        newest = None if head is None else head.record.checkpoint_id
+        if payload.get("checkpoint_id") != newest:
+            raise ValueError(
+                f"{self.kind} {self.id!r}: this state is of checkpoint {payload.get('checkpoint_id')!r}, but thread "
+                f"{self.thread_id!r} is at {newest!r}; the thread is the source of truth for where a run stands, so a "
+                "state is restored by building the orchestrator on its session, not from a copy")
+        self._restore(head)
 
     @property
     def interrupts(self) -> list[Interrupt]:
@@ -300,56 +438,37 @@ class Orchestrator(MultiAgentBase):
 
     def as_node(self) -> OrchestratorNode:
         """This orchestrator as a node of another (a Swarm inside a Graph): ``statehitl.nesting``."""
+        from statehitl.multiagent.nested import OrchestratorNode  # it runs an Orchestrator: imported after
+
         return OrchestratorNode(self)
 
 
-class OrchestratorNode:
-    """``MachineNode`` for a Graph or Swarm (built by its ``as_node()``)."""
-
-    def __init__(self, orchestrator: Orchestrator) -> None:
-        self.orchestrator = orchestrator
-        self.append_channels = orchestrator.schema.append_channels
-
-    def node_state(self) -> dict[str, Any]:
-        return self.orchestrator.schema.fresh()
-
-    def adopt_node_state(self, state: dict[str, Any]) -> None:
-        self.orchestrator._adopt(self.orchestrator.schema.load(state))
-
-    async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
-        orchestrator, schema = self.orchestrator, self.orchestrator.schema
-        base = schema.load(call.state)
-        if call.kept is None:
-            state = orchestrator._begin(base, call.task)
-            at = started_run(call, state, orchestrator._entry(state))
-        else:
-            at = resumed_run(call.kept, schema, base, call)
-        async with orchestrator._invocation(call.invocation_state, call.emit) as run:
-            orchestrator._latest = (at.state, Status.EXECUTING)
-            end = await orchestrator._runner.run_nested(
-                at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,
-                thread_id=call.thread_id, runtime=run,
-                after_step=lambda s, w, p: orchestrator._stepped(run, s, w, p))
-            orchestrator._latest = (end.state, call_status(end.status, end.state, end.cancelled))
-        orchestrator._adopt(end.state, run.ran)
-        result = orchestrator.build_result(end.status, end.state, end.interrupts, end.cancelled, run)
-        run.event({"type": "multiagent_result", "result": result})  # its stream ends as a call's own does
-        if end.status == "interrupted":
-            return NodeStopped(end.interrupts, kept_run(end, schema, base), result)
-        if orchestrator.raises_on_cancel:  # a nested Graph fails its node, as a Graph call raises
-            for node_id, message in end.cancelled.items():
-                raise NodeCancelledError(message, node_id=node_id)
-        status = "completed" if result.status == Status.COMPLETED else "failed"
-        return NodeDone(end.state, result, dict(result.accumulated_usage), status)
-
-
 def call_status(status: str, state: dict[str, Any], cancelled: dict[str, str]) -> Status:
-    """How a call that stopped with the runner's ``status`` in ``state`` ended, as Strands says it."""
+    """How a call that stopped with the runner's ``status`` in ``state`` ended, as Strands says it (a
+    thread left ``executing`` is a call still running, or one whose process died)."""
     if status == "interrupted":
         return Status.INTERRUPTED
-    if cancelled or state.get("failure") is not None:
+    if status == "executing":
+        return Status.EXECUTING
+    if status == "failed" or cancelled or state.get("failure") is not None:
         return Status.FAILED
     return Status.COMPLETED
+
+
+def is_retry(task: Any, record: CheckpointRecord) -> bool:
+    """Whether ``task``, sent to a thread whose call stopped mid-way (its process died, or a step raised),
+    is that call's own task sent again: a retry, which goes on from where the call stopped instead of
+    running its finished nodes again."""
+    return (record.status in ("executing", "failed") and bool(record.pending)
+            and record.values.get("task") == task_channel(task))
+
+
+def span_attributes(given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Strands' ``trace_attributes``: those whose value a span can hold (str, int, float, bool, or a list
+    of them), as Strands keeps them; the others are left out."""
+    scalar = (str, int, float, bool)
+    return {k: v for k, v in (given or {}).items()
+            if isinstance(v, scalar) or (isinstance(v, list) and all(isinstance(x, scalar) for x in v))}
 
 
 def check_task(task: Any, label: str) -> None:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
-from statehitl.errors import GraphValidationError
+from statehitl.errors import GraphValidationError, NodeCancelledError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
@@ -40,6 +40,7 @@ from statehitl.status import Status
 __all__ = ["Graph", "GraphBuilder", "GraphEdge", "GraphNode", "GraphState"]
 
 DEFAULT_GRAPH_ID = "default_graph"
+T = TypeVar("T")
 
 
 class GraphBuilder:
@@ -150,6 +151,27 @@ def _why_failed(result: NodeResult) -> str:
     return f"its agent stopped with stop_reason {stop_reason!r}" if stop_reason else "it ended FAILED"
 
 
+def _in_node_order(items: Iterable[T], nodes: dict[str, GraphNode], key: Callable[[T], tuple[str, ...]]) -> list[T]:
+    """``items`` as a list: a list as given; a set (as Strands' builder keeps edges and entry points) put
+    in the order of ``nodes``, since a set's order changes from one process to the next, and the machine
+    built from it must be the same in every process that resumes the graph."""
+    if isinstance(items, list | tuple):
+        return list(items)
+    position = {node_id: i for i, node_id in enumerate(nodes)}
+    return sorted(items, key=lambda item: [position.get(n, len(position)) for n in key(item)])
+
+
+RESTARTED = "$restarted"
+"""Key of the progress kept for a node that started afresh and stopped on an interrupt: its own kept work."""
+
+
+def _unwrap(progress: Any) -> tuple[Any, bool]:
+    """A node's kept progress, and whether the node had started afresh (``RESTARTED``)."""
+    if isinstance(progress, dict) and progress.keys() == {RESTARTED}:
+        return progress[RESTARTED], True
+    return progress, False
+
+
 def _has_cycle(edges: list[GraphEdge]) -> bool:
     return _cyclic(tuple((e.from_node.node_id, e.to_node.node_id) for e in edges))
 
@@ -169,28 +191,33 @@ class Graph(Orchestrator):
     kind = "graph"
     raises_on_cancel = True
 
-    def __init__(self, nodes: dict[str, GraphNode], edges: list[GraphEdge], entry_points: list[GraphNode], *,
+    def __init__(self, nodes: dict[str, GraphNode], edges: Iterable[GraphEdge], entry_points: Iterable[GraphNode],
                  max_node_executions: int | None = None, execution_timeout: float | None = None,
                  node_timeout: float | None = None, reset_on_revisit: bool = False,
                  session_manager: SessionManager | None = None,
-                 hooks: Sequence[HookProvider | HookRegistry] | None = None, id: str = DEFAULT_GRAPH_ID) -> None:
+                 hooks: Sequence[HookProvider | HookRegistry] | None = None, id: str = DEFAULT_GRAPH_ID,
+                 trace_attributes: Mapping[str, Any] | None = None) -> None:
+        """Strands' signature, positional arguments included; ``edges`` and ``entry_points`` may be sets, as
+        Strands' builder keeps them (put in the nodes' order, so every process builds the same machine)."""
         self.nodes = nodes
-        self.edges = edges
-        self.entry_points = entry_points
+        self.edges = _in_node_order(edges, nodes, lambda e: (e.from_node.node_id, e.to_node.node_id))
+        self.entry_points = _in_node_order(entry_points, nodes, lambda n: (n.node_id,))
         self.max_node_executions = max_node_executions
         self.execution_timeout = execution_timeout
         self.node_timeout = node_timeout
         self.reset_on_revisit = reset_on_revisit
         self.orchestrated = {n: OrchestratedNode(n, g.executor, machine_node_of(g.executor, f"graph node {n!r}"))
                              for n, g in nodes.items()}
-        self._incoming: dict[str, list[GraphEdge]] = {n: [e for e in edges if e.to_node.node_id == n] for n in nodes}
+        for graph_node in nodes.values():
+            graph_node.attach(self.orchestrated[graph_node.node_id].machine)
+        self._incoming = {n: [e for e in self.edges if e.to_node.node_id == n] for n in nodes}
         channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "nodes": Kind.MERGE,
                     "failure": Kind.REPLACE}
         for node in self.orchestrated.values():
             channels.update({f"{node.node_id}/{c}": Kind.APPEND for c in node.machine.append_channels})
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
         self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
-                    session_manager=session_manager)
+                    session_manager=session_manager, trace_attributes=trace_attributes)
         self._viewed: tuple[dict[str, Any], GraphState] | None = None
         """The last view a condition got, and of which state: a step's routing and the next node's input
         ask about the same state."""
@@ -236,31 +263,51 @@ class Graph(Orchestrator):
     async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         run: OrchestrationRun = ctx.runtime
         node = self.orchestrated[node_id]
-        resuming = ctx.progress is not None
-        if not resuming:
-            reason = self._limit(state, run)
-            if reason is not None:
-                return {"failure": reason}
-        restart = self.reset_on_revisit and not resuming and node_id in state.get("results", {})
+        shown, started = self.nodes[node_id], time.monotonic()
+        kept_before, restarted = _unwrap(ctx.progress)
+        resuming = kept_before is not None
+        revisit = self.reset_on_revisit and node_id in state.get("results", {})
+        # A node that starts afresh (a revisit, reset_executor_state) does so on resume too: its kept work
+        # grew from its initial state, not from the conversation the thread holds for it.
+        restart = restarted if resuming else revisit or shown.reset_pending
         sub = node.machine.node_state() if restart else node_state_of(state, node_id, node.machine)
         task = None if resuming else self._node_input(state, node_id)
-        shown, started = self.nodes[node_id], time.monotonic()
         shown.show(Status.EXECUTING)
+
+        def keep(kept: Any, stopped: NodeResult) -> Any:  # as Strands shows an interrupted node's result
+            shown.show(Status.INTERRUPTED, stopped)
+            return {RESTARTED: kept} if restart else kept
+
         try:
-            done, result = await call_node(node, task, sub, ctx, run, kept=ctx.progress, timeout=self.node_timeout)
+            done, result = await call_node(node, task, sub, ctx, run, kept=kept_before, timeout=self.node_timeout,
+                                           keep=keep)
         except InterruptRaised:
-            shown.show(Status.INTERRUPTED)
-            raise
+            raise  # the node shows INTERRUPTED (keep)
         except Exception as exc:
-            shown.show(Status.FAILED, failed_result(exc, started))
+            failed = failed_result(exc, started)
+            shown.show(Status.FAILED, failed)
+            self._show_update(node_id, {"results": {node_id: node.stored_result(failed)}})  # for AfterNodeCallEvent
             raise
         shown.show(result.status, result)
+        shown.reset_pending = False
         update = node_update(state, node_id, node.machine, done.state, restart=restart)
         update["results"] = {node_id: node.stored_result(result)}
         update["order"] = [node_id]
         if result.status == Status.FAILED:  # ended without doing its work (a nested limit, a cancel): no successor runs
             update["failure"] = f"node {node_id!r} failed: {_why_failed(result)}"
+        self._show_update(node_id, update)
         return update
+
+    def _cancel(self, node_id: str, message: str, run: OrchestrationRun) -> dict[str, Any]:
+        """As Strands announces a cancelled Graph node: started, cancelled, stopped FAILED; its result is
+        the ``NodeCancelledError`` the call then raises."""
+        node = self.orchestrated[node_id]
+        run.event({"type": "multiagent_node_start", "node_id": node_id, "node_type": node.node_type})
+        run.event({"type": "multiagent_node_cancel", "node_id": node_id, "message": message})
+        failed = failed_result(NodeCancelledError(message, node_id=node_id), time.monotonic())
+        run.event({"type": "multiagent_node_stop", "node_id": node_id, "node_result": failed})
+        self.nodes[node_id].show(Status.FAILED, failed)
+        return {"results": {node_id: node.stored_result(failed)}}
 
     def _limit(self, state: dict[str, Any], run: OrchestrationRun) -> str | None:
         if self.max_node_executions is not None and len(state.get("order", ())) >= self.max_node_executions:
@@ -313,14 +360,26 @@ class Graph(Orchestrator):
         if ran and pending:
             run.event({"type": "multiagent_handoff", "from_node_ids": ran, "to_node_ids": list(pending)})
 
+    def _shown_nodes(self, state: dict[str, Any], interrupted: list[str]) -> None:
+        """Each ``GraphNode`` as the thread says: nodes another process ran too."""
+        results, waiting = node_results(state, self.orchestrated), {n.split("/")[0] for n in interrupted}
+        for node_id, node in self.nodes.items():
+            if node_id in results:
+                node.show(results[node_id].status, results[node_id])
+            elif node_id in waiting:
+                node.show(Status.INTERRUPTED, node.result if node.execution_status == Status.INTERRUPTED else None)
+            else:
+                node.show(Status.PENDING)
+
+    def _snapshot(self, state: dict[str, Any], interrupted: list[str]) -> dict[str, Any]:
+        results = node_results(state, self.orchestrated)
+        return {"completed_nodes": [n for n, r in results.items() if r.status == Status.COMPLETED],
+                "failed_nodes": [n for n, r in results.items() if r.status == Status.FAILED],
+                "interrupted_nodes": list(dict.fromkeys(interrupted)), "execution_order": list(state.get("order", ()))}
+
     def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> GraphResult:
         statuses = [r.status for r in base.results.values()]
         interrupted = {i.node.split("/")[0] for i in base.interrupts}
-        for node_id, node in self.nodes.items():  # as the thread says: nodes another process ran too
-            if node_id in base.results:
-                node.show(base.results[node_id].status, base.results[node_id])
-            elif node_id in interrupted:
-                node.show(Status.INTERRUPTED)
         return GraphResult(
             **vars(base),
             total_nodes=len(self.orchestrated),

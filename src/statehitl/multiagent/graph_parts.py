@@ -2,8 +2,9 @@
 conditions and hooks read.
 
 ``GraphNode`` shows how its node did in the graph's last (or running) call: ``execution_status``,
-``result``, ``execution_time``; the graph keeps those up to date, from its thread at the end of each
-call, so a graph that resumed another process's call shows the nodes that process ran too.
+``result``, ``execution_time``; the graph keeps those up to date, from its thread when it is built on a
+session and at the end of each call, so a graph that resumed another process's call shows the nodes
+that process ran too.
 ``GraphState`` is a plain dataclass, as in Strands, so a condition can be tested with one built by hand.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl.multiagent.results import NodeResult, accumulated, zero_usage
+from statehitl.nesting import MachineNode
 from statehitl.status import Status
 
 __all__ = ["GraphEdge", "GraphNode", "GraphState", "graph_state"]
@@ -32,12 +34,30 @@ class GraphNode:
     execution_status: Status = Status.PENDING
     result: NodeResult | None = field(default=None, repr=False)
     execution_time: int = 0
+    reset_pending: bool = field(default=False, init=False, repr=False)
+    """``reset_executor_state()`` was called: the node's next call starts from its initial state."""
+    _machine: MachineNode | None = field(default=None, init=False, repr=False)
 
     def __hash__(self) -> int:
         return hash(self.node_id)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GraphNode) and other.node_id == self.node_id
+
+    def attach(self, machine: MachineNode) -> None:
+        """The node's machine, which knows its initial state (the graph attaches it when built)."""
+        self._machine = machine
+
+    def reset_executor_state(self) -> None:
+        """Start the node afresh, as Strands' ``reset_executor_state()`` does, with the thread kept as the
+        source of truth: the live executor shows its initial messages and state at once, and the node's
+        next call starts from them, which that call's checkpoint records (the conversation so far stays
+        in the thread's history; a new Graph on the session shows it until that call). Between two calls
+        of a loop, ``reset_on_revisit()`` does this for every node."""
+        if self._machine is not None:
+            self._machine.adopt_node_state(self._machine.node_state())
+        self.reset_pending = True
+        self.show(Status.PENDING)
 
     def show(self, status: Status, result: NodeResult | None = None) -> None:
         """Record how the node did (its result's status and time, when it has one)."""
@@ -48,11 +68,15 @@ class GraphNode:
 
 @dataclass
 class GraphEdge:
-    """An edge ``from_node -> to_node``, taken when ``condition(state)`` is true (or always)."""
+    """An edge ``from_node -> to_node``, taken when ``condition(state)`` is true (or always); hashable by
+    its two nodes, as in Strands, whose builder keeps its edges in a set."""
 
     from_node: GraphNode
     to_node: GraphNode
     condition: Callable[..., bool] | None = None
+
+    def __hash__(self) -> int:
+        return hash((self.from_node.node_id, self.to_node.node_id))
 
     def should_traverse(self, state: GraphState, *, invocation_state: dict[str, Any] | None = None) -> bool:
         """Whether the edge is taken, given the graph state (and, for a condition that asks for it, the

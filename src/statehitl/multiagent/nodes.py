@@ -96,14 +96,22 @@ class OrchestrationRun:
             self.emit(event)
 
 
+Keep = Callable[[Any, NodeResult], Any]
+
+
+def _as_is(kept: Any, result: NodeResult) -> Any:
+    return kept
+
+
 async def call_node(node: OrchestratedNode, task: Any, state: dict[str, Any], ctx: NodeContext,
-                    run: OrchestrationRun, *, kept: Any, timeout: float | None,
-                    keep: Callable[[Any], Any] = lambda kept: kept) -> tuple[NodeDone, NodeResult]:
+                    run: OrchestrationRun, *, kept: Any, timeout: float | None, keep: Keep = _as_is,
+                    stop_on_interrupt: bool = False) -> tuple[NodeDone, NodeResult]:
     """Run one node call and announce it on the stream; its outcome and its ``NodeResult``.
 
     An interrupt inside the node stops the enclosing node with the node's interrupts (their ``node``
-    names the path to them) and ``keep(kept)`` as its progress. A failure or a timeout announces the
-    failed result and raises.
+    names the path to them) and ``keep(kept, result)`` as its progress, ``result`` being the node's
+    ``INTERRUPTED`` result (announced with ``multiagent_node_stop`` first if ``stop_on_interrupt``, as a
+    Strands Swarm does). A failure or a timeout announces the failed result and raises.
     """
     node_id = node.node_id
     run.event({"type": "multiagent_node_start", "node_id": node_id, "node_type": node.node_type})
@@ -119,13 +127,17 @@ async def call_node(node: OrchestratedNode, task: Any, state: dict[str, Any], ct
     except Exception as exc:
         _stop_failed(run, node_id, exc, started)
         raise
+    elapsed = _ms(started)
     if isinstance(outcome, NodeStopped):
         interrupts = [dataclasses.replace(i, node=f"{node_id}/{i.node}" if i.node else node_id)
                       for i in outcome.interrupts]
+        stopped = NodeResult(outcome.result, elapsed, Status.INTERRUPTED, accumulated_metrics={"latencyMs": elapsed},
+                             execution_count=1, interrupts=interrupts)
+        if stop_on_interrupt:
+            run.event({"type": "multiagent_node_stop", "node_id": node_id, "node_result": stopped})
         run.event({"type": "multiagent_node_interrupt", "node_id": node_id, "interrupts": interrupts})
-        raise InterruptRaised(interrupts, progress=keep(outcome.kept))
+        raise InterruptRaised(interrupts, progress=keep(outcome.kept, stopped))
     run.ran.add(node_id)
-    elapsed = _ms(started)
     status = Status.COMPLETED if outcome.status == "completed" else Status.FAILED
     result = NodeResult(outcome.result, elapsed, status, dict(outcome.usage), {"latencyMs": elapsed}, 1)
     run.event({"type": "multiagent_node_stop", "node_id": node_id, "node_result": result})

@@ -14,6 +14,7 @@ from typing import Any
 from statehitl.agent.result import AgentResult
 from statehitl.errors import InvalidUpdateError
 from statehitl.interrupt import Interrupt
+from statehitl.multiagent.failures import dump_exception, load_exception
 from statehitl.status import Status
 
 __all__ = ["GraphResult", "MultiAgentResult", "NodeResult", "SwarmResult", "accumulated", "add_usage", "zero_usage"]
@@ -66,8 +67,9 @@ class NodeResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON, as the orchestration's checkpoint stores it."""
         result = self.result
+        payload: dict[str, Any]
         if isinstance(result, Exception):
-            payload: dict[str, Any] = {"type": "exception", "exception": type(result).__name__, "message": str(result)}
+            payload = dump_exception(result)
         elif callable(getattr(result, "to_dict", None)):
             payload = result.to_dict()
         else:
@@ -91,7 +93,7 @@ class NodeResult:
         elif kind == "multiagent_result":
             result = MultiAgentResult.from_dict(payload)
         elif kind == "exception":
-            result = Exception(payload["message"])
+            result = load_exception(payload)
         elif load_other is not None:
             result = load_other(payload)
         else:

@@ -5,18 +5,24 @@ Each agent is a node; after a node the machine goes where its agent handed off (
 Strands, every turn starts the agent afresh from its initial messages, with a context text (the task,
 the handoff message, who worked on it, the shared context) as its prompt; so the swarm's thread keeps
 each agent's result, the history and the shared context, not the agents' conversations. Limits
-(handoffs, iterations, time, repetitive handoffs) and a failed node end the call FAILED.
+(handoffs, iterations, time, repetitive handoffs), checked before a turn's hooks, a failed node and a
+hook that raises end the call FAILED.
+
+``swarm.shared_context`` is one object for the swarm's life, as in Strands: what the agents shared
+(kept in the thread, so across calls and processes) and what ``add_context`` adds, which the next turn
+takes into the thread.
 """
 
 from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from statehitl._json import require_json
+from statehitl.checkpoint.records import FailureRecord
 from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
@@ -25,6 +31,7 @@ from statehitl.multiagent.base import Orchestrator, node_results
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, SwarmResult, accumulated, zero_usage
 from statehitl.multiagent.state import Kind, OrchestrationSchema, stored_task, task_channel
+from statehitl.nesting import MachineNode
 from statehitl.position import NodeContext, Writes
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
@@ -43,6 +50,14 @@ class SwarmNode:
 
     node_id: str
     executor: Any
+    _machine: MachineNode | None = field(default=None, init=False, repr=False)
+
+    def reset_executor_state(self) -> None:
+        """Show the agent as it was built (its initial messages and state), as Strands' method does. Each
+        turn starts the agent afresh from those anyway, and its thread keeps no conversation of a
+        swarm agent, so nothing else changes."""
+        if self._machine is not None:
+            self._machine.adopt_node_state(self._machine.node_state())
 
     def __hash__(self) -> int:
         return hash(self.node_id)
@@ -56,9 +71,46 @@ class SwarmNode:
 
 @dataclass
 class SharedContext:
-    """What agents shared through their handoffs, by agent: ``context[agent][key] = value`` (JSON)."""
+    """What agents shared through their handoffs, by agent: ``context[agent][key] = value`` (JSON).
+
+    ``swarm.shared_context`` is one such object for the swarm's life (``swarm.state.shared_context`` is
+    it too), showing the thread's context as of the swarm's last step. ``add_context`` adds to it at
+    once; the next turn writes what was added into the thread, where the agents read it."""
 
     context: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _added: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def add_context(self, node: SwarmNode | str, key: str, value: Any) -> None:
+        """Share ``key: value`` as agent ``node``'s context; a key that is not a non-blank str, or a value
+        that is not JSON, is a ``ValueError`` (Strands' rules)."""
+        check_context({key: value})
+        node_id = node.node_id if isinstance(node, SwarmNode) else str(node)
+        self.context.setdefault(node_id, {})[key] = value
+        self._added.setdefault(node_id, {})[key] = value
+
+    def taken(self) -> dict[str, dict[str, Any]]:
+        """What ``add_context`` added since the thread last took it; the swarm writes it in a turn's update."""
+        added, self._added = self._added, {}
+        return added
+
+    def show(self, stored: dict[str, dict[str, Any]]) -> None:
+        """Show the thread's ``stored`` context, with what was added and not yet taken on top of it."""
+        self.context.clear()
+        for node_id, values in stored.items():
+            self.context[node_id] = dict(values)
+        for node_id, values in self._added.items():
+            self.context.setdefault(node_id, {}).update(values)
+
+
+def check_context(context: dict[str, Any]) -> None:
+    """Strands' rules for shared context: each key a non-blank str, each value JSON (``ValueError``)."""
+    for key, value in context.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError(f"a shared context key must be a non-blank str, got {key!r}")
+        try:
+            require_json(value, f"the shared context value of {key!r}")
+        except NotJSONError as exc:
+            raise ValueError(str(exc)) from None
 
 
 @dataclass
@@ -76,6 +128,8 @@ class SwarmState:
     accumulated_usage: dict[str, int] = field(default_factory=zero_usage)
     accumulated_metrics: dict[str, int] = field(default_factory=lambda: {"latencyMs": 0})
     execution_time: int = 0
+    handoff_node: SwarmNode | None = None
+    """The agent the current one handed to, while the current one's turn lasts (its after hooks)."""
     handoff_message: str | None = None
 
 
@@ -100,7 +154,8 @@ class Swarm(Orchestrator):
                  max_iterations: int = 20, execution_timeout: float | None = 900.0, node_timeout: float | None = 300.0,
                  repetitive_handoff_detection_window: int = 0, repetitive_handoff_min_unique_agents: int = 0,
                  hooks: Sequence[HookProvider | HookRegistry] | None = None,
-                 session_manager: SessionManager | None = None, id: str = DEFAULT_SWARM_ID) -> None:
+                 session_manager: SessionManager | None = None, id: str = DEFAULT_SWARM_ID,
+                 trace_attributes: Mapping[str, Any] | None = None) -> None:
         if not nodes:
             raise GraphValidationError("a swarm needs at least one agent")
         self.max_handoffs = max_handoffs
@@ -130,6 +185,11 @@ class Swarm(Orchestrator):
             _inject_handoff_tool(node_id, node.executor)
         self.orchestrated = {n: OrchestratedNode(n, s.executor, machine_node_of(s.executor, f"swarm agent {n!r}"))
                              for n, s in self.nodes.items()}
+        for node_id, node in self.nodes.items():
+            node._machine = self.orchestrated[node_id].machine
+        self.shared_context = SharedContext()
+        self._turn: str | None = None
+        """The agent whose turn is running (until its after hooks have run): ``state.current_node``."""
         channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "handoff": Kind.REPLACE,
                     "context": Kind.MERGE, "failure": Kind.REPLACE}
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "handoff": None,
@@ -137,7 +197,8 @@ class Swarm(Orchestrator):
         specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.orchestrated]
         routers = [Router(n, _handed_to) for n in self.orchestrated]
         machine = Machine(specs, [Edge(START, first)], routers, name=id, schema=schema.describe())
-        self._setup(id=id, machine=machine, schema=schema, hooks=hooks, session_manager=session_manager)
+        self._setup(id=id, machine=machine, schema=schema, hooks=hooks, session_manager=session_manager,
+                    trace_attributes=trace_attributes)
 
     @property
     def state(self) -> SwarmState:
@@ -147,47 +208,95 @@ class Swarm(Orchestrator):
         results = node_results(state, self.orchestrated)
         usage, metrics = accumulated(results.values())
         started, elapsed = self._clock()
-        current = handoff["to"] if handoff else order[-1] if order else self._first  # has (or last had) the turn
-        return SwarmState(self.nodes[current], stored_task(state), status,
-                          SharedContext(dict(state.get("context", {}))), [self.nodes[n] for n in order], started,
-                          results, usage, metrics, elapsed, handoff["message"] if handoff else None)
+        target = self.nodes[handoff["to"]] if handoff else None
+        if self._turn is not None:  # a turn is running: it is current, and where it handed to is next
+            current, next_node = self.nodes[self._turn], target
+        else:  # between turns: the agent that has (or last had) the turn
+            current, next_node = target or self.nodes[order[-1] if order else self._first], None
+        return SwarmState(current, stored_task(state), status, self.shared_context, [self.nodes[n] for n in order],
+                          started, results, usage, metrics, elapsed, next_node,
+                          handoff["message"] if handoff else None)
 
-    @property
-    def shared_context(self) -> SharedContext:
-        """What the agents shared in the last call (read from its thread)."""
-        from statehitl._sync import run_sync
-
-        record = run_sync(self.checkpointer.latest(self.thread_id))
-        return SharedContext(dict(record.values.get("context", {})) if record is not None else {})
+    def _show(self, state: dict[str, Any], status: Status) -> None:
+        super()._show(state, status)
+        self.shared_context.show(state.get("context", {}))
 
     async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         run: OrchestrationRun = ctx.runtime
         node = self.orchestrated[node_id]
         kept = ctx.progress
-        if kept is None:
-            reason = self._limit(state, run)
-            if reason is not None:
-                return {"failure": reason, "handoff": None}
+        self._turn = node_id
+        # What add_context added goes into the thread with this turn; kept with the turn if it stops.
+        added = _merged({} if kept is None else kept.get("added", {}), self.shared_context.taken())
         turn = _Turn(**kept["turn"]) if kept is not None else _Turn(list(self.nodes))
         token = _turn.set(turn)
         started = time.monotonic()
+        update: dict[str, Any]
         try:
-            task = None if kept is not None else self._node_input(state, node_id)
+            task = None if kept is not None else self._node_input(state, node_id, _merged(state["context"], added))
             _, result = await call_node(node, task, node.machine.node_state(), ctx, run,
-                                           kept=None if kept is None else kept["node"], timeout=self.node_timeout,
-                                           keep=lambda inner: {"node": inner, "turn": vars(turn)})
+                                        kept=None if kept is None else kept["node"], timeout=self.node_timeout,
+                                        keep=lambda inner, stopped: {"node": inner, "turn": vars(turn), "added": added,
+                                                                     "result": stopped.to_dict()},
+                                        stop_on_interrupt=True)
         except InterruptRaised:
             raise
-        except Exception as exc:  # as in Strands, a failed agent ends the swarm FAILED, it does not raise
-            return {"failure": f"node {node_id!r} failed: {exc}", "handoff": None, "order": [node_id],
-                    "results": {node_id: failed_result(exc, started).to_dict()}}
+        except Exception as exc:  # as in Strands, a failed agent ends the swarm FAILED, it does not raise, and
+            failed = failed_result(exc, started)  # is not in the history of agents that had the turn
+            update = {"failure": f"node {node_id!r} failed: {exc}", "handoff": None,
+                      "results": {node_id: node.stored_result(failed)}}
+        else:
+            update = {"results": {node_id: node.stored_result(result)}, "order": [node_id], "handoff": turn.handoff}
         finally:
             _turn.reset(token)
-        update: dict[str, Any] = {"results": {node_id: node.stored_result(result)}, "order": [node_id],
-                                  "handoff": turn.handoff}
-        if turn.context:
-            update["context"] = {node_id: {**state.get("context", {}).get(node_id, {}), **turn.context}}
+        added = _merged(added, {node_id: turn.context} if turn.context else {})
+        if added:
+            update["context"] = {n: {**state["context"].get(n, {}), **values} for n, values in added.items()}
+        self._show_update(node_id, update)
         return update
+
+    def _stepped(self, run: OrchestrationRun, state: dict[str, Any], writes: Writes,
+                 pending: list[str]) -> Awaitable[None]:
+        self._turn = None  # its after hooks have run: the next agent is current
+        return super()._stepped(run, state, writes, pending)
+
+    def _cancel(self, node_id: str, message: str, run: OrchestrationRun) -> dict[str, Any]:
+        """As Strands announces a cancelled swarm agent: cancelled, with no result and no turn taken."""
+        run.event({"type": "multiagent_node_cancel", "node_id": node_id, "message": message})
+        return {}
+
+    def hook_failed(self, node: str, error: Exception, runtime: Any) -> dict[str, Any] | None:
+        """A ``BeforeNodeCallEvent`` hook that raises ends the swarm FAILED, as in Strands, saying why."""
+        return {"failure": f"a BeforeNodeCallEvent hook failed before node {node!r}: {type(error).__name__}: {error}",
+                "handoff": None}
+
+    _halt: ClassVar[dict[str, Any]] = {"handoff": None}
+
+    def _stopped_results(self, progress: Mapping[str, Any], error: FailureRecord | None) -> dict[str, dict[str, Any]]:
+        """As in Strands, an agent stopped on an interrupt has its ``INTERRUPTED`` result (kept with its
+        progress until its turn ends)."""
+        stopped = super()._stopped_results(progress, error)
+        for node_id, kept in progress.items():
+            if isinstance(kept, dict) and "result" in kept and node_id in self.orchestrated:
+                stopped[node_id] = kept["result"]
+        return stopped
+
+    def _with_stopped(self, state: dict[str, Any], progress: Mapping[str, Any],
+                      error: FailureRecord | None = None) -> dict[str, Any]:
+        """Also with the context an agent stopped on an interrupt took from ``add_context``: its turn
+        writes it into the thread when it ends."""
+        shown = super()._with_stopped(state, progress, error)
+        for kept in progress.values():
+            if isinstance(kept, dict) and kept.get("added"):
+                shown = {**shown, "context": _merged(shown.get("context", {}), kept["added"])}
+        return shown
+
+    def _snapshot(self, state: dict[str, Any], interrupted: list[str]) -> dict[str, Any]:
+        handoff = state.get("handoff")
+        return {"node_history": list(state.get("order", ())),
+                "context": {"shared_context": dict(state.get("context", {})),
+                            "handoff_node": handoff["to"] if handoff else None,
+                            "handoff_message": handoff["message"] if handoff else None}}
 
     def _limit(self, state: dict[str, Any], run: OrchestrationRun) -> str | None:
         history = state.get("order", [])
@@ -204,15 +313,16 @@ class Swarm(Orchestrator):
                 return f"Repetitive handoff: {unique} unique nodes out of {window} recent iterations"
         return None
 
-    def _node_input(self, state: dict[str, Any], node_id: str) -> list[dict[str, Any]]:
-        """The context an agent's turn starts with, in Strands' words, then the task's own blocks."""
+    def _node_input(self, state: dict[str, Any], node_id: str, context: dict[str, Any]) -> list[dict[str, Any]]:
+        """The context an agent's turn starts with, in Strands' words, then the task's own blocks;
+        ``context`` is what the agents (and ``add_context``) shared so far."""
         task, handoff = stored_task(state), state.get("handoff")
         text = f"Handoff Message: {handoff['message']}\n\n" if handoff else ""
         text += f"User Request: {task}\n\n" if isinstance(task, str) else "User Request: Multi-modal task\n\n"
         history = state.get("order", [])
         if history:
             text += f"Previous agents who worked on this: {' → '.join(history)}\n\n"
-        shared = {k: v for k, v in state.get("context", {}).items() if v}
+        shared = {k: v for k, v in context.items() if v}
         if shared:
             text += "Shared knowledge from previous agents:\n"
             text += "".join(f"• {name}: {values}\n" for name, values in shared.items()) + "\n"
@@ -231,8 +341,8 @@ class Swarm(Orchestrator):
     # -- Orchestrator ---------------------------------------------------------------------------------
 
     def _begin(self, state: dict[str, Any], task: Any) -> dict[str, Any]:
-        return {**state, "task": task_channel(task), "results": {}, "order": [], "handoff": None, "context": {},
-                "failure": None}
+        """A new task; the shared context lasts, as Strands' one ``shared_context`` object does."""
+        return {**state, "task": task_channel(task), "results": {}, "order": [], "handoff": None, "failure": None}
 
     def _entry(self, state: dict[str, Any]) -> list[str]:
         return [self._first]
@@ -249,6 +359,13 @@ class Swarm(Orchestrator):
 
     def __repr__(self) -> str:
         return f"Swarm(id={self.id!r}, nodes={list(self.orchestrated)})"
+
+
+def _merged(base: dict[str, dict[str, Any]], more: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Shared context ``base`` with ``more`` on top, agent by agent."""
+    if not more:
+        return base
+    return {**base, **{n: {**base.get(n, {}), **values} for n, values in more.items()}}
 
 
 def _handed_to(state: dict[str, Any]) -> str:
@@ -283,8 +400,8 @@ def handoff_to_agent(agent_name: str, message: str, context: dict[str, Any] | No
         return {"status": "error", "content": [{"text": f"Error: Agent '{agent_name}' not found in swarm "
                                                         f"(agents: {', '.join(turn.agents)})"}]}
     try:
-        require_json(context or {}, "the handoff context")
-    except NotJSONError as exc:
+        check_context(context or {})
+    except ValueError as exc:  # the whole handoff is refused: the agent can correct it and hand off again
         return {"status": "error", "content": [{"text": f"Error in handoff: {exc}"}]}
     turn.handoff = {"to": agent_name, "message": message}
     turn.context.update(context or {})

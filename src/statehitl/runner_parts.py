@@ -1,0 +1,127 @@
+"""The runner's contracts and the small types of one step, apart from the step loop (``runner``).
+
+``StateAdapter`` is how a machine's state is reduced and stored; ``NodeRules`` what an owner (a Graph,
+a Swarm) decides about its nodes besides running them. The outcomes, run settings and the two errors
+that carry a failure out of a concurrent step are the runner's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from statehitl.checkpoint.chain import StateCodec
+from statehitl.checkpoint.records import FailureRecord, RecordStatus
+from statehitl.interrupt import Interrupt
+from statehitl.machine import NodeSpec
+from statehitl.position import Position, Writes
+from statehitl.telemetry import RunTracer
+
+__all__ = ["Between", "Cancelled", "Done", "NodeFailed", "NodeRules", "Outcome", "RunSettings", "StateAdapter",
+           "StepFailed", "Stopped", "call_handler", "record_source"]
+
+
+class StateAdapter(StateCodec, Protocol):
+    """How a machine's state is reduced and stored; the runner treats the state as opaque.
+
+    An adapter may also have ``halted(state) -> bool``: a state it says is halted ends the run after
+    the step that made it so, whatever the transitions say (an orchestrator that hit a limit).
+    """
+
+    def apply(self, state: Any, writes: Writes) -> Any: ...
+    def normalize_update(self, node: str, returned: Any) -> dict[str, Any]: ...
+    def dump_update(self, update: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class NodeRules(Protocol):
+    """What the owner of a machine decides about its nodes besides running them: Strands' Graph and
+    Swarm check their limits before any ``BeforeNodeCallEvent`` hook is asked about a node (so no human
+    is asked to approve a node a limit then refuses), record a cancelled node as a result of its own,
+    and a Swarm ends FAILED when such a hook raises. ``runtime`` is the run's (``NodeContext.runtime``).
+
+    - ``admit(state, pending, runtime)``: before a step whose nodes have not begun (a fresh step, or a
+      resumed one with no work kept), None lets it run; an update ends the run there, failed, with
+      that update applied.
+    - ``cancelled(node, message, runtime)``: a hook cancelled ``node``; the update to apply for it with
+      the step's others. ``AfterNodeCallEvent`` then fires for the node, as Strands' orchestrators fire it.
+    - ``hook_failed(node, error, runtime)``: a ``BeforeNodeCallEvent`` hook raised; None lets the error
+      fail the step, an update is the node's outcome instead (the run goes on by the machine's rules).
+    """
+
+    def admit(self, state: Any, pending: list[str], runtime: Any) -> dict[str, Any] | None: ...
+    def cancelled(self, node: str, message: str, runtime: Any) -> dict[str, Any]: ...
+    def hook_failed(self, node: str, error: Exception, runtime: Any) -> dict[str, Any] | None: ...
+
+
+@dataclass
+class Done:
+    update: dict[str, Any]
+
+
+@dataclass
+class Cancelled:
+    message: str
+    update: dict[str, Any]
+
+
+@dataclass
+class Stopped:
+    interrupts: list[Interrupt]
+    progress: Any = None
+
+
+Outcome = Done | Cancelled | Stopped
+Between = Callable[[int, Any, list[str], Writes], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What one run's nodes see besides the state: the same for every step of the run."""
+
+    thread_id: str
+    invocation_state: dict[str, Any]
+    runtime: Any
+    prefix: str
+    tracer: RunTracer | None
+
+
+async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> Any:
+    """Call a node's handler: awaited if async, else inline when it runs alone, else in a worker thread."""
+    if spec.is_async:
+        return await spec.handler(*args)
+    if inline:
+        return spec.handler(*args)
+    return await asyncio.to_thread(spec.handler, *args)
+
+
+def record_source(status: RecordStatus, fields: dict[str, Any]) -> str:
+    """Why the checkpoint was written, as its record says."""
+    if status == "interrupted":
+        return "interrupt"
+    if status == "failed":
+        return "cancel" if fields.get("cancelled") else "error"
+    return "step"
+
+
+class NodeFailed(Exception):
+    """A node's handler (or its hooks) raised ``error``: carries which node, out of the concurrent step."""
+
+    def __init__(self, node: str, error: Exception) -> None:
+        super().__init__(node)
+        self.node = node
+        self.error = error
+
+
+class StepFailed(Exception):
+    """A step failed at ``node`` with ``error``; ``position`` is where it started, to retry from."""
+
+    def __init__(self, node: str, error: Exception, position: Position) -> None:
+        super().__init__(node)
+        self.node = node
+        self.error = error
+        self.position = position
+
+    def record(self) -> FailureRecord:
+        return FailureRecord(node=self.node, type=type(self.error).__name__, message=str(self.error))
