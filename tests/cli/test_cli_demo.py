@@ -45,12 +45,14 @@ def test_no_wait_stops_at_the_interrupt_and_prints_the_resume_command(cli, workd
     }
 
 
-@pytest.mark.parametrize(("piped", "decision", "last"), [("y\n", "approved", "pay"), ("No\n", "rejected", "reject")])
+@pytest.mark.parametrize(("piped", "decision", "last"), [("y\n", "approved", "pay"), ("No\n", "rejected", "reject"),
+                                                       ("\n", "rejected", "reject")])  # a blank line is N, as Enter is
 def test_an_answer_piped_on_stdin_answers_a_new_run(cli, workdir, piped, decision, last):
     done = cli("demo", "--thread", "t1", stdin=Piped(piped))
 
     assert done.code == 0, done.err
-    assert f"Approve refund of $120.00 to Ada Lovelace? [y/N] {piped.strip()}  (from stdin)" in done.out
+    shown = piped.strip() or "(blank line: N)"
+    assert f"Approve refund of $120.00 to Ada Lovelace? [y/N] {shown}  (from stdin)" in done.out
     assert entered(done.out) == ["intake", "assess", "approve", "approve", last]
     assert "--resume" not in done.out
     record = latest(workdir / STORE, "t1")
@@ -58,7 +60,7 @@ def test_an_answer_piped_on_stdin_answers_a_new_run(cli, workdir, piped, decisio
     assert record.values["decision"] == decision
 
 
-@pytest.mark.parametrize("piped", ["", "\n"])
+@pytest.mark.parametrize("piped", [""])
 def test_a_pipe_without_an_answer_leaves_the_new_run_waiting(cli, workdir, piped):
     done = cli("demo", "--thread", "t1", stdin=Piped(piped))
 

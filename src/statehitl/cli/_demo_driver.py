@@ -258,16 +258,17 @@ class Driver(Generic[R]):
             return answer
 
     def _read_piped(self, pending: list[Interrupt]) -> str | None:
-        """The next line of a pipe (``echo y | statehitl demo``), or ``None`` at its end or on a blank line.
+        """The next line of a pipe (``echo y | statehitl demo``), or ``None`` at its end.
 
-        A pipe cannot be asked again, so an answer that is not y or n is an error rather than a retry;
-        the question and the answer read are printed as a terminal would have shown them.
+        A blank line means N, as Enter does at the terminal's ``[y/N]``. A pipe cannot be asked again, so
+        an answer that is not y or n is an error rather than a retry; the question and the answer read
+        are printed as a terminal would have shown them.
         """
         line = sys.stdin.readline()
-        if not line.strip():
+        if not line:  # the pipe ended: no answer, the thread stays waiting
             return None
-        answer = parse_answer(line, where="the answer on stdin")
-        self.c.print(f"\n{self._question(pending)} [y/N] {line.strip()}  (from stdin)")
+        answer = parse_answer(line, where="the answer on stdin") if line.strip() else "n"
+        self.c.print(f"\n{self._question(pending)} [y/N] {line.strip() or '(blank line: N)'}  (from stdin)")
         self.c.print()
         return answer
 
