@@ -59,7 +59,7 @@ case "$cmd" in
       echo "dev.sh: installing chromium (apt-get) for the browser tests" >&2
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     fi
-    echo "== ruff" && .venv/bin/ruff check .
+    echo "== ruff" && .venv/bin/ruff check --no-cache .  # no cache: a stale one passed here what a clean clone failed
     echo "== mypy (strict, src/)" && .venv/bin/mypy
     echo "== pytest" && exec .venv/bin/pytest "$@"
     ;;

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_drivers import AgentDriver, GraphDriver, Ledger, check_outcome, drive
 
+from fault_drivers import AgentDriver, GraphDriver, Ledger, check_outcome, drive
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
 from statehitl.testing.faults import FaultKind, FaultyStorage
 

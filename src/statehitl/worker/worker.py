@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import heapq
 import logging
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -285,7 +286,9 @@ class Worker:
             for thread, before in read.before.items():
                 await self._answers_since(before, read.entries.get(thread))
         # A stream-fed worker's pass (at its start) finds what the stream did not bring it: mostly threads other
-        # workers have in hand; it works through them a few at a time, behind what the stream brings.
+        # workers have in hand; it works through them a few at a time, behind what the stream brings, and in
+        # an order of its own, so that workers restarted one after the other do not all start at the same end.
+        random.shuffle(due)
         started = self._all(due, again=False, trickle=self._timed)
         if wait:
             await asyncio.gather(*started)
