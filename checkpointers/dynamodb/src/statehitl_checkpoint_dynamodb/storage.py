@@ -281,7 +281,11 @@ class DynamoDBStorage:
         pk, sk = split_key(key)
         now = time.time()
         expires = self._expiry(now)
-        self._register(pk, expires)
+        if expect == ABSENT or expires is not None:
+            # A write over a version lands only on a live record, whose markers its writer put first, and
+            # without TTL markers never expire: only creates (and TTL's renewals) need them. A worker
+            # resuming threads it never saw saves a marker write per thread.
+            self._register(pk, expires)
         head, chunks = split_value(bytes(data))
         token = new_token(len(chunks))
         stamp = {} if expires is None else {self.ttl_attribute: {"N": str(expires)}}
