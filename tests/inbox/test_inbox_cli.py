@@ -68,6 +68,7 @@ def test_answer_stores_then_refuses_a_second_and_the_app_applies_it(app_store: s
     code, out, _ = cli("inbox", "answer", iid, "y", "--as", "ann", "--store", app_store)
     assert code == 0
     assert 'with "y"' in out
+    assert "statehitl worker --app module:build" in out
     assert "resume_answered(app, 't1')" in out
     code, _, err = cli("inbox", "answer", iid, '{"ok": true}', "--store", app_store)
     assert code == 1

@@ -202,8 +202,10 @@ def cmd_answer(args: argparse.Namespace, console: Console) -> int:
     c = console
     c.print(f"answered {item.name} on thread {item.thread_id} with {compact_json(done.answer.response)}")
     if args.app is None:
-        c.print(c.style("stored: the app applies it on its next statehitl.inbox.resume_answered(app, "
-                        f"{item.thread_id!r}) (or answer with --app module:build to resume it now)", "dim"))
+        c.print(c.style("stored: a worker on this store applies it (statehitl worker --app module:build), or the "
+                        "app's next call on the thread without answers (invoke(None), a bare agent call, "
+                        f"statehitl.inbox.resume_answered(app, {item.thread_id!r})); answer with --app module:build "
+                        "to resume it now", "dim"))
     elif done.status is None:
         c.print("stored; another process is resuming the thread with it")
     else:

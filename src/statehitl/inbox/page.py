@@ -101,7 +101,8 @@ def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf:
     form asks for a name (a label for the trail), and an interrupt that names who may answer has no form:
     a typed name vouches for nobody."""
     moment = time.time() if now is None else now
-    after = "resumes the thread now" if resumes else "is stored; the app applies it on its next resume_answered call"
+    after = ("resumes the thread now" if resumes
+             else "is stored; a worker (statehitl worker) or the app's next call applies it")
     cards = [_card(item, moment, csrf, identity) for item in items]
     body = "".join(cards) if cards else '<p id="empty">Nothing is waiting on a human.</p>'
     who = f' You answer as <span id="identity">{escape(identity.describe())}</span>.' if identity.known else ""

@@ -48,8 +48,9 @@ async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *
     ``responder`` is who answers and ``groups`` the groups they belong to: the caller vouches for both
     (the terminal trusts its user, the page its authentication). An interrupt that names who may answer
     refuses anyone else with ``ResponderNotAllowedError``, and keeps the refusal in the audit trail.
-    With ``build`` the thread is resumed now, in this process; without it the answer is stored and the
-    application applies it on its next ``resume_answered`` call for that thread.
+    With ``build`` the thread is resumed now, in this process; without it the answer is stored, and a
+    worker (``statehitl worker``) or the application's next call on the thread without answers
+    (``invoke(None)``, a bare agent call, ``resume_answered``) applies it.
     """
     checkpointer = open_store(store)
     return await answer_pending(checkpointer, await afind_pending(checkpointer, interrupt_id), response,

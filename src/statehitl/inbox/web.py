@@ -363,7 +363,7 @@ def _done(done: Answered) -> str:
     said = f"Answered {item.name} on thread {item.thread_id} with {json.dumps(done.answer.response)}"
     if done.status is not None:
         return f"{said}; the thread resumed and is now {done.status}."
-    return f"{said}; the answer is stored and the app applies it on its next resume_answered call."
+    return f"{said}; the answer is stored, and a worker (statehitl worker) or the app's next call applies it."
 
 
 async def _answer_form(request: web.Request) -> web.Response:
