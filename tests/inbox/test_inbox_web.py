@@ -97,6 +97,33 @@ def test_the_json_api_answers_and_reports_conflicts(app_store: str, action_log: 
     assert actions(action_log) == []
 
 
+def test_an_answer_stored_and_not_yet_applied_is_listed_on_the_page_and_in_the_api(app_store: str,
+                                                                                   action_log: Path) -> None:
+    iid = waiting("t1", reason={"note": "<b>bold</b>"})
+    waiting("t2")
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        ok = await client.post(f"/api/answer/{iid}", json={"response": "y", "responder": "<ann>"})
+        assert ok.status == 200
+        page = await (await client.get("/")).text()
+        assert "1 pending" in page
+        assert 'Answered, not yet applied (1)' in page
+        assert f'<li class="unapplied" data-id="{iid}">' in page
+        assert "answered by &lt;ann&gt; (page)" in page
+        listed = await (await client.get("/api/unapplied")).json()
+        assert [(a["thread_id"], a["id"], a["responder"], a["via"]) for a in listed] == [("t1", iid, "<ann>", "page")]
+
+    client_run(app_store, check)
+    assert actions(action_log) == []
+    build("t1").invoke(None, thread_id="t1")
+
+    async def applied(client: TestClient[Any, Any]) -> None:
+        assert "Answered, not yet applied" not in await (await client.get("/")).text()
+        assert await (await client.get("/api/unapplied")).json() == []
+
+    client_run(app_store, applied)
+
+
 def test_the_token_is_required_and_a_browser_swaps_it_for_a_session_cookie(app_store: str) -> None:
     iid = waiting()
 

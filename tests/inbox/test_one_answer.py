@@ -86,8 +86,17 @@ def test_answered_not_applied_shows_in_get_state_threads_list_and_the_trail(app_
     assert "[answered by ann (inbox), not yet applied]" in capsys.readouterr().out
     rows = inbox.thread_audit_trail(app_store, "t1")
     assert [(r.outcome, r.responder, r.via) for r in rows] == [("answered, not yet applied", "ann", "inbox")]
+    assert inbox.pending(app_store) == []
+    [stored] = inbox.unapplied(app_store)
+    assert (stored.thread_id, stored.id, stored.name, stored.responder, stored.via) == (
+        "t1", asked.id, "ship-approval", "ann", "inbox")
+    assert main(["inbox", "--store", app_store]) == 0
+    listed = capsys.readouterr().out
+    assert "answered, not yet applied (1):" in listed
+    assert f"{asked.id}  t1" in listed and "by ann (inbox)" in listed
     build("t1").invoke(None, thread_id="t1")
     assert not build("t1").get_state("t1").answers
+    assert inbox.unapplied(app_store) == []
 
 
 def test_a_call_without_answers_on_a_waiting_thread_with_none_stored_says_so(app_store: str) -> None:

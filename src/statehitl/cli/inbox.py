@@ -27,7 +27,7 @@ from statehitl.cli._console import (
 )
 
 if TYPE_CHECKING:
-    from statehitl.inbox import AppBuilder, PendingInterrupt
+    from statehitl.inbox import AppBuilder, PendingInterrupt, UnappliedAnswer
     from statehitl.inbox.identity import Identity
 
 __all__ = ["DEFAULT_PORT", "TOKEN_ENV", "add_parser", "cmd_answer", "cmd_list", "cmd_serve", "cmd_show", "cmd_sweep"]
@@ -147,14 +147,24 @@ def _where(item: PendingInterrupt) -> str:
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
-    from statehitl.inbox import pending
+    from statehitl._sync import run_sync
+    from statehitl.inbox.listing import open_store, scan
+
+    looked = run_sync(scan(open_store(args.store)))
+    c = console
+    if looked.pending:
+        _pending_table(args, console, looked.pending)
+    else:
+        c.print(f"nothing waiting on a human in {args.store}")
+    if looked.unapplied:
+        _unapplied_table(console, looked.unapplied)
+    return 0
+
+
+def _pending_table(args: argparse.Namespace, console: Console, items: list[PendingInterrupt]) -> None:
     from statehitl.inbox.text import age_text, expiry_text
 
-    items = pending(args.store)
     c = console
-    if not items:
-        c.print(f"nothing waiting on a human in {args.store}")
-        return 0
     now = time.time()
     who = any(i.responders for i in items)  # the column only when some interrupt says who may answer
     table = [(i.id, i.thread_id, i.name, age_text(i.age(now)), expiry_text(i.expires_at, now),
@@ -164,7 +174,23 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     for row in table:
         c.print("  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False)), row[-1]]))
     c.print(c.style(f"answer one with: {cli_command('inbox', 'answer', 'ID', 'RESPONSE', store=args.store)}", "dim"))
-    return 0
+
+
+def _unapplied_table(console: Console, answers: list[UnappliedAnswer]) -> None:
+    """The answers stored and not yet applied: no longer waiting on a human, not yet acted on either."""
+    from statehitl.inbox.text import age_text
+
+    c = console
+    now = time.time()
+    c.print()
+    c.print(f"answered, not yet applied ({len(answers)}):")
+    table = [(a.id, a.thread_id, a.name, f"by {a.responder or 'nobody named'} ({a.via})",
+              f"{age_text(max(0.0, now - a.answered_at))} ago") for a in answers]
+    widths = table_head(c, ("ID", "THREAD", "NAME", "ANSWERED", "WHEN"), table)
+    for row in table:
+        c.print("  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False)), row[-1]]))
+    c.print(c.style("a worker applies them (statehitl worker --app module:build), or the app's next call on the thread",
+                    "dim"))
 
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:

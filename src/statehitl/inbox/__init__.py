@@ -2,8 +2,9 @@
 or code, and expiry (``expires_in=``/``on_expire=``) applied by a sweep.
 
 ``pending`` lists from the thread index alone; ``answer`` stores an answer once (the first wins) and,
-given the app's ``build(thread_id)``, resumes the thread through the engine at once; an application
-without the inbox in its process applies stored answers with ``resume_answered(app, thread_id)``.
+given the app's ``build(thread_id)``, resumes the thread through the engine at once; otherwise a worker
+(``statehitl worker``) or the application's next call applies it (``resume_answered(app, thread_id)``),
+and ``unapplied`` lists the answers stored and not yet applied.
 ``sweep`` answers expired interrupts with their defaults, exactly once however many sweepers run.
 See docs/inbox.md.
 """
@@ -13,7 +14,17 @@ from __future__ import annotations
 from statehitl.inbox.answers import StoredAnswer
 from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app, load_app, resume_answered
 from statehitl.inbox.audit import AuditRow, athread_audit_trail, thread_audit_trail
-from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, find_pending, open_store, pending
+from statehitl.inbox.listing import (
+    PendingInterrupt,
+    UnappliedAnswer,
+    afind_pending,
+    apending,
+    aunapplied,
+    find_pending,
+    open_store,
+    pending,
+    unapplied,
+)
 from statehitl.inbox.service import Answered, SweepReport, aanswer, answer, asweep, sweep
 
 __all__ = [
@@ -23,6 +34,7 @@ __all__ = [
     "PendingInterrupt",
     "StoredAnswer",
     "SweepReport",
+    "UnappliedAnswer",
     "aanswer",
     "afind_pending",
     "answer",
@@ -30,6 +42,7 @@ __all__ = [
     "aresume_answered",
     "asweep",
     "athread_audit_trail",
+    "aunapplied",
     "build_app",
     "find_pending",
     "load_app",
@@ -38,4 +51,5 @@ __all__ = [
     "resume_answered",
     "sweep",
     "thread_audit_trail",
+    "unapplied",
 ]

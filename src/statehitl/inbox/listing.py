@@ -17,7 +17,10 @@ from statehitl.checkpoint.records import AnsweredMark
 from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
 from statehitl.inbox.answers import already_answered, read_answer
 
-__all__ = ["PendingInterrupt", "Scan", "afind_pending", "apending", "find_pending", "pending", "scan"]
+__all__ = [
+    "PendingInterrupt", "Scan", "UnappliedAnswer", "afind_pending", "apending", "aunapplied", "find_pending", "pending",
+    "scan", "unapplied",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +50,28 @@ class PendingInterrupt:
         return self.expires_at is not None and self.expires_at <= (time.time() if now is None else now)
 
 
+@dataclass(frozen=True, slots=True)
+class UnappliedAnswer:
+    """An interrupt answered through a door that does not resume (the inbox without the app, its page, an
+    expiry), whose thread has not gone on with the answer yet: a worker or the app's next call applies it."""
+
+    thread_id: str
+    id: str
+    name: str
+    responder: str | None
+    via: str
+    answered_at: float
+
+
 async def apending(store: str | Checkpointer) -> list[PendingInterrupt]:
     """Every interrupt waiting on a human in the store (a URL or a checkpointer), newest first."""
     return (await scan(open_store(store))).pending
+
+
+async def aunapplied(store: str | Checkpointer) -> list[UnappliedAnswer]:
+    """Every answer stored and not yet applied in the store, newest first: no longer waiting on a human,
+    not yet acted on either."""
+    return (await scan(open_store(store))).unapplied
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +83,7 @@ class Scan:
     pending: list[PendingInterrupt]
     answered: dict[tuple[str, str], tuple[int, AnsweredMark]]
     waiting: list[str]
+    unapplied: list[UnappliedAnswer]
 
 
 async def scan(checkpointer: Checkpointer) -> Scan:
@@ -69,12 +92,16 @@ async def scan(checkpointer: Checkpointer) -> Scan:
     answered: dict[tuple[str, str], tuple[int, AnsweredMark]] = {}
     found = []
     waiting = []
+    unapplied = []
     for entry in await checkpointer.threads("interrupted"):
         waiting.append(entry.thread_id)
         for mark in entry.answered:
             answered[entry.thread_id, mark.interrupt_id] = (entry.seq, mark)
         for record in entry.interrupts:
             if (entry.thread_id, record.id) in answered:
+                mark = answered[entry.thread_id, record.id][1]
+                unapplied.append(UnappliedAnswer(thread_id=entry.thread_id, id=record.id, name=record.name,
+                                                 responder=mark.responder, via=mark.via, answered_at=mark.at))
                 continue
             found.append(PendingInterrupt(
                 thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason,
@@ -83,7 +110,8 @@ async def scan(checkpointer: Checkpointer) -> Scan:
                 response_schema=record.response_schema, responders=record.responders,
             ))
     found.sort(key=lambda p: (-p.since, p.thread_id, p.id))
-    return Scan(found, answered, waiting)
+    unapplied.sort(key=lambda a: (-a.answered_at, a.thread_id, a.id))
+    return Scan(found, answered, waiting, unapplied)
 
 
 async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
@@ -117,6 +145,13 @@ def pending(store: str | Checkpointer) -> list[PendingInterrupt]:
     from statehitl._sync import run_sync
 
     return run_sync(apending(store))
+
+
+def unapplied(store: str | Checkpointer) -> list[UnappliedAnswer]:
+    """Sync ``aunapplied``."""
+    from statehitl._sync import run_sync
+
+    return run_sync(aunapplied(store))
 
 
 def find_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from statehitl.inbox.audit import AuditRow
 from statehitl.inbox.identity import ANONYMOUS, Identity
-from statehitl.inbox.listing import PendingInterrupt
+from statehitl.inbox.listing import PendingInterrupt, UnappliedAnswer
 from statehitl.inbox.text import age_text, expiry_text, parse_response, when_text
 from statehitl.responders import describe, may_answer
 
@@ -92,9 +92,11 @@ def _json(value: Any) -> str:
 
 
 def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf: str,
-              identity: Identity = ANONYMOUS, now: float | None = None) -> str:
+              identity: Identity = ANONYMOUS, now: float | None = None,
+              unapplied: list[UnappliedAnswer] | None = None) -> str:
     """Every pending interrupt, newest first, each with its reason and a form to answer it; each form
-    carries ``csrf`` (``CSRF_FIELD``), the value the server checks a post against.
+    carries ``csrf`` (``CSRF_FIELD``), the value the server checks a post against. Below them, the
+    ``unapplied`` answers: given, and not yet acted on (a worker or the app's next call applies them).
 
     ``identity`` is who the inbox's authentication says is reading: known, the forms answer as them and
     have no name box, and an interrupt they may not answer shows who may instead of a form. Unknown, a
@@ -107,7 +109,22 @@ def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf:
     body = "".join(cards) if cards else '<p id="empty">Nothing is waiting on a human.</p>'
     who = f' You answer as <span id="identity">{escape(identity.describe())}</span>.' if identity.known else ""
     return _page("statehitl inbox", f'<h1>statehitl inbox <small>{escape(store)}</small></h1>'
-                 f'<p class="meta">{len(items)} pending, newest first. Answering {escape(after)}.{who}</p>{body}')
+                 f'<p class="meta">{len(items)} pending, newest first. Answering {escape(after)}.{who}</p>{body}'
+                 f'{_unapplied(unapplied or [], moment)}')
+
+
+def _unapplied(answers: list[UnappliedAnswer], now: float) -> str:
+    if not answers:
+        return ""
+    rows = "".join(
+        f'<li class="unapplied" data-id="{escape(a.id)}"><span class="name">{escape(a.name)}</span> on thread '
+        f'<a href="thread/{quote(a.thread_id, safe="")}">{escape(a.thread_id)}</a>: answered by '
+        f'{escape(a.responder or "nobody named")} ({escape(a.via)}), {escape(age_text(max(0.0, now - a.answered_at)))}'
+        " ago</li>"
+        for a in answers)
+    return (f'<h2 id="unapplied">Answered, not yet applied ({len(answers)})</h2><p class="meta">A worker '
+            "(statehitl worker) or the app's next call on the thread applies each.</p>"
+            f"<ul>{rows}</ul>")
 
 
 def _card(item: PendingInterrupt, now: float, csrf: str, identity: Identity) -> str:

@@ -5,7 +5,8 @@ so the page runs on the same event loop as the engine's async calls, with no ASG
 
 Routes: ``GET /`` the list with a form per interrupt; ``POST /answer/{id}`` answers (the first answer
 wins, a later one gets "already answered", 409); ``GET /thread/{thread}`` the thread's audit trail;
-``GET /api/pending`` and ``POST /api/answer/{id}`` the same as JSON.
+``GET /api/pending`` and ``POST /api/answer/{id}`` the same as JSON, and ``GET /api/unapplied`` the answers
+stored and not yet applied (also listed on the page).
 
 Safety, in the order ``_guard`` applies it (docs/inbox.md, "Security", says the same to users):
 
@@ -58,7 +59,7 @@ from statehitl.errors import (
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.audit import athread_audit_trail
 from statehitl.inbox.identity import ANONYMOUS, Identity, from_headers, header_name
-from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, open_store
+from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, aunapplied, open_store, scan
 from statehitl.inbox.page import (
     CONTENT_SECURITY_POLICY,
     CSRF_FIELD,
@@ -217,6 +218,7 @@ def make_app(store: str | Checkpointer, *, token: str | None = None, tokens: Map
     app.router.add_post("/answer/{id}", _answer_form)
     app.router.add_get("/thread/{thread}", _thread)
     app.router.add_get("/api/pending", _api_pending)
+    app.router.add_get("/api/unapplied", _api_unapplied)
     app.router.add_post("/api/answer/{id}", _api_answer)
     return app
 
@@ -344,9 +346,9 @@ def _html(body: str, status: int = 200) -> web.Response:
 
 
 async def _index(request: web.Request) -> web.Response:
-    items = await apending(request.app[_STORE])
-    return _html(list_page(items, request.app[_LABEL], resumes=request.app[_BUILD] is not None,
-                           csrf=request.app[_SECRETS].csrf, identity=_identity(request)))
+    looked = await scan(request.app[_STORE])
+    return _html(list_page(looked.pending, request.app[_LABEL], resumes=request.app[_BUILD] is not None,
+                           csrf=request.app[_SECRETS].csrf, identity=_identity(request), unapplied=looked.unapplied))
 
 
 async def _thread(request: web.Request) -> web.Response:
@@ -414,6 +416,10 @@ def _not_allowed(exc: ResponderNotAllowedError, identity: Identity) -> str:
 
 async def _api_pending(request: web.Request) -> web.Response:
     return web.json_response([asdict(i) for i in await apending(request.app[_STORE])])
+
+
+async def _api_unapplied(request: web.Request) -> web.Response:
+    return web.json_response([asdict(a) for a in await aunapplied(request.app[_STORE])])
 
 
 async def _api_answer(request: web.Request) -> web.Response:
