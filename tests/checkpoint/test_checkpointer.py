@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -120,6 +121,29 @@ def test_history_through_the_async_api(checkpointer: Checkpointer) -> None:
     latest, history = asyncio.run(main())
     assert latest == history[0]
     assert len(history) == 4
+
+
+def test_an_offered_head_is_taken_once_by_its_own_checkpointer_for_its_thread(checkpointer: Checkpointer) -> None:
+    from statehitl.checkpoint.reading import offering_head
+
+    build(checkpointer).invoke({"log": []}, thread_id="t")
+    other = Checkpointer(checkpointer.storage)
+
+    async def main() -> None:
+        read = await checkpointer.head("t")
+        assert read is not None
+        offered = dataclasses.replace(read)
+        with offering_head(checkpointer, offered):
+            assert await other.head("t") is not offered  # another checkpointer on the same store reads
+            assert await checkpointer.head("u") is None  # another thread is read
+            assert await checkpointer.head("t", read.record.checkpoint_id) is not offered  # a checkpoint by id too
+            assert await checkpointer.head("t") is offered
+            assert await checkpointer.head("t") is not offered  # once
+        with offering_head(checkpointer, offered):
+            pass
+        assert await checkpointer.head("t") is not offered  # not past its block
+
+    asyncio.run(main())
 
 
 def test_threads_are_separate_and_listed(checkpointer: Checkpointer) -> None:

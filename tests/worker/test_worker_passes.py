@@ -14,11 +14,13 @@ import time
 import pytest
 
 from statehitl import inbox
+from statehitl.checkpoint import FileStorage
 from statehitl.checkpoint.answer_records import record_answer
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AppLoadError
+from statehitl.testing import CountingStorage
 from statehitl.worker import Worker
-from worker_app import APPROVAL, Ledger, build, build_agent, build_refunds
+from worker_app import APPROVAL, Ledger, build, build_agent, build_refunds, graph
 from worker_support import wait_for
 
 
@@ -155,3 +157,19 @@ def test_a_polling_worker_resumes_answers_as_they_come(app_store: str, ledger: L
         loop.close()
     assert sorted(ledger.applied().values()) == ["o0 ship y", "o1 ship y", "o2 ship y"]
     assert worker.report.resumed == 3
+
+
+def test_with_one_app_a_resume_reads_the_thread_once(app_store: str, ledger: Ledger) -> None:
+    """The worker reads the thread (head and answers) through the app's checkpointer to decide, and the
+    app's resume goes on from that read instead of making it again."""
+    build("t").invoke({"item": "t1"}, thread_id="t1")
+    _answer(app_store, "t1", "y")
+    counted = CountingStorage(FileStorage(app_store.removeprefix("file://")))
+    app = graph().compile(checkpointer=Checkpointer(counted))  # a new process's: nothing of t1 in its cache
+
+    outcome = asyncio.run(Worker(app_store, lambda thread: app).aprocess("t1"))
+
+    assert outcome.what == "resumed"
+    assert list(ledger.applied().values()) == ["t1 ship y"]
+    reads = {op: n for op, n in counted.counts.calls.items() if op not in ("write", "create")}
+    assert reads == {"read_all": 1, "read": 1}  # the thread's one bulk read; the index entry before its update

@@ -9,6 +9,8 @@ says which records each store writes).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -38,7 +40,7 @@ from statehitl.errors import (
     CheckpointNotFoundError,
 )
 
-__all__ = ["Head", "ThreadReader"]
+__all__ = ["Head", "ThreadReader", "offering_head"]
 
 @dataclass
 class Head:
@@ -55,6 +57,39 @@ class Head:
     own: bool = False
     """Whether this process wrote the thread's newest record itself, and found it still the newest
     (``checkpoint/warm.py``): no other writer went past it, so no record past it can have been lost."""
+
+
+_OFFERED: ContextVar[list[tuple[ThreadReader, Head]] | None] = ContextVar("statehitl_offered_head", default=None)
+
+
+@contextlib.contextmanager
+def offering_head(checkpointer: ThreadReader, head: Head) -> Iterator[None]:
+    """Let the next ``checkpointer.head()`` of ``head``'s thread in this context return ``head``, once.
+
+    For a caller that has just read the thread (its head and answers) to decide whether to resume it, and
+    then resumes it through an application's own call, which reads it again: a worker. The head is only
+    as old as that decision, and a stale one costs nothing unsafe: the resume's claim is a create-once
+    write after it, which fails if anyone wrote past it meanwhile. Offered to the very checkpointer that
+    read it (its signing key, cache and lease), never to another one on the same store.
+    """
+    holder = [(checkpointer, head)]  # one list for every copy of the context: taken once, by whichever reads
+    token = _OFFERED.set(holder)
+    try:
+        yield
+    finally:
+        holder.clear()
+        _OFFERED.reset(token)
+
+
+def _take_offered(checkpointer: ThreadReader, thread_id: str) -> Head | None:
+    holder = _OFFERED.get()
+    if not holder:
+        return None
+    offered_to, head = holder[0]
+    if offered_to is not checkpointer or head.record.thread_id != thread_id:
+        return None
+    holder.clear()
+    return head
 
 
 
@@ -148,8 +183,11 @@ class ThreadReader(RecordStore):
 
         When the newest record is the one this process last wrote or read here (``checkpoint/warm.py``),
         that one small read is all it takes: the chain is not read again. A thread this process knows
-        nothing of is read in the storage's one bulk read, when it has one.
+        nothing of is read in the storage's one bulk read, when it has one. A head offered by the caller
+        (``offering_head``) is returned without a read.
         """
+        if checkpoint_id is None and (offered := _take_offered(self, thread_id)) is not None:
+            return offered
         known = checkpoint_id is None and self._warm.knows(thread_id)
         if checkpoint_id is None and self._bulk and not known:
             with contextlib.suppress(CheckpointCorruptError):

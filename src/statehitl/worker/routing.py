@@ -57,6 +57,11 @@ class Apps:
         raise AppLoadError(f"thread {thread_id!r} was stopped by machine {machine!r}, and no app given to the "
                            f"worker runs it ({served}); add --app module:build for it")
 
+    def sole(self, thread_id: str) -> Any | None:
+        """With a single build function, its app for ``thread_id`` (whichever machine stopped the thread);
+        None with several, which are routed by the machine a read of the thread names."""
+        return self._leased(build_app(self.builders[0], thread_id)) if len(self.builders) == 1 else None
+
     def _leased(self, app: Any) -> Any:
         """``app``, its checkpointer's claims holding a thread for ``lease_seconds`` (the worker's ``--lease``)."""
         if self.lease_seconds is not None:

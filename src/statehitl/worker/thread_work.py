@@ -22,6 +22,8 @@ It reads the thread (its newest checkpoint and the answers stored for it), and t
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -31,6 +33,7 @@ from typing import Any, Literal
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.answer_records import record_answer as record_binding_answer
 from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.reading import offering_head
 from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, StoredAnswer
 from statehitl.errors import (
     ActionOutcomeUnknownError,
@@ -96,12 +99,16 @@ class ThreadWork:
         return self.apps.lease_seconds or self.checkpointer.lease_seconds
 
     async def __call__(self, thread_id: str) -> Outcome:
-        head = await self.checkpointer.head(thread_id)
+        # With one app, the thread is read through the app's own checkpointer, which its resume then
+        # needs not read again (``offering_head``): per resume, the reads of the head and the answers.
+        app = self.apps.sole(thread_id)
+        checkpointer: Checkpointer = self.checkpointer if app is None else app.checkpointer
+        head = await checkpointer.head(thread_id)
         if head is None:
             return Outcome(thread_id, "done")
         retried = False
         try:
-            self.checkpointer.ensure_free(head, None)
+            checkpointer.ensure_free(head, None)
         except CheckpointConflict:
             return Outcome(thread_id, "busy", retry_at=_lease_end(head, self.clock() + self.lease))
         except ActionOutcomeUnknownError as error:
@@ -111,8 +118,9 @@ class ThreadWork:
             retried = True
         record = head.record
         expired: list[str] = []
+        offered: Head | None = None if retried else head
         if record.status == "interrupted" and not retried:
-            answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, record)
+            answers = head.answers if head.answers is not None else await read_answers(checkpointer, record)
             for answer in answers.values():
                 self.notifier.submit(answer_event(answer))
             now = self.clock()
@@ -131,15 +139,22 @@ class ThreadWork:
             left_to_app = self._left_to_app(answers, now)
             if left_to_app is not None:
                 return Outcome(thread_id, "waiting", retry_at=left_to_app, expired=tuple(expired))
+            offered = dataclasses.replace(head, answers=answers)
         elif record.status != "executing" and not retried:
             return Outcome(thread_id, "done")
-        return await self._resume(thread_id, record.machine, tuple(expired), retried)
+        if app is None:
+            app = self.apps.app_for(thread_id, record.machine)
+            offered = None  # read through the worker's checkpointer, not the app's
+        return await self._resume(thread_id, app, offered, tuple(expired), retried)
 
-    async def _resume(self, thread_id: str, machine: str, expired: tuple[str, ...], retried: bool) -> Outcome:
-        app = self.apps.app_for(thread_id, machine)
+    async def _resume(self, thread_id: str, app: Any, offered: Head | None, expired: tuple[str, ...],
+                      retried: bool) -> Outcome:
         for _ in range(2):  # once more after a retry the head read above could not see coming
+            offer = contextlib.nullcontext() if offered is None else offering_head(app.checkpointer, offered)
+            offered = None
             try:
-                result = await resume_stored(app, thread_id)
+                with offer:
+                    result = await resume_stored(app, thread_id)
             except CheckpointConflict:
                 return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
             except ActionOutcomeUnknownError as error:
