@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import AnsweredMark
+from statehitl.checkpoint.records import AnsweredMark, Via
 from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
 from statehitl.inbox.answers import already_answered, read_answer
 
@@ -59,7 +59,7 @@ class UnappliedAnswer:
     id: str
     name: str
     responder: str | None
-    via: str
+    via: Via
     answered_at: float
 
 

@@ -102,7 +102,8 @@ class ThreadWork:
         # With one app, the thread is read through the app's own checkpointer, which its resume then
         # needs not read again (``offering_head``): per resume, the reads of the head and the answers.
         app = self.apps.sole(thread_id)
-        checkpointer: Checkpointer = self.checkpointer if app is None else app.checkpointer
+        own: Checkpointer | None = getattr(app, "checkpointer", None)  # None: an app without one, which its resume says
+        checkpointer = self.checkpointer if own is None else own
         head = await checkpointer.head(thread_id)
         if head is None:
             return Outcome(thread_id, "done")
@@ -144,6 +145,7 @@ class ThreadWork:
             return Outcome(thread_id, "done")
         if app is None:
             app = self.apps.app_for(thread_id, record.machine)
+        if own is None:
             offered = None  # read through the worker's checkpointer, not the app's
         return await self._resume(thread_id, app, offered, tuple(expired), retried)
 
