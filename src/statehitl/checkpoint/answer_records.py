@@ -23,18 +23,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_key, read_index_versioned
 from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, InterruptRecord, StoredAnswer, Via
 from statehitl.checkpoint.refusals import refuse
 from statehitl.checkpoint.storage import ABSENT, read_prefix
+from statehitl.checkpoint.store_base import RecordStore
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, CheckpointCorruptError, StorageError
 from statehitl.responders import may_answer
-
-if TYPE_CHECKING:
-    from statehitl.checkpoint.engine import Checkpointer
 
 __all__ = ["ANSWER_MARK", "already_answered", "answer_key", "answer_prefix", "answers_in", "is_answer_key",
            "parse_answer", "read_answers", "record_answer", "same_answer", "withdraw_answers"]
@@ -90,7 +88,7 @@ def already_answered(name: str, interrupt_id: str, first: StoredAnswer | None) -
             f"{when_text(first.answered_at)}, with {first.response!r}; the first answer wins")
 
 
-async def record_answer(checkpointer: Checkpointer, record: CheckpointRecord, interrupt: InterruptRecord,
+async def record_answer(checkpointer: RecordStore, record: CheckpointRecord, interrupt: InterruptRecord,
                         response: Any, *, responder: str | None = None, groups: Sequence[str] = (),
                         comment: str | None = None, via: Via = "app", digest: str | None = None, durable: bool = True,
                         mark_index: bool = False) -> tuple[StoredAnswer, bool]:
@@ -140,14 +138,14 @@ def _expiry_default(interrupt: InterruptRecord, response: Any, via: Via) -> bool
         default)
 
 
-async def withdraw_answers(checkpointer: Checkpointer, keys: list[str]) -> None:
+async def withdraw_answers(checkpointer: RecordStore, keys: list[str]) -> None:
     """Delete answers a resume stored and then refused on re-run (the tool call they approved changed, an
     edit did not fit): never applied, they must not bind, so the interrupt can be answered again."""
     for key in keys:
         await checkpointer.storage.delete(key)
 
 
-async def read_answers(checkpointer: Checkpointer, record: CheckpointRecord) -> dict[str, StoredAnswer]:
+async def read_answers(checkpointer: RecordStore, record: CheckpointRecord) -> dict[str, StoredAnswer]:
     """The answers stored for the interrupts of the waiting checkpoint ``record``, by interrupt id."""
     prefix = answer_prefix(record.thread_id, record.seq)
     found = await read_prefix(checkpointer.storage, prefix)
@@ -163,7 +161,7 @@ def answers_in(found: Mapping[str, tuple[bytes, str]], record: CheckpointRecord,
     return {answer.interrupt_id: answer for answer in answers}
 
 
-async def _mark_index(checkpointer: Checkpointer, record: CheckpointRecord, answer: StoredAnswer) -> None:
+async def _mark_index(checkpointer: RecordStore, record: CheckpointRecord, answer: StoredAnswer) -> None:
     """Add ``answer`` to the thread's index entry, if the entry still describes ``record``: a hint, so a
     store that keeps refusing the compare-and-set leaves it out rather than fail an answer already stored."""
     key = index_key(record.thread_id)

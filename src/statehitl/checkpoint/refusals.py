@@ -20,15 +20,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.records import AuditEntry, CheckpointRecord, InterruptRecord, RefusedAnswer, Via
+from statehitl.checkpoint.store_base import RecordStore
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, ResponderNotAllowedError, StorageError
 from statehitl.responders import bare_groups, describe
-
-if TYPE_CHECKING:
-    from statehitl.checkpoint.engine import Checkpointer
 
 __all__ = ["REFUSAL_MARK", "is_refusal_key", "parse_refusal", "refusal_entries", "refusal_key", "refuse"]
 
@@ -77,7 +75,7 @@ def not_allowed_message(thread_id: str, interrupt: InterruptRecord, responder: s
             f"audit trail), and the interrupt still waits; {fix}")
 
 
-async def refuse(checkpointer: Checkpointer, record: CheckpointRecord, interrupt: InterruptRecord, response: Any, *,
+async def refuse(checkpointer: RecordStore, record: CheckpointRecord, interrupt: InterruptRecord, response: Any, *,
                  responder: str | None, groups: Sequence[str], comment: str | None, via: Via
                  ) -> ResponderNotAllowedError:
     """Store the refusal of ``response`` to ``interrupt`` of the waiting checkpoint ``record``, durably, and

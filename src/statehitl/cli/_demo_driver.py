@@ -21,7 +21,11 @@ if TYPE_CHECKING:
     from statehitl.interrupt import Interrupt
     from statehitl.machine import Machine
 
-__all__ = ["Driver", "RunResult", "Subject", "parse_answer", "responses"]
+__all__ = ["STORE_ENV", "Driver", "RunResult", "Subject", "parse_answer", "responses"]
+
+STORE_ENV = "STATEHITL_DEMO_STORE"
+"""The store the demo's ``inbox_app`` runs the refund graph on (default: the demo's, ``file://.statehitl``);
+the worker command the driver prints sets it when the demo ran on another store."""
 
 _YES = {"y", "yes"}
 _NO = {"n", "no"}
@@ -121,8 +125,6 @@ class Subject(ABC, Generic[R]):
         if self.store == DEFAULT_STORE:
             return command
         import shlex
-
-        from statehitl.cli.demo import STORE_ENV
 
         return f"{STORE_ENV}={shlex.quote(self.store)} {command}"
 

@@ -18,7 +18,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, hanging, one_line
-from statehitl.cli._demo_driver import Driver, Subject, parse_answer, responses
+from statehitl.cli._demo_driver import STORE_ENV, Driver, Subject, parse_answer, responses
 from statehitl.cli.observer import TransitionPrinter
 
 if TYPE_CHECKING:
@@ -40,10 +40,6 @@ def build_graph() -> StateGraph[Refund]:
     from statehitl.cli import refund
 
     return refund.build_graph()
-
-
-STORE_ENV = "STATEHITL_DEMO_STORE"
-"""The store ``inbox_app`` runs the refund graph on (default: the demo's, ``file://.statehitl``)."""
 
 
 def inbox_app(thread_id: str) -> Any:

@@ -7,7 +7,8 @@ nodes, checkpoints and claims all come from there. This module turns a call's ta
 the result back out of the orchestration's state.
 
 The orchestrator is also the runner's ``NodeRules``: its limits are checked before a step's hooks, and
-it records a cancelled node. ``nested.OrchestratorNode`` runs it as a node of another machine.
+it records a cancelled node. ``nested.OrchestratorNode`` runs it as a node of another machine (a Graph's
+or Swarm's ``as_node()``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 import weakref
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from statehitl._sync import run_sync
 from statehitl.checkpoint.audit import AuditEntry
@@ -45,9 +46,6 @@ from statehitl.resume import ContinueRun, ResumeRun, StartRun, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
-
-if TYPE_CHECKING:
-    from statehitl.multiagent.nested import OrchestratorNode
 
 __all__ = ["MultiAgentBase", "MultiAgentResult", "NodeResult", "Orchestrator", "Status", "call_status", "check_task",
            "is_retry", "node_results", "span_attributes"]
@@ -435,12 +433,6 @@ class Orchestrator(MultiAgentBase):
     def draw_mermaid(self) -> str:
         """The orchestration's machine as a Mermaid flowchart."""
         return self.machine.draw_mermaid()
-
-    def as_node(self) -> OrchestratorNode:
-        """This orchestrator as a node of another (a Swarm inside a Graph): ``statehitl.nesting``."""
-        from statehitl.multiagent.nested import OrchestratorNode  # it runs an Orchestrator: imported after
-
-        return OrchestratorNode(self)
 
 
 def call_status(status: str, state: dict[str, Any], cancelled: dict[str, str]) -> Status:

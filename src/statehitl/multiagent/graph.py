@@ -23,6 +23,7 @@ from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.multiagent.base import Orchestrator, node_results
 from statehitl.multiagent.graph_parts import GraphEdge, GraphNode, GraphState, graph_state
+from statehitl.multiagent.nested import OrchestratorNode
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult
 from statehitl.multiagent.state import (
@@ -390,6 +391,10 @@ class Graph(Orchestrator):
             edges=[(e.from_node, e.to_node) for e in self.edges],
             entry_points=list(self.entry_points),
         )
+
+    def as_node(self) -> OrchestratorNode:
+        """This orchestration as a node of another (a Swarm inside a Graph): ``statehitl.nesting``."""
+        return OrchestratorNode(self)
 
     def __repr__(self) -> str:
         return f"Graph(id={self.id!r}, nodes={list(self.orchestrated)})"

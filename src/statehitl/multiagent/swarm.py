@@ -28,6 +28,7 @@ from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
 from statehitl.multiagent.base import Orchestrator, node_results
+from statehitl.multiagent.nested import OrchestratorNode
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, SwarmResult, accumulated, zero_usage
 from statehitl.multiagent.state import Kind, OrchestrationSchema, stored_task, task_channel
@@ -356,6 +357,10 @@ class Swarm(Orchestrator):
 
     def _result(self, base: MultiAgentResult, state: dict[str, Any]) -> SwarmResult:
         return SwarmResult(**vars(base), node_history=[self.nodes[n] for n in state.get("order", ())])
+
+    def as_node(self) -> OrchestratorNode:
+        """This orchestration as a node of another (a Swarm inside a Graph): ``statehitl.nesting``."""
+        return OrchestratorNode(self)
 
     def __repr__(self) -> str:
         return f"Swarm(id={self.id!r}, nodes={list(self.orchestrated)})"
