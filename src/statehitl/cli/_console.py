@@ -16,7 +16,7 @@ from statehitl._text import when_text
 
 __all__ = [
     "COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "count_text", "hanging",
-    "one_line", "table_head", "when_text",
+    "one_line", "print_table", "table_head", "when_text",
 ]
 
 DEFAULT_STORE = "file://.statehitl"
@@ -41,6 +41,13 @@ def table_head(c: Console, header: tuple[str, ...], rows: Sequence[tuple[str, ..
     widths = [max(len(row[n]) for row in (*rows, header)) for n in range(len(header) - 1)]
     c.print(c.style("  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[-1]]), "bold"))
     return widths
+
+
+def print_table(c: Console, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
+    """``header`` over ``rows``, every column but the last padded to its widest cell (``table_head``)."""
+    widths = table_head(c, header, rows)
+    for row in rows:
+        c.print("  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False)), row[-1]]))
 
 
 def one_line(text: str) -> str:

@@ -22,7 +22,7 @@ from statehitl.cli._console import (
     compact_json,
     count_text,
     hanging,
-    table_head,
+    print_table,
     when_text,
 )
 
@@ -170,9 +170,7 @@ def _pending_table(args: argparse.Namespace, console: Console, items: list[Pendi
     table = [(i.id, i.thread_id, i.name, age_text(i.age(now)), expiry_text(i.expires_at, now),
               *([", ".join(i.responders or ["anyone"])] if who else []), compact_json(i.reason)) for i in items]
     header = ("ID", "THREAD", "NAME", "AGE", "EXPIRES", *(["WHO"] if who else []), "REASON")
-    widths = table_head(c, header, table)
-    for row in table:
-        c.print("  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False)), row[-1]]))
+    print_table(c, header, table)
     c.print(c.style(f"answer one with: {cli_command('inbox', 'answer', 'ID', 'RESPONSE', store=args.store)}", "dim"))
 
 
@@ -186,9 +184,7 @@ def _unapplied_table(console: Console, answers: list[UnappliedAnswer]) -> None:
     c.print(f"answered, not yet applied ({len(answers)}):")
     table = [(a.id, a.thread_id, a.name, f"by {a.responder or 'nobody named'} ({a.via})",
               f"{age_text(max(0.0, now - a.answered_at))} ago") for a in answers]
-    widths = table_head(c, ("ID", "THREAD", "NAME", "ANSWERED", "WHEN"), table)
-    for row in table:
-        c.print("  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False)), row[-1]]))
+    print_table(c, ("ID", "THREAD", "NAME", "ANSWERED", "WHEN"), table)
     c.print(c.style("a worker applies them (statehitl worker --app module:build), or the app's next call on the thread",
                     "dim"))
 

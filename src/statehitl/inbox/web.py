@@ -115,17 +115,16 @@ class _Secrets:
 
     def token(self, given: str) -> _Token | None:
         """The token ``given`` is, compared with every token in constant time (no early exit)."""
-        found = None
-        for candidate in self.tokens:
-            if _same(given, candidate.token):
-                found = candidate
-        return found
+        return self._matching(given, lambda candidate: candidate.token)
 
     def session(self, given: str) -> _Token | None:
         """The token whose session value ``given`` is, compared likewise."""
+        return self._matching(given, lambda candidate: candidate.session)
+
+    def _matching(self, given: str, secret: Callable[[_Token], str]) -> _Token | None:
         found = None
-        for candidate in self.tokens:
-            if _same(given, candidate.session):
+        for candidate in self.tokens:  # every one, even after a match: the time says nothing of which
+            if _same(given, secret(candidate)):
                 found = candidate
         return found
 
