@@ -50,7 +50,8 @@ def test_the_readme_graph_prints_what_it_says_on_every_run(tmp_path: Path) -> No
 
     first, second = run(code, tmp_path), run(code, tmp_path)  # the second run finds the first one's store
 
-    assert first == second == expected(code) == ["text='refund please' log=['classified'] approved=True"]
+    assert first == second == expected(code) == [
+        "{'text': 'refund please'}", "{'text': 'refund please', 'log': ['classified'], 'approved': True}"]
     threads = asyncio.run(FileCheckpointer(tmp_path / ".statehitl").threads())
     assert [t.status for t in threads] == ["completed", "completed"]  # a thread per run
 

@@ -18,6 +18,8 @@ def test_sites_read_as_they_always_have() -> None:
     assert interrupt_ids.tool("", 1, "t1") == "tool:1:t1"
     assert interrupt_ids.nested("node:2:clerk") == "node:2:clerk/"
     assert interrupt_ids.tool(interrupt_ids.nested("node:2:clerk"), 1, "t1") == "node:2:clerk/tool:1:t1"
+    assert interrupt_ids.nested_call("node:2:clerk", 0) == "node:2:clerk/"
+    assert interrupt_ids.nested_call("node:2:clerk", 2) == "node:2:clerk/call2/"
 
 
 def test_ids_are_pinned() -> None:

@@ -173,11 +173,13 @@ def test_concurrent_node_work_is_kept_and_only_interrupted_nodes_rerun(transitio
     assert calls == {"worker": 1, "asker": 1}
     assert result.state.log == []  # the step is not applied until every node of it is done ...
     stored = app.get_state("t")
-    assert stored.next == ("worker", "asker")  # ... but the worker's finished work is in the checkpoint
+    assert stored.next == ("asker",)  # only the unfinished task is next ...
+    # ... but the step's tasks are both there, and the worker's finished work is in the checkpoint
+    assert [(t.name, t.result) for t in stored.tasks] == [("asker", None), ("worker", {"log": "worker"})]
 
     result = app.invoke(answer(result, "yes"), thread_id="t")
     assert calls == {"worker": 1, "asker": 2, "after": 1}  # the worker did not run again
-    assert result.state.log == ["worker", "asker=yes", "after"]
+    assert result.state.log == ["asker=yes", "worker", "after"]  # a step's writes apply in node-name order
     assert transition_recorder.log == snapshot
 
 

@@ -54,30 +54,26 @@ def test_edge_from_unknown_node_is_an_error() -> None:
 
 
 def test_unreachable_node_is_named() -> None:
-    g = graph("a", "island")
-    g.add_edge(START, "a")
-    g.add_edge("a", END)
-    g.add_edge("island", END)
     with pytest.raises(GraphValidationError, match=r"\['island'\] cannot be reached from START"):
-        g.compile()
+        Machine([spec("a"), spec("island")], [Edge(START, "a"), Edge("a", END), Edge("island", END)])
 
 
 def test_node_without_path_to_end_is_named() -> None:
-    g = graph("a", "sink")
-    g.add_edge(START, "a")
-    g.add_edge("a", "sink")
-    g.add_edge("a", END)
     with pytest.raises(GraphValidationError, match=r"\['sink'\] have no path to END"):
-        g.compile()
+        Machine([spec("a"), spec("sink")], [Edge(START, "a"), Edge("a", "sink"), Edge("a", END)])
 
 
 def test_closed_loop_has_no_path_to_end() -> None:
-    g = graph("a", "b")
-    g.add_edge(START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", "a")
     with pytest.raises(GraphValidationError, match=r"\['a', 'b'\] have no path to END"):
-        g.compile()
+        Machine([spec("a"), spec("b")], [Edge(START, "a"), Edge("a", "b"), Edge("b", "a")])
+
+
+def test_a_superstep_machine_lets_branches_end_anywhere_and_nodes_wait_for_a_send() -> None:
+    """LangGraph's rules: a node without a way out ends its branch; a node no edge reaches may be sent to."""
+    g = graph("a", "sink", "island")
+    g.add_edge(START, "a")
+    g.add_edge("a", "sink")
+    assert g.compile().machine.supersteps
 
 
 def test_duplicate_node_name_is_refused_when_added() -> None:
@@ -154,13 +150,9 @@ def test_known_router_targets_count_for_reachability() -> None:
     def route(state: S) -> Literal["b", "__end__"]:
         return "b"
 
-    g = graph("a", "b", "c")
-    g.add_edge(START, "a")
-    g.add_conditional_edges("a", route)
-    g.add_edge("b", END)
-    g.add_edge("c", END)
+    router = Router("a", route, ("b", END))
     with pytest.raises(GraphValidationError, match=r"\['c'\] cannot be reached"):
-        g.compile()
+        Machine([spec("a"), spec("b"), spec("c")], [Edge(START, "a"), Edge("b", END), Edge("c", END)], [router])
 
 
 def test_non_callable_handler_and_missing_handler() -> None:

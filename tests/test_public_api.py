@@ -9,6 +9,7 @@ import statehitl
 import statehitl.agent
 import statehitl.answers
 import statehitl.checkpoint
+import statehitl.config
 import statehitl.errors
 import statehitl.graph
 import statehitl.handlers
@@ -21,18 +22,22 @@ import statehitl.session
 import statehitl.testing
 import statehitl.tools
 import statehitl.transitions
+import statehitl.types
 import statehitl.worker
 
 PUBLIC = {
-    statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "NodeContext", "START", "StateGraph",
+    statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
+    statehitl.types: ["Command", "GraphTask", "Interrupt", "Send", "StateSnapshot", "StreamWriter", "interrupt"],
+    statehitl.config: ["get_config", "get_stream_writer"],
     statehitl: ["Agent", "ToolContext", "tool"],
     statehitl.answers: ["Answer", "Approve", "Edit", "Reject", "Respond", "ToolAnswer", "check_edit", "outcome_of",
                         "tool_answer_schema"],
     statehitl.agent: ["Agent", "AgentMetrics", "AgentNode", "AgentResult", "AgentRuntime", "AgentState",
                       "ConversationManager", "LoopRun", "NullConversationManager", "SlidingWindowConversationManager",
                       "ToolMetrics"],
-    statehitl.errors: sorted(name for name in dir(statehitl.errors) if name.endswith(("Error", "Conflict"))),
+    statehitl.errors: sorted([*(name for name in dir(statehitl.errors) if name.endswith(("Error", "Conflict"))),
+                              "GraphInterrupt"]),
     statehitl.nesting: ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run",
                         "node_call", "resumed_run", "started_run"],
     statehitl.transitions: ["CheckpointWritten", "HookFired", "InterruptAnswered", "InterruptRaisedTransition",
@@ -54,7 +59,8 @@ PUBLIC = {
                         "SessionManager"],
     statehitl.tools: ["DecoratedFunctionTool", "ToolRegistry", "tool"],
     statehitl.checkpoint: ["ABSENT", "AuditEntry", "CheckpointRecord", "Checkpointer", "FileCheckpointer",
-                           "FileStorage", "InterruptRecord", "MemoryCheckpointer", "MemoryStorage", "Storage",
+                           "FileStorage", "InMemorySaver", "InterruptRecord", "MemoryCheckpointer", "MemorySaver",
+                           "MemoryStorage", "Storage",
                            "storage_from_url", "validate_key", "validate_prefix", "validate_thread_id"],
     statehitl.testing: ["CountingStorage", "StorageCounts", "TransitionRecorder"],
     statehitl.inbox: ["Answered", "AppBuilder", "AuditRow", "PendingInterrupt", "StoredAnswer", "SweepReport",

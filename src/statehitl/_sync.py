@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import queue
 import sys
 import threading
@@ -84,7 +85,9 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return _thread_loop().run(coro)
-    return _worker_pool().submit(lambda: _thread_loop().run(coro)).result()
+    # in the caller's context: a graph invoked by a sync node's code finds the node it runs in
+    context = contextvars.copy_context()
+    return _worker_pool().submit(context.run, lambda: _thread_loop().run(coro)).result()
 
 
 def iterate_sync(events: AsyncIterator[T]) -> Iterator[T]:

@@ -69,6 +69,8 @@ __all__ = [
     "DigestMismatchError",
     "DirectToolCallError",
     "DuplicateInterruptNameError",
+    "GraphInterrupt",
+    "GraphRecursionError",
     "GraphValidationError",
     "InboxError",
     "InterruptError",
@@ -128,6 +130,17 @@ class InvalidUpdateError(StatehitlError, ValueError):
 
 class StepLimitError(StatehitlError, RuntimeError):
     """A run took more steps than its limit allows; usually a loop with no exit."""
+
+
+class GraphRecursionError(StepLimitError, RecursionError):
+    """A run took more steps than its limit (LangGraph's ``recursion_limit``); the thread is saved and
+    ``invoke(None, ...)`` continues it. LangGraph's name for ``StepLimitError``, raised by every shape."""
+
+
+class GraphInterrupt(Exception):  # LangGraph's name; control flow, not an error
+    """An interrupt stopping a node: what ``interrupt()`` raises until the thread is resumed with an answer.
+    Code in a node that catches broad exceptions lets it through with ``except GraphInterrupt: raise``,
+    as in LangGraph; the runner catches it and stores the interrupt."""
 
 
 class NodeCancelledError(StatehitlError, RuntimeError):

@@ -9,12 +9,32 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["Emit", "stream_run"]
+__all__ = ["MODEL_TEXT", "Emit", "stream_run", "with_model_text"]
 
 T = TypeVar("T")
 Emit = Callable[[Any], None]
+
+MODEL_TEXT: ContextVar[Callable[[str], None] | None] = ContextVar("statehitl_model_text", default=None)
+"""Where the text an agent's model streams also goes, while it runs in a StateGraph node whose graph streams
+with ``stream_mode="messages"`` (LangGraph's token stream); None: nowhere."""
+
+
+def with_model_text(emit: Emit | None) -> Emit | None:
+    """``emit``, also handing the model's text pieces to ``MODEL_TEXT``'s reader when one is listening."""
+    text = MODEL_TEXT.get()
+    if text is None:
+        return emit
+
+    def tee(event: Any) -> None:
+        if "data" in event:
+            text(event["data"])
+        if emit is not None:
+            emit(event)
+
+    return tee
 
 
 async def stream_run(run: Callable[[Emit], Awaitable[T]], last: Callable[[T], Any] | None,

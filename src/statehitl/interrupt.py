@@ -17,6 +17,7 @@ from statehitl._json import require_json
 from statehitl.errors import (
     DigestMismatchError,
     DuplicateInterruptNameError,
+    GraphInterrupt,
     InterruptNameError,
     InterruptReasonError,
     InvalidExpiryError,
@@ -56,6 +57,11 @@ class Interrupt:
     responders: list[str] | None = None
     """Who may answer: names and ``group:NAME`` groups (``statehitl.responders``); None: anyone."""
 
+    @property
+    def value(self) -> Any:
+        """LangGraph's name for ``reason``: what ``interrupt(value)`` was given."""
+        return self.reason
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, the same shape the checkpoint stores (``response_schema``, ``digest``, the
         expiry and ``responders`` only when set)."""
@@ -85,7 +91,7 @@ acted on: a run that then fails without a checkpoint leaves its action's outcome
 before (an answer refused on re-run, an error before any handler asked) did nothing with them."""
 
 
-class InterruptRaised(Exception):
+class InterruptRaised(GraphInterrupt):
     """Control flow: one or more interrupts stopped a handler. Caught by the runner, never by users.
 
     ``progress`` is JSON the handler wants back when it is re-entered on resume: work it finished

@@ -29,6 +29,7 @@ __all__ = [
     "interrupt_id",
     "is_legacy",
     "nested",
+    "nested_call",
     "node",
     "tool",
 ]
@@ -93,3 +94,9 @@ def tool(prefix: str, step: int, tool_use_id: str) -> str:
 def nested(site: str) -> str:
     """The prefix of every site of a machine running inside the node call at ``site``."""
     return f"{site}/"
+
+
+def nested_call(site: str, index: int) -> str:
+    """The prefix of the sites of the ``index``-th graph a node at ``site`` invokes in its own code (the
+    first one's is ``nested(site)``, as for a graph that is the node)."""
+    return nested(site) if index == 0 else f"{site}/call{index}/"

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from statehitl.commands import Send
 from statehitl.errors import GraphValidationError
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["END", "START", "Edge", "Machine", "NodeSpec", "Router"]
+__all__ = ["END", "START", "Edge", "Join", "Machine", "NodeSpec", "Router"]
 
 START = "__start__"
 END = "__end__"
@@ -56,6 +57,20 @@ class Edge:
 
 
 @dataclass(frozen=True, slots=True)
+class Join:
+    """A waiting edge: ``target`` runs once every one of ``sources`` has finished since it last ran
+    (LangGraph's ``add_edge([a, b], c)``), whichever steps they finished in."""
+
+    sources: tuple[str, ...]
+    target: str
+
+    @property
+    def key(self) -> str:
+        """How the scheduler names this join's progress in a checkpoint."""
+        return f"{'+'.join(self.sources)}>{self.target}"
+
+
+@dataclass(frozen=True, slots=True)
 class Router:
     """A transition chosen at run time: ``route(state)`` names the next node(s).
 
@@ -69,20 +84,21 @@ class Router:
     targets: tuple[str, ...] | None = None
     path_map: dict[Any, str] | None = None
 
-    def resolve(self, state: Any) -> list[str]:
+    def resolve(self, state: Any) -> list[str | Send]:
         chosen = self.route(state)
         if isinstance(chosen, str) or not isinstance(chosen, Sequence):
             chosen = [chosen]
         if self.path_map is not None:
-            missing = [c for c in chosen if not isinstance(c, Hashable) or c not in self.path_map]
+            missing = [c for c in chosen
+                       if not isinstance(c, Send) and (not isinstance(c, Hashable) or c not in self.path_map)]
             if missing:
                 raise GraphValidationError(
                     f"the router after {self.source!r} returned {missing[0]!r}, which is not a key of its "
                     f"path map {self.path_map!r}"
                 )
-        names = [self.path_map[c] if self.path_map is not None else c for c in chosen]
+        names = [c if isinstance(c, Send) else self.path_map[c] if self.path_map is not None else c for c in chosen]
         for name in names:
-            if not isinstance(name, str):
+            if not isinstance(name, str | Send):
                 raise GraphValidationError(
                     f"the router after {self.source!r} returned {name!r}; it must return node names"
                 )
@@ -112,11 +128,20 @@ class Machine:
         name: str = "machine",
         schema: str = "",
         require_exit: bool = True,
+        supersteps: bool = False,
+        joins: Iterable[Join] = (),
     ) -> None:
         """``require_exit=False`` lets nodes have no path to END: an orchestrator whose loops end by
-        its own limits (a Graph's ``max_node_executions``), as Strands' graphs may."""
+        its own limits (a Graph's ``max_node_executions``), as Strands' graphs may.
+
+        ``supersteps=True`` is LangGraph's execution model (``statehitl.supersteps``): every pending
+        node runs in the step, a node without a way out ends its branch, nodes may be reached only by
+        ``Send`` or ``Command(goto=)``, and ``joins`` are waiting edges. Otherwise a node waits for the
+        pending nodes that can still reach it (the multi-agent Graph's rule)."""
         self.name = name
-        self._require_exit = require_exit
+        self.supersteps = supersteps
+        self.joins: tuple[Join, ...] = tuple(joins)
+        self._require_exit = require_exit and not supersteps
         self.nodes: dict[str, NodeSpec] = {}
         for spec in nodes:
             if spec.name in RESERVED:
@@ -128,6 +153,9 @@ class Machine:
         self.routers: tuple[Router, ...] = tuple(routers)
         self._schema = schema
         self._check_references()
+        self.joins_from: dict[str, tuple[Join, ...]] = {
+            n: tuple(j for j in self.joins if n in j.sources) for n in self.nodes
+        }
         self._edge_kinds = self._kinds()
         self.transitions: dict[str, tuple[tuple[Edge, ...], tuple[Router, ...]]] = {
             n: (
@@ -141,11 +169,11 @@ class Machine:
             "edges": sorted(f"{u} -> {v} ({kind})" for (u, v), kind in self._edge_kinds.items()),
             "schema": self._schema,
         }
-        structure = (tuple(shape["nodes"]), tuple(shape["edges"]), require_exit)
+        structure = (tuple(shape["nodes"]), tuple(shape["edges"]), require_exit, supersteps)
         blockers = _KNOWN_STRUCTURES.get(structure)
         if blockers is None:
             self._check_shape()
-            blockers = self._compute_blockers()
+            blockers = {n: frozenset() for n in self.nodes} if supersteps else self._compute_blockers()
             if len(_KNOWN_STRUCTURES) >= _KNOWN_STRUCTURES_MAX:
                 _KNOWN_STRUCTURES.pop(next(iter(_KNOWN_STRUCTURES)))
             _KNOWN_STRUCTURES[structure] = blockers
@@ -169,6 +197,18 @@ class Machine:
                 raise GraphValidationError(f"edge {END!r} -> {edge.target!r}: nothing can leave END")
             if edge.target == START:
                 raise GraphValidationError(f"edge {edge.source!r} -> {START!r}: nothing can enter START")
+        for join in self.joins:
+            for end in join.sources:
+                if end not in self.nodes:
+                    raise GraphValidationError(
+                        f"edge {list(join.sources)} -> {join.target!r}: {end!r} is not a node that can finish "
+                        f"(known nodes: {sorted(self.nodes)})"
+                    )
+            if join.target not in self.nodes and join.target != END:
+                raise GraphValidationError(
+                    f"edge {list(join.sources)} -> {join.target!r}: {join.target!r} is not a node "
+                    f"(known nodes: {sorted(self.nodes)})"
+                )
         for router in self.routers:
             if not self._known(router.source) or router.source == END:
                 raise GraphValidationError(f"conditional edges from unknown node {router.source!r}")
@@ -188,6 +228,9 @@ class Machine:
         kinds: dict[tuple[str, str], str] = {}
         for edge in self.edges:
             kinds[edge.source, edge.target] = "conditional" if edge.condition else "edge"
+        for join in self.joins:
+            for source in join.sources:
+                kinds.setdefault((source, join.target), "join")
         for router in self.routers:
             targets = router.targets if router.targets is not None else (*self.nodes, END)
             for target in targets:
@@ -218,6 +261,8 @@ class Machine:
             raise GraphValidationError(
                 f"machine {self.name!r} has no entry: add an edge from START to the first node"
             )
+        if self.supersteps:
+            return  # Send and Command(goto=) reach nodes no edge names; a node without a way out ends its branch
         reachable = nx.descendants(self.graph, START)
         unreachable = [n for n in self.nodes if n not in reachable]
         if unreachable:
@@ -267,13 +312,25 @@ class Machine:
 
     # -- running ----------------------------------------------------------------------------------
 
+    def task_node(self, task: str) -> str:
+        """The node a pending task runs: the task itself, or for a ``Send``'s task (``node:index``) its node."""
+        return task if task in self.nodes else task.rpartition(":")[0]
+
     def next_nodes(self, node: str, state: Any) -> list[str]:
         """Where the machine goes after ``node`` finished, given the state after the step."""
+        return self.targets(node, state)  # type: ignore[return-value]  # Sends are refused outside supersteps
+
+    def targets(self, node: str, state: Any) -> list[str | Send]:
+        """Where ``node``'s transitions go given ``state``: node names (END included) and Sends."""
         edges, routers = self.transitions[node]
-        out = [e.target for e in edges if e.condition is None or e.condition(state)]
+        out: list[str | Send] = [e.target for e in edges if e.condition is None or e.condition(state)]
         for router in routers:
             for target in router.resolve(state):
-                if not self._known(target) or target == START:
+                if isinstance(target, Send) and not self.supersteps:
+                    raise GraphValidationError(f"the router after {node!r} returned {target!r}; a Send "
+                                               "needs a machine that runs supersteps (a StateGraph)")
+                name = target.node if isinstance(target, Send) else target
+                if not self._known(name) or name == START or (isinstance(target, Send) and name == END):
                     raise GraphValidationError(
                         f"the router after {node!r} chose {target!r}, which is not a node "
                         f"(known nodes: {sorted(self.nodes)})"

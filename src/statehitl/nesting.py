@@ -126,7 +126,7 @@ def kept_run(end: RunEnd, codec: StateCodec, base: dict[str, Any]) -> dict[str, 
         "values": codec.dump_values(end.state),
         "appended": {c: codec.dump_items(end.state, c, len(base.get(c, ()))) for c in codec.append_channels},
         "pending": end.pending, "step": end.step, "completed": end.completed, "responses": end.responses,
-        "progress": end.progress,
+        "progress": end.progress, **({"schedule": end.schedule} if end.schedule else {}),
     }
 
 
@@ -142,4 +142,4 @@ def resumed_run(kept: dict[str, Any], codec: _Loads, base: dict[str, Any], call:
     state = codec.load({**kept["values"], **grown})
     return Position(state, kept["pending"], None, kept["step"], kept["completed"],
                     {**kept["responses"], **call.interrupts.responses}, kept["progress"],
-                    digests=call.interrupts.digests)
+                    digests=call.interrupts.digests, schedule=kept.get("schedule", {}))

@@ -47,6 +47,14 @@ class NodeContext:
     runtime: Any = None
     progress: Any = None
     """What this node kept of its work when it last stopped on an interrupt in this step (else None)."""
+    sent: bool = False
+    """This task was made by a ``Send``: the node was given the Send's argument instead of the state."""
+    asked: int = 0
+    """How many times the node called LangGraph's free ``interrupt()`` (``graph.node_calls``): each call's
+    order names its interrupt."""
+    invoked: int = 0
+    """How many graphs the node invoked in its own code (``graph.subgraphs``): each call's order keeps
+    its interrupts and its progress apart."""
     _scope: InterruptScope | None = None
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
@@ -98,6 +106,10 @@ class Position:
     were applied (``Runner.run``)."""
     recorded: list[str] = field(default_factory=list)
     """The keys of the answers this call stored as binding: withdrawn if the run refuses them on re-run."""
+    schedule: dict[str, Any] = field(default_factory=dict)
+    """What a machine that runs supersteps keeps between steps (``statehitl.supersteps``): Sends, joins."""
+    started: bool = False
+    """A new run from START (not a resume): a StateGraph stores its input checkpoint first."""
 
 
 @dataclass
@@ -121,18 +133,22 @@ class RunEnd:
     interrupts: list[Interrupt] = field(default_factory=list)
     cancelled: dict[str, str] = field(default_factory=dict)
     applied: Writes = field(default_factory=list)
+    schedule: dict[str, Any] = field(default_factory=dict)
+    paused: bool = False
+    """An ``interrupt_before``/``interrupt_after`` stopped it (``executing`` until its checkpoint says
+    ``interrupted``, with no interrupts: nothing to answer, and no worker continues it)."""
 
     def fields(self) -> dict[str, Any]:
         """The checkpoint fields this end writes (besides status, step and the state)."""
         return {
             "pending": self.pending, "completed": self.completed,
             "responses": self.responses, "progress": self.progress, "cancelled": self.cancelled,
-            "interrupts": [InterruptRecord.of(i) for i in self.interrupts],
+            "interrupts": [InterruptRecord.of(i) for i in self.interrupts], "schedule": self.schedule,
         }
 
 
 def start_position(head: Head | None, thread_id: str, state: Any, pending: list[str], *,
-                   rewritten: bool = False) -> Position:
+                   rewritten: bool = False, schedule: dict[str, Any] | None = None) -> Position:
     """Where a new run from ``state`` enters: after ``head`` if the thread has one, else at its start.
 
     The caller checks first that no other process holds ``head`` (``Checkpointer.ensure_free``), before
@@ -143,7 +159,8 @@ def start_position(head: Head | None, thread_id: str, state: Any, pending: list[
     cursor = Cursor(thread_id) if head is None else head.cursor
     cursor.owner = owner_id()
     cursor.migrated = cursor.migrated or rewritten
-    return Position(state, pending, cursor, 0 if head is None else head.record.step)
+    return Position(state, pending, cursor, 0 if head is None else head.record.step, schedule=schedule or {},
+                    started=True)
 
 
 async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any, *,
@@ -169,7 +186,7 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
                 observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
     return Position(state, record.pending, head.cursor, record.step, record.completed,
                     {**record.responses, **answers}, record.progress, list(record.interrupts), answered=answered,
-                    recorded=recorded)
+                    recorded=recorded, schedule=record.schedule)
 
 
 async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, Any],

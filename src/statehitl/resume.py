@@ -95,6 +95,11 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
         assert record is not None
         if input is None and status == "interrupted":
             return ResumeRun({})  # what the answers stored by any door (the inbox, an expiry) say
+        if not record.interrupts:  # stopped at a StateGraph's breakpoint (interrupt_before/interrupt_after)
+            raise ResumeInputError(
+                f"{label} stopped at a breakpoint before {record.pending}, with nothing to answer; continue it "
+                "with None as the input (invoke(None, config)) before giving it new input"
+            )
         answers, meta = parse_answers(input, [i.to_interrupt() for i in record.interrupts], thread=label)
         return ResumeRun(answers, meta)
     if is_response_list(input):

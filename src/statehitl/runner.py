@@ -24,7 +24,7 @@ from statehitl.checkpoint.answer_records import withdraw_answers
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
-from statehitl.errors import CheckpointConflict, InvalidResponseError, StepLimitError
+from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import ANSWERS_USED, InterruptContext, InterruptRaised
@@ -37,6 +37,7 @@ from statehitl.runner_parts import (
     NodeFailed,
     NodeRules,
     Outcome,
+    Pauses,
     RunSettings,
     StateAdapter,
     StepFailed,
@@ -44,6 +45,7 @@ from statehitl.runner_parts import (
     call_handler,
     record_source,
 )
+from statehitl.supersteps import plan_step, send_arg
 from statehitl.telemetry import RunTracer, run_tracer
 from statehitl.transitions import (
     CheckpointWritten,
@@ -54,7 +56,7 @@ from statehitl.transitions import (
     StepApplied,
 )
 
-__all__ = ["AfterStep", "Durability", "NodeRules", "Runner", "StateAdapter"]
+__all__ = ["AfterStep", "Durability", "NodeRules", "Pauses", "Runner", "StateAdapter"]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
@@ -129,11 +131,15 @@ class Runner:
         invocation_state: dict[str, Any],
         runtime: Any = None,
         after_step: AfterStep | None = None,
+        pauses: Pauses | None = None,
+        on_commit: Callable[[StoredCheckpoint, Any], None] | None = None,
     ) -> tuple[StoredCheckpoint, Any]:
         """Run a thread from ``at`` until END, an interrupt, a cancel or the step limit.
 
         Returns the last checkpoint written and the state it holds. Whatever way the run stops, its
-        last checkpoint also updates the thread's index entry.
+        last checkpoint also updates the thread's index entry. ``pauses``: nodes to stop before or after
+        (LangGraph's breakpoints); ``on_commit(record, state)`` sees each checkpoint of the run as it is
+        written (a stream of them).
         """
         cursor, checkpointer = at.cursor, self.checkpointer
         if cursor is None or checkpointer is None:
@@ -160,20 +166,29 @@ class Runner:
             record = await self._commit(cursor, step, state, status, durable=durable, held=held,
                                         index=self.index and not held, tracer=tracer, **fields, **audit(), **acting)
             last[:] = [(record, state)]
+            if on_commit is not None:
+                on_commit(record, state)
             return record
 
-        async def between(step: int, state: Any, pending: list[str], raw: Writes) -> None:
+        async def between(step: int, state: Any, pending: list[str], raw: Writes, schedule: dict[str, Any]) -> None:
             if durability != "exit":
                 await commit(step, state, "executing", durability == "sync", held=True, pending=pending,
-                             writes=self._dumped(raw))
+                             writes=self._dumped(raw), schedule=schedule)
             if after_step is not None:
                 await after_step(state, raw, pending)
 
         async def to_the_end() -> tuple[StoredCheckpoint, RunEnd]:
+            if at.started and self.machine.supersteps and durability != "exit":
+                # LangGraph's input checkpoint: the state before the first node, to replay or fork from
+                await commit(at.step, at.state, "executing", durability == "sync", held=True, pending=at.pending,
+                             schedule=at.schedule, source="input")
             end = await self._steps(at, settings, step_limit, between)
+            if end.paused:  # a breakpoint: the thread waits, as on an interrupt, but on nothing to answer
+                return await commit(end.step, end.state, "interrupted", True, pending=end.pending,
+                                    writes=self._dumped(end.applied), schedule=end.schedule), end
             if end.status == "executing":
-                await commit(end.step, end.state, "executing", True, pending=end.pending)
-                raise StepLimitError(
+                await commit(end.step, end.state, "executing", True, pending=end.pending, schedule=end.schedule)
+                raise GraphRecursionError(
                     f"thread {cursor.thread_id!r} ran {step_limit} steps without reaching END (next: "
                     f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
                     "the thread is saved and invoke(None, thread_id=...) continues it"
@@ -181,7 +196,7 @@ class Runner:
             return await commit(end.step, end.state, end.status, True, writes=self._dumped(end.applied),
                                 **end.fields()), end
 
-        settings = RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer)
+        settings = RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer, pauses)
         used: set[str] = set()
         watching = ANSWERS_USED.set(used)
         try:
@@ -202,7 +217,7 @@ class Runner:
             await self._commit(cursor, at_failure.step, at_failure.state, "failed", durable=True, index=self.index,
                                tracer=tracer, pending=at_failure.pending, completed=at_failure.completed,
                                responses=at_failure.responses, progress=at_failure.progress,
-                               interrupts=at_failure.waiting, error=failed.record(),
+                               interrupts=at_failure.waiting, error=failed.record(), schedule=at_failure.schedule,
                                **audit())  # the answers were acted on before the step failed
             raise failed.error from failed.error.__cause__
         except BaseException as failure:
@@ -216,7 +231,7 @@ class Runner:
                     held, state = last[-1]
                     acting = {} if cursor.acting is None else {"acting": cursor.acting}
                     await self._commit(cursor, held.step, state, "executing", durable=True, index=self.index,
-                                       tracer=tracer, pending=held.pending, **acting)
+                                       tracer=tracer, pending=held.pending, schedule=held.schedule, **acting)
                 elif not last and not (cursor.acting is not None and used):
                     await checkpointer.release(cursor)
                     if isinstance(failure, InvalidResponseError) and failure.refused_answer and at.recorded:
@@ -247,10 +262,12 @@ class Runner:
 
         ``prefix`` keeps its interrupt ids apart from the enclosing machine's (``interrupt_ids.nested``
         of the enclosing node call's site); ``at.responses`` holds the enclosing run's answers, and
-        each nested scope finds its own there. A run that hits ``step_limit`` raises ``StepLimitError``.
+        each nested scope finds its own there. A run that hits ``step_limit`` raises ``GraphRecursionError`` (a
+        ``StepLimitError``).
         """
 
-        async def between(step: int, state: Any, pending: list[str], raw: Writes) -> None:
+        async def between(step: int, state: Any, pending: list[str], raw: Writes,
+                          schedule: dict[str, Any]) -> None:
             if after_step is not None:
                 await after_step(state, raw, pending)
 
@@ -267,7 +284,7 @@ class Runner:
         except StepFailed as failed:  # the enclosing node fails with the error: its run records it
             raise failed.error from failed.error.__cause__
         if end.status == "executing":
-            raise StepLimitError(
+            raise GraphRecursionError(
                 f"{self.machine.name!r} ran {step_limit} steps inside node {prefix.rstrip('/')!r} without "
                 f"reaching END (next: {end.pending}); raise its step limit if the loop is intended"
             )
@@ -277,26 +294,34 @@ class Runner:
 
     async def _steps(self, at: Position, settings: RunSettings, step_limit: int, between: Between) -> RunEnd:
         """The step loop both kinds of run share; ``between`` runs after every step but the last."""
-        pending, state, step = list(at.pending), at.state, at.step
+        pending, state, step, schedule = list(at.pending), at.state, at.step, at.schedule
         completed, responses, progress = dict(at.completed), dict(at.responses), dict(at.progress)
         applied: Writes = []  # what the last step applied, until an ``after_step`` sees it (dumped only when needed)
         steps_run = 0
         blockers = self.machine.blockers
+        pauses = settings.pauses
         while True:
             if not pending:
                 halted = self._halted is not None and self._halted(state)  # a limit or a failed node ended it
                 return RunEnd("failed" if halted else "completed", state, step, [], applied=applied)
             if steps_run >= step_limit:
-                return RunEnd("executing", state, step, pending)
+                return RunEnd("executing", state, step, pending, schedule=schedule, applied=applied)
+            if pauses is not None and not (steps_run == 0 and pauses.resumed) and pauses.stops_before(self.machine,
+                                                                                                      pending):
+                return RunEnd("executing", state, step, pending, schedule=schedule, applied=applied, paused=True)
             refused = self._refused(state, pending, settings, kept=step == at.step and bool(completed or progress))
             if refused is not None:
                 applied = [(self.machine.name, refused)]  # the owner's own write: the limit that ended the run
                 state = self.adapter.apply(state, applied)
                 return RunEnd("failed", state, step + 1, [], applied=applied)
-            waiting = set(pending)
-            runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
+            if self.machine.supersteps:
+                runnable = pending  # LangGraph's superstep: every triggered task runs
+            else:
+                waiting = set(pending)
+                runnable = [n for n in pending if not (blockers[n] & waiting)] or pending
             before = Position(state, pending, None, step, completed, responses, progress,
-                              at.waiting if step == at.step else [], at.digests if step == at.step else {})
+                              at.waiting if step == at.step else [], at.digests if step == at.step else {},
+                              schedule=schedule)
             try:
                 moved = await self._one_step(before, runnable, settings)
             except NodeFailed as failed:
@@ -309,7 +334,7 @@ class Runner:
                 raise StepFailed(", ".join(runnable), exc, before) from None
             if isinstance(moved, RunEnd):
                 return moved
-            state, applied, cancelled, pending = moved
+            state, applied, cancelled, pending, schedule = moved
             step += 1
             steps_run += 1
             completed, responses, progress = {}, {}, {}
@@ -317,8 +342,11 @@ class Runner:
                 observe.emit(StepApplied(step, self._dumped(applied), tuple(pending)))
             if cancelled:
                 return RunEnd("failed", state, step, [], cancelled=cancelled, applied=applied)
+            if pending and pauses is not None and (pauses.stops_after(self.machine, runnable)
+                                                   or pauses.stops_before(self.machine, pending)):
+                return RunEnd("executing", state, step, pending, schedule=schedule, applied=applied, paused=True)
             if pending:
-                await between(step, state, pending, applied)
+                await between(step, state, pending, applied, schedule)
                 applied = []
 
     def _refused(self, state: Any, pending: list[str], settings: RunSettings, *, kept: bool) -> dict[str, Any] | None:
@@ -335,14 +363,15 @@ class Runner:
         return {n: self.adapter.dump_update(u) for n, u in writes if u}
 
     async def _one_step(self, at: Position, runnable: list[str], settings: RunSettings
-                        ) -> RunEnd | tuple[Any, Writes, dict[str, str], list[str]]:
+                        ) -> RunEnd | tuple[Any, Writes, dict[str, str], list[str], dict[str, Any]]:
         """Run one step from ``at``: where it stopped on interrupts, or the state after it, its updates,
         the nodes cancelled, and the nodes pending next."""
         state, pending, completed = at.state, at.pending, dict(at.completed)
         legacy = interrupt_ids.is_legacy([i.id for i in at.waiting])  # answering ids of the first derivation
         digests = {**at.digests, **{i.id: i.digest for i in at.waiting if i.digest is not None}}
         context = InterruptContext(at.responses, settings.prefix, None if legacy else settings.thread_id, digests)
-        outcomes = await self._run_step(runnable, state, at.step, settings, context, completed, at.progress)
+        outcomes = await self._run_step(runnable, state, at.step, settings, context, completed, at.progress,
+                                        at.schedule)
         stopped = [i for o in outcomes.values() if isinstance(o, Stopped) for i in o.interrupts]
         done = {n: o.update for n, o in outcomes.items() if isinstance(o, Done)}
         if stopped:
@@ -355,20 +384,25 @@ class Runner:
                     observe.emit(InterruptRaisedTransition(i.id, i.name, i.node, i.source, i.reason))
             kept = {n: o.progress for n, o in outcomes.items() if isinstance(o, Stopped) and o.progress is not None}
             return RunEnd("interrupted", state, at.step, pending, completed=completed, responses=at.responses,
-                          progress=kept, interrupts=stopped)
+                          progress=kept, interrupts=stopped, schedule=at.schedule)
         cancels = {n: o for n, o in outcomes.items() if isinstance(o, Cancelled)}
         applied = [(n, done[n] if n in done else cancels[n].update) for n in runnable
                    if n in done or (n in cancels and cancels[n].update)]
         state = self.adapter.apply(state, applied)
         cancelled = {n: o.message for n, o in cancels.items()}
-        after = [n for n in pending if n not in outcomes]
-        for node in runnable:
-            if node in done:
-                after.extend(self.machine.next_nodes(node, state))
-        pending = [n for n in dict.fromkeys(after) if n != END]
+        schedule: dict[str, Any] = {}
+        if self.machine.supersteps:
+            pending, schedule = plan_step(self.machine, self.adapter.apply, at.state,
+                                          [(n, done[n]) for n in runnable if n in done], at.schedule)
+        else:
+            after = [n for n in pending if n not in outcomes]
+            for node in runnable:
+                if node in done:
+                    after.extend(self.machine.next_nodes(node, state))
+            pending = [n for n in dict.fromkeys(after) if n != END]
         if self._halted is not None and self._halted(state):
             pending = []
-        return state, applied, cancelled, pending
+        return state, applied, cancelled, pending, schedule
 
     async def _run_step(
         self,
@@ -379,6 +413,7 @@ class Runner:
         context: InterruptContext,
         completed: dict[str, dict[str, Any]],
         progress: dict[str, Any],
+        schedule: dict[str, Any],
     ) -> dict[str, Outcome]:
         outcomes: dict[str, Outcome] = {}
         todo: list[str] = []
@@ -390,7 +425,9 @@ class Runner:
 
         async def call(node: str, inline: bool) -> Outcome:
             try:
-                return await self._call_node(node, state, step, settings, context, progress.get(node), inline)
+                sent, arg = send_arg(schedule, node)
+                return await self._call_node(node, arg if sent else state, step, settings, context, progress.get(node),
+                                             inline, sent)
             except Exception as exc:
                 raise NodeFailed(node, exc) from None
 
@@ -406,6 +443,7 @@ class Runner:
         context: InterruptContext,
         progress: Any,
         inline: bool,
+        sent: bool = False,
     ) -> Outcome:
         hooks = self.hooks
         invocation_state = settings.invocation_state
@@ -434,11 +472,11 @@ class Runner:
                 return Cancelled(message, update)
         if observe.observers:
             observe.emit(NodeEntered(node, step))
-        spec = self.machine.nodes[node]
+        spec = self.machine.nodes[self.machine.task_node(node)]
         args: tuple[Any, ...] = (state,)
         if spec.takes_context:
             args = (state, NodeContext(node, step, settings.thread_id, invocation_state, context, settings.runtime,
-                                       progress))
+                                       progress, sent))
         tracer = settings.tracer if self.run_span is not None else None
         try:
             if tracer is None:
@@ -508,9 +546,10 @@ class Runner:
         **fields: Any,
     ) -> StoredCheckpoint:
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
+        source = fields.pop("source", None) or record_source(status, fields)
         commit = self.checkpointer.commit(cursor, state, self.adapter, durable=durable, status=status,
                                           machine=self.machine.name, fingerprint=self.machine.fingerprint, step=step,
-                                          source=record_source(status, fields), **fields)
+                                          source=source, **fields)
         if tracer is None:
             record = await commit
         else:

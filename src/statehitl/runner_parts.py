@@ -15,11 +15,12 @@ from typing import Any, Protocol
 from statehitl.checkpoint.chain import StateCodec
 from statehitl.checkpoint.records import FailureRecord, RecordStatus
 from statehitl.interrupt import Interrupt
-from statehitl.machine import NodeSpec
+from statehitl.machine import Machine, NodeSpec
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
-__all__ = ["Between", "Cancelled", "Done", "NodeFailed", "NodeRules", "Outcome", "RunSettings", "StateAdapter",
+__all__ = ["Between", "Cancelled", "Done", "NodeFailed", "NodeRules", "Outcome", "Pauses", "RunSettings",
+           "StateAdapter",
            "StepFailed", "Stopped", "call_handler", "record_source"]
 
 
@@ -73,7 +74,24 @@ class Stopped:
 
 
 Outcome = Done | Cancelled | Stopped
-Between = Callable[[int, Any, list[str], Writes], Awaitable[None]]
+Between = Callable[[int, Any, list[str], Writes, dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Pauses:
+    """LangGraph's ``interrupt_before``/``interrupt_after``: nodes a run stops before or after, leaving the
+    thread to be continued by ``invoke(None, ...)``. ``resumed``: this run continues from such a stop, so
+    its first step is not stopped before again."""
+
+    before: frozenset[str] = frozenset()
+    after: frozenset[str] = frozenset()
+    resumed: bool = False
+
+    def stops_before(self, machine: Machine, pending: list[str]) -> bool:
+        return bool(self.before) and any(machine.task_node(t) in self.before for t in pending)
+
+    def stops_after(self, machine: Machine, ran: list[str]) -> bool:
+        return bool(self.after) and any(machine.task_node(t) in self.after for t in ran)
 
 
 @dataclass(frozen=True)
@@ -85,6 +103,7 @@ class RunSettings:
     runtime: Any
     prefix: str
     tracer: RunTracer | None
+    pauses: Pauses | None = None
 
 
 async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> Any:

@@ -90,8 +90,11 @@ def test_history_rebuilds_every_checkpoint_whole() -> None:
     for _ in range(9):
         app.invoke({}, thread_id="t")
     history = app.history("t")
-    assert [len(h.values.messages) for h in history] == list(range(9, 0, -1))
-    assert history[-1].values.messages[0].startswith("answer 0 ")
+    # Each run first writes its input checkpoint (source "input"), holding what the thread held before it.
+    assert [len(h.values.messages) for h in history] == [n for k in range(9, 0, -1) for n in (k, k - 1)]
+    assert [h.metadata["source"] for h in history] == ["loop", "input"] * 9
+    assert history[-2].values.messages[0].startswith("answer 0 ")
+    assert history[1].values.messages == history[2].values.messages  # the 9th run's input = the 8th's result
 
 
 def test_reads_do_not_depend_on_the_event_loop_reusing_state() -> None:

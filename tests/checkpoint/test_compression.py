@@ -143,7 +143,9 @@ def test_one_thread_written_plain_then_compressed_reads_as_one(tmp_path: Path) -
     assert questions == [f"Question {t}: where is my parcel?" for t in range(12)]
     history = asyncio.run(reader(storage).history("t"))  # every checkpoint, each rebuilt from its chain
     lengths = [len(h.values["messages"]) for h in history]
-    assert lengths == list(range(24, 0, -2))  # newest first: a turn's question and answer in each
+    # newest first: each turn's input checkpoint holds its question, the turn's last checkpoint the answer too
+    assert lengths == list(range(24, 0, -1))
+    assert [h.source for h in history] == ["step", "input"] * 12
     assert history[0].values["messages"] == result.state.messages
 
 

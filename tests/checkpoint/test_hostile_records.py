@@ -89,12 +89,13 @@ def test_a_record_copied_over_another_threads_newest_is_refused_at_once(signed: 
     options = {"signing_key": KEY} if signed else {}
     ledger = Ledger()
     app = refund_graph(Checkpointer(storage, **options), ledger)
-    app.invoke(answer(app.invoke({}, thread_id="d")), thread_id="d")  # D: paid, four records
-    app.invoke({}, thread_id="c")  # C: waiting, one record
+    # D: paid: its input checkpoint, the interrupt, the resume's claim, two steps (and the answer)
+    app.invoke(answer(app.invoke({}, thread_id="d")), thread_id="d")
+    app.invoke({}, thread_id="c")  # C: waiting: its input checkpoint, then the interrupt (its newest)
 
     async def transplant() -> None:
         d_keys = await storage.list("threads/d/")
-        [c_key] = await storage.list("threads/c/")
+        c_key, _input = await storage.list("threads/c/")  # newest first
         found = await storage.read(c_key)
         assert found is not None
         data = (await storage.read(d_keys[0]))
@@ -136,9 +137,10 @@ def test_a_signed_inbox_answer_copied_to_another_threads_interrupt_approves_noth
     asyncio.run(record_answer(checkpointer, "d", waiting_d.id, "y", responder="dora"))
 
     async def transplant() -> None:
-        found = await storage.read(answer_key("d", 0, waiting_d.id))
+        # the interrupts wait at checkpoint 1 of each thread: 0 is the run's input checkpoint
+        found = await storage.read(answer_key("d", 1, waiting_d.id))
         assert found is not None
-        await storage.write(answer_key("c", 0, waiting_c.id), found[0], expect="absent")
+        await storage.write(answer_key("c", 1, waiting_c.id), found[0], expect="absent")
 
     asyncio.run(transplant())
     with pytest.raises(CheckpointCorruptError, match="signature"):
@@ -158,9 +160,10 @@ def test_an_unsigned_answer_copied_to_another_interrupt_is_refused_too() -> None
     asyncio.run(record_answer(checkpointer, "d", waiting_d.id, "y", responder="dora"))
 
     async def transplant() -> None:
-        found = await storage.read(answer_key("d", 0, waiting_d.id))
+        # the interrupts wait at checkpoint 1 of each thread: 0 is the run's input checkpoint
+        found = await storage.read(answer_key("d", 1, waiting_d.id))
         assert found is not None
-        await storage.write(answer_key("c", 0, waiting_c.id), found[0], expect="absent")
+        await storage.write(answer_key("c", 1, waiting_c.id), found[0], expect="absent")
 
     asyncio.run(transplant())
     with pytest.raises(CheckpointCorruptError, match="not to the one its key names"):

@@ -62,6 +62,7 @@ def test_history_lists_steps_with_position_status_and_interrupts(checkpointer: C
         (Status.COMPLETED, 2, (), []),
         (Status.INTERRUPTED, 1, ("review",), ["approve"]),
         (Status.EXECUTING, 1, ("review",), []),
+        (Status.EXECUTING, 0, ("draft",), []),  # the run's input checkpoint, before its first node
     ]
 
 

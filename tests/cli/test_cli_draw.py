@@ -56,7 +56,7 @@ MODULE = textwrap.dedent(
     def broken_graph():
         g = StateGraph(S)
         g.add_node("one", lambda s: None)
-        g.add_edge(START, "one")
+        g.add_edge("one", END)
         return g
 
 
@@ -130,7 +130,7 @@ def test_bad_targets(cli, target, fragments):
     ("returns_number", ["a callable returning int", "not something drawable"]),
     ("number", ["is int"]),
     ("explodes", ["RuntimeError: boom", "for the traceback, run: python -c"]),
-    ("broken_graph", ["no path to END"]),
+    ("broken_graph", ["has no entry"]),
 ])
 def test_bad_targets_in_a_user_module(cli, user_module, attr, fragments):
     assert_one_line_error(cli("draw", f"{user_module}:{attr}"), *fragments)

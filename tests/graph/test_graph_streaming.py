@@ -92,4 +92,4 @@ def test_stream_works_inside_a_running_event_loop() -> None:
 
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="stream_mode must be"):
-        list(build().stream({}, stream_mode="messages"))
+        list(build().stream({}, stream_mode="tokens"))

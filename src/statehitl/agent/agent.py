@@ -26,7 +26,7 @@ from statehitl.agent.thread import AgentThread
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.event_stream import stream_run
+from statehitl.event_stream import stream_run, with_model_text
 from statehitl.handlers import PrintingCallbackHandler
 from statehitl.hooks.agent_events import AfterInvocationEvent
 from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
@@ -273,6 +273,7 @@ class Agent:
                       emit: EmitEvent | None) -> AgentResult:
         """Run one call; its keyword arguments join ``invocation_state``, so hooks and tools see both alike."""
         invocation_state = {**(given or {}), **kwargs}
+        emit = with_model_text(emit)
         self._thread.acquire()
         try:
             while True:

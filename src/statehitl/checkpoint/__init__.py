@@ -28,8 +28,10 @@ __all__ = [
     "Checkpointer",
     "FileCheckpointer",
     "FileStorage",
+    "InMemorySaver",
     "InterruptRecord",
     "MemoryCheckpointer",
+    "MemorySaver",
     "MemoryStorage",
     "Storage",
     "storage_from_url",
@@ -51,3 +53,9 @@ class FileCheckpointer(Checkpointer):
 
     def __init__(self, directory: str | os.PathLike[str] = ".statehitl", **options: Any) -> None:
         super().__init__(FileStorage(directory), **options)
+
+
+InMemorySaver = MemoryCheckpointer
+"""LangGraph's name for the in-memory checkpointer (``langgraph.checkpoint.memory``)."""
+MemorySaver = MemoryCheckpointer
+"""LangGraph's older name for ``InMemorySaver``."""

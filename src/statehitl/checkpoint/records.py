@@ -269,6 +269,9 @@ class CheckpointRecord(BaseModel):
     replaced_text: int | None = None
     """How many characters of this checkpoint could not be stored as they were (lone surrogates, as from a
     file name that is not UTF-8) and are U+FFFD instead; None when none."""
+    schedule: dict[str, Any] = Field(default_factory=dict)
+    """A machine that runs supersteps (a StateGraph): the pending Sends' arguments and the waiting edges'
+    progress (``statehitl.supersteps``)."""
     acting: int | None = None
     """On the checkpoints of a run that acts on answers, while it runs (and on the one that released its
     lease after a failure): the slot of the claim that recorded the answers. Such a run that stopped
@@ -318,8 +321,8 @@ class StoredCheckpoint(CheckpointRecord):
 
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
-                       "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered", "appends",
-                       "value_writes", "acting", "replaced_text")
+                       "schedule", "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered",
+                       "appends", "value_writes", "acting", "replaced_text")
 """Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
 ``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
 

@@ -186,10 +186,12 @@ class _RefundSubject(Subject["GraphRunResult[Refund]"]):
 
     def start(self) -> GraphRunResult[Refund]:
         assert self.request is not None, "a new run needs the refund request"
-        return self.app.invoke(self.request, thread_id=self.thread)
+        result: GraphRunResult[Refund] = self.app.invoke(self.request, thread_id=self.thread)
+        return result
 
     def answer(self, pending: list[Interrupt], answer: str) -> GraphRunResult[Refund]:
-        return self.app.invoke(responses(pending, answer), thread_id=self.thread)
+        result: GraphRunResult[Refund] = self.app.invoke(responses(pending, answer), thread_id=self.thread)
+        return result
 
     def final(self, result: GraphRunResult[Refund]) -> None:
         c, state, money = self.console, result.state, self.refund.money

@@ -98,7 +98,7 @@ def reject(state: Refund) -> dict[str, Any]:
 
 def build_graph() -> StateGraph[Refund]:
     """The demo's refund machine, not yet compiled (``statehitl draw statehitl.cli.demo:build_graph``)."""
-    graph = StateGraph(Refund)
+    graph: StateGraph[Refund] = StateGraph(Refund)
     graph.add_node("intake", intake)
     graph.add_node("assess", assess)
     graph.add_node("approve", approve)

@@ -1,14 +1,15 @@
-"""StateGraph: hand-written machines over a pydantic state, LangGraph style.
+"""StateGraph: hand-written graphs with LangGraph's API and execution model (``docs/langgraph.md``).
 
-    from statehitl.graph import StateGraph, START, END, append
+    from statehitl.graph import StateGraph, START, END
 """
 
 from __future__ import annotations
 
 from statehitl.channels import append
 from statehitl.graph.builder import StateGraph
-from statehitl.graph.compiled import CompiledStateGraph, StateSnapshot
+from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.result import GraphRunResult
+from statehitl.graph.snapshots import GraphTask, StateSnapshot
 from statehitl.machine import END, START
 from statehitl.position import NodeContext
 from statehitl.status import Status
@@ -18,6 +19,7 @@ __all__ = [
     "START",
     "CompiledStateGraph",
     "GraphRunResult",
+    "GraphTask",
     "NodeContext",
     "StateGraph",
     "StateSnapshot",

@@ -7,60 +7,47 @@ interrupt responses), checks it before anything is written, and hands the positi
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from statehitl._sync import iterate_sync, run_sync
-from statehitl.channels import StateSchema
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
+from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
-from statehitl.event_stream import Emit, stream_run
+from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
+from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node import StateGraphNode
+from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
+from statehitl.graph.run_targets import RunTarget, check_step_limit, resume_input, run_target
+from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, graph_config
+from statehitl.graph.stream_events import (
+    STREAM_MODES,
+    StreamMode,
+    checkpoint_events,
+    message_events,
+    ordered_sender,
+    task_events,
+)
+from statehitl.graph.subgraphs import invoke_inside
 from statehitl.hooks.registry import HookRegistry
-from statehitl.interrupt import Interrupt
-from statehitl.machine import END, START, Machine, describe_change
+from statehitl.machine import Machine, describe_change
 from statehitl.position import Position, Writes, resume_position, start_position
 from statehitl.resume import ContinueRun, ResumeRun, plan_run
-from statehitl.runner import Durability, Runner
-from statehitl.status import Status
+from statehitl.runner import Durability, Pauses, Runner
+from statehitl.supersteps import plan_start, plan_step
 
-__all__ = ["CompiledStateGraph", "StateSnapshot"]
+__all__ = ["CompiledStateGraph", "Migration"]
 
-M = TypeVar("M", bound=BaseModel)
-StreamMode = Literal["updates", "values"]
+M = TypeVar("M")
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
 """``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""
-
-@dataclass
-class StateSnapshot(Generic[M]):
-    """One checkpoint of a thread as the app's types: what ``get_state`` and ``history`` return."""
-
-    values: M
-    next: tuple[str, ...]
-    status: Status
-    step: int
-    interrupts: list[Interrupt]
-    checkpoint_id: str
-    parent_checkpoint_id: str | None
-    created_at: float
-    writes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cancelled: dict[str, str] = field(default_factory=dict)
-    error: FailureRecord | None = None
-    """Why the run failed, when a node raised: ``invoke(None, thread_id=...)`` retries that step."""
-    answers: dict[str, StoredAnswer] = field(default_factory=dict)
-    """Answers stored for ``interrupts`` and not yet applied, by interrupt id (the inbox, the page or an
-    expiry answered; ``invoke(None, thread_id=...)`` or a worker applies them)."""
-
 
 class CompiledStateGraph(Generic[M]):
     """A runnable StateGraph. Sync methods wrap the async ones (``ainvoke``, ``aget_state``, ...)."""
@@ -68,7 +55,7 @@ class CompiledStateGraph(Generic[M]):
     def __init__(
         self,
         machine: Machine,
-        schema: StateSchema[M],
+        schema: GraphState,
         hooks: HookRegistry,
         checkpointer: Checkpointer | None,
         *,
@@ -76,140 +63,202 @@ class CompiledStateGraph(Generic[M]):
         durability: Durability,
         accept_machine_change: bool = False,
         migrate: Migration | None = None,
+        interrupt_before: frozenset[str] = frozenset(),
+        interrupt_after: frozenset[str] = frozenset(),
+        output_schema: Any = None,
+        destinations: dict[str, tuple[str, ...]] | None = None,
+        subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
+        keeps_state: bool = False,
     ) -> None:
         self.machine = machine
+        self.name = machine.name
         self.schema = schema
         self.hooks = hooks
         self.checkpointer = checkpointer or Checkpointer(MemoryStorage())
-        self.step_limit = _check_step_limit(step_limit)
+        self._own_store = checkpointer is not None
+        self.keeps_state = keeps_state
+        """Compiled with ``checkpointer=True``: as a node of a graph, its state lasts from call to call."""
+        self.step_limit = check_step_limit(step_limit)
         self.durability: Durability = durability if checkpointer is not None else "exit"
         self.accept_machine_change = accept_machine_change
         self.migrate = migrate
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.output_schema = output_schema
+        self.destinations = destinations or {}
+        self.subgraphs = subgraphs or {}
+        """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
+        self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph")
 
     # -- running ----------------------------------------------------------------------------------
 
-    def invoke(
-        self,
-        input: Any,
-        thread_id: str | None = None,
-        *,
-        checkpoint_id: str | None = None,
-        step_limit: int | None = None,
-        durability: Durability | None = None,
-        invocation_state: dict[str, Any] | None = None,
-    ) -> GraphRunResult[M]:
-        """Run the thread: start or continue it with ``input``, or resume it with interrupt responses.
-
-        - a dict / state model: a new run from START (on the thread's current state, merged through
-          the reducers, if the thread exists and is not waiting on a human);
-        - a list of ``{"interruptResponse": {...}}``: answers to the pending interrupts;
-        - None: continue a run that stopped mid-way (a crash, or the step limit).
-
-        ``checkpoint_id`` runs from an earlier checkpoint instead of the latest: time travel. The new
-        checkpoints fork from it; the old branch stays in the history.
-        """
-        return run_sync(self.ainvoke(input, thread_id, checkpoint_id=checkpoint_id, step_limit=step_limit,
-                                     durability=durability, invocation_state=invocation_state))
+    def invoke(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Any:
+        """Run the thread: start or continue it with ``input``, or resume it. See ``ainvoke``."""
+        return run_sync(self.ainvoke(input, config, **options))
 
     async def ainvoke(
         self,
         input: Any,
-        thread_id: str | None = None,
+        config: dict[str, Any] | str | None = None,
         *,
+        thread_id: str | None = None,
         checkpoint_id: str | None = None,
         step_limit: int | None = None,
         durability: Durability | None = None,
         invocation_state: dict[str, Any] | None = None,
-    ) -> GraphRunResult[M]:
-        """Async ``invoke``."""
-        return await self._run(input, thread_id, checkpoint_id, step_limit, durability, invocation_state, None)
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
+    ) -> Any:
+        """Run the thread and return its values (a dict, with ``"__interrupt__"`` when it stopped on interrupts).
 
-    def stream(self, input: Any, thread_id: str | None = None, *, stream_mode: StreamMode | Sequence[StreamMode] =
-               "updates", **options: Any) -> Iterator[Any]:
+        ``config``: LangGraph's ``{"configurable": {"thread_id": ..., "checkpoint_id": ...}, "recursion_limit":
+        n}`` (or the thread id itself). ``input``:
+        - a dict (or the state's type): a new run from START, on the thread's current state if it has one;
+        - ``Command(resume=answer)`` (or ``{interrupt_id: answer}``), or a list of ``{"interruptResponse": {...}}``
+          blocks: answers to the interrupts the thread waits on;
+        - None: continue a run that stopped mid-way (a crash, the step limit, ``interrupt_before``), or apply
+          answers stored by the inbox; with a ``checkpoint_id``, replay from that checkpoint (a fork).
+        """
+        node = current_node()
+        if node is not None and not self._own_store and checkpoint_id is None:
+            return await invoke_inside(self, input, node)  # called in a node's code: a subgraph of its graph
+        target = self._target(config, thread_id, checkpoint_id, step_limit)
+        return await self._run(input, target, durability, invocation_state, interrupt_before, interrupt_after, None)
+
+    def stream(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Iterator[Any]:
         """Run as ``invoke`` does, yielding what happens as it happens (see ``astream``)."""
-        return iterate_sync(self.astream(input, thread_id, stream_mode=stream_mode, **options))
+        return iterate_sync(self.astream(input, config, **options))
 
-    async def astream(self, input: Any, thread_id: str | None = None, *,
-                      stream_mode: StreamMode | Sequence[StreamMode] = "updates", checkpoint_id: str | None = None,
-                      step_limit: int | None = None, durability: Durability | None = None,
-                      invocation_state: dict[str, Any] | None = None) -> AsyncIterator[Any]:
-        """Run as ``ainvoke`` does, yielding after each step, as LangGraph's ``stream`` does.
+    async def astream(self, input: Any, config: dict[str, Any] | str | None = None, *,
+                      stream_mode: StreamMode | Sequence[StreamMode] = "updates", thread_id: str | None = None,
+                      checkpoint_id: str | None = None, step_limit: int | None = None,
+                      durability: Durability | None = None, invocation_state: dict[str, Any] | None = None,
+                      interrupt_before: Sequence[str] | None = None, interrupt_after: Sequence[str] | None = None,
+                      subgraphs: bool = False) -> AsyncIterator[Any]:
+        """Run as ``ainvoke`` does, yielding chunks as LangGraph's ``stream`` does.
 
-        ``stream_mode="updates"``: ``{node: update}`` for each node of each step, and
-        ``{"__interrupt__": (Interrupt, ...)}`` when the run stops on interrupts. ``"values"``: the
-        whole state, first as the run starts, then after each step. A list of modes yields ``(mode,
-        chunk)`` pairs. The checkpoints are those ``invoke`` writes.
+        ``stream_mode="updates"``: ``{node: update}`` as each node finishes, and ``{"__interrupt__": (...)}``
+        when the run stops on interrupts. ``"values"``: the whole state, first as the run starts, then after
+        each step. ``"custom"``: what nodes write with ``get_stream_writer()`` or their ``writer`` argument.
+        A list of modes yields ``(mode, chunk)`` pairs; ``subgraphs=True`` yields ``(namespace, chunk)``
+        (this graph's namespace is ``()``). The checkpoints are those ``invoke`` writes.
         """
         modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
-        unknown = [m for m in modes if m not in ("updates", "values")]
+        unknown = [m for m in modes if m not in STREAM_MODES]
         if unknown or not modes:
-            raise ValueError(f"stream_mode must be 'updates', 'values' or a list of them, got {stream_mode!r}")
+            raise ValueError(f"stream_mode must be one of {list(STREAM_MODES)} or a list of them, got "
+                             f"{stream_mode!r}")
         paired = not isinstance(stream_mode, str)
+        target = self._target(config, thread_id, checkpoint_id, step_limit)
 
-        async def run(emit: Emit) -> GraphRunResult[M]:
-            def send(mode: StreamMode, chunk: Any) -> None:
-                if mode in modes:
-                    emit((mode, chunk) if paired else chunk)
-
-            return await self._run(input, thread_id, checkpoint_id, step_limit, durability, invocation_state, send)
+        async def run(emit: Emit) -> Any:
+            send = ordered_sender(emit, modes, paired, subgraphs)
+            return await self._run(input, target, durability, invocation_state, interrupt_before, interrupt_after,
+                                   send, subgraphs)
 
         async for chunk in stream_run(run, None):
             yield chunk
 
-    async def _run(self, input: Any, thread_id: str | None, checkpoint_id: str | None, step_limit: int | None,
-                   durability: Durability | None, invocation_state: dict[str, Any] | None,
-                   send: Callable[[StreamMode, Any], None] | None) -> GraphRunResult[M]:
-        thread = validate_thread_id(thread_id) if thread_id is not None else os.urandom(16).hex()
-        limit = _check_step_limit(step_limit) if step_limit is not None else self.step_limit
-        head = await self.checkpointer.head(thread, checkpoint_id)
-        at = await self._position(input, thread, head)
-        after_step = None
-        if send is not None:
-            send("values", at.state)
+    def _target(self, config: dict[str, Any] | str | None, thread_id: str | None, checkpoint_id: str | None,
+                step_limit: int | None) -> RunTarget:
+        return run_target(config, thread_id, checkpoint_id, step_limit, self.step_limit)
 
-            async def after_step(state: M, writes: Writes, pending: list[str]) -> None:
-                for node, update in writes:
-                    send("updates", {node: update})
-                send("values", state)
+    async def _run(self, input: Any, target: RunTarget, durability: Durability | None,
+                   invocation_state: dict[str, Any] | None, before: Sequence[str] | None, after: Sequence[str] | None,
+                   send: Callable[..., None] | None, subgraphs: bool = False) -> Any:
+        thread = target.thread
+        head = await self.checkpointer.head(thread, target.checkpoint_id)
+        if target.checkpoint_id is not None and input is None and head is not None and not head.record.pending \
+                and head.record.status == "completed":
+            return self._result(head.record, self.schema.load(head.record.values))  # replaying an end: nothing to run
+        at, resumed = await self._position(resume_input(input, head), thread, head)
+        after_step = None
+        updated = None
+        if send is not None:
+            send("values", self._streamed(at.state))
+
+            async def after_step(state: Any, writes: Writes, pending: list[str]) -> None:
+                if any(update for _, update in writes):  # a step that wrote nothing changed no value
+                    send("values", self._streamed(state))
                 await asyncio.sleep(0)  # the reader gets this step before the next one starts
 
-        record, state = await self._runner.run(
-            at,
-            step_limit=limit,
-            durability=durability or self.durability,
-            invocation_state=invocation_state if invocation_state is not None else {},
-            after_step=after_step,
-        )
-        if send is not None and record.interrupts:
-            send("updates", {"__interrupt__": tuple(i.to_interrupt() for i in record.interrupts)})
-        await self._runner.remember_shape(record)
-        return run_result(thread, record.status, state, [i.to_interrupt() for i in record.interrupts], record.step,
-                          record.cancelled, record.checkpoint_id)
+            def updated(node: str, returned: Any) -> None:
+                send("updates", {node: self.schema.shown_update(node, returned)})
 
-    async def _position(self, input: Any, thread: str, head: Head | None) -> Position:
-        """Turn the caller's input into where the runner starts; reject misfits before any write.
+        pauses = Pauses(self.interrupt_before | frozenset(before or ()), self.interrupt_after | frozenset(after or ()),
+                        resumed)
+        scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
+                         tasks=None if send is None else task_events(self.schema, send),
+                         sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
+                         if send is not None and subgraphs else None)
+        token = set_run(scope)
+        text = MODEL_TEXT.set(None if send is None else message_events(send))
+        try:
+            record, state = await self._runner.run(
+                at,
+                step_limit=target.limit,
+                durability=durability or self.durability,
+                invocation_state=invocation_state if invocation_state is not None else {},
+                after_step=after_step,
+                pauses=pauses if pauses.before or pauses.after else None,
+                on_commit=None if send is None else checkpoint_events(self.snapshots, send),
+            )
+        finally:
+            MODEL_TEXT.reset(text)
+            reset_run(token)
+        if send is not None and record.status == "interrupted":
+            asked = tuple(i.to_interrupt() for i in record.interrupts)
+            send("updates", {"__interrupt__": asked})
+            if asked and not self.schema.native:  # LangGraph's last values chunk says what the run waits on
+                send("values", {**self.snapshots.values(record, state), "__interrupt__": asked})
+        await self._runner.remember_shape(record)
+        return self._result(record, state)
+
+    def _result(self, record: CheckpointRecord, state: Any) -> Any:
+        values = self.snapshots.values(record, state, self.output_schema)
+        if self.schema.kind.kind == "root" and not record.interrupts:
+            return values
+        return run_result(record.thread_id, record.status, state, [i.to_interrupt() for i in record.interrupts],
+                          record.step, record.cancelled, record.checkpoint_id,
+                          values if isinstance(values, dict) else {"root": values})
+
+    def result_of(self, result: GraphRunResult[Any]) -> Any:
+        """What ``invoke`` returns for a run that ended with ``result`` inside another graph's node."""
+        values = self.schema.kind.values(result.state, self.output_schema)
+        return values if self.schema.kind.kind == "root" else run_result(
+            result.thread_id, result.status.value, result.state, result.interrupts, result.step, result.cancelled,
+            values=values)
+
+    def _streamed(self, state: Any) -> Any:
+        return state if self.schema.native else self.schema.kind.values(state)
+
+    async def _position(self, input: Any, thread: str, head: Head | None) -> tuple[Position, bool]:
+        """Turn the caller's input into where the runner starts (and whether it continues a stopped run);
+        reject misfits before any write.
 
         Continuing a stopped run (answering interrupts, or ``None`` after a crash) first claims the
         thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
-                        none_continues=True, lists_are_input=False)
+                        none_continues=True, lists_are_input=self.schema.kind.kind == "root")
         if isinstance(plan, ResumeRun | ContinueRun):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
             answers = plan.answers if isinstance(plan, ResumeRun) else {}
             return await resume_position(self.checkpointer, head, answers, self.schema.load(values),
-                                         rewritten=migrated, meta=plan.meta if isinstance(plan, ResumeRun) else None)
+                                         rewritten=migrated, meta=plan.meta if isinstance(plan, ResumeRun) else None
+                                         ), True
         if head is None:
             state = self.schema.initial(input)
-            return start_position(None, thread, state, self.machine.next_nodes(START, state))
+            pending, schedule = plan_start(self.machine, state)
+            return start_position(None, thread, state, pending, schedule=schedule), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
-        update = self.schema.normalize_update("input", input.model_dump(exclude_unset=True)
-                                              if isinstance(input, BaseModel) else input)
+        update = self.schema.input_update(input)
         state = self.schema.apply(self.schema.load(values), [("input", update)])
-        return start_position(head, thread, state, self.machine.next_nodes(START, state), rewritten=migrated)
+        pending, schedule = plan_start(self.machine, state)
+        return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule), False
 
     async def _stored_values(self, head: Head, *, resuming: bool) -> tuple[dict[str, Any], bool]:
         """The head's values for this machine (migrated, accepted, or refused if the machine changed),
@@ -233,17 +282,18 @@ class CompiledStateGraph(Generic[M]):
             "old_fingerprint) to convert its stored state"
         )
 
-    async def aupdate_state(
-        self, thread_id: str, values: dict[str, Any] | M, *, as_node: str | None = None
-    ) -> StateSnapshot[M]:
+    async def aupdate_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
         """Write a new checkpoint as if a node had returned ``values`` (merged through the reducers).
 
         Without ``as_node`` the thread keeps its position and status (a human editing the state of a
-        waiting thread); with it, the thread moves on along ``as_node``'s transitions.
+        waiting thread); with it, the thread moves on along ``as_node``'s transitions. A config naming an
+        earlier checkpoint forks the thread there. Returns the new checkpoint's config when given a config
+        (LangGraph's way), its snapshot when given a thread id.
         """
-        head = await self.checkpointer.head(validate_thread_id(thread_id))
+        target = self._target(config, None, None, None)
+        head = await self.checkpointer.head(target.thread, target.checkpoint_id)
         if head is None:
-            raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint to update")
+            raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
         if as_node is not None and as_node not in self.machine.nodes:
             raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
                                    f"(its nodes: {sorted(self.machine.nodes)})")
@@ -252,68 +302,97 @@ class CompiledStateGraph(Generic[M]):
         writer = as_node or "update_state"
         update = self.schema.normalize_update(writer, values.model_dump(exclude_unset=True)
                                               if isinstance(values, BaseModel) else values)
-        values, migrated = await self._stored_values(head, resuming=False)
-        state = self.schema.apply(self.schema.load(values), [(writer, update)])
+        stored_values, migrated = await self._stored_values(head, resuming=False)
+        state = self.schema.apply(self.schema.load(stored_values), [(writer, update)])
         position: dict[str, Any]
         if as_node is None:
             position = {"status": record.status, "pending": record.pending, "interrupts": record.interrupts,
                         "completed": record.completed, "responses": record.responses,
-                        "progress": record.progress, "error": record.error}
+                        "progress": record.progress, "error": record.error, "schedule": record.schedule}
         else:
-            pending = [n for n in dict.fromkeys(self.machine.next_nodes(as_node, state)) if n != END]
-            position = {"status": "executing" if pending else "completed", "pending": pending}
-        stored = await self._runner.commit_update(head.cursor, record.step, state, writer, update, rewritten=migrated,
+            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, {})], record.schedule)
+            position = {"status": "executing" if pending else "completed", "pending": pending, "schedule": schedule}
+        # an update is a step of its own, as in LangGraph, except on a thread waiting on interrupts that keeps its
+        # position: the ids of the interrupts it waits on derive from the step they were raised in
+        step = record.step if as_node is None and record.interrupts else record.step + 1
+        stored = await self._runner.commit_update(head.cursor, step, state, writer, update, rewritten=migrated,
                                                   **position)
-        return self._snapshot(await self.checkpointer.get(thread_id, stored.seq))
+        if target.named:
+            return graph_config(target.thread, stored.checkpoint_id)
+        return self.snapshots.snapshot(await self.checkpointer.get(target.thread, stored.seq))
 
-    def update_state(
-        self, thread_id: str, values: dict[str, Any] | M, *, as_node: str | None = None
-    ) -> StateSnapshot[M]:
+    def update_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
         """Write a new checkpoint as if a node had returned ``values``; see ``aupdate_state``."""
-        return run_sync(self.aupdate_state(thread_id, values, as_node=as_node))
+        return run_sync(self.aupdate_state(config, values, as_node))
+
+    async def abulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
+        """Several ``update_state`` calls in order, each ``StateUpdate``-like ``(values, as_node)`` pair."""
+        result: Any = config
+        for superstep in supersteps:
+            for update in superstep:
+                values, as_node = (update.values, update.as_node) if hasattr(update, "values") else update
+                result = await self.aupdate_state(result, values, as_node)
+        return result
+
+    def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
+        """Several ``update_state`` calls in order; see ``abulk_update_state``."""
+        return run_sync(self.abulk_update_state(config, supersteps))
 
     # -- inspecting -------------------------------------------------------------------------------
 
-    def _snapshot(self, record: CheckpointRecord) -> StateSnapshot[M]:
-        return StateSnapshot(
-            values=self.schema.load(record.values),
-            next=tuple(record.pending),
-            status=Status(record.status),
-            step=record.step,
-            interrupts=[i.to_interrupt() for i in record.interrupts],
-            checkpoint_id=record.checkpoint_id,
-            parent_checkpoint_id=None if record.parent_seq is None else f"{record.parent_seq:012d}",
-            created_at=record.created_at,
-            writes=record.writes,
-            cancelled=record.cancelled,
-            error=record.error,
-        )
-
-    async def aget_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot[M] | None:
-        """The thread's latest checkpoint (or the one named), or None if the thread was never run."""
-        thread = validate_thread_id(thread_id)
-        if checkpoint_id is not None:
-            return self._snapshot(await self.checkpointer.get(thread, checkpoint_id))
-        head = await self.checkpointer.head(thread)
+    async def aget_state(self, config: dict[str, Any] | str, checkpoint_id: str | None = None, *,
+                         subgraphs: bool = False) -> StateSnapshot[Any] | None:
+        """The thread's latest checkpoint (or the one named), or None if the thread was never run.
+        ``subgraphs=True``: a task that is a subgraph stopped inside has its snapshot as ``task.state``."""
+        target = self._target(config, None, checkpoint_id, None)
+        if target.checkpoint_id is not None:
+            return self.snapshots.snapshot(await self.checkpointer.get(target.thread, target.checkpoint_id), subgraphs)
+        head = await self.checkpointer.head(target.thread)
         if head is None:
             return None
-        snapshot = self._snapshot(head.record)
+        snapshot = self.snapshots.snapshot(head.record, subgraphs)
         if head.record.status == "interrupted":
             answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, head.record)
             snapshot.answers.update(answers)
         return snapshot
 
-    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot[M] | None:
-        """The thread's latest checkpoint (or the one named), or None if the thread was never run."""
-        return run_sync(self.aget_state(thread_id, checkpoint_id))
+    def get_state(self, config: dict[str, Any] | str, checkpoint_id: str | None = None, *,
+                  subgraphs: bool = False) -> StateSnapshot[Any] | None:
+        """The thread's latest checkpoint (or the one ``config`` or ``checkpoint_id`` names), or None if the
+        thread was never run; see ``aget_state``."""
+        return run_sync(self.aget_state(config, checkpoint_id, subgraphs=subgraphs))
 
-    async def ahistory(self, thread_id: str) -> list[StateSnapshot[M]]:
+    async def ahistory(self, config: dict[str, Any] | str) -> list[StateSnapshot[Any]]:
         """Every checkpoint of the thread, newest first."""
-        return [self._snapshot(r) for r in await self.checkpointer.history(validate_thread_id(thread_id))]
+        target = self._target(config, None, None, None)
+        return [self.snapshots.snapshot(r) for r in await self.checkpointer.history(target.thread)]
 
-    def history(self, thread_id: str) -> list[StateSnapshot[M]]:
+    def history(self, config: dict[str, Any] | str) -> list[StateSnapshot[Any]]:
         """Every checkpoint of the thread, newest first."""
-        return run_sync(self.ahistory(thread_id))
+        return run_sync(self.ahistory(config))
+
+    async def aget_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
+                                 before: dict[str, Any] | None = None, limit: int | None = None
+                                 ) -> AsyncIterator[StateSnapshot[Any]]:
+        """The thread's checkpoints, newest first (LangGraph's ``get_state_history``): ``before`` a
+        checkpoint's config, only those whose metadata has ``filter``'s items, at most ``limit``."""
+        ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
+        count = 0
+        for snapshot in await self.ahistory(config):
+            if ceiling is not None and snapshot.checkpoint_id >= ceiling:
+                continue
+            if filter and any(snapshot.metadata.get(k) != v for k, v in filter.items()):
+                continue
+            if limit is not None and count >= limit:
+                return
+            count += 1
+            yield snapshot
+
+    def get_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
+                          before: dict[str, Any] | None = None, limit: int | None = None
+                          ) -> Iterator[StateSnapshot[Any]]:
+        """The thread's checkpoints, newest first; see ``aget_state_history``."""
+        return iterate_sync(self.aget_state_history(config, filter=filter, before=before, limit=limit))
 
     async def aaudit(self, thread_id: str) -> list[AuditEntry]:
         """Every answer given to the thread's interrupts, oldest first (see ``audit``)."""
@@ -328,17 +407,17 @@ class CompiledStateGraph(Generic[M]):
         """The machine as a Mermaid flowchart."""
         return self.machine.draw_mermaid()
 
-    def as_node(self) -> StateGraphNode[M]:
+    def get_graph(self, config: dict[str, Any] | None = None, *, xray: bool = False) -> Machine:
+        """The machine (``get_graph().draw_mermaid()``, as LangGraph's drawable graph offers)."""
+        return self.machine
+
+    def as_node(self) -> StateGraphNode[Any]:
         """This app as a node of another machine (a Graph's node): ``statehitl.nesting``."""
-        return StateGraphNode(self.machine, self.schema, self.hooks, self.step_limit, self)
+        return StateGraphNode(self.machine, self.schema.as_nested(), self.hooks, self.step_limit, self)
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"
 
 
-def _check_step_limit(limit: int) -> int:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ValueError(f"step_limit must be a positive int, got {limit!r}")
-    return limit
 
 

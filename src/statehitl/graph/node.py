@@ -17,9 +17,10 @@ from statehitl.channels import StateSchema
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.result import GraphRunResult, run_result
 from statehitl.hooks.registry import HookRegistry
-from statehitl.machine import START, Machine
+from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.runner import Runner
+from statehitl.supersteps import plan_start
 
 __all__ = ["StateGraphNode"]
 
@@ -58,7 +59,9 @@ class StateGraphNode(Generic[M]):
                 state = schema.apply(schema.load(call.state), [("input", update)])
             else:
                 state = schema.initial(given)
-            at = started_run(call, state, self.machine.next_nodes(START, state))
+            pending, schedule = plan_start(self.machine, state)
+            at = started_run(call, state, pending)
+            at.schedule = schedule
         end = await self._runner.run_nested(at, step_limit=self.step_limit, invocation_state=call.invocation_state,
                                             prefix=call.interrupts.prefix, thread_id=call.thread_id)
         result = run_result(call.thread_id, end.status, end.state, end.interrupts, end.step, end.cancelled)

@@ -6,7 +6,6 @@ the orchestration's checkpoint keeps each node's result as JSON.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -32,9 +31,11 @@ def stop_reason(status: str, cancelled: dict[str, str]) -> str:
     return _STOP_REASON[status]
 
 
-@dataclass
-class GraphRunResult(Generic[M]):
-    """What ``invoke`` returns. Loop while ``stop_reason == "interrupt"``, answering ``interrupts``."""
+class GraphRunResult(dict[str, Any], Generic[M]):
+    """What ``invoke`` returns: LangGraph's result, the state's values as a dict with ``"__interrupt__"``
+    (a list of ``Interrupt``) when the run stopped on interrupts, and statehitl's view of the same run as
+    attributes. Loop while ``stop_reason == "interrupt"``, answering ``interrupts``.
+    """
 
     thread_id: str
     state: M
@@ -43,26 +44,48 @@ class GraphRunResult(Generic[M]):
     interrupts: list[Interrupt]
     checkpoint_id: str
     step: int
-    cancelled: dict[str, str] = field(default_factory=dict)
+    cancelled: dict[str, str]
 
-    def __str__(self) -> str:
-        return str(self.state)
+    def __init__(self, thread_id: str, state: M, status: Status, stop_reason: str, interrupts: list[Interrupt],
+                 checkpoint_id: str, step: int, cancelled: dict[str, str] | None = None,
+                 values: Any = None) -> None:
+        super().__init__(values if isinstance(values, dict) else {} if values is None else {"root": values})
+        if interrupts:
+            self["__interrupt__"] = list(interrupts)
+        self.thread_id, self.state, self.status, self.stop_reason = thread_id, state, status, stop_reason
+        self.interrupts, self.checkpoint_id, self.step = interrupts, checkpoint_id, step
+        self.cancelled = cancelled or {}
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON of the result, as a Graph stores a StateGraph node's result."""
-        return {"type": "state_graph_result", "values": self.state.model_dump(mode="json"), "status": self.status.value,
+        return {"type": "state_graph_result", "values": _json_values(self.state), "status": self.status.value,
                 "stop_reason": self.stop_reason, "step": self.step, "cancelled": self.cancelled,
                 "interrupts": [i.to_dict() for i in self.interrupts]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], schema: StateSchema[M]) -> GraphRunResult[M]:
-        return cls("", schema.load(data["values"]), Status(data["status"]), data["stop_reason"],
+        state = schema.load(data["values"])
+        return cls("", state, Status(data["status"]), data["stop_reason"],
                    [Interrupt(**i) for i in data.get("interrupts", [])], "", int(data["step"]),
-                   data.get("cancelled", {}))
+                   data.get("cancelled", {}), _plain_values(state))
+
+
+def _json_values(state: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = state.model_dump(mode="json")
+    return dumped
+
+
+def _plain_values(state: Any) -> dict[str, Any]:
+    values: dict[str, Any] = state.model_dump()
+    return values
 
 
 def run_result(thread_id: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
-               cancelled: dict[str, str], checkpoint_id: str = "") -> GraphRunResult[Any]:
-    """A run's result from the stored status it stopped with."""
+               cancelled: dict[str, str], checkpoint_id: str = "", values: Any = None) -> GraphRunResult[Any]:
+    """A run's result from the stored status it stopped with; ``values``: what the dict holds (the state's
+    channels as the graph's output schema shows them; by default all of the model's fields)."""
     return GraphRunResult(thread_id, state, Status(status), stop_reason(status, cancelled), interrupts,
-                          checkpoint_id, step, cancelled)
+                          checkpoint_id, step, cancelled, _plain_values(state) if values is None else values)

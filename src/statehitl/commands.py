@@ -1,0 +1,92 @@
+"""LangGraph's routing values: ``Send`` (run a node on an argument of its own) and ``Command`` (a node's
+update and where to go next, or a caller's resume).
+
+They live apart from the graph builder because the machine and the runner read them too: a router may
+return Sends, a node's update may carry a ``goto``. Both are kept in checkpoints, so a Send's argument
+must be JSON, checked where it is made rather than at the commit that would fail to store it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+from statehitl._json import require_json
+from statehitl.errors import InvalidUpdateError
+
+__all__ = ["GOTO", "Command", "ParentCommand", "Send", "dump_goto", "goto_of", "goto_targets"]
+
+N = TypeVar("N")
+
+GOTO = "__goto__"
+"""The key under which a node's update carries its ``Command(goto=...)`` to the scheduler (stored as JSON
+with the step's writes, so a step re-entered after an interrupt keeps where its finished nodes went)."""
+
+
+@dataclass(frozen=True)
+class Send:
+    """Run ``node`` in the next step with ``arg`` as its input instead of the state (map-reduce).
+
+    Returned from a conditional edge's path function (one or a list) or as a ``Command``'s ``goto``.
+    """
+
+    node: str
+    arg: Any
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.node, str):
+            raise InvalidUpdateError(f"Send(node, arg): node must be a node name, got {self.node!r}")
+        require_json(self.arg, f"the argument of Send({self.node!r}, ...)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node": self.node, "arg": self.arg}
+
+
+@dataclass(frozen=True)
+class Command(Generic[N]):
+    """What a node returns to update the state and choose where to go, or what a caller passes to resume.
+
+    - ``update``: channel updates, as a node's dict return;
+    - ``goto``: a node name, a ``Send``, or a list of them, taken besides the node's edges;
+    - ``resume``: the answer to the interrupt the thread waits on, or ``{interrupt_id: answer}``;
+    - ``graph=Command.PARENT``: the update and goto are for the graph that runs this one as a node.
+
+    ``Command[Literal["a", "b"]]`` annotates a node's return with where it may go, as in LangGraph.
+    """
+
+    graph: str | None = None
+    update: Any = None
+    resume: Any = None
+    goto: Any = ()
+
+    PARENT: ClassVar[str] = "__parent__"
+
+
+class ParentCommand(Exception):  # control flow, like StopIteration, not an error
+    """A node of a subgraph returned ``Command(graph=Command.PARENT)``: the subgraph stops there, and the node
+    that runs it in the parent graph returns ``command`` (its update and goto) instead of the subgraph's state."""
+
+    def __init__(self, node: str, command: Command[Any]) -> None:
+        super().__init__(f"node {node!r} returned Command(graph=Command.PARENT), but the graph running its graph "
+                         "as a node is not a StateGraph")
+        self.command = command
+
+
+def goto_targets(goto: Any, who: str) -> list[str | Send]:
+    """A ``goto`` as a list of node names and Sends (refusing anything else, with who gave it)."""
+    items = [goto] if isinstance(goto, str | Send) else list(goto or ())
+    for item in items:
+        if not isinstance(item, str | Send):
+            raise InvalidUpdateError(f"{who} returned Command(goto={goto!r}); goto takes node names and Sends")
+    return items
+
+
+def goto_of(update: dict[str, Any]) -> list[str | Send]:
+    """The targets an update's ``GOTO`` entry holds, from a live Command or as stored (JSON)."""
+    return [Send(t["node"], t["arg"]) if isinstance(t, dict) else t for t in update.get(GOTO, ())]
+
+
+def dump_goto(targets: Sequence[str | Send]) -> list[Any]:
+    """Targets as JSON, as the step's writes store them."""
+    return [t.to_json() if isinstance(t, Send) else t for t in targets]

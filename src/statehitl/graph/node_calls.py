@@ -1,0 +1,253 @@
+"""How a StateGraph calls the functions users add as nodes, LangGraph's way and statehitl's.
+
+A node function gets what its signature asks for: the state (as its schema's view, or the view of the
+schema its first parameter is annotated with), a Send's argument instead when a Send made its task, and
+by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream) or ``runtime``; a
+second positional parameter with another name is statehitl's ``NodeContext``. While it runs, LangGraph's
+free functions (``interrupt``, ``get_stream_writer``, ``get_config``) find it through a context variable,
+which also reaches sync nodes run in worker threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from statehitl.errors import InterruptOutsideRunError
+from statehitl.graph.state_kinds import StateKind
+from statehitl.interrupt import InterruptRaised
+from statehitl.position import NodeContext
+
+__all__ = ["RunScope", "StreamWriter", "current_node", "current_run", "get_config", "get_stream_writer", "interrupt",
+           "nested_scope", "node_handler", "report_update", "reset_run", "route_handler", "set_run"]
+
+StreamWriter = Callable[[Any], None]
+"""What ``get_stream_writer()`` returns and a node's ``writer`` argument is: it sends one custom chunk."""
+
+_BY_NAME = ("config", "writer", "runtime", "store")
+
+
+@dataclass
+class RunScope:
+    """What one run gives every node call besides the state: the config, and where custom chunks go."""
+
+    config: dict[str, Any]
+    write: Callable[[Any], None] | None = None
+    updated: Callable[[str, Any], None] | None = None
+    """Called with each node's return value as it finishes (``stream_mode="updates"``), when streaming."""
+    tasks: Callable[[str, int, dict[str, Any]], None] | None = None
+    """Called with ``("task", step, payload)`` as a node starts and ``("task_result", step, payload)`` as it
+    ends (``stream_mode="tasks"``/``"debug"``), when streaming them."""
+    namespace: tuple[str, ...] = ()
+    """Where this run is: ``()`` for the graph invoked, ``("node:step", ...)`` for a subgraph inside it."""
+    sink: Callable[[tuple[str, ...], str, Any], None] | None = None
+    """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
+
+
+def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
+    """The scope of a subgraph run labelled ``label`` inside the current run: the same config and custom
+    stream; its nodes' updates, ``shown(node, returned)``, go to ``stream(subgraphs=True)`` under its
+    namespace, and never as the parent's own."""
+    outer = _RUN.get()
+    if outer is None:
+        return RunScope({})
+    if outer.sink is None:
+        return RunScope(outer.config, outer.write)
+    namespace, sink = (*outer.namespace, label), outer.sink
+    return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
+                    lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
+                    namespace=namespace, sink=sink)
+
+
+_RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
+_CALL: ContextVar[NodeContext | None] = ContextVar("statehitl_graph_node_call", default=None)
+
+
+def set_run(scope: RunScope) -> Any:
+    """Make ``scope`` the current run's (returns the token to reset it with)."""
+    return _RUN.set(scope)
+
+
+def reset_run(token: Any) -> None:
+    _RUN.reset(token)
+
+
+def current_run() -> RunScope | None:
+    """The scope of the run the caller is in, if any."""
+    return _RUN.get()
+
+
+def current_node() -> NodeContext | None:
+    """The node call the caller runs in, if any (a graph invoked there runs as its subgraph)."""
+    return _CALL.get()
+
+
+def interrupt(value: Any = None) -> Any:
+    """Ask the human, LangGraph's way: returns the answer once the thread is resumed with one
+    (``Command(resume=...)``), else stops the node. Several calls in one node are matched by their order,
+    so a node that asked twice gets both answers back on the second resume; ``value`` must be JSON.
+
+    The same durable path as ``ctx.interrupt``: the answer is recorded once, audited and claimed.
+    """
+    ctx = _CALL.get()
+    if ctx is None:
+        raise InterruptOutsideRunError("interrupt() can only be called inside a node of a running StateGraph")
+    ctx.asked += 1
+    return ctx.interrupt("interrupt" if ctx.asked == 1 else f"interrupt-{ctx.asked}", reason=value)
+
+
+def get_stream_writer() -> Callable[[Any], None]:
+    """The writer of ``stream_mode="custom"`` chunks for the node that calls it (a no-op when not streaming)."""
+    scope = _RUN.get()
+    if scope is None or scope.write is None:
+        return _ignore
+    return scope.write
+
+
+def get_config() -> dict[str, Any]:
+    """The running node's config (``{"configurable": {"thread_id": ...}, ...}``), as LangGraph's."""
+    scope = _RUN.get()
+    if scope is None:
+        raise RuntimeError("get_config() can only be called inside a node of a running StateGraph")
+    return scope.config
+
+
+def report_update(node: str, returned: Any) -> Any:
+    """Hand what ``node`` returned to a ``stream_mode="updates"`` reader, as soon as the node finished."""
+    scope = _RUN.get()
+    if scope is not None and scope.updated is not None:
+        scope.updated(node, returned)
+    return returned
+
+
+@contextlib.contextmanager
+def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str, ctx: NodeContext,
+                   given: Any) -> Iterator[list[Any]]:
+    """LangGraph's task events around one node call: what it was given, then what it returned (its
+    ``result``, to be appended to the yielded list), the interrupts it stopped on, or its error."""
+    task_id = task_key(ctx.step, ctx.node)
+    report("task", ctx.step + 1, {"id": task_id, "name": name, "input": given,
+                                  "triggers": ("__pregel_push",) if ctx.sent else (f"branch:to:{name}",)})
+    result: list[Any] = []
+    outcome: dict[str, Any] = {"id": task_id, "name": name, "error": None, "result": None, "interrupts": []}
+    try:
+        yield result
+    except InterruptRaised as stop:
+        outcome["result"] = {}
+        outcome["interrupts"] = [{"value": i.reason, "id": i.id, "response_schema": i.response_schema}
+                                 for i in stop.interrupts]
+        raise
+    except Exception as exc:
+        outcome["error"] = repr(exc)
+        raise
+    else:
+        outcome["result"] = result[0] if result[0] is not None else {}
+    finally:
+        report("task_result", ctx.step + 1, outcome)
+
+
+def task_key(step: int, task: str) -> str:
+    """A task's id in snapshots and task events: the step it runs from, and its task (``node`` or ``node:i``)."""
+    return f"{step}:{task}"
+
+
+def _ignore(_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class _Signature:
+    positional: int
+    named: tuple[str, ...]
+    wants: Any
+
+
+def _signature(fn: Callable[..., Any], wants: Any) -> _Signature:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return _Signature(1, (), wants)
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional = [p for p in params if p.kind in kinds]
+    named = tuple(p.name for p in params[1:] if p.name in _BY_NAME and p.kind is not inspect.Parameter.VAR_KEYWORD)
+    # statehitl's NodeContext goes to a second positional parameter that needs a value (``fn(state, ctx)``);
+    # one with a default (``lambda s, n=n: ...``) is the function's own
+    rest = [p for p in positional[1:] if p.name not in _BY_NAME and p.default is inspect.Parameter.empty]
+    return _Signature(1 + len(rest[:1]) if positional else 0, named, wants)
+
+
+def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None) -> Callable[..., Any]:
+    """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
+    ``wants``: the schema the node reads the state through, when not the state's own."""
+    sig = _signature(fn, wants)
+    if sig.positional == 0:
+        raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
+    as_is = kind.kind == "pydantic" and kind.model is kind.schema and sig.wants is None  # the node reads the model
+
+    def call(state: Any, ctx: NodeContext) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        given = state if ctx.sent or as_is else kind.node_input(state, sig.wants)
+        args: tuple[Any, ...] = (given, ctx) if sig.positional == 2 else (given,)
+        if not sig.named:
+            return fn, args, {}
+        scope = _RUN.get() or RunScope({})
+        kwargs = {param: scope.config if param == "config" else (scope.write or _ignore) if param == "writer"
+                  else None for param in sig.named}
+        return fn, args, kwargs
+
+    def finished(returned: Any) -> Any:
+        return report_update(name, returned)
+
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
+
+        async def run_async(state: Any, ctx: NodeContext) -> Any:
+            token = _CALL.set(ctx)
+            try:
+                target, args, kwargs = call(state, ctx)
+                scope = _RUN.get()
+                if scope is None or scope.tasks is None:
+                    return finished(await target(*args, **kwargs))
+                with _reported_task(scope.tasks, name, ctx, args[0]) as result:
+                    result.append(finished(await target(*args, **kwargs)))
+                return result[0]
+            finally:
+                _CALL.reset(token)
+
+        run_async.__name__ = name
+        return run_async
+
+    def run(state: Any, ctx: NodeContext) -> Any:
+        token = _CALL.set(ctx)
+        try:
+            target, args, kwargs = call(state, ctx)
+            scope = _RUN.get()
+            if scope is None or scope.tasks is None:
+                return finished(target(*args, **kwargs))
+            with _reported_task(scope.tasks, name, ctx, args[0]) as result:
+                result.append(finished(target(*args, **kwargs)))
+            return result[0]
+        finally:
+            _CALL.reset(token)
+
+    run.__name__ = name
+    return run
+
+
+def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], Any]:
+    """A conditional edge's path function as the machine calls it: on the state's view (or the schema its
+    parameter is annotated with), with ``config`` when it asks for it."""
+    sig = _signature(path, None)
+    if kind.kind == "pydantic" and kind.model is kind.schema and sig.wants is None and not sig.named:
+        return path  # a native router reads the model itself: nothing to adapt
+
+    def route(state: Any) -> Any:
+        given = kind.node_input(state, sig.wants)
+        if "config" in sig.named:
+            scope = _RUN.get()
+            return path(given, config=scope.config if scope is not None else {})
+        return path(given)
+
+    return route

@@ -1,0 +1,86 @@
+"""What a call of a compiled graph names: its thread, checkpoint and step limit (from LangGraph's config or
+statehitl's keywords), and a ``Command`` as input in the terms ``resume.plan_run`` takes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from statehitl.checkpoint.engine import Head
+from statehitl.checkpoint.storage import validate_thread_id
+from statehitl.commands import Command
+from statehitl.errors import ResumeInputError
+
+__all__ = ["RunTarget", "check_step_limit", "resume_input", "run_target"]
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Where a call runs: the thread, the checkpoint to run from, its step limit and the nodes' config."""
+
+    thread: str
+    checkpoint_id: str | None
+    limit: int
+    config: dict[str, Any]
+    named: bool
+    """The caller named the thread in a config (LangGraph's style): ``update_state`` then answers a config."""
+
+
+def run_target(config: dict[str, Any] | str | None, thread_id: str | None, checkpoint_id: str | None,
+               step_limit: int | None, default_limit: int) -> RunTarget:
+    """The target of a call given ``config`` (a LangGraph config or a thread id) and statehitl's keywords,
+    which win; without a thread, a new one with a random id."""
+    if isinstance(config, str):
+        config, thread_id = None, thread_id or config
+    if config is not None and not isinstance(config, dict):
+        raise TypeError(f"config must be a dict like {{'configurable': {{'thread_id': ...}}}} or a thread id, "
+                        f"got {config!r}")
+    given = dict(config or {})
+    configurable = dict(given.get("configurable") or {})
+    named = "thread_id" in configurable
+    thread = thread_id if thread_id is not None else configurable.get("thread_id")
+    thread = validate_thread_id(thread) if thread is not None else os.urandom(16).hex()
+    checkpoint = checkpoint_id or configurable.get("checkpoint_id")
+    limit = step_limit if step_limit is not None else given.get("recursion_limit")
+    limit = default_limit if limit is None else check_step_limit(limit)
+    configurable.update(thread_id=thread, checkpoint_ns=configurable.get("checkpoint_ns", ""))
+    return RunTarget(thread, checkpoint, limit, {**given, "configurable": configurable, "recursion_limit": limit},
+                     named)
+
+
+def check_step_limit(limit: int) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ValueError(f"step_limit must be a positive int, got {limit!r}")
+    return limit
+
+
+def resume_input(input: Any, head: Head | None) -> Any:
+    """A ``Command`` as the caller's input, in the terms ``plan_run`` takes: its ``resume`` as interruptResponse
+    blocks (one answer for the one interrupt waiting, or ``{interrupt_id: answer}``), its ``update`` as input."""
+    if not isinstance(input, Command):
+        return input
+    if input.goto or input.graph is not None:
+        raise ResumeInputError("invoke(Command(goto=... / graph=...)) is not supported: pass Command(resume=...) "
+                               "to answer interrupts, or the update as a dict to start a run")
+    if input.resume is None:
+        return input.update
+    waiting = [] if head is None else head.record.interrupts
+    if head is not None and not waiting and head.record.status == "interrupted":
+        return None  # stopped by interrupt_before/after: the resume goes on
+    ids = {i.id for i in waiting}
+    if isinstance(input.resume, dict) and input.resume and set(input.resume) <= ids:
+        answers = input.resume
+    elif len(waiting) == 1:
+        answers = {waiting[0].id: input.resume}
+    elif waiting:
+        listed = ", ".join(f"{i.id} ({i.reason!r})" for i in waiting)
+        raise ResumeInputError(
+            "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
+            f"Command(resume={{interrupt_id: answer, ...}}); waiting: {listed}"
+        )
+    else:
+        answers = {"": input.resume}  # nothing waits: plan_run says why
+    return [{"interruptResponse": {"interruptId": iid, "response": answer}} for iid, answer in answers.items()]
+
+

@@ -1,0 +1,112 @@
+"""What ``stream()`` yields besides updates and values: LangGraph's task, checkpoint, debug and message chunks,
+and the sender that keeps every chunk in order when sync nodes send them from worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.event_stream import Emit
+from statehitl.graph.graph_state import GraphState
+from statehitl.graph.node_calls import current_node
+from statehitl.graph.snapshots import SnapshotReader, graph_config
+
+__all__ = ["STREAM_MODES", "MessageChunk", "Send", "StreamMode", "checkpoint_events", "message_events",
+           "ordered_sender", "task_events"]
+
+StreamMode = Literal["updates", "values", "custom", "tasks", "checkpoints", "debug", "messages"]
+STREAM_MODES = ("updates", "values", "custom", "tasks", "checkpoints", "debug", "messages")
+Send = Callable[..., None]
+"""``send(mode, chunk, namespace=())``: one chunk to the reader, if it asked for ``mode``."""
+
+
+@dataclass(frozen=True)
+class MessageChunk:
+    """A piece of the text an agent's model streamed in a node (``stream_mode="messages"``): what LangGraph's
+    ``AIMessageChunk`` is to a user reading ``.content``."""
+
+    content: str
+    type: str = "AIMessageChunk"
+
+
+def ordered_sender(emit: Emit, modes: Sequence[str], paired: bool, subgraphs: bool) -> Send:
+    """The ``send`` of one streamed run, called on the run's loop. A chunk from a sync node in a worker thread
+    goes through the loop, and so does any chunk sent while such chunks wait there, so the reader gets them in
+    the order they were sent. ``paired``: chunks are ``(mode, chunk)``; ``subgraphs``: prefixed with their
+    namespace."""
+    loop, home = asyncio.get_running_loop(), threading.get_ident()
+    queued, lock = [0], threading.Lock()
+
+    def deliver(item: Any) -> None:
+        with lock:
+            queued[0] -= 1
+        emit(item)
+
+    def send(mode: str, chunk: Any, namespace: tuple[str, ...] = ()) -> None:
+        if mode not in modes:
+            return
+        item = (mode, chunk) if paired else chunk
+        item = (namespace, *item) if subgraphs and paired else (namespace, item) if subgraphs else item
+        if threading.get_ident() == home and not queued[0]:
+            emit(item)
+            return
+        with lock:
+            queued[0] += 1
+        if threading.get_ident() == home:
+            loop.call_soon(deliver, item)
+        else:
+            loop.call_soon_threadsafe(deliver, item)
+
+    return send
+
+
+def task_events(schema: GraphState, send: Send) -> Callable[[str, int, dict[str, Any]], None]:
+    """Where the nodes' task events go: ``stream_mode="tasks"`` and ``"debug"``."""
+
+    def task_event(kind: str, step: int, payload: dict[str, Any]) -> None:
+        if payload.get("result"):
+            payload = {**payload, "result": schema.shown_update(payload["name"], payload["result"]) or {}}
+        send("tasks", payload)
+        send("debug", {"step": step, "timestamp": datetime.now(UTC).isoformat(), "type": kind, "payload": payload})
+
+    return task_event
+
+
+def message_events(send: Send) -> Callable[[str], None]:
+    """Where the text of an agent running in a node goes: ``stream_mode="messages"``, as LangGraph's
+    ``(message chunk, metadata)`` pairs."""
+
+    def message_event(text: str) -> None:
+        node = current_node()
+        where = {} if node is None else {"langgraph_node": node.node.partition(":")[0],
+                                         "langgraph_step": node.step + 1, "thread_id": node.thread_id}
+        send("messages", (MessageChunk(text), where))
+
+    return message_event
+
+
+def checkpoint_events(reader: SnapshotReader, send: Send) -> Callable[[CheckpointRecord, Any], None]:
+    """Where the run's checkpoints go as they are written: ``stream_mode="checkpoints"`` and ``"debug"``."""
+
+    def checkpoint_event(record: CheckpointRecord, state: Any) -> None:
+        parent = None if record.parent_seq is None else f"{record.parent_seq:012d}"
+        interrupts = tuple(i.to_interrupt() for i in record.interrupts)
+        payload = {
+            "config": graph_config(record.thread_id, record.checkpoint_id),
+            "parent_config": None if parent is None else graph_config(record.thread_id, parent),
+            "values": reader.values(record, state),
+            "metadata": reader.metadata(record),
+            "next": list(reader.next(record)),
+            "tasks": [{"id": t.id, "name": t.name, "interrupts": t.interrupts, "state": t.state}
+                      for t in reader.tasks(record, interrupts, False) if t.result is None],
+        }
+        send("checkpoints", payload)
+        send("debug", {"step": record.step, "timestamp": datetime.fromtimestamp(record.created_at, UTC).isoformat(),
+                       "type": "checkpoint", "payload": payload})
+
+    return checkpoint_event

@@ -1,0 +1,88 @@
+"""A compiled StateGraph as a node of another: LangGraph's subgraph, on statehitl's nesting.
+
+The subgraph starts from the parent's state (the channels the two share) and its result is the node's
+update (again the shared channels). An interrupt inside it stops the parent's node; where the subgraph
+stood is kept as that node's progress in the parent's checkpoint, so the resume goes on inside the
+subgraph from the node that asked, without re-running the ones before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from statehitl import interrupt_ids
+from statehitl.commands import ParentCommand
+from statehitl.errors import GraphValidationError
+from statehitl.graph.node_calls import nested_scope, report_update, reset_run, set_run
+from statehitl.graph.state_kinds import StateKind
+from statehitl.interrupt import InterruptContext, InterruptRaised
+from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
+from statehitl.position import NodeContext
+
+if TYPE_CHECKING:
+    from statehitl.graph.compiled import CompiledStateGraph
+
+__all__ = ["invoke_inside", "subgraph_handler"]
+
+
+def subgraph_handler(name: str, sub: CompiledStateGraph[Any], parent: StateKind,
+                     kept: str | None = None) -> Callable[..., Any]:
+    """The handler that runs ``sub`` as node ``name`` of a graph over ``parent``: its whole final state, on
+    the channels the two share, is the node's update (as LangGraph writes it, so a reducer channel gets the
+    subgraph's copy of it appended). ``kept``: the parent's channel where a subgraph compiled with
+    ``checkpointer=True`` keeps its state, which the next call goes on from (the input merged in)."""
+    node = sub.as_node()
+    shared = [k for k in parent.model.model_fields if k in sub.schema.fields]
+
+    async def run_subgraph(state: Any, ctx: NodeContext) -> Any:
+        values = state if ctx.sent else parent.values(state)
+        task = {k: v for k, v in values.items() if k in sub.schema.fields}
+        token = set_run(nested_scope(f"{name}:{ctx.step}", sub.schema.shown_update))
+        before = (getattr(state, kept) or {}) if kept is not None and not ctx.sent else {}
+        try:
+            done = await call_machine_node(node, task, before, ctx)
+        except ParentCommand as handed:  # a node of the subgraph sent its update and goto here
+            returned: Any = handed.command
+        else:
+            returned = {k: done.state[k] for k in shared if k in done.state}
+            if kept is not None:
+                returned[kept] = done.state
+        finally:
+            reset_run(token)
+        return report_update(name, returned)
+
+    run_subgraph.__name__ = name
+    return run_subgraph
+
+
+async def invoke_inside(sub: CompiledStateGraph[Any], input: Any, ctx: NodeContext) -> Any:
+    """``sub.invoke(input)`` called in the code of node ``ctx``: the graph runs as that node's subgraph, as
+    in LangGraph. Its interrupts stop the node, and the resume goes on inside it; each graph the node invokes
+    keeps its place in the node's progress by the order of the calls."""
+    if sub.keeps_state:
+        raise GraphValidationError(
+            "a graph compiled with checkpointer=True keeps its state as a node of its parent graph "
+            "(add_node(name, graph)); invoked in a node's code it would start afresh on every call"
+        )
+    index = ctx.invoked
+    ctx.invoked += 1
+    kept = ctx.progress if isinstance(ctx.progress, dict) and ctx.progress.get("kind") == _INVOKED else None
+    calls: dict[str, Any] = dict(kept["calls"]) if kept else {}
+    site = interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node)
+    context = InterruptContext(ctx.interrupts.responses, interrupt_ids.nested_call(site, index),
+                               ctx.interrupts.thread, ctx.interrupts.digests)
+    call = NodeCall(input, {}, context, ctx.thread_id, ctx.invocation_state, calls.get(str(index)))
+    token = set_run(nested_scope(f"{ctx.node}:{ctx.step}" if index == 0 else f"{ctx.node}:{ctx.step}:{index}",
+                                 sub.schema.shown_update))
+    try:
+        outcome = await sub.as_node().run_node(call)
+    finally:
+        reset_run(token)
+    if isinstance(outcome, NodeStopped):
+        calls[str(index)] = outcome.kept
+        raise InterruptRaised(outcome.interrupts, progress={"kind": _INVOKED, "calls": calls})
+    return sub.result_of(outcome.result)
+
+
+_INVOKED = "invoked graphs"
