@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import types
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -166,7 +167,23 @@ class _Signature:
     wants: Any
 
 
+_SIGNATURES: dict[Any, _Signature] = {}
+"""``_signature`` of plain functions, by code object (a graph built per request defines its nodes anew)."""
+
+
 def _signature(fn: Callable[..., Any], wants: Any) -> _Signature:
+    code = getattr(fn, "__code__", None) if isinstance(fn, types.FunctionType) else None
+    if code is None or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
+        return _read_signature(fn, wants)
+    known = _SIGNATURES.get(code)
+    if known is None:
+        if len(_SIGNATURES) >= 1024:
+            _SIGNATURES.pop(next(iter(_SIGNATURES)))
+        known = _SIGNATURES[code] = _read_signature(fn, None)
+    return known if wants is None else _Signature(known.positional, known.named, wants)
+
+
+def _read_signature(fn: Callable[..., Any], wants: Any) -> _Signature:
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):

@@ -22,6 +22,7 @@ import collections.abc
 import dataclasses
 import functools
 import inspect
+import types
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated, Any, Literal, NotRequired, Required, get_args, get_origin, get_type_hints
@@ -402,12 +403,32 @@ def _name(schema: Any) -> str:
 # -- building a kind ----------------------------------------------------------------------------------
 
 
+_KINDS: dict[tuple[Any, ...], StateKind] = {}
+"""Kinds already built, by schema and extra schemas: a graph compiled per request (or per resume) reuses
+its kind, and with it one synthesized model, whose validators pydantic builds once."""
+_KINDS_MAX = 256
+
+
 def state_kind(schema: Any, *, extra: Sequence[Any] = ()) -> StateKind:
     """The kind of ``schema`` and its stored model; the fields of ``extra`` schemas (input and output
     schemas, node input annotations) become channels too, LangGraph's private channels. Where two
     schemas annotate one key differently the state schema wins, then the first extra."""
-    kind = _kind_of(schema)
     others = [s for s in extra if s is not None and s is not schema]
+    key = (schema, *others)
+    try:
+        known = _KINDS.get(key)
+    except TypeError:  # a schema that cannot be hashed: built every time
+        return _state_kind(schema, others)
+    if known is None:
+        known = _state_kind(schema, others)
+        if len(_KINDS) >= _KINDS_MAX:
+            _KINDS.pop(next(iter(_KINDS)))
+        _KINDS[key] = known
+    return known
+
+
+def _state_kind(schema: Any, others: list[Any]) -> StateKind:
+    kind = _kind_of(schema)
     if kind == "root":
         return _root_kind(schema, others)
     own = _channels(schema)
@@ -449,9 +470,26 @@ def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
     return StateKind("root", schema, model, {ROOT: channel}, [ROOT], tracked)
 
 
+_ANNOTATED: dict[Any, Any] = {}
+"""``schema_of`` of plain functions, by code object: a graph built per request defines its nodes anew
+each time, but their code, and the module their annotations resolve in, are the same."""
+
+
 def schema_of(fn: Callable[..., Any]) -> Any | None:
     """The state schema a node function's first parameter is annotated with, or None: LangGraph gives
     such a node that schema's view of the state (and its keys become channels)."""
+    code = getattr(fn, "__code__", None) if isinstance(fn, types.FunctionType) else None
+    if code is None or hasattr(fn, "__wrapped__"):
+        return _schema_of(fn)
+    key = (code, id(fn.__globals__))
+    if key not in _ANNOTATED:
+        if len(_ANNOTATED) >= _KINDS_MAX * 4:
+            _ANNOTATED.pop(next(iter(_ANNOTATED)))
+        _ANNOTATED[key] = _schema_of(fn)
+    return _ANNOTATED[key]
+
+
+def _schema_of(fn: Callable[..., Any]) -> Any | None:
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
