@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -130,6 +130,7 @@ class Machine:
         require_exit: bool = True,
         supersteps: bool = False,
         joins: Iterable[Join] = (),
+        destinations: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """``require_exit=False`` lets nodes have no path to END: an orchestrator whose loops end by
         its own limits (a Graph's ``max_node_executions``), as Strands' graphs may.
@@ -137,10 +138,12 @@ class Machine:
         ``supersteps=True`` is LangGraph's execution model (``statehitl.supersteps``): every pending
         node runs in the step, a node without a way out ends its branch, nodes may be reached only by
         ``Send`` or ``Command(goto=)``, and ``joins`` are waiting edges. Otherwise a node waits for the
-        pending nodes that can still reach it (the multi-agent Graph's rule)."""
+        pending nodes that can still reach it (the multi-agent Graph's rule). ``destinations``: where a
+        node's ``Command(goto=)`` may go, drawn and validated like a router's targets."""
         self.name = name
         self.supersteps = supersteps
         self.joins: tuple[Join, ...] = tuple(joins)
+        self.destinations = {n: tuple(targets) for n, targets in (destinations or {}).items()}
         self._require_exit = require_exit and not supersteps
         self.nodes: dict[str, NodeSpec] = {}
         for spec in nodes:
@@ -209,6 +212,13 @@ class Machine:
                     f"edge {list(join.sources)} -> {join.target!r}: {join.target!r} is not a node "
                     f"(known nodes: {sorted(self.nodes)})"
                 )
+        for node, targets in self.destinations.items():
+            for target in targets:
+                if not self._known(target) or target == START:
+                    raise GraphValidationError(
+                        f"node {node!r} may go to {target!r} (its destinations), which is not a node "
+                        f"(known nodes: {sorted(self.nodes)})"
+                    )
         for router in self.routers:
             if not self._known(router.source) or router.source == END:
                 raise GraphValidationError(f"conditional edges from unknown node {router.source!r}")
@@ -231,6 +241,9 @@ class Machine:
         for join in self.joins:
             for source in join.sources:
                 kinds.setdefault((source, join.target), "join")
+        for node, goto in self.destinations.items():
+            for target in goto:
+                kinds.setdefault((node, target), "goto")
         for router in self.routers:
             targets = router.targets if router.targets is not None else (*self.nodes, END)
             for target in targets:

@@ -11,7 +11,7 @@ import sys
 import textwrap
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 import pytest
 
@@ -302,3 +302,19 @@ def test_a_breakpoint_waits_like_an_interrupt_with_nothing_to_answer() -> None:
         app.invoke({"log": ["new"]}, config("bp"))
     assert app.get_state(config("bp")) == stopped
     assert app.invoke(None, config("bp")) == {"log": ["a", "b"]}
+
+
+def route_on(state: Log) -> Command[Literal["yes", "no"]]:
+    return Command(goto="yes")
+
+
+def test_where_a_command_may_go_is_drawn_from_its_annotation_or_destinations() -> None:
+    g = StateGraph(Log)
+    g.add_node("ask", route_on)
+    g.add_node("yes", lambda s: None)
+    g.add_node("no", lambda s: None, destinations={"ask": "again"})  # a dict maps each destination to a label
+    g.add_edge(START, "ask")
+    drawn = g.compile().draw_mermaid()
+    assert {"n0 -.-> n1", "n0 -.-> n2", "n2 -.-> n0"} <= {line.strip() for line in drawn.splitlines()}
+    with pytest.raises(Exception, match="'nowhere'"):
+        StateGraph(Log).add_node("a", lambda s: None, destinations=["nowhere"]).add_edge(START, "a").compile()

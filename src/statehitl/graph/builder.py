@@ -11,6 +11,7 @@ that made them.
 from __future__ import annotations
 
 import re
+import types
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar
 from pydantic import BaseModel
 
 from statehitl.checkpoint.engine import Checkpointer
+from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
@@ -102,8 +104,7 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"node {name!r} is already in the graph; node names must be unique")
         if not isinstance(action, CompiledStateGraph) and not callable(action):
             raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
-        targets = tuple(destinations.values() if isinstance(destinations, dict) else destinations) \
-            if destinations is not None else None
+        targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
         self._nodes[name] = _Node(action, input_schema, targets, metadata)
         return self
 
@@ -208,7 +209,8 @@ class StateGraph(Generic[M]):
         state = GraphState(kind)
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
-                          supersteps=True, joins=self._joins)
+                          supersteps=True, joins=self._joins,
+                          destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations})
         registry = HookRegistry()
         for hook in hooks:
             registry.add(hook)
@@ -224,7 +226,6 @@ class StateGraph(Generic[M]):
             interrupt_before=_breakpoints(interrupt_before, machine),
             interrupt_after=_breakpoints(interrupt_after, machine),
             output_schema=self.output_schema,
-            destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations},
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
             keeps_state=checkpointer is True,
         )
@@ -269,6 +270,37 @@ def _breakpoints(nodes: Sequence[str] | Literal["*"] | None, machine: Machine) -
         raise GraphValidationError(f"interrupt_before/interrupt_after name unknown node(s) {unknown} "
                                    f"(nodes: {sorted(machine.nodes)})")
     return frozenset(nodes)
+
+
+_GOTO: dict[Any, tuple[str, ...] | None] = {}
+"""``_goto_targets`` of plain functions by code object: a graph built per request defines its nodes anew."""
+
+
+def _goto_targets(action: Any) -> tuple[str, ...] | None:
+    """Where a node annotated ``-> Command[Literal["a", "b"]]`` may go, as LangGraph reads it for drawing."""
+    if isinstance(action, CompiledStateGraph):
+        return None
+    if not isinstance(action, types.FunctionType) or hasattr(action, "__wrapped__"):
+        return _read_goto_targets(action)
+    key = (action.__code__, id(action.__globals__))
+    if key not in _GOTO:
+        if len(_GOTO) >= 1024:
+            _GOTO.pop(next(iter(_GOTO)))
+        _GOTO[key] = _read_goto_targets(action)
+    return _GOTO[key]
+
+
+def _read_goto_targets(action: Any) -> tuple[str, ...] | None:
+    if "return" not in getattr(action, "__annotations__", {}):
+        return None
+    try:
+        returned = typing.get_type_hints(action).get("return")
+    except Exception:  # annotations that do not resolve just mean "unknown destinations"
+        return None
+    if typing.get_origin(returned) is not Command:
+        return None
+    (goto,) = typing.get_args(returned) or (None,)
+    return tuple(str(a) for a in typing.get_args(goto)) if typing.get_origin(goto) is Literal else None
 
 
 def _literal_targets(path: Callable[..., Any]) -> tuple[str, ...] | None:

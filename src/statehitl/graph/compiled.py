@@ -66,7 +66,6 @@ class CompiledStateGraph(Generic[M]):
         interrupt_before: frozenset[str] = frozenset(),
         interrupt_after: frozenset[str] = frozenset(),
         output_schema: Any = None,
-        destinations: dict[str, tuple[str, ...]] | None = None,
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
         keeps_state: bool = False,
     ) -> None:
@@ -85,7 +84,6 @@ class CompiledStateGraph(Generic[M]):
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.output_schema = output_schema
-        self.destinations = destinations or {}
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
