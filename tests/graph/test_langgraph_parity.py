@@ -24,26 +24,28 @@ from langgraph.types import StreamWriter  # noqa: E402
 
 def statehitl_names() -> SimpleNamespace:
     from statehitl.checkpoint import InMemorySaver
-    from statehitl.config import get_stream_writer
+    from statehitl.config import get_config, get_stream_writer
     from statehitl.errors import GraphInterrupt, GraphRecursionError, InvalidUpdateError
     from statehitl.graph import END, START, StateGraph
     from statehitl.types import Command, Send, interrupt
 
     return SimpleNamespace(StateGraph=StateGraph, START=START, END=END, Send=Send, Command=Command,
                            interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer,
+                           get_config=get_config,
                            GraphRecursionError=GraphRecursionError, InvalidUpdateError=InvalidUpdateError,
                            GraphInterrupt=GraphInterrupt)
 
 
 def langgraph_names() -> SimpleNamespace:
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.config import get_stream_writer
+    from langgraph.config import get_config, get_stream_writer
     from langgraph.errors import GraphInterrupt, GraphRecursionError, InvalidUpdateError
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Command, Send, interrupt
 
     return SimpleNamespace(StateGraph=StateGraph, START=START, END=END, Send=Send, Command=Command,
                            interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer,
+                           get_config=get_config,
                            GraphRecursionError=GraphRecursionError, InvalidUpdateError=InvalidUpdateError,
                            GraphInterrupt=GraphInterrupt)
 
@@ -357,6 +359,24 @@ def config_and_limits(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
+def node_metadata(lg: SimpleNamespace) -> list[Any]:
+    """A node's config says which node and step it is, with what ``add_node(metadata=)`` gave it."""
+    seen: list[Any] = []
+
+    def look(state: Log, config: RunnableConfig) -> None:
+        meta = config["metadata"]
+        seen.append((meta["langgraph_node"], meta["langgraph_step"], meta.get("team"),
+                     lg.get_config()["metadata"]["langgraph_node"]))
+
+    g = lg.StateGraph(Log)
+    g.add_node("first", look, metadata={"team": "ops"})
+    g.add_node("second", look)
+    g.add_edge(lg.START, "first")
+    g.add_edge("first", "second")
+    g.compile().invoke({"log": []})
+    return seen
+
+
 def subgraph_interrupts(lg: SimpleNamespace) -> list[Any]:
     calls: list[str] = []
 
@@ -551,7 +571,7 @@ def schemas(lg: SimpleNamespace) -> list[Any]:
 PROGRAMS = [fan_out_and_in, waiting_edge, branch_without_exit, map_reduce, commands, interrupts_in_order,
             parallel_interrupts, breakpoints, streams, streams_that_stop, task_and_checkpoint_streams,
             config_and_limits, subgraph_interrupts, subgraph_streams, subgraph_invoked_in_a_node, stateful_subgraph,
-            command_to_parent, schemas, interrupt_passes_a_broad_except]
+            command_to_parent, schemas, interrupt_passes_a_broad_except, node_metadata]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

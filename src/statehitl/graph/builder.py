@@ -252,7 +252,7 @@ class StateGraph(Generic[M]):
     def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)
-        return node_handler(name, node.action, kind, reads)
+        return node_handler(name, node.action, kind, reads, node.metadata)
 
 
 def _kept_state_channel(node: str) -> str:

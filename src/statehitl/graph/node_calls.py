@@ -114,7 +114,16 @@ def get_config() -> dict[str, Any]:
     scope = _RUN.get()
     if scope is None:
         raise RuntimeError("get_config() can only be called inside a node of a running StateGraph")
-    return scope.config
+    ctx = _CALL.get()
+    return scope.config if ctx is None else node_config(scope.config, ctx, None)
+
+
+def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's config as one node call sees it: its ``metadata`` says which node and step, as LangGraph's
+    does, with what ``add_node(metadata=)`` gave the node."""
+    extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": ctx.node.partition(":")[0],
+             "langgraph_step": ctx.step + 1}
+    return {**config, "metadata": extra}
 
 
 def report_update(node: str, returned: Any) -> Any:
@@ -197,9 +206,11 @@ def _read_signature(fn: Callable[..., Any], wants: Any) -> _Signature:
     return _Signature(1 + len(rest[:1]) if positional else 0, named, wants)
 
 
-def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None) -> Callable[..., Any]:
+def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
+                 metadata: dict[str, Any] | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
-    ``wants``: the schema the node reads the state through, when not the state's own."""
+    ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
+    ``add_node(metadata=)`` gave, which the node's config carries."""
     sig = _signature(fn, wants)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
@@ -211,7 +222,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         if not sig.named:
             return fn, args, {}
         scope = _RUN.get() or RunScope({})
-        kwargs = {param: scope.config if param == "config" else (scope.write or _ignore) if param == "writer"
+        kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
+                  else (scope.write or _ignore) if param == "writer"
                   else None for param in sig.named}
         return fn, args, kwargs
 
