@@ -18,6 +18,7 @@ import statehitl.inbox
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
+import statehitl.runtime
 import statehitl.session
 import statehitl.testing
 import statehitl.tools
@@ -30,6 +31,7 @@ PUBLIC = {
                       "StateSnapshot", "Status", "append"],
     statehitl.types: ["Command", "GraphTask", "Interrupt", "Send", "StateSnapshot", "StreamWriter", "interrupt"],
     statehitl.config: ["get_config", "get_stream_writer"],
+    statehitl.runtime: ["Runtime", "get_runtime"],
     statehitl: ["Agent", "ToolContext", "tool"],
     statehitl.answers: ["Answer", "Approve", "Edit", "Reject", "Respond", "ToolAnswer", "check_edit", "outcome_of",
                         "tool_answer_schema"],

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 langgraph = pytest.importorskip("langgraph")
 
 from langchain_core.runnables import RunnableConfig  # noqa: E402  # the annotations LangGraph reads parameters by
+from langgraph.runtime import Runtime  # noqa: E402
 from langgraph.types import StreamWriter  # noqa: E402
 
 
@@ -27,11 +28,12 @@ def statehitl_names() -> SimpleNamespace:
     from statehitl.config import get_config, get_stream_writer
     from statehitl.errors import GraphInterrupt, GraphRecursionError, InvalidUpdateError
     from statehitl.graph import END, START, StateGraph
+    from statehitl.runtime import get_runtime
     from statehitl.types import Command, Send, interrupt
 
     return SimpleNamespace(StateGraph=StateGraph, START=START, END=END, Send=Send, Command=Command,
                            interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer,
-                           get_config=get_config,
+                           get_config=get_config, get_runtime=get_runtime,
                            GraphRecursionError=GraphRecursionError, InvalidUpdateError=InvalidUpdateError,
                            GraphInterrupt=GraphInterrupt)
 
@@ -41,11 +43,12 @@ def langgraph_names() -> SimpleNamespace:
     from langgraph.config import get_config, get_stream_writer
     from langgraph.errors import GraphInterrupt, GraphRecursionError, InvalidUpdateError
     from langgraph.graph import END, START, StateGraph
+    from langgraph.runtime import get_runtime
     from langgraph.types import Command, Send, interrupt
 
     return SimpleNamespace(StateGraph=StateGraph, START=START, END=END, Send=Send, Command=Command,
                            interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer,
-                           get_config=get_config,
+                           get_config=get_config, get_runtime=get_runtime,
                            GraphRecursionError=GraphRecursionError, InvalidUpdateError=InvalidUpdateError,
                            GraphInterrupt=GraphInterrupt)
 
@@ -377,6 +380,27 @@ def node_metadata(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
+@dataclasses.dataclass
+class Who:
+    user: str
+
+
+def runtime_context(lg: SimpleNamespace) -> list[Any]:
+    """LangGraph 1's run context: ``invoke(..., context=...)``, read through a node's ``runtime`` or
+    ``get_runtime()``, and the runtime's stream writer."""
+
+    def greet(state: Log, runtime: Runtime[Who]) -> dict[str, Any]:
+        runtime.stream_writer(f"greeting {runtime.context.user}")
+        return {"log": [f"hi {runtime.context.user}", lg.get_runtime(Who).context.user]}
+
+    g = lg.StateGraph(Log, context_schema=Who)
+    g.add_node("greet", greet)
+    g.add_edge(lg.START, "greet")
+    app = g.compile()
+    return [app.invoke({"log": []}, context=Who("ann")),
+            list(app.stream({"log": []}, context=Who("bob"), stream_mode=["custom", "updates"]))]
+
+
 def subgraph_interrupts(lg: SimpleNamespace) -> list[Any]:
     calls: list[str] = []
 
@@ -571,7 +595,7 @@ def schemas(lg: SimpleNamespace) -> list[Any]:
 PROGRAMS = [fan_out_and_in, waiting_edge, branch_without_exit, map_reduce, commands, interrupts_in_order,
             parallel_interrupts, breakpoints, streams, streams_that_stop, task_and_checkpoint_streams,
             config_and_limits, subgraph_interrupts, subgraph_streams, subgraph_invoked_in_a_node, stateful_subgraph,
-            command_to_parent, schemas, interrupt_passes_a_broad_except, node_metadata]
+            command_to_parent, schemas, interrupt_passes_a_broad_except, node_metadata, runtime_context]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

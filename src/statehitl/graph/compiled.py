@@ -107,6 +107,7 @@ class CompiledStateGraph(Generic[M]):
         invocation_state: dict[str, Any] | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        context: Any = None,
     ) -> Any:
         """Run the thread and return its values (a dict, with ``"__interrupt__"`` when it stopped on interrupts).
 
@@ -121,8 +122,10 @@ class CompiledStateGraph(Generic[M]):
         node = current_node()
         if node is not None and not self._own_store and checkpoint_id is None:
             return await invoke_inside(self, input, node)  # called in a node's code: a subgraph of its graph
-        target = self._target(config, thread_id, checkpoint_id, step_limit)
-        return await self._run(input, target, durability, invocation_state, interrupt_before, interrupt_after, None)
+        return await self._run(input, run_target(
+            config, thread_id, checkpoint_id, step_limit, self.step_limit, durability=durability,
+            invocation_state=invocation_state, interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+            context=context))
 
     def stream(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Iterator[Any]:
         """Run as ``invoke`` does, yielding what happens as it happens (see ``astream``)."""
@@ -133,7 +136,7 @@ class CompiledStateGraph(Generic[M]):
                       checkpoint_id: str | None = None, step_limit: int | None = None,
                       durability: Durability | None = None, invocation_state: dict[str, Any] | None = None,
                       interrupt_before: Sequence[str] | None = None, interrupt_after: Sequence[str] | None = None,
-                      subgraphs: bool = False) -> AsyncIterator[Any]:
+                      context: Any = None, subgraphs: bool = False) -> AsyncIterator[Any]:
         """Run as ``ainvoke`` does, yielding chunks as LangGraph's ``stream`` does.
 
         ``stream_mode="updates"``: ``{node: update}`` as each node finishes, and ``{"__interrupt__": (...)}``
@@ -148,23 +151,21 @@ class CompiledStateGraph(Generic[M]):
             raise ValueError(f"stream_mode must be one of {list(STREAM_MODES)} or a list of them, got "
                              f"{stream_mode!r}")
         paired = not isinstance(stream_mode, str)
-        target = self._target(config, thread_id, checkpoint_id, step_limit)
+        target = run_target(config, thread_id, checkpoint_id, step_limit, self.step_limit, durability=durability,
+                            invocation_state=invocation_state, interrupt_before=interrupt_before,
+                            interrupt_after=interrupt_after, context=context)
 
         async def run(emit: Emit) -> Any:
-            send = ordered_sender(emit, modes, paired, subgraphs)
-            return await self._run(input, target, durability, invocation_state, interrupt_before, interrupt_after,
-                                   send, subgraphs)
+            return await self._run(input, target, ordered_sender(emit, modes, paired, subgraphs), subgraphs)
 
         async for chunk in stream_run(run, None):
             yield chunk
 
-    def _target(self, config: dict[str, Any] | str | None, thread_id: str | None, checkpoint_id: str | None,
-                step_limit: int | None) -> RunTarget:
-        return run_target(config, thread_id, checkpoint_id, step_limit, self.step_limit)
+    def _target(self, config: dict[str, Any] | str | None, checkpoint_id: str | None = None) -> RunTarget:
+        return run_target(config, None, checkpoint_id, None, self.step_limit)
 
-    async def _run(self, input: Any, target: RunTarget, durability: Durability | None,
-                   invocation_state: dict[str, Any] | None, before: Sequence[str] | None, after: Sequence[str] | None,
-                   send: Callable[..., None] | None, subgraphs: bool = False) -> Any:
+    async def _run(self, input: Any, target: RunTarget, send: Callable[..., None] | None = None,
+                   subgraphs: bool = False) -> Any:
         thread = target.thread
         head = await self.checkpointer.head(thread, target.checkpoint_id)
         if target.checkpoint_id is not None and input is None and head is not None and not head.record.pending \
@@ -184,10 +185,9 @@ class CompiledStateGraph(Generic[M]):
             def updated(node: str, returned: Any) -> None:
                 send("updates", {node: self.schema.shown_update(node, returned)})
 
-        pauses = Pauses(self.interrupt_before | frozenset(before or ()), self.interrupt_after | frozenset(after or ()),
-                        resumed)
+        pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed)
         scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
-                         tasks=None if send is None else task_events(self.schema, send),
+                         tasks=None if send is None else task_events(self.schema, send), context=target.context,
                          sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
                          if send is not None and subgraphs else None)
         token = set_run(scope)
@@ -196,8 +196,8 @@ class CompiledStateGraph(Generic[M]):
             record, state = await self._runner.run(
                 at,
                 step_limit=target.limit,
-                durability=durability or self.durability,
-                invocation_state=invocation_state if invocation_state is not None else {},
+                durability=target.durability or self.durability,
+                invocation_state=target.invocation_state,
                 after_step=after_step,
                 pauses=pauses if pauses.before or pauses.after else None,
                 on_commit=None if send is None else checkpoint_events(self.snapshots, send),
@@ -288,7 +288,7 @@ class CompiledStateGraph(Generic[M]):
         earlier checkpoint forks the thread there. Returns the new checkpoint's config when given a config
         (LangGraph's way), its snapshot when given a thread id.
         """
-        target = self._target(config, None, None, None)
+        target = self._target(config)
         head = await self.checkpointer.head(target.thread, target.checkpoint_id)
         if head is None:
             raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
@@ -342,7 +342,7 @@ class CompiledStateGraph(Generic[M]):
                          subgraphs: bool = False) -> StateSnapshot[Any] | None:
         """The thread's latest checkpoint (or the one named), or None if the thread was never run.
         ``subgraphs=True``: a task that is a subgraph stopped inside has its snapshot as ``task.state``."""
-        target = self._target(config, None, checkpoint_id, None)
+        target = self._target(config, checkpoint_id)
         if target.checkpoint_id is not None:
             return self.snapshots.snapshot(await self.checkpointer.get(target.thread, target.checkpoint_id), subgraphs)
         head = await self.checkpointer.head(target.thread)
@@ -362,7 +362,7 @@ class CompiledStateGraph(Generic[M]):
 
     async def ahistory(self, config: dict[str, Any] | str) -> list[StateSnapshot[Any]]:
         """Every checkpoint of the thread, newest first."""
-        target = self._target(config, None, None, None)
+        target = self._target(config)
         return [self.snapshots.snapshot(r) for r in await self.checkpointer.history(target.thread)]
 
     def history(self, config: dict[str, Any] | str) -> list[StateSnapshot[Any]]:

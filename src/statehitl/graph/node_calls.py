@@ -15,21 +15,37 @@ import inspect
 import types
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
-from statehitl.errors import InterruptOutsideRunError
+from statehitl.errors import GraphValidationError, InterruptOutsideRunError
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 
-__all__ = ["RunScope", "StreamWriter", "current_node", "current_run", "get_config", "get_stream_writer", "interrupt",
-           "nested_scope", "node_handler", "report_update", "reset_run", "route_handler", "set_run"]
+__all__ = [
+    "RunScope",
+    "Runtime",
+    "StreamWriter",
+    "current_node",
+    "current_run",
+    "get_config",
+    "get_runtime",
+    "get_stream_writer",
+    "interrupt",
+    "nested_scope",
+    "node_handler",
+    "report_update",
+    "reset_run",
+    "route_handler",
+    "set_run",
+]
 
 StreamWriter = Callable[[Any], None]
 """What ``get_stream_writer()`` returns and a node's ``writer`` argument is: it sends one custom chunk."""
 
 _BY_NAME = ("config", "writer", "runtime", "store")
+"""Parameters a node gets by name, as in LangGraph (``store`` is refused: statehitl has no LangGraph store)."""
 
 
 @dataclass
@@ -43,10 +59,34 @@ class RunScope:
     tasks: Callable[[str, int, dict[str, Any]], None] | None = None
     """Called with ``("task", step, payload)`` as a node starts and ``("task_result", step, payload)`` as it
     ends (``stream_mode="tasks"``/``"debug"``), when streaming them."""
+    context: Any = None
+    """What the caller gave ``invoke(..., context=...)``: the run's ``Runtime.context`` (LangGraph 1's)."""
     namespace: tuple[str, ...] = ()
     """Where this run is: ``()`` for the graph invoked, ``("node:step", ...)`` for a subgraph inside it."""
     sink: Callable[[tuple[str, ...], str, Any], None] | None = None
     """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
+
+
+C = TypeVar("C")
+
+
+@dataclass(frozen=True)
+class Runtime(Generic[C]):
+    """LangGraph's ``Runtime``, what a node's ``runtime`` parameter gets: the run's ``context`` (what
+    ``invoke(..., context=...)`` gave) and its ``stream_writer``. statehitl has no LangGraph store."""
+
+    context: C | None = None
+    stream_writer: Callable[[Any], None] = field(default=lambda _: None)
+    store: None = None
+    previous: Any = None
+
+
+def get_runtime(context_schema: Any = None) -> Runtime[Any]:
+    """The running node's ``Runtime`` (``context_schema`` is only LangGraph's type hint)."""
+    scope = _RUN.get()
+    if scope is None:
+        raise RuntimeError("get_runtime() can only be called inside a node of a running StateGraph")
+    return Runtime(scope.context, scope.write or _ignore)
 
 
 def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
@@ -57,11 +97,11 @@ def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     if outer is None:
         return RunScope({})
     if outer.sink is None:
-        return RunScope(outer.config, outer.write)
+        return RunScope(outer.config, outer.write, context=outer.context)
     namespace, sink = (*outer.namespace, label), outer.sink
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    namespace=namespace, sink=sink)
+                    context=outer.context, namespace=namespace, sink=sink)
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
@@ -214,6 +254,9 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     sig = _signature(fn, wants)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
+    if "store" in sig.named:
+        raise GraphValidationError(f"node {name!r} takes a 'store' (LangGraph's BaseStore), which statehitl does not "
+                                   "have: keep long-term memory in the state, or in a store the node opens itself")
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and sig.wants is None  # the node reads the model
 
     def call(state: Any, ctx: NodeContext) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
@@ -224,7 +267,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         scope = _RUN.get() or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
                   else (scope.write or _ignore) if param == "writer"
-                  else None for param in sig.named}
+                  else Runtime(scope.context, scope.write or _ignore) for param in sig.named}
         return fn, args, kwargs
 
     def finished(returned: Any) -> Any:

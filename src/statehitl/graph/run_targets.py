@@ -4,7 +4,8 @@ statehitl's keywords), and a ``Command`` as input in the terms ``resume.plan_run
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl.checkpoint.engine import Head
@@ -17,7 +18,8 @@ __all__ = ["RunTarget", "check_step_limit", "resume_input", "run_target"]
 
 @dataclass(frozen=True)
 class RunTarget:
-    """Where a call runs: the thread, the checkpoint to run from, its step limit and the nodes' config."""
+    """Where a call runs and how: the thread, the checkpoint to run from, its step limit and the nodes'
+    config, and what else the call asked (durability, breakpoints, LangGraph's ``context``)."""
 
     thread: str
     checkpoint_id: str | None
@@ -25,10 +27,17 @@ class RunTarget:
     config: dict[str, Any]
     named: bool
     """The caller named the thread in a config (LangGraph's style): ``update_state`` then answers a config."""
+    durability: Any = None
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    before: frozenset[str] = frozenset()
+    after: frozenset[str] = frozenset()
+    context: Any = None
 
 
 def run_target(config: dict[str, Any] | str | None, thread_id: str | None, checkpoint_id: str | None,
-               step_limit: int | None, default_limit: int) -> RunTarget:
+               step_limit: int | None, default_limit: int, *, durability: Any = None,
+               invocation_state: dict[str, Any] | None = None, interrupt_before: Sequence[str] | None = None,
+               interrupt_after: Sequence[str] | None = None, context: Any = None) -> RunTarget:
     """The target of a call given ``config`` (a LangGraph config or a thread id) and statehitl's keywords,
     which win; without a thread, a new one with a random id."""
     if isinstance(config, str):
@@ -46,7 +55,8 @@ def run_target(config: dict[str, Any] | str | None, thread_id: str | None, check
     limit = default_limit if limit is None else check_step_limit(limit)
     configurable.update(thread_id=thread, checkpoint_ns=configurable.get("checkpoint_ns", ""))
     return RunTarget(thread, checkpoint, limit, {**given, "configurable": configurable, "recursion_limit": limit},
-                     named)
+                     named, durability, invocation_state if invocation_state is not None else {},
+                     frozenset(interrupt_before or ()), frozenset(interrupt_after or ()), context)
 
 
 def check_step_limit(limit: int) -> int:
