@@ -15,6 +15,7 @@ Both share one step loop, so a nested machine keeps every rule of a top-level on
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -329,6 +330,8 @@ class Runner:
                     # An answer refused on re-run (its type, its tool call): it was never applied, so the
                     # run stops with nothing written and the thread still waits on it, answerable again.
                     raise failed.error from None
+                if failed.finished:
+                    before = dataclasses.replace(before, completed={**before.completed, **failed.finished})
                 raise StepFailed(failed.node, failed.error, before) from None
             except Exception as exc:  # merging the updates or choosing the next nodes failed
                 raise StepFailed(", ".join(runnable), exc, before) from None
@@ -423,15 +426,23 @@ class Runner:
             else:
                 todo.append(node)
 
-        async def call(node: str, inline: bool) -> Outcome:
+        async def call(node: str, inline: bool) -> Outcome | tuple[str, Exception]:
             try:
                 sent, arg = send_arg(schedule, node)
                 return await self._call_node(node, arg if sent else state, step, settings, context, progress.get(node),
                                              inline, sent)
             except Exception as exc:
-                raise NodeFailed(node, exc) from None
+                if not self.machine.supersteps:
+                    raise NodeFailed(node, exc) from None
+                return node, exc  # its siblings' work is kept below, for the step's retry
 
-        outcomes.update(zip(todo, await observe.gather_in_order(todo, call), strict=True))
+        ran = dict(zip(todo, await observe.gather_in_order(todo, call), strict=True))
+        failures = [o for o in ran.values() if isinstance(o, tuple)]
+        if failures:
+            # LangGraph's rule: a failed step keeps what its finished tasks wrote; its retry runs only the rest
+            finished = {n: self.adapter.dump_update(o.update) for n, o in ran.items() if isinstance(o, Done)}
+            raise NodeFailed(*failures[0], finished)
+        outcomes.update({n: o for n, o in ran.items() if not isinstance(o, tuple)})
         return {n: outcomes[n] for n in runnable}
 
     async def _call_node(

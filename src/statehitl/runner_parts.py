@@ -125,12 +125,14 @@ def record_source(status: RecordStatus, fields: dict[str, Any]) -> str:
 
 
 class NodeFailed(Exception):
-    """A node's handler (or its hooks) raised ``error``: carries which node, out of the concurrent step."""
+    """A node's handler (or its hooks) raised ``error``: carries which node, out of the concurrent step, and
+    (in a superstep) the updates of the nodes that finished beside it, kept for the step's retry."""
 
-    def __init__(self, node: str, error: Exception) -> None:
+    def __init__(self, node: str, error: Exception, finished: dict[str, dict[str, Any]] | None = None) -> None:
         super().__init__(node)
         self.node = node
         self.error = error
+        self.finished = finished or {}
 
 
 class StepFailed(Exception):

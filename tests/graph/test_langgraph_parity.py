@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import threading
+import time
 from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
@@ -362,6 +364,40 @@ def config_and_limits(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
+def failed_step_keeps_finished_work(lg: SimpleNamespace) -> list[Any]:
+    """A step that failed keeps what its finished tasks wrote: ``invoke(None, config)`` runs only the one
+    that failed (here it fails once the other has finished; LangGraph cancels a task still running)."""
+    calls: list[str] = []
+    fail = [True]
+    steady_done = threading.Event()
+
+    def steady(state: Log) -> dict[str, Any]:
+        calls.append("steady")
+        steady_done.set()
+        return {"log": ["steady"]}
+
+    def flaky(state: Log) -> dict[str, Any]:
+        calls.append("flaky")
+        assert steady_done.wait(10)
+        time.sleep(0.05)  # steady's task has returned its writes
+        if fail.pop() if fail else False:
+            raise RuntimeError("flaky failed")
+        return {"log": ["flaky"]}
+
+    g = lg.StateGraph(Log)
+    g.add_node("steady", steady)
+    g.add_node("flaky", flaky)
+    g.add_edge(lg.START, "steady")
+    g.add_edge(lg.START, "flaky")
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    try:
+        app.invoke({"log": []}, config("f"))
+    except RuntimeError as exc:
+        seen: list[Any] = [str(exc), app.get_state(config("f")).next]
+    seen += [app.invoke(None, config("f")), sorted(calls)]
+    return seen
+
+
 def node_metadata(lg: SimpleNamespace) -> list[Any]:
     """A node's config says which node and step it is, with what ``add_node(metadata=)`` gave it."""
     seen: list[Any] = []
@@ -595,7 +631,8 @@ def schemas(lg: SimpleNamespace) -> list[Any]:
 PROGRAMS = [fan_out_and_in, waiting_edge, branch_without_exit, map_reduce, commands, interrupts_in_order,
             parallel_interrupts, breakpoints, streams, streams_that_stop, task_and_checkpoint_streams,
             config_and_limits, subgraph_interrupts, subgraph_streams, subgraph_invoked_in_a_node, stateful_subgraph,
-            command_to_parent, schemas, interrupt_passes_a_broad_except, node_metadata, runtime_context]
+            command_to_parent, schemas, interrupt_passes_a_broad_except, node_metadata, runtime_context,
+            failed_step_keeps_finished_work]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

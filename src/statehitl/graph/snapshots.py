@@ -8,6 +8,7 @@ inside a task its own snapshot, read from what the task keeps of it (``nesting.k
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -106,8 +107,16 @@ class SnapshotReader:
         return {"source": _SOURCES.get(record.source, "loop"), "step": record.step, "parents": {}}
 
     def next(self, record: CheckpointRecord) -> tuple[str, ...]:
-        """The nodes still to run from ``record``: its step's tasks less those that finished."""
-        return tuple(self.machine.task_node(t) for t in record.pending if t not in record.completed)
+        """The nodes still to run from ``record``, as LangGraph lists them: in the order the graph defines its
+        nodes (then Sends), less those that finished in a step that stopped (on an interrupt or a failure)."""
+        order = self._order
+        tasks = [t for t in record.pending if t not in record.completed]
+        tasks.sort(key=lambda t: order.get(t, len(order)))
+        return tuple(self.machine.task_node(t) for t in tasks)
+
+    @functools.cached_property
+    def _order(self) -> dict[str, int]:
+        return {name: index for index, name in enumerate(self.machine.nodes)}
 
     def snapshot(self, record: CheckpointRecord, subgraphs: bool = False) -> StateSnapshot[Any]:
         state = self.schema.load(record.values)
