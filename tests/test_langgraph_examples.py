@@ -168,7 +168,6 @@ def as_statehitl_history(seen: Any) -> Any:
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_main_is_what_langgraph_gives(name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("langgraph")
     ours = load(name).main(*MAIN_ARGS[name]), capsys.readouterr().out
     theirs = load(name, "langgraph").main(*MAIN_ARGS[name]), capsys.readouterr().out
     assert ours == as_statehitl_history(theirs)
@@ -185,7 +184,6 @@ DURABLE_STEPS = {
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_durable_steps_are_what_langgraph_gives(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The durable mode's steps, in this process: statehitl on its file store, LangGraph on one InMemorySaver."""
-    pytest.importorskip("langgraph")
     seen = {}
     for lib in ("statehitl", "langgraph"):
         module = load(name, lib)

@@ -1,9 +1,9 @@
 """LangGraph programs run on statehitl with their imports changed, and give what they give on LangGraph.
 
 Each program below is written once against a namespace of LangGraph's public names and run twice: on
-the real LangGraph (a dev dependency, for the benchmarks) and on statehitl. What it observes (results,
-stream chunks, node calls) must be equal, with interrupt ids (which each library derives its own way)
-replaced by the interrupts' values.
+the real LangGraph (the `langgraph` dependency group, which `./dev.sh test` installs) and on statehitl.
+What it observes (results, stream chunks, node calls) must be equal, with interrupt ids (which each
+library derives its own way) replaced by the interrupts' values.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
 import pytest
+
+# LangGraph itself is the oracle (./dev.sh test installs its group): a missing one fails, never skips
+from langchain_core.runnables import RunnableConfig  # the annotations LangGraph reads parameters by
+from langgraph.runtime import Runtime
+from langgraph.types import StreamWriter
 from pydantic import BaseModel
-
-langgraph = pytest.importorskip("langgraph")
-
-from langchain_core.runnables import RunnableConfig  # noqa: E402  # the annotations LangGraph reads parameters by
-from langgraph.runtime import Runtime  # noqa: E402
-from langgraph.types import StreamWriter  # noqa: E402
 
 
 def statehitl_names() -> SimpleNamespace:
