@@ -12,7 +12,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
 from statehitl.graph.graph_state import GraphState
@@ -20,9 +20,6 @@ from statehitl.graph.node_calls import task_key
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.status import Status
-
-if TYPE_CHECKING:
-    from statehitl.graph.compiled import CompiledStateGraph
 
 __all__ = ["GraphTask", "SnapshotReader", "StateSnapshot", "graph_config"]
 
@@ -73,6 +70,13 @@ class GraphTask(NamedTuple):
     result: Any = None
 
 
+class Subgraph(Protocol):
+    """What a snapshot reads of a node that is a compiled graph: its nodes, and its own reader."""
+
+    machine: Machine
+    snapshots: SnapshotReader
+
+
 def graph_config(thread: str, checkpoint_id: str | None) -> dict[str, Any]:
     """LangGraph's config naming a thread (and one of its checkpoints)."""
     configurable = {"thread_id": thread, "checkpoint_ns": ""}
@@ -89,7 +93,7 @@ class SnapshotReader:
     """Reads one compiled graph's records as snapshots; ``subgraphs`` are its nodes that are compiled graphs."""
 
     def __init__(self, machine: Machine, schema: GraphState,
-                 subgraphs: Mapping[str, CompiledStateGraph[Any]]) -> None:
+                 subgraphs: Mapping[str, Subgraph]) -> None:
         self.machine = machine
         self.schema = schema
         self.subgraphs = subgraphs

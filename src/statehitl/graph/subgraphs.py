@@ -9,24 +9,35 @@ subgraph from the node that asked, without re-running the ones before it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from statehitl import interrupt_ids
 from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
+from statehitl.graph.graph_state import GraphState
+from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import nested_scope, report_update, reset_run, set_run
+from statehitl.graph.result import GraphRunResult
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
 from statehitl.position import NodeContext
 
-if TYPE_CHECKING:
-    from statehitl.graph.compiled import CompiledStateGraph
-
-__all__ = ["invoke_inside", "subgraph_handler"]
+__all__ = ["Subgraph", "invoke_inside", "subgraph_handler"]
 
 
-def subgraph_handler(name: str, sub: CompiledStateGraph[Any], parent: StateKind,
+class Subgraph(Protocol):
+    """What runs a compiled graph inside another: its nodes as one machine node, its state's adapter, whether
+    it keeps its state between calls, and what its ``invoke`` returns for a run's result."""
+
+    schema: GraphState
+    keeps_state: bool
+
+    def as_node(self) -> StateGraphNode[Any]: ...
+    def result_of(self, result: GraphRunResult[Any]) -> Any: ...
+
+
+def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
                      kept: str | None = None) -> Callable[..., Any]:
     """The handler that runs ``sub`` as node ``name`` of a graph over ``parent``: its whole final state, on
     the channels the two share, is the node's update (as LangGraph writes it, so a reducer channel gets the
@@ -56,7 +67,7 @@ def subgraph_handler(name: str, sub: CompiledStateGraph[Any], parent: StateKind,
     return run_subgraph
 
 
-async def invoke_inside(sub: CompiledStateGraph[Any], input: Any, ctx: NodeContext) -> Any:
+async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
     """``sub.invoke(input)`` called in the code of node ``ctx``: the graph runs as that node's subgraph, as
     in LangGraph. Its interrupts stop the node, and the resume goes on inside it; each graph the node invokes
     keeps its place in the node's progress by the order of the calls."""
