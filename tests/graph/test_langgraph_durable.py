@@ -324,3 +324,20 @@ def test_where_a_command_may_go_is_drawn_from_its_annotation_or_destinations() -
     assert {"n0 -.-> n1", "n0 -.-> n2", "n2 -.-> n0"} <= {line.strip() for line in drawn.splitlines()}
     with pytest.raises(Exception, match="'nowhere'"):
         StateGraph(Log).add_node("a", lambda s: None, destinations=["nowhere"]).add_edge(START, "a").compile()
+
+
+def test_the_inbox_answers_an_interrupt_call_and_the_next_call_applies_it(tmp_path: Path) -> None:
+    from statehitl import inbox
+
+    paid: list[str] = []
+    store = FileCheckpointer(tmp_path)
+    stopped = approval_graph(store, paid).invoke({"log": []}, config("via-inbox"))
+    (waiting,) = stopped["__interrupt__"]
+    (listed,) = inbox.pending(FileCheckpointer(tmp_path))
+    assert (listed.id, listed.name, listed.reason) == (waiting.id, "interrupt", {"pay": 42})
+    inbox.answer(FileCheckpointer(tmp_path), waiting.id, "yes", responder="ann")
+    done = approval_graph(FileCheckpointer(tmp_path), paid).invoke(None, config("via-inbox"))
+    assert done == {"log": ["planned", "human said yes", "paid"]}
+    assert paid == ["paid"]
+    (row,) = approval_graph(FileCheckpointer(tmp_path), paid).audit("via-inbox")
+    assert (row.response, row.responder, row.via) == ("yes", "ann", "inbox")
