@@ -29,7 +29,8 @@ import statehitl.worker
 PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
-    statehitl.types: ["Command", "GraphTask", "Interrupt", "Send", "StateSnapshot", "StreamWriter", "interrupt"],
+    statehitl.types: ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "StateSnapshot", "StreamWriter",
+                      "interrupt"],
     statehitl.config: ["get_config", "get_stream_writer"],
     statehitl.runtime: ["Runtime", "get_runtime"],
     statehitl: ["Agent", "ToolContext", "tool"],

@@ -259,8 +259,8 @@ def test_send_and_command_mistakes_are_named() -> None:
         g.compile().invoke({"log": []})
     with pytest.raises(TypeError, match="JSON"):
         Send("a", {"when": object()})
-    with pytest.raises(Exception, match="retries and caching"):
-        StateGraph(Log).add_node("a", lambda s: None, retry_policy=object())
+    with pytest.raises(Exception, match="cache_policy=...\\) is not supported"):
+        StateGraph(Log).add_node("a", lambda s: None, cache_policy=object())
 
     def remembers(state: Log, store: Any) -> None:
         return None
@@ -341,3 +341,24 @@ def test_the_inbox_answers_an_interrupt_call_and_the_next_call_applies_it(tmp_pa
     assert paid == ["paid"]
     (row,) = approval_graph(FileCheckpointer(tmp_path), paid).audit("via-inbox")
     assert (row.response, row.responder, row.via) == ("yes", "ann", "inbox")
+
+
+def test_a_retried_node_asks_its_interrupts_afresh_and_gets_its_answers_again() -> None:
+    from statehitl.types import RetryPolicy
+
+    attempts: list[Any] = []
+
+    def pay(state: Log) -> dict[str, Any]:
+        answer = interrupt("pay?")
+        attempts.append(answer)
+        if len(attempts) == 1:
+            raise ConnectionError("the bank hung up")
+        return {"log": [f"paid after {answer}"]}
+
+    g = StateGraph(Log)
+    g.add_node("pay", pay, retry_policy=RetryPolicy(initial_interval=0.01, jitter=False))
+    g.add_edge(START, "pay")
+    app = g.compile(checkpointer=InMemorySaver())
+    assert [i.value for i in app.invoke({"log": []}, config("retry"))["__interrupt__"]] == ["pay?"]
+    assert app.invoke(Command(resume="yes"), config("retry")) == {"log": ["paid after yes"]}
+    assert attempts == ["yes", "yes"]

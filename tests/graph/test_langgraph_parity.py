@@ -30,11 +30,11 @@ def statehitl_names() -> SimpleNamespace:
     from statehitl.errors import GraphInterrupt, GraphRecursionError, InvalidUpdateError
     from statehitl.graph import END, START, StateGraph
     from statehitl.runtime import get_runtime
-    from statehitl.types import Command, Send, interrupt
+    from statehitl.types import Command, RetryPolicy, Send, interrupt
 
     return SimpleNamespace(StateGraph=StateGraph, START=START, END=END, Send=Send, Command=Command,
                            interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer,
-                           get_config=get_config, get_runtime=get_runtime,
+                           get_config=get_config, get_runtime=get_runtime, RetryPolicy=RetryPolicy,
                            GraphRecursionError=GraphRecursionError, InvalidUpdateError=InvalidUpdateError,
                            GraphInterrupt=GraphInterrupt)
 
@@ -45,11 +45,11 @@ def langgraph_names() -> SimpleNamespace:
     from langgraph.errors import GraphInterrupt, GraphRecursionError, InvalidUpdateError
     from langgraph.graph import END, START, StateGraph
     from langgraph.runtime import get_runtime
-    from langgraph.types import Command, Send, interrupt
+    from langgraph.types import Command, RetryPolicy, Send, interrupt
 
     return SimpleNamespace(StateGraph=StateGraph, START=START, END=END, Send=Send, Command=Command,
                            interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer,
-                           get_config=get_config, get_runtime=get_runtime,
+                           get_config=get_config, get_runtime=get_runtime, RetryPolicy=RetryPolicy,
                            GraphRecursionError=GraphRecursionError, InvalidUpdateError=InvalidUpdateError,
                            GraphInterrupt=GraphInterrupt)
 
@@ -397,6 +397,45 @@ def failed_step_keeps_finished_work(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
+def retry_policies(lg: SimpleNamespace) -> list[Any]:
+    """``add_node(retry_policy=)`` calls a node again after it raised what the policy retries (a
+    ``ConnectionError`` by default), up to ``max_attempts``; a ``ValueError`` fails the step at once."""
+    calls: list[str] = []
+
+    def flaky(state: Log) -> dict[str, Any]:
+        calls.append("flaky")
+        if calls.count("flaky") < 3:
+            raise ConnectionError("not yet")
+        return {"log": ["flaky"]}
+
+    def wrong(state: Log) -> dict[str, Any]:
+        calls.append("wrong")
+        raise ValueError("a bug")
+
+    policy = lg.RetryPolicy(initial_interval=0.01, jitter=False)
+    g = lg.StateGraph(Log)
+    g.add_node("flaky", flaky, retry_policy=policy)
+    g.add_edge(lg.START, "flaky")
+    seen: list[Any] = [g.compile().invoke({"log": []})]
+    g = lg.StateGraph(Log)
+    g.add_node("wrong", wrong, retry_policy=policy)
+    g.add_edge(lg.START, "wrong")
+    try:
+        g.compile().invoke({"log": []})
+    except ValueError as exc:
+        seen.append(str(exc))
+    g = lg.StateGraph(Log)
+    g.add_node("flaky", flaky, retry_policy=lg.RetryPolicy(max_attempts=2, initial_interval=0.01, jitter=False,
+                                                             retry_on=ConnectionError))
+    g.add_edge(lg.START, "flaky")
+    calls.clear()
+    try:
+        g.compile().invoke({"log": []})
+    except ConnectionError as exc:
+        seen.append(str(exc))
+    return [*seen, calls]
+
+
 def node_metadata(lg: SimpleNamespace) -> list[Any]:
     """A node's config says which node and step it is, with what ``add_node(metadata=)`` gave it."""
     seen: list[Any] = []
@@ -631,7 +670,7 @@ PROGRAMS = [fan_out_and_in, waiting_edge, branch_without_exit, map_reduce, comma
             parallel_interrupts, breakpoints, streams, streams_that_stop, task_and_checkpoint_streams,
             config_and_limits, subgraph_interrupts, subgraph_streams, subgraph_invoked_in_a_node, stateful_subgraph,
             command_to_parent, schemas, interrupt_passes_a_broad_except, node_metadata, runtime_context,
-            failed_step_keeps_finished_work]
+            failed_step_keeps_finished_work, retry_policies]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

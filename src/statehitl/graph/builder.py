@@ -25,6 +25,7 @@ from statehitl.errors import GraphValidationError
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import node_handler, route_handler
+from statehitl.graph.retries import Policies
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
 from statehitl.graph.subgraphs import subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
@@ -35,7 +36,7 @@ __all__ = ["StateGraph"]
 
 M = TypeVar("M")
 
-_UNSUPPORTED = ("retry_policy", "retry", "cache_policy", "defer")
+_UNSUPPORTED = ("cache_policy", "defer")
 
 
 @dataclass
@@ -44,6 +45,7 @@ class _Node:
     input_schema: Any
     destinations: tuple[str, ...] | None
     metadata: dict[str, Any] | None
+    retry: Policies | None
 
 
 class StateGraph(Generic[M]):
@@ -74,19 +76,21 @@ class StateGraph(Generic[M]):
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | None = None, *, input_schema: Any = None,
                  destinations: dict[str, str] | Sequence[str] | None = None, metadata: dict[str, Any] | None = None,
-                 **unsupported: Any) -> StateGraph[M]:
+                 retry_policy: Policies | None = None, **unsupported: Any) -> StateGraph[M]:
         """Add a node: ``add_node("name", fn)``, ``add_node(fn)`` (named after the function), or a compiled
         StateGraph as a subgraph (``add_node("name", subgraph)``).
 
         ``fn(state)``, sync or async, returns a partial update (a dict), a ``Command``, or None; it may also
         take ``config``, ``writer``, or statehitl's ``NodeContext`` as a second argument. ``input_schema``: the
         schema the node reads (else its first parameter's annotation, else the state's). ``destinations``:
-        where a node that returns ``Command(goto=...)`` may go, for drawing.
+        where a node that returns ``Command(goto=...)`` may go, for drawing. ``retry_policy``: a
+        ``RetryPolicy`` (or several, the first that matches the error deciding) to call the node again.
         """
+        retry_policy = unsupported.pop("retry", retry_policy)  # LangGraph's older name
         for option in unsupported:
             if option in _UNSUPPORTED:
-                raise GraphValidationError(f"add_node({option}=...) is not supported by statehitl; retries and "
-                                           "caching belong in the node's own code here (see docs/langgraph.md)")
+                raise GraphValidationError(f"add_node({option}=...) is not supported by statehitl (see "
+                                           "docs/langgraph.md)")
             raise TypeError(f"add_node() got an unexpected keyword argument {option!r}")
         if action is None:
             if isinstance(node, str) or not callable(node):
@@ -105,7 +109,7 @@ class StateGraph(Generic[M]):
         if not isinstance(action, CompiledStateGraph) and not callable(action):
             raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
-        self._nodes[name] = _Node(action, input_schema, targets, metadata)
+        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy)
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> StateGraph[M]:
@@ -252,7 +256,7 @@ class StateGraph(Generic[M]):
     def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)
-        return node_handler(name, node.action, kind, reads, node.metadata)
+        return node_handler(name, node.action, kind, reads, node.metadata, node.retry)
 
 
 def _kept_state_channel(node: str) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from statehitl.errors import GraphValidationError, InterruptOutsideRunError
+from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
@@ -247,10 +248,10 @@ def _read_signature(fn: Callable[..., Any], wants: Any) -> _Signature:
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
-                 metadata: dict[str, Any] | None = None) -> Callable[..., Any]:
+                 metadata: dict[str, Any] | None = None, retry: Policies | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
-    ``add_node(metadata=)`` gave, which the node's config carries."""
+    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy."""
     sig = _signature(fn, wants)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
@@ -259,16 +260,18 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
                                    "have: keep long-term memory in the state, or in a store the node opens itself")
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and sig.wants is None  # the node reads the model
 
+    target = fn if retry is None else _attempts(fn, retry, inspect.iscoroutinefunction(fn))
+
     def call(state: Any, ctx: NodeContext) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
         given = state if ctx.sent or as_is else kind.node_input(state, sig.wants)
         args: tuple[Any, ...] = (given, ctx) if sig.positional == 2 else (given,)
         if not sig.named:
-            return fn, args, {}
+            return target, args, {}
         scope = _RUN.get() or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
                   else (scope.write or _ignore) if param == "writer"
                   else Runtime(scope.context, scope.write or _ignore) for param in sig.named}
-        return fn, args, kwargs
+        return target, args, kwargs
 
     def finished(returned: Any) -> Any:
         return report_update(name, returned)
@@ -306,6 +309,37 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
 
     run.__name__ = name
     return run
+
+
+def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Callable[..., Any]:
+    """``fn`` called again while ``policies`` say so; each attempt asks its interrupts afresh (their order
+    and names restart), as a node that runs again does."""
+
+    def fresh() -> None:
+        ctx = _CALL.get()
+        if ctx is not None:
+            ctx.asked = ctx.invoked = 0
+            ctx._scope = None
+
+    if is_async:
+
+        async def attempt_async(*args: Any, **kwargs: Any) -> Any:
+            async def once() -> Any:
+                fresh()
+                return await fn(*args, **kwargs)
+
+            return await retried_async(once, policies)
+
+        return attempt_async
+
+    def attempt(*args: Any, **kwargs: Any) -> Any:
+        def once() -> Any:
+            fresh()
+            return fn(*args, **kwargs)
+
+        return retried(once, policies)
+
+    return attempt
 
 
 def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], Any]:

@@ -9,12 +9,13 @@ The package also holds LangGraph's ``langgraph.types`` names for StateGraph prog
 
 from typing import Any
 
-__all__ = ["Command", "GraphTask", "Interrupt", "Send", "StateSnapshot", "StreamWriter", "interrupt"]
+__all__ = ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "StateSnapshot", "StreamWriter", "interrupt"]
 
 _GRAPH_NAMES = {
     "Command": "statehitl.commands",
     "Send": "statehitl.commands",
     "Interrupt": "statehitl.interrupt",
+    "RetryPolicy": "statehitl.graph.retries",
     "interrupt": "statehitl.graph.node_calls",
     "StreamWriter": "statehitl.graph.node_calls",
     "StateSnapshot": "statehitl.graph.snapshots",
