@@ -13,7 +13,7 @@ order they were made. What must survive between steps (the Sends' arguments, the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from statehitl.commands import GOTO, Send, goto_of
@@ -22,7 +22,8 @@ from statehitl.machine import END, START, Machine
 __all__ = ["Schedule", "plan_start", "plan_step", "send_arg"]
 
 Schedule = dict[str, Any]
-"""``{"sends": {task: arg}, "joins": {join key: [sources finished]}}``, each present only when not empty."""
+"""``{"sends": {task: arg}, "joins": {join key: [sources finished]}, "deferred": [nodes]}``, each present
+only when not empty."""
 
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
 
@@ -35,7 +36,7 @@ def plan_start(machine: Machine, state: Any) -> tuple[list[str], Schedule]:
 def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
               schedule: Schedule) -> tuple[list[str], Schedule]:
     """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``."""
-    if len(done) == 1 and not schedule:  # one node done, nothing kept: a chain's step, its common case
+    if len(done) == 1 and not schedule and not machine.deferred:  # one node done, nothing kept: a chain's step
         task, update = done[0]
         node = machine.task_node(task)
         edges, routers = machine.transitions[node]
@@ -60,10 +61,13 @@ def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str,
             if len(seen) == len(join.sources):
                 del joins[join.key]
                 targets.append(join.target)
-    return _tasks(machine, targets, joins)
+    return _tasks(machine, targets, joins, schedule.get("deferred", ()))
 
 
-def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[str]]) -> tuple[list[str], Schedule]:
+def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[str]],
+           deferred: Sequence[str] = ()) -> tuple[list[str], Schedule]:
+    """The tasks ``targets`` make, and what waits: the joins' progress, and deferred nodes (``add_node(defer=
+    True)``), which run only once nothing else is left to run."""
     pulled: set[str] = set()
     sends: dict[str, Any] = {}
     for target in targets:
@@ -75,11 +79,17 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
             if target not in machine.nodes:
                 raise _unknown(machine, target)
             pulled.add(target)
+    held = sorted((pulled & machine.deferred) | set(deferred))
+    pulled -= machine.deferred
+    if held and not pulled and not sends:  # nothing else left: the deferred nodes' turn
+        pulled, held = set(held), []
     schedule: Schedule = {}
     if sends:
         schedule["sends"] = sends
     if joins:
         schedule["joins"] = joins
+    if held:
+        schedule["deferred"] = held
     return [*sorted(pulled), *sends], schedule
 
 

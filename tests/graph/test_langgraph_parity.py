@@ -436,6 +436,23 @@ def retry_policies(lg: SimpleNamespace) -> list[Any]:
     return [*seen, calls]
 
 
+def deferred_node(lg: SimpleNamespace) -> list[Any]:
+    """``add_node(defer=True)``: an aggregator reached by branches of different lengths runs once, after them all."""
+    g = lg.StateGraph(Log)
+    for name in "abcd":
+        g.add_node(name, recorder(lg, name))
+    g.add_node("agg", lambda s: {"log": [f"agg saw {len(s['log'])}"]}, defer=True)
+    g.add_edge(lg.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("a", "c")
+    g.add_edge("c", "d")
+    g.add_edge("b", "agg")
+    g.add_edge("d", "agg")
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    return [app.invoke({"log": []}, config("defer")),
+            list(app.stream({"log": []}, config("d2"), stream_mode="updates"))]
+
+
 def node_metadata(lg: SimpleNamespace) -> list[Any]:
     """A node's config says which node and step it is, with what ``add_node(metadata=)`` gave it."""
     seen: list[Any] = []
@@ -670,7 +687,7 @@ PROGRAMS = [fan_out_and_in, waiting_edge, branch_without_exit, map_reduce, comma
             parallel_interrupts, breakpoints, streams, streams_that_stop, task_and_checkpoint_streams,
             config_and_limits, subgraph_interrupts, subgraph_streams, subgraph_invoked_in_a_node, stateful_subgraph,
             command_to_parent, schemas, interrupt_passes_a_broad_except, node_metadata, runtime_context,
-            failed_step_keeps_finished_work, retry_policies]
+            failed_step_keeps_finished_work, retry_policies, deferred_node]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -36,7 +36,7 @@ __all__ = ["StateGraph"]
 
 M = TypeVar("M")
 
-_UNSUPPORTED = ("cache_policy", "defer")
+_UNSUPPORTED = ("cache_policy",)
 
 
 @dataclass
@@ -46,6 +46,7 @@ class _Node:
     destinations: tuple[str, ...] | None
     metadata: dict[str, Any] | None
     retry: Policies | None
+    defer: bool
 
 
 class StateGraph(Generic[M]):
@@ -76,7 +77,7 @@ class StateGraph(Generic[M]):
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | None = None, *, input_schema: Any = None,
                  destinations: dict[str, str] | Sequence[str] | None = None, metadata: dict[str, Any] | None = None,
-                 retry_policy: Policies | None = None, **unsupported: Any) -> StateGraph[M]:
+                 retry_policy: Policies | None = None, defer: bool = False, **unsupported: Any) -> StateGraph[M]:
         """Add a node: ``add_node("name", fn)``, ``add_node(fn)`` (named after the function), or a compiled
         StateGraph as a subgraph (``add_node("name", subgraph)``).
 
@@ -85,6 +86,8 @@ class StateGraph(Generic[M]):
         schema the node reads (else its first parameter's annotation, else the state's). ``destinations``:
         where a node that returns ``Command(goto=...)`` may go, for drawing. ``retry_policy``: a
         ``RetryPolicy`` (or several, the first that matches the error deciding) to call the node again.
+        ``defer=True``: the node runs only once nothing else is left to run (an aggregator after branches
+        of any length).
         """
         retry_policy = unsupported.pop("retry", retry_policy)  # LangGraph's older name
         for option in unsupported:
@@ -109,7 +112,7 @@ class StateGraph(Generic[M]):
         if not isinstance(action, CompiledStateGraph) and not callable(action):
             raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
-        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy)
+        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer)
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> StateGraph[M]:
@@ -214,7 +217,8 @@ class StateGraph(Generic[M]):
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
-                          destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations})
+                          destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations},
+                          deferred=[n for n, node in self._nodes.items() if node.defer])
         registry = HookRegistry()
         for hook in hooks:
             registry.add(hook)
