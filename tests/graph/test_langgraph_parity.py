@@ -547,6 +547,28 @@ def subgraph_streams(lg: SimpleNamespace) -> list[Any]:
     return [list(app.stream({"log": ["in"]}, stream_mode="updates")), app.invoke({"log": ["in"]}), nested]
 
 
+def subgraph_stream_with_an_interrupt(lg: SimpleNamespace) -> list[Any]:
+    """``stream(subgraphs=True)`` of a subgraph that asks: its values, updates and interrupt under its own
+    namespace, then the parent's; and the resume's chunks."""
+    sub = lg.StateGraph(Log)
+    sub.add_node("s1", recorder(lg, "s1"))
+    sub.add_node("s2", lambda s: {"log": [f"s2={lg.interrupt('sub-q')}"]})
+    sub.add_edge(lg.START, "s1")
+    sub.add_edge("s1", "s2")
+    parent = lg.StateGraph(Log)
+    parent.add_node("p1", recorder(lg, "p1"))
+    parent.add_node("sub", sub.compile())
+    parent.add_edge(lg.START, "p1")
+    parent.add_edge("p1", "sub")
+    app = parent.compile(checkpointer=lg.InMemorySaver())
+
+    def run(given: Any) -> list[Any]:
+        return [(tuple(n.split(":")[0] for n in namespace), mode, chunk) for namespace, mode, chunk in
+                app.stream(given, config("ss"), stream_mode=["values", "updates"], subgraphs=True)]
+
+    return [run({"log": []}), run(lg.Command(resume="ok"))]
+
+
 def subgraph_invoked_in_a_node(lg: SimpleNamespace) -> list[Any]:
     """A graph invoked in a node's code is that node's subgraph: its interrupt stops the node, and the
     resume goes on inside it (its finished nodes do not run again)."""
@@ -685,7 +707,8 @@ def schemas(lg: SimpleNamespace) -> list[Any]:
 
 PROGRAMS = [fan_out_and_in, waiting_edge, branch_without_exit, map_reduce, commands, interrupts_in_order,
             parallel_interrupts, breakpoints, streams, streams_that_stop, task_and_checkpoint_streams,
-            config_and_limits, subgraph_interrupts, subgraph_streams, subgraph_invoked_in_a_node, stateful_subgraph,
+            config_and_limits, subgraph_interrupts, subgraph_streams, subgraph_stream_with_an_interrupt,
+            subgraph_invoked_in_a_node, stateful_subgraph,
             command_to_parent, schemas, interrupt_passes_a_broad_except, node_metadata, runtime_context,
             failed_step_keeps_finished_work, retry_policies, deferred_node]
 
