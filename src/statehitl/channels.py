@@ -17,7 +17,7 @@ from pydantic_core import to_jsonable_python
 
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 
-__all__ = ["INPUT", "StateSchema", "append"]
+__all__ = ["INPUT", "StateSchema", "append", "append_items", "writer_label"]
 
 INPUT = "input"
 """The writer a caller's input on an existing thread is recorded under (``writes``), as if a node wrote it."""
@@ -28,15 +28,15 @@ Reducer = Callable[[Any, Any], Any]
 
 def append(current: list[Any] | None, new: Any) -> list[Any]:
     """Reducer for append-only channels: ``new`` (an item or a list of items) goes on the end."""
-    return [*(current or ()), *_items(new)]
+    return [*(current or ()), *append_items(new)]
 
 
-def _items(new: Any) -> list[Any]:
+def append_items(new: Any) -> list[Any]:
     """What an ``append`` write adds: nothing for None, the items of a list or tuple, else the one item."""
     return [] if new is None else list(new) if isinstance(new, list | tuple) else [new]
 
 
-def _writer(node: str) -> str:
+def writer_label(node: str) -> str:
     """Who wrote an update, for messages: a node, or the caller's input."""
     return "the input" if node == INPUT else f"node {node!r}"
 
@@ -86,7 +86,7 @@ class StateSchema(Generic[M]):
             return _field_adapter(self.model, name).validate_python(value)
         except ValidationError as exc:
             raise InvalidUpdateError(
-                f"{_writer(node)} wrote an invalid value to {name!r} of {self.model.__name__}: "
+                f"{writer_label(node)} wrote an invalid value to {name!r} of {self.model.__name__}: "
                 f"{exc.errors(include_url=False)}"
             ) from None
 
@@ -124,7 +124,7 @@ class StateSchema(Generic[M]):
                 f"node {node!r} returned {type(returned).__name__} {returned!r}; return a dict of field "
                 f"updates, a {self.model.__name__} or None"
             )
-        self._known(returned, "the input has" if node == INPUT else f"{_writer(node)} wrote")
+        self._known(returned, "the input has" if node == INPUT else f"{writer_label(node)} wrote")
         return returned
 
     def _known(self, update: dict[str, Any], who: str, accepted: frozenset[str] = frozenset()) -> None:
@@ -155,7 +155,7 @@ class StateSchema(Generic[M]):
                     merged[name] = self._validate(node, name, value)
                 elif reducer is append:  # validates only the new items, not the whole history again
                     current = merged[name] if name in merged else getattr(state, name)
-                    merged[name] = [*current, *self._validate(node, name, _items(value))]
+                    merged[name] = [*current, *self._validate(node, name, append_items(value))]
                 else:
                     current = merged[name] if name in merged else getattr(state, name)
                     merged[name] = self._validate(node, name, reducer(current, value))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from statehitl.commands import GOTO, Send, goto_of
+from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
 
 __all__ = ["Schedule", "plan_start", "plan_step", "send_arg"]
@@ -102,7 +103,5 @@ def send_arg(schedule: Schedule, task: str) -> tuple[bool, Any]:
 
 
 def _unknown(machine: Machine, name: str) -> Exception:
-    from statehitl.errors import GraphValidationError
-
     return GraphValidationError(f"{name!r} is not a node of {machine.name!r} (its nodes: {sorted(machine.nodes)}); "
                                 "a Send or Command(goto=) named it")

@@ -11,7 +11,6 @@ that made them.
 from __future__ import annotations
 
 import re
-import types
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pydantic import BaseModel
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
+from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import node_handler, route_handler
@@ -280,26 +280,9 @@ def _breakpoints(nodes: Sequence[str] | Literal["*"] | None, machine: Machine) -
     return frozenset(nodes)
 
 
-_GOTO: dict[Any, tuple[str, ...] | None] = {}
-"""``_goto_targets`` of plain functions by code object: a graph built per request defines its nodes anew."""
-
-
-def _goto_targets(action: Any) -> tuple[str, ...] | None:
-    """Where a node annotated ``-> Command[Literal["a", "b"]]`` may go, as LangGraph reads it for drawing."""
-    if isinstance(action, CompiledStateGraph):
-        return None
-    if not isinstance(action, types.FunctionType) or hasattr(action, "__wrapped__"):
-        return _read_goto_targets(action)
-    key = (action.__code__, id(action.__globals__))
-    if key not in _GOTO:
-        if len(_GOTO) >= 1024:
-            _GOTO.pop(next(iter(_GOTO)))
-        _GOTO[key] = _read_goto_targets(action)
-    return _GOTO[key]
-
-
 def _read_goto_targets(action: Any) -> tuple[str, ...] | None:
-    if "return" not in getattr(action, "__annotations__", {}):
+    """Where a node annotated ``-> Command[Literal["a", "b"]]`` may go, as LangGraph reads it for drawing."""
+    if isinstance(action, CompiledStateGraph) or "return" not in getattr(action, "__annotations__", {}):
         return None
     try:
         returned = typing.get_type_hints(action).get("return")
@@ -309,6 +292,9 @@ def _read_goto_targets(action: Any) -> tuple[str, ...] | None:
         return None
     (goto,) = typing.get_args(returned) or (None,)
     return tuple(str(a) for a in typing.get_args(goto)) if typing.get_origin(goto) is Literal else None
+
+
+_goto_targets: CodeCache[tuple[str, ...] | None] = CodeCache(_read_goto_targets)
 
 
 def _literal_targets(path: Callable[..., Any]) -> tuple[str, ...] | None:

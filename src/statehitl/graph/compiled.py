@@ -37,6 +37,7 @@ from statehitl.graph.stream_events import (
 )
 from statehitl.graph.subgraphs import invoke_inside
 from statehitl.hooks.registry import HookRegistry
+from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
 from statehitl.position import Position, Writes, resume_position, start_position
 from statehitl.resume import ContinueRun, ResumeRun, plan_run
@@ -175,11 +176,11 @@ class CompiledStateGraph(Generic[M]):
         after_step = None
         updated = None
         if send is not None:
-            send("values", self._streamed(at.state))
+            send("values", self.schema.shown(at.state))
 
             async def after_step(state: Any, writes: Writes, pending: list[str]) -> None:
                 if any(update for _, update in writes):  # a step that wrote nothing changed no value
-                    send("values", self._streamed(state))
+                    send("values", self.schema.shown(state))
                 await asyncio.sleep(0)  # the reader gets this step before the next one starts
 
             def updated(node: str, returned: Any) -> None:
@@ -214,22 +215,23 @@ class CompiledStateGraph(Generic[M]):
         return self._result(record, state)
 
     def _result(self, record: CheckpointRecord, state: Any) -> Any:
-        values = self.snapshots.values(record, state, self.output_schema)
-        if self.schema.kind.kind == "root" and not record.interrupts:
-            return values
-        return run_result(record.thread_id, record.status, state, [i.to_interrupt() for i in record.interrupts],
-                          record.step, record.cancelled, record.checkpoint_id,
-                          values if isinstance(values, dict) else {"root": values})
+        return self._returned(self.snapshots.values(record, state, self.output_schema), record.thread_id,
+                              record.status, state, [i.to_interrupt() for i in record.interrupts], record.step,
+                              record.cancelled, record.checkpoint_id)
 
     def result_of(self, result: GraphRunResult[Any]) -> Any:
         """What ``invoke`` returns for a run that ended with ``result`` inside another graph's node."""
-        values = self.schema.kind.values(result.state, self.output_schema)
-        return values if self.schema.kind.kind == "root" else run_result(
-            result.thread_id, result.status.value, result.state, result.interrupts, result.step, result.cancelled,
-            values=values)
+        return self._returned(self.schema.kind.values(result.state, self.output_schema), result.thread_id,
+                              result.status.value, result.state, result.interrupts, result.step, result.cancelled,
+                              result.checkpoint_id)
 
-    def _streamed(self, state: Any) -> Any:
-        return state if self.schema.native else self.schema.kind.values(state)
+    def _returned(self, values: Any, thread: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
+                  cancelled: dict[str, str], checkpoint_id: str) -> Any:
+        """``invoke``'s value: the values (a root state's own value when nothing waits), as a ``GraphRunResult``."""
+        if self.schema.kind.kind == "root" and not interrupts:
+            return values
+        return run_result(thread, status, state, interrupts, step, cancelled, checkpoint_id,
+                          values if isinstance(values, dict) else {"root": values})
 
     async def _position(self, input: Any, thread: str, head: Head | None) -> tuple[Position, bool]:
         """Turn the caller's input into where the runner starts (and whether it continues a stopped run);

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from statehitl.channels import StateSchema
+from statehitl.channels import StateSchema, append_items, writer_label
 from statehitl.commands import GOTO, Command, ParentCommand, Send, dump_goto, goto_of, goto_targets
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.state_kinds import StateKind
@@ -33,6 +33,10 @@ class GraphState(StateSchema[Any]):
     def as_nested(self) -> GraphState:
         """The adapter of this graph running as a node of another graph."""
         return GraphState(self.kind, nested=True)
+
+    def shown(self, state: Any) -> Any:
+        """The state as a reader sees it: the model itself for a native pydantic state, else its values."""
+        return state if self.native else self.kind.values(state)
 
     def initial(self, value: Any) -> Any:
         if self.native:
@@ -60,7 +64,7 @@ class GraphState(StateSchema[Any]):
     def _plain(self, node: str, returned: Any) -> dict[str, Any]:
         if self.native or returned is None:
             return super().normalize_update(node, returned)
-        update = self.kind.update_of(returned, "the input" if node == "input" else f"node {node!r}")
+        update = self.kind.update_of(returned, writer_label(node))
         return {} if update is None else update
 
     def _command(self, node: str, commands: list[Command[Any]]) -> dict[str, Any]:
@@ -95,7 +99,7 @@ class GraphState(StateSchema[Any]):
             raise InvalidUpdateError(f"node {node!r} wrote {key!r} twice in one step (a list of Commands), but "
                                      f"{key!r} has no reducer; give it one or write it once")
         if key in self.append_channels:
-            return [*_listed(first), *_listed(then)]
+            return [*append_items(first), *append_items(then)]
         return reducer(first, then)
 
     def apply(self, state: Any, writes: list[tuple[str, dict[str, Any]]]) -> Any:
@@ -118,7 +122,3 @@ class GraphState(StateSchema[Any]):
         dumped: dict[str, Any] = state.model_dump(mode="json", exclude_unset=True,
                                                   exclude=set(self.append_channels) or None)
         return dumped
-
-
-def _listed(value: Any) -> list[Any]:
-    return [] if value is None else list(value) if isinstance(value, list | tuple) else [value]

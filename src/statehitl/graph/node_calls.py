@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import types
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from statehitl.errors import GraphValidationError, InterruptOutsideRunError
+from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptRaised
@@ -68,6 +68,9 @@ class RunScope:
     """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
 
 
+_RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
+_CALL: ContextVar[NodeContext | None] = ContextVar("statehitl_graph_node_call", default=None)
+
 C = TypeVar("C")
 
 
@@ -103,10 +106,6 @@ def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
                     context=outer.context, namespace=namespace, sink=sink)
-
-
-_RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
-_CALL: ContextVar[NodeContext | None] = ContextVar("statehitl_graph_node_call", default=None)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -212,39 +211,30 @@ def _ignore(_: Any) -> None:
 
 @dataclass(frozen=True)
 class _Signature:
+    """How a function is called: with the state and, when ``positional`` is 2, the ``NodeContext``; and the
+    parameters it takes by name (``config``, ``writer``, ...); whether it is a coroutine function."""
+
     positional: int
     named: tuple[str, ...]
-    wants: Any
+    is_async: bool
 
 
-_SIGNATURES: dict[Any, _Signature] = {}
-"""``_signature`` of plain functions, by code object (a graph built per request defines its nodes anew)."""
-
-
-def _signature(fn: Callable[..., Any], wants: Any) -> _Signature:
-    code = getattr(fn, "__code__", None) if isinstance(fn, types.FunctionType) else None
-    if code is None or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
-        return _read_signature(fn, wants)
-    known = _SIGNATURES.get(code)
-    if known is None:
-        if len(_SIGNATURES) >= 1024:
-            _SIGNATURES.pop(next(iter(_SIGNATURES)))
-        known = _SIGNATURES[code] = _read_signature(fn, None)
-    return known if wants is None else _Signature(known.positional, known.named, wants)
-
-
-def _read_signature(fn: Callable[..., Any], wants: Any) -> _Signature:
+def _read_signature(fn: Callable[..., Any]) -> _Signature:
+    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return _Signature(1, (), wants)
+        return _Signature(1, (), is_async)
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     positional = [p for p in params if p.kind in kinds]
     named = tuple(p.name for p in params[1:] if p.name in _BY_NAME and p.kind is not inspect.Parameter.VAR_KEYWORD)
     # statehitl's NodeContext goes to a second positional parameter that needs a value (``fn(state, ctx)``);
     # one with a default (``lambda s, n=n: ...``) is the function's own
     rest = [p for p in positional[1:] if p.name not in _BY_NAME and p.default is inspect.Parameter.empty]
-    return _Signature(1 + len(rest[:1]) if positional else 0, named, wants)
+    return _Signature(1 + len(rest[:1]) if positional else 0, named, is_async)
+
+
+_signature: CodeCache[_Signature] = CodeCache(_read_signature)
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
@@ -252,18 +242,17 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
     ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy."""
-    sig = _signature(fn, wants)
+    sig = _signature(fn)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
     if "store" in sig.named:
         raise GraphValidationError(f"node {name!r} takes a 'store' (LangGraph's BaseStore), which statehitl does not "
                                    "have: keep long-term memory in the state, or in a store the node opens itself")
-    as_is = kind.kind == "pydantic" and kind.model is kind.schema and sig.wants is None  # the node reads the model
-
-    target = fn if retry is None else _attempts(fn, retry, inspect.iscoroutinefunction(fn))
+    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None  # the node reads the model
+    target = fn if retry is None else _attempts(fn, retry, sig.is_async)
 
     def call(state: Any, ctx: NodeContext) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
-        given = state if ctx.sent or as_is else kind.node_input(state, sig.wants)
+        given = state if ctx.sent or as_is else kind.node_input(state, wants)
         args: tuple[Any, ...] = (given, ctx) if sig.positional == 2 else (given,)
         if not sig.named:
             return target, args, {}
@@ -276,7 +265,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     def finished(returned: Any) -> Any:
         return report_update(name, returned)
 
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
+    if sig.is_async:
 
         async def run_async(state: Any, ctx: NodeContext) -> Any:
             token = _CALL.set(ctx)
@@ -343,14 +332,14 @@ def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Cal
 
 
 def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], Any]:
-    """A conditional edge's path function as the machine calls it: on the state's view (or the schema its
-    parameter is annotated with), with ``config`` when it asks for it."""
-    sig = _signature(path, None)
-    if kind.kind == "pydantic" and kind.model is kind.schema and sig.wants is None and not sig.named:
+    """A conditional edge's path function as the machine calls it: on the state's view, with ``config`` when
+    it asks for it."""
+    sig = _signature(path)
+    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named:
         return path  # a native router reads the model itself: nothing to adapt
 
     def route(state: Any) -> Any:
-        given = kind.node_input(state, sig.wants)
+        given = kind.node_input(state)
         if "config" in sig.named:
             scope = _RUN.get()
             return path(given, config=scope.config if scope is not None else {})

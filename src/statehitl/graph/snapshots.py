@@ -122,8 +122,10 @@ class SnapshotReader:
     def _order(self) -> dict[str, int]:
         return {name: index for index, name in enumerate(self.machine.nodes)}
 
-    def snapshot(self, record: CheckpointRecord, subgraphs: bool = False) -> StateSnapshot[Any]:
-        state = self.schema.load(record.values)
+    def snapshot(self, record: CheckpointRecord, subgraphs: bool = False, state: Any = None) -> StateSnapshot[Any]:
+        """``record`` as a snapshot; ``state``: its state when the caller has it (a record as written stores
+        its growing channels as deltas), else read from the record."""
+        state = self.schema.load(record.values) if state is None else state
         interrupts = tuple(i.to_interrupt() for i in record.interrupts)
         parent = None if record.parent_seq is None else f"{record.parent_seq:012d}"
         return StateSnapshot(
@@ -173,7 +175,7 @@ class SnapshotReader:
         state = self.schema.load({**kept["values"], **kept["appended"]})
         pending = [t for t in kept["pending"] if t not in kept["completed"]]
         return StateSnapshot(
-            values=state if self.schema.native else self.schema.kind.values(state),
+            values=self.schema.shown(state),
             next=tuple(self.machine.task_node(t) for t in pending),
             config=config, metadata={"source": "loop", "step": kept["step"], "parents": {}},
             created_at=_when(parent.created_at), parent_config=None,

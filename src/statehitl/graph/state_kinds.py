@@ -22,7 +22,6 @@ import collections.abc
 import dataclasses
 import functools
 import inspect
-import types
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated, Any, Literal, NotRequired, Required, get_args, get_origin, get_type_hints
@@ -32,6 +31,7 @@ from typing_extensions import is_typeddict
 
 from statehitl.channels import INPUT, append
 from statehitl.errors import InvalidUpdateError
+from statehitl.graph.code_cache import CodeCache
 
 __all__ = ["ROOT", "StateKind", "schema_of", "state_kind"]
 
@@ -470,23 +470,10 @@ def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
     return StateKind("root", schema, model, {ROOT: channel}, [ROOT], tracked)
 
 
-_ANNOTATED: dict[Any, Any] = {}
-"""``schema_of`` of plain functions, by code object: a graph built per request defines its nodes anew
-each time, but their code, and the module their annotations resolve in, are the same."""
-
-
 def schema_of(fn: Callable[..., Any]) -> Any | None:
     """The state schema a node function's first parameter is annotated with, or None: LangGraph gives
     such a node that schema's view of the state (and its keys become channels)."""
-    code = getattr(fn, "__code__", None) if isinstance(fn, types.FunctionType) else None
-    if code is None or hasattr(fn, "__wrapped__"):
-        return _schema_of(fn)
-    key = (code, id(fn.__globals__))
-    if key not in _ANNOTATED:
-        if len(_ANNOTATED) >= _KINDS_MAX * 4:
-            _ANNOTATED.pop(next(iter(_ANNOTATED)))
-        _ANNOTATED[key] = _schema_of(fn)
-    return _ANNOTATED[key]
+    return _annotated_schema(fn)
 
 
 def _schema_of(fn: Callable[..., Any]) -> Any | None:
@@ -500,6 +487,9 @@ def _schema_of(fn: Callable[..., Any]) -> Any | None:
     if isinstance(annotation, str):
         annotation = _resolved_hints(fn).get(params[0].name, annotation)
     return annotation if _is_field_schema(annotation) and isinstance(annotation, type) else None
+
+
+_annotated_schema: CodeCache[Any] = CodeCache(_schema_of)
 
 
 def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:

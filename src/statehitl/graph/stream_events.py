@@ -14,7 +14,7 @@ from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.event_stream import Emit
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import current_node
-from statehitl.graph.snapshots import SnapshotReader, graph_config
+from statehitl.graph.snapshots import SnapshotReader
 
 __all__ = ["STREAM_MODES", "MessageChunk", "Send", "StreamMode", "checkpoint_events", "message_events",
            "ordered_sender", "task_events"]
@@ -94,16 +94,15 @@ def checkpoint_events(reader: SnapshotReader, send: Send) -> Callable[[Checkpoin
     """Where the run's checkpoints go as they are written: ``stream_mode="checkpoints"`` and ``"debug"``."""
 
     def checkpoint_event(record: CheckpointRecord, state: Any) -> None:
-        parent = None if record.parent_seq is None else f"{record.parent_seq:012d}"
-        interrupts = tuple(i.to_interrupt() for i in record.interrupts)
+        snapshot = reader.snapshot(record, state=state)
         payload = {
-            "config": graph_config(record.thread_id, record.checkpoint_id),
-            "parent_config": None if parent is None else graph_config(record.thread_id, parent),
-            "values": reader.values(record, state),
-            "metadata": reader.metadata(record),
-            "next": list(reader.next(record)),
+            "config": snapshot.config,
+            "parent_config": snapshot.parent_config,
+            "values": reader.values(record, state),  # a dict, as LangGraph's, for a pydantic state too
+            "metadata": snapshot.metadata,
+            "next": list(snapshot.next),
             "tasks": [{"id": t.id, "name": t.name, "interrupts": t.interrupts, "state": t.state}
-                      for t in reader.tasks(record, interrupts, False) if t.result is None],
+                      for t in snapshot.tasks if t.result is None],
         }
         send("checkpoints", payload)
         send("debug", {"step": record.step, "timestamp": datetime.fromtimestamp(record.created_at, UTC).isoformat(),
