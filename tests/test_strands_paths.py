@@ -100,7 +100,8 @@ INTERVENTIONS: dict[str, dict[str, str]] = {
        "default_evaluate": "statehitl.interventions.actions.default_evaluate"},
     "statehitl.interventions.handler": {"InterventionHandler": "statehitl.InterventionHandler",
                                         "OnError": "statehitl.interventions.OnError"},
-    "statehitl.interventions.registry": {"InterventionRegistry": "statehitl.interventions.registry.InterventionRegistry"},
+    "statehitl.interventions.registry": {
+        "InterventionRegistry": "statehitl.interventions.registry.InterventionRegistry"},
     "statehitl.vended_interventions": {"HumanInTheLoop": "statehitl.vended_interventions.hitl.HumanInTheLoop"},
     "statehitl.vended_interventions.hitl": {
         "HumanInTheLoop": "statehitl.vended_interventions.hitl.hitl.HumanInTheLoop",
