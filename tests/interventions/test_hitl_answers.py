@@ -238,6 +238,11 @@ def test_mistakes_in_the_handlers_are_refused_when_they_are_built() -> None:
         HumanInTheLoop(responders="ann")  # type: ignore[arg-type]
     with pytest.raises(InvalidExpiryError, match="on_expire"):
         HumanInTheLoop(on_expire="n")
+    with pytest.raises(InvalidExpiryError, match="not an answer it takes"):
+        HumanInTheLoop(expires_in=60, on_expire={"type": "maybe"})
+    with pytest.raises(InvalidExpiryError, match="positive"):
+        HumanInTheLoop(expires_in=-1)
+    assert HumanInTheLoop(expires_in=60, on_expire="n") is not None  # Strands' refusal, as a default
     with pytest.raises(TypeError, match="classifier"):
         HumanInTheLoop(classifier=42)  # type: ignore[arg-type]
     model = ScriptedModel([])

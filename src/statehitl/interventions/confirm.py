@@ -22,7 +22,7 @@ from statehitl.hooks.agent_events import BeforeToolCallEvent
 from statehitl.interventions.actions import Confirm, default_evaluate
 from statehitl.response_types import validate_response
 
-__all__ = ["APPROVAL_ANSWERS", "apply_confirm", "confirm_schema", "tool_answer_of"]
+__all__ = ["APPROVAL_ANSWERS", "answers_schema", "apply_confirm", "confirm_schema", "tool_answer_of"]
 
 APPROVAL_ANSWERS: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "boolean"}]}
 """The answers ``default_evaluate`` reads (``True``, ``"y"``, ``"yes"`` approve; any other string or
@@ -85,15 +85,23 @@ def confirm_schema(event: BeforeToolCallEvent, action: Confirm) -> dict[str, Any
         if action.evaluate is not None and action.evaluate is not default_evaluate:
             return None
         others = APPROVAL_ANSWERS
-    typed = tool_answer_schema(event.input_schema)
+    return answers_schema(event.input_schema, others)
+
+
+def answers_schema(input_schema: dict[str, Any] | None, others: dict[str, Any]) -> dict[str, Any]:
+    """The vocabulary (its ``Edit`` held to ``input_schema``; None: any input) or ``others``, as one schema.
+
+    ``TypeError`` when ``others`` keeps definitions where they would collide with the vocabulary's.
+    """
+    typed = tool_answer_schema(input_schema)
     definitions: dict[str, Any] = typed.pop("$defs")
     others = copy.deepcopy(others)
     for key, value in others.pop("$defs", {}).items():
         if key in definitions and definitions[key] != value:
-            raise TypeError(f"Confirm(response_schema=...) defines {key!r}, a name the answer vocabulary's schema "
-                            "uses; rename that definition")
+            raise TypeError(f"response_schema defines {key!r}, a name the answer vocabulary's schema uses; rename "
+                            "that definition")
         definitions[key] = value
     if "definitions" in others:
-        raise TypeError("Confirm(response_schema=...) keeps its definitions under 'definitions'; put them under "
-                        "'$defs' so they join the answer vocabulary's")
+        raise TypeError("response_schema keeps its definitions under 'definitions'; put them under '$defs' so "
+                        "they join the answer vocabulary's")
     return {"$defs": definitions, "anyOf": [typed, others]}

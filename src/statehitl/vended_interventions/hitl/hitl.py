@@ -25,11 +25,13 @@ import threading
 from collections.abc import Awaitable
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from statehitl.errors import InvalidExpiryError
 from statehitl.expiry import expiry
 from statehitl.hooks.agent_events import BeforeToolCallEvent
 from statehitl.interventions.actions import Confirm, Deny, InterventionAction, Proceed, default_evaluate
-from statehitl.interventions.confirm import APPROVAL_ANSWERS
+from statehitl.interventions.confirm import APPROVAL_ANSWERS, answers_schema
 from statehitl.interventions.handler import InterventionHandler
+from statehitl.json_schema_check import schema_errors
 from statehitl.responders import responders_of
 from statehitl.vended_interventions.hitl.classifier import (
     ClassifierResult,
@@ -129,14 +131,12 @@ class HumanInTheLoop(InterventionHandler):
         self._evaluate_trust = evaluate_trust if evaluate_trust is not None else _is_trust_response
         self._evaluate = evaluate if evaluate is not None else default_evaluate
         self._ask: AskCallback | None = _stdio_ask(enable_trust) if ask == "stdio" else ask
+        # Mistakes in what statehitl adds fail here, not at the first tool call hours later.
         self._responders = responders_of(self.name, responders)
-        if expires_in is not None and on_expire is None:
-            on_expire = DEADLINE_REJECTION
-        expiry(self.name, expires_in, None, on_expire)  # a mistake fails here, not at the first tool call
-        self._expires_in, self._on_expire = expires_in, on_expire
         if response_schema is None and evaluate is None and evaluate_trust is None:
             response_schema = APPROVAL_ANSWERS
         self._response_schema = response_schema
+        self._expires_in, self._on_expire = _deadline(self.name, expires_in, on_expire, response_schema)
 
     async def before_tool_call(self, event: BeforeToolCallEvent, **kwargs: Any) -> InterventionAction:
         """Proceed for an allowed or trusted call; otherwise ask (``Confirm``, or inline through ``ask``)."""
@@ -213,6 +213,21 @@ class HumanInTheLoop(InterventionHandler):
         trusted = event.agent.state.get(TRUSTED_TOOLS_KEY) or []
         if tool_name not in trusted:
             event.agent.state.set(TRUSTED_TOOLS_KEY, [*trusted, tool_name])
+
+
+def _deadline(name: str, expires_in: float | None, on_expire: Any,
+              response_schema: dict[str, Any] | None) -> tuple[float | None, Any]:
+    """``expires_in`` and the answer a sweep gives at the deadline (``DEADLINE_REJECTION`` unless told),
+    checked: a deadline needs a positive delay, and its answer must be one the question takes."""
+    if expires_in is not None and on_expire is None:
+        on_expire = DEADLINE_REJECTION
+    expiry(name, expires_in, None, on_expire)
+    if expires_in is not None and response_schema is not None:
+        problems = schema_errors(on_expire, answers_schema(None, response_schema))
+        if problems:
+            raise InvalidExpiryError(f"interrupt {name!r}: on_expire={on_expire!r} is not an answer it takes: "
+                                     f"{'; '.join(problems)}")
+    return expires_in, on_expire
 
 
 def _resolve_classifier(
