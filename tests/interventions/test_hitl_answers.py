@@ -5,6 +5,7 @@ call's digest; a wrong answer is refused with the store left exactly as it was."
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -263,3 +264,30 @@ def test_mistakes_in_the_handlers_are_refused_when_they_are_built() -> None:
 
     with pytest.raises(TypeError, match="on_error must be one of"):
         Agent(model=model, interventions=[Careless()])
+
+
+def test_the_inbox_page_shows_the_question_and_its_answer_reaches_the_agent(store: str, ran: list[str]) -> None:
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from statehitl.inbox.web import make_app
+
+    [asked] = build(store, ran)("tidy up").interrupts
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        page = await (await client.get("/")).text()
+        assert "strands:human-in-the-loop" in page
+        assert "Approve &quot;delete_file&quot;?\n  Input: {&quot;path&quot;: &quot;old.log&quot;}" in page  # as text
+        csrf = page.split('name="__csrf" value="')[1].split('"')[0]
+        wrong = await client.post(f"/answer/{asked.id}", data={"response": "42", "__csrf": csrf})
+        assert wrong.status == 400  # refused at the door: nothing stored, still pending
+        done = await client.post(f"/answer/{asked.id}", data={
+            "response": '{"type": "edit", "input": {"path": "old.log.2"}}', "__responder": "ann", "__csrf": csrf})
+        assert done.status == 200, await done.text()
+
+    async def go() -> None:
+        async with TestClient(TestServer(make_app(store, build=lambda thread: build(store, ran)))) as client:
+            await check(client)
+
+    asyncio.run(go())
+    assert ran == ["old.log.2"]
+    assert [(e.responder, e.via, e.outcome) for e in build(store, ran).audit()] == [("ann", "page", "edited")]
