@@ -230,3 +230,28 @@ def test_allowed_tools_must_be_a_list() -> None:
         return str(raised.value)
 
     assert both(program) == "allowed_tools must be a list of tool names, not a single string"
+
+
+@pytest.mark.parametrize(("trust", "typed", "ran_after"), [
+    (False, "y", ["delete a"]),
+    (True, " t ", ["delete a"]),
+    (False, "n", []),
+])
+def test_stdio_asks_on_the_terminal(monkeypatch: pytest.MonkeyPatch, trust: bool, typed: str,
+                                    ran_after: list[str]) -> None:
+    def program(side: Side) -> Any:
+        shown: list[str] = []
+
+        def fake_input(prompt: str) -> str:
+            shown.append(prompt)
+            return typed
+
+        monkeypatch.setattr("builtins.input", fake_input)
+        agent, _, ran = hitl_agent(side, [use("t1", "delete_file", {"path": "a"}), "ok"], ask="stdio",
+                                   enable_trust=trust)
+        result = agent("tidy up")
+        return result.stop_reason, shown, ran, agent.state.get("hitl:trusted_tools")
+
+    options = "(y/n/t)" if trust else "(y/n)"
+    assert both(program) == ("end_turn", [f"{PROMPT_A} {options}: "], ran_after,
+                             ["delete_file"] if typed.strip() == "t" else None)
