@@ -90,7 +90,22 @@ def test_the_inbox_example_answers_then_the_app_applies_it(tmp_path: Path) -> No
     assert run(code, tmp_path) == expected(code)
 
 
+def test_the_interventions_example_denies_transforms_confirms_and_guides(tmp_path: Path) -> None:
+    code = snippet("docs/agents.md", "## Interventions")
+    assert run(code, tmp_path) == expected(code)
+
+
+def test_the_human_in_the_loop_example_is_answered_in_the_inbox_and_applied_on_every_run(tmp_path: Path) -> None:
+    code = snippet("docs/agents.md", "## Human in the loop")
+
+    assert run(code, tmp_path) == run(code, tmp_path) == expected(code)
+    threads = asyncio.run(FileCheckpointer(tmp_path / ".statehitl").threads())
+    assert [t.status for t in threads] == ["completed", "completed"]
+
+
 @pytest.mark.parametrize(("doc", "after"), [("README.md", "## A graph that asks first"),
+                                            ("docs/agents.md", "## Interventions"),
+                                            ("docs/agents.md", "## Human in the loop"),
                                             ("docs/concepts.md", "**Fan-out.**"),
                                             ("docs/answers.md", "## Typed answers"),
                                             ("docs/answers.md", "## The answer vocabulary"),

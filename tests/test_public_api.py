@@ -15,6 +15,7 @@ import statehitl.graph
 import statehitl.handlers
 import statehitl.hooks
 import statehitl.inbox
+import statehitl.interventions
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
@@ -24,6 +25,8 @@ import statehitl.testing
 import statehitl.tools
 import statehitl.transitions
 import statehitl.types
+import statehitl.vended_interventions
+import statehitl.vended_interventions.hitl
 import statehitl.worker
 
 PUBLIC = {
@@ -33,7 +36,11 @@ PUBLIC = {
                       "interrupt"],
     statehitl.config: ["get_config", "get_stream_writer"],
     statehitl.runtime: ["Runtime", "get_runtime"],
-    statehitl: ["Agent", "ToolContext", "tool"],
+    statehitl: ["Agent", "InterventionHandler", "ToolContext", "tool"],
+    statehitl.interventions: ["Confirm", "Deny", "Guide", "InterventionAction", "InterventionHandler", "OnError",
+                              "Proceed", "Transform"],
+    statehitl.vended_interventions: ["HumanInTheLoop"],
+    statehitl.vended_interventions.hitl: ["HumanInTheLoop", "HumanInTheLoopClassifier", "LLMClassifierConfig"],
     statehitl.answers: ["Answer", "Approve", "Edit", "Reject", "Respond", "ToolAnswer", "check_edit", "outcome_of",
                         "tool_answer_schema"],
     statehitl.agent: ["Agent", "AgentMetrics", "AgentNode", "AgentResult", "AgentRuntime", "AgentState",
@@ -49,8 +56,9 @@ PUBLIC = {
     statehitl.hooks: ["AfterInvocationEvent", "AfterModelCallEvent", "AfterMultiAgentInvocationEvent",
                       "AfterNodeCallEvent", "AfterToolCallEvent", "AfterToolsEvent", "BeforeInvocationEvent",
                       "BeforeModelCallEvent", "BeforeMultiAgentInvocationEvent", "BeforeNodeCallEvent",
-                      "BeforeToolCallEvent", "BeforeToolsEvent", "HookEvent", "HookProvider", "HookRegistry",
-                      "InterruptibleEvent", "MessageAddedEvent", "ModelStopResponse", "MultiAgentInitializedEvent"],
+                      "BeforeToolCallEvent", "BeforeToolsEvent", "HookEvent", "HookOrder", "HookProvider",
+                      "HookRegistry", "InterruptibleEvent", "MessageAddedEvent", "ModelStopResponse",
+                      "MultiAgentInitializedEvent"],
     statehitl.multiagent: ["Graph", "GraphBuilder", "GraphEdge", "GraphNode", "GraphResult", "GraphState",
                            "MultiAgentBase", "MultiAgentResult", "NodeResult", "SharedContext", "Status", "Swarm",
                            "SwarmNode", "SwarmResult"],

@@ -87,6 +87,69 @@ ALREADY: dict[str, dict[str, str]] = {
 }
 
 
+# Strands 1.62's control layer (strands.interventions, strands.vended_interventions.hitl) and HookOrder, at
+# Strands' paths: {module: {name: the statehitl object it must be}}. Each name is one Strands 1.62 has there too.
+INTERVENTIONS: dict[str, dict[str, str]] = {
+    "statehitl.interventions": {name: f"statehitl.interventions.actions.{name}" for name in (
+        "Confirm", "Deny", "Guide", "InterventionAction", "Proceed", "Transform")}
+    | {"InterventionHandler": "statehitl.interventions.handler.InterventionHandler",
+       "OnError": "statehitl.interventions.handler.OnError"},
+    "statehitl.interventions.actions": {name: f"statehitl.interventions.{name}" for name in (
+        "Confirm", "Deny", "Guide", "InterventionAction", "Proceed", "Transform")}
+    | {"LifecycleEvent": "statehitl.interventions.actions.LifecycleEvent",
+       "default_evaluate": "statehitl.interventions.actions.default_evaluate"},
+    "statehitl.interventions.handler": {"InterventionHandler": "statehitl.InterventionHandler",
+                                        "OnError": "statehitl.interventions.OnError"},
+    "statehitl.interventions.registry": {
+        "InterventionRegistry": "statehitl.interventions.registry.InterventionRegistry"},
+    "statehitl.vended_interventions": {"HumanInTheLoop": "statehitl.vended_interventions.hitl.HumanInTheLoop"},
+    "statehitl.vended_interventions.hitl": {
+        "HumanInTheLoop": "statehitl.vended_interventions.hitl.hitl.HumanInTheLoop",
+        "HumanInTheLoopClassifier": "statehitl.vended_interventions.hitl.classifier.HumanInTheLoopClassifier",
+        "LLMClassifierConfig": "statehitl.vended_interventions.hitl.classifier.LLMClassifierConfig"},
+    "statehitl.vended_interventions.hitl.hitl": {name: f"statehitl.vended_interventions.hitl.hitl.{name}" for name in (
+        "AskCallback", "EvaluateCallback", "HumanInTheLoop")},
+    "statehitl.vended_interventions.hitl.classifier": {
+        name: f"statehitl.vended_interventions.hitl.classifier.{name}" for name in (
+            "ClassifierResult", "HumanInTheLoopClassifier", "LLMClassifierConfig")},
+    "statehitl.hooks": {"HookOrder": "statehitl.hooks.registry.HookOrder"},
+    "statehitl.hooks.registry": {"HookOrder": "statehitl.hooks.HookOrder"},
+}
+
+
+@pytest.mark.parametrize("module", sorted(INTERVENTIONS))
+def test_strands_interventions_paths_hold_statehitls_objects_under_strands_names(module: str) -> None:
+    ours, theirs = importlib.import_module(module), importlib.import_module(on_strands(module))
+    for name, path in INTERVENTIONS[module].items():
+        assert getattr(ours, name) is _statehitl(path), f"{module}.{name}"
+        assert hasattr(theirs, name), f"{on_strands(module)} has no {name}: not a Strands name"
+
+
+@pytest.mark.parametrize("statement", [
+    "from strands import Agent, InterventionHandler",
+    "from strands.interventions import Deny, InterventionHandler, Proceed",
+    "from strands.interventions import Confirm, Guide, Transform",
+    "from strands.vended_interventions.hitl import HumanInTheLoop",
+    "from strands.vended_interventions.hitl import HumanInTheLoop, LLMClassifierConfig",
+    "from strands.vended_interventions.hitl.classifier import ClassifierResult",
+    "from strands.hooks import HookOrder",
+])
+def test_the_interventions_imports_of_strands_docs_resolve_on_statehitl(statement: str) -> None:
+    assert imports(statement) is None
+
+
+@pytest.mark.parametrize("statement", [
+    "from strands.vended_interventions import CedarAuthorization",
+    "from strands.vended_interventions.cedar import CedarAuthorization",
+])
+def test_cedar_authorization_fails_to_import_as_a_missing_feature_does(statement: str) -> None:
+    assert isinstance(imports(statement), ImportError)
+
+
+def on_strands(module: str) -> str:
+    return "strands" + module.removeprefix("statehitl")
+
+
 @pytest.mark.parametrize("module", sorted(PATHS))
 def test_each_strands_module_exports_exactly_statehitls_own_objects(module: str) -> None:
     loaded = importlib.import_module(module)

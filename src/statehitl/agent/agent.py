@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl._sync import run_sync
 from statehitl.agent.conversation_manager import ConversationManager, NullConversationManager
@@ -29,7 +29,7 @@ from statehitl.checkpoint.memory import MemoryStorage
 from statehitl.event_stream import stream_run, with_model_text
 from statehitl.handlers import PrintingCallbackHandler
 from statehitl.hooks.agent_events import AfterInvocationEvent
-from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
+from statehitl.hooks.registry import HookEvent, HookOrder, HookProvider, HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.models.base import Model
@@ -39,6 +39,9 @@ from statehitl.telemetry import trace_invocation
 from statehitl.tools.executors import ConcurrentToolExecutor, ToolExecutor
 from statehitl.tools.registry import ToolRegistry
 from statehitl.types.content import Messages
+
+if TYPE_CHECKING:
+    from statehitl.interventions import InterventionHandler
 
 __all__ = ["Agent"]
 
@@ -55,6 +58,8 @@ class Agent:
     (concurrently by default). ``step_limit`` bounds the loop (two steps per cycle).
     ``conversation_manager`` decides what history stays after each call (default: all of it).
     ``record_direct_tool_call`` adds each ``agent.tool.<name>()`` call to the conversation.
+    ``interventions`` are control layers (``statehitl.interventions``) that decide, in order, on each
+    lifecycle event: after the hooks on Before* events, before them on After* events.
     """
 
     def __init__(
@@ -75,10 +80,15 @@ class Agent:
         durability: Durability | None = None,
         conversation_manager: ConversationManager | None = None,
         record_direct_tool_call: bool = True,
+        interventions: Sequence[InterventionHandler] | None = None,
     ) -> None:
         registry = HookRegistry()
         for hook in hooks or ():
             registry.add(hook)
+        if interventions:  # imported only by agents that have some: nothing is paid for the layer otherwise
+            from statehitl.interventions.registry import InterventionRegistry
+
+            InterventionRegistry(interventions, registry)
         self.runtime = AgentRuntime(
             model=_resolve_model(model),
             tools=ToolRegistry(tools or ()),
@@ -232,15 +242,16 @@ class Agent:
         return AgentNode(self.runtime, messages=self.messages, state=self.state.get(), step_limit=self.step_limit,
                          mirror=self._thread.adopt, handler=self._callback)
 
-    def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None) -> None:
+    def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None, *,
+                 order: float = HookOrder.DEFAULT) -> None:
         """Register a callback: ``add_hook(EventType, fn)``, or Strands' ``add_hook(fn, EventType)`` and
-        ``add_hook(fn)`` (the type from ``fn``'s annotation)."""
+        ``add_hook(fn)`` (the type from ``fn``'s annotation). ``order``: lower runs first (``HookOrder``)."""
         if isinstance(event_type, type) and issubclass(event_type, HookEvent) and callback is not None:
-            self.hooks.add_callback(event_type, callback)
+            self.hooks.add_callback(event_type, callback, order=order)
         elif callable(event_type) and isinstance(callback, type):
-            self.hooks.add_callback(callback, event_type)
+            self.hooks.add_callback(callback, event_type, order=order)
         elif callable(event_type) and callback is None:
-            self.hooks.add_callback(None, event_type)
+            self.hooks.add_callback(None, event_type, order=order)
         else:
             raise TypeError(f"add_hook expects (EventType, callback); got ({event_type!r}, {callback!r})")
 

@@ -67,19 +67,23 @@ async def call_model(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     if run.emit is not None:
         run.emit({"start": True})  # Strands' events for a new cycle: the old name, then the new one
         run.emit({"start_event_loop": True})
+    added: list[Message] = []  # what hooks added to the conversation this turn (an intervention's guidance)
     while True:
         if hooks.has_callbacks(BeforeModelCallEvent):
             before = BeforeModelCallEvent(runtime.agent, run.invocation_state)
             await hooks.fire(before)
+            added += before.new_messages
             text = cancel_text(before.cancel, "model call cancelled")
             if text is not None:
                 message: Message = {"role": "assistant", "content": [{"text": text}]}
-                return {"messages": [message], "turn": None, "stop_reason": "cancelled", **state_update(runtime.state)}
+                return {"messages": [*added, message], "turn": None, "stop_reason": "cancelled",
+                        **state_update(runtime.state)}
         run.metrics.cycle_count += 1
         span = run.trace.model_call() if run.trace is not None else None
+        messages = cast("list[Message]", state.messages)
         try:
             turn = await collect_turn(
-                runtime.model.stream(cast("list[Message]", state.messages), runtime.tools.specs() or None,
+                runtime.model.stream([*messages, *added] if added else messages, runtime.tools.specs() or None,
                                      runtime.system_prompt),
                 run.emit,
             )
@@ -89,6 +93,7 @@ async def call_model(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
             after = AfterModelCallEvent(runtime.agent, run.invocation_state, exception=exc)
             if hooks.has_callbacks(AfterModelCallEvent):
                 await hooks.fire(after)
+                added += after.new_messages
             if after.retry:
                 continue
             raise
@@ -98,18 +103,22 @@ async def call_model(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
             after = AfterModelCallEvent(runtime.agent, run.invocation_state,
                                         stop_response=ModelStopResponse(turn.message, turn.stop_reason))
             await hooks.fire(after)
+            added += after.new_messages
             if after.retry:
                 continue
         break
     run.metrics.add_usage(dict(turn.usage), turn.metrics)
-    return _settle(runtime.state, turn)
+    return _settle(runtime.state, turn, added)
 
 
-def _settle(agent_state: AgentState, turn: ModelTurn) -> dict[str, Any]:
+def _settle(agent_state: AgentState, turn: ModelTurn, added: list[Message]) -> dict[str, Any]:
+    """The model node's update; ``added`` (messages hooks added) joins the conversation ahead of the reply."""
     message = turn.message
     if turn.stop_reason == "tool_use" and any("toolUse" in block for block in message["content"]):
-        return {"turn": message, "stop_reason": "tool_use", **state_update(agent_state)}
-    return {"messages": [message], "turn": None, "stop_reason": turn.stop_reason, **state_update(agent_state)}
+        update = {"turn": message, "stop_reason": "tool_use", **state_update(agent_state)}
+        return {**update, "messages": added} if added else update
+    return {"messages": [*added, message], "turn": None, "stop_reason": turn.stop_reason,
+            **state_update(agent_state)}
 
 
 async def announce_messages(run: LoopRun, writes: list[tuple[str, dict[str, Any]]]) -> None:
