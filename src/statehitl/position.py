@@ -30,7 +30,7 @@ Writes = list[tuple[str, dict[str, Any]]]
 """One step's updates: ``(node, update)`` in the order the nodes were scheduled."""
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeContext:
     """The optional second argument of a node: who and where it is, and ``interrupt()``.
 
@@ -82,7 +82,7 @@ class NodeContext:
                                                                            self.node))
 
 
-@dataclass
+@dataclass(kw_only=True, slots=True)
 class Position:
     """Where a thread (or a nested run) stands: everything the runner needs to (re-)enter a step.
 
@@ -159,8 +159,8 @@ def start_position(head: Head | None, thread_id: str, state: Any, pending: list[
     cursor = Cursor(thread_id) if head is None else head.cursor
     cursor.owner = owner_id()
     cursor.migrated = cursor.migrated or rewritten
-    return Position(state, pending, cursor, 0 if head is None else head.record.step, schedule=schedule or {},
-                    started=True)
+    return Position(state=state, pending=pending, cursor=cursor, step=0 if head is None else head.record.step,
+                    schedule=schedule or {}, started=True)
 
 
 async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any, *,
@@ -184,9 +184,9 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
         for i in record.interrupts:
             if i.id in answers:
                 observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
-    return Position(state, record.pending, head.cursor, record.step, record.completed,
-                    {**record.responses, **answers}, record.progress, list(record.interrupts), answered=answered,
-                    recorded=recorded, schedule=record.schedule)
+    return Position(state=state, pending=record.pending, cursor=head.cursor, step=record.step,
+                    completed=record.completed, responses={**record.responses, **answers}, progress=record.progress,
+                    waiting=list(record.interrupts), answered=answered, recorded=recorded, schedule=record.schedule)
 
 
 async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, Any],
