@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl._sync import run_sync
 from statehitl.agent.conversation_manager import ConversationManager, NullConversationManager
@@ -40,6 +40,9 @@ from statehitl.tools.executors import ConcurrentToolExecutor, ToolExecutor
 from statehitl.tools.registry import ToolRegistry
 from statehitl.types.content import Messages
 
+if TYPE_CHECKING:
+    from statehitl.storage.storage import Storage
+
 __all__ = ["Agent"]
 
 _DEFAULT_HANDLER: Any = object()
@@ -55,6 +58,10 @@ class Agent:
     (concurrently by default). ``step_limit`` bounds the loop (two steps per cycle).
     ``conversation_manager`` decides what history stays after each call (default: all of it).
     ``record_direct_tool_call`` adds each ``agent.tool.<name>()`` call to the conversation.
+    ``checkpointing=True`` pauses at both boundaries of every tool cycle (``stop_reason ==
+    "checkpoint"``; see ``statehitl.experimental.checkpoint``). ``storage`` (a ``statehitl.storage``
+    store) is where the subsystems that take a store keep theirs when not given one: a
+    ``SnapshotSessionManager`` without ``storage=`` uses it.
     """
 
     def __init__(
@@ -75,6 +82,8 @@ class Agent:
         durability: Durability | None = None,
         conversation_manager: ConversationManager | None = None,
         record_direct_tool_call: bool = True,
+        checkpointing: bool = False,
+        storage: Storage | None = None,
     ) -> None:
         registry = HookRegistry()
         for hook in hooks or ():
@@ -95,8 +104,13 @@ class Agent:
         self.description = description
         self.step_limit = step_limit
         self.record_direct_tool_call = record_direct_tool_call
+        self.checkpointing = checkpointing
+        """Whether calls pause at every tool cycle's boundaries (``Agent(checkpointing=True)``)."""
+        self.storage = storage
+        """The default store of the subsystems that take one (``Agent(storage=...)``), or None."""
         self.session_manager = session_manager
         if session_manager is not None:
+            session_manager.attach_storage(storage)
             checkpointer = session_manager.checkpointer
             thread_id = session_manager.thread_id(self.agent_id)
         else:
@@ -295,15 +309,17 @@ class Agent:
             emit({"init_event_loop": True})
         try:
             with contextlib.nullcontext() if trace is None else trace.current():
-                stop_reason, loop, interrupts = await self._thread.run(prompt, run, step_limit=self.step_limit,
-                                                                       durability=self.durability)
+                end = await self._thread.run(prompt, run, step_limit=self.step_limit, durability=self.durability,
+                                             checkpointing=self.checkpointing)
         except BaseException as exc:
             if trace is not None:
                 trace.end("error", run.metrics.accumulated_usage, error=exc)
             raise
         if trace is not None:
-            trace.end(stop_reason, run.metrics.accumulated_usage, interrupts)
-        return loop_result(stop_reason, loop, run, interrupts)
+            trace.end(end.stop_reason, run.metrics.accumulated_usage, end.interrupts)
+        result = loop_result(end.stop_reason, end.loop, run, end.interrupts)
+        result.checkpoint = end.checkpoint
+        return result
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={self.tool_names})"

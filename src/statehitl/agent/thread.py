@@ -11,8 +11,15 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
+from statehitl.agent.checkpointing import (
+    CHECKPOINT_PAUSES,
+    checkpoint_resume,
+    first_cycle,
+    paused_at,
+    unanswered_results,
+)
 from statehitl.agent.conversation_manager import ConversationManager
 from statehitl.agent.input import to_messages
 from statehitl.agent.loop import agent_machine, announce_messages
@@ -20,15 +27,26 @@ from statehitl.agent.loop_state import AgentLoopState, agent_schema, resumed_sta
 from statehitl.agent.runtime import AgentRuntime, LoopRun
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import StoredCheckpoint
-from statehitl.errors import AgentBusyError
+from statehitl.errors import AgentBusyError, AgentCheckpointError, NotInterruptedError
+from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
 from statehitl.hooks.agent_events import BeforeInvocationEvent, MessageAddedEvent
 from statehitl.interrupt import Interrupt
 from statehitl.position import Position, resume_position, start_position
-from statehitl.resume import ResumeRun, plan_run
+from statehitl.resume import ResumeRun, is_response_list, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.types.content import Message
 
-__all__ = ["AgentThread"]
+__all__ = ["AgentThread", "CallEnd"]
+
+
+class CallEnd(NamedTuple):
+    """How a call of the loop ended: why, the loop state it stopped in, what it waits on, and (paused by
+    checkpointing) where it paused."""
+
+    stop_reason: str
+    loop: AgentLoopState
+    interrupts: list[Interrupt]
+    checkpoint: Checkpoint | None = None
 
 
 class AgentThread:
@@ -118,17 +136,17 @@ class AgentThread:
 
     # -- a call -------------------------------------------------------------------------------------
 
-    async def run(self, prompt: Any, run: LoopRun, *, step_limit: int,
-                  durability: Durability) -> tuple[str, AgentLoopState, list[Interrupt]]:
-        """Run one call of the loop on ``prompt`` (or answer the pending interrupts).
+    async def run(self, prompt: Any, run: LoopRun, *, step_limit: int, durability: Durability,
+                  checkpointing: bool = False) -> CallEnd:
+        """Run one call of the loop on ``prompt`` (or answer the pending interrupts, or go on from a pause).
 
-        Returns the stop reason, the loop state it stopped in and the interrupts it waits on.
+        ``checkpointing``: pause at the boundaries of every tool cycle (``agent.checkpointing``).
         """
         if self.stale:
             await self.restore()  # an earlier call failed: start from what the store holds
-        at = await self._position(prompt, run)
+        at, cycle = await self._position(prompt, run, checkpointing)
         if at is None:  # a BeforeInvocationEvent hook cancelled the call
-            return "cancelled", self.loop, []
+            return CallEnd("cancelled", self.loop, [])
 
         announce = run.emit is not None or self.runtime.hooks.has_callbacks(MessageAddedEvent)
 
@@ -140,7 +158,8 @@ class AgentThread:
         try:
             record, loop = await self.runner.run(at, step_limit=step_limit, durability=durability,
                                                  invocation_state=run.invocation_state, runtime=run,
-                                                 after_step=after_step)
+                                                 after_step=after_step,
+                                                 pauses=CHECKPOINT_PAUSES if checkpointing else None)
         except BaseException as exc:
             if run.emit is not None and isinstance(exc, Exception):
                 run.emit({"force_stop": True, "force_stop_reason": str(exc)})
@@ -155,23 +174,74 @@ class AgentThread:
         self.head, self._whole = Head(record, at.cursor), False
         self.loop = loop
         self.adopt(loop.messages)
-        interrupts = [i.to_interrupt() for i in record.interrupts]
-        if not interrupts:
+        if record.status != "interrupted":  # neither waiting on a human nor paused
             self.conversation_manager.apply_management(self.runtime.agent)
-        return ("interrupt" if record.status == "interrupted" else loop.stop_reason), loop, interrupts
+        paused = self.paused()
+        if paused is not None:
+            return CallEnd("checkpoint", loop, [], Checkpoint(paused, cycle))
+        interrupts = [i.to_interrupt() for i in record.interrupts]
+        return CallEnd("interrupt" if record.status == "interrupted" else loop.stop_reason, loop, interrupts)
 
-    async def _position(self, prompt: Any, run: LoopRun) -> Position | None:
-        """Where the loop starts for this input; every check happens before anything is written."""
+    def paused(self) -> CheckpointPosition | None:
+        """The boundary the thread is paused at by checkpointing (as this agent last read or left it)."""
+        head = self.head
+        if head is None:
+            return None
+        return paused_at(head.record.status, head.record.pending, bool(head.record.interrupts))
+
+    def _label(self) -> str:
+        return f"agent {self.runtime.name!r} (session thread {self.thread_id!r})"
+
+    async def _position(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | None, int]:
+        """Where the loop starts for this input, and the tool cycle it starts in; every check happens
+        before anything is written."""
+        resumed = checkpoint_resume(prompt, enabled=checkpointing)
+        paused = self.paused()
+        if resumed is not None or (paused is not None and prompt is None):
+            return await self._unpause(paused, resumed, run), first_cycle(resumed)
+        if paused is not None and is_response_list(prompt):
+            raise NotInterruptedError(
+                f"{self._label()} is paused at a checkpoint ({paused}), not waiting on an interrupt; go on with "
+                "{'checkpointResume': {'checkpoint': result.checkpoint.to_dict()}}, or give it a new prompt"
+            )
+        head = self.head
+        if paused is None:
+            plan = plan_run(prompt, None if head is None else head.record, label=self._label(), none_continues=False,
+                            lists_are_input=True)
+            if isinstance(plan, ResumeRun):
+                assert head is not None
+                if self.runtime.hooks.has_callbacks(BeforeInvocationEvent):
+                    await self.runtime.hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
+                return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]),
+                                             meta=plan.meta), 0
+        return await self._start(prompt, run, paused is not None), 0
+
+    async def _unpause(self, paused: CheckpointPosition | None, resumed: Checkpoint | None,
+                       run: LoopRun) -> Position:
+        """Go on from the pause the thread is at; refused (before anything is written) if it is not paused
+        where ``resumed`` says."""
+        head = self.head
+        if head is None or paused is None:
+            why = "it has never run" if head is None else (
+                "it waits on an interrupt" if head.record.interrupts else f"its last call ended ({head.record.status})")
+            raise AgentCheckpointError(
+                f"{self._label()} is not paused at a checkpoint ({why}), so the checkpoint given has nothing to "
+                "resume; give it a prompt instead"
+            )
+        if resumed is not None and resumed.position != paused:
+            raise AgentCheckpointError(
+                f"{self._label()} is paused {paused}, but the checkpoint given was taken {resumed.position} (an "
+                "earlier pause, already resumed): resume with the checkpoint of its last result"
+            )
+        if self.runtime.hooks.has_callbacks(BeforeInvocationEvent):
+            await self.runtime.hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
+        return await resume_position(self.checkpointer, head, {}, self._loop_state([]))
+
+    async def _start(self, prompt: Any, run: LoopRun, abandon: bool) -> Position | None:
+        """A new run from the conversation and ``prompt``. ``abandon``: the thread was paused; the run does
+        not go on from there, and a turn whose tools never ran joins the conversation with error results."""
         head, hooks = self.head, self.runtime.hooks
-        label = f"agent {self.runtime.name!r} (session thread {self.thread_id!r})"
         rewritten = self._rewritten()
-        plan = plan_run(prompt, None if head is None else head.record, label=label, none_continues=False,
-                        lists_are_input=True)
-        if isinstance(plan, ResumeRun):
-            assert head is not None
-            if hooks.has_callbacks(BeforeInvocationEvent):
-                await hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
-            return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]), meta=plan.meta)
         new = to_messages(prompt)
         if head is not None:
             self.checkpointer.ensure_free(head, None)
@@ -181,7 +251,12 @@ class AgentThread:
             if before.cancel:
                 return None
             new = list(before.messages or [])
+        turn = self.loop.turn if abandon else None
+        if turn is not None:
+            new = [cast("Message", turn), unanswered_results(turn), *new]
         loop = self._loop_state(new)
+        if abandon:
+            loop = loop.model_copy(update={"turn": None})
         self.adopt(loop.messages)
         if hooks.has_callbacks(MessageAddedEvent):
             for message in new:
