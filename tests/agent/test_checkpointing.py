@@ -13,7 +13,6 @@ import pytest
 from strands_side import Side, conversation, side, uses
 
 
-
 def adder(on: Side, calls: list[tuple[int, int]]) -> Any:
     @on.tool
     def add(a: int, b: int) -> int:
