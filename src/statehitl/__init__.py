@@ -1,6 +1,6 @@
 """statehitl: agents, graphs and swarms that stop and ask a human, then resume from a durable checkpoint.
 
-``from statehitl import Agent, tool, ToolContext`` (Strands' top-level names) loads the agent on first
+``from statehitl import Agent, tool, ToolContext, Snapshot`` (Strands' top-level names) loads the agent on first
 use, so ``import statehitl`` (a serverless cold start) loads nothing.
 """
 
@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from statehitl.agent import Agent
     from statehitl.tools import tool
+    from statehitl.types._snapshot import Snapshot
     from statehitl.types.tools import ToolContext
 
-__all__ = ["Agent", "ToolContext", "tool"]
+__all__ = ["Agent", "Snapshot", "ToolContext", "tool"]
 
 
 def __getattr__(name: str) -> Any:
@@ -29,4 +30,8 @@ def __getattr__(name: str) -> Any:
         from statehitl.types.tools import ToolContext
 
         return ToolContext
+    if name == "Snapshot":
+        from statehitl.types._snapshot import Snapshot
+
+        return Snapshot
     raise AttributeError(f"module 'statehitl' has no attribute {name!r}")

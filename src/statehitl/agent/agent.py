@@ -42,6 +42,7 @@ from statehitl.types.content import Messages
 
 if TYPE_CHECKING:
     from statehitl.storage.storage import Storage
+    from statehitl.types._snapshot import Snapshot, SnapshotField, SnapshotPreset
 
 __all__ = ["Agent"]
 
@@ -108,6 +109,7 @@ class Agent:
         """Whether calls pause at every tool cycle's boundaries (``Agent(checkpointing=True)``)."""
         self.storage = storage
         """The default store of the subsystems that take one (``Agent(storage=...)``), or None."""
+        self._model_state: dict[str, Any] = {}  # a snapshot's model_state, kept to be taken again
         self.session_manager = session_manager
         if session_manager is not None:
             session_manager.attach_storage(storage)
@@ -123,6 +125,7 @@ class Agent:
             self.messages = messages
         if session_manager is not None:
             run_sync(self._thread.restore())
+            session_manager.initialize(self)
 
     # -- what the agent is made of (the runtime's, read and set here as Strands users do) ----------------
 
@@ -220,6 +223,41 @@ class Agent:
     async def aaudit(self) -> list[AuditEntry]:
         """Async ``audit``."""
         return await self._thread.checkpointer.audit(self._thread.thread_id)
+
+    # -- snapshots ----------------------------------------------------------------------------------
+
+    def take_snapshot(self, *, preset: SnapshotPreset | None = None, include: list[SnapshotField] | None = None,
+                      exclude: list[SnapshotField] | None = None, app_data: dict[str, Any] | None = None) -> Snapshot:
+        """Capture the agent: the ``preset``'s fields (``"session"``), plus ``include``, less ``exclude``;
+        ``app_data`` is stored as given. See ``statehitl.types._snapshot`` for the fields."""
+        return run_sync(self.atake_snapshot(preset=preset, include=include, exclude=exclude, app_data=app_data))
+
+    async def atake_snapshot(self, *, preset: SnapshotPreset | None = None, include: list[SnapshotField] | None = None,
+                             exclude: list[SnapshotField] | None = None,
+                             app_data: dict[str, Any] | None = None) -> Snapshot:
+        """Async ``take_snapshot``."""
+        from statehitl.agent.snapshots import capture, fields_of
+
+        return await capture(self._thread, self.conversation_manager, fields=fields_of(preset, include, exclude),
+                             system_prompt=self.system_prompt, model_state=self._model_state, app_data=app_data)
+
+    def load_snapshot(self, snapshot: Snapshot) -> None:
+        """Restore the fields ``snapshot`` holds (the others stay as they are). ``SnapshotError``, with the
+        agent unchanged, for one it cannot load; ``AgentBusyError`` while the agent runs a call."""
+        run_sync(self.aload_snapshot(snapshot))
+
+    async def aload_snapshot(self, snapshot: Snapshot) -> None:
+        """Async ``load_snapshot``."""
+        from statehitl.agent.snapshots import apply_load, plan_load
+
+        self._thread.acquire(f"agent {self.name!r} is running a call; load a snapshot between calls")
+        try:
+            plan = await plan_load(self._thread, self.conversation_manager, snapshot)
+            await apply_load(plan, self._thread, self.conversation_manager)
+            if plan.data.model_state is not None:
+                self._model_state = dict(plan.data.model_state)
+        finally:
+            self._thread.release()
 
     @property
     def machine(self) -> Machine:

@@ -69,6 +69,9 @@ class AgentThread:
         self._messages: list[dict[str, Any]] = self.loop.messages
         self._synced = (self._messages, 0)
         self._whole = False  # after a failed call: the store holds another conversation than the loop's
+        self.detached = False
+        """A snapshot was loaded without the interrupts (or pause) the head stopped on: the next call starts anew
+        after the head instead of answering or resuming it (``detach``)."""
 
     # -- the live conversation ----------------------------------------------------------------------
 
@@ -85,7 +88,7 @@ class AgentThread:
         self._messages = messages
         self._synced = (messages, len(messages))
 
-    def _rewritten(self) -> bool:
+    def rewritten(self) -> bool:
         """Whether the conversation was edited since the loop last saw it (or the store holds another one,
         after a failed call), rather than only appended to."""
         synced, length = self._synced
@@ -93,12 +96,31 @@ class AgentThread:
 
     def pending_interrupts(self) -> list[Interrupt]:
         """The interrupts the thread waits on (as this agent last read or left it)."""
-        if self.head is None or self.head.record.status != "interrupted":
+        if self.head is None or self.head.record.status != "interrupted" or self.detached:
             return []
         return [i.to_interrupt() for i in self.head.record.interrupts]
 
-    async def restore(self) -> None:
-        """Load the thread, if it has one, into this agent (what a new server process does).
+    def stopped(self) -> bool:
+        """Whether the thread stopped mid-run, waiting on interrupts or paused, and goes on from there."""
+        return self.head is not None and self.head.record.status == "interrupted" and not self.detached
+
+    def detach(self) -> None:
+        """Stop waiting on the head's interrupts or pause: the next call starts a new run after the head (a
+        loaded snapshot that had none). Nothing is written until that call."""
+        self.detached = self.stopped()
+        if self.detached:
+            self._whole = True  # the turn the head kept pending is dropped: store the conversation whole
+
+    def dirty(self) -> bool:
+        """Whether the live conversation or agent state differ from what the thread's head holds."""
+        synced, length = self._synced
+        return (self.head is None or self._whole or self._messages is not synced or len(self._messages) != length
+                or self.runtime.state.changed)
+
+    async def restore(self, checkpoint_id: str | int | None = None) -> None:
+        """Load the thread, if it has one, into this agent (what a new server process does); with
+        ``checkpoint_id``, the thread as it was at that checkpoint, to go on from there (the next checkpoint
+        is written after the head, its parent that one: time travel).
 
         A call that failed (the model or a hook raised) is recorded as failed, holding the state its
         failing step started from; the conversation goes on from the checkpoint before it instead
@@ -106,8 +128,11 @@ class AgentThread:
         so a prompt the model never answered is not left in the history. The next checkpoint stores
         that conversation whole, since the failed one holds more.
         """
-        head = await self.checkpointer.head(self.thread_id)
-        self.head, self.stale = head, False
+        await self.adopt_head(await self.checkpointer.head(self.thread_id, checkpoint_id))
+
+    async def adopt_head(self, head: Head | None) -> None:
+        """Make ``head`` (read from this agent's thread) the one this agent goes on from (``restore``)."""
+        self.head, self.stale, self.detached = head, False, False
         if head is None:
             return
         record = head.record
@@ -171,7 +196,7 @@ class AgentThread:
                 await self.restore()
             raise
         assert at.cursor is not None
-        self.head, self._whole = Head(record, at.cursor), False
+        self.head, self._whole, self.detached = Head(record, at.cursor), False, False
         self.loop = loop
         self.adopt(loop.messages)
         if record.status != "interrupted":  # neither waiting on a human nor paused
@@ -185,7 +210,7 @@ class AgentThread:
     def paused(self) -> CheckpointPosition | None:
         """The boundary the thread is paused at by checkpointing (as this agent last read or left it)."""
         head = self.head
-        if head is None:
+        if head is None or self.detached:
             return None
         return paused_at(head.record.status, head.record.pending, bool(head.record.interrupts))
 
@@ -206,8 +231,8 @@ class AgentThread:
             )
         head = self.head
         if paused is None:
-            plan = plan_run(prompt, None if head is None else head.record, label=self._label(), none_continues=False,
-                            lists_are_input=True)
+            plan = plan_run(prompt, None if head is None or self.detached else head.record, label=self._label(),
+                            none_continues=False, lists_are_input=True)
             if isinstance(plan, ResumeRun):
                 assert head is not None
                 if self.runtime.hooks.has_callbacks(BeforeInvocationEvent):
@@ -241,7 +266,7 @@ class AgentThread:
         """A new run from the conversation and ``prompt``. ``abandon``: the thread was paused; the run does
         not go on from there, and a turn whose tools never ran joins the conversation with error results."""
         head, hooks = self.head, self.runtime.hooks
-        rewritten = self._rewritten()
+        rewritten = self.rewritten()
         new = to_messages(prompt)
         if head is not None:
             self.checkpointer.ensure_free(head, None)
@@ -284,7 +309,7 @@ class AgentThread:
                      "in its conversation now; pass record_direct_tool_call=False to call the tool without "
                      "recording it")
         try:
-            if self.head is not None and self.head.record.status == "interrupted":
+            if self.stopped():
                 raise AgentBusyError(
                     f"agent {self.runtime.name!r} is waiting on an interrupt, so a direct tool call cannot be "
                     "recorded in its conversation now; answer the interrupt first, or pass "
@@ -304,7 +329,7 @@ class AgentThread:
         if self.stale:
             await self.restore()  # an earlier call failed: record the call on what the store holds
         before = len(self._messages)
-        rewritten = self._rewritten()
+        rewritten = self.rewritten()
         # In place, as Strands does: a list the caller holds sees them.
         self._messages.extend(cast("list[dict[str, Any]]", added))
         hooks = self.runtime.hooks
@@ -313,7 +338,7 @@ class AgentThread:
                 for message in added:
                     await hooks.fire(MessageAddedEvent(self.runtime.agent, message))
             if saved:
-                await self._save_update({"messages": added}, rewritten)
+                await self.save_live({"messages": added}, rewritten, writer="direct_tool_call")
         except BaseException:
             del self._messages[before:]
             if saved:
@@ -321,17 +346,17 @@ class AgentThread:
             raise
         self.conversation_manager.apply_management(self.runtime.agent)
 
-    async def _save_update(self, update: dict[str, Any], rewritten: bool) -> None:
-        """Write the live conversation and state as the thread's next checkpoint, as if ``update`` had
-        been a step's (no step runs: the thread stays completed, and its history shows the update)."""
+    async def save_live(self, update: dict[str, Any], rewritten: bool, *, writer: str) -> None:
+        """Write the live conversation and state as the thread's next checkpoint, as if ``update`` had been
+        ``writer``'s step (no step runs: the thread is completed, and its history shows the update)."""
         head = self.head
         if head is not None:
             self.checkpointer.ensure_free(head, None)
         loop = self._loop_state([])
         at = start_position(head, self.thread_id, loop, [], rewritten=rewritten)
         assert at.cursor is not None
-        record: StoredCheckpoint = await self.runner.commit_update(at.cursor, at.step, loop, "direct_tool_call",
-                                                                   update, status="completed", pending=[])
-        self.head, self._whole = Head(record, at.cursor), False
+        record: StoredCheckpoint = await self.runner.commit_update(at.cursor, at.step, loop, writer, update,
+                                                                   status="completed", pending=[])
+        self.head, self._whole, self.detached = Head(record, at.cursor), False, False
         self.loop = loop
         self.adopt(self._messages)

@@ -33,6 +33,11 @@ class SessionManager:
         falls back to the agent's store (``SnapshotSessionManager``); this one has its store already."""
         return None
 
+    def initialize(self, agent: Any) -> None:
+        """Called by ``Agent`` once it has loaded its thread, for a session manager that keeps more of the
+        agent than the thread holds (``SnapshotSessionManager``); this one keeps nothing else."""
+        return None
+
     def thread_id(self, agent_id: str) -> str:
         """The thread that holds agent ``agent_id`` of this session."""
         if agent_id == "default":
