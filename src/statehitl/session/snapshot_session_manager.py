@@ -17,9 +17,11 @@ checkpoint is written after its head with that one as parent, so nothing of the 
 call; the thread itself is checkpointed per the agent's ``durability`` either way (every step, with a
 session), so ``"message"`` adds nothing. ``"trigger"`` rewrites it only when the trigger fires or on
 ``save_snapshot(is_latest=True)``, and a new ``Agent`` on the session starts from it rather than from the
-thread's head. Graph and Swarm orchestrators on this manager keep their thread (latest only), as with
-any session manager. ``storage`` must be one of ``statehitl.storage``'s stores, whose compare-and-set
-store the checkpoints need; without one, the agent's ``storage=``, else ``LocalFileStorage()``.
+thread's head (before the first, with an empty conversation, as with Strands). Graph and Swarm
+orchestrators on this manager keep their thread (latest only), as with any session manager.
+
+``storage`` must be one of ``statehitl.storage``'s stores, whose compare-and-set store the checkpoints
+need; without one, the agent's ``storage=``, else ``LocalFileStorage()``.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from statehitl.hooks.agent_events import AfterInvocationEvent
 from statehitl.session.manager import SessionManager, check_session_id
 from statehitl.session.snapshot_ids import is_uuid7, new_uuid7
 from statehitl.storage.blob_store import BlobStore
-from statehitl.types._snapshot import Snapshot
+from statehitl.types._snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot
 
 __all__ = ["BidiAgentSaveLatestStrategy", "MultiAgentSaveLatestStrategy", "SaveLatestStrategy",
            "SnapshotSessionManager", "SnapshotTrigger"]
@@ -154,9 +156,14 @@ class SnapshotSessionManager(SessionManager):
 
     async def _initialize(self, agent: Any) -> None:
         snapshot = await self._read(self._key(agent, None))
-        if snapshot is None:
+        if snapshot is None and self.save_latest_on != "trigger":
             return
         head = await agent.checkpointer.latest(agent.thread_id)
+        if snapshot is None:  # "trigger" before any: the agent starts anew, as with Strands (its thread goes on)
+            if head is not None:
+                await agent.aload_snapshot(Snapshot(scope="agent", schema_version=SNAPSHOT_SCHEMA_VERSION, app_data={},
+                                                    data={"messages": [], "state": {}, "interrupt_state": {}}))
+            return
         named = snapshot.data.get("checkpoint") or {}
         if self.save_latest_on != "trigger" or (head is not None and named.get("checkpoint_id") == head.checkpoint_id):
             snapshot.data.pop("checkpoint", None)  # the thread's head is where the agent goes on
