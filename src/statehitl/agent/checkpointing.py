@@ -8,17 +8,21 @@ interrupt, and a cancelled model call ends the run, before any pause. The pause 
 checkpoint (status ``interrupted``, nothing to answer, the next node pending), written durably, so
 any process resumes it.
 
-Pure functions only: the agent's thread (``thread.py``) asks them, then does the I/O.
+Pure functions only: the agent's thread (``thread.py``) asks them, then does the I/O. ``Checkpoint``
+itself is imported when an agent first pauses or resumes, so an agent that never checkpoints never
+loads it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl.errors import AgentCheckpointError
-from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
 from statehitl.runner_parts import Pauses
 from statehitl.types.content import Message
+
+if TYPE_CHECKING:
+    from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
 
 __all__ = ["CHECKPOINT_PAUSES", "INTERRUPTED_TOOL_TEXT", "checkpoint_resume", "first_cycle", "paused_at",
            "unanswered_results"]
@@ -44,6 +48,8 @@ def checkpoint_resume(prompt: Any, *, enabled: bool) -> Checkpoint | None:
     payload = prompt["checkpointResume"]
     if not isinstance(payload, dict) or "checkpoint" not in payload:
         raise KeyError("checkpoint | missing required key in checkpointResume block")
+    from statehitl.experimental.checkpoint import Checkpoint  # only agents that checkpoint load it
+
     return Checkpoint.from_dict(payload["checkpoint"])
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from statehitl.agent.checkpointing import (
     CHECKPOINT_PAUSES,
@@ -28,13 +28,15 @@ from statehitl.agent.runtime import AgentRuntime, LoopRun
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import AgentBusyError, AgentCheckpointError, NotInterruptedError
-from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
 from statehitl.hooks.agent_events import BeforeInvocationEvent, MessageAddedEvent
 from statehitl.interrupt import Interrupt
 from statehitl.position import Position, resume_position, start_position
 from statehitl.resume import ResumeRun, is_response_list, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.types.content import Message
+
+if TYPE_CHECKING:
+    from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
 
 __all__ = ["AgentThread", "CallEnd"]
 
@@ -203,6 +205,8 @@ class AgentThread:
             self.conversation_manager.apply_management(self.runtime.agent)
         paused = self.paused()
         if paused is not None:
+            from statehitl.experimental.checkpoint import Checkpoint  # only agents that checkpoint get here
+
             return CallEnd("checkpoint", loop, [], Checkpoint(paused, cycle))
         interrupts = [i.to_interrupt() for i in record.interrupts]
         return CallEnd("interrupt" if record.status == "interrupted" else loop.stop_reason, loop, interrupts)

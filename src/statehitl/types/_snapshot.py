@@ -61,7 +61,7 @@ SNAPSHOT_PRESETS: dict[str, tuple[SnapshotField, ...]] = {
 class _Stored(BaseModel):
     """What a snapshot's dict must hold, checked before a ``Snapshot`` is built from it."""
 
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
     scope: str = "agent"
     schema_version: str = ""

@@ -37,7 +37,7 @@ CheckpointPosition = Literal["after_model", "after_tools"]
 class _Fields(BaseModel):
     """What a checkpoint's dict must hold, checked before anything is built from it."""
 
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)  # built on a first resume
 
     position: CheckpointPosition
     cycle_index: int = 0
