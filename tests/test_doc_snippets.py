@@ -90,7 +90,17 @@ def test_the_inbox_example_answers_then_the_app_applies_it(tmp_path: Path) -> No
     assert run(code, tmp_path) == expected(code)
 
 
+@pytest.mark.parametrize("section", ["## Checkpointing", "## Snapshots", "### SnapshotSessionManager", "## Storage"])
+def test_the_checkpoint_snapshot_and_storage_examples_in_agents(tmp_path: Path, section: str) -> None:
+    code = snippet("docs/agents.md", section)
+    assert run(code, tmp_path) == expected(code)
+
+
 @pytest.mark.parametrize(("doc", "after"), [("README.md", "## A graph that asks first"),
+                                            ("docs/agents.md", "## Checkpointing"),
+                                            ("docs/agents.md", "## Snapshots"),
+                                            ("docs/agents.md", "### SnapshotSessionManager"),
+                                            ("docs/agents.md", "## Storage"),
                                             ("docs/concepts.md", "**Fan-out.**"),
                                             ("docs/answers.md", "## Typed answers"),
                                             ("docs/answers.md", "## The answer vocabulary"),
