@@ -191,3 +191,18 @@ def test_streaming_a_pause_ends_with_the_result_and_its_checkpoint() -> None:
     events = asyncio.run(stream())
     assert events[-1]["result"].checkpoint.position == "after_model"
     assert not any("message" in event for event in events)  # the toolUse joins the conversation with its results
+
+
+def test_a_cancelled_model_call_ends_the_call_instead_of_pausing() -> None:
+    from statehitl.hooks import BeforeModelCallEvent
+
+    cancelling: list[bool] = []
+    agent = Agent(model=ScriptedModel(SCRIPT), tools=[counting_add([])], callback_handler=None, checkpointing=True)
+    agent.add_hook(BeforeModelCallEvent, lambda event: setattr(event, "cancel", "stopped") if cancelling else None)
+    paused = agent("go")
+    resumed = agent({"checkpointResume": {"checkpoint": paused.checkpoint.to_dict()}})  # type: ignore[union-attr]
+    assert resumed.checkpoint is not None
+    cancelling.append(True)
+    ended = agent({"checkpointResume": {"checkpoint": resumed.checkpoint.to_dict()}})
+    assert (ended.stop_reason, ended.checkpoint, str(ended)) == ("cancelled", None, "stopped")
+    assert agent.messages[-1] == {"role": "assistant", "content": [{"text": "stopped"}]}
