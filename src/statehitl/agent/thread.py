@@ -203,13 +203,13 @@ class AgentThread:
         self.adopt(loop.messages)
         if record.status != "interrupted":  # neither waiting on a human nor paused
             self.conversation_manager.apply_management(self.runtime.agent)
+            return CallEnd(loop.stop_reason, loop, [])
         paused = self.paused()
         if paused is not None:
             from statehitl.experimental.checkpoint import Checkpoint  # only agents that checkpoint get here
 
             return CallEnd("checkpoint", loop, [], Checkpoint(paused, cycle))
-        interrupts = [i.to_interrupt() for i in record.interrupts]
-        return CallEnd("interrupt" if record.status == "interrupted" else loop.stop_reason, loop, interrupts)
+        return CallEnd("interrupt", loop, [i.to_interrupt() for i in record.interrupts])
 
     def paused(self) -> CheckpointPosition | None:
         """The boundary the thread is paused at by checkpointing (as this agent last read or left it)."""
@@ -224,26 +224,33 @@ class AgentThread:
     async def _position(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | None, int]:
         """Where the loop starts for this input, and the tool cycle it starts in; every check happens
         before anything is written."""
+        head = self.head
+        if (isinstance(prompt, dict) and "checkpointResume" in prompt) or (
+                head is not None and head.record.status == "interrupted" and not head.record.interrupts
+                and not self.detached):
+            return await self._from_pause(prompt, run, checkpointing)
+        plan = plan_run(prompt, None if head is None or self.detached else head.record, label=self._label(),
+                        none_continues=False, lists_are_input=True)
+        if isinstance(plan, ResumeRun):
+            assert head is not None
+            if self.runtime.hooks.has_callbacks(BeforeInvocationEvent):
+                await self.runtime.hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
+            return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]),
+                                         meta=plan.meta), 0
+        return await self._start(prompt, run, False), 0
+
+    async def _from_pause(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | None, int]:
+        """``_position`` for a ``checkpointResume``, or for any input to a thread paused by checkpointing."""
         resumed = checkpoint_resume(prompt, enabled=checkpointing)
         paused = self.paused()
         if resumed is not None or (paused is not None and prompt is None):
             return await self._unpause(paused, resumed, run), first_cycle(resumed)
-        if paused is not None and is_response_list(prompt):
+        if is_response_list(prompt):
             raise NotInterruptedError(
                 f"{self._label()} is paused at a checkpoint ({paused}), not waiting on an interrupt; go on with "
                 "{'checkpointResume': {'checkpoint': result.checkpoint.to_dict()}}, or give it a new prompt"
             )
-        head = self.head
-        if paused is None:
-            plan = plan_run(prompt, None if head is None or self.detached else head.record, label=self._label(),
-                            none_continues=False, lists_are_input=True)
-            if isinstance(plan, ResumeRun):
-                assert head is not None
-                if self.runtime.hooks.has_callbacks(BeforeInvocationEvent):
-                    await self.runtime.hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
-                return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]),
-                                             meta=plan.meta), 0
-        return await self._start(prompt, run, paused is not None), 0
+        return await self._start(prompt, run, True), 0
 
     async def _unpause(self, paused: CheckpointPosition | None, resumed: Checkpoint | None,
                        run: LoopRun) -> Position:
