@@ -126,3 +126,16 @@ def test_clear_empties_a_view_and_leaves_the_rest() -> None:
     assert asyncio.run(store.list("")) == ["keep/1"]
     store.clear()
     assert asyncio.run(store.list("")) == []
+
+
+def test_a_failing_index_is_a_storage_error_after_the_value_is_stored() -> None:
+    from statehitl.storage.search import KeywordSearchStrategy
+
+    class Broken(KeywordSearchStrategy):
+        async def index(self, storage: Any, key: str, data: bytes, **kwargs: Any) -> None:
+            raise OSError("index full")
+
+    store = statehitl_storage.InMemoryStorage(search_strategy=Broken())
+    with pytest.raises(StorageError, match="Wrote 'k' but indexing failed"):
+        asyncio.run(store.write("k", b"v"))
+    assert asyncio.run(store.read("k")) == b"v"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Self
 
 from statehitl.checkpoint.prefixed import PrefixedStorage
 from statehitl.checkpoint.storage import ABSENT, has_version
-from statehitl.errors import CheckpointConflict, StorageUnavailableError
+from statehitl.errors import CheckpointConflict, StorageError, StorageUnavailableError
 from statehitl.storage.keys import (
     encode_path,
     normalize_key,
@@ -83,7 +83,10 @@ class BlobStore:
         payload = bytes(data)
         await self._replace(record_key(self._path, normalized), payload, key)
         if self._search_strategy is not None:
-            await self._search_strategy.index(self, normalized, payload)
+            try:
+                await self._search_strategy.index(self, normalized, payload)
+            except Exception as error:  # the value is stored; only the strategy's index lags (Strands' words)
+                raise StorageError(f"Wrote {key!r} but indexing failed", operation="index") from error
 
     async def _replace(self, record: str, payload: bytes, key: str) -> None:
         backend = self._backend
