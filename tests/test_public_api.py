@@ -11,6 +11,7 @@ import statehitl.answers
 import statehitl.checkpoint
 import statehitl.config
 import statehitl.errors
+import statehitl.experimental.checkpoint
 import statehitl.graph
 import statehitl.handlers
 import statehitl.hooks
@@ -21,6 +22,8 @@ import statehitl.multiagent
 import statehitl.nesting
 import statehitl.runtime
 import statehitl.session
+import statehitl.storage
+import statehitl.storage.search
 import statehitl.testing
 import statehitl.tools
 import statehitl.transitions
@@ -32,11 +35,11 @@ import statehitl.worker
 PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
-    statehitl.types: ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "StateSnapshot", "StreamWriter",
-                      "interrupt"],
+    statehitl.types: ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot", "StateSnapshot",
+                      "StreamWriter", "interrupt"],
     statehitl.config: ["get_config", "get_stream_writer"],
     statehitl.runtime: ["Runtime", "get_runtime"],
-    statehitl: ["Agent", "InterventionHandler", "ToolContext", "tool"],
+    statehitl: ["Agent", "InterventionHandler", "Snapshot", "ToolContext", "tool"],
     statehitl.interventions: ["Confirm", "Deny", "Guide", "InterventionAction", "InterventionHandler", "OnError",
                               "Proceed", "Transform"],
     statehitl.vended_interventions: ["HumanInTheLoop"],
@@ -66,8 +69,13 @@ PUBLIC = {
                        "LlamaCppModel", "Model", "ModelError", "ModelThrottledException", "ModelTurn", "OllamaModel",
                        "OpenAIModel", "ScriptedModel", "collect_turn"],
     statehitl.handlers: ["CompositeCallbackHandler", "PrintingCallbackHandler", "null_callback_handler"],
-    statehitl.session: ["DynamoDBSessionManager", "FileSessionManager", "S3SessionManager", "SESSION_URL_ENV",
-                        "SessionManager"],
+    statehitl.session: ["BidiAgentSaveLatestStrategy", "DynamoDBSessionManager", "FileSessionManager",
+                        "MultiAgentSaveLatestStrategy", "S3SessionManager", "SESSION_URL_ENV", "SaveLatestStrategy",
+                        "SessionManager", "SnapshotSessionManager", "SnapshotTrigger"],
+    statehitl.storage: ["BlobStore", "DynamoDBStorage", "InMemoryStorage", "LocalFileStorage", "S3Storage", "Storage",
+                        "StorageSearchResult"],
+    statehitl.storage.search: ["KeywordSearchStrategy", "SearchStrategy", "Searchable", "StorageSearchResult"],
+    statehitl.experimental.checkpoint: ["CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition"],
     statehitl.tools: ["DecoratedFunctionTool", "ToolRegistry", "tool"],
     statehitl.checkpoint: ["ABSENT", "AuditEntry", "CheckpointRecord", "Checkpointer", "FileCheckpointer",
                            "FileStorage", "InMemorySaver", "InterruptRecord", "MemoryCheckpointer", "MemorySaver",

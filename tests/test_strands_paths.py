@@ -35,8 +35,8 @@ def test_the_docs_examples_that_use_what_statehitl_has_import_on_it() -> None:
     failed = {statement: error for example in RESOLVED for statement in example[1:] if (error := imports(statement))}
     broken = [example[0] for example in RESOLVED if set(example[1:]) & set(failed)]
     assert not failed, f"{len(broken)} example(s) no longer import, first {broken[:3]}: {failed}"
-    assert len(RESOLVED) == 321
-    assert len({statement for example in RESOLVED for statement in example[1:]}) == 58
+    assert len(RESOLVED) == 322
+    assert len({statement for example in RESOLVED for statement in example[1:]}) == 59
 
 
 @pytest.mark.parametrize(("statement", "lacking"), MISSING, ids=[statement for statement, _ in MISSING])
@@ -65,11 +65,16 @@ PATHS: dict[str, dict[str, str]] = {
                                   "InterruptResponse": "statehitl.types.agent.InterruptResponse",
                                   "InterruptResponseContent": "statehitl.types.agent.InterruptResponseContent"},
     "statehitl.types.exceptions": {
+        "CheckpointException": "statehitl.errors.AgentCheckpointError",
         "ConcurrencyException": "statehitl.errors.AgentBusyError",
         "ContextWindowOverflowException": "statehitl.models.errors.ContextWindowOverflowException",
         "ModelThrottledException": "statehitl.models.errors.ModelThrottledException",
         "SessionException": "statehitl.errors.CheckpointError",
+        "SnapshotException": "statehitl.errors.SnapshotError",
+        "StorageError": "statehitl.errors.StorageError",
     },
+    "statehitl.experimental.checkpoint": {name: f"statehitl.experimental.checkpoint.checkpoint.{name}" for name in (
+        "CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition")},
     "statehitl.types.event_loop": {name: f"statehitl.types.streaming.{name}" for name in (
         "Metrics", "StopReason", "Usage")},
     "statehitl.handlers.callback_handler": {name: f"statehitl.handlers.{name}" for name in (
@@ -84,6 +89,25 @@ ALREADY: dict[str, dict[str, str]] = {
         "SharedContext", "Swarm", "SwarmNode")},
     "statehitl.agent.conversation_manager": {name: f"statehitl.agent.{name}" for name in (
         "ConversationManager", "NullConversationManager", "SlidingWindowConversationManager")},
+    # Strands' checkpoint, snapshot and storage modules: statehitl defines its classes there
+    "statehitl": {"Snapshot": "statehitl.types._snapshot.Snapshot"},
+    "statehitl.types": {"Snapshot": "statehitl.types._snapshot.Snapshot"},
+    "statehitl.types._snapshot": {name: f"statehitl.types._snapshot.{name}" for name in (
+        "ALL_SNAPSHOT_FIELDS", "SNAPSHOT_PRESETS", "SNAPSHOT_SCHEMA_VERSION", "Snapshot", "SnapshotField",
+        "SnapshotPreset", "resolve_snapshot_fields")},
+    "statehitl.session": {name: f"statehitl.session.snapshot_session_manager.{name}" for name in (
+        "BidiAgentSaveLatestStrategy", "MultiAgentSaveLatestStrategy", "SaveLatestStrategy",
+        "SnapshotSessionManager", "SnapshotTrigger")},
+    "statehitl.storage": {
+        "InMemoryStorage": "statehitl.storage.in_memory_storage.InMemoryStorage",
+        "LocalFileStorage": "statehitl.storage.local_file_storage.LocalFileStorage",
+        "S3Storage": "statehitl.storage.s3_storage.S3Storage",
+        "Storage": "statehitl.storage.storage.Storage",
+    },
+    "statehitl.storage.storage": {"Storage": "statehitl.storage.storage.Storage",
+                                  "StorageSearchResult": "statehitl.storage.search.types.StorageSearchResult"},
+    "statehitl.storage.search": {name: f"statehitl.storage.search.{module}.{name}" for module, name in (
+        ("keyword", "KeywordSearchStrategy"), ("types", "SearchStrategy"), ("types", "StorageSearchResult"))},
 }
 
 
@@ -192,3 +216,33 @@ def test_a_strands_except_clause_catches_statehitls_errors(tmp_path: Any) -> Non
     assert str(busy("go")) == "done"
     assert len(caught) == 1
     assert "already running a call" in str(caught[0])
+
+
+# Strands 1.62's modules for checkpoints, snapshots and storage, and the names statehitl has in each.
+STRANDS_MODULES: dict[str, tuple[str, ...]] = {
+    "experimental.checkpoint": ("CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition"),
+    "experimental.checkpoint.checkpoint": ("CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition"),
+    "types._snapshot": ("ALL_SNAPSHOT_FIELDS", "SNAPSHOT_PRESETS", "SNAPSHOT_SCHEMA_VERSION", "Scope", "Snapshot",
+                        "SnapshotField", "SnapshotPreset", "VALID_SCOPES", "resolve_snapshot_fields"),
+    "types": ("Snapshot",),
+    "types.exceptions": ("CheckpointException", "SnapshotException", "StorageError"),
+    "session": ("BidiAgentSaveLatestStrategy", "MultiAgentSaveLatestStrategy", "SaveLatestStrategy",
+                "SnapshotSessionManager", "SnapshotTrigger"),
+    "session.snapshot_session_manager": ("SnapshotSessionManager", "SnapshotTrigger", "SaveLatestStrategy"),
+    "storage": ("InMemoryStorage", "LocalFileStorage", "S3Storage", "Storage"),
+    "storage.storage": ("Storage", "StorageSearchResult"),
+    "storage.in_memory_storage": ("InMemoryStorage",),
+    "storage.local_file_storage": ("LocalFileStorage",),
+    "storage.s3_storage": ("S3Storage",),
+    "storage.search": ("KeywordSearchStrategy", "SearchStrategy", "StorageSearchResult"),
+    "storage.search.keyword": ("KeywordSearchStrategy", "STOP_WORDS", "token_overlap_score", "tokenize"),
+    "storage.search.types": ("SearchStrategy",),
+}
+
+
+@pytest.mark.parametrize("module", sorted(STRANDS_MODULES))
+def test_strands_checkpoint_snapshot_and_storage_names_are_at_strands_paths(module: str) -> None:
+    theirs, ours = importlib.import_module(f"strands.{module}"), importlib.import_module(f"statehitl.{module}")
+    for name in STRANDS_MODULES[module]:
+        assert hasattr(theirs, name), f"strands.{module}.{name} is not Strands' own: fix the list"
+        assert hasattr(ours, name), f"statehitl.{module} lacks {name}"

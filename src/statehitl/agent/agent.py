@@ -42,6 +42,8 @@ from statehitl.types.content import Messages
 
 if TYPE_CHECKING:
     from statehitl.interventions import InterventionHandler
+    from statehitl.storage.storage import Storage
+    from statehitl.types._snapshot import Snapshot, SnapshotField, SnapshotPreset
 
 __all__ = ["Agent"]
 
@@ -60,6 +62,10 @@ class Agent:
     ``record_direct_tool_call`` adds each ``agent.tool.<name>()`` call to the conversation.
     ``interventions`` are control layers (``statehitl.interventions``) that decide, in order, on each
     lifecycle event: after the hooks on Before* events, before them on After* events.
+    ``checkpointing=True`` pauses at both boundaries of every tool cycle (``stop_reason ==
+    "checkpoint"``; see ``statehitl.experimental.checkpoint``). ``storage`` (a ``statehitl.storage``
+    store) is where the subsystems that take a store keep theirs when not given one: a
+    ``SnapshotSessionManager`` without ``storage=`` uses it.
     """
 
     def __init__(
@@ -81,6 +87,8 @@ class Agent:
         conversation_manager: ConversationManager | None = None,
         record_direct_tool_call: bool = True,
         interventions: Sequence[InterventionHandler] | None = None,
+        checkpointing: bool = False,
+        storage: Storage | None = None,
     ) -> None:
         registry = HookRegistry()
         for hook in hooks or ():
@@ -105,8 +113,14 @@ class Agent:
         self.description = description
         self.step_limit = step_limit
         self.record_direct_tool_call = record_direct_tool_call
+        self.checkpointing = checkpointing
+        """Whether calls pause at every tool cycle's boundaries (``Agent(checkpointing=True)``)."""
+        self.storage = storage
+        """The default store of the subsystems that take one (``Agent(storage=...)``), or None."""
+        self._model_state: dict[str, Any] = {}  # a snapshot's model_state, kept to be taken again
         self.session_manager = session_manager
         if session_manager is not None:
+            session_manager.attach_storage(storage)
             checkpointer = session_manager.checkpointer
             thread_id = session_manager.thread_id(self.agent_id)
         else:
@@ -119,6 +133,7 @@ class Agent:
             self.messages = messages
         if session_manager is not None:
             run_sync(self._thread.restore())
+            session_manager.initialize(self)
 
     # -- what the agent is made of (the runtime's, read and set here as Strands users do) ----------------
 
@@ -217,6 +232,41 @@ class Agent:
         """Async ``audit``."""
         return await self._thread.checkpointer.audit(self._thread.thread_id)
 
+    # -- snapshots ----------------------------------------------------------------------------------
+
+    def take_snapshot(self, *, preset: SnapshotPreset | None = None, include: list[SnapshotField] | None = None,
+                      exclude: list[SnapshotField] | None = None, app_data: dict[str, Any] | None = None) -> Snapshot:
+        """Capture the agent: the ``preset``'s fields (``"session"``), plus ``include``, less ``exclude``;
+        ``app_data`` is stored as given. See ``statehitl.types._snapshot`` for the fields."""
+        return run_sync(self.atake_snapshot(preset=preset, include=include, exclude=exclude, app_data=app_data))
+
+    async def atake_snapshot(self, *, preset: SnapshotPreset | None = None, include: list[SnapshotField] | None = None,
+                             exclude: list[SnapshotField] | None = None,
+                             app_data: dict[str, Any] | None = None) -> Snapshot:
+        """Async ``take_snapshot``."""
+        from statehitl.agent.snapshots import capture, fields_of
+
+        return await capture(self._thread, self.conversation_manager, fields=fields_of(preset, include, exclude),
+                             system_prompt=self.system_prompt, model_state=self._model_state, app_data=app_data)
+
+    def load_snapshot(self, snapshot: Snapshot) -> None:
+        """Restore the fields ``snapshot`` holds (the others stay as they are). ``SnapshotError``, with the
+        agent unchanged, for one it cannot load; ``AgentBusyError`` while the agent runs a call."""
+        run_sync(self.aload_snapshot(snapshot))
+
+    async def aload_snapshot(self, snapshot: Snapshot) -> None:
+        """Async ``load_snapshot``."""
+        from statehitl.agent.snapshots import apply_load, plan_load
+
+        self._thread.acquire(f"agent {self.name!r} is running a call; load a snapshot between calls")
+        try:
+            plan = await plan_load(self._thread, self.conversation_manager, snapshot)
+            await apply_load(plan, self._thread, self.conversation_manager)
+            if plan.data.model_state is not None:
+                self._model_state = dict(plan.data.model_state)
+        finally:
+            self._thread.release()
+
     @property
     def machine(self) -> Machine:
         """The agent loop's state machine (``agent.machine.draw_mermaid()`` draws it)."""
@@ -306,15 +356,17 @@ class Agent:
             emit({"init_event_loop": True})
         try:
             with contextlib.nullcontext() if trace is None else trace.current():
-                stop_reason, loop, interrupts = await self._thread.run(prompt, run, step_limit=self.step_limit,
-                                                                       durability=self.durability)
+                end = await self._thread.run(prompt, run, step_limit=self.step_limit, durability=self.durability,
+                                             checkpointing=self.checkpointing)
         except BaseException as exc:
             if trace is not None:
                 trace.end("error", run.metrics.accumulated_usage, error=exc)
             raise
         if trace is not None:
-            trace.end(stop_reason, run.metrics.accumulated_usage, interrupts)
-        return loop_result(stop_reason, loop, run, interrupts)
+            trace.end(end.stop_reason, run.metrics.accumulated_usage, end.interrupts)
+        result = loop_result(end.stop_reason, end.loop, run, end.interrupts)
+        result.checkpoint = end.checkpoint
+        return result
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={self.tool_names})"
