@@ -15,10 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from statehitl import observe
+from statehitl.checkpoint.records import AuditEntry, InterruptRecord
 from statehitl.errors import InvalidResponseError
 from statehitl.position import Position, RunEnd, Writes
 from statehitl.runner_parts import NodeFailed, Pauses, StepFailed
-from statehitl.step_run import StepExecutor, StepResult
+from statehitl.step_run import StepExecutor
 from statehitl.supersteps import Schedule
 from statehitl.transitions import StepApplied
 
@@ -31,8 +32,11 @@ a machine mirrors the state into its live objects here (an agent's ``messages``)
 which only compute."""
 
 _NOTHING: dict[str, Any] = {}
-"""What a step after a run's first carries from before it (no kept work, answers or digests): shared, and
-never written to (the executor copies before it changes anything)."""
+_NO_INTERRUPTS: list[InterruptRecord] = []
+_NO_ENTRIES: list[AuditEntry] = []
+_NO_KEYS: list[str] = []
+"""What a step after a run's first carries from before it (no kept work, answers, digests or interrupts
+waiting): shared, and never written to (the executor copies before it changes anything)."""
 
 
 class RunLoop:
@@ -68,12 +72,16 @@ class RunLoop:
             if pauses is not None and not (steps_run == 0 and pauses.resumed) and pauses.stops_before(machine,
                                                                                                       pending):
                 return RunEnd("executing", state, step, pending, schedule=schedule, applied=applied, paused=True)
-            refused = executor.refused(state, pending, kept=steps_run == 0 and bool(at.completed or at.progress))
-            if refused is not None:
-                applied = [(machine.name, refused)]  # the owner's own write: the limit that ended the run
-                return RunEnd("failed", executor.adapter.apply(state, applied), step + 1, [], applied=applied)
+            if executor.rules is not None:
+                refused = executor.refused(state, pending, kept=steps_run == 0 and bool(at.completed or at.progress))
+                if refused is not None:
+                    applied = [(machine.name, refused)]  # the owner's own write: the limit that ended the run
+                    return RunEnd("failed", executor.adapter.apply(state, applied), step + 1, [], applied=applied)
             runnable = policy.runnable(machine, pending)
-            moved = await self._step(before, runnable)
+            try:
+                moved = await executor.run(before, runnable)
+            except Exception as exc:
+                raise self._failed(before, runnable, exc) from None
             if isinstance(moved, RunEnd):
                 return moved
             applied, pending = moved.applied, moved.pending
@@ -91,19 +99,19 @@ class RunLoop:
                 await self.between(step, moved.state, pending, applied, moved.schedule)
                 applied = []
             before = Position(state=moved.state, pending=pending, step=step, completed=_NOTHING, responses=_NOTHING,
-                              progress=_NOTHING, schedule=moved.schedule)
+                              progress=_NOTHING, waiting=_NO_INTERRUPTS, digests=_NOTHING, answered=_NO_ENTRIES,
+                              recorded=_NO_KEYS, schedule=moved.schedule)
 
-    async def _step(self, before: Position, runnable: list[str]) -> StepResult | RunEnd:
-        """One step; a failure in it becomes ``StepFailed`` at ``before`` (what the thread records to retry)."""
-        try:
-            return await self.executor.run(before, runnable)
-        except NodeFailed as failed:
-            if isinstance(failed.error, InvalidResponseError) and failed.error.refused_answer and before.waiting:
-                # An answer refused on re-run (its type, its tool call): it was never applied, so the run
-                # stops with nothing written and the thread still waits on it, answerable again.
-                raise failed.error from None
-            if failed.finished:
-                before = dataclasses.replace(before, completed={**before.completed, **failed.finished})
-            raise StepFailed(failed.node, failed.error, before) from None
-        except Exception as exc:  # merging the updates or choosing the next nodes failed
-            raise StepFailed(", ".join(runnable), exc, before) from None
+    @staticmethod
+    def _failed(before: Position, runnable: list[str], error: Exception) -> Exception:
+        """What a step from ``before`` that raised ``error`` raises: ``StepFailed`` at ``before`` (what the
+        thread records to retry), or an answer's refusal as it is."""
+        if not isinstance(error, NodeFailed):  # merging the updates or choosing the next nodes failed
+            return StepFailed(", ".join(runnable), error, before)
+        if isinstance(error.error, InvalidResponseError) and error.error.refused_answer and before.waiting:
+            # An answer refused on re-run (its type, its tool call): it was never applied, so the run
+            # stops with nothing written and the thread still waits on it, answerable again.
+            return error.error
+        if error.finished:
+            before = dataclasses.replace(before, completed={**before.completed, **error.finished})
+        return StepFailed(error.node, error.error, before)

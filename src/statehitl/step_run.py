@@ -86,7 +86,20 @@ class StepExecutor:
 
     async def run(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
         """Run ``runnable`` (of ``at.pending``) from ``at``: where it stopped on interrupts, or where it went."""
-        outcomes = await self._outcomes(at, runnable)
+        if len(runnable) == 1 and not at.completed:  # a lone node: no task, no hold, no gather, no merge
+            node = runnable[0]
+            try:
+                if at.schedule or at.progress or at.responses or at.waiting or at.digests:
+                    outcome = await self._call(at, node, self._context(at), inline=True)
+                else:  # a step that carries nothing in: the node on the state
+                    outcome = await self.call_node(node, at.state, at.step, self._unanswered, None, inline=True)
+            except Exception as exc:
+                raise NodeFailed(node, exc) from None
+            if type(outcome) is Done:
+                return self._moved(at, runnable, [(node, outcome.update)], {})
+            outcomes = {node: outcome}
+        else:
+            outcomes = await self._outcomes(at, runnable)
         done: dict[str, dict[str, Any]] = {}
         stopped: list[Interrupt] = []
         cancels: dict[str, Cancelled] = {}
@@ -99,14 +112,20 @@ class StepExecutor:
                 cancels[node] = outcome  # type: ignore[assignment]
         if stopped:
             return self._stopped(at, runnable, outcomes, done, stopped)
-        finished = [(n, done[n]) for n in runnable if n in done]
+        return self._moved(at, runnable, [(n, done[n]) for n in runnable if n in done], cancels)
+
+    def _moved(self, at: Position, runnable: list[str], finished: Writes, cancels: dict[str, Cancelled]
+               ) -> StepResult:
+        """The step finished: its updates applied (a cancelled node's too, where the owner gave one), and
+        what runs next."""
+        applied = finished
         if cancels:
+            done = dict(finished)
             applied = [(n, done[n] if n in done else cancels[n].update) for n in runnable
                        if n in done or (n in cancels and cancels[n].update)]
-        else:
-            applied = finished
-        state = self.adapter.apply(at.state, applied)
-        pending, schedule = self.policy.after(self.machine, self.adapter.apply, before=at.state, state=state,
+        adapter = self.adapter
+        state = adapter.apply(at.state, applied)
+        pending, schedule = self.policy.after(self.machine, adapter.apply, before=at.state, state=state,
                                               ran=runnable, done=finished, pending=at.pending,
                                               schedule=at.schedule)
         if self.halted is not None and self.halted(state):
@@ -143,12 +162,6 @@ class StepExecutor:
         not re-run), or called now, concurrently with the others."""
         context = self._context(at)
         completed = at.completed
-        if len(runnable) == 1 and not completed:  # a lone node: no task, no hold, no gather
-            node = runnable[0]
-            try:
-                return {node: await self._call(at, node, context, inline=True)}
-            except Exception as exc:
-                raise NodeFailed(node, exc) from None
         outcomes: dict[str, NodeOutcome] = {}
         todo: list[str] = []
         for node in runnable:
@@ -176,9 +189,13 @@ class StepExecutor:
         return {n: outcomes[n] for n in runnable}
 
     async def _call(self, at: Position, node: str, context: InterruptContext, *, inline: bool) -> NodeOutcome:
-        sent, arg = send_arg(at.schedule, node)
-        return await self.call_node(node, arg if sent else at.state, at.step, context, at.progress.get(node),
-                                    inline=inline, sent=sent)
+        if at.schedule:
+            sent, arg = send_arg(at.schedule, node)
+            if sent:
+                return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,
+                                            sent=True)
+        return await self.call_node(node, at.state, at.step, context, at.progress.get(node) if at.progress else None,
+                                    inline=inline)
 
     async def call_node(self, node: str, state: Any, step: int, context: InterruptContext, progress: Any, *,
                         inline: bool, sent: bool = False) -> NodeOutcome:
@@ -190,14 +207,18 @@ class StepExecutor:
                 return before
         if observe.observers:
             observe.emit(NodeEntered(node, step))
-        spec = self.machine.nodes[self.machine.task_node(node)]
+        nodes = self.machine.nodes
+        spec = nodes[node] if node in nodes else nodes[self.machine.task_node(node)]
         args: tuple[Any, ...] = (state,)
         settings = self.settings
         if spec.takes_context:
             args = (state, NodeContext(node, step, settings.thread_id, settings.invocation_state, context,
                                        settings.runtime, progress, sent))
         try:
-            returned = await self._handler(spec, args, node, step, inline)
+            if self.tracer is None and inline and not spec.is_async:
+                returned = spec.handler(*args)  # a lone sync node, untraced: called as it is
+            else:
+                returned = await self._handler(spec, args, node, step, inline)
         except InterruptRaised as stop:
             if observe.observers:
                 observe.emit(NodeExited(node, "interrupted"))

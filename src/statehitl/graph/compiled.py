@@ -88,7 +88,10 @@ class CompiledStateGraph(Generic[M]):
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
-        self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph")
+        # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
+        # runs write no index entries (as an agent without a session writes none).
+        self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph",
+                              index=self._own_store)
 
     # -- running ----------------------------------------------------------------------------------
 
