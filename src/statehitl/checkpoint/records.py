@@ -307,11 +307,10 @@ class StoredCheckpoint(CheckpointRecord):
         serializer makes pydantic build the whole record as Python objects before the JSON, several
         times the cost of the record's bytes for a large state.
         """
-        omitted = {"thread_id"}
-        for name in _OMITTED_WHEN_EMPTY:
-            value = getattr(self, name)
-            if value is None or (not value and isinstance(value, list | dict)):  # 0 is a sequence number
-                omitted.add(name)
+        fields = self.__dict__
+        omitted = {name for name in _OMITTED_WHEN_EMPTY  # 0 is a sequence number: only None, [] and {} go
+                   if (value := fields[name]) is None or (not value and type(value) in _CONTAINERS)}
+        omitted.add("thread_id")
         if self.source == "step":
             omitted.add("source")
         if not self.answered:
@@ -325,6 +324,8 @@ _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed
                        "appends", "value_writes", "acting", "replaced_text")
 """Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
 ``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
+
+_CONTAINERS = (list, dict)
 
 
 class ClaimRecord(BaseModel):
