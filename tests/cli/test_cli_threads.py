@@ -22,12 +22,21 @@ def _rows(out: str) -> dict[str, str]:
     return {line.split()[0]: line for line in lines[1:]}
 
 
-def test_list_an_empty_store(cli):
+def test_list_a_store_whose_directory_does_not_exist_says_so(cli, workdir):
+    done = cli("threads", "list")
+
+    assert_one_line_error(done, "no store at file://.statehitl", f"{workdir / '.statehitl'} does not exist")
+    assert_one_line_error(cli("threads", "show", "t", "--store", "file://./typo"), f"{workdir / 'typo'} does not exist")
+    assert not (workdir / ".statehitl").exists()
+    assert not (workdir / "typo").exists()
+
+
+def test_list_an_empty_store(cli, workdir):
+    (workdir / ".statehitl").mkdir()
     done = cli("threads", "list")
 
     assert done.code == 0
-    assert done.out.startswith("no threads in file://.statehitl")
-    assert "does not exist" in done.out
+    assert done.out == "no threads in file://.statehitl\n"
 
 
 def test_list_one_line_per_thread_with_pending_interrupts(cli, two_threads):

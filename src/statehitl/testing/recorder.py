@@ -94,7 +94,7 @@ class TransitionRecorder:
                 waiting = f" waiting {_compact(list(t.interrupts))}" if t.interrupts else ""
                 return f"checkpoint #{t.seq} {t.status} step {t.step} next {_compact(list(t.next))}{waiting}"
             case ClaimTaken():
-                return f"claim #{t.seq} on #{t.parent}: the resume holds the thread (a claim took the number)"
+                return f"claim #{t.seq} on #{t.parent}: this resume alone goes on (a claim took the number)"
 
     def attach(self) -> TransitionRecorder:
         observe.observers.append(self)
