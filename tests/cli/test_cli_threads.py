@@ -91,6 +91,20 @@ def test_show_history_newest_first(cli, two_threads):
     assert "values" not in out
 
 
+def test_show_says_the_number_the_checkpoints_skip_went_to_a_claim(cli, two_threads):
+    cli("demo", "--resume", "waiting", "--answer", "y")
+    done = cli("threads", "show", "waiting")
+
+    assert done.code == 0, done.err
+    assert done.out.splitlines()[0].startswith(
+        "thread waiting  RefundGraph  completed  6 checkpoints and 1 claim (it took the number the checkpoints skip), "
+        "newest first")
+    numbers = [line.split()[:2] for line in done.out.splitlines() if line.startswith(("checkpoint ", "claim "))]
+    assert numbers == [["checkpoint", "000000000006"], ["checkpoint", "000000000005"], ["claim", "000000000004"],
+                       ["checkpoint", "000000000003"], ["checkpoint", "000000000002"], ["checkpoint", "000000000001"],
+                       ["checkpoint", "000000000000"]]
+
+
 def test_show_with_values(cli, two_threads):
     done = cli("threads", "show", "small", "--values")
 
