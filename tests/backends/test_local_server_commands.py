@@ -1,6 +1,6 @@
 """``statehitl s3 serve`` and ``statehitl dynamodb local``, run as a user runs them: a subprocess that prints
-the store URL, a graph that stops for a human and is answered on that URL from another process, and
-Ctrl-C (SIGINT) or SIGTERM stopping the command and the server it started.
+the store URL, docs/pick-a-store.md's program stopping for a human there and answered from another process,
+and Ctrl-C (SIGINT) or SIGTERM stopping the command and the server it started.
 """
 
 from __future__ import annotations
@@ -18,44 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV
 
 from conftest import DYNAMODB_LOCAL
 from statehitl.cli import main
 from statehitl.testing.local_server import free_port
+from test_doc_snippets import blocks, run_block
 
 TIMEOUT = 120  # a safety net against hangs, not a performance assertion
-
-APP = """
-import sys
-from pydantic import BaseModel
-from statehitl.checkpoint import Checkpointer
-from statehitl.graph import END, START, NodeContext, StateGraph
-
-class Refund(BaseModel):
-    approved: bool = False
-
-def review(state: Refund, ctx: NodeContext) -> dict:
-    return {"approved": ctx.interrupt("refund-approval", reason="refund 42?") == "y"}
-
-g = StateGraph(Refund)
-g.add_node("review", review)
-g.add_edge(START, "review")
-g.add_edge("review", END)
-app = g.compile(checkpointer=Checkpointer.from_url(sys.argv[1]))
-if sys.argv[2] == "ask":
-    print(app.invoke({}, thread_id="refund-42").interrupts[0].id)
-else:
-    answer = [{"interruptResponse": {"interruptId": sys.argv[3], "response": "y"}}]
-    print(app.invoke(answer, thread_id="refund-42").state.approved)
-"""
-
-
-def client_env() -> dict[str, str]:
-    """A client's environment: the credentials the command says to export, and nothing of a real account."""
-    env = {k: v for k, v in os.environ.items() if k not in AWS_ENV_TO_CLEAR}
-    return {**env, **DUMMY_AWS_ENV, "NO_COLOR": "1"}
-
 
 class Command:
     """The command running in a subprocess, its stdout read line by line as it comes (by a thread, so a
@@ -136,19 +105,16 @@ def answers(endpoint: str) -> bool:
 
 
 def ask_and_answer(url: str, tmp_path: Path) -> None:
-    """Stop a graph for a human on ``url``, then answer it from another process: the printed URL is enough."""
-    script = tmp_path / "app.py"
-    script.write_text(APP)
-
-    def run(*args: str) -> str:
-        done = subprocess.run([sys.executable, str(script), url, *args], cwd=tmp_path, env=client_env(),
-                              capture_output=True, text=True, timeout=TIMEOUT, check=False)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
-
-    interrupt_id = run("ask")
-    assert interrupt_id.startswith("v2:")
-    assert run("answer", interrupt_id) == "True"
+    """docs/pick-a-store.md's program on ``url``, as the page says: ``STORE=URL python refunds.py`` stops for a
+    human, and its next block answers from another process. The printed URL (and the printed credentials)
+    is all a user needs."""
+    program, answer = blocks("docs/pick-a-store.md")
+    assert program.file == "refunds.py"
+    assert answer.marker == "after"
+    env = {"STORE": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    assert run_block(program, tmp_path, env) == [f"refund-42 waits on refund-approval in {url}"]
+    assert run_block(answer, tmp_path, env) == ["True"]
+    assert not (tmp_path / ".statehitl").exists()  # it all went to the server
 
 
 def test_s3_serve_prints_a_store_url_that_works_from_other_processes_and_stops_on_ctrl_c(command, tmp_path) -> None:
