@@ -397,3 +397,31 @@ def test_new_input_on_a_thread_waiting_on_interrupt_is_told_to_answer_as_langgra
         two.invoke({"log": ["more"]}, config("two"))
     assert two.invoke(Command(resume={i.id: "y" for i in two.get_state(config("two")).interrupts}),
                       config("two"))["log"] == ["y", "y"]
+
+
+def test_interrupt_from_statehitl_types_asks_even_after_strands_interrupt_module_was_imported(tmp_path: Path) -> None:
+    """``statehitl.types.interrupt`` is both LangGraph's function and Strands' module path: whichever a program
+    imports first, ``from statehitl.types import interrupt`` gives something that asks."""
+    program = textwrap.dedent("""
+        from typing import TypedDict
+
+        from statehitl.types.interrupt import Interrupt  # Strands' path, imported first
+        from statehitl.checkpoint import InMemorySaver
+        from statehitl.graph import START, StateGraph
+        from statehitl.types import Command, interrupt
+
+        class S(TypedDict):
+            answer: str
+
+        g = StateGraph(S)
+        g.add_node("ask", lambda state: {"answer": interrupt("ok?")})
+        g.add_edge(START, "ask")
+        app = g.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        asked = app.invoke({"answer": ""}, config)["__interrupt__"][0]
+        print(isinstance(asked, Interrupt), asked.value, app.invoke(Command(resume="yes"), config)["answer"])
+    """)
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True ok? yes\n"
