@@ -72,9 +72,15 @@ class Command:
         return code, "\n".join(self.lines[seen:])
 
     def kill(self) -> None:
+        """End the command if a test left it running: SIGTERM first, so it stops the server it started (a
+        SIGKILL would leave the server behind, orphaned); SIGKILL only if that does not end it."""
         if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(TIMEOUT)
+            self.process.terminate()
+            try:
+                self.process.wait(TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(TIMEOUT)
         self._reader.join(TIMEOUT)
         if self.process.stdout is not None:
             self.process.stdout.close()
