@@ -25,7 +25,7 @@ from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
-from statehitl.graph.run_targets import RunTarget, check_step_limit, resume_input, run_target
+from statehitl.graph.run_targets import RunTarget, answer_form, check_step_limit, resume_input, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, graph_config
 from statehitl.graph.stream_events import (
     STREAM_MODES,
@@ -175,7 +175,7 @@ class CompiledStateGraph(Generic[M]):
         if target.checkpoint_id is not None and input is None and head is not None and not head.record.pending \
                 and head.record.status == "completed":
             return self._result(head.record, self.schema.load(head.record.values))  # replaying an end: nothing to run
-        at, resumed = await self._position(resume_input(input, head), thread, head)
+        at, resumed = await self._position(resume_input(input, head), thread, head, answer_form(head, target))
         after_step = None
         updated = None
         if send is not None:
@@ -236,7 +236,8 @@ class CompiledStateGraph(Generic[M]):
         return run_result(thread, status, state, interrupts, step, cancelled, checkpoint_id,
                           values if isinstance(values, dict) else {"root": values})
 
-    async def _position(self, input: Any, thread: str, head: Head | None) -> tuple[Position, bool]:
+    async def _position(self, input: Any, thread: str, head: Head | None, form: str | None = None
+                        ) -> tuple[Position, bool]:
         """Turn the caller's input into where the runner starts (and whether it continues a stopped run);
         reject misfits before any write.
 
@@ -244,7 +245,7 @@ class CompiledStateGraph(Generic[M]):
         thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
-                        none_continues=True, lists_are_input=self.schema.kind.kind == "root")
+                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form)
         if isinstance(plan, ResumeRun | ContinueRun):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
