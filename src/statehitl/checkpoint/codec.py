@@ -96,7 +96,8 @@ def _deflate(body: bytes) -> bytes:
     if _PRIMED is None:
         _PRIMED = zlib.compressobj(_LEVEL, zlib.DEFLATED, -_WINDOW_BITS, _MEM_LEVEL, zdict=_DICTIONARY)
     deflate = _PRIMED.copy()
-    return _COMPRESSED + deflate.compress(body) + deflate.flush()
+    compressed: bytes = deflate.compress(body) + deflate.flush()
+    return _COMPRESSED + compressed
 
 
 def encode(record: BaseModel, signing_key: bytes | None, *, place: str = "", compress: bool = False) -> bytes:
