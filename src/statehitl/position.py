@@ -29,7 +29,7 @@ from statehitl.errors import ResumeInputError
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.responders import may_answer
 from statehitl.resume import AnswerMeta
-from statehitl.transitions import InterruptAnswered
+from statehitl.transitions import ClaimTaken, InterruptAnswered
 
 __all__ = ["NodeContext", "Position", "RunEnd", "Writes", "audit_entries", "resume_position", "start_position"]
 
@@ -200,6 +200,8 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
     await checkpointer.claim(head, owner_id(), [AnswerRecord.of(entry) for entry in answered])
     head.cursor.migrated = head.cursor.migrated or rewritten
     if observe.observers:
+        if head.cursor.slot is not None:  # the claim's own number, set by the claim
+            observe.emit(ClaimTaken(head.cursor.slot, record.seq))
         for i in record.interrupts:
             if i.id in answers:
                 observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))

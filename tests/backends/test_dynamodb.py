@@ -262,7 +262,15 @@ def test_cli_create_table(dynamodb_endpoint: str, client: Any, capsys: pytest.Ca
     args = ["dynamodb", "create-table", name, "--region", REGION, "--endpoint-url", dynamodb_endpoint]
     try:
         assert main([*args, "--billing-mode", "PROVISIONED", "--ttl-attribute", "ttl"]) == 0
-        assert f"table '{name}' created" in capsys.readouterr().out
+        hint = f"dynamodb://{name}?region={REGION}&endpoint_url={dynamodb_endpoint}"  # what reaches the table
+        assert capsys.readouterr().out == f"table '{name}' created (pk: S, sk: S, TTL on 'ttl'); use it as {hint}\n"
+        from statehitl._sync import run_sync
+        from statehitl.checkpoint import Checkpointer
+        from statehitl.checkpoint.storage import ABSENT
+
+        storage = Checkpointer.from_url(hint).storage  # the URL printed, as a user pastes it
+        run_sync(storage.write("threads/t/1", b"x", expect=ABSENT))
+        assert run_sync(storage.list("threads/")) == ["threads/t/1"]
         described = client.describe_table(TableName=name)["Table"]
         assert described["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
         assert client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]["AttributeName"] == "ttl"

@@ -178,7 +178,7 @@ def test_draw_finds_modules_in_the_working_directory(proc, tmp_path):
     (["demo", "--resume", "ghost", "--answer", "y"], "unknown thread 'ghost'"),
     (["demo", "--resume", "ghost", "--answer", "sure"], "--answer must be y or n"),
     (["threads", "list", "--store", "gopher://x"], "gopher://"),
-    (["threads", "show", "ghost"], "unknown thread 'ghost'"),
+    (["threads", "show", "ghost"], "no store at file://.statehitl"),
     (["draw", "nowhere_module_xyz:app"], "nowhere_module_xyz"),
     (["demo", "--nope"], "--nope"),
 ])

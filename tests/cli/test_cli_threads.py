@@ -22,12 +22,21 @@ def _rows(out: str) -> dict[str, str]:
     return {line.split()[0]: line for line in lines[1:]}
 
 
-def test_list_an_empty_store(cli):
+def test_list_a_store_whose_directory_does_not_exist_says_so(cli, workdir):
+    done = cli("threads", "list")
+
+    assert_one_line_error(done, "no store at file://.statehitl", f"{workdir / '.statehitl'} does not exist")
+    assert_one_line_error(cli("threads", "show", "t", "--store", "file://./typo"), f"{workdir / 'typo'} does not exist")
+    assert not (workdir / ".statehitl").exists()
+    assert not (workdir / "typo").exists()
+
+
+def test_list_an_empty_store(cli, workdir):
+    (workdir / ".statehitl").mkdir()
     done = cli("threads", "list")
 
     assert done.code == 0
-    assert done.out.startswith("no threads in file://.statehitl")
-    assert "does not exist" in done.out
+    assert done.out == "no threads in file://.statehitl\n"
 
 
 def test_list_one_line_per_thread_with_pending_interrupts(cli, two_threads):
@@ -80,6 +89,20 @@ def test_show_history_newest_first(cli, two_threads):
     assert "next        intake" in oldest
     assert "writes" not in oldest
     assert "values" not in out
+
+
+def test_show_says_the_number_the_checkpoints_skip_went_to_a_claim(cli, two_threads):
+    cli("demo", "--resume", "waiting", "--answer", "y")
+    done = cli("threads", "show", "waiting")
+
+    assert done.code == 0, done.err
+    assert done.out.splitlines()[0].startswith(
+        "thread waiting  RefundGraph  completed  6 checkpoints and 1 claim (it took the number the checkpoints skip), "
+        "newest first")
+    numbers = [line.split()[:2] for line in done.out.splitlines() if line.startswith(("checkpoint ", "claim "))]
+    assert numbers == [["checkpoint", "000000000006"], ["checkpoint", "000000000005"], ["claim", "000000000004"],
+                       ["checkpoint", "000000000003"], ["checkpoint", "000000000002"], ["checkpoint", "000000000001"],
+                       ["checkpoint", "000000000000"]]
 
 
 def test_show_with_values(cli, two_threads):

@@ -362,3 +362,66 @@ def test_a_retried_node_asks_its_interrupts_afresh_and_gets_its_answers_again() 
     assert [i.value for i in app.invoke({"log": []}, config("retry"))["__interrupt__"]] == ["pay?"]
     assert app.invoke(Command(resume="yes"), config("retry")) == {"log": ["paid after yes"]}
     assert attempts == ["yes", "yes"]
+
+
+def test_new_input_on_a_thread_waiting_on_interrupt_is_told_to_answer_as_langgraph_does() -> None:
+    """A LangGraph program answers with ``Command(resume=...)``: the refusal says that, not the interruptResponse
+    list of the native style (which a native call on the same kind of graph is still told)."""
+    def ask(state: Log) -> dict[str, Any]:
+        return {"log": [interrupt("ok?")]}
+
+    def ask_twice(state: Log) -> dict[str, Any]:
+        return {"log": [interrupt("first?")]}
+
+    g = StateGraph(Log)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    app = g.compile(checkpointer=InMemorySaver())
+    app.invoke({"log": []}, config("lg"))
+    with pytest.raises(ResumeInputError, match=r"resume it with graph\.invoke\(Command\(resume=answer\), config\), "
+                                               r"not a dict$"):
+        app.invoke({"log": ["more"]}, config("lg"))
+    app.invoke({"log": []}, thread_id="native")  # the thread still waits on LangGraph's interrupt(): same answer
+    with pytest.raises(ResumeInputError, match=r"Command\(resume=answer\)"):
+        app.invoke({"log": ["more"]}, thread_id="native")
+
+    fan = StateGraph(Log)
+    fan.add_node("ask", ask)
+    fan.add_node("ask_twice", ask_twice)
+    fan.add_edge(START, "ask")
+    fan.add_edge(START, "ask_twice")
+    two = fan.compile(checkpointer=InMemorySaver())
+    two.invoke({"log": []}, config("two"))
+    with pytest.raises(ResumeInputError, match=r"graph\.invoke\(Command\(resume=\{interrupt_id: answer, \.\.\.\}\), "
+                                               r"config\), one answer per interrupt id"):
+        two.invoke({"log": ["more"]}, config("two"))
+    assert two.invoke(Command(resume={i.id: "y" for i in two.get_state(config("two")).interrupts}),
+                      config("two"))["log"] == ["y", "y"]
+
+
+def test_interrupt_from_statehitl_types_asks_even_after_strands_interrupt_module_was_imported(tmp_path: Path) -> None:
+    """``statehitl.types.interrupt`` is both LangGraph's function and Strands' module path: whichever a program
+    imports first, ``from statehitl.types import interrupt`` gives something that asks."""
+    program = textwrap.dedent("""
+        from typing import TypedDict
+
+        from statehitl.types.interrupt import Interrupt  # Strands' path, imported first
+        from statehitl.checkpoint import InMemorySaver
+        from statehitl.graph import START, StateGraph
+        from statehitl.types import Command, interrupt
+
+        class S(TypedDict):
+            answer: str
+
+        g = StateGraph(S)
+        g.add_node("ask", lambda state: {"answer": interrupt("ok?")})
+        g.add_edge(START, "ask")
+        app = g.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        asked = app.invoke({"answer": ""}, config)["__interrupt__"][0]
+        print(isinstance(asked, Interrupt), asked.value, app.invoke(Command(resume="yes"), config)["answer"])
+    """)
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True ok? yes\n"

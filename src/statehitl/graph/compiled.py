@@ -26,7 +26,7 @@ from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
-from statehitl.graph.run_targets import RunTarget, check_step_limit, resume_input, run_target
+from statehitl.graph.run_targets import RunTarget, answer_form, check_step_limit, resume_input, run_target
 from statehitl.graph.snapshots import SnapshotReader
 from statehitl.graph.stream_events import (
     STREAM_MODES,
@@ -279,7 +279,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
                 return await views.fork(view, await views.state(view)), False
         if head is not None and input is None and head.record.status == "completed" and not head.record.pending:
             return _Reached(head.record, self.schema.load(head.record.values))
-        return await self._position(resume_input(input, head), thread, head, ask_again=target.named)
+        return await self._position(resume_input(input, head), thread, head, answer_form(head, target),
+                                   ask_again=target.named)
 
     async def _answered(self, head: Head) -> bool:
         """Whether an answer is stored for any of the interrupts the thread's current checkpoint waits on."""
@@ -321,8 +322,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         return await resume_position(self.checkpointer, past, plan.answers, self.schema.load(values),
                                      rewritten=migrated, meta=plan.meta), True
 
-    async def _position(self, input: Any, thread: str, head: Head | None, *, ask_again: bool = False
-                        ) -> tuple[Position, bool]:
+    async def _position(self, input: Any, thread: str, head: Head | None, form: str | None = None, *,
+                        ask_again: bool = False) -> tuple[Position, bool]:
         """Turn the caller's input into where the runner starts (and whether it continues a stopped run);
         reject misfits before any write.
 
@@ -332,7 +333,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         asks them again (LangGraph's way), instead of saying that no answer is stored.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
-                        none_continues=True, lists_are_input=self.schema.kind.kind == "root")
+                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form)
         if isinstance(plan, ResumeRun | ContinueRun):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
