@@ -239,6 +239,12 @@ class ThreadReader(RecordStore):
         found = await self.head(thread_id)
         return None if found is None else found.record
 
+    async def stored(self, thread_id: str, seq: int) -> StoredCheckpoint | None:
+        """Checkpoint ``seq`` as stored, its append-only channels only the piece it added (one read, no chain):
+        enough to say where it stands (step, tasks, parent, how its run began); None for a claim or nothing."""
+        found = await self._read(thread_id, seq)
+        return found if isinstance(found, StoredCheckpoint) else None
+
     async def get(self, thread_id: str, checkpoint_id: str | int) -> CheckpointRecord:
         """One checkpoint by id; ``CheckpointNotFoundError`` (a ``KeyError``) naming thread and id if there is none."""
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))

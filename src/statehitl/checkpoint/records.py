@@ -164,19 +164,27 @@ class Piece(BaseModel):
 class RunStart(BaseModel):
     """Where the run that wrote a checkpoint began, kept on the run's first checkpoint (its one write): the
     caller's input (``kind="input"``: ``update``, as the writer ``input`` applied it to the state of the
-    checkpoint it follows) or the checkpoint it replays (``kind="fork"``), then the tasks its first step ran
-    (``pending``, with ``schedule``) at ``step``. LangGraph shows a run's beginning as checkpoints of their
-    own; statehitl derives them from this, so they cost no write (``statehitl.graph.history``)."""
+    checkpoint it follows), the checkpoint it replays (``kind="fork"``), or a replay of a run's input
+    (``kind="replay"``: that input again), then the tasks its first step ran (``pending``, with
+    ``schedule``) at ``step``. LangGraph shows a run's beginning as checkpoints of their own; statehitl
+    derives them from this, so they cost no write (``statehitl.graph.history``)."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
-    kind: Literal["input", "fork"] = "input"
+    kind: Literal["input", "fork", "replay"] = "input"
     update: dict[str, Any] = Field(default_factory=dict)
     pending: list[str] = Field(default_factory=list)
     schedule: dict[str, Any] = Field(default_factory=dict)
     step: int = Field(ge=0)
     completed: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """A fork of a step that stopped part-way: the updates of the tasks that finished in it, kept."""
+
+    def stored_exclude(self) -> set[str]:
+        """The fields at their default, which the stored record leaves out (``StoredCheckpoint``'s rule)."""
+        left_out = {name for name in ("update", "pending", "schedule", "completed") if not getattr(self, name)}
+        if self.kind == "input":
+            left_out.add("kind")
+        return left_out
 
 
 class AuditEntry(BaseModel):
@@ -344,10 +352,14 @@ class StoredCheckpoint(CheckpointRecord):
         omitted.add("thread_id")
         if self.source == "step":
             omitted.add("source")
-        if not self.answered:
+        if not self.answered and self.start is None:
             return omitted
-        answers = {i: answer.stored_exclude() for i, answer in enumerate(self.answered)}
-        return {**dict.fromkeys(omitted, True), "answered": answers}
+        nested: dict[str, Any] = dict.fromkeys(omitted, True)
+        if self.answered:
+            nested["answered"] = {i: answer.stored_exclude() for i, answer in enumerate(self.answered)}
+        if self.start is not None:
+            nested["start"] = self.start.stored_exclude()
+        return nested
 
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",

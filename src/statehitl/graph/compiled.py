@@ -7,6 +7,7 @@ interrupt responses), checks it before anything is written, and hands the positi
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -185,7 +186,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)
         at, resumed = begun
-        on_commit = None if send is None else checkpoint_events(self.snapshots, send, await self._origin(at, head))
+        on_commit = None if send is None else checkpoint_events(self.snapshots, send, await self._origin(at, head),
+                                                                self._beginning(at))
         after_step = None
         updated = None
         if send is not None:
@@ -240,6 +242,17 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         before = self.schema.load(head.record.values) if follows_head and at.start and at.start.kind == "input" \
             else at.state
         return RunOrigin(before, at.state, parent)
+
+    def _beginning(self, at: Position) -> CheckpointRecord | None:
+        """The run's first record as far as it is known before the run (its number, parent and ``start``): what
+        the checkpoints stream shows of how the run began before any node runs."""
+        if at.start is None or at.cursor is None:
+            return None
+        fields: dict[str, Any] = {"thread_id": at.cursor.thread_id, "seq": at.cursor.next_slot,
+                                  "parent_seq": at.cursor.parent,
+                  "created_at": time.time(), "machine": self.machine.name, "fingerprint": self.machine.fingerprint,
+                  "status": "executing", "step": at.start.step + 1, "start": at.start, "parent_view": at.parent_view}
+        return CheckpointRecord.model_construct(**fields)
 
     def _result(self, record: CheckpointRecord, state: Any) -> Any:
         return self._returned(self.snapshots.values(record, state, self.output_schema), record.thread_id,
@@ -344,8 +357,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         if head is None:
             state = self.schema.initial(input)
             pending, schedule = plan_start(self.machine, state)
-            start = RunStart(update=self.schema.dump_update(self.schema.input_update(input)), pending=pending,
-                             schedule=schedule, step=0)
+            given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
+            start = RunStart(update=self.schema.dump_update(given), pending=pending, schedule=schedule, step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)

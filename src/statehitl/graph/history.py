@@ -114,49 +114,56 @@ def parent_key(record: CheckpointRecord) -> ViewKey | None:
     return ViewKey(record.parent_seq, _PARTS[record.parent_view] if record.parent_view else MAIN)
 
 
-def record_views(root: CheckpointRecord, content: CheckpointRecord, parent: ViewKey | None) -> list[View]:
+def record_views(root: CheckpointRecord, content: CheckpointRecord, parent: ViewKey | None, *,
+                 derive: bool = True) -> list[View]:
     """The checkpoints a record shows, oldest first: its run's beginning (when ``root`` began one), then its
     own, with what ``content`` (the newest record restating ``root``, or ``root`` itself) says. ``parent``:
-    the shown checkpoint ``root`` follows (its own parent's key, resolved to what shows it)."""
+    the shown checkpoint ``root`` follows (its own parent's key, resolved to what shows it). ``derive=False``:
+    not the run's beginning, which is derived from the record before it (``prune`` deleted that one)."""
     views: list[View] = []
-    start = root.start
+    start = root.start if derive else None
     when = root.created_at
     main_source = _SOURCES.get(root.source, "loop")
     if start is not None:
-        if start.kind == "input":
-            views.append(View(ViewKey(root.seq, BEFORE), root, start.step - 1, "input", "executing",
-                              ["__start__"], {}, {}, [], when - 2 * _ROOM, parent))
+        applies = start.kind != "fork"  # the run begins by applying an input (a replay: the same one again)
+        if applies:
+            views.append(View(ViewKey(root.seq, BEFORE), root, start.step - 1,
+                              "input" if start.kind == "input" else "fork", "executing", ["__start__"], {}, {}, [],
+                              when - 2 * _ROOM, parent))
             parent = views[-1].key
-        begins_here = root.step == start.step and root.pending == start.pending
-        if begins_here:  # the run stopped in its first step: that checkpoint is the record's own
-            main_source = "loop" if start.kind == "input" else "fork"
+        begun = "loop" if applies else "fork"
+        if root.step == start.step and root.pending == start.pending:
+            main_source = begun  # the run stopped in its first step: that checkpoint is the record's own
         else:
-            views.append(View(ViewKey(root.seq, BEGIN), root, start.step, "loop" if start.kind == "input" else "fork",
-                              "executing", list(start.pending), dict(start.schedule), dict(start.completed), [],
-                              when - _ROOM, parent))
+            views.append(View(ViewKey(root.seq, BEGIN), root, start.step, begun, "executing", list(start.pending),
+                              dict(start.schedule), dict(start.completed), [], when - _ROOM, parent))
             parent = views[-1].key
     views.append(View(ViewKey(root.seq), content, content.step, main_source, content.status, list(content.pending),
                       dict(content.schedule), dict(content.completed), list(content.interrupts), when, parent))
     return views
 
 
-async def view_at(key: ViewKey | None, head: CheckpointRecord,
-                  read: Callable[[int], Awaitable[CheckpointRecord | None]]) -> View:
+Read = Callable[[int], Awaitable[CheckpointRecord | None]]
+"""Reads checkpoint ``seq`` of the thread (None: a claim's number, or nothing)."""
+
+
+async def view_at(key: ViewKey | None, head: CheckpointRecord, shape: Read, whole: Read) -> View:
     """The checkpoint ``key`` names (None: the thread's current one, whose newest record is ``head``).
 
-    A record's own checkpoint shows the newest record restating it (read forward from it), and is named
-    by its first (read back along the parents): one or two reads past the record, for the few checkpoints
-    that stopped on interrupts."""
+    A record's own checkpoint shows the newest record restating it (read forward from it), and is named by
+    its first (read back along the parents). ``shape`` reads a record as stored (where it stands), ``whole``
+    with its state: only the record whose content is shown is read whole."""
     if key is None:
         content = head
-        root = await _root(head, read)
+        root = await _root(head, shape)
     else:
-        found = await read(key.seq)
+        found = await shape(key.seq)
         if found is None:
             raise CheckpointNotFoundError(f"thread {head.thread_id!r} has no checkpoint {key}")
-        root = await _root(found, read) if key.part == MAIN else found
-        content = await _newest_restating(root, head, read) if key.part == MAIN else found
-    parent = await _shown_key(parent_key(root), read)
+        root = await _root(found, shape) if key.part == MAIN else found
+        newest = await _newest_restating(root, head, shape)
+        content = head if newest.seq == head.seq else await whole(newest.seq) or newest
+    parent = await _shown_key(parent_key(root), shape)
     views = record_views(root, content, parent)
     wanted = MAIN if key is None else key.part
     for view in views:
@@ -167,8 +174,7 @@ async def view_at(key: ViewKey | None, head: CheckpointRecord,
     raise CheckpointNotFoundError(f"thread {head.thread_id!r} has no checkpoint {key}")
 
 
-async def _root(record: CheckpointRecord, read: Callable[[int], Awaitable[CheckpointRecord | None]]
-                ) -> CheckpointRecord:
+async def _root(record: CheckpointRecord, read: Read) -> CheckpointRecord:
     """The first of the records restating one another that ``record`` ends: whose id the checkpoint has."""
     while record.parent_seq is not None and record.start is None and record.parent_view is None:
         parent = await read(record.parent_seq)
@@ -178,8 +184,7 @@ async def _root(record: CheckpointRecord, read: Callable[[int], Awaitable[Checkp
     return record
 
 
-async def _newest_restating(root: CheckpointRecord, head: CheckpointRecord,
-                            read: Callable[[int], Awaitable[CheckpointRecord | None]]) -> CheckpointRecord:
+async def _newest_restating(root: CheckpointRecord, head: CheckpointRecord, read: Read) -> CheckpointRecord:
     """The newest record restating ``root`` (itself if none): the records after it, claims skipped, while
     each restates the one before."""
     current, seq = root, root.seq
@@ -194,8 +199,7 @@ async def _newest_restating(root: CheckpointRecord, head: CheckpointRecord,
     return current
 
 
-async def _shown_key(key: ViewKey | None, read: Callable[[int], Awaitable[CheckpointRecord | None]]
-                     ) -> ViewKey | None:
+async def _shown_key(key: ViewKey | None, read: Read) -> ViewKey | None:
     """The key a stored parent reference is shown under: a record's own checkpoint by its first record."""
     if key is None or key.part != MAIN:
         return key
@@ -220,5 +224,6 @@ def history_views(records: Iterable[CheckpointRecord]) -> list[View]:
         ref = parent_key(first)
         if ref is not None and ref.part == MAIN:
             ref = ViewKey(root_of.get(ref.seq, ref.seq))
-        shown.extend(reversed(record_views(first, newest[root_seq], ref)))
+        pruned = ref is not None and ref.seq not in by_seq
+        shown.extend(reversed(record_views(first, newest[root_seq], None if pruned else ref, derive=not pruned)))
     return shown

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.event_stream import Emit
 from statehitl.graph.graph_state import GraphState
-from statehitl.graph.history import BEFORE, MAIN, View, ViewKey, parent_key, record_views
+from statehitl.graph.history import BEFORE, View, ViewKey, parent_key, record_views
 from statehitl.graph.node_calls import current_node
 from statehitl.graph.snapshots import SnapshotReader
 
@@ -102,11 +102,19 @@ class RunOrigin:
     parent: tuple[int, ViewKey, int, list[str]] | None
 
 
-def checkpoint_events(reader: SnapshotReader, send: Send, origin: RunOrigin) -> Callable[[CheckpointRecord, Any], None]:
-    """Where the run's checkpoints go as they are written: ``stream_mode="checkpoints"`` and ``"debug"``. A
-    run's first record shows its beginning first (``graph.history``); a record that restates the checkpoint
-    before it (a step that stopped on interrupts) is no new checkpoint, as in LangGraph."""
+def checkpoint_events(reader: SnapshotReader, send: Send, origin: RunOrigin, beginning: CheckpointRecord | None
+                      ) -> Callable[[CheckpointRecord, Any], None]:
+    """Where the run's checkpoints go: ``stream_mode="checkpoints"`` and ``"debug"``. How the run began (its
+    input's and first step's checkpoints, or a replay's fork, which its first record will show: ``beginning``,
+    that record as far as it is known before the run) goes out at once, before any node runs, as LangGraph
+    sends them; then each checkpoint as it is written. A record that restates the checkpoint before it (a
+    step that stopped on interrupts) is no new checkpoint, as in LangGraph."""
     parent = origin.parent
+    if beginning is not None:
+        shown_parent = parent[1] if parent is not None else parent_key(beginning)
+        for view in record_views(beginning, beginning, shown_parent)[:-1]:
+            shown = origin.before if view.key.part == BEFORE or view.source == "fork" else origin.begin
+            _send_checkpoint(reader, send, view, shown)
 
     def checkpoint_event(record: CheckpointRecord, state: Any) -> None:
         nonlocal parent
@@ -115,13 +123,12 @@ def checkpoint_events(reader: SnapshotReader, send: Send, origin: RunOrigin) -> 
             parent = (record.seq, parent[1], record.step, record.pending)
             return
         shown_parent = parent[1] if parent is not None and record.parent_seq == parent[0] else parent_key(record)
-        for view in record_views(record, record, shown_parent):
-            if view.key.part == MAIN:
-                shown = state
-            else:
-                shown = origin.before if view.key.part == BEFORE or (record.start and record.start.kind == "fork") \
-                    else origin.begin
-            _send_checkpoint(reader, send, view, shown)
+        views = record_views(record, record, shown_parent)
+        if beginning is not None and record.start is not None:  # its beginning went out before the run
+            start = record.start
+            views = [] if record.step == start.step and record.pending == start.pending else views[-1:]
+        for view in views:
+            _send_checkpoint(reader, send, view, state)
         parent = (record.seq, ViewKey(record.seq), record.step, record.pending)
 
     return checkpoint_event

@@ -45,6 +45,7 @@ class ThreadViews:
         self.schema = schema
         self.thread = thread
         self._records: dict[int, CheckpointRecord | None] = {}
+        self._shapes: dict[int, CheckpointRecord | None] = {}
 
     async def read(self, seq: int) -> CheckpointRecord | None:
         """Checkpoint ``seq`` whole, or None where the number is a claim's (or nothing's)."""
@@ -55,10 +56,18 @@ class ThreadViews:
                 self._records[seq] = None
         return self._records[seq]
 
+    async def shape(self, seq: int) -> CheckpointRecord | None:
+        """Checkpoint ``seq`` as stored (where it stands, not its whole state): one read, no chain."""
+        if seq in self._records:
+            return self._records[seq]
+        if seq not in self._shapes:
+            self._shapes[seq] = await self.checkpointer.stored(self.thread, seq)
+        return self._shapes[seq]
+
     async def at(self, key: ViewKey | None, head: Head) -> View:
         """The checkpoint ``key`` names, or (None) the thread's current one."""
         self._records[head.record.seq] = head.record
-        return await view_at(key, head.record, self.read)
+        return await view_at(key, head.record, self.shape, self.read)
 
     async def history(self) -> list[View]:
         """Every checkpoint of the thread, newest first."""
@@ -77,7 +86,11 @@ class ThreadViews:
         before = await self.state_at(parent_key(root))
         if view.key.part == BEFORE or start.kind == "fork":
             return before
-        return self.schema.apply(before, [("input", self.schema.normalize_update("input", start.update))])
+        return self.applied(before, start.update)
+
+    def applied(self, state: Any, update: dict[str, Any]) -> Any:
+        """``state`` with a stored input ``update`` applied (by the writer ``input``)."""
+        return self.schema.apply(state, [("input", self.schema.normalize_update("input", update))])
 
     async def state_at(self, key: ViewKey | None) -> Any:
         """The state of the checkpoint a stored reference names (None: before the thread's first)."""
@@ -112,6 +125,15 @@ class ThreadViews:
         if view.key.part != MAIN:  # a run's beginning: the branch follows that checkpoint, not its record's own
             head.cursor.migrated = True
         parent_view = PART_NAMES.get(view.key.part)
+        if view.key.part == BEFORE:  # a replay of a run's input: that input again, on a branch of its own
+            assert view.record.start is not None
+            update = view.record.start.update
+            state = self.applied(state, update)
+            pending, schedule = plan_start(self.machine, state)
+            step = view.step + 2
+            start = RunStart(kind="replay", update=update, pending=pending, schedule=schedule, step=step)
+            return start_position(head, self.thread, state, pending, schedule=schedule, step=step, start=start,
+                                  parent_view=parent_view)
         if more is not None:
             update = self.schema.input_update(more)
             state = self.schema.apply(state, [("input", update)])
