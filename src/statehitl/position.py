@@ -196,6 +196,13 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
     recorded: list[str] = []
     if record.interrupts and (record.status == "interrupted" or answers):
         answers, meta, recorded = await bind_answers(checkpointer, head, answers, meta or {}, ask_again=ask_again)
+        if head.fork and answers and not recorded:
+            raise ResumeInputError(
+                f"the interrupts of checkpoint {record.checkpoint_id} of thread {record.thread_id!r} were answered "
+                "before, and the thread went on from there: the same answer again does nothing, another is refused "
+                "(an answer binds once). To ask again, replay that checkpoint: invoke(None, its config) starts a "
+                "new branch that asks afresh"
+            )
     answered = audit_entries(record, answers, meta or {})
     await checkpointer.claim(head, owner_id(), [AnswerRecord.of(entry) for entry in answered])
     head.cursor.migrated = head.cursor.migrated or rewritten

@@ -277,7 +277,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         """Where the call's run begins, and whether it continues a stopped run; or what it reached already.
 
         Without a checkpoint id, the thread's current checkpoint: a new run, a resume or a continued run
-        (``_position``); ``invoke(None)`` on a finished thread reaches its end again. A config naming a past
+        (``_position``); given a config, ``invoke(None)`` on a finished thread reaches its end again (a thread
+        id alone says there is no stopped run to continue). A config naming a past
         checkpoint begins a new branch there (``_from_past``); naming the current one is the same as naming
         none, except that a thread waiting on interrupts nobody answered asks them again.
         """
@@ -290,7 +291,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             if input is None and head.record.status == "interrupted" and head.record.interrupts \
                     and not await self._answered(head):  # a replay of the waiting step: its questions asked afresh
                 return await views.fork(view, await views.state(view)), False
-        if head is not None and input is None and head.record.status == "completed" and not head.record.pending:
+        if target.named and head is not None and input is None and head.record.status == "completed" \
+                and not head.record.pending:  # LangGraph's: a finished thread's end, reached again
             return _Reached(head.record, self.schema.load(head.record.values))
         return await self._position(resume_input(input, head), thread, head, answer_form(head, target),
                                    ask_again=target.named)
