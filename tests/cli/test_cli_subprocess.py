@@ -146,7 +146,7 @@ def test_threads_list_and_show_in_other_processes(proc):
     shown = proc("threads", "show", "t-wait")
     assert shown.code == 0, shown.err
     assert [line.split()[1] for line in shown.out.splitlines() if line.startswith("checkpoint ")] == [
-        "000000000003", "000000000002", "000000000001", "000000000000",  # 0: the run's input checkpoint
+        "000000000002", "000000000001", "000000000000",  # 0: the run's first, after its first node
     ]
     assert "interrupts  refund-approval at approve" in shown.out
 

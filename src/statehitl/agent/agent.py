@@ -25,7 +25,7 @@ from statehitl.agent.state import AgentState
 from statehitl.agent.thread import AgentThread
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.event_stream import stream_run, with_model_text
 from statehitl.handlers import PrintingCallbackHandler
 from statehitl.hooks.agent_events import AfterInvocationEvent
