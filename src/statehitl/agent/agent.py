@@ -364,7 +364,7 @@ class Agent:
         emit = with_model_text(emit)
         self._thread.acquire()
         try:
-            async with self.runtime.cancellation.invocation(cancel_signal):
+            with self.runtime.cancellation.invocation(cancel_signal):
                 while True:
                     result, denied = await self._invoke_once(prompt, invocation_state, emit)
                     # A call its BeforeInvocationEvent cancelled has no result to show or go on from (Strands)

@@ -16,10 +16,9 @@ in Strands), and every call clears it when it ends, so a cancelled agent is usab
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from typing import Any, Final
 
 __all__ = ["CANCELLED_BY_USER", "DENIED_INVOCATION", "TOOL_CANCELLED", "Cancellation", "StreamWatch", "watched_stream"]
@@ -34,7 +33,7 @@ DENIED_INVOCATION: Final = "invocation denied by hook"
 """The reply to a call a ``BeforeInvocationEvent`` hook cancelled with ``cancel = True`` (Strands' words)."""
 
 _POLL_SECONDS: Final = 0.05
-"""How often a caller's ``cancel_signal`` is mirrored onto the agent's own while a call runs (as Strands
+"""How often a caller's ``cancel_signal`` is looked at to set the agent's own while a call runs (as Strands
 polls): each cancellation-safe point also reads it directly, so only tools watching
 ``tool_context.cancel_signal`` wait for the poll."""
 
@@ -74,38 +73,59 @@ class Cancellation:
         """Whether the call stops after the tool batch that just ran (a deferred cancel, or an immediate one)."""
         return self.deferred or self.observed()
 
-    @contextlib.asynccontextmanager
-    async def invocation(self, external: threading.Event | None) -> AsyncIterator[None]:
+    @contextlib.contextmanager
+    def invocation(self, external: threading.Event | None) -> Iterator[None]:
         """One call of the agent: ``external`` (the call's ``cancel_signal``, never set or cleared here)
         cancels it too; when the call ends, however it ends, the state is cleared for the next one."""
         self.deferred = False
         if not self.signal.is_set():
             self.message = None  # a cancel made before the call keeps its message
         self._external = external
-        watcher: asyncio.Task[None] | None = None
+        link: _Link | None = None
         if external is not None:
             if external.is_set():
                 self.signal.set()
             else:
-                watcher = asyncio.ensure_future(_mirror(external, self.signal))
+                link = _Link(external, self.signal)
         try:
             yield
         finally:
+            if link is not None:
+                link.stop()
             self._external = None
             self.signal.clear()
             self.deferred = False
             self.message = None
-            if watcher is not None:
-                watcher.cancel()
-                await asyncio.wait({watcher})
 
 
-async def _mirror(external: threading.Event, internal: threading.Event) -> None:
-    """Set ``internal`` once ``external`` is set. Polled on the loop rather than waited for in a worker
-    thread, which a call's end could not release."""
-    while not external.is_set():
-        await asyncio.sleep(_POLL_SECONDS)
-    internal.set()
+class _Link:
+    """Sets the agent's signal once the caller's event is set, for the tools that watch it while a call runs.
+
+    A thread, not a task of the call's event loop: a sync tool may run on that loop's thread and poll
+    ``tool_context.cancel_signal`` there, and the loop could not run a task until it returned. Once
+    ``stop`` is called (the call ended) it never sets the signal, so a late event cannot cancel the next
+    call; it exits within one poll.
+    """
+
+    def __init__(self, external: threading.Event, internal: threading.Event) -> None:
+        self._external = external
+        self._internal = internal
+        self._lock = threading.Lock()
+        self._stopped = False
+        threading.Thread(target=self._watch, name="statehitl-cancel-signal", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self._external.wait(_POLL_SECONDS):
+            with self._lock:
+                if self._stopped:
+                    return
+        with self._lock:
+            if not self._stopped:
+                self._internal.set()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
 
 
 class StreamWatch:

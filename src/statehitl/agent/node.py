@@ -71,7 +71,7 @@ class AgentNode:
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
         """One call of the agent as a node; ``agent.cancel()`` cancels it as it cancels a call of its own."""
-        async with self.runtime.cancellation.invocation(None):
+        with self.runtime.cancellation.invocation(None):
             return await self._calls(call)
 
     async def _calls(self, call: NodeCall) -> NodeDone | NodeStopped:
