@@ -69,9 +69,10 @@ def test_bm25_search_on_s3_and_dynamodb_ranks_as_on_the_file_store(s3_server: st
                                                                    monkeypatch: pytest.MonkeyPatch,
                                                                    tmp_path: Any) -> None:
     """A store without a directory keeps its BM25 index in the file ``db_path`` names."""
+    from statehitl_checkpoint_s3.local import DUMMY_AWS_ENV
+
     from statehitl.storage import LocalFileStorage
     from statehitl.storage.search import Bm25SearchStrategy, Bm25SearchStrategyConfig
-    from statehitl_checkpoint_s3.local import DUMMY_AWS_ENV
 
     for name, value in DUMMY_AWS_ENV.items():
         monkeypatch.setenv(name, value)
