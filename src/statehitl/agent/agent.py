@@ -363,18 +363,20 @@ class Agent:
         invocation_state = {**(given or {}), **kwargs}
         emit = with_model_text(emit)
         self._thread.acquire()
+        cancellation = self.runtime.cancellation
+        cancellation.begin(cancel_signal)
         try:
-            with self.runtime.cancellation.invocation(cancel_signal):
-                while True:
-                    result, denied = await self._invoke_once(prompt, invocation_state, emit)
-                    # A call its BeforeInvocationEvent cancelled has no result to show or go on from (Strands)
-                    after = AfterInvocationEvent(self, invocation_state, None if denied else result)
-                    if self.hooks.has_callbacks(AfterInvocationEvent):
-                        await self.hooks.fire(after)
-                    if after.resume is None or denied:
-                        return result
-                    prompt = after.resume
+            while True:
+                result, denied = await self._invoke_once(prompt, invocation_state, emit)
+                # A call its BeforeInvocationEvent cancelled has no result to show or go on from (Strands)
+                after = AfterInvocationEvent(self, invocation_state, None if denied else result)
+                if self.hooks.has_callbacks(AfterInvocationEvent):
+                    await self.hooks.fire(after)
+                if after.resume is None or denied:
+                    return result
+                prompt = after.resume
         finally:
+            cancellation.end()
             self._thread.release()
 
     async def _invoke_once(self, prompt: Any, invocation_state: dict[str, Any],

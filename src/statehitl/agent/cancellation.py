@@ -16,12 +16,10 @@ in Strands), and every call clears it when it ends, so a cancelled agent is usab
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from typing import Any, Final
 
-__all__ = ["CANCELLED_BY_USER", "DENIED_INVOCATION", "TOOL_CANCELLED", "Cancellation", "StreamWatch", "watched_stream"]
+__all__ = ["CANCELLED_BY_USER", "DENIED_INVOCATION", "TOOL_CANCELLED", "Cancellation", "StreamWatch"]
 
 CANCELLED_BY_USER: Final = "Cancelled by user"
 """The reply that stands in for a model stream cut by a cancel (Strands' words)."""
@@ -42,15 +40,32 @@ class Cancellation:
     """One agent's cancellation state, shared by its calls and the tools and hooks they run.
 
     ``signal`` is the agent's ``cancel_signal`` (what tools see as ``tool_context.cancel_signal``): set
-    by ``request`` or by the caller's event of the running call. ``deferred``: stop after the current tool
-    batch only. ``message``: the text of the assistant message the cancelled call ends with.
+    by ``request`` or by the caller's event of the running call; made when first needed, so an agent that
+    is never cancelled and calls no tool makes none. ``deferred``: stop after the current tool batch only.
+    ``message``: the text of the assistant message the cancelled call ends with.
     """
 
+    __slots__ = ("_external", "_link", "_signal", "armed", "deferred", "message")
+
     def __init__(self) -> None:
-        self.signal = threading.Event()
+        self._signal: threading.Event | None = None
         self.deferred = False
         self.message: str | None = None
+        self.armed = False
+        """Something can cancel the running call: ``request`` was called, or the call has a caller's event.
+        Until then every cancellation-safe point is a single read (the signal is read-only to others)."""
         self._external: threading.Event | None = None
+        self._link: _Link | None = None
+
+    @property
+    def signal(self) -> threading.Event:
+        signal = self._signal
+        if signal is None:
+            with _MAKING:  # two threads asking at once (a cancel and a tool) must get the same event
+                if self._signal is None:
+                    self._signal = threading.Event()
+                signal = self._signal
+        return signal
 
     def request(self, *, message: str | None = None, after_current_tools: bool = False) -> None:
         """``agent.cancel()``: safe from any thread, idempotent; the last message given wins."""
@@ -60,42 +75,53 @@ class Cancellation:
             self.deferred = True
         else:
             self.signal.set()
+        self.armed = True
 
     def observed(self) -> bool:
         """Whether the running call is to stop at the next cancellation-safe point (the caller's event is
         read here too, so a cancel that landed between two polls is never missed)."""
+        if not self.armed:
+            return False
         external = self._external
         if external is not None and external.is_set():
             self.signal.set()
-        return self.signal.is_set()
+        signal = self._signal
+        return signal is not None and signal.is_set()
 
     def ends_cycle(self) -> bool:
         """Whether the call stops after the tool batch that just ran (a deferred cancel, or an immediate one)."""
         return self.deferred or self.observed()
 
-    @contextlib.contextmanager
-    def invocation(self, external: threading.Event | None) -> Iterator[None]:
-        """One call of the agent: ``external`` (the call's ``cancel_signal``, never set or cleared here)
-        cancels it too; when the call ends, however it ends, the state is cleared for the next one."""
+    def begin(self, external: threading.Event | None) -> None:
+        """A call of the agent starts (``end`` must follow, however it ends): ``external`` (the call's
+        ``cancel_signal``, never set or cleared here) cancels it too."""
         self.deferred = False
-        if not self.signal.is_set():
+        signal = self._signal
+        self.armed = signal is not None and signal.is_set()
+        if not self.armed:
             self.message = None  # a cancel made before the call keeps its message
-        self._external = external
-        link: _Link | None = None
         if external is not None:
+            self.armed = True
+            self._external = external
             if external.is_set():
                 self.signal.set()
             else:
-                link = _Link(external, self.signal)
-        try:
-            yield
-        finally:
-            if link is not None:
-                link.stop()
-            self._external = None
-            self.signal.clear()
-            self.deferred = False
-            self.message = None
+                self._link = _Link(external, self.signal)
+
+    def end(self) -> None:
+        """The call ended: the state is cleared for the next one."""
+        if self._link is not None:
+            self._link.stop()
+            self._link = None
+        self._external = None
+        if self._signal is not None:
+            self._signal.clear()
+        self.deferred = False
+        self.message = None
+        self.armed = False
+
+
+_MAKING = threading.Lock()
 
 
 class _Link:
@@ -129,32 +155,28 @@ class _Link:
 
 
 class StreamWatch:
-    """What ``watched_stream`` saw of one model stream."""
+    """``collect_turn``'s ``stop`` for one model stream of a call: stops it at the first event that arrives
+    after a cancel, and remembers what it saw."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_cancellation", "complete", "cut")
+
+    def __init__(self, cancellation: Cancellation) -> None:
+        self._cancellation = cancellation
         self.cut = False
         """A cancel stopped the stream before its end."""
         self.complete = False
         """The stream reached ``messageStop``: the reply is whole."""
 
-    def cancelled(self, cancellation: Cancellation) -> bool:
+    def __call__(self, event: Any) -> bool:
+        cancellation = self._cancellation
+        if cancellation.armed and cancellation.observed():  # asked for every event: one read, most of the time
+            self.cut = True
+            return True
+        if "messageStop" in event:
+            self.complete = True
+        return False
+
+    def cancelled(self) -> bool:
         """Whether the reply is to be replaced by the cancellation's: the stream was cut, or it ended without
         ``messageStop`` after a cancel (a provider that aborts in flight)."""
-        return self.cut or (not self.complete and cancellation.observed())
-
-
-async def watched_stream(stream: AsyncIterable[Any], cancellation: Cancellation,
-                         watch: StreamWatch) -> AsyncIterator[Any]:
-    """``stream``, stopped (and closed) at the first chunk that arrives after a cancel; ``watch`` says so."""
-    try:
-        async for chunk in stream:
-            if cancellation.observed():
-                watch.cut = True
-                return
-            if "messageStop" in chunk:
-                watch.complete = True
-            yield chunk
-    finally:
-        close = getattr(stream, "aclose", None)
-        if close is not None:
-            await close()
+        return self.cut or (not self.complete and self._cancellation.observed())

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, cast
 
-from statehitl.agent.cancellation import CANCELLED_BY_USER, StreamWatch, watched_stream
+from statehitl.agent.cancellation import CANCELLED_BY_USER, StreamWatch
 from statehitl.agent.loop_state import AgentLoopState, agent_schema, state_update
 from statehitl.agent.result import AgentResult
 from statehitl.agent.runtime import LoopRun
@@ -123,18 +123,15 @@ async def _stream_turn(run: LoopRun, messages: list[Message]) -> ModelTurn:
     runtime = run.runtime
     cancellation = runtime.cancellation
     span = run.trace.model_call() if run.trace is not None else None
-    watch = StreamWatch()
+    watch = StreamWatch(cancellation)
     try:
-        turn = await collect_turn(
-            watched_stream(runtime.model.stream(messages, runtime.tools.specs() or None, runtime.system_prompt),
-                           cancellation, watch),
-            run.emit,
-        )
+        turn = await collect_turn(runtime.model.stream(messages, runtime.tools.specs() or None,
+                                                       runtime.system_prompt), run.emit, stop=watch)
     except Exception as exc:
         if span is not None:
             span.fail(exc)
         raise
-    if watch.cancelled(cancellation):  # the partial reply is dropped, never joins the conversation
+    if watch.cancelled():  # the partial reply is dropped, never joins the conversation
         turn = _stand_in(CANCELLED_BY_USER, "cancelled", turn)
     if span is not None:
         span.done(turn)

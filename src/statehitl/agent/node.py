@@ -71,8 +71,12 @@ class AgentNode:
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
         """One call of the agent as a node; ``agent.cancel()`` cancels it as it cancels a call of its own."""
-        with self.runtime.cancellation.invocation(None):
+        cancellation = self.runtime.cancellation
+        cancellation.begin(None)
+        try:
             return await self._calls(call)
+        finally:
+            cancellation.end()
 
     async def _calls(self, call: NodeCall) -> NodeDone | NodeStopped:
         runtime, task, sub_state = self.runtime, call.task, call.state
@@ -98,7 +102,7 @@ class AgentNode:
             if after is None:
                 _announce(call, result)
                 # As a Strands Graph judges its agent: cancelled at once, it failed; stopped after its tools, done
-                aborted = stop_reason == "cancelled" and runtime.cancellation.signal.is_set()
+                aborted = stop_reason == "cancelled" and runtime.cancellation.observed()
                 return NodeDone(sub_state, result, run.metrics.accumulated_usage,
                                 status="failed" if aborted else "completed")
             task, call.kept = after, None
