@@ -256,6 +256,54 @@ def test_an_after_tool_call_retry_is_not_honoured_once_the_call_is_cancelled() -
     assert side_by_side(program) == ("cancelled", ["stop_now 1"])
 
 
+class Gate:
+    """Holds a model's stream after its first event until released, so another thread can act mid-stream."""
+
+    def __init__(self) -> None:
+        self.first = threading.Event()
+        self.release = threading.Event()
+
+    async def hold(self, events: Any) -> Any:
+        started = False
+        async for event in events:
+            yield event
+            if not started:
+                started = True
+                self.first.set()
+                while not self.release.is_set():
+                    await asyncio.sleep(0.005)
+
+
+def gated_model(side: Side, script: list[Any], gate: Gate) -> Any:
+    base = type(side.model(script))
+
+    class Gated(base):  # type: ignore[misc,valid-type]
+        async def stream(self, *args: Any, **kwargs: Any) -> Any:
+            async for event in gate.hold(super().stream(*args, **kwargs)):
+                yield event
+
+    return Gated(script)
+
+
+def test_a_cancel_from_another_thread_stops_the_stream_it_is_reading() -> None:
+    def program(side: Side) -> Any:
+        gate = Gate()
+        agent = side.Agent(model=gated_model(side, ["a long answer nobody reads", "next"], gate),
+                           callback_handler=None)
+        done: dict[str, Any] = {}
+        caller = threading.Thread(target=lambda: done.setdefault("result", agent("hi")))
+        caller.start()
+        assert gate.first.wait(30)
+        agent.cancel(message="stopped from the UI")  # e.g. a web request, while the caller's thread waits
+        gate.release.set()
+        caller.join(30)
+        result = done["result"]
+        return result.stop_reason, str(result).strip(), conversation(agent.messages), str(agent("again")).strip()
+
+    assert side_by_side(program) == ("cancelled", "stopped from the UI", [
+        ("user", [{"text": "hi"}]), ("assistant", [{"text": "stopped from the UI"}])], "next")
+
+
 # -- an invocation's cancel_signal ----------------------------------------------------------------------
 
 
