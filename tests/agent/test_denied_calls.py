@@ -195,3 +195,20 @@ def test_a_denied_resume_leaves_the_stored_thread_as_it_was(tmp_path: Path) -> N
     assert [i.name for i in other.interrupts] == ["ok?"]
     assert str(other(answers)).strip() == "done"
     assert ran == ["yes"]
+
+
+@pytest.mark.parametrize("event", ["BeforeInvocationEvent", "BeforeModelCallEvent"])
+def test_the_stream_of_a_cancelled_call_carries_what_strands_streams(event: str) -> None:
+    def program(side: Side) -> Any:
+        agent = side.Agent(model=side.model(["never said"]), callback_handler=None)
+        agent.add_hook(lambda e: setattr(e, "cancel", "no"), getattr(side.hooks, event))
+
+        async def stream() -> list[Any]:
+            return [event async for event in agent.stream_async("hi")]
+
+        events = asyncio.run(stream())
+        return [sorted(e) for e in events], events[-1]["result"].stop_reason
+
+    expected = [["result"]] if event == "BeforeInvocationEvent" else [
+        ["init_event_loop"], ["start"], ["start_event_loop"], ["message"], ["result"]]
+    assert side_by_side(program) == (expected, "end_turn")

@@ -383,8 +383,6 @@ class Agent:
                            emit: EmitEvent | None) -> tuple[AgentResult, bool]:
         trace = trace_invocation(self, self.thread_id)
         run = LoopRun(self.runtime, invocation_state, AgentMetrics(), emit, trace)
-        if emit is not None:
-            emit({"init_event_loop": True})
         try:
             with contextlib.nullcontext() if trace is None else trace.current():
                 end = await self._thread.run(prompt, run, step_limit=self.step_limit, durability=self.durability,

@@ -84,11 +84,11 @@ class AgentNode:
         while True:
             run = LoopRun(runtime, call.invocation_state, AgentMetrics(), emit,
                           trace_invocation(runtime.agent, call.thread_id))
-            if emit is not None:
-                emit({"init_event_loop": True})
             at = await self._position(task, sub_state, call, run)
             if isinstance(at, AgentLoopState):  # a BeforeInvocationEvent hook cancelled the call
                 return await self._denied(at, sub_state, run, call)
+            if emit is not None:
+                emit({"init_event_loop": True})
             end = await self._run(at, run, call)
             stop_reason = "interrupt" if end.status == "interrupted" else end.state.stop_reason
             result = loop_result(stop_reason, end.state, run, end.interrupts)

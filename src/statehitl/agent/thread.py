@@ -185,6 +185,8 @@ class AgentThread:
         at, cycle = await self._position(prompt, run, checkpointing)
         if isinstance(at, Denied):  # a BeforeInvocationEvent hook cancelled the call: its text is the reply
             return CallEnd("end_turn", at.loop, [], denied=True)
+        if run.emit is not None:
+            run.emit({"init_event_loop": True})  # once the call is let through, as Strands announces it
 
         announce = run.emit is not None or self.runtime.hooks.has_callbacks(MessageAddedEvent)
 
