@@ -212,3 +212,49 @@ def test_the_stream_of_a_cancelled_call_carries_what_strands_streams(event: str)
     expected = [["result"]] if event == "BeforeInvocationEvent" else [
         ["init_event_loop"], ["start"], ["start_event_loop"], ["message"], ["result"]]
     assert side_by_side(program) == (expected, "end_turn")
+
+
+@pytest.mark.parametrize("with_session", [False, True])
+def test_a_pause_closed_by_a_denied_prompt_is_not_resumed_afterwards(with_session: bool, tmp_path: Path) -> None:
+    from statehitl import Agent, tool
+    from statehitl.errors import AgentCheckpointError
+    from statehitl.hooks import BeforeInvocationEvent
+    from statehitl.models import ScriptedModel
+    from statehitl.session import FileSessionManager
+
+    ran: list[int] = []
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add.
+
+        Args:
+            a: one
+            b: two
+        """
+        ran.append(a + b)
+        return a + b
+
+    def build(script: list[Any]) -> Agent:
+        session = FileSessionManager("paused", storage_dir=str(tmp_path)) if with_session else None
+        return Agent(model=ScriptedModel(script), tools=[add], callback_handler=None, checkpointing=True,
+                     session_manager=session)
+
+    agent = build([uses("t1", "add", {"a": 1, "b": 2}), "fine"])
+    paused = agent("add")
+    deny = [True]
+    agent.add_hook(BeforeInvocationEvent, lambda e: setattr(e, "cancel", "not now") if deny else None)
+    assert agent("something else").stop_reason == "end_turn"
+    deny.clear()
+    with pytest.raises(AgentCheckpointError, match="not paused"):
+        agent({"checkpointResume": {"checkpoint": paused.checkpoint.to_dict()}})  # type: ignore[union-attr]
+    closed = [("user", [{"text": "add"}]), ("assistant", paused.message["content"]),
+              ("user", [{"toolResult": {"toolUseId": "t1", "status": "error",
+                                        "content": [{"text": "Tool was interrupted."}]}}]),
+              ("assistant", [{"text": "not now"}])]
+    assert conversation(agent.messages) == closed
+    if with_session:
+        assert conversation(build([]).messages) == closed  # what a new process finds
+    assert str(agent("and now?")) == "fine"
+    assert ran == []
+    assert conversation(agent.messages)[:4] == closed

@@ -337,8 +337,9 @@ class AgentThread:
         hook's ``text`` is the reply, recorded in the conversation (after ``closing``, the results of a paused
         turn's tool calls that never ran) and, with a session, saved as the thread's next checkpoint."""
         reply: Message = {"role": "assistant", "content": [{"text": text}]}
-        if closing:
-            self.loop = self.loop.model_copy(update={"turn": None})  # the paused turn is closed, not resumed
+        if closing:  # the paused turn is closed, not resumed: the thread is no longer paused
+            self.loop = self.loop.model_copy(update={"turn": None})
+            self.detach()
         await self.record([*closing, reply], saved=self.session)
         return Denied(self.loop.model_copy(update={"messages": self._messages, "turn": None}))
 
