@@ -242,6 +242,42 @@ def test_an_interrupt_takes_precedence_over_a_cancel() -> None:
     assert side_by_side(program) == ("interrupt", [("go-ahead", "x=1")], False)
 
 
+def test_a_resume_cancelled_before_its_tools_gives_the_answered_tool_an_error_result() -> None:
+    """The answer is taken, the tool does not run, the call ends cancelled: the same on both. Then Strands
+    still holds the interrupt as active and refuses a new prompt (``must resume from interrupt``), though
+    nothing waits; statehitl's thread ended with the call, so the next prompt goes on from it."""
+    def program(side: Side) -> Any:
+        ran: list[str] = []
+
+        @side.tool(context=True)
+        def ask(x: int, tool_context: Any) -> str:
+            """Ask first.
+
+            Args:
+                x: a number
+            """
+            ran.append(str(tool_context.interrupt("go-ahead", reason=f"x={x}")))
+            return "asked"
+
+        agent = side.Agent(model=side.model([uses("t1", "ask", {"x": 1}), "the next answer"]), tools=[ask],
+                           callback_handler=None)
+        first = agent("go")
+        agent.cancel()
+        resumed = agent([{"interruptResponse": {"interruptId": first.interrupts[0].id, "response": "yes"}}])
+        try:
+            after: Any = str(agent("next")).strip()
+        except Exception as error:  # Strands refuses the prompt: compared below
+            after = type(error).__name__
+        return resumed.stop_reason, conversation(agent.messages)[1:3], ran, after
+
+    on_strands, on_statehitl = program(BOTH[0]), program(BOTH[1])
+    cancelled = ("cancelled", [("assistant", [{"toolUse": {"toolUseId": "t1", "name": "ask", "input": {"x": 1}}}]),
+                               ("user", [{"toolResult": {"toolUseId": "t1", "status": "error",
+                                                         "content": [{"text": "Tool execution cancelled"}]}}])], [])
+    assert on_statehitl[:3] == on_strands[:3] == cancelled
+    assert (on_strands[3], on_statehitl[3]) == ("TypeError", "the next answer")
+
+
 def test_an_after_tool_call_retry_is_not_honoured_once_the_call_is_cancelled() -> None:
     def program(side: Side) -> Any:
         ran: list[str] = []
