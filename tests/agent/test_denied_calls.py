@@ -258,27 +258,3 @@ def test_a_pause_closed_by_a_denied_prompt_is_not_resumed_afterwards(with_sessio
     assert str(agent("and now?")) == "fine"
     assert ran == []
     assert conversation(agent.messages)[:4] == closed
-
-
-@pytest.mark.parametrize("event", ["BeforeToolsEvent", "BeforeToolCallEvent"])
-def test_a_tool_cancel_set_to_true_gives_strands_default_text(event: str) -> None:
-    def program(side: Side) -> Any:
-        @side.tool
-        def add(a: int, b: int) -> int:
-            """Add.
-
-            Args:
-                a: one
-                b: two
-            """
-            return a + b
-
-        agent = side.Agent(model=side.model([uses("t1", "add", {"a": 1, "b": 2}), "ok"]), tools=[add],
-                           callback_handler=None)
-        field = "cancel" if event == "BeforeToolsEvent" else "cancel_tool"
-        agent.add_hook(lambda e: setattr(e, field, True), getattr(side.hooks, event))
-        agent("add")
-        return agent.messages[2]["content"][0]["toolResult"]["content"]
-
-    text = "Tool cancelled by hook" if event == "BeforeToolsEvent" else "tool cancelled by user"
-    assert side_by_side(program) == [{"text": text}]

@@ -79,7 +79,7 @@ async def _before_tools(run: LoopRun, ctx: NodeContext, message: Message,
         raised = await hooks.fire(before, scope=ctx.interrupts.scope(site, "hook", "tools"))
         if raised:
             raise InterruptRaised(raised, progress=_progress(run, results))
-        text = cancel_text(before.cancel, "Tool cancelled by hook")  # Strands' words
+        text = cancel_text(before.cancel, "the tool batch was cancelled")
         if text is not None:
             return text, True
     return (TOOL_CANCELLED, False) if runtime.cancellation.observed() else None
@@ -159,7 +159,7 @@ async def call_tool(
         if raised:
             return _interrupted(run, use, raised)
         use, tool = before.tool_use, before.selected_tool
-        cancel_message = cancel_text(before.cancel_tool, "tool cancelled by user")  # Strands' words
+        cancel_message = cancel_text(before.cancel_tool, f"the call of tool {name!r} was cancelled")
         if cancel_message is not None and run.emit is not None:
             run.emit({"tool_cancel_event": {"tool_use": use, "message": cancel_message}})
     while True:
