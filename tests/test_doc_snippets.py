@@ -290,13 +290,15 @@ def test_the_human_in_the_loop_example_is_answered_in_the_inbox_and_applied_on_e
     assert [t.status for t in threads] == ["completed", "completed"]
 
 
-@pytest.mark.parametrize("section", ["## Checkpointing", "## Snapshots", "### SnapshotSessionManager", "## Storage"])
-def test_the_checkpoint_snapshot_and_storage_examples_in_agents(tmp_path: Path, section: str) -> None:
+@pytest.mark.parametrize("section", ["## Cancelling a call", "## Checkpointing", "## Snapshots",
+                                     "### SnapshotSessionManager", "## Storage"])
+def test_the_cancel_checkpoint_snapshot_and_storage_examples_in_agents(tmp_path: Path, section: str) -> None:
     code = snippet("docs/agents.md", section)
     assert run(code, tmp_path) == expected(code)
 
 
 @pytest.mark.parametrize(("doc", "after"), [("README.md", "## A graph that asks first"),
+                                            ("docs/agents.md", "## Cancelling a call"),
                                             ("docs/agents.md", "## Interventions"),
                                             ("docs/agents.md", "## Human in the loop"),
                                             ("docs/agents.md", "## Checkpointing"),

@@ -24,6 +24,7 @@ import statehitl.runtime
 import statehitl.session
 import statehitl.storage
 import statehitl.storage.search
+import statehitl.storage.search.bm25
 import statehitl.testing
 import statehitl.tools
 import statehitl.transitions
@@ -74,7 +75,9 @@ PUBLIC = {
                         "SessionManager", "SnapshotSessionManager", "SnapshotTrigger"],
     statehitl.storage: ["BlobStore", "DynamoDBStorage", "InMemoryStorage", "LocalFileStorage", "S3Storage", "Storage",
                         "StorageSearchResult"],
-    statehitl.storage.search: ["KeywordSearchStrategy", "SearchStrategy", "Searchable", "StorageSearchResult"],
+    statehitl.storage.search: ["Bm25SearchStrategy", "Bm25SearchStrategyConfig", "KeywordSearchStrategy",
+                               "SearchStrategy", "Searchable", "StorageSearchResult"],
+    statehitl.storage.search.bm25: ["Bm25SearchStrategy", "Bm25SearchStrategyConfig"],
     statehitl.experimental.checkpoint: ["CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition"],
     statehitl.tools: ["DecoratedFunctionTool", "ToolRegistry", "tool"],
     statehitl.checkpoint: ["ABSENT", "AuditEntry", "CheckpointRecord", "Checkpointer", "FileCheckpointer",
