@@ -9,15 +9,16 @@ concurrent nodes is not something a user should have to depend on.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 
-__all__ = ["INPUT", "StateSchema", "append", "append_items", "writer_label"]
+__all__ = ["INPUT", "Overwrite", "StateSchema", "append", "append_items", "overwritten", "writer_label"]
 
 INPUT = "input"
 """The writer a caller's input on an existing thread is recorded under (``writes``), as if a node wrote it."""
@@ -34,6 +35,33 @@ def append(current: list[Any] | None, new: Any) -> list[Any]:
 def append_items(new: Any) -> list[Any]:
     """What an ``append`` write adds: nothing for None, the items of a list or tuple, else the one item."""
     return [] if new is None else list(new) if isinstance(new, list | tuple) else [new]
+
+
+@dataclass(slots=True)
+class Overwrite:
+    """A write that replaces a reducer channel's value instead of being merged by its reducer (LangGraph's
+    ``langgraph.types.Overwrite``): ``{"items": Overwrite(["only"])}``. Two in one step for one channel are an
+    ``InvalidUpdateError``; the channel's other writes of that step are dropped. Stored as JSON, it reads
+    back as ``{"value": ..., "type": "__overwrite__"}``, which is taken as an overwrite too."""
+
+    value: Any
+    type: Literal["__overwrite__"] = "__overwrite__"
+
+
+_OVERWRITE = "__overwrite__"
+
+
+def overwritten(value: Any) -> tuple[bool, Any]:
+    """Whether a write is an ``Overwrite`` (the object, or its JSON form ``{"value": v, "type":
+    "__overwrite__"}``, or ``{"__overwrite__": v}``), and the value it writes."""
+    if isinstance(value, Overwrite):
+        return True, value.value
+    if isinstance(value, dict):
+        if len(value) == 1 and _OVERWRITE in value:
+            return True, value[_OVERWRITE]
+        if value.get("type") == _OVERWRITE and "value" in value and len(value) == 2:
+            return True, value["value"]
+    return False, None
 
 
 def writer_label(node: str) -> str:
@@ -137,15 +165,26 @@ class StateSchema(Generic[M]):
             )
 
     def apply(self, state: M, writes: list[tuple[str, dict[str, Any]]]) -> M:
-        """Merge the updates of one step into ``state``; concurrent writes need a reducer."""
+        """Merge the updates of one step into ``state``; concurrent writes need a reducer (or an ``Overwrite``)."""
         if not any(update for _, update in writes):
             return state
         merged: dict[str, Any] = {}
         writers: dict[str, str] = {}
+        replaced: set[str] = set()
         for node, update in writes:
             for name, value in update.items():
                 reducer = self.reducers.get(name)
-                if reducer is None:
+                replacing, new = overwritten(value)
+                if replacing:
+                    if name in replaced:
+                        raise InvalidUpdateError(f"{writer_label(node)} wrote Overwrite to {name!r}, which another "
+                                                 "write of this step overwrote already; one Overwrite per channel "
+                                                 "per step")
+                    replaced.add(name)
+                    merged[name] = self._validate(node, name, new)
+                elif name in replaced:
+                    continue  # an Overwrite of this step wins over the channel's other writes
+                elif reducer is None:
                     if name in writers:
                         raise InvalidUpdateError(
                             f"nodes {writers[name]!r} and {node!r} both wrote {name!r} in the same step, "
@@ -153,14 +192,16 @@ class StateSchema(Generic[M]):
                             "or let only one of them write it"
                         )
                     merged[name] = self._validate(node, name, value)
-                elif reducer is append:  # validates only the new items, not the whole history again
-                    current = merged[name] if name in merged else getattr(state, name)
-                    merged[name] = [*current, *self._validate(node, name, append_items(value))]
                 else:
-                    current = merged[name] if name in merged else getattr(state, name)
-                    merged[name] = self._validate(node, name, reducer(current, value))
+                    merged[name] = self._reduced(state, merged, node, name, value, reducer)
                 writers[name] = node
         return state.model_copy(update=merged)
+
+    def _reduced(self, state: M, merged: dict[str, Any], node: str, name: str, value: Any, reducer: Reducer) -> Any:
+        current = merged[name] if name in merged else getattr(state, name)
+        if reducer is append:  # validates only the new items, not the whole history again
+            return [*current, *self._validate(node, name, append_items(value))]
+        return self._validate(node, name, reducer(current, value))
 
     # -- the engine's StateCodec: append-only channels are stored as deltas --------------------------
 

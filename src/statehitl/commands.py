@@ -13,15 +13,29 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from statehitl._json import require_json
-from statehitl.errors import InvalidUpdateError
+from statehitl.errors import InvalidUpdateError, ParentCommand
 
-__all__ = ["GOTO", "Command", "ParentCommand", "Send", "dump_goto", "goto_of", "goto_targets"]
+__all__ = ["GOTO", "HANDLED", "Command", "Handled", "ParentCommand", "Send", "dump_goto", "goto_of", "goto_targets"]
 
 N = TypeVar("N")
 
 GOTO = "__goto__"
 """The key under which a node's update carries its ``Command(goto=...)`` to the scheduler (stored as JSON
 with the step's writes, so a step re-entered after an interrupt keeps where its finished nodes went)."""
+
+HANDLED = "__handled__"
+"""The key under which a failed node's update names the error handler that wrote it instead
+(``add_node(error_handler=)``): the scheduler then takes only the handler's ``goto``, not the failed node's
+edges, and streams show the write as the handler's. Stored with the step's writes, like ``GOTO``."""
+
+
+@dataclass(frozen=True)
+class Handled:
+    """What a node whose function failed returns when its error handler ran instead: the handler's node name
+    (``__error_handler__<node>``) and what the handler returned (an update, a Command...)."""
+
+    by: str
+    returned: Any
 
 
 @dataclass(frozen=True)
@@ -62,15 +76,12 @@ class Command(Generic[N]):
 
     PARENT: ClassVar[str] = "__parent__"
 
-
-class ParentCommand(Exception):  # control flow, like StopIteration, not an error
-    """A node of a subgraph returned ``Command(graph=Command.PARENT)``: the subgraph stops there, and the node
-    that runs it in the parent graph returns ``command`` (its update and goto) instead of the subgraph's state."""
-
-    def __init__(self, node: str, command: Command[Any]) -> None:
-        super().__init__(f"node {node!r} returned Command(graph=Command.PARENT), but the graph running its graph "
-                         "as a node is not a StateGraph")
-        self.command = command
+    def __repr__(self) -> str:
+        """Only the fields that say something, as LangGraph prints a Command: ``Command(resume='yes')``."""
+        shown = ", ".join(f"{name}={value!r}" for name, value in
+                          (("graph", self.graph), ("update", self.update), ("resume", self.resume),
+                           ("goto", self.goto)) if value)
+        return f"Command({shown})"
 
 
 def goto_targets(goto: Any, who: str) -> list[str | Send]:

@@ -10,6 +10,7 @@ The tree::
      ├── NodeCancelledError (RuntimeError)       a Graph node was cancelled by a BeforeNodeCallEvent hook
      ├── AgentBusyError (RuntimeError)           an agent asked to do two things at once
      ├── NotJSONError (TypeError)                a value that must be stored is not JSON (agent state...)
+     ├── NodeTimeoutError                        a StateGraph node ran past its ``timeout`` (LangGraph's)
  ├── AgentCheckpointError (ValueError)       a checkpointResume the agent cannot resume from (Strands'
  │                                           CheckpointException): another schema, another pause
  ├── SnapshotError (ValueError)              a snapshot that cannot be taken or loaded (Strands'
@@ -22,6 +23,8 @@ The tree::
      │    ├── InterruptOutsideRunError (RuntimeError)   interrupt() where no run can stop
      │    │    └── DirectToolCallError                  ... in a direct call, agent.tool.<name>()
      │    ├── ResumeInputError (TypeError)          input of the wrong shape for the thread's status
+     │    │    ├── EmptyInputError                      ``invoke(None)`` with no stopped run to continue
+     │    │    └── AmbiguousResumeError (RuntimeError)  a bare ``Command(resume=)`` while several interrupts wait
      │    ├── UnknownInterruptError (KeyError)      a response names an interrupt that is not pending
      │    ├── InvalidResponseError (ValueError)     an empty list, a block without id or response, a repeat
      │    │    ├── ResponseValidationError              a response that is not of the interrupt's response type
@@ -55,6 +58,9 @@ The tree::
                └── StorageKeyError (ValueError)           a ``statehitl.storage`` key that is empty, has a
                                                           backslash or a ``..`` segment
 
+Besides the tree, LangGraph's control flow (not errors; ``GraphBubbleUp`` and its ``GraphInterrupt``,
+``ParentCommand``, ``GraphDrained``) and ``NodeError``, what an error handler is given.
+
 Each message names the thing that was wrong and, where there is one, what to do about it. The built-in
 bases (ValueError, TypeError, KeyError, RuntimeError) let code written against LangGraph or Strands
 keep its ``except`` clauses.
@@ -62,11 +68,15 @@ keep its ``except`` clauses.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Literal
+
 __all__ = [
     "ActionOutcomeUnknownError",
     "AgentBusyError",
     "AgentCheckpointError",
     "AlreadyAnsweredError",
+    "AmbiguousResumeError",
     "AppLoadError",
     "CheckpointConflict",
     "CheckpointCorruptError",
@@ -76,6 +86,9 @@ __all__ = [
     "DigestMismatchError",
     "DirectToolCallError",
     "DuplicateInterruptNameError",
+    "EmptyInputError",
+    "GraphBubbleUp",
+    "GraphDrained",
     "GraphInterrupt",
     "GraphRecursionError",
     "GraphValidationError",
@@ -92,8 +105,11 @@ __all__ = [
     "InvalidUpdateError",
     "MachineChangedError",
     "NodeCancelledError",
+    "NodeError",
+    "NodeTimeoutError",
     "NotInterruptedError",
     "NotJSONError",
+    "ParentCommand",
     "ResponderNotAllowedError",
     "ResponseValidationError",
     "ResumeInputError",
@@ -146,10 +162,69 @@ class GraphRecursionError(StepLimitError, RecursionError):
     ``invoke(None, ...)`` continues it. LangGraph's name for ``StepLimitError``, raised by every shape."""
 
 
-class GraphInterrupt(Exception):  # LangGraph's name; control flow, not an error
+class GraphBubbleUp(Exception):  # LangGraph's name; control flow, not an error
+    """What a node raises to stop and hand something up (an interrupt, a command for the parent graph, a
+    drain): code that catches broad exceptions in a node lets these through with ``except GraphBubbleUp:
+    raise``."""
+
+
+class GraphInterrupt(GraphBubbleUp):
     """An interrupt stopping a node: what ``interrupt()`` raises until the thread is resumed with an answer.
     Code in a node that catches broad exceptions lets it through with ``except GraphInterrupt: raise``,
     as in LangGraph; the runner catches it and stores the interrupt."""
+
+
+class ParentCommand(GraphBubbleUp):
+    """A node returned ``Command(graph=Command.PARENT)``: inside a subgraph, the subgraph stops there and the
+    node that runs it in the parent graph returns ``command`` (its update and goto); at the top, where there
+    is no parent, the run fails with it. ``args[0]`` is the command, as in LangGraph."""
+
+    def __init__(self, command: Any, node: str = "", message: str | None = None) -> None:
+        super().__init__(command)
+        self.command = command
+        self.node = node
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message or repr(self.command)
+
+
+class GraphDrained(GraphBubbleUp):
+    """The run stopped between two steps because ``RunControl.request_drain()`` was called (a shutdown). Its
+    checkpoint is written; ``invoke(None, config)`` goes on from there. ``reason`` is what the drain gave."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        super().__init__(f"Graph drained: {reason}")
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class NodeError:
+    """What a node's error handler (``add_node(error_handler=)``) is given by a parameter annotated
+    ``NodeError``: which node failed (after its retries) and with what. After a restart the error is the one
+    its failed checkpoint recorded: a ``RuntimeError`` whose message names the original type and message."""
+
+    node: str
+    error: BaseException
+
+
+class NodeTimeoutError(StatehitlError):
+    """A StateGraph node ran past its ``timeout`` (``add_node(timeout=)``, a ``TimeoutPolicy``): its attempt was
+    cancelled. Not a ``TimeoutError`` (an ``OSError``), so the default retry policy retries it; a step that
+    ends with it failed, and ``invoke(None, config)`` retries it as any failed step. ``kind`` says which limit
+    fired (``"run"``: the wall-clock cap; ``"idle"``: no progress for ``idle_timeout``), ``timeout`` its value,
+    ``elapsed`` the seconds the attempt ran."""
+
+    def __init__(self, node: str, elapsed: float, *, kind: Literal["idle", "run"],
+                 idle_timeout: float | None = None, run_timeout: float | None = None) -> None:
+        timeout = idle_timeout if kind == "idle" else run_timeout
+        if kind not in ("idle", "run") or timeout is None:
+            raise ValueError(f"NodeTimeoutError(kind={kind!r}) needs kind 'idle' or 'run' and that timeout")
+        what = f"idle timeout of {timeout:.3f}s without making progress" if kind == "idle" \
+            else f"run timeout of {timeout:.3f}s"
+        super().__init__(f"Node '{node}' exceeded its {what} (elapsed: {elapsed:.3f}s).")
+        self.node, self.elapsed, self.kind, self.timeout = node, elapsed, kind, timeout
+        self.idle_timeout, self.run_timeout = idle_timeout, run_timeout
 
 
 class NodeCancelledError(StatehitlError, RuntimeError):
@@ -215,6 +290,16 @@ class DirectToolCallError(InterruptOutsideRunError):
 
 class ResumeInputError(InterruptError, TypeError):
     """The input's shape does not fit the thread: a prompt while interrupted, or a malformed list."""
+
+
+class EmptyInputError(ResumeInputError):
+    """``invoke(None)`` (or an empty ``Command()``) on a thread with no stopped run to continue: a new thread,
+    or one that finished. LangGraph's name; a ``ResumeInputError`` too."""
+
+
+class AmbiguousResumeError(ResumeInputError, RuntimeError):
+    """A bare ``Command(resume=answer)`` while several interrupts wait: which one it answers is not known. Name
+    each by id (``Command(resume={interrupt_id: answer, ...})``). LangGraph raises a ``RuntimeError`` here."""
 
 
 class UnknownInterruptError(InterruptError, _Unquoted):

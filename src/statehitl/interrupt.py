@@ -8,8 +8,9 @@ I/O; the runner owns storage.
 
 from __future__ import annotations
 
+import re
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import ModuleType
 from typing import Any
 
@@ -30,7 +31,21 @@ from statehitl.responders import responders_of
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
 
 
-@dataclass
+_ASKED_BY_INTERRUPT = re.compile(r"interrupt(-[0-9]+)?")
+"""The names LangGraph's free ``interrupt()`` gives what it asks (``interrupt``, ``interrupt-2``, ...)."""
+
+_PLACEHOLDER_ID = "placeholder-id"
+"""LangGraph's id of an ``Interrupt(value=...)`` built without one."""
+
+
+class _Unset:
+    """The default of ``Interrupt(value=...)``: no value given (None is a value)."""
+
+
+_UNSET = _Unset()
+
+
+@dataclass(init=False, eq=False, repr=False)
 class Interrupt:
     """A request for human input: what the caller gets in ``result.interrupts``.
 
@@ -39,6 +54,11 @@ class Interrupt:
     node (or tool use) raised it. ``response_schema`` is the JSON schema of the response it expects
     (from ``response_type=``; None: any JSON), so a UI can render a form; ``digest`` binds it to the
     tool call it is about (``action_digest``), None for an interrupt about no tool call.
+
+    Two constructors, as the two APIs write them: Strands' ``Interrupt(id, name, reason, response)`` and
+    LangGraph's ``Interrupt(value=..., id=...)`` (or ``Interrupt(value)``), which is named ``interrupt``. One
+    asked by LangGraph's ``interrupt()`` (or built LangGraph's way) compares by ``value``, ``id`` and
+    ``response_schema`` and prints as LangGraph's does; any other compares and prints all its fields.
     """
 
     id: str
@@ -57,10 +77,46 @@ class Interrupt:
     responders: list[str] | None = None
     """Who may answer: names and ``group:NAME`` groups (``statehitl.responders``); None: anyone."""
 
+    def __init__(self, id: Any = _UNSET, name: str | None = None, reason: Any = None, response: Any = None,
+                 source: str = "node", node: str = "", response_schema: dict[str, Any] | None = None,
+                 digest: str | None = None, expires_at: float | None = None, on_expire: Any = None,
+                 responders: list[str] | None = None, *, value: Any = _UNSET) -> None:
+        if name is None:  # LangGraph's: Interrupt(value=..., id=...) or Interrupt(value)
+            if value is _UNSET:
+                value, id = id, _PLACEHOLDER_ID
+            if value is _UNSET:
+                raise TypeError("Interrupt() needs a value (LangGraph's Interrupt(value=..., id=...)) or an id and "
+                                "a name (Strands' Interrupt(id, name))")
+            name, reason = "interrupt", value
+            id = _PLACEHOLDER_ID if id is _UNSET else id
+        elif value is not _UNSET or id is _UNSET:
+            raise TypeError("Interrupt(id, name, ...) takes its reason as reason=, not value=")
+        self.id, self.name, self.reason, self.response = id, name, reason, response
+        self.source, self.node, self.response_schema, self.digest = source, node, response_schema, digest
+        self.expires_at, self.on_expire, self.responders = expires_at, on_expire, responders
+
     @property
     def value(self) -> Any:
         """LangGraph's name for ``reason``: what ``interrupt(value)`` was given."""
         return self.reason
+
+    @property
+    def langgraph(self) -> bool:
+        """Asked by LangGraph's ``interrupt()`` (or built as LangGraph builds one): it reads as LangGraph's."""
+        return self.source == "node" and _ASKED_BY_INTERRUPT.fullmatch(self.name) is not None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Interrupt):
+            return NotImplemented
+        if self.langgraph or other.langgraph:
+            return bool(self.id == other.id and self.value == other.value
+                        and self.response_schema == other.response_schema)
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+
+    def __repr__(self) -> str:
+        if self.langgraph:
+            return f"Interrupt(value={self.value!r}, id={self.id!r}, response_schema={self.response_schema!r})"
+        return f"Interrupt({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in fields(self))})"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, the same shape the checkpoint stores (``response_schema``, ``digest``, the

@@ -66,10 +66,11 @@ class NodeContext:
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
                   expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None,
-                  responders: list[str] | None = None) -> Any:
+                  responders: list[str] | None = None, schema: dict[str, Any] | None = None) -> Any:
         """Ask the human. Returns the response on resume (or ``response``, an answer known in advance);
         ``reason`` must be JSON-serializable. ``response_type``: the response is validated as this type
-        (a pydantic model, a ``Literal[...]``...) and returned as its value.
+        (a pydantic model, a ``Literal[...]``...) and returned as its value; ``schema``: a JSON schema the
+        interrupt shows a form by, the response not validated against it.
         ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
         (``statehitl inbox sweep``) answers it with ``on_expire``. ``responders``: who may answer, names
         and ``group:NAME`` groups; an answer from anyone else is refused (``ResponderNotAllowedError``) and
@@ -78,7 +79,8 @@ class NodeContext:
             site = interrupt_ids.node(self.interrupts.prefix, self.step, self.node)
             self._scope = self.interrupts.scope(site, "node", self.node)
         return self._scope.interrupt(name, reason, response, response_type, expires_in=expires_in,
-                                     expires_at=expires_at, on_expire=on_expire, responders=responders)
+                                     expires_at=expires_at, on_expire=on_expire, responders=responders,
+                                     schema=schema)
 
     @property
     def idempotency_key(self) -> str:

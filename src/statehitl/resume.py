@@ -18,6 +18,7 @@ from statehitl._json import require_json
 from statehitl.checkpoint.records import CheckpointRecord, Via
 from statehitl.errors import (
     DigestMismatchError,
+    EmptyInputError,
     InterruptResponseError,
     InvalidResponseError,
     NotInterruptedError,
@@ -118,7 +119,7 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
         if record is not None and record.pending and status in ("executing", "failed"):
             return ContinueRun()  # stopped mid-way (a crash, the step limit) or failed: go on, or retry the step
         why = "has no checkpoint" if record is None else f"is {status} with nothing pending"
-        raise ResumeInputError(f"{label} {why}; there is no stopped run to continue, pass input")
+        raise EmptyInputError(f"{label} {why}; there is no stopped run to continue, pass input")
     if isinstance(input, list) and not lists_are_input:
         raise ResumeInputError(
             f"{label}: input is a list but not of interruptResponse blocks; pass the input to start a run "

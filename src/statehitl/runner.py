@@ -17,6 +17,7 @@ scheduling policy (``statehitl.scheduling``).
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -105,19 +106,21 @@ class Runner:
         after_step: AfterStep | None = None,
         pauses: Pauses | None = None,
         on_commit: OnCommit | None = None,
+        max_concurrency: int | None = None,
     ) -> tuple[StoredCheckpoint, Any]:
         """Run a thread from ``at`` until END, an interrupt, a cancel or the step limit.
 
         Returns the last checkpoint written and the state it holds. Whatever way the run stops, its
         last checkpoint also updates the thread's index entry. ``pauses``: nodes to stop before or after
         (LangGraph's breakpoints); ``on_commit(record, state)`` sees each checkpoint of the run as it is
-        written (a stream of them).
+        written (a stream of them); ``max_concurrency``: at most that many of a step's nodes run at once.
         """
         cursor, checkpointer = at.cursor, self.checkpointer
         if cursor is None or checkpointer is None:
             raise ValueError("Runner.run needs a checkpointer and a position on a thread; run_nested needs neither")
         tracer = run_tracer()
-        settings = RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer, pauses)
+        limit = None if max_concurrency is None else asyncio.Semaphore(max_concurrency)
+        settings = RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer, pauses, limit)
         run = ThreadRun(self._executor(settings), at, checkpointer, step_limit=step_limit, durability=durability,
                         index=self.index, pauses=pauses, after_step=after_step, on_commit=on_commit, tracer=tracer)
         used: set[str] = set()

@@ -8,6 +8,7 @@ that carry a failure out of a concurrent step are the runner's own.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -18,8 +19,8 @@ from statehitl.machine import Machine, NodeSpec
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
-__all__ = ["Cancelled", "Done", "NodeFailed", "NodeOutcome", "NodeRules", "Pauses", "RunSettings", "StateAdapter",
-           "StepFailed", "Stopped", "call_handler", "record_source"]
+__all__ = ["Cancelled", "Done", "KeptFailure", "NodeFailed", "NodeOutcome", "NodeRules", "Pauses", "RunSettings",
+           "StateAdapter", "StepFailed", "Stopped", "call_handler", "record_source"]
 
 
 class StateAdapter(StateCodec, Protocol):
@@ -85,13 +86,17 @@ NodeOutcome = Done | Cancelled | Stopped
 class Pauses:
     """LangGraph's ``interrupt_before``/``interrupt_after``: nodes a run stops before or after, leaving the
     thread to be continued by ``invoke(None, ...)``. ``resumed``: this run continues from such a stop, so
-    its first step is not stopped before again."""
+    its first step is not stopped before again. ``drained()``: a drain was asked for (LangGraph's
+    ``RunControl``), so the run stops before its next step whatever it is."""
 
     before: frozenset[str] = frozenset()
     after: frozenset[str] = frozenset()
     resumed: bool = False
+    drained: Callable[[], bool] | None = None
 
     def stops_before(self, machine: Machine, pending: list[str]) -> bool:
+        if self.drained is not None and self.drained():
+            return True
         return bool(self.before) and any(machine.task_node(t) in self.before for t in pending)
 
     def stops_after(self, machine: Machine, ran: list[str]) -> bool:
@@ -108,6 +113,8 @@ class RunSettings:
     prefix: str
     tracer: RunTracer | None
     pauses: Pauses | None = None
+    limit: asyncio.Semaphore | None = None
+    """At most this many of a step's nodes run at once (LangGraph's ``max_concurrency``), None: no limit."""
 
 
 async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> Any:
@@ -137,6 +144,17 @@ class NodeFailed(Exception):
         self.node = node
         self.error = error
         self.finished = finished or {}
+
+
+class KeptFailure(Exception):
+    """A node's handler failed with ``error`` and wants ``progress`` (JSON) back when its failed step is retried
+    (an error handler that failed keeps that its node had failed, so the retry runs the handler, not the node).
+    The step fails with ``error`` itself; only the step's record keeps ``progress``."""
+
+    def __init__(self, error: Exception, progress: Any) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.progress = progress
 
 
 class StepFailed(Exception):

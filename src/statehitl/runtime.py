@@ -1,7 +1,9 @@
-"""LangGraph's ``langgraph.runtime``: what a running StateGraph node gets besides its state and config."""
+"""LangGraph's ``langgraph.runtime``: what a running StateGraph node gets besides its state and config
+(``Runtime``, with ``ExecutionInfo``, ``ServerInfo`` and the run's ``RunControl``), and ``get_runtime()``."""
 
 from __future__ import annotations
 
-from statehitl.graph.node_calls import Runtime, get_runtime
+from statehitl.graph.node_calls import get_runtime
+from statehitl.graph.runtime_values import DEFAULT_RUNTIME, ExecutionInfo, RunControl, Runtime, ServerInfo
 
-__all__ = ["Runtime", "get_runtime"]
+__all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "RunControl", "Runtime", "ServerInfo", "get_runtime"]

@@ -170,9 +170,13 @@ class StepExecutor:
             else:
                 todo.append(node)
         keep_siblings = self.policy.keeps_finished_on_failure
+        limit = self.settings.limit
 
         async def call(node: str, inline: bool) -> NodeOutcome | tuple[str, Exception]:
             try:
+                if limit is not None:  # LangGraph's max_concurrency
+                    async with limit:
+                        return await self._call(at, node, context, inline=inline)
                 return await self._call(at, node, context, inline=inline)
             except Exception as exc:
                 if not keep_siblings:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from statehitl.commands import GOTO, Send, goto_of
+from statehitl.commands import GOTO, HANDLED, Send, goto_of
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
 
@@ -40,7 +40,7 @@ def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str,
     if len(done) == 1 and not schedule:  # one node done, nothing kept: a chain's step
         task, update = done[0]
         fixed = machine.fixed_next.get(task)
-        if fixed is not None and GOTO not in update:
+        if fixed is not None and GOTO not in update and HANDLED not in update:
             return list(fixed), {}
     targets: list[str | Send] = []
     joins: dict[str, list[str]] = {k: list(v) for k, v in schedule.get("joins", {}).items()}
@@ -48,6 +48,8 @@ def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str,
         node = machine.task_node(task)
         if GOTO in update:
             targets.extend(goto_of(update))
+        if HANDLED in update:  # the node failed and its error handler wrote instead: only the handler's goto
+            continue
         edges, routers = machine.transitions[node]
         if routers:
             targets.extend(machine.targets(node, apply(before, [(task, update)])))

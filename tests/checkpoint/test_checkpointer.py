@@ -561,11 +561,16 @@ def test_safe_thread_ids_work(thread_id: str, tmp_path: Path) -> None:
     assert stored_records.keys(tmp_path, f"index/{thread_id}/") == [f"index/{thread_id}/entry"]
 
 
-def test_thread_id_must_be_a_str() -> None:
+def test_thread_id_must_be_a_str_where_it_is_stored() -> None:
+    """The store takes only a str; a graph's caller may name a thread with any value (LangGraph's ``uuid4()``,
+    ``42``), which is str()-ed before it gets there, and refused if that is unsafe."""
     with pytest.raises(InvalidThreadIdError):
         validate_thread_id(42)
+    app = build(MemoryCheckpointer())
+    app.invoke({}, thread_id=42)
+    assert app.get_state("42").status == Status.INTERRUPTED
     with pytest.raises(InvalidThreadIdError):
-        build(MemoryCheckpointer()).invoke({}, thread_id=42)  # type: ignore[arg-type]
+        app.invoke({}, {"configurable": {"thread_id": Path("../escape")}})
 
 
 def test_user_facing_names() -> None:

@@ -10,10 +10,12 @@ that made them.
 
 from __future__ import annotations
 
+import inspect
 import re
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel
@@ -24,10 +26,15 @@ from statehitl.errors import GraphValidationError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
-from statehitl.graph.node_calls import node_handler, route_handler
+from statehitl.graph.node_calls import guarded_node, node_handler, route_handler
+from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, TimeoutPolicy, handler_name
 from statehitl.graph.retries import Policies
+from statehitl.graph.run_targets import check_durability
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
 from statehitl.graph.subgraphs import subgraph_handler
+from statehitl.graph.surface import compiled_nodes
+from statehitl.graph.validation import check_breakpoints, check_edges, check_timeouts
+from statehitl.graph.value_types import ensure_valid_checkpointer
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
 from statehitl.runner import Durability
@@ -47,6 +54,17 @@ class _Node:
     metadata: dict[str, Any] | None
     retry: Policies | None
     defer: bool
+    error_handler: Callable[..., Any] | None = None
+    timeout: TimeoutPolicy | None = None
+
+
+@dataclass
+class _Defaults:
+    """``set_node_defaults()``: what every node without its own gets at ``compile()``."""
+
+    retry_policy: Policies | None = None
+    error_handler: Callable[..., Any] | None = None
+    timeout: TimeoutPolicy | None = None
 
 
 class StateGraph(Generic[M]):
@@ -69,6 +87,7 @@ class StateGraph(Generic[M]):
         self._edges: list[Edge] = []
         self._joins: list[Join] = []
         self._routers: list[Router] = []
+        self._defaults = _Defaults()
 
     @property
     def nodes(self) -> dict[str, Any]:
@@ -77,7 +96,9 @@ class StateGraph(Generic[M]):
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | None = None, *, input_schema: Any = None,
                  destinations: dict[str, str] | Sequence[str] | None = None, metadata: dict[str, Any] | None = None,
-                 retry_policy: Policies | None = None, defer: bool = False, **unsupported: Any) -> StateGraph[M]:
+                 retry_policy: Policies | None = None, defer: bool = False,
+                 error_handler: Callable[..., Any] | None = None,
+                 timeout: float | timedelta | TimeoutPolicy | None = None, **unsupported: Any) -> StateGraph[M]:
         """Add a node: ``add_node("name", fn)``, ``add_node(fn)`` (named after the function), or a compiled
         StateGraph as a subgraph (``add_node("name", subgraph)``).
 
@@ -87,7 +108,10 @@ class StateGraph(Generic[M]):
         where a node that returns ``Command(goto=...)`` may go, for drawing. ``retry_policy``: a
         ``RetryPolicy`` (or several, the first that matches the error deciding) to call the node again.
         ``defer=True``: the node runs only once nothing else is left to run (an aggregator after branches
-        of any length).
+        of any length). ``error_handler``: ``fn(state, error: NodeError, ...)`` runs in the node's place once it
+        failed (past its retries); its update or ``Command`` is the step's write (node ``__error_handler__<name>``).
+        ``timeout``: seconds (or a ``timedelta``, or a ``TimeoutPolicy``) each attempt of an async node may take;
+        past it the attempt is cancelled with ``NodeTimeoutError``, which its retry policy may retry.
         """
         retry_policy = unsupported.pop("retry", retry_policy)  # LangGraph's older name
         for option in unsupported:
@@ -104,15 +128,41 @@ class StateGraph(Generic[M]):
         else:
             raise GraphValidationError(f"node name must be a str, got {node!r}")
         if name in RESERVED:
-            raise GraphValidationError(f"node name {name!r} is reserved (START/END); pick another name")
+            raise GraphValidationError(f"Node `{name}` is reserved (START/END); pick another name")
         if ":" in name:
             raise GraphValidationError(f"node name {name!r}: ':' is reserved (it names a Send's task)")
         if name in self._nodes:
-            raise GraphValidationError(f"node {name!r} is already in the graph; node names must be unique")
+            raise GraphValidationError(f"Node `{name}` already present; node names must be unique")
         if not isinstance(action, CompiledStateGraph) and not callable(action):
             raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
+        if error_handler is not None and not callable(error_handler):
+            raise GraphValidationError(f"node {name!r}: error_handler must be callable, got {error_handler!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
-        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer)
+        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer, error_handler,
+                                  TimeoutPolicy.coerce(timeout))
+        return self
+
+    def set_node_defaults(self, *, retry_policy: Policies | None = None,
+                          error_handler: Callable[..., Any] | None = None,
+                          timeout: float | timedelta | TimeoutPolicy | None = None,
+                          **unsupported: Any) -> StateGraph[M]:
+        """Policies every node gets at ``compile()`` unless ``add_node`` gave it its own (called before or after
+        the nodes are added; not inherited by subgraphs). ``retry_policy`` and ``timeout`` apply to error
+        handlers too; ``error_handler`` (node ``__default_error_handler__``) to every node without one, never to
+        a handler itself: a handler that fails fails the run."""
+        for option in unsupported:
+            if option in _UNSUPPORTED:
+                raise GraphValidationError(f"set_node_defaults({option}=...) is not supported by statehitl (see "
+                                           "docs/langgraph.md)")
+            raise TypeError(f"set_node_defaults() got an unexpected keyword argument {option!r}")
+        if error_handler is not None and not callable(error_handler):
+            raise GraphValidationError(f"set_node_defaults(error_handler=...) must be callable, got {error_handler!r}")
+        if retry_policy is not None:
+            self._defaults.retry_policy = retry_policy
+        if error_handler is not None:
+            self._defaults.error_handler = error_handler
+        if timeout is not None:
+            self._defaults.timeout = TimeoutPolicy.coerce(timeout)
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> StateGraph[M]:
@@ -193,6 +243,7 @@ class StateGraph(Generic[M]):
         name: str | None = None,
         accept_machine_change: bool = False,
         migrate: Migration | None = None,
+        debug: bool = False,
     ) -> CompiledStateGraph[M]:
         """Validate the graph and return a runnable app.
 
@@ -202,7 +253,20 @@ class StateGraph(Generic[M]):
         / ``interrupt_after``: stop the run before / after these nodes (``"*"``: all), to be continued by
         ``invoke(None, config)``. A thread stopped by a different version of the graph is refused on resume
         unless ``accept_machine_change=True`` or ``migrate(values, old_fingerprint)`` converts its state.
+        ``debug=True``: every call prints its updates and values as they come (``invoke(..., debug=True)``).
+        A checkpointer that is not one is LangGraph's ``TypeError``; a mistake in the graph's shape is a
+        ``GraphValidationError`` (a ``ValueError``) in LangGraph's words.
         """
+        ensure_valid_checkpointer(checkpointer)
+        handlers = self._error_handlers()
+        check_edges(name or self.name, self._nodes, self._edges, self._joins, self._routers,
+                    {n: node.destinations for n, node in self._nodes.items() if node.destinations})
+        check_breakpoints([] if interrupt_before in (None, "*") else list(interrupt_before or ()), self._nodes,
+                          {h.name for h in handlers.values()})
+        check_breakpoints([] if interrupt_after in (None, "*") else list(interrupt_after or ()), self._nodes,
+                          {h.name for h in handlers.values()})
+        timeouts = {n: t for n, node in self._nodes.items() if (t := node.timeout or self._defaults.timeout)}
+        check_timeouts(timeouts, {n: _is_async(node.action) for n, node in self._nodes.items()})
         extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
         kept = {n: _kept_state_channel(n) for n, node in self._nodes.items()
                 if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
@@ -211,7 +275,8 @@ class StateGraph(Generic[M]):
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
         extra += reads.values()
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n)))
+        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n),
+                                                         timeout=timeouts.get(n), on_error=handlers.get(n)))
                  for n, node in self._nodes.items()]
         state = GraphState(kind)
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
@@ -228,7 +293,7 @@ class StateGraph(Generic[M]):
             registry,
             None if isinstance(checkpointer, bool) else checkpointer,
             step_limit=step_limit,
-            durability=durability,
+            durability=check_durability(durability),
             accept_machine_change=accept_machine_change,
             migrate=migrate,
             interrupt_before=_breakpoints(interrupt_before, machine),
@@ -236,7 +301,45 @@ class StateGraph(Generic[M]):
             output_schema=self.output_schema,
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
             keeps_state=checkpointer is True,
+            input_schema=self.input_schema,
+            context_schema=self.context_schema,
+            nodes=compiled_nodes(self._actions(handlers), self._policies(handlers, timeouts),
+                                 lambda found: isinstance(found, CompiledStateGraph)),
+            debug=debug,
         )
+
+    def _error_handlers(self) -> dict[str, ErrorHandler]:
+        """Each node's error handler: its own (``__error_handler__<node>``), else the default one
+        (``__default_error_handler__``), whose name no node may take."""
+        default = self._defaults.error_handler
+        if default is not None and DEFAULT_ERROR_HANDLER in self._nodes:
+            raise GraphValidationError(f"set_node_defaults(error_handler=...) names its node "
+                                       f"`{DEFAULT_ERROR_HANDLER}`, which already exists; rename that node")
+        handlers = {}
+        for name, node in self._nodes.items():
+            if node.error_handler is not None:
+                handlers[name] = ErrorHandler(handler_name(name), node.error_handler)
+            elif default is not None:
+                handlers[name] = ErrorHandler(DEFAULT_ERROR_HANDLER, default)
+        return handlers
+
+    def _actions(self, handlers: dict[str, ErrorHandler]) -> dict[str, Any]:
+        """What runs at each node, error handlers included, in the order LangGraph lists them (a node's own
+        handler just before it, the default one first)."""
+        actions: dict[str, Any] = {}
+        for name, node in self._nodes.items():
+            handler = handlers.get(name)
+            if handler is not None:
+                actions.setdefault(handler.name, handler.fn)
+            actions[name] = node.action
+        return actions
+
+    def _policies(self, handlers: dict[str, ErrorHandler], timeouts: dict[str, TimeoutPolicy]
+                  ) -> dict[str, dict[str, Any]]:
+        defaults = self._defaults
+        return {name: {"metadata": node.metadata, "retry_policy": node.retry or defaults.retry_policy,
+                       "error_handler": handlers.get(name), "timeout": timeouts.get(name)}
+                for name, node in self._nodes.items()}
 
     def _reads(self, node: _Node) -> Any:
         """The schema a node reads the state through, if not the state's own: ``add_node(input_schema=)``, or
@@ -257,10 +360,21 @@ class StateGraph(Generic[M]):
             return None
         return annotated
 
-    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any) -> Callable[..., Any]:
+    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any, *,
+                 timeout: TimeoutPolicy | None, on_error: ErrorHandler | None) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
-            return subgraph_handler(name, node.action, kind, kept)
-        return node_handler(name, node.action, kind, reads, node.metadata, node.retry)
+            handler = subgraph_handler(name, node.action, kind, kept)
+            return handler if on_error is None else guarded_node(handler, on_error, name, kind)
+        return node_handler(name, node.action, kind, reads, node.metadata, node.retry or self._defaults.retry_policy,
+                            timeout=timeout, on_error=on_error)
+
+
+def _is_async(action: Any) -> bool:
+    """Whether a node's function is a coroutine function (a compiled graph runs as one)."""
+    if isinstance(action, CompiledStateGraph):
+        return True
+    call = getattr(action, "__call__", None)  # noqa: B004
+    return inspect.iscoroutinefunction(action) or inspect.iscoroutinefunction(call)
 
 
 def _kept_state_channel(node: str) -> str:

@@ -20,17 +20,18 @@ from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord, RunStart
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
-from statehitl.errors import MachineChangedError, ResumeInputError
+from statehitl.errors import GraphDrained, MachineChangedError, ResumeInputError
 from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
 from statehitl.graph.graph_state import GraphState
-from statehitl.graph.history import View, parse_view
+from statehitl.graph.history import BEGIN, View, ViewKey, parse_view
+from statehitl.graph.invoke_modes import call_modes, coerced_context, kept_keys, printed
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
 from statehitl.graph.run_targets import RunTarget, answer_form, check_step_limit, resume_input, run_target
+from statehitl.graph.runtime_values import RunControl
 from statehitl.graph.snapshots import SnapshotReader
 from statehitl.graph.stream_events import (
-    STREAM_MODES,
     RunOrigin,
     StreamMode,
     checkpoint_events,
@@ -39,6 +40,7 @@ from statehitl.graph.stream_events import (
     task_events,
 )
 from statehitl.graph.subgraphs import invoke_inside
+from statehitl.graph.surface import CompiledNode, GraphSurface, merged_config
 from statehitl.graph.thread_state import ThreadState
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
@@ -55,6 +57,14 @@ M = TypeVar("M")
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
 """``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""
 
+def _began(at: Position, head: Head | None) -> str:
+    """The id of the checkpoint a run from ``at`` begins from: its own first-step checkpoint for a new run, else
+    the thread's current one."""
+    if at.start is not None and at.cursor is not None:
+        return str(ViewKey(at.cursor.next_slot, BEGIN))
+    return "" if head is None else head.record.checkpoint_id
+
+
 @dataclass(frozen=True, slots=True)
 class _Reached:
     """A call that runs nothing: it reached ``record`` (with ``state``) before, or it is a finished thread's end."""
@@ -63,7 +73,7 @@ class _Reached:
     state: Any
 
 
-class CompiledStateGraph(ThreadState, Generic[M]):
+class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
     """A runnable StateGraph. Sync methods wrap the async ones (``ainvoke``, ``aget_state``, ...)."""
 
     def __init__(
@@ -82,6 +92,10 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         output_schema: Any = None,
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
         keeps_state: bool = False,
+        input_schema: Any = None,
+        context_schema: Any = None,
+        nodes: dict[str, CompiledNode] | None = None,
+        debug: bool = False,
     ) -> None:
         self.machine = machine
         self.name = machine.name
@@ -98,6 +112,14 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.output_schema = output_schema
+        self.input_schema = input_schema
+        self.context_schema = context_schema
+        self.kind = schema.kind
+        self.compiled_nodes = nodes or {}
+        self.debug = debug
+        """Every call prints its updates and values as they come (``compile(debug=True)``)."""
+        self.config: dict[str, Any] | None = None
+        """The config every call starts from (``with_config``)."""
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
@@ -117,63 +139,95 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         input: Any,
         config: dict[str, Any] | str | None = None,
         *,
-        thread_id: str | None = None,
+        thread_id: Any = None,
         checkpoint_id: str | None = None,
         step_limit: int | None = None,
-        durability: Durability | None = None,
+        durability: Any = None,
         invocation_state: dict[str, Any] | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         context: Any = None,
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        print_mode: StreamMode | Sequence[StreamMode] = (),
+        output_keys: str | Sequence[str] | None = None,
+        debug: bool | None = None,
+        subgraphs: bool = False,
+        control: RunControl | None = None,
     ) -> Any:
         """Run the thread and return its values (a dict, with ``"__interrupt__"`` when it stopped on interrupts).
 
         ``config``: LangGraph's ``{"configurable": {"thread_id": ..., "checkpoint_id": ...}, "recursion_limit":
-        n}`` (or the thread id itself). ``input``:
+        n, "max_concurrency": n}`` (or the thread id itself); a graph with a checkpointer of its own needs the
+        thread named in it. ``input``:
         - a dict (or the state's type): a new run from START, on the thread's current state if it has one;
         - ``Command(resume=answer)`` (or ``{interrupt_id: answer}``), or a list of ``{"interruptResponse": {...}}``
           blocks: answers to the interrupts the thread waits on;
         - None: continue a run that stopped mid-way (a crash, the step limit, ``interrupt_before``), or apply
           answers stored by the inbox; with a ``checkpoint_id``, replay from that checkpoint (a fork).
+
+        As LangGraph's: ``stream_mode`` other than ``"values"`` returns the list of that stream's chunks;
+        ``print_mode`` (or ``debug=True``: updates and values) prints chunks as they come; ``output_keys`` keeps
+        only those keys of the values; ``control=RunControl()`` lets the run be drained between two steps
+        (``GraphDrained``, its checkpoint written; ``invoke(None, config)`` goes on).
         """
         node = current_node()
         if node is not None and not self._own_store and checkpoint_id is None:
             return await invoke_inside(self, input, node)  # called in a node's code: a subgraph of its graph
-        return await self._run(input, run_target(
-            config, thread_id, checkpoint_id, step_limit, self.step_limit, durability=durability,
-            invocation_state=invocation_state, interrupt_before=interrupt_before, interrupt_after=interrupt_after,
-            context=context))
+        target = self._call_target(config, thread_id, checkpoint_id, step_limit, durability=durability,
+                                   invocation_state=invocation_state, interrupt_before=interrupt_before,
+                                   interrupt_after=interrupt_after, context=context, control=control)
+        collect = stream_mode != "values"
+        modes = call_modes(stream_mode if collect else None, print_mode, bool(self.debug if debug is None else debug),
+                           subgraphs=subgraphs)
+        if not modes.every:
+            return kept_keys(await self._run(input, target), output_keys)
+        chunks: list[Any] = []
+        send = ordered_sender(printed(modes, chunks.append), modes.every, True, True)
+        result = await self._run(input, target, send, subgraphs)
+        await asyncio.sleep(0)  # chunks sent from worker threads arrive
+        return chunks if collect else kept_keys(result, output_keys)
+
+    def _call_target(self, config: dict[str, Any] | str | None, thread_id: Any, checkpoint_id: str | None,
+                     step_limit: int | None, **options: Any) -> RunTarget:
+        """What a call runs on: its config laid over the graph's own (``with_config``), the thread it names
+        (required with a checkpointer of the graph's own), its context as the ``context_schema``."""
+        options["context"] = coerced_context(self.context_schema, options.get("context"), self.name)
+        return run_target(merged_config(self.config, config), thread_id, checkpoint_id, step_limit, self.step_limit,
+                          require_thread=self._own_store and thread_id is None and config is not None, **options)
 
     def stream(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Iterator[Any]:
         """Run as ``invoke`` does, yielding what happens as it happens (see ``astream``)."""
         return iterate_sync(self.astream(input, config, **options))
 
     async def astream(self, input: Any, config: dict[str, Any] | str | None = None, *,
-                      stream_mode: StreamMode | Sequence[StreamMode] = "updates", thread_id: str | None = None,
+                      stream_mode: StreamMode | Sequence[StreamMode] = "updates", thread_id: Any = None,
                       checkpoint_id: str | None = None, step_limit: int | None = None,
-                      durability: Durability | None = None, invocation_state: dict[str, Any] | None = None,
+                      durability: Any = None, invocation_state: dict[str, Any] | None = None,
                       interrupt_before: Sequence[str] | None = None, interrupt_after: Sequence[str] | None = None,
-                      context: Any = None, subgraphs: bool = False) -> AsyncIterator[Any]:
+                      context: Any = None, subgraphs: bool = False,
+                      print_mode: StreamMode | Sequence[StreamMode] = (), debug: bool | None = None,
+                      control: RunControl | None = None) -> AsyncIterator[Any]:
         """Run as ``ainvoke`` does, yielding chunks as LangGraph's ``stream`` does.
 
         ``stream_mode="updates"``: ``{node: update}`` as each node finishes, and ``{"__interrupt__": (...)}``
         when the run stops on interrupts. ``"values"``: the whole state, first as the run starts, then after
         each step. ``"custom"``: what nodes write with ``get_stream_writer()`` or their ``writer`` argument.
         A list of modes yields ``(mode, chunk)`` pairs; ``subgraphs=True`` yields ``(namespace, chunk)``
-        (this graph's namespace is ``()``). The checkpoints are those ``invoke`` writes.
+        (this graph's namespace is ``()``). The checkpoints are those ``invoke`` writes. ``print_mode`` (or
+        ``debug=True``) prints those chunks too, as LangGraph does.
         """
-        modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
-        unknown = [m for m in modes if m not in STREAM_MODES]
-        if unknown or not modes:
-            raise ValueError(f"stream_mode must be one of {list(STREAM_MODES)} or a list of them, got "
-                             f"{stream_mode!r}")
-        paired = not isinstance(stream_mode, str)
-        target = run_target(config, thread_id, checkpoint_id, step_limit, self.step_limit, durability=durability,
-                            invocation_state=invocation_state, interrupt_before=interrupt_before,
-                            interrupt_after=interrupt_after, context=context)
+        modes = call_modes(stream_mode, print_mode, bool(self.debug if debug is None else debug),
+                           subgraphs=subgraphs)
+        target = self._call_target(config, thread_id, checkpoint_id, step_limit, durability=durability,
+                                   invocation_state=invocation_state, interrupt_before=interrupt_before,
+                                   interrupt_after=interrupt_after, context=context, control=control)
 
         async def run(emit: Emit) -> Any:
-            return await self._run(input, target, ordered_sender(emit, modes, paired, subgraphs), subgraphs)
+            if modes.shown:
+                send = ordered_sender(printed(modes, emit), modes.every, True, True)
+                return await self._run(input, target, send, subgraphs)
+            return await self._run(input, target, ordered_sender(emit, modes.streamed, modes.paired, subgraphs),
+                                   subgraphs)
 
         async for chunk in stream_run(run, None):
             yield chunk
@@ -201,11 +255,13 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             def updated(node: str, returned: Any) -> None:
                 send("updates", {node: self.schema.shown_update(node, returned)})
 
-        pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed)
+        control = target.control
+        pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed,
+                        drained=None if control is None else lambda: control.drain_requested)
         scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
                          tasks=None if send is None else task_events(self.schema, send), context=target.context,
                          sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
-                         if send is not None and subgraphs else None)
+                         if send is not None and subgraphs else None, control=control, began=_began(at, head))
         token = set_run(scope)
         text = MODEL_TEXT.set(None if send is None else message_events(send))
         try:
@@ -215,12 +271,15 @@ class CompiledStateGraph(ThreadState, Generic[M]):
                 durability=target.durability or self.durability,
                 invocation_state=target.invocation_state,
                 after_step=after_step,
-                pauses=pauses if pauses.before or pauses.after else None,
+                pauses=pauses if pauses.before or pauses.after or control is not None else None,
                 on_commit=on_commit,
+                max_concurrency=target.max_concurrency,
             )
         finally:
             MODEL_TEXT.reset(text)
             reset_run(token)
+        if control is not None and control.drain_requested and record.status == "executing" and record.pending:
+            raise GraphDrained(control.drain_reason or "shutdown")  # stopped between steps, its checkpoint written
         if send is not None and record.status == "interrupted":
             asked = tuple(i.to_interrupt() for i in record.interrupts)
             send("updates", {"__interrupt__": asked})
@@ -406,10 +465,6 @@ class CompiledStateGraph(ThreadState, Generic[M]):
     def draw_mermaid(self) -> str:
         """The machine as a Mermaid flowchart."""
         return self.machine.draw_mermaid()
-
-    def get_graph(self, config: dict[str, Any] | None = None, *, xray: bool = False) -> Machine:
-        """The machine (``get_graph().draw_mermaid()``, as LangGraph's drawable graph offers)."""
-        return self.machine
 
     def as_node(self) -> StateGraphNode[Any]:
         """This app as a node of another machine (a Graph's node): ``statehitl.nesting``."""

@@ -13,11 +13,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from statehitl.channels import StateSchema, append_items, writer_label
-from statehitl.commands import GOTO, Command, ParentCommand, Send, dump_goto, goto_of, goto_targets
+from statehitl.commands import GOTO, HANDLED, Command, Handled, ParentCommand, Send, dump_goto, goto_of, goto_targets
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.state_kinds import StateKind
 
 __all__ = ["GraphState"]
+
+_ROUTING = (GOTO, HANDLED)
+"""The keys of an update that are the scheduler's, not channels."""
 
 
 class GraphState(StateSchema[Any]):
@@ -53,6 +56,12 @@ class GraphState(StateSchema[Any]):
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]:
         if returned is None:
             return {}
+        if isinstance(returned, Handled):  # an error handler wrote this instead of the node that failed
+            return {**self.normalize_update(returned.by, returned.returned), HANDLED: returned.by}
+        if isinstance(returned, dict) and HANDLED in returned:  # a handled node's update, kept as stored
+            update = dict(returned)
+            by = update.pop(HANDLED)
+            return {**self.normalize_update(by, update), HANDLED: by}
         if isinstance(returned, Command):
             return self._command(node, [returned])
         if isinstance(returned, list) and returned and all(isinstance(r, Command) for r in returned):
@@ -74,12 +83,12 @@ class GraphState(StateSchema[Any]):
         goto: list[str | Send] = []
         for command in commands:
             if command.graph == Command.PARENT:
+                handed: Command[Any] = Command(update=command.update, goto=command.goto)
                 if self.nested:  # the subgraph stops here; the node running it hands this on (graph.subgraphs)
-                    raise ParentCommand(node, Command(update=command.update, goto=command.goto))
-                raise InvalidUpdateError(
-                    f"node {node!r} returned Command(graph=Command.PARENT) but its graph is not running as a "
-                    "node of another graph"
-                )
+                    raise ParentCommand(handed, node, f"node {node!r} returned Command(graph=Command.PARENT), but "
+                                        "the graph running its graph as a node is not a StateGraph")
+                raise ParentCommand(handed, node, f"node {node!r} returned Command(graph=Command.PARENT) but its "
+                                    "graph is not running as a node of another graph")
             if command.resume is not None:
                 raise InvalidUpdateError(f"node {node!r} returned Command(resume=...); resume is for the caller")
             for key, value in self._plain(node, command.update).items():
@@ -91,7 +100,7 @@ class GraphState(StateSchema[Any]):
 
     def shown_update(self, node: str, returned: Any) -> dict[str, Any] | None:
         """What ``stream_mode="updates"`` shows of what ``node`` returned: its channel writes (None for none)."""
-        return {k: v for k, v in self.normalize_update(node, returned).items() if k != GOTO} or None
+        return {k: v for k, v in self.normalize_update(node, returned).items() if k not in _ROUTING} or None
 
     def _combined(self, node: str, key: str, first: Any, then: Any) -> Any:
         """Two writes of one channel by one node (a list of Commands): merged by its reducer, as the reducer
@@ -108,14 +117,14 @@ class GraphState(StateSchema[Any]):
         if len(writes) == 1 and not writes[0][1]:  # a chain's step that wrote nothing
             return state
         for _, update in writes:
-            if GOTO in update:  # where a Command went is the scheduler's, not a channel
-                writes = [(n, {k: v for k, v in u.items() if k != GOTO}) for n, u in writes]
+            if GOTO in update or HANDLED in update:  # where a Command went is the scheduler's, not a channel
+                writes = [(n, {k: v for k, v in u.items() if k not in _ROUTING}) for n, u in writes]
                 break
         return super().apply(state, writes)
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
         if GOTO not in update:
-            return super().dump_update(update)
+            return super().dump_update(update)  # HANDLED is a node's name: JSON as it is
         rest = {k: v for k, v in update.items() if k != GOTO}
         return {**super().dump_update(rest), GOTO: dump_goto(update[GOTO])}
 

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
+from statehitl.commands import Handled
 from statehitl.errors import GraphValidationError, InterruptOutsideRunError
 from statehitl.graph.code_cache import CodeCache
+from statehitl.graph.node_guards import ErrorHandler, TimeoutPolicy, handled, heartbeat, timed, touch
 from statehitl.graph.retries import Policies, retried, retried_async
+from statehitl.graph.runtime_values import ExecutionInfo, RunControl, Runtime, ServerInfo
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
@@ -33,6 +37,7 @@ __all__ = [
     "get_config",
     "get_runtime",
     "get_stream_writer",
+    "guarded_node",
     "interrupt",
     "nested_scope",
     "node_handler",
@@ -66,31 +71,55 @@ class RunScope:
     """Where this run is: ``()`` for the graph invoked, ``("node:step", ...)`` for a subgraph inside it."""
     sink: Callable[[tuple[str, ...], str, Any], None] | None = None
     """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
+    control: RunControl | None = None
+    """The run's drain switch (``invoke(..., control=)``), which ``Runtime.control`` hands to its nodes."""
+    began: str = ""
+    """The id of the checkpoint the run began from (``Runtime.execution_info.checkpoint_id``)."""
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
 _CALL: ContextVar[NodeContext | None] = ContextVar("statehitl_graph_node_call", default=None)
-
-C = TypeVar("C")
-
-
-@dataclass(frozen=True)
-class Runtime(Generic[C]):
-    """LangGraph's ``Runtime``, what a node's ``runtime`` parameter gets: the run's ``context`` (what
-    ``invoke(..., context=...)`` gave) and its ``stream_writer``. statehitl has no LangGraph store."""
-
-    context: C | None = None
-    stream_writer: Callable[[Any], None] = field(default=lambda _: None)
-    store: None = None
-    previous: Any = None
-
 
 def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     """The running node's ``Runtime`` (``context_schema`` is only LangGraph's type hint)."""
     scope = _RUN.get()
     if scope is None:
         raise RuntimeError("get_runtime() can only be called inside a node of a running StateGraph")
-    return Runtime(scope.context, scope.write or _ignore)
+    return node_runtime(scope, _CALL.get())
+
+
+def node_runtime(scope: RunScope, ctx: NodeContext | None) -> Runtime[Any]:
+    """The ``Runtime`` one node call gets: the run's context, writer and drain switch, where the call runs (its
+    first attempt; ``_attempts`` numbers the others), and the server the config names, if any."""
+    configurable = scope.config.get("configurable") or {}
+    info = None
+    if ctx is not None:
+        info = ExecutionInfo(checkpoint_id=scope.began, checkpoint_ns=str(configurable.get("checkpoint_ns", "")),
+                             task_id=task_key(ctx.step, ctx.node), thread_id=ctx.thread_id,
+                             run_id=_text(scope.config.get("run_id")), node_attempt=1,
+                             node_first_attempt_time=time.time())
+    server = None
+    if configurable.get("assistant_id") is not None or configurable.get("graph_id") is not None:
+        server = ServerInfo(assistant_id=str(configurable.get("assistant_id", "")),
+                            graph_id=str(configurable.get("graph_id", "")),
+                            user=configurable.get("langgraph_auth_user"))
+    return Runtime(context=scope.context, stream_writer=_writer(scope), heartbeat=heartbeat, execution_info=info,
+                   server_info=server, control=scope.control)
+
+
+def _writer(scope: RunScope) -> Callable[[Any], None]:
+    """The custom stream's writer for a node: each chunk is also progress for an ``idle_timeout``."""
+    write = scope.write or _ignore
+
+    def write_chunk(chunk: Any) -> None:
+        touch()
+        write(chunk)
+
+    return write_chunk
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
@@ -101,11 +130,11 @@ def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     if outer is None:
         return RunScope({})
     if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context)
+        return RunScope(outer.config, outer.write, context=outer.context, control=outer.control, began=outer.began)
     namespace, sink = (*outer.namespace, label), outer.sink
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink)
+                    context=outer.context, namespace=namespace, sink=sink, control=outer.control, began=outer.began)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -127,10 +156,12 @@ def current_node() -> NodeContext | None:
     return _CALL.get()
 
 
-def interrupt(value: Any = None) -> Any:
+def interrupt(value: Any = None, *, response_schema: Any = None) -> Any:
     """Ask the human, LangGraph's way: returns the answer once the thread is resumed with one
     (``Command(resume=...)``), else stops the node. Several calls in one node are matched by their order,
     so a node that asked twice gets both answers back on the second resume; ``value`` must be JSON.
+    ``response_schema``: a JSON schema (a dict) the interrupt carries for a form, or a type (a pydantic model,
+    a TypedDict, a dataclass) whose schema it carries and which the answer is validated as and returned as.
 
     The same durable path as ``ctx.interrupt``: the answer is recorded once, audited and claimed.
     """
@@ -138,15 +169,18 @@ def interrupt(value: Any = None) -> Any:
     if ctx is None:
         raise InterruptOutsideRunError("interrupt() can only be called inside a node of a running StateGraph")
     ctx.asked += 1
-    return ctx.interrupt("interrupt" if ctx.asked == 1 else f"interrupt-{ctx.asked}", reason=value)
+    name = "interrupt" if ctx.asked == 1 else f"interrupt-{ctx.asked}"
+    if response_schema is None or isinstance(response_schema, dict):
+        return ctx.interrupt(name, reason=value, schema=response_schema)
+    return ctx.interrupt(name, reason=value, response_type=response_schema)
 
 
 def get_stream_writer() -> Callable[[Any], None]:
     """The writer of ``stream_mode="custom"`` chunks for the node that calls it (a no-op when not streaming)."""
     scope = _RUN.get()
-    if scope is None or scope.write is None:
+    if scope is None:
         return _ignore
-    return scope.write
+    return _writer(scope)
 
 
 def get_config() -> dict[str, Any]:
@@ -238,10 +272,12 @@ _signature: CodeCache[_Signature] = CodeCache(_read_signature)
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
-                 metadata: dict[str, Any] | None = None, retry: Policies | None = None) -> Callable[..., Any]:
+                 metadata: dict[str, Any] | None = None, retry: Policies | None = None, *,
+                 timeout: TimeoutPolicy | None = None, on_error: ErrorHandler | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
-    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy."""
+    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy; ``timeout``:
+    each attempt's limits (an async ``fn`` only); ``on_error``: what runs instead once it failed for good."""
     sig = _signature(fn)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
@@ -249,7 +285,11 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         raise GraphValidationError(f"node {name!r} takes a 'store' (LangGraph's BaseStore), which statehitl does not "
                                    "have: keep long-term memory in the state, or in a store the node opens itself")
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None  # the node reads the model
-    target = fn if retry is None else _attempts(fn, retry, sig.is_async)
+    target = fn if timeout is None else timed(fn, timeout, name)
+    target = target if retry is None else _attempts(target, retry, sig.is_async)
+    if on_error is not None:
+        target = handled(target, on_error, node=name, is_async=sig.is_async, current=lambda _: _CALL.get(),
+                         named=lambda param, ctx: _named(param, ctx, metadata))
 
     two = sig.positional == 2
     named = sig.named
@@ -261,8 +301,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
             return args, {}
         scope = scope or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
-                  else (scope.write or _ignore) if param == "writer"
-                  else Runtime(scope.context, scope.write or _ignore) for param in named}
+                  else _writer(scope) if param == "writer"
+                  else node_runtime(scope, ctx) for param in named}
         return args, kwargs
 
     if sig.is_async:
@@ -281,7 +321,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
                         result.append(await target(*args, **kwargs))
                     returned = result[0]
                 if scope.updated is not None:
-                    scope.updated(name, returned)
+                    _report(scope.updated, name, returned)
                 return returned
             finally:
                 _CALL.reset(token)
@@ -306,7 +346,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
                     result.append(target(*args, **kwargs))
                 returned = result[0]
             if scope.updated is not None:
-                scope.updated(name, returned)
+                _report(scope.updated, name, returned)
             return returned
         finally:
             _CALL.reset(token)
@@ -315,31 +355,63 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     return run
 
 
+def guarded_node(handler: Callable[..., Any], on_error: ErrorHandler, name: str, kind: StateKind
+                 ) -> Callable[..., Any]:
+    """A machine handler ``(state, ctx)`` (a subgraph node's) that runs ``on_error`` once it failed for good."""
+    return handled(handler, on_error, node=name, is_async=True, current=lambda args: args[1],
+                   named=lambda param, ctx: _named(param, ctx, None), view=kind.node_input)
+
+
+def _named(param: str, ctx: NodeContext | None, metadata: dict[str, Any] | None) -> Any:
+    """What a node's ``config``, ``writer`` or ``runtime`` parameter gets in the call ``ctx`` (an error handler's
+    too)."""
+    scope = _RUN.get() or RunScope({})
+    if param == "config":
+        return scope.config if ctx is None else node_config(scope.config, ctx, metadata)
+    if param == "writer":
+        return _writer(scope)
+    return node_runtime(scope, ctx)
+
+
+def _report(updated: Callable[[str, Any], None], node: str, returned: Any) -> None:
+    """A node's write to the ``updates`` stream: under the name of the error handler that wrote it, if one did."""
+    updated(returned.by if isinstance(returned, Handled) else node, returned)
+
+
 def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Callable[..., Any]:
     """``fn`` called again while ``policies`` say so; each attempt asks its interrupts afresh (their order
-    and names restart), as a node that runs again does."""
+    and names restart), as a node that runs again does, and a ``runtime`` argument says which attempt it is."""
 
-    def fresh() -> None:
+    def fresh(kwargs: dict[str, Any], attempt: list[float]) -> dict[str, Any]:
         ctx = _CALL.get()
         if ctx is not None:
             ctx.asked = ctx.invoked = 0
             ctx._scope = None
+        attempt[0] += 1
+        runtime = kwargs.get("runtime")
+        if isinstance(runtime, Runtime) and runtime.execution_info is not None:
+            first = runtime.execution_info.node_first_attempt_time
+            kwargs = {**kwargs, "runtime": runtime.patch_execution_info(node_attempt=int(attempt[0]),
+                                                                         node_first_attempt_time=first)}
+        return kwargs
 
     if is_async:
 
         async def attempt_async(*args: Any, **kwargs: Any) -> Any:
+            attempt = [0.0]
+
             async def once() -> Any:
-                fresh()
-                return await fn(*args, **kwargs)
+                return await fn(*args, **fresh(kwargs, attempt))
 
             return await retried_async(once, policies)
 
         return attempt_async
 
     def attempt(*args: Any, **kwargs: Any) -> Any:
+        attempt = [0.0]
+
         def once() -> Any:
-            fresh()
-            return fn(*args, **kwargs)
+            return fn(*args, **fresh(kwargs, attempt))
 
         return retried(once, policies)
 

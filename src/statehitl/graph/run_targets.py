@@ -12,7 +12,7 @@ from typing import Any
 from statehitl.checkpoint.engine import Head
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
-from statehitl.errors import ResumeInputError
+from statehitl.errors import AmbiguousResumeError, InvalidThreadIdError, ResumeInputError
 
 __all__ = ["RunTarget", "answer_form", "check_step_limit", "resume_input", "run_target"]
 
@@ -33,14 +33,21 @@ class RunTarget:
     before: frozenset[str] = frozenset()
     after: frozenset[str] = frozenset()
     context: Any = None
+    max_concurrency: int | None = None
+    """LangGraph's ``config["max_concurrency"]``: at most this many of a step's tasks run at once."""
+    control: Any = None
+    """The run's drain switch (``invoke(..., control=RunControl())``)."""
 
 
-def run_target(config: dict[str, Any] | str | None, thread_id: str | None, checkpoint_id: str | None,
+def run_target(config: dict[str, Any] | str | None, thread_id: Any, checkpoint_id: str | None,
                step_limit: int | None, default_limit: int, *, durability: Any = None,
                invocation_state: dict[str, Any] | None = None, interrupt_before: Sequence[str] | None = None,
-               interrupt_after: Sequence[str] | None = None, context: Any = None) -> RunTarget:
+               interrupt_after: Sequence[str] | None = None, context: Any = None,
+               require_thread: bool = False, control: Any = None) -> RunTarget:
     """The target of a call given ``config`` (a LangGraph config or a thread id) and statehitl's keywords,
-    which win; without a thread, a new one with a random id."""
+    which win. A thread id of any type is ``str()``-ed (``uuid4()``, ``42``), as LangGraph's. Without a thread:
+    ``require_thread`` (a graph compiled with a checkpointer, called with a config) is LangGraph's error,
+    else a new thread with a random id."""
     if isinstance(config, str):
         config, thread_id = None, thread_id or config
     if config is not None and not isinstance(config, dict):
@@ -50,14 +57,42 @@ def run_target(config: dict[str, Any] | str | None, thread_id: str | None, check
     configurable = dict(given.get("configurable") or {})
     named = "thread_id" in configurable
     thread = thread_id if thread_id is not None else configurable.get("thread_id")
-    thread = validate_thread_id(thread) if thread is not None else os.urandom(16).hex()
+    if thread is None and require_thread:
+        raise InvalidThreadIdError(
+            "Checkpointer requires one or more of the following 'configurable' keys: thread_id, checkpoint_ns, "
+            "checkpoint_id; name the thread with config={'configurable': {'thread_id': ...}}"
+        )
+    thread = validate_thread_id(thread if isinstance(thread, str) else str(thread)) if thread is not None \
+        else os.urandom(16).hex()
     checkpoint = checkpoint_id or configurable.get("checkpoint_id")
     limit = step_limit if step_limit is not None else given.get("recursion_limit")
     limit = default_limit if limit is None else check_step_limit(limit)
     configurable.update(thread_id=thread, checkpoint_ns=configurable.get("checkpoint_ns", ""))
     return RunTarget(thread, checkpoint, limit, {**given, "configurable": configurable, "recursion_limit": limit},
-                     named, durability, invocation_state if invocation_state is not None else {},
-                     frozenset(interrupt_before or ()), frozenset(interrupt_after or ()), context)
+                     named, check_durability(durability), invocation_state if invocation_state is not None else {},
+                     frozenset(interrupt_before or ()), frozenset(interrupt_after or ()), context,
+                     _max_concurrency(given.get("max_concurrency")), control)
+
+
+_DURABILITY = {"sync": "sync", "async": "step", "step": "step", "exit": "exit"}
+
+
+def check_durability(durability: Any) -> Any:
+    """statehitl's durability for one of LangGraph's (``"async"`` is statehitl's ``"step"``), None for none given;
+    a value neither has is refused."""
+    if durability is None:
+        return None
+    if durability not in _DURABILITY:
+        raise ValueError(f"durability must be 'sync', 'async' (statehitl's 'step') or 'exit', got {durability!r}")
+    return _DURABILITY[durability]
+
+
+def _max_concurrency(value: Any) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"config['max_concurrency'] must be a positive int, got {value!r}")
+    return value
 
 
 def check_step_limit(limit: int) -> int:
@@ -86,7 +121,7 @@ def resume_input(input: Any, head: Head | None) -> Any:
         answers = {waiting[0].id: input.resume}
     elif waiting:
         listed = ", ".join(f"{i.id} ({i.reason!r})" for i in waiting)
-        raise ResumeInputError(
+        raise AmbiguousResumeError(
             "When there are multiple pending interrupts, you must specify the interrupt id when resuming: "
             f"Command(resume={{interrupt_id: answer, ...}}); waiting: {listed}"
         )

@@ -21,7 +21,7 @@ from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
 from statehitl.status import Status
 
-__all__ = ["GraphTask", "SnapshotReader", "StateSnapshot", "empty_snapshot", "graph_config"]
+__all__ = ["GraphTask", "PregelTask", "SnapshotReader", "StateSnapshot", "empty_snapshot", "graph_config"]
 
 M = TypeVar("M")
 
@@ -93,6 +93,10 @@ class GraphTask(NamedTuple):
     interrupts: tuple[Interrupt, ...] = ()
     state: Any = None
     result: Any = None
+
+
+PregelTask = GraphTask
+"""LangGraph's name for a checkpoint's task (``langgraph.types.PregelTask``): the same 7-field named tuple."""
 
 
 class Subgraph(Protocol):

@@ -4,14 +4,15 @@ They are ``TypedDict``s, not classes, because users (and models) build them as p
 into checkpoints as JSON unchanged; the names match Strands' so type hints written for it still read.
 
 The package also holds LangGraph's ``langgraph.types`` names for StateGraph programs (``Send``,
-``Command``, ``interrupt``, ``Interrupt``, ``StateSnapshot``, ``StreamWriter``), and Strands' agent
-``Snapshot``.
+``Command``, ``interrupt``, ``Interrupt``, ``StateSnapshot``, ``PregelTask``, ``StateUpdate``, ``Overwrite``,
+``RetryPolicy``, ``StreamMode``, ``StreamWriter``, ...), and Strands' agent ``Snapshot``.
 """
 
 from typing import Any
 
-__all__ = ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StreamWriter",
-           "interrupt"]
+__all__ = ["All", "Checkpointer", "Command", "Durability", "GraphTask", "Interrupt", "Overwrite", "PregelTask",
+           "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StateUpdate", "StreamMode", "StreamWriter",
+           "ensure_valid_checkpointer", "interrupt"]
 
 _GRAPH_NAMES = {
     "Command": "statehitl.commands",
@@ -22,6 +23,14 @@ _GRAPH_NAMES = {
     "StreamWriter": "statehitl.graph.node_calls",
     "StateSnapshot": "statehitl.graph.snapshots",
     "GraphTask": "statehitl.graph.snapshots",
+    "PregelTask": "statehitl.graph.snapshots",
+    "StreamMode": "statehitl.graph.stream_events",
+    "Overwrite": "statehitl.channels",
+    "All": "statehitl.graph.value_types",
+    "Checkpointer": "statehitl.graph.value_types",
+    "Durability": "statehitl.graph.value_types",
+    "StateUpdate": "statehitl.graph.value_types",
+    "ensure_valid_checkpointer": "statehitl.graph.value_types",
     "Snapshot": "statehitl.types._snapshot",
 }
 

@@ -1,0 +1,253 @@
+"""LangGraph 1.2's guards around a node's function: a time limit per attempt (``TimeoutPolicy``) and an error
+handler that runs in its place once it has failed for good (``add_node(error_handler=)``).
+
+Both keep statehitl's durability rules. A timed-out attempt is cancelled and raises ``NodeTimeoutError``, which
+the node's retry policy may retry; past its retries the step has failed like any failed step, and
+``invoke(None, config)`` retries it. An error handler's write is the node's step's write, routed only by the
+handler's ``goto`` (``commands.HANDLED``). When the handler itself fails, the step fails and keeps, as the node's
+progress, that the node failed and with what: the step's retry runs the handler again, not the node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from statehitl._sync import run_sync
+from statehitl.commands import Handled
+from statehitl.errors import GraphBubbleUp, NodeError, NodeTimeoutError
+from statehitl.graph.code_cache import CodeCache
+from statehitl.position import NodeContext
+from statehitl.runner_parts import KeptFailure
+
+__all__ = ["DEFAULT_ERROR_HANDLER", "ErrorHandler", "TimeoutPolicy", "handled", "handler_name", "heartbeat",
+           "timed", "touch"]
+
+DEFAULT_ERROR_HANDLER = "__default_error_handler__"
+"""The node name of ``set_node_defaults(error_handler=)``'s handler (LangGraph's)."""
+
+
+def handler_name(node: str) -> str:
+    """The node name of ``add_node(node, ..., error_handler=)``'s handler (LangGraph's)."""
+    return f"__error_handler__{node}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TimeoutPolicy:
+    """How long one attempt of an async node may take (``add_node(timeout=)``, ``set_node_defaults(timeout=)``):
+    ``run_timeout`` caps its wall-clock time; ``idle_timeout`` caps the time without progress, which
+    ``runtime.heartbeat()`` reports (and, with ``refresh_on="auto"``, each chunk the node writes to the custom
+    stream). Seconds, or a ``timedelta``; a plain number given where a policy is taken is a ``run_timeout``."""
+
+    run_timeout: float | timedelta | None = None
+    idle_timeout: float | timedelta | None = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    @classmethod
+    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+        """A policy in seconds from any form ``timeout=`` takes; None for none. A limit that is not above 0 is
+        a ``ValueError``."""
+        if value is None:
+            return None
+        policy = value if isinstance(value, TimeoutPolicy) else cls(run_timeout=value)
+        if policy.refresh_on not in ("auto", "heartbeat"):
+            raise ValueError(f"refresh_on must be 'auto' or 'heartbeat', got {policy.refresh_on!r}")
+        run, idle = _seconds(policy.run_timeout, "run_timeout"), _seconds(policy.idle_timeout, "idle_timeout")
+        if run is None and idle is None:
+            return None
+        return cls(run_timeout=run, idle_timeout=idle, refresh_on=policy.refresh_on)
+
+
+def _seconds(value: float | timedelta | None, name: str) -> float | None:
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise ValueError(f"{name} must be greater than 0, got {value!r}")
+    return seconds
+
+
+class _Clock:
+    """When the running attempt last made progress (the loop's clock)."""
+
+    def __init__(self, refresh_on: str, now: float) -> None:
+        self.refresh_on = refresh_on
+        self.last = now
+
+
+_CLOCK: ContextVar[_Clock | None] = ContextVar("statehitl_node_clock", default=None)
+
+
+def heartbeat() -> None:
+    """Report progress of the running attempt (``Runtime.heartbeat``): its ``idle_timeout`` starts again.
+    Outside a timed attempt it does nothing."""
+    clock = _CLOCK.get()
+    if clock is not None:
+        clock.last = time.monotonic()
+
+
+def touch() -> None:
+    """A chunk written to the custom stream: progress for an ``idle_timeout`` that refreshes on it (``"auto"``)."""
+    clock = _CLOCK.get()
+    if clock is not None and clock.refresh_on == "auto":
+        clock.last = time.monotonic()
+
+
+def timed(fn: Callable[..., Awaitable[Any]], policy: TimeoutPolicy, node: str) -> Callable[..., Awaitable[Any]]:
+    """``fn`` (async) with each call cancelled past ``policy``'s limits, raising ``NodeTimeoutError``."""
+    run_limit = _float(policy.run_timeout)
+    idle_limit = _float(policy.idle_timeout)
+
+    async def attempt(*args: Any, **kwargs: Any) -> Any:
+        clock = _Clock(policy.refresh_on, time.monotonic())
+        start = clock.last
+        token = _CLOCK.set(clock)
+        try:
+            task = asyncio.ensure_future(fn(*args, **kwargs))  # the task sees the clock (a copy of this context)
+        finally:
+            _CLOCK.reset(token)
+        while True:
+            now = time.monotonic()
+            run_left = None if run_limit is None else start + run_limit - now
+            idle_left = None if idle_limit is None else clock.last + idle_limit - now
+            left = min(x for x in (run_left, idle_left) if x is not None)
+            if left <= 0:
+                await _cancelled(task)
+                kind: Literal["run", "idle"] = "run" if run_left is not None and run_left <= 0 else "idle"
+                raise NodeTimeoutError(node, now - start, kind=kind, run_timeout=run_limit, idle_timeout=idle_limit)
+            done, _ = await asyncio.wait({task}, timeout=left)
+            if done:
+                return task.result()
+
+    return attempt
+
+
+def _float(value: float | timedelta | None) -> float | None:
+    return None if value is None else float(value) if not isinstance(value, timedelta) else value.total_seconds()
+
+
+async def _cancelled(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` and wait until it has stopped (its own cleanup done)."""
+    task.cancel()
+    await asyncio.wait({task})
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorHandler:
+    """A node's error handler: its node name and the function (``fn(state, error: NodeError, config=...)``)."""
+
+    name: str
+    fn: Callable[..., Any]
+
+
+def handled(target: Callable[..., Any], handler: ErrorHandler, *, node: str, is_async: bool,
+            named: Callable[[str, NodeContext | None], Any],
+            current: Callable[[tuple[Any, ...]], NodeContext | None],
+            view: Callable[[Any], Any] = lambda state: state) -> Callable[..., Any]:
+    """``target`` whose failure (past its retries) runs ``handler`` instead, whose return is the node's write
+    (``Handled``). Interrupts and other control flow go through untouched. ``named(param, ctx)`` gives the
+    handler's ``config``/``writer``/``runtime`` parameters, as a node gets them; ``current(args)`` the node call
+    ``target`` was called for; ``view(args[0])`` the state the handler gets."""
+    call = _handler_call(handler.fn, named)
+
+    if is_async:
+
+        async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+            ctx, failed = _kept_failure(current(args))
+            if failed is None:
+                try:
+                    return await target(*args, **kwargs)
+                except GraphBubbleUp:
+                    raise
+                except Exception as error:
+                    failed = error
+            try:
+                returned = call(view(args[0]), NodeError(node, failed), ctx)
+                if inspect.isawaitable(returned):
+                    returned = await returned
+            except GraphBubbleUp:
+                raise
+            except Exception as error:
+                raise KeptFailure(error, _kept(failed)) from None
+            return Handled(handler.name, returned)
+
+        return guarded_async
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        ctx, failed = _kept_failure(current(args))
+        if failed is None:
+            try:
+                return target(*args, **kwargs)
+            except GraphBubbleUp:
+                raise
+            except Exception as error:
+                failed = error
+        try:
+            returned = call(view(args[0]), NodeError(node, failed), ctx)
+            if inspect.isawaitable(returned):
+                returned = run_sync(_awaited(returned))
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            raise KeptFailure(error, _kept(failed)) from None
+        return Handled(handler.name, returned)
+
+    return guarded
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+_FAILED = "failed before its error handler"
+
+
+def _kept(error: BaseException) -> dict[str, Any]:
+    """What the step keeps of a node's failure for its retry (JSON): the error's type and message."""
+    return {"kind": _FAILED, "type": type(error).__name__, "message": str(error)}
+
+
+def _kept_failure(ctx: NodeContext | None) -> tuple[NodeContext | None, BaseException | None]:
+    """The node call, and the failure its step kept from before (a retry after the handler failed): the error
+    as the record holds it, a ``RuntimeError`` naming the original type."""
+    kept = None if ctx is None else ctx.progress
+    if isinstance(kept, dict) and kept.get("kind") == _FAILED:
+        return ctx, RuntimeError(f"{kept['type']}: {kept['message']}")
+    return ctx, None
+
+
+@dataclass(frozen=True)
+class _HandlerSignature:
+    error: tuple[str, ...]
+    named: tuple[str, ...]
+
+
+def _read_handler(fn: Callable[..., Any]) -> _HandlerSignature:
+    try:
+        params = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return _HandlerSignature((), ())
+    error = tuple(p.name for p in params if p.annotation in (NodeError, "NodeError"))
+    named = tuple(p.name for p in params if p.name in ("config", "writer", "runtime") and p.name not in error)
+    return _HandlerSignature(error, named)
+
+
+_handler_signature: CodeCache[_HandlerSignature] = CodeCache(_read_handler)
+
+
+def _handler_call(fn: Callable[..., Any], named: Callable[[str, NodeContext | None], Any]
+                  ) -> Callable[[Any, NodeError, NodeContext | None], Any]:
+    sig = _handler_signature(fn)
+
+    def call(state: Any, error: NodeError, ctx: NodeContext | None) -> Any:
+        kwargs = {name: error for name in sig.error}
+        kwargs.update({name: named(name, ctx) for name in sig.named})
+        return fn(state, **kwargs)
+
+    return call

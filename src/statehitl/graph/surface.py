@@ -1,0 +1,166 @@
+"""What a compiled StateGraph offers besides running and reading threads, as LangGraph's compiled graph does:
+its ``nodes``, a copy bound to a config (``with_config``, ``copy``), ``batch``, its JSON schemas, its subgraphs,
+and ``get_graph()``, the graph to draw.
+
+``with_config`` binds a config the graph's calls start from: the call's own config is laid over it (its
+``configurable`` merged key by key), so ``graph.with_config(recursion_limit=10)`` limits every call and
+``graph.with_config(configurable={"thread_id": "t"})`` names the thread of every call that names none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy as copying
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Self
+
+from statehitl._sync import run_sync
+from statehitl.graph.drawing import drawing, langchain_graph
+from statehitl.graph.json_schemas import context_json_schema, state_json_schema
+from statehitl.graph.subgraph_refs import subgraph_of
+from statehitl.machine import START, Machine
+
+if TYPE_CHECKING:
+    from statehitl.graph.state_kinds import StateKind
+
+__all__ = ["CompiledNode", "GraphSurface", "compiled_nodes", "merged_config"]
+
+
+@dataclass(frozen=True)
+class CompiledNode:
+    """A node of a compiled graph, as ``graph.nodes[name]`` shows it (LangGraph's ``PregelNode``): what runs
+    there (``bound``: the function, or the compiled graph of a subgraph node; None for ``__start__``), its
+    ``metadata``, policies, and ``subgraphs``, the compiled graph it runs (as a node, or invoked in its code)."""
+
+    name: str
+    bound: Any = None
+    metadata: dict[str, Any] | None = None
+    retry_policy: Any = None
+    error_handler: Any = None
+    timeout: Any = None
+    subgraphs: tuple[Any, ...] = field(default=())
+
+    def copy(self, update: Mapping[str, Any] | None = None) -> CompiledNode:
+        """A copy with the fields ``update`` names replaced."""
+        return replace(self, **dict(update or {}))
+
+
+def merged_config(bound: Mapping[str, Any] | None, given: Any) -> Any:
+    """A call's config laid over the config a graph was bound to (``with_config``): its keys win, except
+    ``configurable`` and ``metadata``, merged key by key. A thread id given as a string stays one."""
+    if not bound or isinstance(given, str):
+        return given
+    merged = {**bound, **(given or {})}
+    for key in ("configurable", "metadata"):
+        if key in bound and given and key in given:
+            merged[key] = {**bound[key], **given[key]}
+    return merged
+
+
+class GraphSurface:
+    """LangGraph's compiled-graph surface besides running and threads; ``CompiledStateGraph`` sets these."""
+
+    machine: Machine
+    name: str
+    config: dict[str, Any] | None
+    compiled_nodes: dict[str, CompiledNode]
+    subgraphs: dict[str, Any]
+    input_schema: Any
+    output_schema: Any
+    context_schema: Any
+    kind: StateKind
+
+    ainvoke: Callable[..., Awaitable[Any]]
+
+    @property
+    def nodes(self) -> dict[str, CompiledNode]:
+        """The graph's nodes by name, ``__start__`` first, as LangGraph lists them (``list(graph.nodes)``)."""
+        return self.compiled_nodes
+
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        """The graph's name (``compile(name=)``), with ``suffix`` appended."""
+        return f"{name or self.name}{suffix or ''}"
+
+    def with_config(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> Self:
+        """A copy of the graph whose calls start from ``config`` (and ``kwargs``, config keys such as
+        ``recursion_limit=10``), the call's own config laid over it."""
+        return self.copy({"config": merged_config(self.config, {**(config or {}), **kwargs})})
+
+    def copy(self, update: Mapping[str, Any] | None = None) -> Self:
+        """A shallow copy (sharing its checkpointer, so its threads) with the attributes ``update`` names set."""
+        clone = copying.copy(self)
+        for key, value in (update or {}).items():
+            setattr(clone, key, value)
+        return clone
+
+    def batch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
+        """``invoke`` for each input (with ``config``, or one config per input in a list), run concurrently."""
+        return run_sync(self.abatch(inputs, config, **options))
+
+    async def abatch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
+        """``ainvoke`` for each input, concurrently; the results in the inputs' order."""
+        configs = list(config) if isinstance(config, list) else [config] * len(inputs)
+        if len(configs) != len(inputs):
+            raise ValueError(f"batch() got {len(inputs)} inputs and {len(configs)} configs; give one config per input")
+        return list(await asyncio.gather(*(self.ainvoke(i, c, **options) for i, c in zip(inputs, configs,
+                                                                                               strict=True))))
+
+    def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        """The JSON schema of what ``invoke`` takes: the input schema's, else the state schema's."""
+        return state_json_schema(self.input_schema or self.kind.schema, self.kind, self.get_name("Input"))
+
+    def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        """The JSON schema of what ``invoke`` returns: the output schema's, else the state schema's."""
+        return state_json_schema(self.output_schema or self.kind.schema, self.kind, self.get_name("Output"))
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The JSON schema of ``invoke(..., context=)``'s ``context_schema``, None without one."""
+        return context_json_schema(self.context_schema)
+
+    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Any]]:
+        """``(name, compiled graph)`` for each node that runs a compiled graph (``namespace``: only that node;
+        ``recurse``: theirs too, named ``node|inner``)."""
+        for name, node in self.compiled_nodes.items():
+            if not node.subgraphs or (namespace is not None and not namespace.startswith(name)):
+                continue
+            graph = node.subgraphs[0]
+            if namespace is None or namespace == name:
+                yield name, graph
+            if recurse and isinstance(graph, GraphSurface):
+                inner = None if namespace is None or namespace == name else namespace[len(name) + 1:]
+                for sub_name, sub in graph.get_subgraphs(namespace=inner, recurse=True):
+                    yield f"{name}|{sub_name}", sub
+
+    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False
+                             ) -> AsyncIterator[tuple[str, Any]]:
+        for item in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield item
+
+    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        """The graph to draw: LangChain's ``Graph`` (``draw_mermaid()``, ``draw_ascii()``, ``to_json()``,
+        ``nodes``, ``edges``) when ``langchain-core`` is installed, else statehitl's ``Machine`` (which draws
+        with ``draw_mermaid()`` too, and stays at ``graph.machine``). ``xray``: draw subgraph nodes as their own
+        nodes (``True``, or how many levels deep)."""
+        drawn = drawing(self.machine, {n: node.bound for n, node in self.compiled_nodes.items()},
+                        self._subgraph_machine, int(xray))
+        try:
+            return langchain_graph(drawn)
+        except ImportError:  # no langchain-core: the machine draws itself
+            return self.machine
+
+    def _subgraph_machine(self, node: str) -> Machine | None:
+        compiled = self.compiled_nodes.get(node)
+        inner = compiled.subgraphs[0] if compiled is not None and compiled.subgraphs else None
+        return getattr(inner, "machine", None)
+
+
+def compiled_nodes(actions: Mapping[str, Any], policies: Mapping[str, dict[str, Any]],
+                   is_graph: Callable[[Any], bool]) -> dict[str, CompiledNode]:
+    """The ``nodes`` of a compiled graph: ``__start__``, then each node with what runs there, its policies
+    (``metadata``, ``retry_policy``, ``error_handler``, ``timeout``) and the graph it runs, if any."""
+    nodes = {START: CompiledNode(START)}
+    for name, action in actions.items():
+        sub = subgraph_of(action, is_graph)
+        nodes[name] = CompiledNode(name, action, subgraphs=() if sub is None else (sub,), **policies.get(name, {}))
+    return nodes
