@@ -10,9 +10,11 @@ import statehitl.agent
 import statehitl.answers
 import statehitl.checkpoint
 import statehitl.config
+import statehitl.constants
 import statehitl.errors
 import statehitl.experimental.checkpoint
 import statehitl.graph
+import statehitl.graph.state
 import statehitl.handlers
 import statehitl.hooks
 import statehitl.inbox
@@ -36,10 +38,13 @@ import statehitl.worker
 PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
-    statehitl.types: ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot", "StateSnapshot",
-                      "StreamWriter", "interrupt"],
+    statehitl.types: ["All", "Checkpointer", "Command", "Durability", "GraphTask", "Interrupt", "Overwrite",
+                      "PregelTask", "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StateUpdate", "StreamMode",
+                      "StreamWriter", "TimeoutPolicy", "ensure_valid_checkpointer", "interrupt"],
+    statehitl.constants: ["CONF", "END", "START", "TAG_HIDDEN", "TAG_NOSTREAM"],
+    statehitl.graph.state: ["CompiledStateGraph", "StateGraph"],
     statehitl.config: ["get_config", "get_stream_writer"],
-    statehitl.runtime: ["Runtime", "get_runtime"],
+    statehitl.runtime: ["DEFAULT_RUNTIME", "ExecutionInfo", "RunControl", "Runtime", "ServerInfo", "get_runtime"],
     statehitl: ["Agent", "InterventionHandler", "Snapshot", "ToolContext", "tool"],
     statehitl.interventions: ["Confirm", "Deny", "Guide", "InterventionAction", "InterventionHandler", "OnError",
                               "Proceed", "Transform"],
@@ -51,7 +56,7 @@ PUBLIC = {
                       "ConversationManager", "LoopRun", "NullConversationManager", "SlidingWindowConversationManager",
                       "ToolMetrics"],
     statehitl.errors: sorted([*(name for name in dir(statehitl.errors) if name.endswith(("Error", "Conflict"))),
-                              "GraphInterrupt"]),
+                              "GraphBubbleUp", "GraphDrained", "GraphInterrupt", "ParentCommand"]),
     statehitl.nesting: ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run",
                         "node_call", "resumed_run", "started_run"],
     statehitl.transitions: ["CheckpointWritten", "ClaimTaken", "HookFired", "InterruptAnswered",

@@ -41,23 +41,23 @@ class Drawing:
 
 def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[str], Machine | None],
             xray: int) -> Drawing:
-    """``machine`` drawn: ``actions`` are its nodes' functions (or graphs); ``subgraphs(node)`` the machine of
-    a node that runs a compiled graph, drawn in place when ``xray`` is above 0."""
-    drawn = Drawing({START: None, **{name: actions.get(name) for name in machine.nodes}, END: None})
+    """``machine`` drawn: ``actions`` are what runs at its nodes (functions or graphs, error handlers among
+    them), in the order to list them; ``subgraphs(node)`` the machine of a node that runs a compiled graph,
+    drawn in place when ``xray`` is above 0."""
+    names = list(actions) or list(machine.nodes)
+    drawn = Drawing({START: None, **{name: actions.get(name) for name in names}, END: None})
     labels = _labels(machine)
     graph = machine.graph
     for source, target, data in graph.edges(data=True):
         conditional = data.get("kind") not in ("edge", "join")
         drawn.edges.append(DrawnEdge(source, target, labels.get((source, target)), conditional))
-    for name in machine.nodes:
-        if graph.out_degree(name) == 0:
-            drawn.edges.append(DrawnEdge(name, END))
+    drawn.edges.sort(key=lambda e: (e.source, e.target))
+    drawn.edges.extend(DrawnEdge(name, END) for name in machine.nodes if graph.out_degree(name) == 0)
     if xray > 0:
         for name in list(machine.nodes):
             inner = subgraphs(name)
             if inner is not None:
                 _expand(drawn, name, drawing(inner, {}, lambda _: None, xray - 1))
-    drawn.edges.sort(key=lambda e: (e.source, e.target))
     return drawn
 
 

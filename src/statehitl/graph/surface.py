@@ -142,7 +142,7 @@ class GraphSurface:
         ``nodes``, ``edges``) when ``langchain-core`` is installed, else statehitl's ``Machine`` (which draws
         with ``draw_mermaid()`` too, and stays at ``graph.machine``). ``xray``: draw subgraph nodes as their own
         nodes (``True``, or how many levels deep)."""
-        drawn = drawing(self.machine, {n: node.bound for n, node in self.compiled_nodes.items()},
+        drawn = drawing(self.machine, {n: node.bound for n, node in self.compiled_nodes.items() if n != START},
                         self._subgraph_machine, int(xray))
         try:
             return langchain_graph(drawn)

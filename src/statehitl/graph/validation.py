@@ -17,11 +17,13 @@ def check_edges(name: str, nodes: Iterable[str], edges: Sequence[Edge], joins: S
                 routers: Sequence[Router], destinations: Mapping[str, Sequence[str]]) -> None:
     """Every edge starts at a node (or START) and ends at one (or END), and something leaves START."""
     known = set(nodes)
+    if not known:
+        return  # the machine says it has no nodes
     sources = [e.source for e in edges] + [s for j in joins for s in j.sources] + [r.source for r in routers]
     for source in sources:
         if source not in known and source != START:
-            raise GraphValidationError(f"Found edge starting at unknown node '{source}' (nodes: {sorted(known)}); "
-                                       "add_node() it first")
+            raise GraphValidationError(f"Found edge starting at unknown node '{source}' "
+                                       f"(known nodes: {sorted(known)}); add_node() it first")
     if START not in sources:
         raise GraphValidationError(f"Graph must have an entrypoint: {name!r} has no entry; add at least one edge "
                                    "from START to another node")
@@ -29,12 +31,12 @@ def check_edges(name: str, nodes: Iterable[str], edges: Sequence[Edge], joins: S
         for key, target in (router.path_map or {}).items():
             if target not in known and target != END:
                 raise GraphValidationError(f"At '{router.source}' node, '{key}' branch found unknown target "
-                                           f"'{target}' (nodes: {sorted(known)})")
+                                           f"'{target}' (known nodes: {sorted(known)})")
     targets = [e.target for e in edges] + [j.target for j in joins]
     targets += [t for goto in destinations.values() for t in goto]
     for target in targets:
         if target not in known and target != END:
-            raise GraphValidationError(f"Found edge ending at unknown node `{target}` (nodes: {sorted(known)}); "
+            raise GraphValidationError(f"Found edge ending at unknown node `{target}` (known nodes: {sorted(known)}); "
                                        "add_node() it first")
 
 
@@ -47,7 +49,7 @@ def check_breakpoints(names: Sequence[str], nodes: Iterable[str], handlers: Iter
             raise GraphValidationError(f"Interrupt node `{name}` is an error handler, which runs in its node's step "
                                        "as soon as the node failed; statehitl cannot stop before it")
         if name not in known:
-            raise GraphValidationError(f"Interrupt node `{name}` not found (nodes: {sorted(known)})")
+            raise GraphValidationError(f"Interrupt node `{name}` not found (known nodes: {sorted(known)})")
 
 
 def check_timeouts(timed: Mapping[str, Any], is_async: Mapping[str, bool]) -> None:

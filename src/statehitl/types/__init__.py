@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = ["All", "Checkpointer", "Command", "Durability", "GraphTask", "Interrupt", "Overwrite", "PregelTask",
            "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StateUpdate", "StreamMode", "StreamWriter",
-           "ensure_valid_checkpointer", "interrupt"]
+           "TimeoutPolicy", "ensure_valid_checkpointer", "interrupt"]
 
 _GRAPH_NAMES = {
     "Command": "statehitl.commands",
@@ -26,6 +26,7 @@ _GRAPH_NAMES = {
     "PregelTask": "statehitl.graph.snapshots",
     "StreamMode": "statehitl.graph.stream_events",
     "Overwrite": "statehitl.channels",
+    "TimeoutPolicy": "statehitl.graph.node_guards",
     "All": "statehitl.graph.value_types",
     "Checkpointer": "statehitl.graph.value_types",
     "Durability": "statehitl.graph.value_types",
