@@ -22,7 +22,7 @@ The thread builders use a tmpfs when there is one (``--tmpdir``): what grows her
 from __future__ import annotations
 
 import contextlib
-import json
+import itertools
 import math
 import operator
 import statistics
@@ -111,7 +111,7 @@ def chain(lib: Any, length: int) -> Any:
     for name in names:
         g.add_node(name, lambda s: None)
     g.add_edge(lib.START, names[0])
-    for a, b in zip(names, names[1:], strict=False):
+    for a, b in itertools.pairwise(names):
         g.add_edge(a, b)
     g.add_edge(names[-1], lib.END)
     return g
