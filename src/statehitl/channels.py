@@ -8,6 +8,9 @@ concurrent nodes is not something a user should have to depend on.
 
 from __future__ import annotations
 
+import operator
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,7 +21,7 @@ from pydantic_core import to_jsonable_python
 
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 
-__all__ = ["INPUT", "Overwrite", "StateSchema", "append", "append_items", "overwritten", "writer_label"]
+__all__ = ["INPUT", "Overwrite", "Rewritten", "StateSchema", "append", "append_items", "overwritten", "writer_label"]
 
 INPUT = "input"
 """The writer a caller's input on an existing thread is recorded under (``writes``), as if a node wrote it."""
@@ -51,6 +54,13 @@ class Overwrite:
 _OVERWRITE = "__overwrite__"
 
 
+class Rewritten(list[Any]):
+    """An append-only channel's list as an ``Overwrite`` left it: a plain list that also tells the checkpoint
+    engine to store the channel whole in this step's record (its items no longer extend the parent's, so a
+    piece of "what this step added" would read back wrong). The next step that writes anything turns it back
+    into a plain list, so only the overwriting step's record holds the channel whole."""
+
+
 def overwritten(value: Any) -> tuple[bool, Any]:
     """Whether a write is an ``Overwrite`` (the object, or its JSON form ``{"value": v, "type":
     "__overwrite__"}``, or ``{"__overwrite__": v}``), and the value it writes."""
@@ -62,6 +72,15 @@ def overwritten(value: Any) -> tuple[bool, Any]:
         if value.get("type") == _OVERWRITE and "value" in value and len(value) == 2:
             return True, value["value"]
     return False, None
+
+
+def _is_list(info: Any) -> bool:
+    """Whether a field holds a list (``list``, ``list[T]``, optionally ``None``): what ``operator.add`` extends."""
+    annotation = info.annotation
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    kinds = [typing.get_origin(o) or o for o in options if o is not type(None)]
+    return bool(kinds) and all(k is list for k in kinds)
 
 
 def writer_label(node: str) -> str:
@@ -97,7 +116,11 @@ class StateSchema(Generic[M]):
             for meta in info.metadata:
                 if callable(meta) and not isinstance(meta, type):
                     self.reducers[name] = meta
-        self.append_channels = frozenset(n for n, r in self.reducers.items() if r is append)
+        self.append_channels = frozenset(n for n, r in self.reducers.items()
+                                         if r is append or (r is operator.add and _is_list(self.fields[n])))
+        """Channels that only grow, stored as the pieces each step added (``checkpoint/chain.py``): those of
+        statehitl's ``append``, and LangGraph's ``Annotated[list, operator.add]`` (a list plus a list extends
+        the first)."""
         self._ordinary = [n for n in self.fields if n not in self.append_channels]
         # the model validates a new thread's input, and takes a field under its alias there
         self._aliases = frozenset(info.alias for info in self.fields.values() if info.alias)
@@ -182,6 +205,8 @@ class StateSchema(Generic[M]):
                                                  "per step")
                     replaced.add(name)
                     merged[name] = self._validate(node, name, new)
+                    if name in self.append_channels and isinstance(merged[name], list):
+                        merged[name] = Rewritten(merged[name])
                 elif name in replaced:
                     continue  # an Overwrite of this step wins over the channel's other writes
                 elif reducer is None:
@@ -195,12 +220,17 @@ class StateSchema(Generic[M]):
                 else:
                     merged[name] = self._reduced(state, merged, node, name, value, reducer)
                 writers[name] = node
+        for name in self.append_channels:  # an earlier step's Overwrite is stored already: extend it again
+            if name not in merged and type(getattr(state, name, None)) is Rewritten:
+                merged[name] = list(getattr(state, name))
         return state.model_copy(update=merged)
 
     def _reduced(self, state: M, merged: dict[str, Any], node: str, name: str, value: Any, reducer: Reducer) -> Any:
         current = merged[name] if name in merged else getattr(state, name)
         if reducer is append:  # validates only the new items, not the whole history again
             return [*current, *self._validate(node, name, append_items(value))]
+        if name in self.append_channels and isinstance(value, list):  # operator.add of two lists
+            return [*(current or ()), *self._validate(node, name, value)]
         return self._validate(node, name, reducer(current, value))
 
     # -- the engine's StateCodec: append-only channels are stored as deltas --------------------------
@@ -218,6 +248,10 @@ class StateSchema(Generic[M]):
 
     def length(self, state: M, channel: str) -> int:
         return len(getattr(state, channel))
+
+    def restarted(self, state: M, channel: str) -> bool:
+        """Whether this state's step replaced the channel (an ``Overwrite``) rather than extending it."""
+        return type(getattr(state, channel)) is Rewritten
 
     def load(self, values: dict[str, Any]) -> M:
         """A stored state back as the model; a mismatch means the thread was written by other code."""

@@ -48,6 +48,11 @@ class StateCodec(Protocol):
         """How many items an append-only channel holds."""
         ...
 
+    def restarted(self, state: Any, channel: str) -> bool:
+        """Whether the channel's items were replaced in this state's step (they no longer extend the
+        parent's), so the record must hold it whole."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Link:

@@ -157,12 +157,16 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         """
         now = time.time()
         depth = 1 if cursor.migrated else cursor.depth + 1
-        base = None if cursor.migrated else base_link(cursor.chain, depth, delta=self._bulk)
+        # a channel an Overwrite replaced is stored whole (from item 0) on a record built on its parent: a piece
+        # that starts at 0 on a record with a base says "replaced here" to readers that cut old checkpoints
+        # from the current one (graph/time_travel.py), which a base-less Fenwick record could not say
+        restarted = {c for c in codec.append_channels if codec.restarted(state, c)}
+        base = None if cursor.migrated else base_link(cursor.chain, depth, delta=self._bulk or bool(restarted))
         lengths = {c: codec.length(state, c) for c in codec.append_channels}
         appends = {}
         for channel, length in lengths.items():
             start = base.lengths.get(channel, 0) if base is not None else 0
-            start = start if start <= length else 0
+            start = start if start <= length and channel not in restarted else 0
             appends[channel] = {"start": start, "items": codec.dump_items(state, channel, start)}
         # Validated from plain data: pydantic's validator fills in the defaults and builds the pieces faster
         # than model_construct's loop over the fields in Python, and checks the record on the way.

@@ -120,6 +120,9 @@ class OrchestrationSchema:
     def length(self, state: dict[str, Any], channel: str) -> int:
         return len(state.get(channel, ()))
 
+    def restarted(self, state: dict[str, Any], channel: str) -> bool:
+        return False  # a multi-agent channel only ever grows
+
     def load(self, values: dict[str, Any]) -> dict[str, Any]:
         return self.fresh(values)
 
