@@ -22,6 +22,7 @@ from typing_extensions import TypedDict
 from plain_storage import PrimitivesOnly
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer, MemoryStorage
 from statehitl.checkpoint.codec import decode
+from statehitl.errors import NodeError
 
 Load = Callable[[str], ModuleType]
 
@@ -252,3 +253,43 @@ def surface_program(load: Load) -> dict[str, Any]:
 def test_the_compiled_graph_surface() -> None:
     seen = on_both(surface_program)
     assert seen["with_config"] == {"items": ["ann", "Ctx", "then"]}
+
+
+def guards_program(load: Load) -> dict[str, Any]:
+    """Error handlers (per node and by default), what they get (a NodeError naming the node and its error) and
+    a timed-out async node handed to its handler as a NodeTimeoutError."""
+    import asyncio
+
+    types, errors = load("types"), load("errors")
+    seen: list[Any] = []
+
+    def broken(state: Any) -> Any:
+        raise KeyError("missing")
+
+    def handler(state: Any, error: NodeError) -> Any:  # the annotation's name is what both libraries read
+        seen.append((type(error).__name__, error.node, type(error.error).__name__,
+                     isinstance(error, errors.NodeError)))
+        return {"items": [f"handled {error.node}"]}
+
+    async def slow(state: Any) -> Any:
+        await asyncio.sleep(1)
+        return {"items": ["too late"]}
+
+    async def timed_out(state: Any, error: NodeError) -> Any:
+        seen.append((type(error.error).__name__, isinstance(error.error, errors.NodeTimeoutError)))
+        return {"items": ["timed out"]}
+
+    g = load("graph.state").StateGraph(Items)
+    g.set_node_defaults(error_handler=handler)
+    g.add_node("broken", broken)
+    g.add_node("slow", slow, timeout=types.TimeoutPolicy(run_timeout=0.05), error_handler=timed_out)
+    g.add_edge(load("constants").START, "broken")
+    g.add_edge(load("constants").START, "slow")
+    app = g.compile()
+    result = asyncio.run(app.ainvoke({"items": []}))
+    return {"result": sorted(result["items"]), "seen": sorted(map(repr, seen)), "nodes": sorted(app.nodes)}
+
+
+def test_error_handlers_and_timeouts() -> None:
+    seen = on_both(guards_program)
+    assert seen["result"] == ["handled broken", "timed out"]

@@ -13,6 +13,7 @@ import asyncio
 import copy as copying
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
 from statehitl._sync import run_sync
@@ -39,7 +40,15 @@ class CompiledNode:
     retry_policy: Any = None
     error_handler: Any = None
     timeout: Any = None
-    subgraphs: tuple[Any, ...] = field(default=())
+    is_graph: Callable[[Any], bool] | None = field(default=None, repr=False, compare=False)
+    """What counts as a compiled graph when ``subgraphs`` looks through ``bound``'s code."""
+
+    @cached_property
+    def subgraphs(self) -> tuple[Any, ...]:
+        """The compiled graph the node runs, found when first asked for: reading a function's code for the
+        graphs it reaches is not something each ``compile()`` should pay for."""
+        sub = None if self.is_graph is None else subgraph_of(self.bound, self.is_graph)
+        return () if sub is None else (sub,)
 
     def copy(self, update: Mapping[str, Any] | None = None) -> CompiledNode:
         """A copy with the fields ``update`` names replaced."""
@@ -161,6 +170,5 @@ def compiled_nodes(actions: Mapping[str, Any], policies: Mapping[str, dict[str, 
     (``metadata``, ``retry_policy``, ``error_handler``, ``timeout``) and the graph it runs, if any."""
     nodes = {START: CompiledNode(START)}
     for name, action in actions.items():
-        sub = subgraph_of(action, is_graph)
-        nodes[name] = CompiledNode(name, action, subgraphs=() if sub is None else (sub,), **policies.get(name, {}))
+        nodes[name] = CompiledNode(name, action, is_graph=is_graph, **policies.get(name, {}))
     return nodes
