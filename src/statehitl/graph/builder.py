@@ -261,12 +261,12 @@ class StateGraph(Generic[M]):
         handlers = self._error_handlers()
         check_edges(name or self.name, self._nodes, self._edges, self._joins, self._routers,
                     {n: node.destinations for n, node in self._nodes.items() if node.destinations})
-        check_breakpoints([] if interrupt_before in (None, "*") else list(interrupt_before or ()), self._nodes,
-                          {h.name for h in handlers.values()})
-        check_breakpoints([] if interrupt_after in (None, "*") else list(interrupt_after or ()), self._nodes,
-                          {h.name for h in handlers.values()})
+        for breakpoints in (interrupt_before, interrupt_after):
+            if breakpoints and breakpoints != "*":
+                check_breakpoints(list(breakpoints), self._nodes, {h.name for h in handlers.values()})
         timeouts = {n: t for n, node in self._nodes.items() if (t := node.timeout or self._defaults.timeout)}
-        check_timeouts(timeouts, {n: _is_async(node.action) for n, node in self._nodes.items()})
+        if timeouts:
+            check_timeouts(timeouts, {n: _is_async(self._nodes[n].action) for n in timeouts})
         extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
         kept = {n: _kept_state_channel(n) for n, node in self._nodes.items()
                 if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
@@ -303,8 +303,8 @@ class StateGraph(Generic[M]):
             keeps_state=checkpointer is True,
             input_schema=self.input_schema,
             context_schema=self.context_schema,
-            nodes=compiled_nodes(self._actions(handlers), self._policies(handlers, timeouts),
-                                 lambda found: isinstance(found, CompiledStateGraph)),
+            nodes=lambda: compiled_nodes(self._actions(handlers), self._policies(handlers, timeouts),
+                                         lambda found: isinstance(found, CompiledStateGraph)),
             debug=debug,
         )
 

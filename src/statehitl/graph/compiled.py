@@ -94,7 +94,7 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
         keeps_state: bool = False,
         input_schema: Any = None,
         context_schema: Any = None,
-        nodes: dict[str, CompiledNode] | None = None,
+        nodes: Callable[[], dict[str, CompiledNode]] | None = None,
         debug: bool = False,
     ) -> None:
         self.machine = machine
@@ -115,7 +115,7 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
         self.input_schema = input_schema
         self.context_schema = context_schema
         self.kind = schema.kind
-        self.compiled_nodes = nodes or {}
+        self.build_nodes = nodes or dict
         self.debug = debug
         """Every call prints its updates and values as they come (``compile(debug=True)``)."""
         self.config: dict[str, Any] | None = None
@@ -177,10 +177,10 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
                                    invocation_state=invocation_state, interrupt_before=interrupt_before,
                                    interrupt_after=interrupt_after, context=context, control=control)
         collect = stream_mode != "values"
-        modes = call_modes(stream_mode if collect else None, print_mode, bool(self.debug if debug is None else debug),
-                           subgraphs=subgraphs)
-        if not modes.every:
+        debugging = bool(self.debug if debug is None else debug)
+        if not collect and not print_mode and not debugging:  # the common call: its values, nothing else
             return kept_keys(await self._run(input, target), output_keys)
+        modes = call_modes(stream_mode if collect else None, print_mode, debugging, subgraphs=subgraphs)
         chunks: list[Any] = []
         send = ordered_sender(printed(modes, chunks.append), modes.every, True, True)
         result = await self._run(input, target, send, subgraphs)

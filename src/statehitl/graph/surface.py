@@ -17,9 +17,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
 from statehitl._sync import run_sync
-from statehitl.graph.drawing import drawing, langchain_graph
-from statehitl.graph.json_schemas import context_json_schema, state_json_schema
-from statehitl.graph.subgraph_refs import subgraph_of
 from statehitl.machine import START, Machine
 
 if TYPE_CHECKING:
@@ -47,6 +44,8 @@ class CompiledNode:
     def subgraphs(self) -> tuple[Any, ...]:
         """The compiled graph the node runs, found when first asked for: reading a function's code for the
         graphs it reaches is not something each ``compile()`` should pay for."""
+        from statehitl.graph.subgraph_refs import subgraph_of  # read a node's code only when asked
+
         sub = None if self.is_graph is None else subgraph_of(self.bound, self.is_graph)
         return () if sub is None else (sub,)
 
@@ -73,7 +72,7 @@ class GraphSurface:
     machine: Machine
     name: str
     config: dict[str, Any] | None
-    compiled_nodes: dict[str, CompiledNode]
+    build_nodes: Callable[[], dict[str, CompiledNode]]
     subgraphs: dict[str, Any]
     input_schema: Any
     output_schema: Any
@@ -86,6 +85,11 @@ class GraphSurface:
     def nodes(self) -> dict[str, CompiledNode]:
         """The graph's nodes by name, ``__start__`` first, as LangGraph lists them (``list(graph.nodes)``)."""
         return self.compiled_nodes
+
+    @cached_property
+    def compiled_nodes(self) -> dict[str, CompiledNode]:
+        """``nodes``, built when first read: most compiled graphs only ever run."""
+        return self.build_nodes()
 
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         """The graph's name (``compile(name=)``), with ``suffix`` appended."""
@@ -117,14 +121,20 @@ class GraphSurface:
 
     def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
         """The JSON schema of what ``invoke`` takes: the input schema's, else the state schema's."""
+        from statehitl.graph.json_schemas import state_json_schema  # a graph that only runs never loads it
+
         return state_json_schema(self.input_schema or self.kind.schema, self.kind, self.get_name("Input"))
 
     def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
         """The JSON schema of what ``invoke`` returns: the output schema's, else the state schema's."""
+        from statehitl.graph.json_schemas import state_json_schema
+
         return state_json_schema(self.output_schema or self.kind.schema, self.kind, self.get_name("Output"))
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         """The JSON schema of ``invoke(..., context=)``'s ``context_schema``, None without one."""
+        from statehitl.graph.json_schemas import context_json_schema
+
         return context_json_schema(self.context_schema)
 
     def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Any]]:
@@ -151,6 +161,8 @@ class GraphSurface:
         ``nodes``, ``edges``) when ``langchain-core`` is installed, else statehitl's ``Machine`` (which draws
         with ``draw_mermaid()`` too, and stays at ``graph.machine``). ``xray``: draw subgraph nodes as their own
         nodes (``True``, or how many levels deep)."""
+        from statehitl.graph.drawing import drawing, langchain_graph  # drawing is not running
+
         drawn = drawing(self.machine, {n: node.bound for n, node in self.compiled_nodes.items() if n != START},
                         self._subgraph_machine, int(xray))
         try:
