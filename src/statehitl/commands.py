@@ -29,13 +29,23 @@ HANDLED = "__handled__"
 edges, and streams show the write as the handler's. Stored with the step's writes, like ``GOTO``."""
 
 
-@dataclass(frozen=True)
 class Handled:
     """What a node whose function failed returns when its error handler ran instead: the handler's node name
-    (``__error_handler__<node>``) and what the handler returned (an update, a Command...)."""
+    (``__error_handler__<node>``) and what the handler returned (an update, a Command...). A plain class: a
+    dataclass costs every process's import of the graph machinery more than it gives here."""
 
-    by: str
-    returned: Any
+    __slots__ = ("by", "returned")
+
+    def __init__(self, by: str, returned: Any) -> None:
+        self.by, self.returned = by, returned
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Handled) and (self.by, self.returned) == (other.by, other.returned)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Handled(by={self.by!r}, returned={self.returned!r})"
 
 
 @dataclass(frozen=True)

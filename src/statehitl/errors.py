@@ -68,7 +68,6 @@ keep its ``except`` clauses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
@@ -198,14 +197,24 @@ class GraphDrained(GraphBubbleUp):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
 class NodeError:
     """What a node's error handler (``add_node(error_handler=)``) is given by a parameter annotated
     ``NodeError``: which node failed (after its retries) and with what. After a restart the error is the one
     its failed checkpoint recorded: a ``RuntimeError`` whose message names the original type and message."""
 
-    node: str
-    error: BaseException
+    __slots__ = ("error", "node")
+
+    def __init__(self, node: str, error: BaseException) -> None:
+        self.node, self.error = node, error
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NodeError) and (self.node, self.error) == (other.node, other.error)
+
+    def __hash__(self) -> int:
+        return hash((self.node, self.error))
+
+    def __repr__(self) -> str:
+        return f"NodeError(node={self.node!r}, error={self.error!r})"
 
 
 class NodeTimeoutError(StatehitlError):

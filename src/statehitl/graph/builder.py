@@ -59,13 +59,15 @@ class _Node:
     timeout: TimeoutPolicy | None = None
 
 
-@dataclass
 class _Defaults:
     """``set_node_defaults()``: what every node without its own gets at ``compile()``."""
 
-    retry_policy: Policies | None = None
-    error_handler: Callable[..., Any] | None = None
-    timeout: TimeoutPolicy | None = None
+    __slots__ = ("error_handler", "retry_policy", "timeout")
+
+    def __init__(self) -> None:
+        self.retry_policy: Policies | None = None
+        self.error_handler: Callable[..., Any] | None = None
+        self.timeout: TimeoutPolicy | None = None
 
 
 class StateGraph(Generic[M]):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -18,15 +17,14 @@ from statehitl.graph.stream_events import STREAM_MODES
 __all__ = ["CallModes", "call_modes", "coerced_context", "kept_keys", "printed"]
 
 
-@dataclass(frozen=True, slots=True)
 class CallModes:
     """A call's stream modes: ``streamed`` the chunks it yields (``invoke``: returns; empty for its values),
     ``shown`` those it prints, ``paired``/``subgraphs`` how its chunks are shaped."""
 
-    streamed: tuple[str, ...]
-    shown: tuple[str, ...]
-    paired: bool
-    subgraphs: bool
+    __slots__ = ("paired", "shown", "streamed", "subgraphs")
+
+    def __init__(self, streamed: tuple[str, ...], shown: tuple[str, ...], paired: bool, subgraphs: bool) -> None:
+        self.streamed, self.shown, self.paired, self.subgraphs = streamed, shown, paired, subgraphs
 
     @property
     def every(self) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ def handler_name(node: str) -> str:
     return f"__error_handler__{node}"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class TimeoutPolicy:
     """How long one attempt of an async node may take (``add_node(timeout=)``, ``set_node_defaults(timeout=)``):
     ``run_timeout`` caps its wall-clock time; ``idle_timeout`` caps the time without progress, which
@@ -138,12 +138,22 @@ async def _cancelled(task: asyncio.Future[Any]) -> None:
     await asyncio.wait({task})
 
 
-@dataclass(frozen=True, slots=True)
 class ErrorHandler:
     """A node's error handler: its node name and the function (``fn(state, error: NodeError, config=...)``)."""
 
-    name: str
-    fn: Callable[..., Any]
+    __slots__ = ("fn", "name")
+
+    def __init__(self, name: str, fn: Callable[..., Any]) -> None:
+        self.name, self.fn = name, fn
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ErrorHandler) and (self.name, self.fn) == (other.name, other.fn)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.fn))
+
+    def __repr__(self) -> str:
+        return f"ErrorHandler(name={self.name!r}, fn={self.fn!r})"
 
 
 def handled(target: Callable[..., Any], handler: ErrorHandler, *, node: str, is_async: bool,
@@ -222,10 +232,11 @@ def _kept_failure(ctx: NodeContext | None) -> tuple[NodeContext | None, BaseExce
     return ctx, None
 
 
-@dataclass(frozen=True)
 class _HandlerSignature:
-    error: tuple[str, ...]
-    named: tuple[str, ...]
+    __slots__ = ("error", "named")
+
+    def __init__(self, error: tuple[str, ...], named: tuple[str, ...]) -> None:
+        self.error, self.named = error, named
 
 
 def _read_handler(fn: Callable[..., Any]) -> _HandlerSignature:

@@ -15,7 +15,7 @@ __all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "RunControl", "Runtime", "ServerI
 C = TypeVar("C")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ExecutionInfo:
     """Where a node call runs: the thread, the checkpoint its run began from, its task, and which attempt of
     its retry policy this is (``node_attempt`` from 1; ``node_first_attempt_time`` in epoch seconds)."""
@@ -33,14 +33,23 @@ class ExecutionInfo:
         return replace(self, **overrides)
 
 
-@dataclass(frozen=True, slots=True)
 class ServerInfo:
     """What a LangGraph server says about the run (``assistant_id``, ``graph_id`` and the ``user`` from the
     config's ``configurable``); None when the config carries none."""
 
-    assistant_id: str
-    graph_id: str
-    user: Any = None
+    __slots__ = ("assistant_id", "graph_id", "user")
+
+    def __init__(self, assistant_id: str, graph_id: str, user: Any = None) -> None:
+        self.assistant_id, self.graph_id, self.user = assistant_id, graph_id, user
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServerInfo) and (self.assistant_id, self.graph_id, self.user) == (
+            other.assistant_id, other.graph_id, other.user)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ServerInfo(assistant_id={self.assistant_id!r}, graph_id={self.graph_id!r}, user={self.user!r})"
 
 
 class RunControl:

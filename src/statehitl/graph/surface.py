@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import copy as copying
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
@@ -25,20 +24,21 @@ if TYPE_CHECKING:
 __all__ = ["CompiledNode", "GraphSurface", "compiled_nodes", "merged_config"]
 
 
-@dataclass(frozen=True)
 class CompiledNode:
     """A node of a compiled graph, as ``graph.nodes[name]`` shows it (LangGraph's ``PregelNode``): what runs
     there (``bound``: the function, or the compiled graph of a subgraph node; None for ``__start__``), its
-    ``metadata``, policies, and ``subgraphs``, the compiled graph it runs (as a node, or invoked in its code)."""
+    ``metadata``, policies, and ``subgraphs``, the compiled graph it runs (as a node, or invoked in its code).
+    A plain class, not a dataclass: every compiled graph's import pays for a dataclass, few read nodes."""
 
-    name: str
-    bound: Any = None
-    metadata: dict[str, Any] | None = None
-    retry_policy: Any = None
-    error_handler: Any = None
-    timeout: Any = None
-    is_graph: Callable[[Any], bool] | None = field(default=None, repr=False, compare=False)
-    """What counts as a compiled graph when ``subgraphs`` looks through ``bound``'s code."""
+    _FIELDS = ("name", "bound", "metadata", "retry_policy", "error_handler", "timeout")
+
+    def __init__(self, name: str, bound: Any = None, *, metadata: dict[str, Any] | None = None,
+                 retry_policy: Any = None, error_handler: Any = None, timeout: Any = None,
+                 is_graph: Callable[[Any], bool] | None = None) -> None:
+        self.name, self.bound, self.metadata = name, bound, metadata
+        self.retry_policy, self.error_handler, self.timeout = retry_policy, error_handler, timeout
+        self.is_graph = is_graph
+        """What counts as a compiled graph when ``subgraphs`` looks through ``bound``'s code."""
 
     @cached_property
     def subgraphs(self) -> tuple[Any, ...]:
@@ -51,7 +51,19 @@ class CompiledNode:
 
     def copy(self, update: Mapping[str, Any] | None = None) -> CompiledNode:
         """A copy with the fields ``update`` names replaced."""
-        return replace(self, **dict(update or {}))
+        fields = {name: getattr(self, name) for name in self._FIELDS}
+        return CompiledNode(**{**fields, "is_graph": self.is_graph, **dict(update or {})})
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompiledNode):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"CompiledNode({shown})"
 
 
 def merged_config(bound: Mapping[str, Any] | None, given: Any) -> Any:
