@@ -203,9 +203,15 @@ class NodeError:
     its failed checkpoint recorded: a ``RuntimeError`` whose message names the original type and message."""
 
     __slots__ = ("error", "node")
+    node: str
+    error: BaseException
 
     def __init__(self, node: str, error: BaseException) -> None:
-        self.node, self.error = node, error
+        object.__setattr__(self, "node", node)
+        object.__setattr__(self, "error", error)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"NodeError is frozen: cannot assign to {name!r}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, NodeError) and (self.node, self.error) == (other.node, other.error)

@@ -38,9 +38,16 @@ class ServerInfo:
     config's ``configurable``); None when the config carries none."""
 
     __slots__ = ("assistant_id", "graph_id", "user")
+    assistant_id: str
+    graph_id: str
+    user: Any
 
     def __init__(self, assistant_id: str, graph_id: str, user: Any = None) -> None:
-        self.assistant_id, self.graph_id, self.user = assistant_id, graph_id, user
+        for name, value in (("assistant_id", assistant_id), ("graph_id", graph_id), ("user", user)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ServerInfo is frozen: cannot assign to {name!r}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ServerInfo) and (self.assistant_id, self.graph_id, self.user) == (
