@@ -31,6 +31,7 @@ from statehitl.graph.subgraphs import subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
 from statehitl.runner import Durability
+from statehitl.store.base import BaseStore
 
 __all__ = ["StateGraph"]
 
@@ -193,6 +194,7 @@ class StateGraph(Generic[M]):
         name: str | None = None,
         accept_machine_change: bool = False,
         migrate: Migration | None = None,
+        store: BaseStore | None = None,
     ) -> CompiledStateGraph[M]:
         """Validate the graph and return a runnable app.
 
@@ -202,6 +204,7 @@ class StateGraph(Generic[M]):
         / ``interrupt_after``: stop the run before / after these nodes (``"*"``: all), to be continued by
         ``invoke(None, config)``. A thread stopped by a different version of the graph is refused on resume
         unless ``accept_machine_change=True`` or ``migrate(values, old_fingerprint)`` converts its state.
+        ``store``: long-term memory (a ``statehitl.store`` ``BaseStore``) that nodes asking for ``store`` get.
         """
         extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
         kept = {n: _kept_state_channel(n) for n, node in self._nodes.items()
@@ -236,6 +239,7 @@ class StateGraph(Generic[M]):
             output_schema=self.output_schema,
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
             keeps_state=checkpointer is True,
+            store=store,
         )
 
     def _reads(self, node: _Node) -> Any:

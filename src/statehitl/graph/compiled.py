@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -44,6 +44,9 @@ from statehitl.resume import ContinueRun, ResumeRun, plan_run
 from statehitl.runner import Durability, Pauses, Runner
 from statehitl.supersteps import plan_start, plan_step
 
+if TYPE_CHECKING:
+    from statehitl.store.base import BaseStore
+
 __all__ = ["CompiledStateGraph", "Migration"]
 
 M = TypeVar("M")
@@ -69,6 +72,7 @@ class CompiledStateGraph(Generic[M]):
         output_schema: Any = None,
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
         keeps_state: bool = False,
+        store: BaseStore | None = None,
     ) -> None:
         self.machine = machine
         self.name = machine.name
@@ -87,6 +91,8 @@ class CompiledStateGraph(Generic[M]):
         self.output_schema = output_schema
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
+        self.store = store
+        """The long-term memory its nodes get (``compile(store=)``); as a subgraph, its parent's instead."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph")
 
@@ -190,7 +196,7 @@ class CompiledStateGraph(Generic[M]):
         scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
                          tasks=None if send is None else task_events(self.schema, send), context=target.context,
                          sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
-                         if send is not None and subgraphs else None)
+                         if send is not None and subgraphs else None, store=self.store)
         token = set_run(scope)
         text = MODEL_TEXT.set(None if send is None else message_events(send))
         try:

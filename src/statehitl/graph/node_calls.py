@@ -2,7 +2,8 @@
 
 A node function gets what its signature asks for: the state (as its schema's view, or the view of the
 schema its first parameter is annotated with), a Send's argument instead when a Send made its task, and
-by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream) or ``runtime``; a
+by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream), ``runtime`` or ``store``
+(the graph's ``BaseStore``, ``compile(store=)``); a
 second positional parameter with another name is statehitl's ``NodeContext``. While it runs, LangGraph's
 free functions (``interrupt``, ``get_stream_writer``, ``get_config``) find it through a context variable,
 which also reaches sync nodes run in worker threads.
@@ -15,14 +16,17 @@ import inspect
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from statehitl.errors import GraphValidationError, InterruptOutsideRunError
+from statehitl.errors import InterruptOutsideRunError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
+
+if TYPE_CHECKING:
+    from statehitl.store.base import BaseStore
 
 __all__ = [
     "RunScope",
@@ -32,6 +36,7 @@ __all__ = [
     "current_run",
     "get_config",
     "get_runtime",
+    "get_store",
     "get_stream_writer",
     "interrupt",
     "nested_scope",
@@ -46,7 +51,7 @@ StreamWriter = Callable[[Any], None]
 """What ``get_stream_writer()`` returns and a node's ``writer`` argument is: it sends one custom chunk."""
 
 _BY_NAME = ("config", "writer", "runtime", "store")
-"""Parameters a node gets by name, as in LangGraph (``store`` is refused: statehitl has no LangGraph store)."""
+"""Parameters a node gets by name, as in LangGraph."""
 
 
 @dataclass
@@ -66,6 +71,8 @@ class RunScope:
     """Where this run is: ``()`` for the graph invoked, ``("node:step", ...)`` for a subgraph inside it."""
     sink: Callable[[tuple[str, ...], str, Any], None] | None = None
     """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
+    store: BaseStore | None = None
+    """The graph's long-term memory (``compile(store=)``), which its subgraphs' nodes share."""
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
@@ -77,11 +84,11 @@ C = TypeVar("C")
 @dataclass(frozen=True)
 class Runtime(Generic[C]):
     """LangGraph's ``Runtime``, what a node's ``runtime`` parameter gets: the run's ``context`` (what
-    ``invoke(..., context=...)`` gave) and its ``stream_writer``. statehitl has no LangGraph store."""
+    ``invoke(..., context=...)`` gave), its ``stream_writer`` and the graph's ``store`` (None without one)."""
 
     context: C | None = None
     stream_writer: Callable[[Any], None] = field(default=lambda _: None)
-    store: None = None
+    store: BaseStore | None = None
     previous: Any = None
 
 
@@ -90,7 +97,15 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     scope = _RUN.get()
     if scope is None:
         raise RuntimeError("get_runtime() can only be called inside a node of a running StateGraph")
-    return Runtime(scope.context, scope.write or _ignore)
+    return Runtime(scope.context, scope.write or _ignore, scope.store)
+
+
+def get_store() -> BaseStore | None:
+    """The graph's store (``compile(store=)``) for the node that calls it; None when the graph has none."""
+    scope = _RUN.get()
+    if scope is None:
+        raise RuntimeError("get_store() can only be called inside a node of a running StateGraph")
+    return scope.store
 
 
 def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
@@ -101,11 +116,11 @@ def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     if outer is None:
         return RunScope({})
     if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context)
+        return RunScope(outer.config, outer.write, context=outer.context, store=outer.store)
     namespace, sink = (*outer.namespace, label), outer.sink
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink)
+                    context=outer.context, namespace=namespace, sink=sink, store=outer.store)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -245,9 +260,6 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     sig = _signature(fn)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
-    if "store" in sig.named:
-        raise GraphValidationError(f"node {name!r} takes a 'store' (LangGraph's BaseStore), which statehitl does not "
-                                   "have: keep long-term memory in the state, or in a store the node opens itself")
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None  # the node reads the model
     target = fn if retry is None else _attempts(fn, retry, sig.is_async)
 
@@ -259,7 +271,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         scope = _RUN.get() or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
                   else (scope.write or _ignore) if param == "writer"
-                  else Runtime(scope.context, scope.write or _ignore) for param in sig.named}
+                  else scope.store if param == "store"
+                  else Runtime(scope.context, scope.write or _ignore, scope.store) for param in sig.named}
         return target, args, kwargs
 
     def finished(returned: Any) -> Any:

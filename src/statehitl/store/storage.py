@@ -29,7 +29,15 @@ from statehitl.errors import CheckpointConflict, InvalidIndexError, StoreError
 from statehitl.store.base import BaseStore
 from statehitl.store.embed import Embedder, texts_at
 from statehitl.store.filters import check_filter, matches_filter
-from statehitl.store.namespaces import ROOT, item_key, matches, namespace_prefix, parse_item_key
+from statehitl.store.namespaces import (
+    ROOT,
+    item_key,
+    matches,
+    namespace_prefix,
+    parse_item_key,
+    validate_labels,
+    validate_namespace,
+)
 from statehitl.store.ops import (
     GetOp,
     IndexConfig,
@@ -77,11 +85,12 @@ class StorageStore(BaseStore):
         self.clock = clock
 
     @classmethod
-    def from_url(cls, url: str, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None) -> StorageStore:
+    def from_url(cls, url: str, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None,
+                 clock: Callable[[], float] = time.time) -> StorageStore:
         """The store on the storage a URL names, as ``Checkpointer.from_url`` reads it: ``file://DIR`` (or a
         path), ``s3://BUCKET/PREFIX``, ``dynamodb://TABLE``, ``memory://NAME``. A checkpointer's own option
         (``compress=``) is left out: items are stored as plain JSON."""
-        return cls(storage_from_url(checkpointer_options_of(url)[0]), index=index, ttl=ttl)
+        return cls(storage_from_url(checkpointer_options_of(url)[0]), index=index, ttl=ttl, clock=clock)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.storage!r})"
@@ -100,10 +109,11 @@ class StorageStore(BaseStore):
                 self._check_put(op)
                 puts[(op.namespace, op.key)] = op
             elif isinstance(op, GetOp):
-                reads[at] = self._get(op)
+                reads[at] = self._get(op._replace(namespace=validate_labels(op.namespace)))
             elif isinstance(op, SearchOp):
                 check_filter(op.filter)
-                reads[at] = self._search(op)
+                reads[at] = self._search(op._replace(namespace_prefix=validate_labels(op.namespace_prefix,
+                                                                                      "namespace prefix")))
             elif isinstance(op, ListNamespacesOp):
                 reads[at] = self._list(op)
             else:
@@ -201,9 +211,10 @@ class StorageStore(BaseStore):
 
     def _check_put(self, op: PutOp) -> None:
         """Refuse a put that cannot be stored before the batch reads or writes anything."""
-        item_key(op.namespace, op.key)
-        if op.value is None:
+        if op.value is None:  # a delete: any namespace a get could name
+            item_key(validate_labels(op.namespace), op.key)
             return
+        item_key(validate_namespace(op.namespace), op.key)
         require_json(dict(op.value), f"the value of item {op.key!r} in namespace {op.namespace!r}")
         if op.ttl is not None and (isinstance(op.ttl, bool) or not isinstance(op.ttl, int | float) or op.ttl <= 0):
             raise ValueError(f"ttl={op.ttl!r} for item {op.key!r}: give minutes as a positive number, or None")
