@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from statehitl.channels import StateSchema, append_items, writer_label
 from statehitl.commands import GOTO, Command, ParentCommand, Send, dump_goto, goto_of, goto_targets
 from statehitl.errors import InvalidUpdateError
+from statehitl.graph.message_forms import coerce_all, is_messages_reducer, stored_write
 from statehitl.graph.state_kinds import StateKind
 
 __all__ = ["GraphState"]
@@ -29,6 +30,8 @@ class GraphState(StateSchema[Any]):
         self.native = kind.kind == "pydantic" and kind.model is kind.schema
         self.nested = nested
         """The graph runs as a node of another: ``Command(graph=Command.PARENT)`` goes to that one."""
+        self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
+        """Channels merged by ``add_messages``: their writes are held and stored as messages (``message_forms``)."""
 
     def as_nested(self) -> GraphState:
         """The adapter of this graph running as a node of another graph."""
@@ -40,7 +43,7 @@ class GraphState(StateSchema[Any]):
 
     def initial(self, value: Any) -> Any:
         if self.native:
-            return super().initial(value)
+            return super().initial(self._messages_held(value) if isinstance(value, dict) else value)
         return super().initial(self.kind.input_of(value))
 
     def input_update(self, value: Any) -> dict[str, Any]:
@@ -48,9 +51,19 @@ class GraphState(StateSchema[Any]):
         if self.native:
             return self.normalize_update("input", value.model_dump(exclude_unset=True)
                                          if isinstance(value, BaseModel) else value)
-        return self.kind.input_of(value)
+        return self._messages_held(self.kind.input_of(value))
+
+    def _messages_held(self, update: dict[str, Any]) -> dict[str, Any]:
+        """The update with its writes to message channels as held messages, each with its id: converted once,
+        so the state and the checkpoint's record of the write name the same ids."""
+        if not self.message_channels or not self.message_channels & update.keys():
+            return update
+        return {k: coerce_all(v) if k in self.message_channels else v for k, v in update.items()}
 
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]:
+        return self._messages_held(self._normalized(node, returned))
+
+    def _normalized(self, node: str, returned: Any) -> dict[str, Any]:
         if isinstance(returned, Command):
             return self._command(node, [returned])
         if isinstance(returned, list) and returned and all(isinstance(r, Command) for r in returned):
@@ -89,7 +102,7 @@ class GraphState(StateSchema[Any]):
 
     def shown_update(self, node: str, returned: Any) -> dict[str, Any] | None:
         """What ``stream_mode="updates"`` shows of what ``node`` returned: its channel writes (None for none)."""
-        return {k: v for k, v in self.normalize_update(node, returned).items() if k != GOTO} or None
+        return {k: v for k, v in self._normalized(node, returned).items() if k != GOTO} or None
 
     def _combined(self, node: str, key: str, first: Any, then: Any) -> Any:
         """Two writes of one channel by one node (a list of Commands): merged by its reducer, as the reducer
@@ -110,6 +123,8 @@ class GraphState(StateSchema[Any]):
         return super().apply(state, writes)
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        if self.message_channels & update.keys():
+            update = {k: stored_write(v) if k in self.message_channels else v for k, v in update.items()}
         if GOTO not in update:
             return super().dump_update(update)
         rest = {k: v for k, v in update.items() if k != GOTO}

@@ -32,6 +32,7 @@ from typing_extensions import is_typeddict
 from statehitl.channels import INPUT, append
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.code_cache import CodeCache
+from statehitl.graph.message_forms import MessageList, is_messages_reducer
 
 __all__ = ["ROOT", "StateKind", "schema_of", "state_kind"]
 
@@ -189,6 +190,8 @@ def _channel(name: str, annotation: Any, schema: Any) -> _Channel:
     if reducer is None:
         default, factory = _dataclass_default(schema, name)
         return _Channel(name, _typed(base, meta), default, factory)
+    if is_messages_reducer(reducer):  # held and stored in the message forms, whatever the list's item type says
+        return _Channel(name, Annotated[(MessageList, *meta)], factory=list, starts_present=True)
     zero = list if reducer is append else _zero_factory(base)
     if zero is None:
         wrapped = _first_write_as_is(reducer)
