@@ -8,6 +8,7 @@ from __future__ import annotations
 from statehitl.channels import append
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
+from statehitl.graph.message import MessagesState, add_messages
 from statehitl.graph.result import GraphRunResult
 from statehitl.graph.snapshots import GraphTask, StateSnapshot
 from statehitl.machine import END, START
@@ -20,9 +21,11 @@ __all__ = [
     "CompiledStateGraph",
     "GraphRunResult",
     "GraphTask",
+    "MessagesState",
     "NodeContext",
     "StateGraph",
     "StateSnapshot",
     "Status",
+    "add_messages",
     "append",
 ]

@@ -22,6 +22,7 @@ from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
 from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
 from statehitl.graph.graph_state import GraphState
+from statehitl.graph.message_stream import message_stream
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
@@ -163,7 +164,8 @@ class CompiledStateGraph(Generic[M]):
                             interrupt_after=interrupt_after, context=context)
 
         async def run(emit: Emit) -> Any:
-            return await self._run(input, target, ordered_sender(emit, modes, paired, subgraphs), subgraphs)
+            return await self._run(input, target, ordered_sender(emit, modes, paired, subgraphs), subgraphs,
+                                   messages="messages" in modes)
 
         async for chunk in stream_run(run, None):
             yield chunk
@@ -172,7 +174,7 @@ class CompiledStateGraph(Generic[M]):
         return run_target(config, None, checkpoint_id, None, self.step_limit)
 
     async def _run(self, input: Any, target: RunTarget, send: Callable[..., None] | None = None,
-                   subgraphs: bool = False) -> Any:
+                   subgraphs: bool = False, *, messages: bool = False) -> Any:
         thread = target.thread
         head = await self.checkpointer.head(thread, target.checkpoint_id)
         if target.checkpoint_id is not None and input is None and head is not None and not head.record.pending \
@@ -196,7 +198,8 @@ class CompiledStateGraph(Generic[M]):
         scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
                          tasks=None if send is None else task_events(self.schema, send), context=target.context,
                          sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
-                         if send is not None and subgraphs else None, store=self.store)
+                         if send is not None and subgraphs else None, store=self.store,
+                         messages=message_stream(send) if send is not None and messages else None)
         token = set_run(scope)
         text = MODEL_TEXT.set(None if send is None else message_events(send))
         try:

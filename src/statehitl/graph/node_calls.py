@@ -26,6 +26,7 @@ from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 
 if TYPE_CHECKING:
+    from statehitl.graph.message_stream import MessageStream
     from statehitl.store.base import BaseStore
 
 __all__ = [
@@ -73,6 +74,8 @@ class RunScope:
     """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
     store: BaseStore | None = None
     """The graph's long-term memory (``compile(store=)``), which its subgraphs' nodes share."""
+    messages: MessageStream | None = None
+    """Where the messages of chat models called in nodes go (``stream_mode="messages"``), when streamed."""
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
@@ -120,7 +123,7 @@ def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     namespace, sink = (*outer.namespace, label), outer.sink
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink, store=outer.store)
+                    context=outer.context, namespace=namespace, sink=sink, store=outer.store, messages=outer.messages)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -215,6 +218,35 @@ def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str
         report("task_result", ctx.step + 1, outcome)
 
 
+@contextlib.contextmanager
+def _watched(name: str, ctx: NodeContext, given: Any, metadata: dict[str, Any] | None
+             ) -> Iterator[Callable[[Any], Any]]:
+    """What watches one node call of a streamed run: its task events (``"tasks"``/``"debug"``) and the messages
+    its chat models stream and it returns (``"messages"``). Yields the function its return value goes through."""
+    scope = _RUN.get()
+    if scope is None or (scope.tasks is None and scope.messages is None):
+        yield _same
+        return
+    with contextlib.ExitStack() as watching:
+        results = None if scope.tasks is None else watching.enter_context(
+            _reported_task(scope.tasks, name, ctx, given))
+        messages = None if scope.messages is None else watching.enter_context(
+            scope.messages.node(node_config(scope.config, ctx, metadata), given, scope.namespace))
+
+        def done(returned: Any) -> Any:
+            if messages is not None:
+                messages(returned)
+            if results is not None:
+                results.append(returned)
+            return returned
+
+        yield done
+
+
+def _same(returned: Any) -> Any:
+    return returned
+
+
 def task_key(step: int, task: str) -> str:
     """A task's id in snapshots and task events: the step it runs from, and its task (``node`` or ``node:i``)."""
     return f"{step}:{task}"
@@ -284,12 +316,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
             token = _CALL.set(ctx)
             try:
                 target, args, kwargs = call(state, ctx)
-                scope = _RUN.get()
-                if scope is None or scope.tasks is None:
-                    return finished(await target(*args, **kwargs))
-                with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                    result.append(finished(await target(*args, **kwargs)))
-                return result[0]
+                with _watched(name, ctx, args[0], metadata) as done:
+                    return finished(done(await target(*args, **kwargs)))
             finally:
                 _CALL.reset(token)
 
@@ -300,12 +328,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         token = _CALL.set(ctx)
         try:
             target, args, kwargs = call(state, ctx)
-            scope = _RUN.get()
-            if scope is None or scope.tasks is None:
-                return finished(target(*args, **kwargs))
-            with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                result.append(finished(target(*args, **kwargs)))
-            return result[0]
+            with _watched(name, ctx, args[0], metadata) as done:
+                return finished(done(target(*args, **kwargs)))
         finally:
             _CALL.reset(token)
 
