@@ -180,7 +180,12 @@ class CompiledStateGraph(Generic[M]):
         if target.checkpoint_id is not None and input is None and head is not None and not head.record.pending \
                 and head.record.status == "completed":
             return self._result(head.record, self.schema.load(head.record.values))  # replaying an end: nothing to run
-        at, resumed = await self._position(resume_input(input, head), thread, head)
+        # paths at START run while the position is worked out: they see the run's config, store and step limit
+        starting = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit))
+        try:
+            at, resumed = await self._position(resume_input(input, head), thread, head)
+        finally:
+            reset_run(starting)
         after_step = None
         updated = None
         if send is not None:
@@ -199,7 +204,8 @@ class CompiledStateGraph(Generic[M]):
                          tasks=None if send is None else task_events(self.schema, send), context=target.context,
                          sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
                          if send is not None and subgraphs else None, store=self.store,
-                         messages=message_stream(send) if send is not None and messages else None)
+                         messages=message_stream(send) if send is not None and messages else None,
+                         step_limit=target.limit, first_step=at.step)
         token = set_run(scope)
         text = MODEL_TEXT.set(None if send is None else message_events(send))
         try:

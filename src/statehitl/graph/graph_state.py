@@ -43,7 +43,10 @@ class GraphState(StateSchema[Any]):
 
     def initial(self, value: Any) -> Any:
         if self.native:
-            return super().initial(self._messages_held(value) if isinstance(value, dict) else value)
+            if isinstance(value, dict):
+                self.kind.refuse_managed(value, "the input")
+                value = self._messages_held(value)
+            return super().initial(value)
         return super().initial(self.kind.input_of(value))
 
     def input_update(self, value: Any) -> dict[str, Any]:
@@ -76,9 +79,13 @@ class GraphState(StateSchema[Any]):
 
     def _plain(self, node: str, returned: Any) -> dict[str, Any]:
         if self.native or returned is None:
-            return super().normalize_update(node, returned)
-        update = self.kind.update_of(returned, writer_label(node))
-        return {} if update is None else update
+            update = super().normalize_update(node, returned)
+            if self.kind.managed and isinstance(returned, BaseModel):  # a whole state: its managed keys are the run's
+                return {k: v for k, v in update.items() if k not in self.kind.managed}
+            self.kind.refuse_managed(update, node)
+            return update
+        written = self.kind.update_of(returned, writer_label(node))
+        return {} if written is None else written
 
     def _command(self, node: str, commands: list[Command[Any]]) -> dict[str, Any]:
         update: dict[str, Any] = {}

@@ -76,6 +76,17 @@ class RunScope:
     """The graph's long-term memory (``compile(store=)``), which its subgraphs' nodes share."""
     messages: MessageStream | None = None
     """Where the messages of chat models called in nodes go (``stream_mode="messages"``), when streamed."""
+    step_limit: int = 25
+    """How many steps this invocation may take (``RemainingSteps`` counts down from it)."""
+    first_step: int = 0
+    """The step this invocation began at."""
+    last_step: int | None = None
+    """The step of the latest node call: the step whose conditional edges run next (None: none ran yet)."""
+
+    def remaining(self, step: int | None) -> int:
+        """LangGraph's ``RemainingSteps`` for a node of ``step`` (a path at the start: one more than the first
+        step's nodes see)."""
+        return self.step_limit if step is None else self.step_limit - 1 - (step - self.first_step)
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
@@ -119,11 +130,13 @@ def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     if outer is None:
         return RunScope({})
     if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context, store=outer.store)
+        return RunScope(outer.config, outer.write, context=outer.context, store=outer.store,
+                        step_limit=outer.step_limit)
     namespace, sink = (*outer.namespace, label), outer.sink
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink, store=outer.store, messages=outer.messages)
+                    context=outer.context, namespace=namespace, sink=sink, store=outer.store, messages=outer.messages,
+                    step_limit=outer.step_limit)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -247,6 +260,15 @@ def _same(returned: Any) -> Any:
     return returned
 
 
+def _managed_now(kind: StateKind, step: int) -> dict[str, Any] | None:
+    """The values of the state's managed keys for a node of ``step`` (and the step the paths after it see)."""
+    scope = _RUN.get()
+    if not kind.managed or scope is None:
+        return None
+    scope.last_step = step
+    return kind.managed_values(scope.remaining(step))
+
+
 def task_key(step: int, task: str) -> str:
     """A task's id in snapshots and task events: the step it runs from, and its task (``node`` or ``node:i``)."""
     return f"{step}:{task}"
@@ -292,11 +314,13 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     sig = _signature(fn)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
-    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None  # the node reads the model
+    # the node reads the model itself, unless the run fills in some of its keys
+    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None and not kind.managed
     target = fn if retry is None else _attempts(fn, retry, sig.is_async)
 
     def call(state: Any, ctx: NodeContext) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
-        given = state if ctx.sent or as_is else kind.node_input(state, wants)
+        managed = _managed_now(kind, ctx.step)
+        given = state if ctx.sent or as_is else kind.node_input(state, wants, managed)
         args: tuple[Any, ...] = (given, ctx) if sig.positional == 2 else (given,)
         if not sig.named:
             return target, args, {}
@@ -372,11 +396,13 @@ def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], 
     """A conditional edge's path function as the machine calls it: on the state's view, with ``config`` when
     it asks for it."""
     sig = _signature(path)
-    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named:
+    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and not kind.managed:
         return path  # a native router reads the model itself: nothing to adapt
 
     def route(state: Any) -> Any:
-        given = kind.node_input(state)
+        scope = _RUN.get()
+        managed = kind.managed_values(scope.remaining(scope.last_step)) if kind.managed and scope else None
+        given = kind.node_input(state, None, managed)
         if "config" in sig.named:
             scope = _RUN.get()
             return path(given, config=scope.config if scope is not None else {})

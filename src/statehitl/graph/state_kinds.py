@@ -33,6 +33,7 @@ from statehitl.channels import INPUT, append
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.message_forms import MessageList, is_messages_reducer
+from statehitl.managed import ManagedValue, managed_value
 
 __all__ = ["ROOT", "StateKind", "schema_of", "state_kind"]
 
@@ -210,7 +211,14 @@ def _typed(base: Any, meta: tuple[Any, ...]) -> Any:
 
 
 def _channels(schema: Any) -> dict[str, _Channel]:
-    return {name: _channel(name, hint, schema) for name, hint in _hints(schema).items()}
+    return {name: _channel(name, hint, schema) for name, hint in _hints(schema).items()
+            if managed_value(_unrequire(hint)) is None}
+
+
+def _managed(schema: Any) -> dict[str, type[ManagedValue]]:
+    """The keys the run fills in (``RemainingSteps``...): not channels, never stored."""
+    found = {name: managed_value(_unrequire(hint)) for name, hint in _hints(schema).items()}
+    return {name: manager for name, manager in found.items() if manager is not None}
 
 
 # -- the stored model ---------------------------------------------------------------------------------
@@ -249,7 +257,8 @@ def _build_model(name: str, channels: Iterable[_Channel], base: Any) -> type[Bas
 # -- the kind -----------------------------------------------------------------------------------------
 
 
-View = Callable[[BaseModel], Any]
+View = Callable[[BaseModel, dict[str, Any]], Any]
+"""Builds a schema's view of a state, given the values of its managed keys."""
 
 
 class StateKind:
@@ -260,7 +269,8 @@ class StateKind:
     """
 
     def __init__(self, kind: Kind, schema: Any, model: type[BaseModel], channels: dict[str, _Channel],
-                 own: Sequence[str], tracked: frozenset[str]) -> None:
+                 own: Sequence[str], tracked: frozenset[str],
+                 managed: dict[str, type[ManagedValue]] | None = None) -> None:
         self.kind: Kind = kind
         self.schema: Any = schema
         self.model: type[BaseModel] = model
@@ -270,6 +280,8 @@ class StateKind:
         self._known = frozenset(channels) | _aliases(model)
         self._native = kind == "pydantic" and model is schema
         self._always = frozenset(channels) - tracked  # present whether written or not
+        self.managed: dict[str, type[ManagedValue]] = dict(managed or {})
+        """Keys of the schema the run fills in (``statehitl.managed``), with how."""
         self._views: dict[Any, View] = {}
         self._own_view = self._view_for(schema, own)
 
@@ -278,12 +290,26 @@ class StateKind:
 
     # -- what nodes and callers see ---------------------------------------------------------------
 
-    def node_input(self, state: BaseModel, wants: Any = None) -> Any:
+    def node_input(self, state: BaseModel, wants: Any = None, managed: dict[str, Any] | None = None) -> Any:
         """What a node gets: the state schema's view, or the view of the schema its first parameter is
-        annotated with (only that schema's channels)."""
+        annotated with (only that schema's channels); ``managed``: the values of the schema's managed keys."""
+        extra = managed or {}
         if wants is None or wants is self.schema:
-            return state if self._native else self._own_view(state)
-        return self._view(wants)(state)
+            if self._native:
+                return state.model_copy(update=extra) if extra else state
+            return self._own_view(state, extra)
+        return self._view(wants)(state, {})
+
+    def managed_values(self, remaining: int) -> dict[str, Any]:
+        """The managed keys' values when ``remaining`` steps remain."""
+        return {name: manager.value(remaining) for name, manager in self.managed.items()}
+
+    def refuse_managed(self, fields: dict[str, Any], who: str) -> None:
+        """Refuse a write to a managed key: the run sets it."""
+        written = [k for k in fields if k in self.managed]
+        if written:
+            raise InvalidUpdateError(f"{_writer(who)} wrote {written}, which the run fills in (statehitl.managed: "
+                                     f"{', '.join(self.managed[k].__name__ for k in written)}); leave it out")
 
     def values(self, state: BaseModel, only: Any = None) -> Any:
         """LangGraph's ``values`` of a result or snapshot: the channels present, as a dict (a root
@@ -293,7 +319,9 @@ class StateKind:
         if self.kind == "root":
             return getattr(state, ROOT)
         if self.kind == "pydantic":
-            return state.model_dump() if self._native else state.model_dump(include=self._own_set)
+            if self._native:
+                return state.model_dump(exclude=set(self.managed) or None)
+            return state.model_dump(include=self._own_set)
         return self._present(state, self._own)
 
     def update_of(self, returned: Any, who: str) -> dict[str, Any] | None:
@@ -308,6 +336,9 @@ class StateKind:
                 f"{_writer(who)} returned {type(returned).__name__} {returned!r}; return a dict of channel "
                 f"updates, a {_name(self.schema)} or None"
             )
+        if self.managed and not isinstance(returned, dict):  # a whole state object: its managed keys are not writes
+            fields = {k: v for k, v in fields.items() if k not in self.managed}
+        self.refuse_managed(fields, who)
         self._refuse_unknown(fields, f"{_writer(who)} wrote")
         return fields
 
@@ -324,6 +355,9 @@ class StateKind:
                 f"the input is {type(given).__name__} {given!r}; give a dict of channel values or a "
                 f"{_name(self.schema)}"
             )
+        if self.managed and not isinstance(given, dict):
+            fields = {k: v for k, v in fields.items() if k not in self.managed}
+        self.refuse_managed(fields, "the input")
         self._refuse_unknown(fields, "the input has")
         return fields
 
@@ -365,17 +399,17 @@ class StateKind:
         keys = tuple(keys)
         kind = _kind_of(schema)
         if kind == "root":
-            return lambda state: getattr(state, ROOT)
+            return lambda state, extra: getattr(state, ROOT)
         if kind == "typeddict":
-            return lambda state: self._present(state, keys)
+            return lambda state, extra: {**self._present(state, keys), **extra}
         if kind == "dataclass":
-            init = tuple(f.name for f in dataclasses.fields(schema) if f.init)
-            return lambda state: schema(**self._present(state, init))
+            init = tuple(f.name for f in dataclasses.fields(schema) if f.init and f.name not in self.managed)
+            return lambda state, extra: schema(**self._present(state, init), **extra)
         if schema is self.schema:  # the user's own model, stored as a subclass with the private channels
-            return lambda state: schema.model_construct(
-                state.model_fields_set & set(keys), **{k: getattr(state, k) for k in keys}
+            return lambda state, extra: schema.model_construct(
+                state.model_fields_set & set(keys), **{k: getattr(state, k) for k in keys}, **extra
             )
-        return lambda state: schema.model_validate(self._present(state, keys))
+        return lambda state, extra: schema.model_validate(self._present(state, keys))
 
 
 def _aliases(model: type[BaseModel]) -> frozenset[str]:
@@ -435,6 +469,7 @@ def _state_kind(schema: Any, others: list[Any]) -> StateKind:
     if kind == "root":
         return _root_kind(schema, others)
     own = _channels(schema)
+    managed = _managed(schema)
     private: dict[str, _Channel] = {}
     for other in others:
         if not _is_field_schema(other):
@@ -443,22 +478,28 @@ def _state_kind(schema: Any, others: list[Any]) -> StateKind:
             if name not in own and name not in private:
                 private[name] = channel
     if kind == "pydantic":
-        return _pydantic_kind(schema, own, private)
+        return _pydantic_kind(schema, own, private, managed)
     channels = {**own, **private}
     tracked = frozenset(n for n, c in channels.items() if not c.starts_present)
     model = _build_model(f"{_name(schema)}Channels", channels.values(), _absent_aware_base(tracked))
-    return StateKind(kind, schema, model, channels, list(own), tracked)
+    return StateKind(kind, schema, model, channels, list(own), tracked, managed)
 
 
-def _pydantic_kind(schema: type[BaseModel], own: dict[str, _Channel], private: dict[str, _Channel]) -> StateKind:
+def _pydantic_kind(schema: type[BaseModel], own: dict[str, _Channel], private: dict[str, _Channel],
+                   managed: dict[str, type[ManagedValue]]) -> StateKind:
     """The user's model is the stored model when it has every channel: the engine's native, zero-cost
-    path. Private channels make it a subclass, so validators and reducers of the user's fields still hold."""
+    path. Private channels make it a subclass, so validators and reducers of the user's fields still hold.
+    A managed key stays a field of the model (holding its default), so it needs a default."""
+    required = [name for name in managed if schema.model_fields[name].is_required()]
+    if required:
+        raise ValueError(f"{schema.__name__}.{required[0]} is filled in by the run ({managed[required[0]].__name__}); "
+                         "on a pydantic state give it a default (= 0), since the state is stored as the model")
     if not private:
-        return StateKind("pydantic", schema, schema, own, list(own), frozenset())
+        return StateKind("pydantic", schema, schema, own, list(own), frozenset(), managed)
     tracked = frozenset(n for n, c in private.items() if not c.starts_present)
     base = (_absent_aware_base(tracked), schema)
     model = _build_model(f"{schema.__name__}Channels", private.values(), base)
-    return StateKind("pydantic", schema, model, {**own, **private}, list(own), tracked)
+    return StateKind("pydantic", schema, model, {**own, **private}, list(own), tracked, managed)
 
 
 def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:

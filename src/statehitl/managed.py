@@ -1,0 +1,52 @@
+"""LangGraph's ``langgraph.managed``: state keys the run fills in, not the nodes.
+
+``remaining_steps: RemainingSteps`` in a state schema gives every node (and every conditional edge's path)
+how many steps this invocation may still take before it hits its step limit (``recursion_limit``): the
+first step's nodes see ``limit - 1``, each later step one less, the last possible step 0; a path function
+at START sees ``limit``. ``IsLastStep`` is LangGraph's flag beside it, true where ``RemainingSteps`` is 1.
+Such a key is never stored, never in the values a run returns, and a node or the input that writes it is
+refused (LangGraph ignores the write).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Annotated, Any, get_args, get_origin
+
+__all__ = ["IsLastStep", "IsLastStepManager", "ManagedValue", "RemainingSteps", "RemainingStepsManager",
+           "managed_value"]
+
+
+class ManagedValue(ABC):
+    """A key the run fills in: its value is computed from how many steps remain."""
+
+    @staticmethod
+    @abstractmethod
+    def value(remaining: int) -> Any:
+        """The key's value when ``remaining`` steps remain (LangGraph's ``stop - step``)."""
+
+
+class RemainingStepsManager(ManagedValue):
+    @staticmethod
+    def value(remaining: int) -> int:
+        return remaining
+
+
+class IsLastStepManager(ManagedValue):
+    @staticmethod
+    def value(remaining: int) -> bool:
+        return remaining == 1
+
+
+RemainingSteps = Annotated[int, RemainingStepsManager]
+IsLastStep = Annotated[bool, IsLastStepManager]
+
+
+def managed_value(annotation: Any) -> type[ManagedValue] | None:
+    """The manager an annotation names (``RemainingSteps``...), or None for an ordinary channel."""
+    if get_origin(annotation) is not Annotated:
+        return None
+    for extra in get_args(annotation)[1:]:
+        if isinstance(extra, type) and issubclass(extra, ManagedValue):
+            return extra
+    return None
