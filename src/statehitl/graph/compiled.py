@@ -21,6 +21,7 @@ from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
 from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
+from statehitl.graph.caching import CachedWrites
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.message_stream import message_stream
 from statehitl.graph.node import StateGraphNode
@@ -46,6 +47,7 @@ from statehitl.runner import Durability, Pauses, Runner
 from statehitl.supersteps import plan_start, plan_step
 
 if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache, Namespace
     from statehitl.store.base import BaseStore
 
 __all__ = ["CompiledStateGraph", "Migration"]
@@ -74,6 +76,8 @@ class CompiledStateGraph(Generic[M]):
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
         keeps_state: bool = False,
         store: BaseStore | None = None,
+        cache: BaseCache | None = None,
+        cached: dict[str, Namespace] | None = None,
     ) -> None:
         self.machine = machine
         self.name = machine.name
@@ -93,6 +97,9 @@ class CompiledStateGraph(Generic[M]):
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
         self.store = store
+        self.cache = cache
+        """Where nodes with a ``cache_policy`` keep their writes (``compile(cache=)``)."""
+        self._cached = cached or {}
         """The long-term memory its nodes get (``compile(store=)``); as a subgraph, its parent's instead."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph")
@@ -197,7 +204,9 @@ class CompiledStateGraph(Generic[M]):
                 await asyncio.sleep(0)  # the reader gets this step before the next one starts
 
             def updated(node: str, returned: Any) -> None:
-                send("updates", {node: self.schema.shown_update(node, returned)})
+                chunk = {node: self.schema.shown_update(node, returned)}
+                send("updates", {**chunk, "__metadata__": {"cached": True}} if isinstance(returned, CachedWrites)
+                     else chunk)
 
         pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed)
         scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
@@ -352,6 +361,19 @@ class CompiledStateGraph(Generic[M]):
     def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
         """Several ``update_state`` calls in order; see ``abulk_update_state``."""
         return run_sync(self.abulk_update_state(config, supersteps))
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached writes of ``nodes`` (of every cached node when None)."""
+        if self.cache is None:
+            return
+        unknown = [n for n in nodes or () if n not in self.machine.nodes]
+        if unknown:
+            raise UnknownNodeError(f"clear_cache: {unknown} are not nodes of {self.machine.name!r}")
+        await self.cache.aclear([ns for n, ns in self._cached.items() if nodes is None or n in nodes])
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached writes of ``nodes`` (of every cached node when None); see ``aclear_cache``."""
+        run_sync(self.aclear_cache(nodes))
 
     # -- inspecting -------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from statehitl.channels import StateSchema, append_items, writer_label
 from statehitl.commands import GOTO, Command, ParentCommand, Send, dump_goto, goto_of, goto_targets
 from statehitl.errors import InvalidUpdateError
+from statehitl.graph.caching import CachedWrites
 from statehitl.graph.message_forms import coerce_all, is_messages_reducer, stored_write
 from statehitl.graph.state_kinds import StateKind
 
@@ -67,6 +68,10 @@ class GraphState(StateSchema[Any]):
         return self._messages_held(self._normalized(node, returned))
 
     def _normalized(self, node: str, returned: Any) -> dict[str, Any]:
+        if isinstance(returned, CachedWrites):  # the update as stored: channels by name, its goto dumped
+            update = dict(returned.update)
+            goto = update.pop(GOTO, None)
+            return {**update, GOTO: goto_of({GOTO: goto})} if goto else update
         if isinstance(returned, Command):
             return self._command(node, [returned])
         if isinstance(returned, list) and returned and all(isinstance(r, Command) for r in returned):

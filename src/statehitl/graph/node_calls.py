@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl.errors import InterruptOutsideRunError
+from statehitl.graph.caching import CachedWrites, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
@@ -228,7 +229,8 @@ def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str
     else:
         outcome["result"] = result[0] if result[0] is not None else {}
     finally:
-        report("task_result", ctx.step + 1, outcome)
+        if not (result and isinstance(result[0], CachedWrites)):  # LangGraph reports no result for a cache hit
+            report("task_result", ctx.step + 1, outcome)
 
 
 @contextlib.contextmanager
@@ -307,16 +309,20 @@ _signature: CodeCache[_Signature] = CodeCache(_read_signature)
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
-                 metadata: dict[str, Any] | None = None, retry: Policies | None = None) -> Callable[..., Any]:
+                 metadata: dict[str, Any] | None = None, retry: Policies | None = None, *,
+                 cache: NodeCache | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
-    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy."""
+    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy; ``cache``: where
+    its writes are cached (``add_node(cache_policy=)`` with ``compile(cache=)``)."""
     sig = _signature(fn)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
     # the node reads the model itself, unless the run fills in some of its keys
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None and not kind.managed
     target = fn if retry is None else _attempts(fn, retry, sig.is_async)
+    if cache is not None:
+        target = cache.wrap(target, sig.is_async)
 
     def call(state: Any, ctx: NodeContext) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
         managed = _managed_now(kind, ctx.step)
