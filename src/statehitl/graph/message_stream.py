@@ -77,16 +77,20 @@ class MessageStream:
         the function yielded takes what it returned (its messages not streamed yet are sent whole)."""
         from statehitl.graph.langchain_stream import node_context
 
-        with self._lock:
-            self.seen.update(m.id for m in _messages_in(given, self.is_message) if m.id is not None)
+        self.given(given)
         metadata = dict(config.get("metadata") or {})
-
-        def returned(value: Any) -> None:
-            for message in _messages_in(value, self.is_message):
-                self.emit(message, metadata, namespace, dedupe=True)
-
         with node_context(config, self, namespace):
-            yield returned
+            yield lambda value: self.returned(value, metadata, namespace)
+
+    def given(self, value: Any) -> None:
+        """The messages a node was given are known: never sent again."""
+        with self._lock:
+            self.seen.update(m.id for m in _messages_in(value, self.is_message) if m.id is not None)
+
+    def returned(self, value: Any, metadata: dict[str, Any], namespace: tuple[str, ...]) -> None:
+        """Send the messages a node returned that were not sent yet."""
+        for message in _messages_in(value, self.is_message):
+            self.emit(message, metadata, namespace, dedupe=True)
 
 
 def message_stream(send: Callable[..., None]) -> MessageStream | None:
