@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
 import operator
 import re
 from types import SimpleNamespace
@@ -20,39 +21,38 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.store.base import BaseStore  # the annotation LangGraph injects a node's store by
-from pydantic import BaseModel
 
 UUID = re.compile(r"^(lc_run--)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-[0-9]+)?$")
 
 
-def statehitl_names() -> SimpleNamespace:
-    from statehitl.cache.memory import InMemoryCache
-    from statehitl.checkpoint import InMemorySaver
-    from statehitl.config import get_store
-    from statehitl.errors import GraphRecursionError
-    from statehitl.graph import END, START, MessagesState, StateGraph, add_messages
-    from statehitl.graph.message import REMOVE_ALL_MESSAGES
-    from statehitl.managed import IsLastStep, RemainingSteps
-    from statehitl.store.base import GetOp, ListNamespacesOp, PutOp, SearchOp
-    from statehitl.store.memory import InMemoryStore
-    from statehitl.types import CachePolicy, Command, Send, interrupt
+NAMES = {
+    "InMemoryCache": "cache.memory", "InMemorySaver": "checkpoint.memory", "get_store": "config",
+    "GraphRecursionError": "errors", "END": "graph", "START": "graph", "MessagesState": "graph", "StateGraph": "graph",
+    "add_messages": "graph", "REMOVE_ALL_MESSAGES": "graph.message", "IsLastStep": "managed",
+    "RemainingSteps": "managed", "GetOp": "store.base", "ListNamespacesOp": "store.base", "PutOp": "store.base",
+    "SearchOp": "store.base", "InMemoryStore": "store.memory", "CachePolicy": "types", "Command": "types",
+    "Send": "types", "interrupt": "types",
+}
+"""Each name a program uses, by its LangGraph module (``langgraph.<module>``); statehitl's is the same path with
+``s/langgraph/statehitl/``, except the in-memory saver (``statehitl.checkpoint``)."""
 
-    return SimpleNamespace(**{k: v for k, v in locals().items()})
+
+def names(lib: str) -> SimpleNamespace:
+    found = {}
+    for name, module in NAMES.items():
+        path = f"{lib}.{module}"
+        if lib == "statehitl" and module == "checkpoint.memory":
+            path = "statehitl.checkpoint"
+        found[name] = getattr(importlib.import_module(path), name)
+    return SimpleNamespace(**found)
+
+
+def statehitl_names() -> SimpleNamespace:
+    return names("statehitl")
 
 
 def langgraph_names() -> SimpleNamespace:
-    from langgraph.cache.memory import InMemoryCache
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.config import get_store
-    from langgraph.errors import GraphRecursionError
-    from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
-    from langgraph.graph.message import REMOVE_ALL_MESSAGES
-    from langgraph.managed import IsLastStep, RemainingSteps
-    from langgraph.store.base import GetOp, ListNamespacesOp, PutOp, SearchOp
-    from langgraph.store.memory import InMemoryStore
-    from langgraph.types import CachePolicy, Command, Send, interrupt
-
-    return SimpleNamespace(**{k: v for k, v in locals().items()})
+    return names("langgraph")
 
 
 def seen(value: Any) -> Any:
@@ -197,7 +197,8 @@ def add_messages_merges_by_id(lg: SimpleNamespace) -> list[Any]:
         add([HumanMessage("a", id="1"), AIMessage("b", id="2")], [RemoveMessage(id="1")]),
         add([HumanMessage("a", id="1")], [AIMessage("gone", id="2"), RemoveMessage(id=lg.REMOVE_ALL_MESSAGES),
                                           AIMessage("kept", id="3")]),
-        add([], [{"role": "user", "content": "dict"}, ("assistant", "pair"), "text", {"type": "system", "content": "s"}]),
+        add([], [{"role": "user", "content": "dict"}, ("assistant", "pair"), "text",
+                 {"type": "system", "content": "s"}]),
         add([HumanMessage("a", id="1")], AIMessage("one", id="2")),
         add([], [AIMessage("x", id="9"), RemoveMessage(id="9"), AIMessage("back", id="9")]),
     ]
@@ -213,11 +214,6 @@ def add_messages_merges_by_id(lg: SimpleNamespace) -> list[Any]:
         {"type": "text", "text": "look"}, {"type": "image", "source_type": "url", "url": "https://x/y.png"}]}])
     out.append(formatted)
     return out
-
-
-class Conversation(TypedDict):
-    messages: Annotated[list, Any]  # replaced below with each library's add_messages
-    turns: int
 
 
 def chat_graph(lg: SimpleNamespace) -> list[Any]:
@@ -337,8 +333,8 @@ def remaining_steps(lg: SimpleNamespace) -> list[Any]:
     dataclass state; they are not in the values."""
 
     # built with each library's managed types, which a class body's (string) annotations could not name here
-    loop = TypedDict("Loop", {"log": Annotated[list, operator.add], "remaining_steps": lg.RemainingSteps,
-                              "last": lg.IsLastStep})
+    loop = TypedDict("Loop", {"log": Annotated[list, operator.add],  # noqa: UP013
+                              "remaining_steps": lg.RemainingSteps, "last": lg.IsLastStep})
     data_loop = dataclasses.make_dataclass("DataLoop", [
         ("log", Annotated[list, operator.add], dataclasses.field(default_factory=list)),
         ("remaining_steps", lg.RemainingSteps, dataclasses.field(default=0))])
@@ -404,12 +400,9 @@ def node_cache(lg: SimpleNamespace) -> list[Any]:
     out += [fanned_app.invoke({"x": 0, "log": []}), fanned_app.invoke({"x": 0, "log": []}), list(calls)]
     uncached = g.compile()
     out += [uncached.invoke({"x": 5, "log": []}), uncached.invoke({"x": 5, "log": []}), list(calls)]
-    out.append([{k: v for k, v in c.items() if k != "id"} for c in app.stream({"x": 1, "log": []}, stream_mode="tasks")])
+    out.append([{k: v for k, v in chunk.items() if k != "id"}
+                for chunk in app.stream({"x": 1, "log": []}, stream_mode="tasks")])
     return out
-
-
-class Pydantic(BaseModel):
-    messages: Annotated[list[Any], Any] = []
 
 
 PROGRAMS = [store_in_nodes, store_api, semantic_search, add_messages_merges_by_id, chat_graph, streaming_chat,
