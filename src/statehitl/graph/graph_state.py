@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from statehitl.channels import StateSchema, append_items, writer_label
+from statehitl.channels import INPUT, StateSchema, append_items, writer_label
 from statehitl.commands import GOTO, Command, ParentCommand, Send, dump_goto, goto_of, goto_targets
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.caching import CachedWrites
@@ -46,7 +46,7 @@ class GraphState(StateSchema[Any]):
         if self.native:
             if isinstance(value, dict):
                 self.kind.refuse_managed(value, "the input")
-                value = self._messages_held(value)
+                value = self._messages_held(value, INPUT)
             return super().initial(value)
         return super().initial(self.kind.input_of(value))
 
@@ -55,17 +55,23 @@ class GraphState(StateSchema[Any]):
         if self.native:
             return self.normalize_update("input", value.model_dump(exclude_unset=True)
                                          if isinstance(value, BaseModel) else value)
-        return self._messages_held(self.kind.input_of(value))
+        return self._messages_held(self.kind.input_of(value), INPUT)
 
-    def _messages_held(self, update: dict[str, Any]) -> dict[str, Any]:
+    def _messages_held(self, update: dict[str, Any], who: str) -> dict[str, Any]:
         """The update with its writes to message channels as held messages, each with its id: converted once,
         so the state and the checkpoint's record of the write name the same ids."""
         if not self.message_channels or not self.message_channels & update.keys():
             return update
-        return {k: coerce_all(v) if k in self.message_channels else v for k, v in update.items()}
+        held = dict(update)
+        for channel in self.message_channels & update.keys():
+            try:
+                held[channel] = coerce_all(update[channel])
+            except ValueError as exc:
+                raise InvalidUpdateError(f"{writer_label(who)} wrote to message channel {channel!r}: {exc}") from None
+        return held
 
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]:
-        return self._messages_held(self._normalized(node, returned))
+        return self._messages_held(self._normalized(node, returned), node)
 
     def _normalized(self, node: str, returned: Any) -> dict[str, Any]:
         if isinstance(returned, CachedWrites):  # the update as stored: channels by name, its goto dumped

@@ -93,7 +93,11 @@ def _held(given: Any) -> Any:
         return bridge.remove(given.id)
     if _stored_langchain(given):
         return bridge.loaded(given)
-    return bridge.coerce(given)
+    try:
+        return bridge.coerce(given)
+    except (NotImplementedError, ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"{given!r} is not a message: give a LangChain message, a dict with 'role' and 'content', a "
+                         f"(role, content) pair or a text ({exc})") from None
 
 
 def id_of(message: Any) -> str | None:
