@@ -22,6 +22,7 @@ from statehitl.graph.message_forms import (
     id_of,
     is_remove,
     langchain,
+    needs_langchain,
 )
 
 __all__ = ["REMOVE_ALL_MESSAGES", "MessagesState", "RemoveMessage", "add_messages"]
@@ -63,8 +64,7 @@ def _formatted(messages: list[Any], format: Format) -> list[Any]:
         raise ValueError(f"add_messages(format={format!r}): the formats are 'langchain-openai' and None")
     bridge = langchain()
     if bridge is None:
-        raise ImportError("add_messages(format='langchain-openai') needs langchain-core: "
-                          "pip install 'statehitl[langchain]'")
+        raise ImportError(needs_langchain("add_messages(format='langchain-openai')"))
     return list(bridge.openai_format(messages))
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "is_remove",
     "langchain",
     "load_all",
+    "needs_langchain",
     "stored_form",
     "stored_write",
 ]
@@ -39,7 +40,13 @@ __all__ = [
 REMOVE_ALL_MESSAGES = "__remove_all__"
 """``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` clears the channel: only the messages after it are kept."""
 
-_EXTRA = "pip install 'statehitl[langchain]'"
+
+
+def needs_langchain(what: str) -> str:
+    """The sentence saying that ``what`` needs langchain-core, and the command that installs it here."""
+    from statehitl._install import install_command
+
+    return f"{what} needs langchain-core, the statehitl[langchain] extra: {install_command('langchain')}"
 
 
 class RemoveMessage(BaseModel):
@@ -73,8 +80,7 @@ def _plain(given: Any) -> Any:
     if _stored_langchain(given):
         if given["type"] == "remove":
             return RemoveMessage(id=given["data"]["id"])
-        raise ImportError(f"this state holds a LangChain message ({given['type']!r}); reading it needs langchain-core: "
-                          f"{_EXTRA}")
+        raise ImportError(needs_langchain(f"this state holds a LangChain message ({given['type']!r}); reading it"))
     if isinstance(given, str):
         return {"role": "user", "content": given}
     if isinstance(given, tuple | list) and len(given) == 2 and isinstance(given[0], str):
@@ -82,7 +88,7 @@ def _plain(given: Any) -> Any:
     if isinstance(given, dict) and "content" in given and ("role" in given or "type" in given):
         return dict(given)
     raise ValueError(f"{given!r} is not a message: give a dict with 'role' and 'content', a (role, content) pair or a "
-                     f"text (LangChain message objects need langchain-core: {_EXTRA})")
+                     f"text ({needs_langchain('a LangChain message')})")
 
 
 def _held(given: Any) -> Any:
