@@ -48,7 +48,7 @@ PUBLIC = {
                            "PutOp", "Result", "SearchItem", "SearchOp", "TTLConfig"],
     statehitl.store.memory: ["InMemoryStore"],
     statehitl.managed: ["IsLastStep", "IsLastStepManager", "ManagedValue", "RemainingSteps", "RemainingStepsManager",
-                        "managed_value"],
+                        "managed_value", "refuse_writes", "values_of"],
     statehitl.cache: ["BaseCache", "InMemoryCache"],
     statehitl.cache.memory: ["InMemoryCache"],
     statehitl.runtime: ["Runtime", "get_runtime"],

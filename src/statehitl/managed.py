@@ -11,10 +11,13 @@ refused (LangGraph ignores the write).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Annotated, Any, get_args, get_origin
 
+from statehitl.errors import InvalidUpdateError
+
 __all__ = ["IsLastStep", "IsLastStepManager", "ManagedValue", "RemainingSteps", "RemainingStepsManager",
-           "managed_value"]
+           "managed_value", "refuse_writes", "values_of"]
 
 
 class ManagedValue(ABC):
@@ -40,6 +43,19 @@ class IsLastStepManager(ManagedValue):
 
 RemainingSteps = Annotated[int, RemainingStepsManager]
 IsLastStep = Annotated[bool, IsLastStepManager]
+
+
+def values_of(managed: Mapping[str, type[ManagedValue]], remaining: int) -> dict[str, Any]:
+    """The managed keys' values when ``remaining`` steps remain."""
+    return {name: manager.value(remaining) for name, manager in managed.items()}
+
+
+def refuse_writes(managed: Mapping[str, type[ManagedValue]], fields: Mapping[str, Any], writer: str) -> None:
+    """Refuse a write to a managed key (``writer``: who wrote it, for the message): the run sets it."""
+    written = [k for k in fields if k in managed]
+    if written:
+        raise InvalidUpdateError(f"{writer} wrote {written}, which the run fills in (statehitl.managed: "
+                                 f"{', '.join(managed[k].__name__ for k in written)}); leave it out")
 
 
 def managed_value(annotation: Any) -> type[ManagedValue] | None:

@@ -224,7 +224,7 @@ class StateGraph(Generic[M]):
                                lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
                   for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None
                   and not isinstance(node.action, CompiledStateGraph)}
-        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n), caches.get(n)))
+        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n), cache=caches.get(n)))
                  for n, node in self._nodes.items()]
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
@@ -272,7 +272,7 @@ class StateGraph(Generic[M]):
             return None
         return annotated
 
-    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any,
+    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any, *,
                  cache: NodeCache | None) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)

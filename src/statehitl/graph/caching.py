@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from statehitl.cache.base import BaseCache, FullKey, Namespace
+from statehitl.errors import UnknownNodeError
 
-__all__ = ["CachePolicy", "CachedWrites", "NodeCache", "default_cache_key"]
+__all__ = ["CachePolicy", "CachedWrites", "NodeCache", "cached_namespaces", "default_cache_key"]
 
 
 def default_cache_key(*args: Any, **kwargs: Any) -> str:
@@ -98,3 +99,11 @@ class NodeCache:
             return returned
 
         return cached
+
+
+def cached_namespaces(cached: dict[str, Namespace], nodes: Sequence[str] | None, machine: Any) -> list[Namespace]:
+    """The cache namespaces of ``nodes`` (every cached node's when None), refusing names that are not nodes."""
+    unknown = [n for n in nodes or () if n not in machine.nodes]
+    if unknown:
+        raise UnknownNodeError(f"clear_cache: {unknown} are not nodes of {machine.name!r}")
+    return [namespace for node, namespace in cached.items() if nodes is None or node in nodes]

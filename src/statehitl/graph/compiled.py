@@ -21,7 +21,7 @@ from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
 from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
-from statehitl.graph.caching import CachedWrites
+from statehitl.graph.caching import CachedWrites, cached_namespaces
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.message_stream import message_stream
 from statehitl.graph.node import StateGraphNode
@@ -364,12 +364,8 @@ class CompiledStateGraph(Generic[M]):
 
     async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Forget the cached writes of ``nodes`` (of every cached node when None)."""
-        if self.cache is None:
-            return
-        unknown = [n for n in nodes or () if n not in self.machine.nodes]
-        if unknown:
-            raise UnknownNodeError(f"clear_cache: {unknown} are not nodes of {self.machine.name!r}")
-        await self.cache.aclear([ns for n, ns in self._cached.items() if nodes is None or n in nodes])
+        if self.cache is not None:
+            await self.cache.aclear(cached_namespaces(self._cached, nodes, self.machine))
 
     def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Forget the cached writes of ``nodes`` (of every cached node when None); see ``aclear_cache``."""

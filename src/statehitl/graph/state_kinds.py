@@ -33,7 +33,7 @@ from statehitl.channels import INPUT, append
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.message_forms import MessageList, is_messages_reducer
-from statehitl.managed import ManagedValue, managed_value
+from statehitl.managed import ManagedValue, managed_value, refuse_writes, values_of
 
 __all__ = ["ROOT", "StateKind", "schema_of", "state_kind"]
 
@@ -269,7 +269,7 @@ class StateKind:
     """
 
     def __init__(self, kind: Kind, schema: Any, model: type[BaseModel], channels: dict[str, _Channel],
-                 own: Sequence[str], tracked: frozenset[str],
+                 own: Sequence[str], tracked: frozenset[str], *,
                  managed: dict[str, type[ManagedValue]] | None = None) -> None:
         self.kind: Kind = kind
         self.schema: Any = schema
@@ -302,14 +302,19 @@ class StateKind:
 
     def managed_values(self, remaining: int) -> dict[str, Any]:
         """The managed keys' values when ``remaining`` steps remain."""
-        return {name: manager.value(remaining) for name, manager in self.managed.items()}
+        return values_of(self.managed, remaining)
 
     def refuse_managed(self, fields: dict[str, Any], who: str) -> None:
         """Refuse a write to a managed key: the run sets it."""
-        written = [k for k in fields if k in self.managed]
-        if written:
-            raise InvalidUpdateError(f"{_writer(who)} wrote {written}, which the run fills in (statehitl.managed: "
-                                     f"{', '.join(self.managed[k].__name__ for k in written)}); leave it out")
+        refuse_writes(self.managed, fields, _writer(who))
+
+    def _writes(self, fields: dict[str, Any], given: Any, who: str) -> dict[str, Any]:
+        """What a returned or given value writes: a whole state object's managed keys are the run's, not writes;
+        a dict that names one is refused."""
+        if self.managed and not isinstance(given, dict):
+            fields = {k: v for k, v in fields.items() if k not in self.managed}
+        self.refuse_managed(fields, who)
+        return fields
 
     def values(self, state: BaseModel, only: Any = None) -> Any:
         """LangGraph's ``values`` of a result or snapshot: the channels present, as a dict (a root
@@ -336,9 +341,7 @@ class StateKind:
                 f"{_writer(who)} returned {type(returned).__name__} {returned!r}; return a dict of channel "
                 f"updates, a {_name(self.schema)} or None"
             )
-        if self.managed and not isinstance(returned, dict):  # a whole state object: its managed keys are not writes
-            fields = {k: v for k, v in fields.items() if k not in self.managed}
-        self.refuse_managed(fields, who)
+        fields = self._writes(fields, returned, who)
         self._refuse_unknown(fields, f"{_writer(who)} wrote")
         return fields
 
@@ -355,9 +358,7 @@ class StateKind:
                 f"the input is {type(given).__name__} {given!r}; give a dict of channel values or a "
                 f"{_name(self.schema)}"
             )
-        if self.managed and not isinstance(given, dict):
-            fields = {k: v for k, v in fields.items() if k not in self.managed}
-        self.refuse_managed(fields, "the input")
+        fields = self._writes(fields, given, "the input")
         self._refuse_unknown(fields, "the input has")
         return fields
 
@@ -482,7 +483,7 @@ def _state_kind(schema: Any, others: list[Any]) -> StateKind:
     channels = {**own, **private}
     tracked = frozenset(n for n, c in channels.items() if not c.starts_present)
     model = _build_model(f"{_name(schema)}Channels", channels.values(), _absent_aware_base(tracked))
-    return StateKind(kind, schema, model, channels, list(own), tracked, managed)
+    return StateKind(kind, schema, model, channels, list(own), tracked, managed=managed)
 
 
 def _pydantic_kind(schema: type[BaseModel], own: dict[str, _Channel], private: dict[str, _Channel],
@@ -495,11 +496,11 @@ def _pydantic_kind(schema: type[BaseModel], own: dict[str, _Channel], private: d
         raise ValueError(f"{schema.__name__}.{required[0]} is filled in by the run ({managed[required[0]].__name__}); "
                          "on a pydantic state give it a default (= 0), since the state is stored as the model")
     if not private:
-        return StateKind("pydantic", schema, schema, own, list(own), frozenset(), managed)
+        return StateKind("pydantic", schema, schema, own, list(own), frozenset(), managed=managed)
     tracked = frozenset(n for n, c in private.items() if not c.starts_present)
     base = (_absent_aware_base(tracked), schema)
     model = _build_model(f"{schema.__name__}Channels", private.values(), base)
-    return StateKind("pydantic", schema, model, {**own, **private}, list(own), tracked, managed)
+    return StateKind("pydantic", schema, model, {**own, **private}, list(own), tracked, managed=managed)
 
 
 def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:

@@ -89,7 +89,7 @@ class BaseStore(ABC):
     def _get_op(self, namespace: tuple[str, ...], key: str, refresh_ttl: bool | None) -> GetOp:
         return GetOp(validate_labels(namespace), str(key), self._refreshes(refresh_ttl))
 
-    def _search_op(self, namespace_prefix: tuple[str, ...], query: str | None, filter: dict[str, Any] | None,
+    def _search_op(self, namespace_prefix: tuple[str, ...], *, query: str | None, filter: dict[str, Any] | None,
                    limit: int, offset: int, refresh_ttl: bool | None) -> SearchOp:
         return SearchOp(validate_labels(namespace_prefix, "namespace prefix"), filter, limit, offset, query,
                         self._refreshes(refresh_ttl))
@@ -121,7 +121,8 @@ class BaseStore(ABC):
                refresh_ttl: bool | None = None) -> list[SearchItem]:
         """Items under ``namespace_prefix`` matching ``filter``, most similar to ``query`` first when the store
         has an index; ``limit`` of them after ``offset``."""
-        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
+        op = self._search_op(namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
+                             refresh_ttl=refresh_ttl)
         return list(self.batch([op])[0] or [])  # type: ignore[arg-type]
 
     def put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
@@ -152,7 +153,8 @@ class BaseStore(ABC):
                       filter: dict[str, Any] | None = None, limit: int = 10, offset: int = 0,
                       refresh_ttl: bool | None = None) -> list[SearchItem]:
         """``search``, async."""
-        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
+        op = self._search_op(namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
+                             refresh_ttl=refresh_ttl)
         return list((await self.abatch([op]))[0] or [])  # type: ignore[arg-type]
 
     async def aput(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any],

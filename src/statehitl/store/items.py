@@ -55,7 +55,7 @@ class SearchItem(Item):
     __slots__ = ("score",)
 
     def __init__(self, namespace: tuple[str, ...], key: str, value: dict[str, Any], created_at: datetime | str,
-                 updated_at: datetime | str, score: float | None = None) -> None:
+                 updated_at: datetime | str, *, score: float | None = None) -> None:
         super().__init__(value=value, key=key, namespace=namespace, created_at=created_at, updated_at=updated_at)
         self.score = score
 

@@ -55,7 +55,7 @@ class StoredItem(BaseModel):
                     updated_at=self.updated_at)
 
     def found(self, score: float | None = None) -> SearchItem:
-        return SearchItem(self.namespace, self.key, self.value, self.created_at, self.updated_at, score)
+        return SearchItem(self.namespace, self.key, self.value, self.created_at, self.updated_at, score=score)
 
 
 def utc(seconds: float) -> datetime:
