@@ -63,10 +63,10 @@ class RemoveMessage(BaseModel):
 def langchain() -> ModuleType | None:
     """The LangChain message bridge when langchain-core is installed, else None (asked once per process)."""
     try:
-        from statehitl.graph import langchain_messages
+        import statehitl.graph.langchain_messages as bridge
     except ImportError:
         return None
-    return langchain_messages
+    return bridge
 
 
 def _stored_langchain(value: Any) -> bool:
