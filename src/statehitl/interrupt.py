@@ -180,6 +180,10 @@ class InterruptScope:
                                          responders=allowed)])
 
 
+    def has_answer(self, name: str) -> bool:
+        """Whether the human's answer to interrupt ``name`` of this scope is known (a resumed run)."""
+        return interrupt_id(self.site, name, self.thread) in self.responses
+
     def _answer(self, iid: str, name: str, response_type: Any, digest: str | None) -> Any:
         """The human's answer to interrupt ``iid``, checked against the tool call it was given for and
         validated as ``response_type``."""

@@ -74,6 +74,8 @@ class GraphState(StateSchema[Any]):
         return self._messages_held(self._normalized(node, returned), node)
 
     def _normalized(self, node: str, returned: Any) -> dict[str, Any]:
+        if returned is None:
+            return {}
         if isinstance(returned, CachedWrites):  # the update as stored: channels by name, its goto dumped
             update = dict(returned.update)
             goto = update.pop(GOTO, None)
@@ -134,6 +136,8 @@ class GraphState(StateSchema[Any]):
         return reducer(first, then)
 
     def apply(self, state: Any, writes: list[tuple[str, dict[str, Any]]]) -> Any:
+        if len(writes) == 1 and not writes[0][1]:  # a chain's step that wrote nothing
+            return state
         for _, update in writes:
             if GOTO in update:  # where a Command went is the scheduler's, not a channel
                 writes = [(n, {k: v for k, v in u.items() if k != GOTO}) for n, u in writes]

@@ -234,14 +234,10 @@ def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str
 
 
 @contextlib.contextmanager
-def _watched(name: str, ctx: NodeContext, given: Any, metadata: dict[str, Any] | None
+def _watched(scope: RunScope, name: str, ctx: NodeContext, given: Any, metadata: dict[str, Any] | None
              ) -> Iterator[Callable[[Any], Any]]:
     """What watches one node call of a streamed run: its task events (``"tasks"``/``"debug"``) and the messages
     its chat models stream and it returns (``"messages"``). Yields the function its return value goes through."""
-    scope = _RUN.get()
-    if scope is None or (scope.tasks is None and scope.messages is None):
-        yield _same
-        return
     with contextlib.ExitStack() as watching:
         results = None if scope.tasks is None else watching.enter_context(
             _reported_task(scope.tasks, name, ctx, given))
@@ -258,14 +254,9 @@ def _watched(name: str, ctx: NodeContext, given: Any, metadata: dict[str, Any] |
         yield done
 
 
-def _same(returned: Any) -> Any:
-    return returned
-
-
-def _managed_now(kind: StateKind, step: int) -> dict[str, Any] | None:
+def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str, Any] | None:
     """The values of the state's managed keys for a node of ``step`` (and the step the paths after it see)."""
-    scope = _RUN.get()
-    if not kind.managed or scope is None:
+    if scope is None:
         return None
     scope.last_step = step
     return kind.managed_values(scope.remaining(step))
@@ -324,30 +315,40 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     if cache is not None:
         target = cache.wrap(target, sig.is_async)
 
-    def call(state: Any, ctx: NodeContext) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
-        managed = _managed_now(kind, ctx.step)
-        given = state if ctx.sent or as_is else kind.node_input(state, wants, managed)
-        args: tuple[Any, ...] = (given, ctx) if sig.positional == 2 else (given,)
-        if not sig.named:
-            return target, args, {}
-        scope = _RUN.get() or RunScope({})
+    two = sig.positional == 2
+    named = sig.named
+    managed = bool(kind.managed)
+
+    def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        values = _managed_now(kind, ctx.step, scope) if managed else None
+        given = state if ctx.sent or as_is else kind.node_input(state, wants, values)
+        args: tuple[Any, ...] = (given, ctx) if two else (given,)
+        if not named:
+            return args, {}
+        scope = scope or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
                   else (scope.write or _ignore) if param == "writer"
                   else scope.store if param == "store"
-                  else Runtime(scope.context, scope.write or _ignore, scope.store) for param in sig.named}
-        return target, args, kwargs
-
-    def finished(returned: Any) -> Any:
-        return report_update(name, returned)
+                  else Runtime(scope.context, scope.write or _ignore, scope.store) for param in named}
+        return args, kwargs
 
     if sig.is_async:
 
         async def run_async(state: Any, ctx: NodeContext) -> Any:
             token = _CALL.set(ctx)
             try:
-                target, args, kwargs = call(state, ctx)
-                with _watched(name, ctx, args[0], metadata) as done:
-                    return finished(done(await target(*args, **kwargs)))
+                scope = _RUN.get()
+                args, kwargs = arguments(state, ctx, scope)
+                if scope is None:
+                    return await target(*args, **kwargs)
+                if scope.tasks is None and scope.messages is None:
+                    returned = await target(*args, **kwargs)
+                else:
+                    with _watched(scope, name, ctx, args[0], metadata) as done:
+                        returned = done(await target(*args, **kwargs))
+                if scope.updated is not None:
+                    scope.updated(name, returned)
+                return returned
             finally:
                 _CALL.reset(token)
 
@@ -357,9 +358,21 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     def run(state: Any, ctx: NodeContext) -> Any:
         token = _CALL.set(ctx)
         try:
-            target, args, kwargs = call(state, ctx)
-            with _watched(name, ctx, args[0], metadata) as done:
-                return finished(done(target(*args, **kwargs)))
+            scope = _RUN.get()
+            if scope is None or (scope.tasks is None and scope.updated is None and scope.messages is None):
+                if not named and not two and not managed:  # not streamed: the call alone
+                    return target(state if ctx.sent or as_is else kind.node_input(state, wants))
+                args, kwargs = arguments(state, ctx, scope)
+                return target(*args, **kwargs)
+            args, kwargs = arguments(state, ctx, scope)
+            if scope.tasks is None and scope.messages is None:
+                returned = target(*args, **kwargs)
+            else:
+                with _watched(scope, name, ctx, args[0], metadata) as done:
+                    returned = done(target(*args, **kwargs))
+            if scope.updated is not None:
+                scope.updated(name, returned)
+            return returned
         finally:
             _CALL.reset(token)
 
