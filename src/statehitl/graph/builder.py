@@ -14,11 +14,10 @@ import re
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
-from statehitl.cache.base import BaseCache
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
@@ -33,7 +32,10 @@ from statehitl.graph.subgraphs import subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
 from statehitl.runner import Durability
-from statehitl.store.base import BaseStore
+
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache
+    from statehitl.store.base import BaseStore
 
 __all__ = ["StateGraph"]
 
@@ -220,6 +222,10 @@ class StateGraph(Generic[M]):
         extra += reads.values()
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
         state = GraphState(kind)
+        if state.message_channels:
+            from statehitl.graph.message_state import MessagesGraphState  # loaded by the graphs that have messages
+
+            state = MessagesGraphState(kind)
         caches = {n: NodeCache(n, node.action, node.cache_policy, cache,
                                lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
                   for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None

@@ -14,12 +14,14 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from statehitl.cache.base import BaseCache, FullKey, Namespace
 from statehitl.errors import UnknownNodeError
+
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache, FullKey, Namespace
 
 __all__ = ["CachePolicy", "CachedWrites", "NodeCache", "cached_namespaces", "default_cache_key"]
 

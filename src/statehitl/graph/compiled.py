@@ -25,7 +25,6 @@ from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
 from statehitl.graph.caching import CachedWrites, cached_namespaces
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import View, parse_view
-from statehitl.graph.message_stream import message_stream
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
@@ -67,6 +66,13 @@ class _Reached:
 
     record: CheckpointRecord
     state: Any
+
+
+def _message_stream(send: Callable[..., None]) -> Any:
+    """A run's ``stream_mode="messages"`` (``message_stream``), loaded by the runs that ask for it."""
+    from statehitl.graph.message_stream import message_stream
+
+    return message_stream(send)
 
 
 class CompiledStateGraph(ThreadState, Generic[M]):
@@ -229,7 +235,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
                          tasks=None if send is None else task_events(self.schema, send), context=target.context,
                          sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
                          if send is not None and subgraphs else None, store=self.store,
-                         messages=message_stream(send) if send is not None and messages else None,
+                         messages=_message_stream(send) if send is not None and messages else None,
                          step_limit=target.limit, first_step=at.step)
         token = set_run(scope)
         text = MODEL_TEXT.set(None if send is None else message_events(send))

@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from statehitl.channels import INPUT, StateSchema, append_items, writer_label
+from statehitl.channels import StateSchema, append_items, writer_label
 from statehitl.commands import GOTO, Command, ParentCommand, Send, dump_goto, goto_of, goto_targets
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.caching import CachedWrites
-from statehitl.graph.message_forms import coerce_all, is_messages_reducer, stored_write
+from statehitl.graph.state_channels import is_messages_reducer
 from statehitl.graph.state_kinds import StateKind
 
 __all__ = ["GraphState"]
@@ -32,11 +32,12 @@ class GraphState(StateSchema[Any]):
         self.nested = nested
         """The graph runs as a node of another: ``Command(graph=Command.PARENT)`` goes to that one."""
         self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
-        """Channels merged by ``add_messages``: their writes are held and stored as messages (``message_forms``)."""
+        """Channels merged by ``add_messages`` (``message_state.MessagesGraphState`` holds and stores their writes
+        as messages; a plain ``GraphState`` has none)."""
 
     def as_nested(self) -> GraphState:
         """The adapter of this graph running as a node of another graph."""
-        return GraphState(self.kind, nested=True)
+        return type(self)(self.kind, nested=True)
 
     def shown(self, state: Any) -> Any:
         """The state as a reader sees it: the model itself for a native pydantic state, else its values."""
@@ -44,9 +45,8 @@ class GraphState(StateSchema[Any]):
 
     def initial(self, value: Any) -> Any:
         if self.native:
-            if isinstance(value, dict):
+            if isinstance(value, dict) and self.kind.managed:
                 self.kind.refuse_managed(value, "the input")
-                value = self._messages_held(value, INPUT)
             return super().initial(value)
         return super().initial(self.kind.input_of(value))
 
@@ -55,25 +55,9 @@ class GraphState(StateSchema[Any]):
         if self.native:
             return self.normalize_update("input", value.model_dump(exclude_unset=True)
                                          if isinstance(value, BaseModel) else value)
-        return self._messages_held(self.kind.input_of(value), INPUT)
-
-    def _messages_held(self, update: dict[str, Any], who: str) -> dict[str, Any]:
-        """The update with its writes to message channels as held messages, each with its id: converted once,
-        so the state and the checkpoint's record of the write name the same ids."""
-        if not self.message_channels or not self.message_channels & update.keys():
-            return update
-        held = dict(update)
-        for channel in self.message_channels & update.keys():
-            try:
-                held[channel] = coerce_all(update[channel])
-            except ValueError as exc:
-                raise InvalidUpdateError(f"{writer_label(who)} wrote to message channel {channel!r}: {exc}") from None
-        return held
+        return self.kind.input_of(value)
 
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]:
-        return self._messages_held(self._normalized(node, returned), node)
-
-    def _normalized(self, node: str, returned: Any) -> dict[str, Any]:
         if returned is None:
             return {}
         if isinstance(returned, CachedWrites):  # the update as stored: channels by name, its goto dumped
@@ -93,7 +77,9 @@ class GraphState(StateSchema[Any]):
     def _plain(self, node: str, returned: Any) -> dict[str, Any]:
         if self.native or returned is None:
             update = super().normalize_update(node, returned)
-            if self.kind.managed and isinstance(returned, BaseModel):  # a whole state: its managed keys are the run's
+            if not self.kind.managed:
+                return update
+            if isinstance(returned, BaseModel):  # a whole state: its managed keys are the run's
                 return {k: v for k, v in update.items() if k not in self.kind.managed}
             self.kind.refuse_managed(update, node)
             return update
@@ -122,7 +108,7 @@ class GraphState(StateSchema[Any]):
 
     def shown_update(self, node: str, returned: Any) -> dict[str, Any] | None:
         """What ``stream_mode="updates"`` shows of what ``node`` returned: its channel writes (None for none)."""
-        return {k: v for k, v in self._normalized(node, returned).items() if k != GOTO} or None
+        return {k: v for k, v in self.normalize_update(node, returned).items() if k != GOTO} or None
 
     def _combined(self, node: str, key: str, first: Any, then: Any) -> Any:
         """Two writes of one channel by one node (a list of Commands): merged by its reducer, as the reducer
@@ -145,8 +131,6 @@ class GraphState(StateSchema[Any]):
         return super().apply(state, writes)
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
-        if self.message_channels & update.keys():
-            update = {k: stored_write(v) if k in self.message_channels else v for k, v in update.items()}
         if GOTO not in update:
             return super().dump_update(update)
         rest = {k: v for k, v in update.items() if k != GOTO}

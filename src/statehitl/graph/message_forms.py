@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Callable
 from types import ModuleType
 from typing import Annotated, Any, ClassVar
 
@@ -28,7 +27,6 @@ __all__ = [
     "RemoveMessage",
     "coerce_all",
     "id_of",
-    "is_messages_reducer",
     "is_remove",
     "langchain",
     "load_all",
@@ -163,8 +161,3 @@ MessageList = Annotated[list[Any], PlainValidator(load_all),
                         PlainSerializer(lambda value: [stored_form(m) for m in value], when_used="json")]
 """The type of a channel whose reducer is ``add_messages``, whatever its annotation says: its messages are
 held and stored in the forms above."""
-
-
-def is_messages_reducer(reducer: Callable[..., Any] | None) -> bool:
-    """Whether a channel's reducer is ``add_messages`` (or one of its ``format=`` variants)."""
-    return bool(getattr(reducer, "merges_messages", False))

@@ -21,11 +21,10 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, TypeAdapte
 from typing_extensions import is_typeddict
 
 from statehitl.channels import append
-from statehitl.graph.message_forms import MessageList, is_messages_reducer
 from statehitl.managed import ManagedValue, managed_value
 
 __all__ = ["Channel", "Kind", "Reducer", "absent_aware_base", "build_model", "channel_of", "channels_of",
-           "hints_of", "is_field_schema", "kind_of", "managed_of", "unrequire"]
+           "hints_of", "is_field_schema", "is_messages_reducer", "kind_of", "managed_of", "unrequire"]
 
 Kind = Literal["pydantic", "typeddict", "dataclass", "root"]
 Reducer = Callable[[Any, Any], Any]
@@ -163,6 +162,11 @@ def _dataclass_default(schema: Any, name: str) -> tuple[Any, Callable[[], Any] |
     return None, None
 
 
+def is_messages_reducer(reducer: Callable[..., Any] | None) -> bool:
+    """Whether a channel's reducer is ``add_messages`` (or one of its ``format=`` variants), which marks itself."""
+    return bool(getattr(reducer, "merges_messages", False))
+
+
 def channel_of(name: str, annotation: Any, schema: Any) -> Channel:
     """The channel a field of ``schema`` annotated ``annotation`` is (``schema`` None for a root value)."""
     if name.startswith("_"):
@@ -176,6 +180,8 @@ def channel_of(name: str, annotation: Any, schema: Any) -> Channel:
         default, factory = _dataclass_default(schema, name)
         return Channel(name, _typed(base, meta), default, factory)
     if is_messages_reducer(reducer):  # held and stored in the message forms, whatever the list's item type says
+        from statehitl.graph.message_forms import MessageList  # loaded by the graphs that have messages
+
         return Channel(name, Annotated[(MessageList, *meta)], factory=list, starts_present=True)
     zero = list if reducer is append else _zero_factory(base)
     if zero is None:

@@ -139,7 +139,8 @@ class StateKind:
                 f"{_writer(who)} returned {type(returned).__name__} {returned!r}; return a dict of channel "
                 f"updates, a {_name(self.schema)} or None"
             )
-        fields = self._writes(fields, returned, who)
+        if self.managed:
+            fields = self._writes(fields, returned, who)
         self._refuse_unknown(fields, f"{_writer(who)} wrote")
         return fields
 
@@ -156,7 +157,8 @@ class StateKind:
                 f"the input is {type(given).__name__} {given!r}; give a dict of channel values or a "
                 f"{_name(self.schema)}"
             )
-        fields = self._writes(fields, given, "the input")
+        if self.managed:
+            fields = self._writes(fields, given, "the input")
         self._refuse_unknown(fields, "the input has")
         return fields
 
@@ -200,7 +202,7 @@ class StateKind:
         if kind == "root":
             return lambda state, extra: getattr(state, ROOT)
         if kind == "typeddict":
-            return lambda state, extra: {**self._present(state, keys), **extra}
+            return lambda state, extra: {**self._present(state, keys), **extra} if extra else self._present(state, keys)
         if kind == "dataclass":
             init = tuple(f.name for f in dataclasses.fields(schema) if f.init and f.name not in self.managed)
             return lambda state, extra: schema(**self._present(state, init), **extra)

@@ -15,7 +15,6 @@ from statehitl import interrupt_ids
 from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
 from statehitl.graph.graph_state import GraphState
-from statehitl.graph.message_forms import coerce_all
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import current_run, nested_scope, node_config, report_update, reset_run, set_run
 from statehitl.graph.result import GraphRunResult
@@ -74,6 +73,8 @@ def _stream_messages(sub: Subgraph, given: dict[str, Any], returned: Any, ctx: N
     scope = current_run()
     if scope is None or scope.messages is None or not isinstance(returned, dict):
         return
+    from statehitl.graph.message_forms import coerce_all  # a run that streams messages loaded them already
+
     scope.messages.given(given)
     held = {k: coerce_all(v) for k, v in returned.items() if k in sub.schema.message_channels}  # stored as JSON
     scope.messages.returned(held, node_config(scope.config, ctx, None)["metadata"], scope.namespace)
