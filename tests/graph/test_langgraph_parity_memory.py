@@ -19,8 +19,9 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.store.base import BaseStore  # the annotation LangGraph injects a node's store by
+from pydantic import BaseModel, create_model
 
 UUID = re.compile(r"^(lc_run--)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-[0-9]+)?$")
 
@@ -267,6 +268,32 @@ def chat_graph(lg: SimpleNamespace) -> list[Any]:
     return out
 
 
+class Profile(BaseModel):
+    name: str
+
+
+def pydantic_chat(lg: SimpleNamespace) -> list[Any]:
+    """A pydantic state with a message channel: what invoke and get_state give back are the messages (and a
+    nested model) themselves, across a checkpoint."""
+
+    # built with each library's add_messages, which a class body's (string) annotations could not name here
+    state_model = create_model("State", messages=(Annotated[list[AnyMessage], lg.add_messages], ...),
+                               profile=(Profile | None, None))
+
+    def reply(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"hi {state.messages[-1].content}", id="ai-1")],
+                "profile": Profile(name=str(state.messages[-1].content))}
+
+    g = lg.StateGraph(state_model)
+    g.add_node(reply)
+    g.add_edge(lg.START, "reply")
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    out = app.invoke({"messages": [("user", "ann")]}, thread("p"))
+    values = app.get_state(thread("p")).values  # statehitl's is the model itself (docs/langgraph.md)
+    fields = values if isinstance(values, dict) else {name: getattr(values, name) for name in type(values).model_fields}
+    return [out, {k: type(v).__name__ for k, v in out.items()}, fields]
+
+
 def streaming_chat(lg: SimpleNamespace) -> list[Any]:
     """``stream_mode="messages"``: chat models' token chunks from sync and async nodes (invoke, ainvoke and
     stream), messages nodes return whole, nothing for a model tagged nostream; with other modes; a subgraph's
@@ -405,8 +432,8 @@ def node_cache(lg: SimpleNamespace) -> list[Any]:
     return out
 
 
-PROGRAMS = [store_in_nodes, store_api, semantic_search, add_messages_merges_by_id, chat_graph, streaming_chat,
-            remaining_steps, node_cache]
+PROGRAMS = [store_in_nodes, store_api, semantic_search, add_messages_merges_by_id, chat_graph, pydantic_chat,
+            streaming_chat, remaining_steps, node_cache]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -12,8 +12,8 @@ leaves absent channels out, so a checkpoint round trip keeps them absent.
 
 Deviations from LangGraph, on purpose: channels are validated by pydantic (lax mode), where LangGraph
 does not validate TypedDicts; unknown keys in a node's update or the caller's input are refused, where
-LangGraph drops them; a pydantic state's ``values`` is its whole ``model_dump()``, where LangGraph
-gives only the channels written so far.
+LangGraph drops them; a pydantic state's ``values`` has every field (as the model holds it: a nested
+model or a message stays an object), where LangGraph gives only the channels written so far.
 """
 
 from __future__ import annotations
@@ -74,7 +74,6 @@ class StateKind:
         self.model: type[BaseModel] = model
         self.channels: tuple[str, ...] = tuple(channels)
         self._own = tuple(own)
-        self._own_set = set(own)
         self._known = frozenset(channels) | _aliases(model)
         self._native = kind == "pydantic" and model is schema
         self._always = frozenset(channels) - tracked  # present whether written or not
@@ -121,10 +120,8 @@ class StateKind:
             return self._present(state, self._keys_of(only))
         if self.kind == "root":
             return getattr(state, ROOT)
-        if self.kind == "pydantic":
-            if self._native:
-                return state.model_dump(exclude=set(self.managed) or None)
-            return state.model_dump(include=self._own_set)
+        if self.kind == "pydantic":  # every field, as the model holds it (a message, a nested model), not dumped
+            return {name: getattr(state, name) for name in self._own}
         return self._present(state, self._own)
 
     def update_of(self, returned: Any, who: str) -> dict[str, Any] | None:

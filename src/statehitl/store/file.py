@@ -7,7 +7,6 @@ import os
 import time
 from collections.abc import Callable
 
-from statehitl.checkpoint.file import FileStorage
 from statehitl.store.ops import IndexConfig, TTLConfig
 from statehitl.store.storage import StorageStore
 
@@ -20,4 +19,6 @@ class FileStore(StorageStore):
 
     def __init__(self, directory: str | os.PathLike[str] = ".statehitl", *, index: IndexConfig | None = None,
                  ttl: TTLConfig | None = None, clock: Callable[[], float] = time.time) -> None:
+        from statehitl.checkpoint.file import FileStorage  # the file store's modules load with the first FileStore
+
         super().__init__(FileStorage(directory), index=index, ttl=ttl, clock=clock)

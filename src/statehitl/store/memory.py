@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.store.ops import IndexConfig, TTLConfig
 from statehitl.store.storage import StorageStore
 
