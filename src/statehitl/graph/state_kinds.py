@@ -121,7 +121,8 @@ class StateKind:
         if self.kind == "root":
             return getattr(state, ROOT)
         if self.kind == "pydantic":  # every field, as the model holds it (a message, a nested model), not dumped
-            return {name: getattr(state, name) for name in self._own}
+            held = state.__dict__
+            return {name: held[name] for name in self._own if name in held}
         return self._present(state, self._own)
 
     def update_of(self, returned: Any, who: str) -> dict[str, Any] | None:
