@@ -22,7 +22,7 @@ The thread builders use a tmpfs when there is one (``--tmpdir``): what grows her
 from __future__ import annotations
 
 import contextlib
-import json
+import itertools
 import math
 import operator
 import statistics
@@ -111,7 +111,7 @@ def chain(lib: Any, length: int) -> Any:
     for name in names:
         g.add_node(name, lambda s: None)
     g.add_edge(lib.START, names[0])
-    for a, b in zip(names, names[1:], strict=False):
+    for a, b in itertools.pairwise(names):
         g.add_edge(a, b)
     g.add_edge(names[-1], lib.END)
     return g
@@ -171,11 +171,12 @@ def history_rows(sides: dict[str, Any], sizes: tuple[int, ...], work: Path) -> l
             with saver(side, where) as cp:
                 app = loop_graph(lib, size).compile(checkpointer=cp)
                 app.invoke({"n": 0}, config("t", size + 10))
-                page.seconds[side].append(median(lambda: timed(lambda: list(
+                page.seconds[side].append(median(lambda app=app: timed(lambda: list(
                     app.get_state_history(config("t"), limit=10)))))
-                whole.seconds[side].append(median(lambda: timed(lambda: list(app.get_state_history(config("t")))),
-                                                  reps=1 if size > 3000 else REPS))
-            first.seconds[side].append(median(lambda: cold_get_state(side, where, size)))
+                whole.seconds[side].append(median(lambda app=app: timed(lambda: list(
+                    app.get_state_history(config("t")))), reps=1 if size > 3000 else REPS))
+            first.seconds[side].append(median(lambda side=side, where=where, size=size: cold_get_state(
+                side, where, size)))
             print(f"  history {side} {size}: page {page.seconds[side][-1] * 1e3:.2f} ms, whole "
                   f"{whole.seconds[side][-1] * 1e3:.0f} ms, cold {first.seconds[side][-1] * 1e3:.1f} ms",
                   file=sys.stderr)
@@ -255,7 +256,8 @@ def backlog_rows(sizes: tuple[int, ...], work: Path) -> list[Growth]:
         app = g.compile(checkpointer=cp)
         ids = [app.invoke({"n": 0}, config(f"t{i}"))["__interrupt__"][0].id for i in range(size)]
         picks = iter(ids[:: max(1, size // REPS)])
-        row.seconds["statehitl"].append(median(lambda: timed(lambda: inbox.answer(cp, next(picks), "y"))))
+        row.seconds["statehitl"].append(median(lambda cp=cp, picks=picks: timed(
+            lambda: inbox.answer(cp, next(picks), "y"))))
         print(f"  backlog {size}: {row.seconds['statehitl'][-1] * 1e3:.1f} ms", file=sys.stderr)
     return [row]
 

@@ -203,7 +203,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
     async def _run(self, input: Any, target: RunTarget, send: Callable[..., None] | None = None,
                    subgraphs: bool = False, *, messages: bool = False) -> Any:
         thread = target.thread
-        head = await self.checkpointer.head(thread)
+        head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
         # paths at START run while the position is worked out: they see the run's config, store and step limit
         starting = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit))
         try:
