@@ -64,12 +64,14 @@ def validate_labels(namespace: Sequence[object], what: str = "namespace") -> tup
     return tuple(namespace)  # type: ignore[arg-type]
 
 
-def validate_namespace(namespace: Sequence[object]) -> tuple[str, ...]:
-    """A namespace an item can be put under: non-empty, its labels valid, its root not ``langgraph``."""
+def validate_namespace(namespace: Sequence[object], *, reserved: bool = False) -> tuple[str, ...]:
+    """A namespace an item can be put under: non-empty, its labels valid, its root not ``langgraph`` (unless
+    ``reserved``: a ``PutOp`` handed to ``batch`` directly may use it, as in LangGraph, where the library's own
+    code keeps its items there)."""
     checked = validate_labels(namespace)
     if not checked:
         raise InvalidNamespaceError("the namespace of a put cannot be empty: give at least one label")
-    if checked[0] == "langgraph":
+    if checked[0] == "langgraph" and not reserved:
         raise InvalidNamespaceError(f"namespace {checked!r}: the root label 'langgraph' is reserved")
     return checked
 

@@ -214,7 +214,7 @@ class StorageStore(BaseStore):
         if op.value is None:  # a delete: any namespace a get could name
             item_key(validate_labels(op.namespace), op.key)
             return
-        item_key(validate_namespace(op.namespace), op.key)
+        item_key(validate_namespace(op.namespace, reserved=True), op.key)  # put() refused a reserved root already
         require_json(dict(op.value), f"the value of item {op.key!r} in namespace {op.namespace!r}")
         if op.ttl is not None and (isinstance(op.ttl, bool) or not isinstance(op.ttl, int | float) or op.ttl <= 0):
             raise ValueError(f"ttl={op.ttl!r} for item {op.key!r}: give minutes as a positive number, or None")
