@@ -23,6 +23,9 @@ __all__ = ["IsLastStep", "IsLastStepManager", "ManagedValue", "RemainingSteps", 
 class ManagedValue(ABC):
     """A key the run fills in: its value is computed from how many steps remain."""
 
+    name: str = ""
+    """The annotation a program writes (``RemainingSteps``), for messages."""
+
     @staticmethod
     @abstractmethod
     def value(remaining: int) -> Any:
@@ -30,12 +33,16 @@ class ManagedValue(ABC):
 
 
 class RemainingStepsManager(ManagedValue):
+    name = "RemainingSteps"
+
     @staticmethod
     def value(remaining: int) -> int:
         return remaining
 
 
 class IsLastStepManager(ManagedValue):
+    name = "IsLastStep"
+
     @staticmethod
     def value(remaining: int) -> bool:
         return remaining == 1
@@ -55,7 +62,7 @@ def refuse_writes(managed: Mapping[str, type[ManagedValue]], fields: Mapping[str
     written = [k for k in fields if k in managed]
     if written:
         raise InvalidUpdateError(f"{writer} wrote {written}, which the run fills in (statehitl.managed: "
-                                 f"{', '.join(managed[k].__name__ for k in written)}); leave it out")
+                                 f"{', '.join(managed[k].name for k in written)}); leave it out")
 
 
 def managed_value(annotation: Any) -> type[ManagedValue] | None:

@@ -149,7 +149,7 @@ def test_a_node_or_the_input_that_writes_a_managed_key_is_refused() -> None:
     g.add_node("n", lambda s: {"remaining_steps": 1})
     g.add_edge(START, "n")
     app = g.compile(checkpointer=InMemorySaver())
-    with pytest.raises(InvalidUpdateError, match=r"remaining_steps.*RemainingStepsManager"):
+    with pytest.raises(InvalidUpdateError, match=r"remaining_steps.*statehitl.managed: RemainingSteps\)"):
         app.invoke({"log": []}, "t")
     with pytest.raises(InvalidUpdateError, match="the input wrote"):
         app.invoke({"log": [], "remaining_steps": 3}, "u")

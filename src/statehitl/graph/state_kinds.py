@@ -291,7 +291,7 @@ def _pydantic_kind(schema: type[BaseModel], own: dict[str, Channel], private: di
     A managed key stays a field of the model (holding its default), so it needs a default."""
     required = [name for name in managed if schema.model_fields[name].is_required()]
     if required:
-        raise ValueError(f"{schema.__name__}.{required[0]} is filled in by the run ({managed[required[0]].__name__}); "
+        raise ValueError(f"{schema.__name__}.{required[0]} is filled in by the run ({managed[required[0]].name}); "
                          "on a pydantic state give it a default (= 0), since the state is stored as the model")
     if not private:
         return StateKind("pydantic", schema, schema, own, list(own), frozenset(), managed=managed)
