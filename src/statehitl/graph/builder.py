@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
+from statehitl._gc import collector_paused
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
@@ -187,6 +188,7 @@ class StateGraph(Generic[M]):
         """Same as ``add_edge(key, END)``."""
         return self.add_edge(key, END)
 
+    @collector_paused
     def compile(
         self,
         checkpointer: Checkpointer | bool | None = None,
