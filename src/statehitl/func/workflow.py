@@ -1,0 +1,295 @@
+"""LangGraph's ``@entrypoint``: a workflow that is a one-node StateGraph on statehitl's runner.
+
+The entrypoint's function is the node; its tasks run inside it (``statehitl.func.tasks``). The thread's
+state has three channels: ``input`` (what the run was given), ``output`` (what the function returned, the
+workflow's value as LangGraph shows it) and ``saved`` (what the next run of the thread gets as
+``previous``). So a workflow has every promise a graph has: the resume claims the thread before the
+function runs again, one binding answer per interrupt, the audit, the stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, Generic, TypedDict, TypeVar, cast
+
+from statehitl._json import require_json
+from statehitl._sync import iterate_sync, run_sync
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.commands import Command
+from statehitl.errors import GraphValidationError
+from statehitl.func.tasks import TaskCalls, TaskUpdate, enter_calls, leave_calls
+from statehitl.graph.builder import StateGraph
+from statehitl.graph.compiled import CompiledStateGraph
+from statehitl.graph.node_calls import Runtime, current_run, node_config, reset_run, set_run
+from statehitl.graph.stream_events import StreamMode
+from statehitl.interrupt import InterruptRaised
+from statehitl.position import NodeContext
+
+__all__ = ["Workflow", "entrypoint"]
+
+T = TypeVar("T")
+S = TypeVar("S")
+V = TypeVar("V")
+
+_INJECTED = ("previous", "config", "writer", "runtime", "store")
+
+
+class WorkflowState(TypedDict, total=False):
+    """A workflow thread's channels: the run's input, the function's value, and what ``previous`` reads."""
+
+    input: Any
+    output: Any
+    saved: Any
+
+
+def _ignore(_: Any) -> None:
+    return None
+
+
+class _Body:
+    """How the entrypoint's function is called: its input first, then what it asks for by name."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "entrypoint")
+        self.is_async = inspect.iscoroutinefunction(fn)
+        params = list(inspect.signature(fn).parameters.values())
+        if not params or params[0].kind not in (inspect.Parameter.POSITIONAL_ONLY,
+                                                inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            raise GraphValidationError(f"entrypoint {self.name!r}: the function must take its input as its first "
+                                       "positional parameter")
+        self.named = tuple(p.name for p in params[1:] if p.name in _INJECTED)
+        if "store" in self.named:
+            raise GraphValidationError(f"entrypoint {self.name!r} takes a 'store' (LangGraph's BaseStore), which "
+                                       "statehitl's functional API does not give yet")
+
+    def arguments(self, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
+        scope = current_run()
+        write = scope.write if scope is not None and scope.write is not None else _ignore
+        config = node_config(scope.config if scope is not None else {}, ctx, None)
+        given = {"previous": state.get("saved"), "config": config, "writer": _UserWriter(write),
+                 "runtime": Runtime(scope.context if scope is not None else None, _UserWriter(write),
+                                    previous=state.get("saved"))}
+        return {name: given[name] for name in self.named}
+
+    def finish(self, returned: Any) -> dict[str, Any]:
+        if isinstance(returned, entrypoint.final):
+            value, saved = returned.value, returned.save
+        else:
+            value = saved = returned
+        require_json(value, f"entrypoint {self.name!r}'s return value")
+        require_json(saved, f"entrypoint {self.name!r}'s saved value (entrypoint.final(save=))")
+        return {"output": value, "saved": saved}
+
+    def node(self) -> Callable[..., Any]:
+        """The node the machine runs: the function with its tasks' bookkeeping around it. A sync function runs
+        in a worker thread (its tasks in threads of their own), so the run's loop streams while it works."""
+        body = self
+
+        async def run(state: dict[str, Any], ctx: NodeContext) -> Any:
+            calls = TaskCalls(ctx)
+            token = enter_calls(calls)
+            scope = current_run()
+            run_token = None if scope is None or scope.write is None \
+                else set_run(dataclasses.replace(scope, write=_from_any_thread(scope.write)))
+            try:
+                kwargs = body.arguments(state, ctx)
+                if body.is_async:
+                    returned = await body.fn(state.get("input"), **kwargs)
+                else:
+                    returned = await asyncio.to_thread(body.fn, state.get("input"), **kwargs)
+            except InterruptRaised as stop:
+                raise calls.stopped(stop, await calls.asettle()) from None
+            except BaseException:
+                await calls.asettle()
+                raise
+            finally:
+                if run_token is not None:
+                    reset_run(run_token)
+                leave_calls(token)
+            await calls.asettle()
+            return body.finish(returned)
+
+        run.__name__ = self.name
+        return run
+
+
+def _from_any_thread(write: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``write`` callable from the workflow's worker threads: their chunks reach the run's loop in order."""
+    loop = asyncio.get_running_loop()
+
+    def write_here(chunk: Any) -> None:
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            write(chunk)
+        else:
+            loop.call_soon_threadsafe(write, chunk)
+
+    return write_here
+
+
+@dataclasses.dataclass(frozen=True)
+class _UserWriter:
+    """The ``writer`` an entrypoint or task gets: its chunks are the user's ``custom`` chunks."""
+
+    write: Callable[[Any], None]
+
+    def __call__(self, chunk: Any) -> None:
+        self.write(chunk)
+
+
+class Workflow:
+    """What ``@entrypoint`` makes: LangGraph's ``Pregel`` of a workflow (``invoke``, ``stream``, ``get_state``,
+    ...), over a one-node StateGraph. Its value is what the function returned (or ``entrypoint.final``'s
+    ``value``)."""
+
+    def __init__(self, body: _Body, graph: CompiledStateGraph[Any]) -> None:
+        self._body = body
+        self.graph = graph
+        self.name = body.name
+        self.checkpointer = graph.checkpointer
+
+    def invoke(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Any:
+        """Run the workflow on ``input`` (or resume it: ``Command(resume=...)``, or ``None``); see ``ainvoke``."""
+        return run_sync(self.ainvoke(input, config, **options))
+
+    async def ainvoke(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Any:
+        """Run the workflow and return its value; a run that stopped on interrupts returns the thread's value (a
+        dict) with ``"__interrupt__"``, as LangGraph's does. Options are the graph's (``context=``, ...)."""
+        result = await self.graph.ainvoke(_graph_input(input), config, **options)
+        return _value(result)
+
+    def stream(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Iterator[Any]:
+        """Run as ``invoke`` does, yielding chunks as they happen; see ``astream``."""
+        return iterate_sync(self.astream(input, config, **options))
+
+    async def astream(self, input: Any, config: dict[str, Any] | str | None = None, *,
+                      stream_mode: str | Sequence[str] = "updates", **options: Any) -> AsyncIterator[Any]:
+        """LangGraph's workflow stream: ``"updates"`` gives ``{task: result}`` as each task finishes and
+        ``{entrypoint: value}`` at the end (``{"__interrupt__": ...}`` on a stop), ``"values"`` the value,
+        ``"custom"`` what the function and its tasks write; a list of modes yields ``(mode, chunk)``."""
+        modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+        inner = cast("list[StreamMode]", list(dict.fromkeys([*modes, "custom"])))
+        first_values = True
+        async for mode, chunk in self.graph.astream(_graph_input(input), config, stream_mode=inner, **options):
+            if mode == "values" and first_values:  # the thread's value as the run starts: LangGraph shows it on a
+                first_values = False  # resume only (new input goes to the function, not the value)
+                if not _resuming(input) or "values" not in modes:
+                    continue
+                chunk = {"output": chunk.get("output") if isinstance(chunk, dict) else None}
+            shown = self._shown(mode, chunk, modes)
+            if shown is None:
+                continue
+            yield shown if not isinstance(stream_mode, str) else shown[1]
+
+    def _shown(self, mode: str, chunk: Any, modes: list[str]) -> tuple[str, Any] | None:
+        if mode == "custom" and isinstance(chunk, TaskUpdate):
+            return ("updates", {chunk.name: chunk.result}) if "updates" in modes else None
+        if mode not in modes:
+            return None
+        if mode == "updates" and isinstance(chunk, dict) and self.name in chunk:
+            return mode, {self.name: (chunk[self.name] or {}).get("output")}
+        if mode == "values" and isinstance(chunk, dict):
+            if "__interrupt__" in chunk:
+                return mode, _value(chunk)
+            return (mode, chunk["output"]) if "output" in chunk else None
+        return mode, chunk
+
+    def get_state(self, config: dict[str, Any] | str, **options: Any) -> Any:
+        """The thread's current checkpoint, its ``values`` the workflow's value (LangGraph's)."""
+        return _snapshot(self.graph.get_state(config, **options))
+
+    async def aget_state(self, config: dict[str, Any] | str, **options: Any) -> Any:
+        return _snapshot(await self.graph.aget_state(config, **options))
+
+    def get_state_history(self, config: dict[str, Any] | str, **options: Any) -> Iterator[Any]:
+        """The thread's checkpoints, newest first, each with the workflow's value as ``values``."""
+        return (_snapshot(s) for s in self.graph.get_state_history(config, **options))
+
+    async def aget_state_history(self, config: dict[str, Any] | str, **options: Any) -> AsyncIterator[Any]:
+        async for snapshot in self.graph.aget_state_history(config, **options):
+            yield _snapshot(snapshot)
+
+    def update_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
+        """Write ``values`` as the workflow's value (and the next run's ``previous``), as if it had returned it."""
+        return run_sync(self.aupdate_state(config, values, as_node))
+
+    async def aupdate_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
+        return await self.graph.aupdate_state(config, self._body.finish(values), as_node or self.name)
+
+    def get_graph(self, config: dict[str, Any] | None = None, *, xray: bool = False) -> Any:
+        return self.graph.get_graph(config, xray=xray)
+
+    def __repr__(self) -> str:
+        return f"<Workflow {self.name!r}>"
+
+
+def _resuming(input: Any) -> bool:
+    return input is None or isinstance(input, Command)
+
+
+def _graph_input(input: Any) -> Any:
+    if _resuming(input):
+        return input
+    return {"input": input}
+
+
+def _value(result: Any) -> Any:
+    if not isinstance(result, dict):
+        return result
+    output = result.get("output")
+    asked = result.get("__interrupt__")
+    if not asked:
+        return output
+    return {**(output if isinstance(output, dict) else {}), "__interrupt__": asked}
+
+
+def _snapshot(snapshot: Any) -> Any:
+    if snapshot is None:
+        return None
+    values = snapshot.values
+    return snapshot._replace(values=values.get("output") if isinstance(values, dict) else values)
+
+
+class entrypoint(Generic[T]):
+    """LangGraph's ``@entrypoint(checkpointer=...)``: the decorated function is a workflow whose tasks'
+    results are kept, which stops on ``interrupt()`` and goes on with ``Command(resume=...)``. The function
+    takes its input, and by name ``previous`` (the thread's last value, or ``entrypoint.final``'s ``save``),
+    ``config``, ``writer`` and ``runtime``."""
+
+    @dataclasses.dataclass(frozen=True)
+    class final(Generic[V, S]):
+        """Return ``value`` to the caller and keep ``save`` as the next run's ``previous``."""
+
+        value: V
+        save: S
+
+    def __init__(self, checkpointer: Checkpointer | None = None, store: Any = None, cache: Any = None,
+                 context_schema: Any = None, config_schema: Any = None, *, name: str | None = None,
+                 step_limit: int = 25) -> None:
+        if store is not None:
+            raise GraphValidationError("entrypoint(store=) is not supported yet: statehitl's functional API has "
+                                       "no store")
+        if cache is not None:
+            raise GraphValidationError("entrypoint(cache=) is not supported: a task's result is kept in its thread")
+        self.checkpointer = checkpointer
+        self.context_schema = context_schema
+        self.name = name
+        self.step_limit = step_limit
+
+    def __call__(self, fn: Callable[..., Any]) -> Workflow:
+        body = _Body(fn)
+        if self.name:
+            body.name = self.name
+        builder: StateGraph[Any] = StateGraph(WorkflowState)
+        builder.add_node(body.name, body.node())
+        builder.set_entry_point(body.name)
+        builder.set_finish_point(body.name)
+        graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name)
+        return Workflow(body, graph)
