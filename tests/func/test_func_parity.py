@@ -218,8 +218,62 @@ def async_workflow(lg: SimpleNamespace) -> list[Any]:
     return asyncio.run(run())
 
 
+def failed_run_keeps_finished_tasks(lg: SimpleNamespace) -> list[Any]:
+    """A task that raised fails the run; ``invoke(None)`` runs it again, but not the task that had finished."""
+    calls: list[str] = []
+    broken = [True]
+
+    @lg.task
+    def fetch(x: int) -> int:
+        calls.append("fetch")
+        return x + 1
+
+    @lg.task
+    def store(x: int) -> int:
+        calls.append("store")
+        if broken[0]:
+            raise RuntimeError("store is down")
+        return x * 2
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    def workflow(x: int) -> int:
+        return int(store(fetch(x).result()).result())
+
+    seen: list[Any] = []
+    try:
+        workflow.invoke(1, config("f"))
+    except RuntimeError as error:
+        seen.append(str(error))
+    broken[0] = False
+    seen.append(workflow.invoke(None, config("f")))
+    return [seen, calls, workflow.get_state(config("f")).values]
+
+
+def parallel_interrupts(lg: SimpleNamespace) -> list[Any]:
+    """Two tasks that ask side by side: the run stops on the one the entrypoint awaited first; the other asks
+    again on the resume, and the task answered does not run again once it finished."""
+    calls: list[str] = []
+
+    @lg.task
+    def ask(question: str) -> Any:
+        calls.append(question)
+        return lg.interrupt(question)
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    def workflow(_: Any) -> list[Any]:
+        futures = [ask("a?"), ask("b?")]
+        return [f.result() for f in futures]
+
+    first = workflow.invoke(0, config("pi"))
+    (asked,) = first["__interrupt__"]
+    second = workflow.invoke(lg.Command(resume={asked.id: "A"}), config("pi"))
+    (asked,) = second["__interrupt__"]
+    third = workflow.invoke(lg.Command(resume={asked.id: "B"}), config("pi"))
+    return [first, second, third, sorted(calls)]
+
+
 PROGRAMS = [sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn, previous_and_final,
-            retried_task, streamed_chunks, async_workflow]
+            retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

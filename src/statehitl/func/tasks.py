@@ -113,16 +113,11 @@ class TaskCalls:
                 errors.append(outcome)
         return errors
 
-    def stopped(self, stop: InterruptRaised, errors: list[BaseException]) -> InterruptRaised:
-        """The node's stop: every interrupt its tasks asked (the one that reached the entrypoint first), with
+    def stopped(self, stop: InterruptRaised) -> InterruptRaised:
+        """The node's stop, once every task it started has settled: the interrupt that reached the entrypoint
+        (LangGraph's: a task asking beside it, whose result nobody awaited yet, asks again on resume), with
         the results of the tasks that finished kept as its progress."""
-        interrupts = list(stop.interrupts)
-        seen = {i.id for i in interrupts}
-        for error in errors:
-            if isinstance(error, InterruptRaised):
-                interrupts += [i for i in error.interrupts if i.id not in seen]
-                seen.update(i.id for i in error.interrupts)
-        return InterruptRaised(interrupts, progress=self.progress())
+        return InterruptRaised(list(stop.interrupts), progress=self.progress())
 
 
 _CALLS: contextvars.ContextVar[TaskCalls | None] = contextvars.ContextVar("statehitl_task_calls", default=None)

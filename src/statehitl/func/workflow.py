@@ -27,6 +27,7 @@ from statehitl.graph.node_calls import Runtime, current_run, node_config, reset_
 from statehitl.graph.stream_events import StreamMode
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.runner_parts import keep_progress
 
 __all__ = ["Workflow", "entrypoint"]
 
@@ -102,9 +103,12 @@ class _Body:
                 else:
                     returned = await asyncio.to_thread(body.fn, state.get("input"), **kwargs)
             except InterruptRaised as stop:
-                raise calls.stopped(stop, await calls.asettle()) from None
-            except BaseException:
                 await calls.asettle()
+                raise calls.stopped(stop) from None
+            except Exception as exc:
+                await calls.asettle()
+                if calls.done or calls.kept:
+                    keep_progress(exc, calls.progress())
                 raise
             finally:
                 if run_token is not None:
