@@ -12,6 +12,7 @@ import statehitl.checkpoint
 import statehitl.config
 import statehitl.errors
 import statehitl.experimental.checkpoint
+import statehitl.func
 import statehitl.graph
 import statehitl.handlers
 import statehitl.hooks
@@ -34,6 +35,7 @@ import statehitl.vended_interventions.hitl
 import statehitl.worker
 
 PUBLIC = {
+    statehitl.func: ["Workflow", "entrypoint", "task"],
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
     statehitl.types: ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot", "StateSnapshot",

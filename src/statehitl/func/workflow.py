@@ -17,6 +17,7 @@ from typing import Any, Generic, TypedDict, TypeVar, cast
 
 from statehitl._json import require_json
 from statehitl._sync import iterate_sync, run_sync
+from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
@@ -226,6 +227,13 @@ class Workflow:
 
     async def aupdate_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
         return await self.graph.aupdate_state(config, self._body.finish(values), as_node or self.name)
+
+    def audit(self, thread_id: str) -> list[AuditEntry]:
+        """The thread's answers to its interrupts, who gave them and by which door (statehitl's audit trail)."""
+        return self.graph.audit(thread_id)
+
+    async def aaudit(self, thread_id: str) -> list[AuditEntry]:
+        return await self.graph.aaudit(thread_id)
 
     def get_graph(self, config: dict[str, Any] | None = None, *, xray: bool = False) -> Any:
         return self.graph.get_graph(config, xray=xray)
