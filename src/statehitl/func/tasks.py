@@ -136,7 +136,7 @@ class TaskFunction:
 
     def __init__(self, fn: Callable[..., Any], *, name: str | None, retry: Policies | None) -> None:
         self.fn = fn
-        self.name: str = name or str(getattr(fn, "__name__", "task"))
+        self.name: str = name or _name_of(fn)
         self.retry = retry
         self.is_async = inspect.iscoroutinefunction(fn)
         functools.update_wrapper(self, fn)
@@ -214,6 +214,14 @@ class TaskFunction:
 
     def __repr__(self) -> str:
         return f"<task {self.name!r}>"
+
+
+def _name_of(fn: Callable[..., Any]) -> str:
+    """A task's name when not given: its function's (a ``functools.partial``'s function's, a callable object's
+    class's), as LangGraph names it."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return str(getattr(fn, "__name__", None) or type(fn).__name__)
 
 
 def _ready(value: Any, loop: asyncio.AbstractEventLoop | None) -> Any:

@@ -54,9 +54,14 @@ def _ignore(_: Any) -> None:
 class _Body:
     """How the entrypoint's function is called: its input first, then what it asks for by name."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], *, keeps_previous: bool) -> None:
         self.fn = fn
         self.name = getattr(fn, "__name__", "entrypoint")
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise NotImplementedError(f"entrypoint {self.name!r} is a generator; an entrypoint returns its value "
+                                      "(stream chunks with its writer)")
+        self.keeps_previous = keeps_previous
+        """With a checkpointer, ``previous`` is the thread's last value; without one, always None (LangGraph's)."""
         self.is_async = inspect.iscoroutinefunction(fn)
         params = list(inspect.signature(fn).parameters.values())
         if not params or params[0].kind not in (inspect.Parameter.POSITIONAL_ONLY,
@@ -72,9 +77,10 @@ class _Body:
         scope = current_run()
         write = scope.write if scope is not None and scope.write is not None else _ignore
         config = node_config(scope.config if scope is not None else {}, ctx, None)
-        given = {"previous": state.get("saved"), "config": config, "writer": _UserWriter(write),
+        previous = state.get("saved") if self.keeps_previous else None
+        given = {"previous": previous, "config": config, "writer": _UserWriter(write),
                  "runtime": Runtime(scope.context if scope is not None else None, _UserWriter(write),
-                                    previous=state.get("saved"))}
+                                    previous=previous)}
         return {name: given[name] for name in self.named}
 
     def finish(self, returned: Any) -> dict[str, Any]:
@@ -296,7 +302,7 @@ class entrypoint(Generic[T]):
         self.step_limit = step_limit
 
     def __call__(self, fn: Callable[..., Any]) -> Workflow:
-        body = _Body(fn)
+        body = _Body(fn, keeps_previous=self.checkpointer is not None)
         if self.name:
             body.name = self.name
         builder: StateGraph[Any] = StateGraph(WorkflowState)
