@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 # LangGraph itself is the oracle (./dev.sh test installs its group): a missing one fails, never skips
+from langgraph.runtime import Runtime
 from langgraph.types import StreamWriter
 
 
@@ -272,8 +273,18 @@ def parallel_interrupts(lg: SimpleNamespace) -> list[Any]:
     return [first, second, third, sorted(calls)]
 
 
+def runtime_and_context(lg: SimpleNamespace) -> list[Any]:
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    def workflow(x: int, *, runtime: Runtime, previous: Any = None) -> list[Any]:
+        return [x, runtime.context, runtime.previous, previous]
+
+    return [workflow.invoke(1, config("rc"), context={"user": "ann"}),
+            workflow.invoke(2, config("rc"), context={"user": "bob"})]
+
+
 PROGRAMS = [sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn, previous_and_final,
-            retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts]
+            retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
+            runtime_and_context]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
