@@ -162,3 +162,34 @@ def test_a_workflow_resumes_in_a_new_process_without_running_finished_tasks_agai
     assert run("cats") == {"__interrupt__": [{"review": "essay on cats"}]}
     assert run("approved") == {"essay": "essay on cats (approved)", "before": None}
     assert (store / "ran.txt").read_text() == "draft\n"
+
+
+def test_a_task_asking_after_a_kept_task_that_called_tasks_gets_its_answer() -> None:
+    """The calls a finished task made are not made again on the resume: the tasks after it keep their keys, so
+    the one that asked is matched to its answer (and its interrupt keeps its id)."""
+    ran: list[str] = []
+
+    @task
+    def leaf(x: int) -> int:
+        ran.append("leaf")
+        return x + 1
+
+    @task
+    def branch(x: int) -> int:
+        ran.append("branch")
+        return int(leaf(x).result()) + int(leaf(x + 1).result())
+
+    @task
+    def ask(x: int) -> Any:
+        ran.append("ask")
+        return interrupt({"x": x})
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def workflow(x: int) -> Any:
+        return [ask(branch(x).result()).result(), leaf(0).result()]
+
+    (asked,) = workflow.invoke(1, config("k"))["__interrupt__"]
+    assert asked.value == {"x": 5}
+    assert workflow.get_state(config("k")).interrupts[0].id == asked.id
+    assert workflow.invoke(Command(resume="fine"), config("k")) == ["fine", 1]
+    assert ran == ["branch", "leaf", "leaf", "ask", "ask", "leaf"]

@@ -282,9 +282,45 @@ def runtime_and_context(lg: SimpleNamespace) -> list[Any]:
             workflow.invoke(2, config("rc"), context={"user": "bob"})]
 
 
+def nested_and_mixed_tasks(lg: SimpleNamespace) -> list[Any]:
+    """A task that calls a task, a sync task awaited in an async entrypoint: none runs again on the resume."""
+    calls: list[Any] = []
+
+    @lg.task
+    def inner(x: int) -> int:
+        calls.append(["inner", x])
+        return x + 1
+
+    @lg.task
+    def outer(x: int) -> int:
+        calls.append(["outer", x])
+        return int(inner(x).result()) * 10
+
+    @lg.task
+    async def plus(x: int) -> int:
+        calls.append(["plus", x])
+        return x + 100
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    def nested(x: int) -> list[Any]:
+        a = outer(x).result()
+        return [a, lg.interrupt(a)]
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    async def mixed(x: int) -> list[Any]:
+        doubled = await outer(x)
+        return [doubled, await plus(doubled), lg.interrupt("q")]
+
+    async def run_mixed() -> list[Any]:
+        return [await mixed.ainvoke(3, config("m")), await mixed.ainvoke(lg.Command(resume="r"), config("m"))]
+
+    return [nested.invoke(1, config("n")), nested.invoke(lg.Command(resume="ok"), config("n")),
+            asyncio.run(run_mixed()), calls]
+
+
 PROGRAMS = [sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn, previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
-            runtime_and_context]
+            runtime_and_context, nested_and_mixed_tasks]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

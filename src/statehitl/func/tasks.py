@@ -56,22 +56,26 @@ class TaskCalls:
         self.kept: dict[str, Any] = dict(kept or {})
         self.done: dict[str, Any] = {}
         self.futures: list[Any] = []
-        self._count = 0
+        self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
-    def next_key(self, name: str) -> tuple[int, str]:
+    def next_key(self, name: str) -> str:
+        """The call's key: calls are counted per caller (the entrypoint, or the task that makes them,
+        as LangGraph counts them), so a finished task whose own calls are not made again on a resume does not
+        shift the keys of the calls after it."""
+        caller = _CALLER.get()
         with self._lock:
-            index = self._count
-            self._count += 1
-        return index, f"{index}:{name}"
+            index = self._counts.get(caller, 0)
+            self._counts[caller] = index + 1
+        return f"{caller}{index}:{name}"
 
-    def task_context(self, index: int) -> NodeContext:
+    def task_context(self, key: str) -> NodeContext:
         """The node call a task runs as: the entrypoint's, with interrupts of its own (named by the call's
-        order), so each task's ``interrupt()`` calls are matched to their answers whatever ran before."""
+        key), so each task's ``interrupt()`` calls are matched to their answers whatever ran before."""
         site = interrupt_ids.node(self.ctx.interrupts.prefix, self.ctx.step, self.ctx.node)
         outer = self.ctx.interrupts
-        interrupts = InterruptContext(outer.responses, f"{interrupt_ids.nested(site)}task{index}/", outer.thread,
+        interrupts = InterruptContext(outer.responses, f"{interrupt_ids.nested(site)}task/{key}/", outer.thread,
                                       outer.digests)
         return dataclasses.replace(self.ctx, interrupts=interrupts, asked=0, invoked=0, _scope=None)
 
@@ -121,6 +125,8 @@ class TaskCalls:
 
 
 _CALLS: contextvars.ContextVar[TaskCalls | None] = contextvars.ContextVar("statehitl_task_calls", default=None)
+_CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("statehitl_task_caller", default="")
+"""The key of the task whose code is running, with a ``/`` (empty in the entrypoint's own code)."""
 
 
 def enter_calls(calls: TaskCalls) -> contextvars.Token[TaskCalls | None]:
@@ -146,14 +152,14 @@ class TaskFunction:
         if calls is None:
             raise RuntimeError(f"task {self.name!r} was called outside an entrypoint: call tasks from a function "
                                "decorated with @entrypoint (or from another task)")
-        index, key = calls.next_key(self.name)
+        key = calls.next_key(self.name)
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
         if key in calls.kept:
             return _ready(calls.kept[key], loop)
-        ctx = calls.task_context(index)
+        ctx = calls.task_context(key)
         future = self._start_async(calls, ctx, key, loop, args, kwargs) if loop is not None \
             else self._start_sync(calls, ctx, key, args, kwargs)
         calls.futures.append(future)
@@ -163,6 +169,7 @@ class TaskFunction:
                     kwargs: dict[str, Any]) -> concurrent.futures.Future[Any]:
         def run() -> Any:
             token = enter_node(ctx)
+            _CALLER.set(f"{key}/")  # this thread runs a copy of the caller's context
             try:
                 result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async \
                     else self._attempts(args, kwargs)
@@ -178,6 +185,7 @@ class TaskFunction:
         if not self.is_async:
             def run_sync() -> Any:
                 token = enter_node(ctx)
+                _CALLER.set(f"{key}/")  # this thread runs a copy of the caller's context
                 try:
                     return self._attempts(args, kwargs)
                 finally:
@@ -192,6 +200,7 @@ class TaskFunction:
 
         async def run() -> Any:
             token = enter_node(ctx)
+            _CALLER.set(f"{key}/")  # this asyncio task runs a copy of the caller's context
             try:
                 result = await self._attempts_async(args, kwargs)
             finally:
