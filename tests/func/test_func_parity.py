@@ -318,9 +318,32 @@ def nested_and_mixed_tasks(lg: SimpleNamespace) -> list[Any]:
             asyncio.run(run_mixed()), calls]
 
 
+def retried_entrypoint(lg: SimpleNamespace) -> list[Any]:
+    """An entrypoint with a retry policy runs again after it raised, its tasks too (LangGraph's: only a failed
+    run's retry with invoke(None) keeps them)."""
+    calls: list[str] = []
+
+    @lg.task
+    def fetch(x: int) -> int:
+        calls.append("fetch")
+        return x + 1
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver(),
+                   retry_policy=lg.RetryPolicy(max_attempts=2, initial_interval=0.001, jitter=False,
+                                               retry_on=ValueError))
+    def workflow(x: int) -> int:
+        got = int(fetch(x).result())
+        calls.append("body")
+        if calls.count("body") == 1:
+            raise ValueError("flaky")
+        return got
+
+    return [workflow.invoke(1, config("re")), calls]
+
+
 PROGRAMS = [sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn, previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
-            runtime_and_context, nested_and_mixed_tasks]
+            runtime_and_context, nested_and_mixed_tasks, retried_entrypoint]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

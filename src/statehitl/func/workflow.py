@@ -25,6 +25,7 @@ from statehitl.func.tasks import TaskCalls, TaskUpdate, enter_calls, leave_calls
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.node_calls import Runtime, current_run, node_config, reset_run, set_run
+from statehitl.graph.retries import Policies
 from statehitl.graph.stream_events import StreamMode
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
@@ -114,8 +115,8 @@ class _Body:
                 raise calls.stopped(stop) from None
             except Exception as exc:
                 await calls.asettle()
-                if calls.done or calls.kept:
-                    keep_progress(exc, calls.progress())
+                if calls.done or calls.kept:  # kept for the step's retry (invoke(None)); a retry_policy's next
+                    keep_progress(exc, calls.progress())  # attempt in this run runs them again, as LangGraph's
                 raise
             finally:
                 if run_token is not None:
@@ -289,13 +290,15 @@ class entrypoint(Generic[T]):
         save: S
 
     def __init__(self, checkpointer: Checkpointer | None = None, store: Any = None, cache: Any = None,
-                 context_schema: Any = None, config_schema: Any = None, *, name: str | None = None,
-                 step_limit: int = 25) -> None:
+                 context_schema: Any = None, cache_policy: Any = None, retry_policy: Policies | None = None, *,
+                 config_schema: Any = None, name: str | None = None, step_limit: int = 25) -> None:
         if store is not None:
             raise GraphValidationError("entrypoint(store=) is not supported yet: statehitl's functional API has "
                                        "no store")
-        if cache is not None:
-            raise GraphValidationError("entrypoint(cache=) is not supported: a task's result is kept in its thread")
+        if cache is not None or cache_policy is not None:
+            raise GraphValidationError("entrypoint(cache=, cache_policy=) is not supported: a task's result is kept "
+                                       "in its thread")
+        self.retry_policy = retry_policy
         self.checkpointer = checkpointer
         self.context_schema = context_schema
         self.name = name
@@ -306,7 +309,7 @@ class entrypoint(Generic[T]):
         if self.name:
             body.name = self.name
         builder: StateGraph[Any] = StateGraph(WorkflowState)
-        builder.add_node(body.name, body.node())
+        builder.add_node(body.name, body.node(), retry_policy=self.retry_policy)
         builder.set_entry_point(body.name)
         builder.set_finish_point(body.name)
         graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name)
