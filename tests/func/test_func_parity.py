@@ -341,9 +341,33 @@ def retried_entrypoint(lg: SimpleNamespace) -> list[Any]:
     return [workflow.invoke(1, config("re")), calls]
 
 
+def task_events(lg: SimpleNamespace) -> list[Any]:
+    """``stream_mode="tasks"``: the entrypoint's and each task's start and end (ids left out: each library
+    makes its own)."""
+
+    @lg.task
+    def add_one(x: int) -> int:
+        return x + 1
+
+    @lg.task
+    def ask(x: int) -> Any:
+        return lg.interrupt({"x": x})
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    def workflow(x: int) -> list[Any]:
+        y = add_one(x).result()
+        return [y, ask(y).result()]
+
+    def events(given: Any) -> list[Any]:
+        return [{k: [i["value"] for i in v] if k == "interrupts" else v for k, v in e.items() if k != "id"}
+                for e in workflow.stream(given, config("te"), stream_mode="tasks")]
+
+    return [events(1), events(lg.Command(resume="ok"))]
+
+
 PROGRAMS = [sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn, previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
-            runtime_and_context, nested_and_mixed_tasks, retried_entrypoint]
+            runtime_and_context, nested_and_mixed_tasks, retried_entrypoint, task_events]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -29,10 +29,18 @@ from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
 
-__all__ = ["KEPT", "TaskCalls", "TaskFunction", "TaskUpdate", "task"]
+__all__ = ["KEPT", "TaskCalls", "TaskEvent", "TaskFunction", "TaskUpdate", "task"]
 
 KEPT = "tasks"
 """The ``kind`` of an entrypoint node's progress: ``{"kind": KEPT, "results": {call key: result}}``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskEvent:
+    """A task call's start (``kind="task"``) or end (``"task_result"``) on its way to ``stream_mode="tasks"``."""
+
+    kind: str
+    payload: dict[str, Any]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,10 +93,30 @@ class TaskCalls:
                 self._pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="statehitl-task")
             return self._pool
 
+    def _report(self, kind: str, payload: dict[str, Any]) -> None:
+        """A ``stream_mode="tasks"`` event of a task call, as LangGraph's (its id ``step:key``): it travels with
+        the custom chunks, whose order it shares, and the workflow's stream shows it as a task event."""
+        scope = current_run()
+        if scope is not None and scope.write is not None:
+            scope.write(TaskEvent(kind, payload))
+
+    def started(self, key: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self._report("task", {"id": f"{self.ctx.step}:{key}", "name": name, "input": (args, kwargs),
+                              "triggers": ("__pregel_push",)})
+
+    def failed(self, key: str, name: str, error: BaseException) -> None:
+        """A call that raised ends with its error; one that asked ends with nothing, as in LangGraph (the
+        entrypoint's own end carries the interrupt)."""
+        if not isinstance(error, InterruptRaised):
+            self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": repr(error),
+                                         "result": {}, "interrupts": []})
+
     def finished(self, key: str, name: str, result: Any) -> None:
         require_json(result, f"task {name!r}'s result (kept in the checkpoint so a resume does not run it again)")
         with self._lock:
             self.done[key] = result
+        self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": None,
+                                     "result": {"__return__": result}, "interrupts": []})
         scope = current_run()
         if scope is not None and scope.write is not None:
             scope.write(TaskUpdate(name, result))
@@ -96,26 +124,19 @@ class TaskCalls:
     def progress(self) -> dict[str, Any]:
         return {"kind": KEPT, "results": {**self.kept, **self.done}}
 
-    def settle(self) -> list[BaseException]:
-        """Wait for every task this run started (sync futures): what each raised, in the order they were made."""
-        errors: list[BaseException] = []
-        for future in list(self.futures):
-            if isinstance(future, concurrent.futures.Future):
-                error = future.exception()
-                if error is not None:
-                    errors.append(error)
+    def settle(self) -> None:
+        """Wait for every task this run started in threads (whatever each returned or raised: the caller saw
+        what it awaited)."""
+        concurrent.futures.wait([f for f in list(self.futures) if isinstance(f, concurrent.futures.Future)])
         if self._pool is not None:
             self._pool.shutdown(wait=True)
-        return errors
 
-    async def asettle(self) -> list[BaseException]:
+    async def asettle(self) -> None:
         """Wait for every task this run started (asyncio futures too)."""
-        errors = await asyncio.to_thread(self.settle) if self.futures or self._pool else []
+        if self.futures or self._pool:
+            await asyncio.to_thread(self.settle)
         pending = [f for f in self.futures if not isinstance(f, concurrent.futures.Future)]
-        for outcome in await asyncio.gather(*pending, return_exceptions=True):
-            if isinstance(outcome, BaseException):
-                errors.append(outcome)
-        return errors
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def stopped(self, stop: InterruptRaised) -> InterruptRaised:
         """The node's stop, once every task it started has settled: the interrupt that reached the entrypoint
@@ -157,7 +178,8 @@ class TaskFunction:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        if key in calls.kept:
+        if key in calls.kept:  # LangGraph's stream shows the kept call start, and no end
+            calls.started(key, self.name, args, kwargs)
             return _ready(calls.kept[key], loop)
         ctx = calls.task_context(key)
         future = self._start_async(calls, ctx, key, loop, args, kwargs) if loop is not None \
@@ -167,48 +189,46 @@ class TaskFunction:
 
     def _start_sync(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
                     kwargs: dict[str, Any]) -> concurrent.futures.Future[Any]:
-        def run() -> Any:
-            token = enter_node(ctx)
-            _CALLER.set(f"{key}/")  # this thread runs a copy of the caller's context
-            try:
-                result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async \
-                    else self._attempts(args, kwargs)
-            finally:
-                leave_node(token)
-            calls.finished(key, self.name, result)
-            return result
-
-        return calls.pool().submit(contextvars.copy_context().run, run)
+        return calls.pool().submit(contextvars.copy_context().run, self._call_sync, calls, ctx, key, args, kwargs)
 
     def _start_async(self, calls: TaskCalls, ctx: NodeContext, key: str, loop: asyncio.AbstractEventLoop,
                      args: tuple[Any, ...], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
-        if not self.is_async:
-            def run_sync() -> Any:
-                token = enter_node(ctx)
-                _CALLER.set(f"{key}/")  # this thread runs a copy of the caller's context
-                try:
-                    return self._attempts(args, kwargs)
-                finally:
-                    leave_node(token)
+        if self.is_async:
+            return asyncio.ensure_future(self._call_async(calls, ctx, key, args, kwargs))
+        call = functools.partial(self._call_sync, calls, ctx, key, args, kwargs)
+        return asyncio.wrap_future(calls.pool().submit(contextvars.copy_context().run, call), loop=loop)
 
-            async def run_in_thread() -> Any:
-                result = await loop.run_in_executor(None, contextvars.copy_context().run, run_sync)
-                calls.finished(key, self.name, result)
-                return result
+    def _call_sync(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> Any:
+        """One call, in a worker thread (in a copy of the caller's context): as the task's own node call."""
+        token = enter_node(ctx)
+        _CALLER.set(f"{key}/")
+        calls.started(key, self.name, args, kwargs)
+        try:
+            result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async else self._attempts(args, kwargs)
+        except BaseException as exc:
+            calls.failed(key, self.name, exc)
+            raise
+        finally:
+            leave_node(token)
+        calls.finished(key, self.name, result)
+        return result
 
-            return asyncio.ensure_future(run_in_thread())
-
-        async def run() -> Any:
-            token = enter_node(ctx)
-            _CALLER.set(f"{key}/")  # this asyncio task runs a copy of the caller's context
-            try:
-                result = await self._attempts_async(args, kwargs)
-            finally:
-                leave_node(token)
-            calls.finished(key, self.name, result)
-            return result
-
-        return asyncio.ensure_future(run())
+    async def _call_async(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
+                          kwargs: dict[str, Any]) -> Any:
+        """One call of an async task, in its own asyncio task (a copy of the caller's context)."""
+        token = enter_node(ctx)
+        _CALLER.set(f"{key}/")
+        calls.started(key, self.name, args, kwargs)
+        try:
+            result = await self._attempts_async(args, kwargs)
+        except BaseException as exc:
+            calls.failed(key, self.name, exc)
+            raise
+        finally:
+            leave_node(token)
+        calls.finished(key, self.name, result)
+        return result
 
     def _attempts(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.retry is None:

@@ -21,10 +21,10 @@ from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
-from statehitl.func.tasks import TaskCalls, TaskUpdate, enter_calls, leave_calls
+from statehitl.func.tasks import TaskCalls, TaskEvent, TaskUpdate, enter_calls, leave_calls
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
-from statehitl.graph.node_calls import Runtime, current_run, node_config, reset_run, set_run
+from statehitl.graph.node_calls import Runtime, current_run, node_config
 from statehitl.graph.retries import Policies
 from statehitl.graph.stream_events import StreamMode
 from statehitl.interrupt import InterruptRaised
@@ -95,15 +95,13 @@ class _Body:
 
     def node(self) -> Callable[..., Any]:
         """The node the machine runs: the function with its tasks' bookkeeping around it. A sync function runs
-        in a worker thread (its tasks in threads of their own), so the run's loop streams while it works."""
+        in a worker thread (its tasks in threads of their own), so the run's loop streams while it works (the
+        run's stream takes chunks from any thread, in order)."""
         body = self
 
         async def run(state: dict[str, Any], ctx: NodeContext) -> Any:
             calls = TaskCalls(ctx)
             token = enter_calls(calls)
-            scope = current_run()
-            run_token = None if scope is None or scope.write is None \
-                else set_run(dataclasses.replace(scope, write=_from_any_thread(scope.write)))
             try:
                 kwargs = body.arguments(state, ctx)
                 if body.is_async:
@@ -119,31 +117,12 @@ class _Body:
                     keep_progress(exc, calls.progress())  # attempt in this run runs them again, as LangGraph's
                 raise
             finally:
-                if run_token is not None:
-                    reset_run(run_token)
                 leave_calls(token)
             await calls.asettle()
             return body.finish(returned)
 
         run.__name__ = self.name
         return run
-
-
-def _from_any_thread(write: Callable[[Any], None]) -> Callable[[Any], None]:
-    """``write`` callable from the workflow's worker threads: their chunks reach the run's loop in order."""
-    loop = asyncio.get_running_loop()
-
-    def write_here(chunk: Any) -> None:
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            write(chunk)
-        else:
-            loop.call_soon_threadsafe(write, chunk)
-
-    return write_here
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,6 +166,10 @@ class Workflow:
         ``{entrypoint: value}`` at the end (``{"__interrupt__": ...}`` on a stop), ``"values"`` the value,
         ``"custom"`` what the function and its tasks write; a list of modes yields ``(mode, chunk)``."""
         modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+        shown_elsewhere = [m for m in modes if m in ("debug", "checkpoints")]
+        if shown_elsewhere:
+            raise ValueError(f"a workflow streams {list(_WORKFLOW_MODES)}, not {shown_elsewhere}: its checkpoints "
+                             "are those of get_state_history(config)")
         inner = cast("list[StreamMode]", list(dict.fromkeys([*modes, "custom"])))
         first_values = True
         async for mode, chunk in self.graph.astream(_graph_input(input), config, stream_mode=inner, **options):
@@ -203,8 +186,12 @@ class Workflow:
     def _shown(self, mode: str, chunk: Any, modes: list[str]) -> tuple[str, Any] | None:
         if mode == "custom" and isinstance(chunk, TaskUpdate):
             return ("updates", {chunk.name: chunk.result}) if "updates" in modes else None
+        if mode == "custom" and isinstance(chunk, TaskEvent):
+            return ("tasks", chunk.payload) if "tasks" in modes else None
         if mode not in modes:
             return None
+        if mode == "tasks" and isinstance(chunk, dict):
+            return mode, _entrypoint_event(chunk)
         if mode == "updates" and isinstance(chunk, dict) and self.name in chunk:
             return mode, {self.name: (chunk[self.name] or {}).get("output")}
         if mode == "values" and isinstance(chunk, dict):
@@ -247,6 +234,20 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"<Workflow {self.name!r}>"
+
+
+_WORKFLOW_MODES = ("updates", "values", "custom", "tasks", "messages")
+
+
+def _entrypoint_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The entrypoint's own task event as LangGraph shows it: its input, and its value as ``__end__``."""
+    if "input" in event:
+        given = event["input"]
+        return {**event, "input": given.get("input") if isinstance(given, dict) else given,
+                "triggers": ("__start__",)}
+    result = event.get("result")
+    return {**event, "result": {"__end__": result["output"]} if isinstance(result, dict) and "output" in result
+            else result}
 
 
 def _resuming(input: Any) -> bool:
