@@ -365,9 +365,28 @@ def task_events(lg: SimpleNamespace) -> list[Any]:
     return [events(1), events(lg.Command(resume="ok"))]
 
 
+def json_schemas(lg: SimpleNamespace) -> list[Any]:
+    """The schemas read from the function's annotations (given as objects: this file's are strings)."""
+
+    def numbers(xs, *, previous=None):
+        return [str(x) for x in xs]
+
+    def counted(msg, *, previous=None):
+        return lg.entrypoint.final(value=1, save=[msg])
+
+    def loose(msg, *, previous=None):
+        return lg.entrypoint.final(value=msg, save=None)
+
+    numbers.__annotations__ = {"xs": list[int], "previous": Any, "return": list[str]}
+    counted.__annotations__ = {"msg": str, "previous": Any, "return": lg.entrypoint.final[int, list[str]]}
+    loose.__annotations__ = {"previous": Any, "return": lg.entrypoint.final}
+    made = [lg.entrypoint()(fn) for fn in (numbers, counted, loose)]
+    return [[w.get_input_jsonschema(), w.get_output_jsonschema()] for w in made]
+
 PROGRAMS = [sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn, previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
-            runtime_and_context, nested_and_mixed_tasks, retried_entrypoint, task_events]
+            runtime_and_context, nested_and_mixed_tasks, retried_entrypoint, task_events,
+            json_schemas]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -21,6 +21,7 @@ from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
+from statehitl.func.schemas import context_jsonschema, input_jsonschema, output_jsonschema
 from statehitl.func.tasks import TaskCalls, TaskEvent, TaskUpdate, enter_calls, leave_calls
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
@@ -140,8 +141,9 @@ class Workflow:
     ...), over a one-node StateGraph. Its value is what the function returned (or ``entrypoint.final``'s
     ``value``)."""
 
-    def __init__(self, body: _Body, graph: CompiledStateGraph[Any]) -> None:
+    def __init__(self, body: _Body, graph: CompiledStateGraph[Any], context_schema: Any = None) -> None:
         self._body = body
+        self.context_schema = context_schema
         self.graph = graph
         self.name = body.name
         self.checkpointer = graph.checkpointer
@@ -221,6 +223,18 @@ class Workflow:
 
     async def aupdate_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
         return await self.graph.aupdate_state(config, self._body.finish(values), as_node or self.name)
+
+    def get_input_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The JSON schema of the workflow's input: its function's first parameter's type."""
+        return input_jsonschema(self._body.fn)
+
+    def get_output_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The JSON schema of the workflow's value: its function's return type (``entrypoint.final[V, S]``: V)."""
+        return output_jsonschema(self._body.fn, entrypoint.final)
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The JSON schema of ``invoke(..., context=)``: the entrypoint's ``context_schema`` (None without one)."""
+        return context_jsonschema(self.context_schema)
 
     def audit(self, thread_id: str) -> list[AuditEntry]:
         """The thread's answers to its interrupts, who gave them and by which door (statehitl's audit trail)."""
@@ -314,4 +328,4 @@ class entrypoint(Generic[T]):
         builder.set_entry_point(body.name)
         builder.set_finish_point(body.name)
         graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name)
-        return Workflow(body, graph)
+        return Workflow(body, graph, self.context_schema)
