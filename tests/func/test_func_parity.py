@@ -383,10 +383,23 @@ def json_schemas(lg: SimpleNamespace) -> list[Any]:
     made = [lg.entrypoint()(fn) for fn in (numbers, counted, loose)]
     return [[w.get_input_jsonschema(), w.get_output_jsonschema()] for w in made]
 
+def update_state_gives_previous(lg: SimpleNamespace) -> list[Any]:
+    """``update_state`` writes the value the next run gets as ``previous``, on a thread never run too."""
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    def workflow(inputs: Any, *, previous: Any = None) -> Any:
+        return {"previous": previous, "current": inputs}
+
+    workflow.update_state(config("u"), {"seed": 0})
+    first = workflow.invoke({"a": 1}, config("u"))
+    workflow.update_state(config("u"), {"edited": True})
+    return [first, workflow.get_state(config("u")).values, workflow.invoke({"a": 2}, config("u"))]
+
+
 PROGRAMS = [sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn, previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
             runtime_and_context, nested_and_mixed_tasks, retried_entrypoint, task_events,
-            json_schemas]
+            json_schemas, update_state_gives_previous]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

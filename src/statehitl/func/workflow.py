@@ -218,11 +218,17 @@ class Workflow:
             yield _snapshot(snapshot)
 
     def update_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
-        """Write ``values`` as the workflow's value (and the next run's ``previous``), as if it had returned it."""
+        """Write ``values`` as the workflow's value (and the next run's ``previous``), as if it had returned it;
+        on a thread never run too (LangGraph's way to give a workflow's first run a ``previous``)."""
         return run_sync(self.aupdate_state(config, values, as_node))
 
     async def aupdate_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
-        return await self.graph.aupdate_state(config, self._body.finish(values), as_node or self.name)
+        update = self._body.finish(values)  # checked before anything is written
+        current = await self.graph.aget_state(config)
+        if current is None or current.checkpoint_id is None:  # a thread never run: LangGraph's first checkpoint
+            await self.graph.ainvoke({}, config, interrupt_before=[self.name])  # holds the value; here a run
+            # stopped before the function, which the update then finishes
+        return await self.graph.aupdate_state(config, update, as_node or self.name)
 
     def get_input_jsonschema(self, config: dict[str, Any] | None = None) -> dict[str, Any]:
         """The JSON schema of the workflow's input: its function's first parameter's type."""
