@@ -193,3 +193,17 @@ def test_a_task_asking_after_a_kept_task_that_called_tasks_gets_its_answer() -> 
     assert workflow.get_state(config("k")).interrupts[0].id == asked.id
     assert workflow.invoke(Command(resume="fine"), config("k")) == ["fine", 1]
     assert ran == ["branch", "leaf", "leaf", "ask", "ask", "leaf"]
+
+
+def test_an_input_that_is_not_json_is_refused_naming_the_entrypoint_and_nothing_is_stored() -> None:
+    ran: list[Any] = []
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def workflow(x: Any) -> Any:
+        ran.append(x)
+        return "ok"
+
+    with pytest.raises(NotJSONError, match=r"entrypoint 'workflow''s input.*of type set"):
+        workflow.invoke({1, 2}, config("in"))
+    assert ran == []
+    assert workflow.get_state(config("in")).values == {}  # LangGraph's snapshot of a thread never run

@@ -182,7 +182,7 @@ class TaskFunction:
             calls.started(key, self.name, args, kwargs)
             return _ready(calls.kept[key], loop)
         ctx = calls.task_context(key)
-        future = self._start_async(calls, ctx, key, loop, args, kwargs) if loop is not None \
+        future = self._start_async(calls, ctx, key, args, kwargs) if loop is not None \
             else self._start_sync(calls, ctx, key, args, kwargs)
         calls.futures.append(future)
         return future
@@ -191,8 +191,9 @@ class TaskFunction:
                     kwargs: dict[str, Any]) -> concurrent.futures.Future[Any]:
         return calls.pool().submit(contextvars.copy_context().run, self._call_sync, calls, ctx, key, args, kwargs)
 
-    def _start_async(self, calls: TaskCalls, ctx: NodeContext, key: str, loop: asyncio.AbstractEventLoop,
-                     args: tuple[Any, ...], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+    def _start_async(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
         if self.is_async:
             return asyncio.ensure_future(self._call_async(calls, ctx, key, args, kwargs))
         call = functools.partial(self._call_sync, calls, ctx, key, args, kwargs)

@@ -80,9 +80,8 @@ class _Body:
         write = scope.write if scope is not None and scope.write is not None else _ignore
         config = node_config(scope.config if scope is not None else {}, ctx, None)
         previous = state.get("saved") if self.keeps_previous else None
-        given = {"previous": previous, "config": config, "writer": _UserWriter(write),
-                 "runtime": Runtime(scope.context if scope is not None else None, _UserWriter(write),
-                                    previous=previous)}
+        given = {"previous": previous, "config": config, "writer": write,
+                 "runtime": Runtime(scope.context if scope is not None else None, write, previous=previous)}
         return {name: given[name] for name in self.named}
 
     def finish(self, returned: Any) -> dict[str, Any]:
@@ -126,16 +125,6 @@ class _Body:
         return run
 
 
-@dataclasses.dataclass(frozen=True)
-class _UserWriter:
-    """The ``writer`` an entrypoint or task gets: its chunks are the user's ``custom`` chunks."""
-
-    write: Callable[[Any], None]
-
-    def __call__(self, chunk: Any) -> None:
-        self.write(chunk)
-
-
 class Workflow:
     """What ``@entrypoint`` makes: LangGraph's ``Pregel`` of a workflow (``invoke``, ``stream``, ``get_state``,
     ...), over a one-node StateGraph. Its value is what the function returned (or ``entrypoint.final``'s
@@ -155,7 +144,7 @@ class Workflow:
     async def ainvoke(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Any:
         """Run the workflow and return its value; a run that stopped on interrupts returns the thread's value (a
         dict) with ``"__interrupt__"``, as LangGraph's does. Options are the graph's (``context=``, ...)."""
-        result = await self.graph.ainvoke(_graph_input(input), config, **options)
+        result = await self.graph.ainvoke(self._graph_input(input), config, **options)
         return _value(result)
 
     def stream(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Iterator[Any]:
@@ -174,7 +163,7 @@ class Workflow:
                              "are those of get_state_history(config)")
         inner = cast("list[StreamMode]", list(dict.fromkeys([*modes, "custom"])))
         first_values = True
-        async for mode, chunk in self.graph.astream(_graph_input(input), config, stream_mode=inner, **options):
+        async for mode, chunk in self.graph.astream(self._graph_input(input), config, stream_mode=inner, **options):
             if mode == "values" and first_values:  # the thread's value as the run starts: LangGraph shows it on a
                 first_values = False  # resume only (new input goes to the function, not the value)
                 if not _resuming(input) or "values" not in modes:
@@ -184,6 +173,14 @@ class Workflow:
             if shown is None:
                 continue
             yield shown if not isinstance(stream_mode, str) else shown[1]
+
+    def _graph_input(self, input: Any) -> Any:
+        """What the graph is given: a resume as it is; new input as the ``input`` channel, which must be JSON
+        (the function sees the same value when it runs again on a resume, in any process)."""
+        if _resuming(input):
+            return input
+        require_json(input, f"entrypoint {self.name!r}'s input")
+        return {"input": input}
 
     def _shown(self, mode: str, chunk: Any, modes: list[str]) -> tuple[str, Any] | None:
         if mode == "custom" and isinstance(chunk, TaskUpdate):
@@ -274,12 +271,6 @@ def _resuming(input: Any) -> bool:
     return input is None or isinstance(input, Command)
 
 
-def _graph_input(input: Any) -> Any:
-    if _resuming(input):
-        return input
-    return {"input": input}
-
-
 def _value(result: Any) -> Any:
     if not isinstance(result, dict):
         return result
@@ -294,7 +285,9 @@ def _snapshot(snapshot: Any) -> Any:
     if snapshot is None:
         return None
     values = snapshot.values
-    return snapshot._replace(values=values.get("output") if isinstance(values, dict) else values)
+    if not isinstance(values, dict) or not values:  # a thread never run: LangGraph's empty snapshot, {}
+        return snapshot
+    return snapshot._replace(values=values.get("output"))
 
 
 class entrypoint(Generic[T]):
@@ -311,7 +304,7 @@ class entrypoint(Generic[T]):
         save: S
 
     def __init__(self, checkpointer: Checkpointer | None = None, store: Any = None, cache: Any = None,
-                 context_schema: Any = None, cache_policy: Any = None, retry_policy: Policies | None = None, *,
+                 context_schema: Any = None, cache_policy: Any = None, *, retry_policy: Policies | None = None,
                  config_schema: Any = None, name: str | None = None, step_limit: int = 25) -> None:
         if store is not None:
             raise GraphValidationError("entrypoint(store=) is not supported yet: statehitl's functional API has "
