@@ -190,7 +190,9 @@ def streamed_chunks(lg: SimpleNamespace) -> list[Any]:
         return " ".join(loud)
 
     return [list(workflow.stream(["a", "b"], config("s"), stream_mode=mode))
-            for mode in ("updates", "values", "custom", ["updates", "custom"])]
+            for mode in ("updates", "values", "custom", ["updates", "custom"])] + [
+        list(workflow.stream(["c"], config("s"), stream_mode=mode, subgraphs=True))
+        for mode in ("updates", ["updates", "values"])]
 
 
 def async_workflow(lg: SimpleNamespace) -> list[Any]:

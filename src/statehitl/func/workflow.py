@@ -152,10 +152,13 @@ class Workflow:
         return iterate_sync(self.astream(input, config, **options))
 
     async def astream(self, input: Any, config: dict[str, Any] | str | None = None, *,
-                      stream_mode: str | Sequence[str] = "updates", **options: Any) -> AsyncIterator[Any]:
+                      stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
+                      **options: Any) -> AsyncIterator[Any]:
         """LangGraph's workflow stream: ``"updates"`` gives ``{task: result}`` as each task finishes and
         ``{entrypoint: value}`` at the end (``{"__interrupt__": ...}`` on a stop), ``"values"`` the value,
-        ``"custom"`` what the function and its tasks write; a list of modes yields ``(mode, chunk)``."""
+        ``"custom"`` what the function and its tasks write, ``"tasks"`` each call's start and end; a list of
+        modes yields ``(mode, chunk)``; ``subgraphs=True`` prefixes each with the workflow's namespace, ``()``
+        (its tasks are its own, as in LangGraph)."""
         modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
         shown_elsewhere = [m for m in modes if m in ("debug", "checkpoints")]
         if shown_elsewhere:
@@ -172,7 +175,8 @@ class Workflow:
             shown = self._shown(mode, chunk, modes)
             if shown is None:
                 continue
-            yield shown if not isinstance(stream_mode, str) else shown[1]
+            item = shown if not isinstance(stream_mode, str) else shown[1]
+            yield item if not subgraphs else ((), *item) if not isinstance(stream_mode, str) else ((), item)
 
     def _graph_input(self, input: Any) -> Any:
         """What the graph is given: a resume as it is; new input as the ``input`` channel, which must be JSON
