@@ -207,3 +207,37 @@ def test_an_input_that_is_not_json_is_refused_naming_the_entrypoint_and_nothing_
         workflow.invoke({1, 2}, config("in"))
     assert ran == []
     assert workflow.get_state(config("in")).values == {}  # LangGraph's snapshot of a thread never run
+
+
+def test_the_inbox_answers_a_task_s_interrupt_and_the_next_call_applies_it(tmp_path: Path) -> None:
+    """Any door answers a workflow's interrupt: the inbox lists the one a task asked, stores the answer, and
+    ``invoke(None)`` in another process applies it without running the finished task again."""
+    from statehitl import inbox
+
+    paid: list[str] = []
+
+    def refunds(store: Any) -> Workflow:
+        @task
+        def quote(order: str) -> int:
+            paid.append(f"quoted {order}")
+            return 42
+
+        @task
+        def approve(amount: int) -> Any:
+            return interrupt({"refund": amount})
+
+        @entrypoint(checkpointer=store)
+        def refund(order: str) -> str:
+            amount = quote(order).result()
+            return f"{approve(amount).result()}: {amount}"
+
+        return refund
+
+    (waiting,) = refunds(FileCheckpointer(tmp_path)).invoke("o-1", config("inbox"))["__interrupt__"]
+    (listed,) = inbox.pending(FileCheckpointer(tmp_path))
+    assert (listed.id, listed.reason) == (waiting.id, {"refund": 42})
+    inbox.answer(FileCheckpointer(tmp_path), waiting.id, "approved", responder="ann")
+    assert refunds(FileCheckpointer(tmp_path)).invoke(None, config("inbox")) == "approved: 42"
+    assert paid == ["quoted o-1"]
+    (row,) = refunds(FileCheckpointer(tmp_path)).audit("inbox")
+    assert (row.response, row.responder, row.via) == ("approved", "ann", "inbox")
