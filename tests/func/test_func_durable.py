@@ -241,3 +241,22 @@ def test_the_inbox_answers_a_task_s_interrupt_and_the_next_call_applies_it(tmp_p
     assert paid == ["quoted o-1"]
     (row,) = refunds(FileCheckpointer(tmp_path)).audit("inbox")
     assert (row.response, row.responder, row.via) == ("approved", "ann", "inbox")
+
+
+def test_many_tasks_each_waiting_on_a_task_of_its_own_all_finish() -> None:
+    """More tasks than a core-sized pool has workers, each blocked on a task it called: none starves."""
+
+    @task
+    def leaf(x: int) -> int:
+        return x * 2
+
+    @task
+    def branch(x: int) -> int:
+        return int(leaf(x).result()) + 1
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def workflow(n: int) -> list[int]:
+        futures = [branch(i) for i in range(n)]
+        return [f.result() for f in futures]
+
+    assert workflow.invoke(20, config("wide")) == [2 * i + 1 for i in range(20)]

@@ -31,6 +31,9 @@ from statehitl.position import NodeContext
 
 __all__ = ["KEPT", "TaskCalls", "TaskEvent", "TaskFunction", "TaskUpdate", "task"]
 
+_WORKERS = 64
+"""At most this many task calls of one entrypoint run at once in threads."""
+
 KEPT = "tasks"
 """The ``kind`` of an entrypoint node's progress: ``{"kind": KEPT, "results": {call key: result}}``."""
 
@@ -90,7 +93,10 @@ class TaskCalls:
     def pool(self) -> concurrent.futures.ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="statehitl-task")
+                # wide, as threads start only when needed: a task waiting on the tasks it called holds a
+                # worker, so a pool as narrow as the cores could fill with waiters and stop
+                self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=_WORKERS,
+                                                                   thread_name_prefix="statehitl-task")
             return self._pool
 
     def _report(self, kind: str, payload: dict[str, Any]) -> None:
