@@ -19,8 +19,8 @@ from statehitl.machine import Machine, NodeSpec
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
-__all__ = ["Cancelled", "Done", "KeptFailure", "NodeFailed", "NodeOutcome", "NodeRules", "Pauses", "RunSettings",
-           "StateAdapter", "StepFailed", "Stopped", "call_handler", "record_source"]
+__all__ = ["Cancelled", "Done", "NodeFailed", "NodeOutcome", "NodeRules", "Pauses", "RunSettings", "StateAdapter",
+           "StepFailed", "Stopped", "call_handler", "keep_progress", "kept_progress", "record_source"]
 
 
 class StateAdapter(StateCodec, Protocol):
@@ -146,15 +146,20 @@ class NodeFailed(Exception):
         self.finished = finished or {}
 
 
-class KeptFailure(Exception):
-    """A node's handler failed with ``error`` and wants ``progress`` (JSON) back when its failed step is retried
-    (an error handler that failed keeps that its node had failed, so the retry runs the handler, not the node).
-    The step fails with ``error`` itself; only the step's record keeps ``progress``."""
+_KEPT = "__statehitl_progress__"
 
-    def __init__(self, error: Exception, progress: Any) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.progress = progress
+
+def keep_progress(error: BaseException, progress: Any) -> BaseException:
+    """Mark ``error``, which a node raises, with the JSON work the node finished before it (a workflow's
+    finished tasks): the failed step's checkpoint keeps it as the node's progress, so its retry does not
+    do that work again (LangGraph's rule for a failed step's finished tasks). Returns ``error``."""
+    setattr(error, _KEPT, progress)
+    return error
+
+
+def kept_progress(error: BaseException) -> Any:
+    """What ``keep_progress`` marked ``error`` with, or None."""
+    return getattr(error, _KEPT, None)
 
 
 class StepFailed(Exception):

@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Generic, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
@@ -24,6 +24,7 @@ from statehitl._gc import collector_paused
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
+from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
@@ -40,11 +41,13 @@ from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
 from statehitl.runner import Durability
 
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache
+    from statehitl.store.base import BaseStore
+
 __all__ = ["StateGraph"]
 
 M = TypeVar("M")
-
-_UNSUPPORTED = ("cache_policy",)
 
 
 @dataclass
@@ -57,6 +60,7 @@ class _Node:
     defer: bool
     error_handler: Callable[..., Any] | None = None
     timeout: TimeoutPolicy | None = None
+    cache_policy: CachePolicy | None = None
 
 
 class _Defaults:
@@ -99,7 +103,7 @@ class StateGraph(Generic[M]):
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | None = None, *, input_schema: Any = None,
                  destinations: dict[str, str] | Sequence[str] | None = None, metadata: dict[str, Any] | None = None,
-                 retry_policy: Policies | None = None, defer: bool = False,
+                 retry_policy: Policies | None = None, defer: bool = False, cache_policy: CachePolicy | None = None,
                  error_handler: Callable[..., Any] | None = None,
                  timeout: float | timedelta | TimeoutPolicy | None = None, **unsupported: Any) -> StateGraph[M]:
         """Add a node: ``add_node("name", fn)``, ``add_node(fn)`` (named after the function), or a compiled
@@ -115,13 +119,15 @@ class StateGraph(Generic[M]):
         failed (past its retries); its update or ``Command`` is the step's write (node ``__error_handler__<name>``).
         ``timeout``: seconds (or a ``timedelta``, or a ``TimeoutPolicy``) each attempt of an async node may take;
         past it the attempt is cancelled with ``NodeTimeoutError``, which its retry policy may retry.
+        ``cache_policy``: a ``CachePolicy``; with ``compile(cache=...)``, the node is not run
+        again for an input it has run on, its cached writes applied instead.
         """
         retry_policy = unsupported.pop("retry", retry_policy)  # LangGraph's older name
         for option in unsupported:
-            if option in _UNSUPPORTED:
-                raise GraphValidationError(f"add_node({option}=...) is not supported by statehitl (see "
-                                           "docs/langgraph.md)")
             raise TypeError(f"add_node() got an unexpected keyword argument {option!r}")
+        if cache_policy is not None and not isinstance(cache_policy, CachePolicy):
+            raise GraphValidationError(f"add_node(cache_policy={cache_policy!r}): give a CachePolicy(ttl=..., "
+                                       "key_func=...)")
         if action is None:
             if isinstance(node, str) or not callable(node):
                 raise GraphValidationError(f"add_node({node!r}) needs a handler: add_node(name, fn)")
@@ -142,7 +148,7 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"node {name!r}: error_handler must be callable, got {error_handler!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
         self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer, error_handler,
-                                  TimeoutPolicy.coerce(timeout))
+                                  TimeoutPolicy.coerce(timeout), cache_policy)
         return self
 
     def set_node_defaults(self, *, retry_policy: Policies | None = None,
@@ -154,9 +160,9 @@ class StateGraph(Generic[M]):
         handlers too; ``error_handler`` (node ``__default_error_handler__``) to every node without one, never to
         a handler itself: a handler that fails fails the run."""
         for option in unsupported:
-            if option in _UNSUPPORTED:
-                raise GraphValidationError(f"set_node_defaults({option}=...) is not supported by statehitl (see "
-                                           "docs/langgraph.md)")
+            if option == "cache_policy":
+                raise GraphValidationError("set_node_defaults(cache_policy=...) is not supported by statehitl: give "
+                                           "each node its own with add_node(..., cache_policy=)")
             raise TypeError(f"set_node_defaults() got an unexpected keyword argument {option!r}")
         if error_handler is not None and not callable(error_handler):
             raise GraphValidationError(f"set_node_defaults(error_handler=...) must be callable, got {error_handler!r}")
@@ -248,6 +254,8 @@ class StateGraph(Generic[M]):
         accept_machine_change: bool = False,
         migrate: Migration | None = None,
         debug: bool = False,
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
     ) -> CompiledStateGraph[M]:
         """Validate the graph and return a runnable app.
 
@@ -260,6 +268,8 @@ class StateGraph(Generic[M]):
         ``debug=True``: every call prints its updates and values as they come (``invoke(..., debug=True)``).
         A checkpointer that is not one is LangGraph's ``TypeError``; a mistake in the graph's shape is a
         ``GraphValidationError`` (a ``ValueError``) in LangGraph's words.
+        ``store``: long-term memory (a ``statehitl.store`` ``BaseStore``) that nodes asking for ``store`` get.
+        ``cache``: where nodes with a ``cache_policy`` keep their writes (``statehitl.cache.InMemoryCache``).
         """
         ensure_valid_checkpointer(checkpointer)
         handlers = self._error_handlers()
@@ -279,10 +289,19 @@ class StateGraph(Generic[M]):
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
         extra += reads.values()
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n),
-                                                         timeout=timeouts.get(n), on_error=handlers.get(n)))
-                 for n, node in self._nodes.items()]
         state = GraphState(kind)
+        if state.message_channels:
+            from statehitl.graph.message_state import MessagesGraphState  # loaded by the graphs that have messages
+
+            state = MessagesGraphState(kind)
+        caches = {n: NodeCache(n, node.action, node.cache_policy, cache,
+                               lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
+                  for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None
+                  and not isinstance(node.action, CompiledStateGraph)}
+        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n),
+                                                         timeout=timeouts.get(n), on_error=handlers.get(n),
+                                                         cache=caches.get(n)))
+                 for n, node in self._nodes.items()]
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
@@ -310,6 +329,9 @@ class StateGraph(Generic[M]):
             nodes=lambda: compiled_nodes(self._actions(handlers), self._policies(handlers, timeouts),
                                          lambda found: isinstance(found, CompiledStateGraph)),
             debug=debug,
+            store=store,
+            cache=cache,
+            cached={n: c.namespace for n, c in caches.items()},
         )
 
     def _error_handlers(self) -> dict[str, ErrorHandler]:
@@ -365,12 +387,13 @@ class StateGraph(Generic[M]):
         return annotated
 
     def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any, *,
-                 timeout: TimeoutPolicy | None, on_error: ErrorHandler | None) -> Callable[..., Any]:
+                 timeout: TimeoutPolicy | None = None, on_error: ErrorHandler | None = None,
+                 cache: NodeCache | None = None) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             handler = subgraph_handler(name, node.action, kind, kept)
             return handler if on_error is None else guarded_node(handler, on_error, name, kind)
         return node_handler(name, node.action, kind, reads, node.metadata, node.retry or self._defaults.retry_policy,
-                            timeout=timeout, on_error=on_error)
+                            timeout=timeout, on_error=on_error, cache=cache)
 
 
 def _is_async(action: Any) -> bool:

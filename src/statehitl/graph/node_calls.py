@@ -2,7 +2,8 @@
 
 A node function gets what its signature asks for: the state (as its schema's view, or the view of the
 schema its first parameter is annotated with), a Send's argument instead when a Send made its task, and
-by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream) or ``runtime``; a
+by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream), ``runtime`` or ``store``
+(the graph's ``BaseStore``, ``compile(store=)``); a
 second positional parameter with another name is statehitl's ``NodeContext``. While it runs, LangGraph's
 free functions (``interrupt``, ``get_stream_writer``, ``get_config``) find it through a context variable,
 which also reaches sync nodes run in worker threads.
@@ -16,10 +17,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl.commands import Handled
-from statehitl.errors import GraphValidationError, InterruptOutsideRunError
+from statehitl.errors import InterruptOutsideRunError
+from statehitl.graph.caching import CachedWrites, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.node_guards import ErrorHandler, TimeoutPolicy, handled, heartbeat, timed, touch
 from statehitl.graph.retries import Policies, retried, retried_async
@@ -28,17 +30,24 @@ from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 
+if TYPE_CHECKING:
+    from statehitl.graph.message_stream import MessageStream
+    from statehitl.store.base import BaseStore
+
 __all__ = [
     "RunScope",
     "Runtime",
     "StreamWriter",
     "current_node",
     "current_run",
+    "enter_node",
     "get_config",
     "get_runtime",
+    "get_store",
     "get_stream_writer",
     "guarded_node",
     "interrupt",
+    "leave_node",
     "nested_scope",
     "node_handler",
     "report_update",
@@ -51,7 +60,7 @@ StreamWriter = Callable[[Any], None]
 """What ``get_stream_writer()`` returns and a node's ``writer`` argument is: it sends one custom chunk."""
 
 _BY_NAME = ("config", "writer", "runtime", "store")
-"""Parameters a node gets by name, as in LangGraph (``store`` is refused: statehitl has no LangGraph store)."""
+"""Parameters a node gets by name, as in LangGraph."""
 
 
 @dataclass
@@ -75,6 +84,21 @@ class RunScope:
     """The run's drain switch (``invoke(..., control=)``), which ``Runtime.control`` hands to its nodes."""
     began: str = ""
     """The id of the checkpoint the run began from (``Runtime.execution_info.checkpoint_id``)."""
+    store: BaseStore | None = None
+    """The graph's long-term memory (``compile(store=)``), which its subgraphs' nodes share."""
+    messages: MessageStream | None = None
+    """Where the messages of chat models called in nodes go (``stream_mode="messages"``), when streamed."""
+    step_limit: int = 25
+    """How many steps this invocation may take (``RemainingSteps`` counts down from it)."""
+    first_step: int = 0
+    """The step this invocation began at."""
+    last_step: int | None = None
+    """The step of the latest node call: the step whose conditional edges run next (None: none ran yet)."""
+
+    def remaining(self, step: int | None) -> int:
+        """LangGraph's ``RemainingSteps`` for a node of ``step`` (a path at the start: one more than the first
+        step's nodes see)."""
+        return self.step_limit if step is None else self.step_limit - 1 - (step - self.first_step)
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
@@ -104,7 +128,7 @@ def node_runtime(scope: RunScope, ctx: NodeContext | None) -> Runtime[Any]:
                             graph_id=str(configurable.get("graph_id", "")),
                             user=configurable.get("langgraph_auth_user"))
     return Runtime(context=scope.context, stream_writer=_writer(scope), heartbeat=heartbeat, execution_info=info,
-                   server_info=server, control=scope.control)
+                   server_info=server, control=scope.control, store=scope.store)
 
 
 def _writer(scope: RunScope) -> Callable[[Any], None]:
@@ -122,6 +146,14 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def get_store() -> BaseStore | None:
+    """The graph's store (``compile(store=)``) for the node that calls it; None when the graph has none."""
+    scope = _RUN.get()
+    if scope is None:
+        raise RuntimeError("get_store() can only be called inside a node of a running StateGraph")
+    return scope.store
+
+
 def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     """The scope of a subgraph run labelled ``label`` inside the current run: the same config and custom
     stream; its nodes' updates, ``shown(node, returned)``, go to ``stream(subgraphs=True)`` under its
@@ -130,11 +162,13 @@ def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     if outer is None:
         return RunScope({})
     if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context, control=outer.control, began=outer.began)
+        return RunScope(outer.config, outer.write, context=outer.context, store=outer.store,
+                        step_limit=outer.step_limit, control=outer.control, began=outer.began)
     namespace, sink = (*outer.namespace, label), outer.sink
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink, control=outer.control, began=outer.began)
+                    context=outer.context, namespace=namespace, sink=sink, store=outer.store, messages=outer.messages,
+                    step_limit=outer.step_limit, control=outer.control, began=outer.began)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -149,6 +183,16 @@ def reset_run(token: Any) -> None:
 def current_run() -> RunScope | None:
     """The scope of the run the caller is in, if any."""
     return _RUN.get()
+
+
+def enter_node(ctx: NodeContext) -> Any:
+    """Run the caller's code as node call ``ctx`` (a functional-API task runs as its own call inside its
+    entrypoint's node, with interrupts of its own); returns the token to leave it with."""
+    return _CALL.set(ctx)
+
+
+def leave_node(token: Any) -> None:
+    _CALL.reset(token)
 
 
 def current_node() -> NodeContext | None:
@@ -231,7 +275,37 @@ def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str
     else:
         outcome["result"] = result[0] if result[0] is not None else {}
     finally:
-        report("task_result", ctx.step + 1, outcome)
+        if not (result and isinstance(result[0], CachedWrites)):  # LangGraph reports no result for a cache hit
+            report("task_result", ctx.step + 1, outcome)
+
+
+@contextlib.contextmanager
+def _watched(scope: RunScope, name: str, ctx: NodeContext, given: Any, metadata: dict[str, Any] | None
+             ) -> Iterator[Callable[[Any], Any]]:
+    """What watches one node call of a streamed run: its task events (``"tasks"``/``"debug"``) and the messages
+    its chat models stream and it returns (``"messages"``). Yields the function its return value goes through."""
+    with contextlib.ExitStack() as watching:
+        results = None if scope.tasks is None else watching.enter_context(
+            _reported_task(scope.tasks, name, ctx, given))
+        messages = None if scope.messages is None else watching.enter_context(
+            scope.messages.node(node_config(scope.config, ctx, metadata), given, scope.namespace))
+
+        def done(returned: Any) -> Any:
+            if messages is not None:
+                messages(returned)
+            if results is not None:
+                results.append(returned)
+            return returned
+
+        yield done
+
+
+def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str, Any] | None:
+    """The values of the state's managed keys for a node of ``step`` (and the step the paths after it see)."""
+    if scope is None:
+        return None
+    scope.last_step = step
+    return kind.managed_values(scope.remaining(step))
 
 
 def task_key(step: int, task: str) -> str:
@@ -273,35 +347,40 @@ _signature: CodeCache[_Signature] = CodeCache(_read_signature)
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
                  metadata: dict[str, Any] | None = None, retry: Policies | None = None, *,
-                 timeout: TimeoutPolicy | None = None, on_error: ErrorHandler | None = None) -> Callable[..., Any]:
+                 timeout: TimeoutPolicy | None = None, on_error: ErrorHandler | None = None,
+                 cache: NodeCache | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
     ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy; ``timeout``:
-    each attempt's limits (an async ``fn`` only); ``on_error``: what runs instead once it failed for good."""
+    each attempt's limits (an async ``fn`` only); ``on_error``: what runs instead once it failed for good;
+    ``cache``: where its writes are cached (``add_node(cache_policy=)`` with ``compile(cache=)``)."""
     sig = _signature(fn)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
-    if "store" in sig.named:
-        raise GraphValidationError(f"node {name!r} takes a 'store' (LangGraph's BaseStore), which statehitl does not "
-                                   "have: keep long-term memory in the state, or in a store the node opens itself")
-    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None  # the node reads the model
+    # the node reads the model itself, unless the run fills in some of its keys
+    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None and not kind.managed
     target = fn if timeout is None else timed(fn, timeout, name)
     target = target if retry is None else _attempts(target, retry, sig.is_async)
     if on_error is not None:
         target = handled(target, on_error, node=name, is_async=sig.is_async, current=lambda _: _CALL.get(),
                          named=lambda param, ctx: _named(param, ctx, metadata))
+    if cache is not None:
+        target = cache.wrap(target, sig.is_async)
 
     two = sig.positional == 2
     named = sig.named
+    managed = bool(kind.managed)
 
     def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        given = state if ctx.sent or as_is else kind.node_input(state, wants)
+        values = _managed_now(kind, ctx.step, scope) if managed else None
+        given = state if ctx.sent or as_is else kind.node_input(state, wants, values)
         args: tuple[Any, ...] = (given, ctx) if two else (given,)
         if not named:
             return args, {}
         scope = scope or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
                   else _writer(scope) if param == "writer"
+                  else scope.store if param == "store"
                   else node_runtime(scope, ctx) for param in named}
         return args, kwargs
 
@@ -314,12 +393,11 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
                 args, kwargs = arguments(state, ctx, scope)
                 if scope is None:
                     return await target(*args, **kwargs)
-                if scope.tasks is None:
+                if scope.tasks is None and scope.messages is None:
                     returned = await target(*args, **kwargs)
                 else:
-                    with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                        result.append(await target(*args, **kwargs))
-                    returned = result[0]
+                    with _watched(scope, name, ctx, args[0], metadata) as done:
+                        returned = done(await target(*args, **kwargs))
                 if scope.updated is not None:
                     _report(scope.updated, name, returned)
                 return returned
@@ -333,18 +411,17 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         token = _CALL.set(ctx)
         try:
             scope = _RUN.get()
-            if scope is None or (scope.tasks is None and scope.updated is None):  # not streamed: the call alone
-                if not named and not two:
+            if scope is None or (scope.tasks is None and scope.updated is None and scope.messages is None):
+                if not named and not two and not managed:  # not streamed: the call alone
                     return target(state if ctx.sent or as_is else kind.node_input(state, wants))
                 args, kwargs = arguments(state, ctx, scope)
                 return target(*args, **kwargs)
             args, kwargs = arguments(state, ctx, scope)
-            if scope.tasks is None:
+            if scope.tasks is None and scope.messages is None:
                 returned = target(*args, **kwargs)
             else:
-                with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                    result.append(target(*args, **kwargs))
-                returned = result[0]
+                with _watched(scope, name, ctx, args[0], metadata) as done:
+                    returned = done(target(*args, **kwargs))
             if scope.updated is not None:
                 _report(scope.updated, name, returned)
             return returned
@@ -422,11 +499,13 @@ def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], 
     """A conditional edge's path function as the machine calls it: on the state's view, with ``config`` when
     it asks for it."""
     sig = _signature(path)
-    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named:
+    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and not kind.managed:
         return path  # a native router reads the model itself: nothing to adapt
 
     def route(state: Any) -> Any:
-        given = kind.node_input(state)
+        scope = _RUN.get()
+        managed = kind.managed_values(scope.remaining(scope.last_step)) if kind.managed and scope else None
+        given = kind.node_input(state, None, managed)
         if "config" in sig.named:
             scope = _RUN.get()
             return path(given, config=scope.config if scope is not None else {})

@@ -24,7 +24,7 @@ from statehitl.commands import Handled
 from statehitl.errors import GraphBubbleUp, NodeError, NodeTimeoutError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.position import NodeContext
-from statehitl.runner_parts import KeptFailure
+from statehitl.runner_parts import keep_progress
 
 __all__ = ["DEFAULT_ERROR_HANDLER", "ErrorHandler", "TimeoutPolicy", "handled", "handler_name", "heartbeat",
            "timed", "touch"]
@@ -184,7 +184,7 @@ def handled(target: Callable[..., Any], handler: ErrorHandler, *, node: str, is_
             except GraphBubbleUp:
                 raise
             except Exception as error:
-                raise KeptFailure(error, _kept(failed)) from None
+                raise keep_progress(error, _kept(failed)) from None
             return Handled(handler.name, returned)
 
         return guarded_async
@@ -205,7 +205,7 @@ def handled(target: Callable[..., Any], handler: ErrorHandler, *, node: str, is_
         except GraphBubbleUp:
             raise
         except Exception as error:
-            raise KeptFailure(error, _kept(failed)) from None
+            raise keep_progress(error, _kept(failed)) from None
         return Handled(handler.name, returned)
 
     return guarded

@@ -5,20 +5,22 @@ into checkpoints as JSON unchanged; the names match Strands' so type hints writt
 
 The package also holds LangGraph's ``langgraph.types`` names for StateGraph programs (``Send``,
 ``Command``, ``interrupt``, ``Interrupt``, ``StateSnapshot``, ``PregelTask``, ``StateUpdate``, ``Overwrite``,
-``RetryPolicy``, ``StreamMode``, ``StreamWriter``, ...), and Strands' agent ``Snapshot``.
+``RetryPolicy``, ``CachePolicy``, ``TimeoutPolicy``, ``StreamMode``, ``StreamWriter``, ...), and Strands' agent
+``Snapshot``.
 """
 
 from typing import Any
 
-__all__ = ["All", "Checkpointer", "Command", "Durability", "GraphTask", "Interrupt", "Overwrite", "PregelTask",
-           "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StateUpdate", "StreamMode", "StreamWriter",
-           "TimeoutPolicy", "ensure_valid_checkpointer", "interrupt"]
+__all__ = ["All", "CachePolicy", "Checkpointer", "Command", "Durability", "GraphTask", "Interrupt", "Overwrite",
+           "PregelTask", "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StateUpdate", "StreamMode",
+           "StreamWriter", "TimeoutPolicy", "ensure_valid_checkpointer", "interrupt"]
 
 _GRAPH_NAMES = {
     "Command": "statehitl.commands",
     "Send": "statehitl.commands",
     "Interrupt": "statehitl.interrupt",
     "RetryPolicy": "statehitl.graph.retries",
+    "CachePolicy": "statehitl.graph.caching",
     "interrupt": "statehitl.graph.node_calls",
     "StreamWriter": "statehitl.graph.node_calls",
     "StateSnapshot": "statehitl.graph.snapshots",
