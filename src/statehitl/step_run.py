@@ -166,7 +166,7 @@ class StepExecutor:
         todo: list[str] = []
         for node in runnable:
             if node in completed:
-                outcomes[node] = Done(self.adapter.normalize_update(node, completed[node]))
+                outcomes[node] = Done(self.adapter.load_update(node, completed[node]))
             else:
                 todo.append(node)
         keep_siblings = self.policy.keeps_finished_on_failure

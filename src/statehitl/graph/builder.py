@@ -213,7 +213,7 @@ class StateGraph(Generic[M]):
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
         specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n)))
                  for n, node in self._nodes.items()]
-        state = GraphState(kind)
+        state = GraphState(kind, input_schema=self.input_schema)
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,

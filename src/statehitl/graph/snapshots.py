@@ -132,7 +132,7 @@ class SnapshotReader:
     def shown_values(self, state: Any, pending: list[str], completed: dict[str, dict[str, Any]],
                      only: Any = None) -> Any:
         if completed:
-            done = [(n, self.schema.normalize_update(n, completed[n])) for n in pending if n in completed]
+            done = [(n, self.schema.load_update(n, completed[n])) for n in pending if n in completed]
             state = self.schema.apply(state, done)  # in the order the step would have applied them
         return self.schema.kind.values(state, only)
 

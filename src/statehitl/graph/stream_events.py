@@ -71,7 +71,7 @@ def task_events(schema: GraphState, send: Send) -> Callable[[str, int, dict[str,
 
     def task_event(kind: str, step: int, payload: dict[str, Any]) -> None:
         if payload.get("result"):
-            payload = {**payload, "result": schema.shown_update(payload["name"], payload["result"]) or {}}
+            payload = {**payload, "result": schema.task_result(payload["name"], payload["result"])}
         send("tasks", payload)
         send("debug", {"step": step, "timestamp": datetime.now(UTC).isoformat(), "type": kind, "payload": payload})
 

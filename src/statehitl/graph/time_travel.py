@@ -90,7 +90,7 @@ class ThreadViews:
 
     def applied(self, state: Any, update: dict[str, Any]) -> Any:
         """``state`` with a stored input ``update`` applied (by the writer ``input``)."""
-        return self.schema.apply(state, [("input", self.schema.normalize_update("input", update))])
+        return self.schema.apply(state, [("input", self.schema.load_update("input", update))])
 
     async def state_at(self, key: ViewKey | None) -> Any:
         """The state of the checkpoint a stored reference names (None: before the thread's first)."""
