@@ -225,7 +225,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             asked = tuple(i.to_interrupt() for i in record.interrupts)
             send("updates", {"__interrupt__": asked})
             if asked and not self.schema.native:  # LangGraph's last values chunk says what the run waits on
-                send("values", {**self.snapshots.values(record, state), "__interrupt__": asked})
+                values = self.snapshots.values(record, state)  # (a root state's value is not shown with it)
+                send("values", {**(values if isinstance(values, dict) else {}), "__interrupt__": asked})
         await self._runner.remember_shape(record)
         return self._result(record, state)
 
@@ -267,11 +268,12 @@ class CompiledStateGraph(ThreadState, Generic[M]):
 
     def _returned(self, values: Any, thread: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
                   cancelled: dict[str, str], checkpoint_id: str) -> Any:
-        """``invoke``'s value: the values (a root state's own value when nothing waits), as a ``GraphRunResult``."""
+        """``invoke``'s value: the values as a ``GraphRunResult``; a root state's own value when nothing waits,
+        else only what it waits on, as LangGraph returns it (the result's ``.state`` holds the value)."""
         if self.schema.kind.kind == "root" and not interrupts:
             return values
         return run_result(thread, status, state, interrupts, step, cancelled, checkpoint_id,
-                          values if isinstance(values, dict) else {"root": values})
+                          values if isinstance(values, dict) else {})
 
     async def _begin(self, input: Any, target: RunTarget, head: Head | None) -> tuple[Position, bool] | _Reached:
         """Where the call's run begins, and whether it continues a stopped run; or what it reached already.
