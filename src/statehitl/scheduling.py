@@ -34,9 +34,9 @@ class SchedulingPolicy(Protocol):
         """The pending tasks this step runs."""
         ...
 
-    def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-              ) -> tuple[list[str], Schedule]:
+    async def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
+                    done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
+                    ) -> tuple[list[str], Schedule]:
         """What is pending after a step that ran ``ran`` from ``before`` to ``state``; ``done`` holds the
         finished tasks' updates in ``ran``'s order (a cancelled node is in ``ran`` but not in ``done``)."""
         ...
@@ -54,9 +54,9 @@ class ReadySet:
         waiting = set(pending)
         return [n for n in pending if not (blockers[n] & waiting)] or pending
 
-    def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-              ) -> tuple[list[str], Schedule]:
+    async def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
+                    done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
+                    ) -> tuple[list[str], Schedule]:
         left = [n for n in pending if n not in ran]
         for node, _ in done:
             left.extend(machine.next_nodes(node, state))
@@ -71,10 +71,10 @@ class Supersteps:
     def runnable(self, machine: Machine, pending: list[str]) -> list[str]:
         return pending
 
-    def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-              ) -> tuple[list[str], Schedule]:
-        return plan_step(machine, apply, before, done, schedule)
+    async def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
+                    done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
+                    ) -> tuple[list[str], Schedule]:
+        return await plan_step(machine, apply, before, done, schedule)
 
 
 READY_SET = ReadySet()

@@ -96,7 +96,7 @@ class StepExecutor:
             except Exception as exc:
                 raise NodeFailed(node, exc) from None
             if type(outcome) is Done:
-                return self._moved(at, runnable, [(node, outcome.update)], {})
+                return await self._moved(at, runnable, [(node, outcome.update)], {})
             outcomes = {node: outcome}
         else:
             outcomes = await self._outcomes(at, runnable)
@@ -112,9 +112,9 @@ class StepExecutor:
                 cancels[node] = outcome  # type: ignore[assignment]
         if stopped:
             return self._stopped(at, runnable, outcomes, done, stopped)
-        return self._moved(at, runnable, [(n, done[n]) for n in runnable if n in done], cancels)
+        return await self._moved(at, runnable, [(n, done[n]) for n in runnable if n in done], cancels)
 
-    def _moved(self, at: Position, runnable: list[str], finished: Writes, cancels: dict[str, Cancelled]
+    async def _moved(self, at: Position, runnable: list[str], finished: Writes, cancels: dict[str, Cancelled]
                ) -> StepResult:
         """The step finished: its updates applied (a cancelled node's too, where the owner gave one), and
         what runs next."""
@@ -125,7 +125,7 @@ class StepExecutor:
                        if n in done or (n in cancels and cancels[n].update)]
         adapter = self.adapter
         state = adapter.apply(at.state, applied)
-        pending, schedule = self.policy.after(self.machine, adapter.apply, before=at.state, state=state,
+        pending, schedule = await self.policy.after(self.machine, adapter.apply, before=at.state, state=state,
                                               ran=runnable, done=finished, pending=at.pending,
                                               schedule=at.schedule)
         if self.halted is not None and self.halted(state):

@@ -29,14 +29,16 @@ only when not empty."""
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
 
 
-def plan_start(machine: Machine, state: Any) -> tuple[list[str], Schedule]:
-    """The first step's tasks of a run from START on ``state``."""
-    return _tasks(machine, machine.targets(START, state), {})
+async def plan_start(machine: Machine, state: Any, goto: Sequence[str | Send] = ()) -> tuple[list[str], Schedule]:
+    """The first step's tasks of a run from START on ``state`` (and ``goto``: the targets of a caller's
+    ``Command(goto=...)``)."""
+    return _tasks(machine, [*await machine.atargets(START, state), *goto], {})
 
 
-def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
-              schedule: Schedule) -> tuple[list[str], Schedule]:
-    """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``."""
+async def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
+                    schedule: Schedule) -> tuple[list[str], Schedule]:
+    """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``;
+    a router that is a coroutine function is awaited."""
     if len(done) == 1 and not schedule:  # one node done, nothing kept: a chain's step
         task, update = done[0]
         fixed = machine.fixed_next.get(task)
@@ -50,7 +52,7 @@ def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str,
             targets.extend(goto_of(update))
         edges, routers = machine.transitions[node]
         if routers:
-            targets.extend(machine.targets(node, apply(before, [(task, update)])))
+            targets.extend(await machine.atargets(node, apply(before, [(task, update)])))
         else:
             targets.extend(e.target for e in edges)
         for join in machine.joins_from[node]:

@@ -360,7 +360,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
                                          ask_again=ask_again), True
         if head is None:
             state = self.schema.initial(input)
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state)
             given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
             start = RunStart(update=self.schema.dump_update(given), pending=pending, schedule=schedule, step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
@@ -368,7 +368,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         values, migrated = await self._stored_values(head, resuming=False)
         update = self.schema.input_update(input)
         state = self.schema.apply(self.schema.load(values), [("input", update)])
-        pending, schedule = plan_start(self.machine, state)
+        pending, schedule = await plan_start(self.machine, state)
         step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
         start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=schedule, step=step)
         return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule, step=step,

@@ -141,7 +141,7 @@ class ThreadState:
         at = head if view.own and view.record.seq == head.record.seq else \
             await self.checkpointer.head(target.thread, view.record.seq)
         assert at is not None
-        position = self._updated_position(view, state, as_node, update, keeps=keeps)
+        position = await self._updated_position(view, state, as_node, update, keeps=keeps)
         if view.key.part != MAIN:
             position["parent_view"] = PART_NAMES[view.key.part]
         stored = await self._runner.commit_update(at.cursor, position.pop("step"), state, writer, update,
@@ -150,13 +150,13 @@ class ThreadState:
             return graph_config(target.thread, stored.checkpoint_id)
         return await self.aget_state(target.thread, stored.checkpoint_id)
 
-    def _updated_position(self, view: View, state: Any, as_node: str | None, update: dict[str, Any], *,
+    async def _updated_position(self, view: View, state: Any, as_node: str | None, update: dict[str, Any], *,
                   keeps: bool) -> dict[str, Any]:
         """Where an update of ``view`` leaves the thread. ``keeps``: the native update of a waiting thread,
         which keeps waiting on the same interrupts (their ids derive from the step they were asked in)."""
         record = view.record
         if as_node is not None:
-            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, update)], view.schedule)
+            pending, schedule = await plan_step(self.machine, self.schema.apply, state, [(as_node, update)], view.schedule)
             return {"step": view.step + 1, "status": "executing" if pending else "completed", "pending": pending,
                     "schedule": schedule}
         if keeps:

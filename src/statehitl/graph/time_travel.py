@@ -129,7 +129,7 @@ class ThreadViews:
             assert view.record.start is not None
             update = view.record.start.update
             state = self.applied(state, update)
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state)
             step = view.step + 2
             start = RunStart(kind="replay", update=update, pending=pending, schedule=schedule, step=step)
             return start_position(head, self.thread, state, pending, schedule=schedule, step=step, start=start,
@@ -137,7 +137,7 @@ class ThreadViews:
         if more is not None:
             update = self.schema.input_update(more)
             state = self.schema.apply(state, [("input", update)])
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state)
             step = view.step + 2
             start = RunStart(kind="input", update=self.schema.dump_update(update), pending=pending,
                              schedule=schedule, step=step)
