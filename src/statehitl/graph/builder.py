@@ -26,6 +26,7 @@ from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import node_handler, route_handler
 from statehitl.graph.retries import Policies
+from statehitl.graph.runnables import is_runnable, node_name, runnable_node
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
 from statehitl.graph.subgraphs import subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
@@ -96,9 +97,9 @@ class StateGraph(Generic[M]):
                                            "docs/langgraph.md)")
             raise TypeError(f"add_node() got an unexpected keyword argument {option!r}")
         if action is None:
-            if isinstance(node, str) or not callable(node):
+            if isinstance(node, str) or not (callable(node) or is_runnable(node)):
                 raise GraphValidationError(f"add_node({node!r}) needs a handler: add_node(name, fn)")
-            name, action = str(getattr(node, "__name__", None) or getattr(node, "name", repr(node))), node
+            name, action = node_name(node), node
         elif isinstance(node, str):
             name = node
         else:
@@ -109,8 +110,8 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"node name {name!r}: ':' is reserved (it names a Send's task)")
         if name in self._nodes:
             raise GraphValidationError(f"node {name!r} is already in the graph; node names must be unique")
-        if not isinstance(action, CompiledStateGraph) and not callable(action):
-            raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
+        if not isinstance(action, CompiledStateGraph) and not callable(action) and not is_runnable(action):
+            raise GraphValidationError(f"node {name!r}: handler must be callable or a Runnable, got {action!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
         self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer)
         return self
@@ -121,7 +122,7 @@ class StateGraph(Generic[M]):
             raise GraphValidationError("add_sequence() needs at least one node")
         previous: str | None = None
         for item in nodes:
-            name, fn = item if isinstance(item, tuple) else (getattr(item, "__name__", repr(item)), item)
+            name, fn = item if isinstance(item, tuple) else (node_name(item), item)
             self.add_node(name, fn)
             if previous is not None:
                 self.add_edge(previous, name)
@@ -260,7 +261,8 @@ class StateGraph(Generic[M]):
     def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)
-        return node_handler(name, node.action, kind, reads, node.metadata, node.retry)
+        action = runnable_node(node.action) if is_runnable(node.action) else node.action
+        return node_handler(name, action, kind, reads, node.metadata, node.retry)
 
 
 def _kept_state_channel(node: str) -> str:

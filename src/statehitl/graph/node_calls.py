@@ -227,11 +227,13 @@ def _read_signature(fn: Callable[..., Any]) -> _Signature:
         return _Signature(1, (), is_async)
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     positional = [p for p in params if p.kind in kinds]
-    named = tuple(p.name for p in params[1:] if p.name in _BY_NAME and p.kind is not inspect.Parameter.VAR_KEYWORD)
+    stars = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+    named = tuple(p.name for p in params[1 if positional else 0:] if p.name in _BY_NAME and p.kind not in stars)
     # statehitl's NodeContext goes to a second positional parameter that needs a value (``fn(state, ctx)``);
-    # one with a default (``lambda s, n=n: ...``) is the function's own
+    # one with a default (``lambda s, n=n: ...``) is the function's own. ``fn(*args)`` takes the state there.
     rest = [p for p in positional[1:] if p.name not in _BY_NAME and p.default is inspect.Parameter.empty]
-    return _Signature(1 + len(rest[:1]) if positional else 0, named, is_async)
+    star = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    return _Signature(1 + len(rest[:1]) if positional else int(star), named, is_async)
 
 
 _signature: CodeCache[_Signature] = CodeCache(_read_signature)
@@ -243,8 +245,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
     ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy."""
     sig = _signature(fn)
-    if sig.positional == 0:
-        raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
+    if sig.positional == 0:  # a node that takes no state: called without it
+        fn, sig = _stateless(fn, sig.is_async), _Signature(1, sig.named, sig.is_async)
     if "store" in sig.named:
         raise GraphValidationError(f"node {name!r} takes a 'store' (LangGraph's BaseStore), which statehitl does not "
                                    "have: keep long-term memory in the state, or in a store the node opens itself")
@@ -313,6 +315,21 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
 
     run.__name__ = name
     return run
+
+
+def _stateless(fn: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+    """``fn``, which takes no state, as a node function: the state it is given is left out of the call."""
+    if is_async:
+
+        async def without_state_async(state: Any, **named: Any) -> Any:
+            return await fn(**named)
+
+        return without_state_async
+
+    def without_state(state: Any, **named: Any) -> Any:
+        return fn(**named)
+
+    return without_state
 
 
 def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Callable[..., Any]:

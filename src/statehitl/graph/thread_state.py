@@ -156,7 +156,8 @@ class ThreadState:
         which keeps waiting on the same interrupts (their ids derive from the step they were asked in)."""
         record = view.record
         if as_node is not None:
-            pending, schedule = await plan_step(self.machine, self.schema.apply, state, [(as_node, update)], view.schedule)
+            pending, schedule = await plan_step(self.machine, self.schema.apply, state, [(as_node, update)],
+                                                view.schedule)
             return {"step": view.step + 1, "status": "executing" if pending else "completed", "pending": pending,
                     "schedule": schedule}
         if keeps:
