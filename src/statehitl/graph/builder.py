@@ -210,12 +210,14 @@ class StateGraph(Generic[M]):
         if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads
             extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
-        extra += reads.values()
+        routes = [self._annotated(r.route) for r in self._routers]  # a path function's private schema too
+        extra += [*reads.values(), *routes]
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
         specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n)))
                  for n, node in self._nodes.items()]
         state = GraphState(kind, input_schema=self.input_schema)
-        routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
+        routers = [Router(r.source, route_handler(r.route, kind, wants), r.targets, r.path_map)
+                   for r, wants in zip(self._routers, routes, strict=True)]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
                           destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations},
@@ -248,7 +250,12 @@ class StateGraph(Generic[M]):
             return node.input_schema
         if isinstance(node.action, CompiledStateGraph):
             return None
-        annotated = schema_of(node.action)
+        return self._annotated(node.action)
+
+    def _annotated(self, fn: Callable[..., Any]) -> Any:
+        """The schema ``fn``'s first parameter is annotated with (a node's or a path function's), if it reads
+        the state through one other than the state's own (see ``_reads``)."""
+        annotated = schema_of(fn)
         if annotated is None or annotated is self.state_schema:
             return None
         if isinstance(annotated, type) and issubclass(annotated, BaseModel) and isinstance(self.state_schema, type) \

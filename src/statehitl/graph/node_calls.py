@@ -363,15 +363,15 @@ def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Cal
     return attempt
 
 
-def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], Any]:
-    """A conditional edge's path function as the machine calls it: on the state's view, with ``config`` when
-    it asks for it."""
+def route_handler(path: Callable[..., Any], kind: StateKind, wants: Any = None) -> Callable[[Any], Any]:
+    """A conditional edge's path function as the machine calls it: on the state's view (``wants``: the view of
+    the schema its first parameter is annotated with, when not the state's), with ``config`` when it asks."""
     sig = _signature(path)
-    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named:
+    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and wants is None:
         return path  # a native router reads the model itself: nothing to adapt
 
     def route(state: Any) -> Any:
-        given = kind.node_input(state)
+        given = kind.node_input(state, wants)
         if "config" in sig.named:
             scope = _RUN.get()
             return path(given, config=scope.config if scope is not None else {})
