@@ -20,7 +20,7 @@ from statehitl.commands import GOTO, Send, goto_of
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
 
-__all__ = ["Schedule", "plan_start", "plan_step", "send_arg"]
+__all__ = ["Schedule", "plan_start", "plan_step", "send_arg", "with_goto"]
 
 Schedule = dict[str, Any]
 """``{"sends": {task: arg}, "joins": {join key: [sources finished]}, "deferred": [nodes]}``, each present
@@ -92,6 +92,24 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
     if held:
         schedule["deferred"] = held
     return [*sorted(pulled), *sends], schedule
+
+
+def with_goto(machine: Machine, pending: list[str], schedule: Schedule, goto: Sequence[str | Send]
+              ) -> tuple[list[str], Schedule]:
+    """``pending`` (with its ``schedule``) and the tasks of ``goto`` besides: a caller's ``Command(goto=...)``
+    on a thread that goes on from a step (LangGraph runs those nodes in that step)."""
+    sends = dict(schedule.get("sends", {}))
+    nodes = [t for t in pending if t not in sends]
+    for target in goto:
+        if isinstance(target, Send):
+            if target.node not in machine.nodes:
+                raise _unknown(machine, target.node)
+            sends[f"{target.node}:{len(sends)}"] = target.arg
+        elif target != END:
+            if target not in machine.nodes:
+                raise _unknown(machine, target)
+            nodes.append(target)
+    return [*sorted(set(nodes)), *sends], {**schedule, "sends": sends} if sends else schedule
 
 
 def send_arg(schedule: Schedule, task: str) -> tuple[bool, Any]:

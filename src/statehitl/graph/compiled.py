@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from statehitl._sync import iterate_sync, run_sync
+from statehitl.channels import INPUT
 from statehitl.checkpoint.answer_records import read_answers, record_answer
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
@@ -27,7 +28,17 @@ from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
-from statehitl.graph.run_targets import RunTarget, answer_form, check_step_limit, resume_input, run_target
+from statehitl.graph.run_targets import (
+    CommandInput,
+    RunTarget,
+    answer_form,
+    check_step_limit,
+    command_input,
+    commanded,
+    resume_input,
+    run_target,
+    stopped,
+)
 from statehitl.graph.snapshots import SnapshotReader
 from statehitl.graph.stream_events import (
     STREAM_MODES,
@@ -47,7 +58,7 @@ from statehitl.machine import Machine, describe_change
 from statehitl.position import Position, Writes, resume_position, start_position
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
 from statehitl.runner import Durability, Pauses, Runner
-from statehitl.supersteps import plan_start
+from statehitl.supersteps import plan_start, with_goto
 
 __all__ = ["CompiledStateGraph", "Migration"]
 
@@ -285,36 +296,43 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         none, except that a thread waiting on interrupts nobody answered asks them again.
         """
         thread = target.thread
+        command = command_input(input, lambda given: self.schema.normalize_update(INPUT, given))
+        plain = resume_input(input, head)  # None for a Command without resume: the run goes on, with its command
         if target.checkpoint_id is not None and head is not None:
             views = ThreadViews(self.checkpointer, self.machine, self.schema, thread)
             view = await views.at(parse_view(thread, target.checkpoint_id), head)
             if not (view.own and view.record.seq == head.record.seq):
-                return await self._from_past(input, views, view, head)
-            if input is None and head.record.status == "interrupted" and head.record.interrupts \
+                return await self._from_past(input, views, view, head, command)
+            if plain is None and head.record.status == "interrupted" and head.record.interrupts \
                     and not await self._answered(head):  # a replay of the waiting step: its questions asked afresh
-                return await views.fork(view, await views.state(view)), False
+                return commanded(self.machine, await views.fork(view, await views.state(view)), command), False
+        if command is not None and plain is None and (head is None or not stopped(head)):
+            return await self._position(command.update, thread, head, command=command)  # a run of its goto
         if target.named and head is not None and input is None and head.record.status == "completed" \
                 and not head.record.pending:  # LangGraph's: a finished thread's end, reached again
             return _Reached(head.record, self.schema.load(head.record.values))
-        return await self._position(resume_input(input, head), thread, head, answer_form(head, target),
-                                   ask_again=target.named)
+        return await self._position(plain, thread, head, answer_form(head, target), ask_again=target.named,
+                                    command=command)
 
     async def _answered(self, head: Head) -> bool:
         """Whether an answer is stored for any of the interrupts the thread's current checkpoint waits on."""
         answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, head.record)
         return bool(answers)
 
-    async def _from_past(self, input: Any, views: ThreadViews, view: View, head: Head
-                         ) -> tuple[Position, bool] | _Reached:
-        """A run from the past checkpoint ``view``: a new branch (a replay asks its interrupts afresh), or an
-        answer to one of its interrupts, which binds as any answer does."""
+    async def _from_past(self, input: Any, views: ThreadViews, view: View, head: Head,
+                         command: CommandInput | None = None) -> tuple[Position, bool] | _Reached:
+        """A run from the past checkpoint ``view``: a new branch (a replay asks its interrupts afresh; a
+        ``Command``'s update applied first, its goto run too), or an answer to one of its interrupts, which
+        binds as any answer does."""
         state = await views.state(view)
         if (isinstance(input, Command) and input.resume is not None) or is_response_list(input):
             return await self._answer_past(input, view, head)
-        if input is None:
-            if not view.pending:
+        if input is None or command is not None:
+            if command is not None:
+                state = self.schema.apply(state, [(INPUT, command.update)])
+            elif not view.pending:
                 return _Reached(view.record, state)  # replaying an end: nothing to run
-            return await views.fork(view, state), False
+            return commanded(self.machine, await views.fork(view, state), command), False
         return await views.fork(view, state, more=resume_input(input, head)), False
 
     async def _answer_past(self, input: Any, view: View, head: Head) -> tuple[Position, bool] | _Reached:
@@ -340,14 +358,16 @@ class CompiledStateGraph(ThreadState, Generic[M]):
                                      rewritten=migrated, meta=plan.meta), True
 
     async def _position(self, input: Any, thread: str, head: Head | None, form: str | None = None, *,
-                        ask_again: bool = False) -> tuple[Position, bool]:
+                        ask_again: bool = False, command: CommandInput | None = None) -> tuple[Position, bool]:
         """Turn the caller's input into where the runner starts (and whether it continues a stopped run);
         reject misfits before any write.
 
         Continuing a stopped run (answering interrupts, or ``None`` after a crash) first claims the
         thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
         ``ask_again``: ``None`` on a thread waiting on interrupts nobody answered runs the step again, which
-        asks them again (LangGraph's way), instead of saying that no answer is stored.
+        asks them again (LangGraph's way), instead of saying that no answer is stored. ``command``: a caller's
+        ``Command``'s update, applied before the run's step (checked before the claim), and its goto, run in that
+        step; a new run of a thread that had not stopped runs only its goto.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
                         none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form)
@@ -355,19 +375,26 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
             answers = plan.answers if isinstance(plan, ResumeRun) else {}
-            return await resume_position(self.checkpointer, head, answers, self.schema.load(values),
-                                         rewritten=migrated, meta=plan.meta if isinstance(plan, ResumeRun) else None,
-                                         ask_again=ask_again), True
+            state = self.schema.load(values)
+            if command is not None:  # its update and goto are checked before the claim: a refusal changes nothing
+                state = self.schema.apply(state, [(INPUT, command.update)])
+                with_goto(self.machine, head.record.pending, head.record.schedule, command.goto)
+            at = await resume_position(self.checkpointer, head, answers, state, rewritten=migrated,
+                                       meta=plan.meta if isinstance(plan, ResumeRun) else None, ask_again=ask_again)
+            return commanded(self.machine, at, command), True
         if head is None:
             state = self.schema.initial(input)
-            pending, schedule = await plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state, () if command is None else command.goto)
             given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
             start = RunStart(update=self.schema.dump_update(given), pending=pending, schedule=schedule, step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
-        update = self.schema.input_update(input)
+        update = self.schema.input_update(input) if command is None else command.update
         state = self.schema.apply(self.schema.load(values), [("input", update)])
+        if command is not None:  # no input checkpoints: the update goes on from the thread's last step, as in LangGraph
+            pending, schedule = with_goto(self.machine, [], {}, command.goto)
+            return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule), False
         pending, schedule = await plan_start(self.machine, state)
         step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
         start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=schedule, step=step)
@@ -419,7 +446,4 @@ class CompiledStateGraph(ThreadState, Generic[M]):
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"
-
-
-
 

@@ -294,8 +294,8 @@ class StateKind:
         if self.kind == "root":
             return getattr(state, ROOT)
         if self.kind == "pydantic":
-            stored = state.__dict__
-            return {k: stored[k] for k in self._own}
+            stored = state.__dict__  # (a state before any input may lack required fields)
+            return {k: stored[k] for k in self._own if k in stored}
         return self._present(state, self._own)
 
     def update_of(self, returned: Any, who: str) -> dict[str, Any] | None:
