@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from statehitl.commands import GOTO, Send, goto_of
+from statehitl.commands import GOTO, Send, goto_of, loaded_arg
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
 
@@ -75,7 +75,7 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
         if isinstance(target, Send):
             if target.node not in machine.nodes:
                 raise _unknown(machine, target.node)
-            sends[f"{target.node}:{len(sends)}"] = target.arg
+            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()  # as stored: read back by send_arg
         elif target != END:
             if target not in machine.nodes:
                 raise _unknown(machine, target)
@@ -104,7 +104,7 @@ def with_goto(machine: Machine, pending: list[str], schedule: Schedule, goto: Se
         if isinstance(target, Send):
             if target.node not in machine.nodes:
                 raise _unknown(machine, target.node)
-            sends[f"{target.node}:{len(sends)}"] = target.arg
+            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()  # as stored: read back by send_arg
         elif target != END:
             if target not in machine.nodes:
                 raise _unknown(machine, target)
@@ -117,7 +117,7 @@ def send_arg(schedule: Schedule, task: str) -> tuple[bool, Any]:
     sends = schedule.get("sends")
     if sends is None or task not in sends:
         return False, None
-    return True, sends[task]
+    return True, loaded_arg(sends[task])
 
 
 def _unknown(machine: Machine, name: str) -> Exception:
