@@ -95,7 +95,7 @@ def loaded_arg(stored: Any) -> Any:
     goto = fields["goto"]
     targets = goto_of({GOTO: goto if isinstance(goto, list) else [goto]})
     return Command(graph=fields["graph"], update=fields["update"], resume=fields["resume"],
-                   goto=targets if isinstance(goto, list) else targets[0])
+                   goto=(targets or ()) if isinstance(goto, list) else targets[0])
 
 
 def goto_targets(goto: Any, who: str) -> list[str | Send]:
