@@ -81,8 +81,10 @@ class GraphState(StateSchema[Any]):
         if schema is self.model and not reduced:
             return validated
         written = {name: getattr(validated, name) for name in validated.model_fields_set if _given(schema, name, given)}
-        plain = {k: v for k, v in written.items() if k not in self.reducers}
+        zeros = self.kind.zeros  # a reducer channel without a zero value takes its first write as it is
+        plain = {k: v for k, v in written.items() if k not in self.reducers or k not in zeros}
         base = self.model.model_validate({**self._zeros(self.model, plain), **plain})
+        reduced = [k for k in reduced if k not in plain]
         return self.apply(base, [(INPUT, {k: written[k] for k in reduced})]) if reduced else base
 
     def _zeros(self, model: type[BaseModel], given: dict[str, Any]) -> dict[str, Any]:
