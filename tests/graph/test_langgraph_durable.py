@@ -20,7 +20,6 @@ from statehitl.errors import (
     AlreadyAnsweredError,
     CheckpointConflict,
     GraphRecursionError,
-    InvalidUpdateError,
     NotInterruptedError,
     ResumeInputError,
     StepLimitError,

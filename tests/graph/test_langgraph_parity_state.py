@@ -17,7 +17,6 @@ from unittest.mock import Mock
 import pytest
 from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, Field
-
 from test_langgraph_parity import config, langgraph_names, plain, statehitl_names
 
 
@@ -163,7 +162,8 @@ def lists_of_commands(lg: SimpleNamespace) -> list[Any]:
     app = pair.compile()
     seen += [app.invoke({"foo": ""}), list(app.stream({"foo": ""}, stream_mode="updates"))]
     text = (lg.StateGraph(Annotated[str, operator.add])
-            .add_sequence([("two", lambda s: [lg.Command(update="a1"), lg.Command(update="a2")]), ("one", lambda s: "b")])
+            .add_sequence([("two", lambda s: [lg.Command(update="a1"), lg.Command(update="a2")]),
+                           ("one", lambda s: "b")])
             .add_edge(lg.START, "two").compile())
     seen += [text.invoke(""), list(text.stream("", stream_mode="updates"))]
     pairs = lg.StateGraph(Joined)
@@ -229,7 +229,8 @@ def command_as_input(lg: SimpleNamespace) -> list[Any]:
     seen += [app.invoke({"foo": "x"}, config("b")), app.invoke(lg.Command(update={"bar": "B"}), config("b")),
              app.invoke(lg.Command(resume="ok"), config("b"))]
     seen += [app.invoke({"foo": "x"}, config("c")), app.invoke(lg.Command(goto="n2", resume="go"), config("c"))]
-    seen += [app.invoke(lg.Command(update={"bar": "late"}), config("c")), app.invoke(lg.Command(goto="n2"), config("c")),
+    seen += [app.invoke(lg.Command(update={"bar": "late"}), config("c")),
+             app.invoke(lg.Command(goto="n2"), config("c")),
              list(app.stream(lg.Command(goto="n2", update={"foo": "|u"}), config("c"), stream_mode="updates"))]
     paused = build(interrupt_before=["ask"])
     seen += [paused.invoke({"foo": "x"}, config("p")),
@@ -256,7 +257,8 @@ def update_state_writers(lg: SimpleNamespace) -> list[Any]:
     before = next(s for s in app.get_state_history(config("copy")) if s.next == ("n2",))
     copied = app.update_state(before.config, None, as_node="__copy__")
     seen += [shown(copied), app.get_state(copied).parent_config == before.parent_config, app.invoke(None, copied)]
-    for thread, writer, values in (("start", "__start__", {"foo": "|s", "bar": "B"}), ("input", "__input__", {"foo": "|i"})):
+    for thread, writer, values in (("start", "__start__", {"foo": "|s", "bar": "B"}),
+                                   ("input", "__input__", {"foo": "|i"})):
         app.invoke({"foo": "x"}, config(thread))
         updated = app.update_state(config(thread), values, as_node=writer)
         seen += [shown(updated), app.invoke(None, updated)]
