@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from statehitl import interrupt_ids, observe
+from statehitl._json import dump_written
+from statehitl.channels import writer_label
 from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
@@ -74,7 +76,7 @@ class StepExecutor:
 
     def dumped(self, writes: Writes) -> dict[str, dict[str, Any]]:
         """A step's updates as its checkpoint records them (``writes``): JSON, by node."""
-        return {n: self.adapter.dump_update(u) for n, u in writes if u}
+        return {n: dump_written(self.adapter.dump_update, writer_label(n), u) for n, u in writes if u}
 
     def refused(self, state: Any, pending: list[str], *, kept: bool) -> dict[str, Any] | None:
         """The owner's refusal of the next step (a limit), asked before any hook of its nodes fires; a
@@ -140,7 +142,8 @@ class StepExecutor:
         adapter = self.adapter
         adapter.apply(at.state, [(n, done[n]) for n in runnable if n in done])
         completed = dict(at.completed)
-        completed.update({n: adapter.dump_update(u) for n, u in done.items() if n not in completed})
+        completed.update({n: dump_written(adapter.dump_update, writer_label(n), u) for n, u in done.items()
+                          if n not in completed})
         if observe.observers:
             for i in stopped:
                 observe.emit(InterruptRaisedTransition(i.id, i.name, i.node, i.source, i.reason))
@@ -183,7 +186,8 @@ class StepExecutor:
         failures = [o for o in ran.values() if isinstance(o, tuple)]
         if failures:
             # LangGraph's rule: a failed step keeps what its finished tasks wrote; its retry runs only the rest
-            finished = {n: self.adapter.dump_update(o.update) for n, o in ran.items() if type(o) is Done}
+            finished = {n: dump_written(self.adapter.dump_update, writer_label(n), o.update) for n, o in ran.items()
+                        if type(o) is Done}
             raise NodeFailed(*failures[0], finished)
         outcomes.update(ran)  # type: ignore[arg-type]  # no failures: every one is an outcome
         return {n: outcomes[n] for n in runnable}

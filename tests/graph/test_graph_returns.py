@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from statehitl.checkpoint import FileCheckpointer
-from statehitl.errors import GraphValidationError, InvalidUpdateError
+from statehitl.errors import GraphValidationError, InvalidUpdateError, NotJSONError
 from statehitl.graph import START, StateGraph
 from statehitl.types import Command, Send, interrupt
 
@@ -148,3 +148,40 @@ def test_a_send_of_a_command_survives_an_interrupt_in_its_step(tmp_path: Path) -
 
     build().invoke([], config("t"))
     assert build().invoke(Command(resume="yes"), config("t")) == ["plan", "yes", "got a command", "worker:7"]
+
+
+class Handle:
+    """An object JSON cannot hold (as a LangChain Runnable or an open client is)."""
+
+
+class Holding(TypedDict, total=False):
+    text: str
+    held: Any
+
+
+def loose_graph(directory: Path, node: Any) -> Any:
+    g = StateGraph(Holding)
+    g.add_node("keep", node)
+    g.add_edge(START, "keep")
+    return g.compile(checkpointer=FileCheckpointer(directory))
+
+
+def test_a_value_json_cannot_hold_is_refused_naming_writer_and_channel_and_nothing_is_stored(tmp_path: Path
+                                                                                             ) -> None:
+    app = loose_graph(tmp_path, lambda s: {"text": s["text"] + "!"})
+    assert app.invoke({"text": "a"}, config("t")) == {"text": "a!"}
+    before = app.get_state(config("t"))
+    with pytest.raises(NotJSONError, match=r"^the input wrote <.*Handle object .*> of type Handle to channel 'held'"):
+        app.invoke({"text": "b", "held": Handle()}, config("t"))
+    with pytest.raises(NotJSONError, match=r"^the input wrote .* of type Handle to channel 'held'"):
+        app.invoke({"text": "b", "held": Handle()}, config("new"))
+    assert app.get_state(config("t")) == before
+    assert app.get_state(config("new")).values == {}
+
+    writes = loose_graph(tmp_path, lambda s: {"text": "c", "held": Handle()})
+    with pytest.raises(NotJSONError, match=r"^node 'keep' wrote .* of type Handle to channel 'held'"):
+        writes.invoke({"text": "c"}, config("t"))
+    assert writes.get_state(config("t")) == before
+    with pytest.raises(NotJSONError, match=r"^node 'keep' wrote .* of type Handle to channel 'held'"):
+        writes.update_state(config("t"), {"held": Handle()}, as_node="keep")
+    assert writes.get_state(config("t")) == before

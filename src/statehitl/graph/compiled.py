@@ -386,7 +386,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             state = self.schema.initial(input)
             pending, schedule = await plan_start(self.machine, state, () if command is None else command.goto)
             given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
-            start = RunStart(update=self.schema.dump_update(given), pending=pending, schedule=schedule, step=0)
+            start = RunStart(update=self.schema.dump_input(given), pending=pending, schedule=schedule, step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
@@ -397,7 +397,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule), False
         pending, schedule = await plan_start(self.machine, state)
         step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
-        start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=schedule, step=step)
+        start = RunStart(update=self.schema.dump_input(update), pending=pending, schedule=schedule, step=step)
         return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule, step=step,
                               start=start), False
 

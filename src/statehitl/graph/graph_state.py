@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from statehitl._json import dump_written
 from statehitl.channels import INPUT, StateSchema, writer_label
 from statehitl.commands import GOTO, dump_goto, goto_of
 from statehitl.errors import InvalidUpdateError
@@ -183,6 +184,10 @@ class GraphState(StateSchema[Any]):
         if GOTO in update:
             dumped[GOTO] = dump_goto(update[GOTO])
         return dumped
+
+    def dump_input(self, update: dict[str, Any]) -> dict[str, Any]:
+        """A run's input as its checkpoint records it; a value JSON cannot hold is refused naming its channel."""
+        return dump_written(self.dump_update, writer_label(INPUT), update)
 
     def dump_values(self, state: Any) -> dict[str, Any]:
         if self.native:

@@ -263,7 +263,7 @@ class ThreadState:
                                     "pending": pending, "schedule": schedule}
         if as_node == INPUT_NODE:
             step = step + 2
-            position.update(step=step, start=RunStart(update=self.schema.dump_update(update), pending=pending,
+            position.update(step=step, start=RunStart(update=self.schema.dump_input(update), pending=pending,
                                                       schedule=schedule, step=step))
         return position
 

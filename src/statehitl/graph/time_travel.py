@@ -204,7 +204,7 @@ class ThreadViews:
             state = self.schema.apply(state, [("input", update)])
             pending, schedule = await plan_start(self.machine, state)
             step = view.step + 2
-            start = RunStart(kind="input", update=self.schema.dump_update(update), pending=pending,
+            start = RunStart(kind="input", update=self.schema.dump_input(update), pending=pending,
                              schedule=schedule, step=step)
             return start_position(head, self.thread, state, pending, schedule=schedule, step=step, start=start,
                                   parent_view=parent_view)
