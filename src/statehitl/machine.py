@@ -125,6 +125,7 @@ class Machine:
             self.nodes[spec.name] = spec
         self.edges: tuple[Edge, ...] = tuple(edges)
         self.routers: tuple[Router, ...] = tuple(routers)
+        self.awaits = any(r.awaits for r in self.routers)  # an async path function: routes awaited (atargets)
         self._schema = schema
         self._check_references()
         self.joins_from = _by_node(self.nodes, ((s, j) for j in self.joins for s in dict.fromkeys(j.sources)))

@@ -23,13 +23,16 @@ class Router:
 
     ``targets`` lists where it may go when that is known (a path map or a ``Literal`` return type);
     None means anywhere, which keeps validation and drawing honest about what cannot be known.
-    ``path_map`` translates the router's return values into node names.
+    ``path_map`` translates the router's return values into node names. ``awaits``: ``route`` returns a
+    coroutine (an async path function), which the scheduler awaits; a machine without such a router plans its
+    steps without a coroutine of its own.
     """
 
     source: str
     route: Callable[[Any], Any]
     targets: tuple[str, ...] | None = None
     path_map: dict[Any, str] | None = None
+    awaits: bool = False
 
     def resolve(self, state: Any) -> list[str | Send]:
         return self.names(self.route(state))

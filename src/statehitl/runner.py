@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from statehitl._json import dump_written
-from statehitl.channels import writer_label
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import Source, StoredCheckpoint
@@ -219,7 +218,7 @@ class Runner:
         record = await self.checkpointer.commit(
             cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
             fingerprint=self.machine.fingerprint, step=step, source=source,
-            writes={writer: dump_written(self.adapter.dump_update, writer_label(writer), update)}, **position,
+            writes={writer: dump_written(self.adapter.dump_update, writer, update)}, **position,
         )
         if cursor.index_error is not None:  # stored; only the listing is stale
             error, cursor.index_error = cursor.index_error, None

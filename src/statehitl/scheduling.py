@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from statehitl.machine import END, Machine
-from statehitl.supersteps import Schedule, plan_step
+from statehitl.supersteps import Routes, Schedule, plan_step
 
 __all__ = ["READY_SET", "SUPERSTEPS", "ReadySet", "SchedulingPolicy", "Supersteps", "policy_of"]
 
@@ -34,11 +34,12 @@ class SchedulingPolicy(Protocol):
         """The pending tasks this step runs."""
         ...
 
-    async def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-                    done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-                    ) -> tuple[list[str], Schedule]:
+    def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule,
+              routes: Routes | None = None) -> tuple[list[str], Schedule]:
         """What is pending after a step that ran ``ran`` from ``before`` to ``state``; ``done`` holds the
-        finished tasks' updates in ``ran``'s order (a cancelled node is in ``ran`` but not in ``done``)."""
+        finished tasks' updates in ``ran``'s order (a cancelled node is in ``ran`` but not in ``done``);
+        ``routes``: where their routers went, awaited beforehand where a router is async (``awaited_routes``)."""
         ...
 
 
@@ -54,9 +55,9 @@ class ReadySet:
         waiting = set(pending)
         return [n for n in pending if not (blockers[n] & waiting)] or pending
 
-    async def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-                    done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-                    ) -> tuple[list[str], Schedule]:
+    def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule,
+              routes: Routes | None = None) -> tuple[list[str], Schedule]:
         left = [n for n in pending if n not in ran]
         for node, _ in done:
             left.extend(machine.next_nodes(node, state))
@@ -71,10 +72,10 @@ class Supersteps:
     def runnable(self, machine: Machine, pending: list[str]) -> list[str]:
         return pending
 
-    async def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-                    done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-                    ) -> tuple[list[str], Schedule]:
-        return await plan_step(machine, apply, before, done, schedule)
+    def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule,
+              routes: Routes | None = None) -> tuple[list[str], Schedule]:
+        return plan_step(machine, apply, before, done, schedule, routes)
 
 
 READY_SET = ReadySet()

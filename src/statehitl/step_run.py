@@ -18,7 +18,6 @@ from typing import Any
 
 from statehitl import interrupt_ids, observe
 from statehitl._json import dump_written
-from statehitl.channels import writer_label
 from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
@@ -36,7 +35,7 @@ from statehitl.runner_parts import (
     call_handler,
 )
 from statehitl.scheduling import SchedulingPolicy
-from statehitl.supersteps import Schedule, send_arg
+from statehitl.supersteps import Routes, Schedule, awaited_routes, send_arg
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
 
 __all__ = ["StepExecutor", "StepResult"]
@@ -76,7 +75,7 @@ class StepExecutor:
 
     def dumped(self, writes: Writes) -> dict[str, dict[str, Any]]:
         """A step's updates as its checkpoint records them (``writes``): JSON, by node."""
-        return {n: dump_written(self.adapter.dump_update, writer_label(n), u) for n, u in writes if u}
+        return {n: dump_written(self.adapter.dump_update, n, u) for n, u in writes if u}
 
     def refused(self, state: Any, pending: list[str], *, kept: bool) -> dict[str, Any] | None:
         """The owner's refusal of the next step (a limit), asked before any hook of its nodes fires; a
@@ -98,7 +97,10 @@ class StepExecutor:
             except Exception as exc:
                 raise NodeFailed(node, exc) from None
             if type(outcome) is Done:
-                return await self._moved(at, runnable, [(node, outcome.update)], {})
+                finished = [(node, outcome.update)]
+                if self.machine.awaits:  # an async path function: its routes awaited (a coroutine only then)
+                    return self._moved(at, runnable, finished, {}, await self._routes(at, finished))
+                return self._moved(at, runnable, finished, {}, None)
             outcomes = {node: outcome}
         else:
             outcomes = await self._outcomes(at, runnable)
@@ -114,12 +116,16 @@ class StepExecutor:
                 cancels[node] = outcome  # type: ignore[assignment]
         if stopped:
             return self._stopped(at, runnable, outcomes, done, stopped)
-        return await self._moved(at, runnable, [(n, done[n]) for n in runnable if n in done], cancels)
+        finished = [(n, done[n]) for n in runnable if n in done]
+        return self._moved(at, runnable, finished, cancels, await self._routes(at, finished))
 
-    async def _moved(self, at: Position, runnable: list[str], finished: Writes, cancels: dict[str, Cancelled]
-               ) -> StepResult:
+    async def _routes(self, at: Position, finished: Writes) -> Routes | None:
+        return await awaited_routes(self.machine, self.adapter.apply, at.state, finished)
+
+    def _moved(self, at: Position, runnable: list[str], finished: Writes, cancels: dict[str, Cancelled],
+               routes: Routes | None) -> StepResult:
         """The step finished: its updates applied (a cancelled node's too, where the owner gave one), and
-        what runs next."""
+        what runs next (``routes``: where its async routers went)."""
         applied = finished
         if cancels:
             done = dict(finished)
@@ -127,9 +133,9 @@ class StepExecutor:
                        if n in done or (n in cancels and cancels[n].update)]
         adapter = self.adapter
         state = adapter.apply(at.state, applied)
-        pending, schedule = await self.policy.after(self.machine, adapter.apply, before=at.state, state=state,
+        pending, schedule = self.policy.after(self.machine, adapter.apply, before=at.state, state=state,
                                               ran=runnable, done=finished, pending=at.pending,
-                                              schedule=at.schedule)
+                                              schedule=at.schedule, routes=routes)
         if self.halted is not None and self.halted(state):
             pending = []
         return StepResult(state, applied, {n: o.message for n, o in cancels.items()}, pending, schedule)
@@ -142,7 +148,7 @@ class StepExecutor:
         adapter = self.adapter
         adapter.apply(at.state, [(n, done[n]) for n in runnable if n in done])
         completed = dict(at.completed)
-        completed.update({n: dump_written(adapter.dump_update, writer_label(n), u) for n, u in done.items()
+        completed.update({n: dump_written(adapter.dump_update, n, u) for n, u in done.items()
                           if n not in completed})
         if observe.observers:
             for i in stopped:
@@ -186,7 +192,7 @@ class StepExecutor:
         failures = [o for o in ran.values() if isinstance(o, tuple)]
         if failures:
             # LangGraph's rule: a failed step keeps what its finished tasks wrote; its retry runs only the rest
-            finished = {n: dump_written(self.adapter.dump_update, writer_label(n), o.update) for n, o in ran.items()
+            finished = {n: dump_written(self.adapter.dump_update, n, o.update) for n, o in ran.items()
                         if type(o) is Done}
             raise NodeFailed(*failures[0], finished)
         outcomes.update(ran)  # type: ignore[arg-type]  # no failures: every one is an outcome

@@ -20,13 +20,16 @@ from statehitl.commands import GOTO, Send, goto_of, loaded_arg
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
 
-__all__ = ["Schedule", "plan_start", "plan_step", "send_arg", "with_goto"]
+__all__ = ["Routes", "Schedule", "awaited_routes", "plan_start", "plan_step", "send_arg", "with_goto"]
 
 Schedule = dict[str, Any]
 """``{"sends": {task: arg}, "joins": {join key: [sources finished]}, "deferred": [nodes]}``, each present
 only when not empty."""
 
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
+
+Routes = dict[str, list[str | Send]]
+"""Where each finished task's routers went, by task, awaited beforehand (``awaited_routes``)."""
 
 
 async def plan_start(machine: Machine, state: Any, goto: Sequence[str | Send] = ()) -> tuple[list[str], Schedule]:
@@ -35,10 +38,24 @@ async def plan_start(machine: Machine, state: Any, goto: Sequence[str | Send] = 
     return _tasks(machine, [*await machine.atargets(START, state), *goto], {})
 
 
-async def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
-                    schedule: Schedule) -> tuple[list[str], Schedule]:
+async def awaited_routes(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]]
+                         ) -> Routes | None:
+    """The targets of ``done``'s routers, each awaited where it is an async path function, for ``plan_step``;
+    None for a machine without one, whose steps are planned without a coroutine (a chain pays for none)."""
+    if not machine.awaits:
+        return None
+    routes: Routes = {}
+    for task, update in done:
+        node = machine.task_node(task)
+        if machine.transitions[node][1]:
+            routes[task] = await machine.atargets(node, apply(before, [(task, update)]))
+    return routes
+
+
+def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
+              schedule: Schedule, routes: Routes | None = None) -> tuple[list[str], Schedule]:
     """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``;
-    a router that is a coroutine function is awaited."""
+    ``routes``: where its routers went, when they were awaited beforehand (``awaited_routes``)."""
     if len(done) == 1 and not schedule:  # one node done, nothing kept: a chain's step
         task, update = done[0]
         fixed = machine.fixed_next.get(task)
@@ -52,7 +69,8 @@ async def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tupl
             targets.extend(goto_of(update))
         edges, routers = machine.transitions[node]
         if routers:
-            targets.extend(await machine.atargets(node, apply(before, [(task, update)])))
+            chosen = routes[task] if routes is not None else machine.targets(node, apply(before, [(task, update)]))
+            targets.extend(chosen)
         else:
             targets.extend(e.target for e in edges)
         for join in machine.joins_from[node]:

@@ -199,7 +199,26 @@ def async_path_functions(lg: SimpleNamespace) -> list[Any]:
     g.add_conditional_edges(lg.START, first)
     g.add_conditional_edges("a", pick)
     app = g.compile()
-    return [asyncio.run(app.ainvoke({"n": 0, "log": []})), asyncio.run(app.ainvoke({"n": 0, "log": [1, 2]}))]
+    seen = [asyncio.run(app.ainvoke({"n": 0, "log": []})), asyncio.run(app.ainvoke({"n": 0, "log": [1, 2]}))]
+
+    class Chooser:  # a callable object whose __call__ is a coroutine function, with a path map
+        async def __call__(self, state: Counted) -> str:
+            return "long" if len(state["log"]) > 1 else "short"
+
+    h = lg.StateGraph(Counted)
+    h.add_node("a", lambda s: {"log": ["a"]})
+    h.add_node("b", lambda s: {"log": ["b"]})
+    h.add_node("c", lambda s: {"log": ["c"]})
+    h.add_edge(lg.START, "a")
+    h.add_conditional_edges("a", Chooser(), {"long": "b", "short": "c"})
+    routed = h.compile(checkpointer=lg.InMemorySaver(), interrupt_before=["b", "c"])
+
+    async def updated() -> list[Any]:
+        first_stop = await routed.ainvoke({"n": 0, "log": []}, config("h"))
+        await routed.aupdate_state(config("h"), {"log": ["x", "y"]}, as_node="a")  # routed again, awaited
+        return [first_stop, (await routed.aget_state(config("h"))).next, await routed.ainvoke(None, config("h"))]
+
+    return [*seen, asyncio.run(updated())]
 
 
 class Fooed(TypedDict):

@@ -25,7 +25,7 @@ from statehitl.errors import GraphValidationError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
-from statehitl.graph.node_calls import node_handler, route_handler
+from statehitl.graph.node_calls import is_async_callable, node_handler, route_handler
 from statehitl.graph.retries import Policies
 from statehitl.graph.runnables import is_runnable, node_name, runnable_node
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
@@ -218,8 +218,8 @@ class StateGraph(Generic[M]):
         specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n)))
                  for n, node in self._nodes.items()]
         state = GraphState(kind, input_schema=self.input_schema)
-        routers = [Router(r.source, route_handler(r.route, kind, wants), r.targets, r.path_map)
-                   for r, wants in zip(self._routers, routes, strict=True)]
+        routers = [Router(r.source, route_handler(r.route, kind, wants), r.targets, r.path_map,
+                          awaits=is_async_callable(r.route)) for r, wants in zip(self._routers, routes, strict=True)]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
                           destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations},

@@ -187,7 +187,7 @@ class GraphState(StateSchema[Any]):
 
     def dump_input(self, update: dict[str, Any]) -> dict[str, Any]:
         """A run's input as its checkpoint records it; a value JSON cannot hold is refused naming its channel."""
-        return dump_written(self.dump_update, writer_label(INPUT), update)
+        return dump_written(self.dump_update, INPUT, update)
 
     def dump_values(self, state: Any) -> dict[str, Any]:
         if self.native:

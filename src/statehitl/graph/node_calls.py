@@ -34,6 +34,7 @@ __all__ = [
     "get_runtime",
     "get_stream_writer",
     "interrupt",
+    "is_async_callable",
     "nested_scope",
     "node_handler",
     "report_update",
@@ -237,6 +238,11 @@ def _read_signature(fn: Callable[..., Any]) -> _Signature:
 
 
 _signature: CodeCache[_Signature] = CodeCache(_read_signature)
+
+
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine (an ``async def`` function, or an object whose ``__call__`` is)."""
+    return _signature(fn).is_async
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,

@@ -28,7 +28,7 @@ from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snaps
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.machine import END, START, Machine
 from statehitl.position import start_position
-from statehitl.supersteps import plan_start, plan_step
+from statehitl.supersteps import Schedule, awaited_routes, plan_start, plan_step
 
 if TYPE_CHECKING:
     from statehitl.runner import Runner
@@ -214,12 +214,19 @@ class ThreadState:
         if as_node in _SPECIAL:
             position = await self._special_position(-2 if as_node == INPUT_NODE else -1, state, as_node, update)
         else:
-            pending, schedule = await plan_step(self.machine, self.schema.apply, state, [(as_node, update)], {})
+            pending, schedule = await self._planned(state, as_node, update, {})
             position = {"step": 0, "status": "executing" if pending else "completed", "pending": pending,
                         "schedule": schedule}
         at = start_position(None, thread, state, position["pending"])
         assert at.cursor is not None
         return await self._runner.commit_update(at.cursor, position.pop("step"), state, as_node, update, **position)
+
+    async def _planned(self, state: Any, as_node: str, update: dict[str, Any], schedule: Schedule
+                       ) -> tuple[list[str], Schedule]:
+        """The tasks after ``as_node`` wrote ``update`` (its async routers awaited)."""
+        done = [(as_node, update)]
+        routes = await awaited_routes(self.machine, self.schema.apply, state, done)
+        return plan_step(self.machine, self.schema.apply, state, done, schedule, routes)
 
     async def _copied(self, view: View, head: Head, state: Any) -> Any:
         """``update_state(config, None, as_node="__copy__")``: a checkpoint with ``view``'s values and tasks, after
@@ -245,8 +252,7 @@ class ThreadState:
         if as_node in (START, INPUT_NODE, END):
             return await self._special_position(view.step, state, as_node, update)
         if as_node is not None:
-            pending, schedule = await plan_step(self.machine, self.schema.apply, state, [(as_node, update)],
-                                                view.schedule)
+            pending, schedule = await self._planned(state, as_node, update, view.schedule)
             return {"step": view.step + 1, "status": "executing" if pending else "completed", "pending": pending,
                     "schedule": schedule}
         if keeps:
