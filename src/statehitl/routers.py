@@ -7,6 +7,7 @@ function) a coroutine of them, which the scheduler awaits before ``names`` reads
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,14 @@ class Router:
         for name in names:
             if not isinstance(name, str | Send):
                 raise GraphValidationError(
-                    f"the router after {self.source!r} returned {name!r}; it must return node names"
+                    f"the router after {self.source!r} returned {name!r}; it must return node names{_why(name)}"
                 )
         return names
+
+
+def _why(returned: Any) -> str:
+    """What to do about a coroutine a path function not declared async returned (closed: it never runs)."""
+    if not inspect.iscoroutine(returned):
+        return ""
+    returned.close()
+    return " (a path function that awaits must be an async def, or a class whose __call__ is one)"

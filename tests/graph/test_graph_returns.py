@@ -185,3 +185,17 @@ def test_a_value_json_cannot_hold_is_refused_naming_writer_and_channel_and_nothi
     with pytest.raises(NotJSONError, match=r"^node 'keep' wrote .* of type Handle to channel 'held'"):
         writes.update_state(config("t"), {"held": Handle()}, as_node="keep")
     assert writes.get_state(config("t")) == before
+
+
+def test_a_path_function_that_returns_a_coroutine_without_being_async_is_told_to_be_async() -> None:
+    async def pick(state: Any) -> str:
+        return "b"
+
+    g = StateGraph(Joined)
+    g.add_node("a", lambda s: {"n": 1})
+    g.add_node("b", lambda s: {"n": 2})
+    g.add_edge(START, "a")
+    g.add_conditional_edges("a", lambda s: pick(s))  # a coroutine, from a function the graph cannot await
+    with pytest.raises(GraphValidationError, match=r"returned <coroutine .*>; it must return node names \(a path "
+                                                   r"function that awaits must be an async def"):
+        g.compile().invoke({"text": "", "n": 0})
