@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "langgraph"
-PROGRAMS = ["map_reduce", "approval", "subgraph", "time_travel"]
+PROGRAMS = ["map_reduce", "approval", "subgraph", "time_travel", "memory"]
 
 TO_LANGGRAPH = {
     "from statehitl.checkpoint import FileCheckpointer, InMemorySaver":
@@ -22,7 +22,11 @@ TO_LANGGRAPH = {
     "from statehitl.graph import": "from langgraph.graph import",
     "from statehitl.types import": "from langgraph.types import",
     "from statehitl.config import": "from langgraph.config import",
+    "from statehitl.store.base import": "from langgraph.store.base import",
+    "from statehitl.store.memory import": "from langgraph.store.memory import",
 }
+KEPT = ("from statehitl.checkpoint import FileCheckpointer", "from statehitl.store import FileStore")
+"""statehitl's own durable stores, which the durable mode uses (on LangGraph the test swaps in memory ones)."""
 
 
 def load(name: str, lib: str = "statehitl") -> types.ModuleType:
@@ -32,7 +36,10 @@ def load(name: str, lib: str = "statehitl") -> types.ModuleType:
     if lib == "langgraph":
         for ours, theirs in TO_LANGGRAPH.items():
             source = source.replace(ours, theirs)
-        assert "from statehitl" not in source.replace("from statehitl.checkpoint import FileCheckpointer", "")
+        rest = source
+        for kept in KEPT:
+            rest = rest.replace(kept, "")
+        assert "from statehitl" not in rest
     module = types.ModuleType(f"langgraph_example_{name}_{lib}")
     module.__file__ = str(path)
     sys.modules[module.__name__] = module  # typing resolves the state's annotations in the module by name
@@ -139,10 +146,35 @@ def test_time_travel_durable(tmp_path: Path) -> None:
     check_fork(forked)
 
 
+MEMORY = [["--user", "ann", "--conversation", "1", "--text", "remember: I like green tea"],
+          ["--user", "ann", "--conversation", "2", "--text", "what tea do I like?"],
+          ["--user", "bob", "--conversation", "3", "--text", "what tea do I like?"]]
+
+
+def test_memory_main(capsys: pytest.CaptureFixture[str]) -> None:
+    assert load("memory").main() == {"ann": ["I like green tea", "my cat is called Miso"], "bob": []}
+    replies = [line.strip() for line in capsys.readouterr().out.splitlines() if line.startswith("    ")]
+    assert replies == ["Noted: I like green tea", "Noted: my cat is called Miso", "You told me: I like green tea",
+                       "I know nothing about you yet.", "You told me: my cat is called Miso"]
+
+
+def test_memory_durable(tmp_path: Path) -> None:
+    """Each turn a process of its own: the second, in a new conversation, finds what the first stored."""
+    store = ["--store", str(tmp_path)]
+    assert run("memory", "chat", *store, *MEMORY[0])[1] == {"reply": "Noted: I like green tea", "turns": 2,
+                                                            "memories": ["I like green tea"]}
+    assert run("memory", "chat", *store, *MEMORY[1])[1] == {"reply": "You told me: I like green tea", "turns": 2,
+                                                            "memories": ["I like green tea"]}
+    assert run("memory", "chat", *store, *MEMORY[2])[1] == {"reply": "I know nothing about you yet.", "turns": 2,
+                                                            "memories": []}
+    _, again = run("memory", "chat", *store, *MEMORY[1][:4], "--text", "what tea do I like?")
+    assert again["turns"] == 4  # the conversation's thread went on from its checkpoint
+
+
 # -- the same programs on LangGraph ----------------------------------------------------------------------
 
 MAIN_ARGS: dict[str, tuple[str, ...]] = {"map_reduce": (), "approval": ("no",), "subgraph": ("ok",),
-                                         "time_travel": ("chickens",)}
+                                         "time_travel": ("chickens",), "memory": ()}
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -157,6 +189,7 @@ DURABLE_STEPS = {
     "approval": [["start"], ["resume", "--answer", "yes"]],
     "subgraph": [["start"], ["resume", "--answer", "ok"]],
     "time_travel": [["run"], ["fork", "--topic", "chickens"]],
+    "memory": [["chat", *MEMORY[0]], ["chat", *MEMORY[1]], ["chat", *MEMORY[2]]],
 }
 
 
@@ -173,6 +206,11 @@ def test_durable_steps_are_what_langgraph_gives(name: str, tmp_path: Path, capsy
 
             saver = InMemorySaver()
             module.FileCheckpointer = lambda directory, saver=saver: saver
+            if hasattr(module, "FileStore"):  # and one InMemoryStore for the store the processes share
+                from langgraph.store.memory import InMemoryStore
+
+                shared = InMemoryStore(index=module.INDEX)
+                module.FileStore = lambda directory, index=None, shared=shared: shared
         outputs = []
         for step in DURABLE_STEPS[name]:
             module.durable([*step, "--store", str(store), "--thread", "t"])

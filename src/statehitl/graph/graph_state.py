@@ -21,6 +21,8 @@ from statehitl._json import dump_written
 from statehitl.channels import INPUT, StateSchema, writer_label
 from statehitl.commands import GOTO, dump_goto, goto_of
 from statehitl.errors import InvalidUpdateError
+from statehitl.graph.caching import CachedWrites
+from statehitl.graph.state_channels import is_messages_reducer
 from statehitl.graph.state_kinds import ROOT, StateKind
 from statehitl.graph.writes import SeveralWrites, fold, returned_writes, shown_writes
 
@@ -45,10 +47,13 @@ class GraphState(StateSchema[Any]):
         self._input_model: type[BaseModel] | None = input_schema if pydantic_input else \
             kind.schema if kind.kind == "pydantic" else None
         self._root = ROOT if kind.kind == "root" else None
+        self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
+        """Channels merged by ``add_messages`` (``message_state.MessagesGraphState`` holds and stores their writes
+        as messages; a plain ``GraphState`` has none)."""
 
     def as_nested(self) -> GraphState:
         """The adapter of this graph running as a node of another graph."""
-        return GraphState(self.kind, nested=True, input_schema=self.input_schema)
+        return type(self)(self.kind, nested=True, input_schema=self.input_schema)
 
     def shown(self, state: Any) -> Any:
         """The state as a reader sees it: the model itself for a native pydantic state, else its values."""
@@ -107,8 +112,10 @@ class GraphState(StateSchema[Any]):
             return {}
         if type(returned) is dict:
             if GOTO in returned and self._root is None:  # a finished node's update, kept across an interrupt
-                return self.load_update(node, returned)
+                return self._stored(returned)
             return self._plain(node, returned)
+        if isinstance(returned, CachedWrites):  # the update as the cache stored it: as a checkpoint stores one
+            return self._stored(returned.update)
         writes, goto = returned_writes(node, returned, lambda value: self._pairs(node, value), nested=self.nested)
         update = fold(writes)
         if goto:
@@ -118,6 +125,9 @@ class GraphState(StateSchema[Any]):
     def load_update(self, node: str, stored: dict[str, Any]) -> dict[str, Any]:
         """An update as ``dump_update`` stored it (a finished node's, kept across an interrupt; a run's input),
         as the node returned it: its channels by name, several writes of one channel, its ``goto``."""
+        return self._stored(stored)
+
+    def _stored(self, stored: dict[str, Any]) -> dict[str, Any]:
         update = {k: SeveralWrites.stored(v) or v for k, v in stored.items() if k != GOTO}
         if GOTO in stored:
             update[GOTO] = goto_of(stored)
@@ -135,6 +145,10 @@ class GraphState(StateSchema[Any]):
         them when it wrote a channel more than once, a root state's value itself."""
         if returned is None:
             return None
+        if isinstance(returned, CachedWrites):  # what the node wrote when it last ran on this input
+            stored = self._stored(returned.update)
+            return shown_writes([(k, w) for k, v in stored.items() if k != GOTO
+                                 for w in (v.values if type(v) is SeveralWrites else (v,))], self._root)
         if type(returned) is dict and GOTO not in returned:
             plain = self._plain(node, returned)
             return plain.get(ROOT) if self._root else plain or None
@@ -200,13 +214,16 @@ class GraphState(StateSchema[Any]):
 
     def load(self, values: dict[str, Any]) -> Any:
         """A stored state back as the model. Values of a state whose annotations are not enforced are read
-        through their annotations where they fit, and as stored where they do not."""
+        through their annotations where they fit, and as stored where they do not; a message channel's values
+        are always read as messages (one that is none means the record is corrupt)."""
         if self.validates:
             return super().load(values)
         try:
             return self.model.model_validate(values)
         except ValidationError as exc:
             misfits = {e["loc"][0] for e in exc.errors() if e["loc"]}
+        if not self.message_channels.isdisjoint(misfits):
+            return super().load(values)  # (raises CheckpointCorruptError)
         fitting = self.model.model_validate({k: v for k, v in values.items() if k not in misfits})
         return fitting.model_copy(update={k: values[k] for k in misfits if k in values})
 
