@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "langgraph"
-PROGRAMS = ["map_reduce", "approval", "subgraph", "time_travel", "memory"]
+PROGRAMS = ["map_reduce", "approval", "subgraph", "time_travel", "memory", "func_approval"]
 
 TO_LANGGRAPH = {
     "from statehitl.checkpoint import FileCheckpointer, InMemorySaver":
@@ -24,6 +24,7 @@ TO_LANGGRAPH = {
     "from statehitl.config import": "from langgraph.config import",
     "from statehitl.store.base import": "from langgraph.store.base import",
     "from statehitl.store.memory import": "from langgraph.store.memory import",
+    "from statehitl.func import": "from langgraph.func import",
 }
 KEPT = ("from statehitl.checkpoint import FileCheckpointer", "from statehitl.store import FileStore")
 """statehitl's own durable stores, which the durable mode uses (on LangGraph the test swaps in memory ones)."""
@@ -171,10 +172,38 @@ def test_memory_durable(tmp_path: Path) -> None:
     assert again["turns"] == 4  # the conversation's thread went on from its checkpoint
 
 
+ORDER_42 = {"order": "order 42", "amount": 42}
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [("yes", "refunded $42"), ("no", "declined")])
+def test_func_approval_main(answer: str, outcome: str, capsys: pytest.CaptureFixture[str]) -> None:
+    result = load("func_approval").main(answer)
+    assert result["first"] == {"order": ORDER_42, "decision": answer, "outcome": outcome}
+    out = capsys.readouterr().out
+    assert out.count("ran: look_up_order") == 2  # once per run: the resume does not look the order up again
+    assert out.count("ran: refund") == 2 * (answer == "yes")
+    # the second run saw the first's total as previous; get_state shows the value, not what was saved
+    assert f"saved: {result['second']}" in out
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [("yes", "refunded $42"), ("no", "declined")])
+def test_func_approval_durable(answer: str, outcome: str, tmp_path: Path) -> None:
+    store = ["--store", str(tmp_path), "--thread", "refund-42"]
+    out, first = run("func_approval", "start", *store)
+    assert first == {"waiting": [{"question": "Refund this order?", "order": ORDER_42}]}
+    assert "waiting on ('refund_workflow',)" in out
+    _, second = run("func_approval", "resume", *store, "--answer", answer)
+    assert second == {"order": ORDER_42, "decision": answer, "outcome": outcome}
+    # the lookup finished before the interrupt: the resume in a new process did not run it again
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["look_up_order"] + ["refund"] * (answer == "yes")
+    ledger = tmp_path / "ledger.txt"
+    assert (ledger.read_text().splitlines() if ledger.exists() else []) == [json.dumps(ORDER_42)] * (answer == "yes")
+
+
 # -- the same programs on LangGraph ----------------------------------------------------------------------
 
 MAIN_ARGS: dict[str, tuple[str, ...]] = {"map_reduce": (), "approval": ("no",), "subgraph": ("ok",),
-                                         "time_travel": ("chickens",), "memory": ()}
+                                         "time_travel": ("chickens",), "memory": (), "func_approval": ("yes",)}
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -190,6 +219,7 @@ DURABLE_STEPS = {
     "subgraph": [["start"], ["resume", "--answer", "ok"]],
     "time_travel": [["run"], ["fork", "--topic", "chickens"]],
     "memory": [["chat", *MEMORY[0]], ["chat", *MEMORY[1]], ["chat", *MEMORY[2]]],
+    "func_approval": [["start"], ["resume", "--answer", "yes"]],
 }
 
 

@@ -14,6 +14,7 @@ import statehitl.checkpoint
 import statehitl.config
 import statehitl.errors
 import statehitl.experimental.checkpoint
+import statehitl.func
 import statehitl.graph
 import statehitl.graph.message
 import statehitl.handlers
@@ -41,6 +42,7 @@ import statehitl.vended_interventions.hitl
 import statehitl.worker
 
 PUBLIC = {
+    statehitl.func: ["Workflow", "entrypoint", "task"],
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "MessagesState", "NodeContext",
                       "START", "StateGraph", "StateSnapshot", "Status", "add_messages", "append"],
     statehitl.graph.message: ["MessagesState", "REMOVE_ALL_MESSAGES", "RemoveMessage", "add_messages"],

@@ -36,12 +36,14 @@ __all__ = [
     "StreamWriter",
     "current_node",
     "current_run",
+    "enter_node",
     "get_config",
     "get_runtime",
     "get_store",
     "get_stream_writer",
     "interrupt",
     "is_async_callable",
+    "leave_node",
     "nested_scope",
     "node_handler",
     "report_update",
@@ -153,6 +155,16 @@ def reset_run(token: Any) -> None:
 def current_run() -> RunScope | None:
     """The scope of the run the caller is in, if any."""
     return _RUN.get()
+
+
+def enter_node(ctx: NodeContext) -> Any:
+    """Run the caller's code as node call ``ctx`` (a functional-API task runs as its own call inside its
+    entrypoint's node, with interrupts of its own); returns the token to leave it with."""
+    return _CALL.set(ctx)
+
+
+def leave_node(token: Any) -> None:
+    _CALL.reset(token)
 
 
 def current_node() -> NodeContext | None:
