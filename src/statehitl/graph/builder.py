@@ -292,7 +292,7 @@ class StateGraph(Generic[M]):
                  cache: NodeCache | None) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)
-        action = runnable_node(node.action) if is_runnable(node.action) else node.action
+        action = node.action if callable(node.action) else runnable_node(node.action)  # (add_node took only these)
         return node_handler(name, action, kind, reads, node.metadata, node.retry, cache=cache)
 
 

@@ -82,8 +82,10 @@ class GraphState(StateSchema[Any]):
         given = self.kind.input_of(value, self._input_keys)
         schema = self._input_model
         assert schema is not None
-        validated = schema.model_validate({**self._zeros(schema, given), **given})
-        reduced = [name for name in validated.model_fields_set if name in self.reducers and _given(schema, name, given)]
+        validated = schema.model_validate({**self._zeros(schema, given), **given} if self.kind.zeros else given)
+        reducers = self.reducers
+        reduced = [name for name in validated.model_fields_set if name in reducers and _given(schema, name, given)] \
+            if reducers else []
         if schema is self.model and not reduced:
             return validated
         written = {name: getattr(validated, name) for name in validated.model_fields_set if _given(schema, name, given)}
@@ -134,7 +136,7 @@ class GraphState(StateSchema[Any]):
         return update
 
     def _plain(self, node: str, returned: Any) -> dict[str, Any]:
-        update = self.kind.update_of(returned, writer_label(node))
+        update = self.kind.update_of(returned, node)  # (the node named only in an error)
         return {} if update is None else update
 
     def _pairs(self, node: str, returned: Any) -> list[tuple[str, Any]]:
@@ -171,7 +173,7 @@ class GraphState(StateSchema[Any]):
         if len(writes) == 1 and not writes[0][1]:  # a chain's step that wrote nothing
             return state
         for _, update in writes:
-            if GOTO in update or any(type(v) is SeveralWrites for v in update.values()):
+            if GOTO in update or SeveralWrites in map(type, update.values()):
                 writes = [one for node, written in writes for one in self._one_by_one(node, written)]
                 break
         return super().apply(state, writes)
@@ -191,7 +193,7 @@ class GraphState(StateSchema[Any]):
         return [(node, first), *rest]
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
-        if GOTO not in update and not any(type(v) is SeveralWrites for v in update.values()):
+        if GOTO not in update and SeveralWrites not in map(type, update.values()):
             return super().dump_update(update)
         rest = {k: v.to_json(_jsonable) if type(v) is SeveralWrites else v for k, v in update.items() if k != GOTO}
         dumped = super().dump_update(rest)

@@ -70,13 +70,16 @@ def check_step_limit(limit: int) -> int:
     return limit
 
 
-@dataclass(frozen=True)
 class CommandInput:
     """What a caller's ``Command`` does besides answering: ``update`` (channel writes, applied before the run's
-    step, as LangGraph applies a Command's writes) and ``goto`` (nodes, or Sends, run in that step too)."""
+    step, as LangGraph applies a Command's writes) and ``goto`` (nodes, or Sends, run in that step too). A plain
+    class: a dataclass costs more to build at import than a run spends on it."""
 
-    update: dict[str, Any]
-    goto: list[Any]
+    __slots__ = ("goto", "update")
+
+    def __init__(self, update: dict[str, Any], goto: list[Any]) -> None:
+        self.update = update
+        self.goto = goto
 
 
 def command_input(input: Any, normalize: Any) -> CommandInput | None:

@@ -144,7 +144,7 @@ class StateKind:
             )
         if self.managed:
             fields = self._writes(fields, returned, who)
-        return self._known_only(fields, self._known, f"{_writer(who)} wrote")
+        return self._known_only(fields, self._known, who)
 
     def input_keys(self, schema: Any) -> frozenset[str]:
         """The keys an input of ``schema`` (an input schema; None: the state schema) may give."""
@@ -165,22 +165,22 @@ class StateKind:
             )
         if self.managed:
             fields = self._writes(fields, given, "the input")
-        return self._known_only(fields, self._own_input if keys is None else keys, "the input has")
+        return self._known_only(fields, self._own_input if keys is None else keys, None)
 
     # -- helpers --------------------------------------------------------------------------------------
 
-    def _known_only(self, fields: dict[str, Any], keys: frozenset[str], who: str) -> dict[str, Any]:
-        """``fields`` without the keys not in ``keys``; a state that forbids extras refuses them instead."""
+    def _known_only(self, fields: dict[str, Any], keys: frozenset[str], who: str | None) -> dict[str, Any]:
+        """``fields`` without the keys not in ``keys``; a state that forbids extras refuses them instead (``who``
+        wrote them: a node's label, None for the input; named only in the error, so a write pays nothing for it)."""
         for key in fields:
             if key not in keys:
                 break
         else:
             return fields
         if self.forbids_extra:
-            raise InvalidUpdateError(
-                f"{who} unknown channel(s) {[k for k in fields if k not in keys]}; {_name(self.schema)} forbids "
-                f"extra fields and has {sorted(keys)}"
-            )
+            written = "the input has" if who is None else f"{_writer(who)} wrote"
+            raise InvalidUpdateError(f"{written} unknown channel(s) {[k for k in fields if k not in keys]}; "
+                                     f"{_name(self.schema)} forbids extra fields and has {sorted(keys)}")
         return {k: v for k, v in fields.items() if k in keys}
 
     def _present(self, state: BaseModel, keys: Iterable[str]) -> dict[str, Any]:

@@ -13,7 +13,6 @@ task's result. Keys the state does not have are dropped, as LangGraph drops them
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from statehitl.commands import Command, ParentCommand, Send, goto_targets
@@ -29,11 +28,23 @@ Plain = Callable[[Any], list[Write]]
 """How a return value that is not a Command (a dict, a model, a root value) becomes writes."""
 
 
-@dataclass(frozen=True, slots=True)
 class SeveralWrites:
-    """The values one node wrote to one channel in one step, in the order it wrote them."""
+    """The values one node wrote to one channel in one step, in the order it wrote them. (A plain class, not
+    a dataclass: building a frozen dataclass costs more at import than everything else in this module.)"""
 
-    values: tuple[Any, ...]
+    __slots__ = ("values",)
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self.values = values
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is SeveralWrites and other.values == self.values
+
+    def __hash__(self) -> int:
+        return hash(self.values)
+
+    def __repr__(self) -> str:
+        return f"SeveralWrites({self.values!r})"
 
     def to_json(self, dump: Callable[[Any], Any]) -> dict[str, list[Any]]:
         return {SEVERAL: [dump(v) for v in self.values]}
