@@ -20,6 +20,7 @@ from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import AnswerRecord, CheckpointRecord, InterruptRecord, RecordStatus
 from statehitl.errors import ResumeInputError
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
+from statehitl.progress import Schedule
 from statehitl.responders import may_answer
 from statehitl.resume import AnswerMeta
 from statehitl.transitions import InterruptAnswered
@@ -106,7 +107,7 @@ class Position:
     were applied (``Runner.run``)."""
     recorded: list[str] = field(default_factory=list)
     """The keys of the answers this call stored as binding: withdrawn if the run refuses them on re-run."""
-    schedule: dict[str, Any] = field(default_factory=dict)
+    schedule: Schedule | None = None
     """What a machine that runs supersteps keeps between steps (``statehitl.supersteps``): Sends, joins."""
     started: bool = False
     """A new run from START (not a resume): a StateGraph stores its input checkpoint first."""
@@ -133,7 +134,7 @@ class RunEnd:
     interrupts: list[Interrupt] = field(default_factory=list)
     cancelled: dict[str, str] = field(default_factory=dict)
     applied: Writes = field(default_factory=list)
-    schedule: dict[str, Any] = field(default_factory=dict)
+    schedule: Schedule | None = None
     paused: bool = False
     """An ``interrupt_before``/``interrupt_after`` stopped it (``executing`` until its checkpoint says
     ``interrupted``, with no interrupts: nothing to answer, and no worker continues it)."""
@@ -148,7 +149,7 @@ class RunEnd:
 
 
 def start_position(head: Head | None, thread_id: str, state: Any, pending: list[str], *,
-                   rewritten: bool = False, schedule: dict[str, Any] | None = None) -> Position:
+                   rewritten: bool = False, schedule: Schedule | None = None) -> Position:
     """Where a new run from ``state`` enters: after ``head`` if the thread has one, else at its start.
 
     The caller checks first that no other process holds ``head`` (``Checkpointer.ensure_free``), before
@@ -160,7 +161,7 @@ def start_position(head: Head | None, thread_id: str, state: Any, pending: list[
     cursor.owner = owner_id()
     cursor.migrated = cursor.migrated or rewritten
     return Position(state=state, pending=pending, cursor=cursor, step=0 if head is None else head.record.step,
-                    schedule=schedule or {}, started=True)
+                    schedule=schedule, started=True)
 
 
 async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any, *,

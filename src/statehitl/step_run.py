@@ -22,6 +22,7 @@ from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import Machine
 from statehitl.position import NodeContext, Position, RunEnd, Writes
+from statehitl.progress import Schedule
 from statehitl.runner_parts import (
     Cancelled,
     Done,
@@ -34,7 +35,7 @@ from statehitl.runner_parts import (
     call_handler,
 )
 from statehitl.scheduling import SchedulingPolicy
-from statehitl.supersteps import Schedule, send_arg
+from statehitl.supersteps import send_arg
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
 
 __all__ = ["StepExecutor", "StepResult"]
@@ -49,7 +50,7 @@ class StepResult:
     applied: Writes
     cancelled: dict[str, str]
     pending: list[str]
-    schedule: Schedule
+    schedule: Schedule | None
 
 
 class StepExecutor:
@@ -89,7 +90,7 @@ class StepExecutor:
         if len(runnable) == 1 and not at.completed:  # a lone node: no task, no hold, no gather, no merge
             node = runnable[0]
             try:
-                if at.schedule or at.progress or at.responses or at.waiting or at.digests:
+                if at.schedule is not None or at.progress or at.responses or at.waiting or at.digests:
                     outcome = await self._call(at, node, self._context(at), inline=True)
                 else:  # a step that carries nothing in: the node on the state
                     outcome = await self.call_node(node, at.state, at.step, self._unanswered, None, inline=True)
@@ -189,7 +190,7 @@ class StepExecutor:
         return {n: outcomes[n] for n in runnable}
 
     async def _call(self, at: Position, node: str, context: InterruptContext, *, inline: bool) -> NodeOutcome:
-        if at.schedule:
+        if at.schedule is not None:
             sent, arg = send_arg(at.schedule, node)
             if sent:
                 return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,

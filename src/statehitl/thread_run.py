@@ -22,10 +22,10 @@ from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheck
 from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError
 from statehitl.machine import Machine
 from statehitl.position import Position, RunEnd, Writes
+from statehitl.progress import Schedule
 from statehitl.run_loop import AfterStep, RunLoop
 from statehitl.runner_parts import Pauses, StateAdapter, StepFailed, record_source
 from statehitl.step_run import StepExecutor
-from statehitl.supersteps import Schedule
 from statehitl.telemetry import RunTracer
 from statehitl.transitions import CheckpointWritten
 
@@ -99,7 +99,8 @@ class ThreadRun(RunLoop):
             self.on_commit(record, state)
         return record
 
-    async def between(self, step: int, state: Any, pending: list[str], applied: Writes, schedule: Schedule) -> None:
+    async def between(self, step: int, state: Any, pending: list[str], applied: Writes,
+                      schedule: Schedule | None) -> None:
         if self.durability != "exit":
             await self.write(step, state, "executing", durable=self.durability == "sync", held=True, pending=pending,
                              writes=self.executor.dumped(applied), schedule=schedule)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.state import AgentState
 from statehitl.channels import StateSchema, append
+from statehitl.progress import ToolBatch
 
 __all__ = ["AgentLoopState", "AgentSchema", "agent_schema", "resumed_state", "state_update"]
 
@@ -64,8 +65,9 @@ def state_update(agent_state: AgentState) -> dict[str, Any]:
 
 def resumed_state(loop: AgentLoopState, progress: dict[str, Any]) -> AgentState:
     """The agent state to go on with: what an interrupted tool batch kept of its changes (``progress``
-    of the stopped step), else the stored one, unchanged since it was saved."""
+    of the stopped step: the ``tools`` node's ``ToolBatch``), else the stored one, unchanged since it was saved."""
     kept = progress.get("tools")
-    if kept and "agent_state" in kept:
-        return AgentState(kept["agent_state"])
+    batch = ToolBatch.load(kept, "what the agent's tool batch kept") if kept else None
+    if batch is not None and batch.agent_state is not None:
+        return AgentState(batch.agent_state)
     return AgentState(loop.agent_state, changed=False)

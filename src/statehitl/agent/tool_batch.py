@@ -23,6 +23,7 @@ from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, Be
 from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.progress import ToolBatch
 from statehitl.transitions import ToolFinished
 from statehitl.types.content import Message
 from statehitl.types.tools import ToolContext, ToolResult, ToolUse, error_result
@@ -37,8 +38,8 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     hooks = runtime.hooks
     message: Message = state.turn  # type: ignore[assignment]
     uses: list[ToolUse] = [block["toolUse"] for block in message["content"] if "toolUse" in block]
-    kept: dict[str, Any] = from_json_safe(ctx.progress) if ctx.progress else {}
-    results: dict[str, ToolResult] = dict(kept.get("results", {}))
+    kept = ToolBatch.load(ctx.progress, "what the agent's tool batch kept") if ctx.progress else None
+    results: dict[str, ToolResult] = dict(from_json_safe(kept.results)) if kept is not None else {}
     cancel: str | None = None
     if hooks.has_callbacks(BeforeToolsEvent):
         before = BeforeToolsEvent(runtime.agent, message, run.invocation_state)
@@ -84,13 +85,13 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
 
 
 def _progress(run: LoopRun, results: dict[str, ToolResult]) -> dict[str, Any] | None:
-    """What the batch keeps when it stops: finished results, and agent.state if hooks or tools changed it."""
-    progress: dict[str, Any] = {}
-    if results:
-        progress["results"] = results
-    if run.runtime.state.changed:
-        progress["agent_state"] = run.runtime.state.get()
-    return to_json_safe(progress) if progress else None
+    """What the batch keeps when it stops (a ``ToolBatch``): finished results, and agent.state if hooks or
+    tools changed it; None when neither."""
+    changed = run.runtime.state.changed
+    if not results and not changed:
+        return None
+    agent_state = to_json_safe(run.runtime.state.get()) if changed else None
+    return ToolBatch(results=to_json_safe(results), agent_state=agent_state).stored()
 
 
 def _final_message(end_turn: Any) -> Message:

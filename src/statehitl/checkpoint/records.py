@@ -22,9 +22,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from statehitl.interrupt import Interrupt
+from statehitl.progress import Schedule
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -72,19 +81,55 @@ goes on), ``interrupted`` (waiting on a human), ``completed``, ``failed`` (a nod
 ``cancelled`` names)."""
 Source = Literal["input", "step", "interrupt", "cancel", "update", "error"]
 
+
+def _none_if_empty(value: Any) -> Any:
+    """An empty schedule, as records of versions 1 and 2 stored every field, is no schedule."""
+    return None if value == {} else value
+
+
 Via = Literal["app", "inbox", "page", "expiry"]
 """The door an answer came through: the application's own call (``invoke``/an agent call with
 interruptResponse blocks, the demo), the inbox (CLI or library), the inbox's web page, an expiry default."""
 
 
 class FailureRecord(BaseModel):
-    """Why a run failed: the node that raised, and the exception's type and message."""
+    """Why a run failed: where (``nodes``), and the exception's type and message.
+
+    ``nodes`` is the one node that raised, or every node of a step that failed outside any one of them
+    (applying their updates, choosing the next nodes). Stored as records before it were, ``node`` holding
+    them as one text (``"a, b"``) for older readers, with ``nodes`` besides unless it is one node whose
+    name that text is; a record without ``nodes`` (one node, or written before the list) is read by
+    splitting ``node`` as those readers did.
+    """
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
-    node: str
+    nodes: list[str] = Field(min_length=1)
     type: str
     message: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_stored(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "nodes" not in data and isinstance(data.get("node"), str):
+            data = {**data, "nodes": data["node"].split(", ")}
+            del data["node"]
+        elif isinstance(data, dict) and "node" in data:
+            data = {k: v for k, v in data.items() if k != "node"}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _as_stored(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        stored = {"node": self.node, "type": data["type"], "message": data["message"]}
+        if len(self.nodes) > 1 or ", " in self.nodes[0]:
+            stored["nodes"] = data["nodes"]
+        return stored
+
+    @property
+    def node(self) -> str:
+        """The nodes as one text (``"a"``; ``"a, b"`` for a step that failed as a whole): for messages."""
+        return ", ".join(self.nodes)
 
     def __str__(self) -> str:
         return f"node {self.node!r} raised {self.type}: {self.message}"
@@ -269,9 +314,9 @@ class CheckpointRecord(BaseModel):
     replaced_text: int | None = None
     """How many characters of this checkpoint could not be stored as they were (lone surrogates, as from a
     file name that is not UTF-8) and are U+FFFD instead; None when none."""
-    schedule: dict[str, Any] = Field(default_factory=dict)
-    """A machine that runs supersteps (a StateGraph): the pending Sends' arguments and the waiting edges'
-    progress (``statehitl.supersteps``)."""
+    schedule: Annotated[Schedule | None, BeforeValidator(_none_if_empty)] = None
+    """A machine that runs supersteps (a StateGraph): the pending Sends' arguments, the waiting edges'
+    progress and the deferred nodes (``statehitl.progress.Schedule``); None when nothing waits."""
     acting: int | None = None
     """On the checkpoints of a run that acts on answers, while it runs (and on the one that released its
     lease after a failure): the slot of the claim that recorded the answers. Such a run that stopped

@@ -19,6 +19,7 @@ from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import task_key
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
+from statehitl.progress import KeptRun
 from statehitl.status import Status
 
 __all__ = ["GraphTask", "SnapshotReader", "StateSnapshot", "graph_config"]
@@ -153,7 +154,7 @@ class SnapshotReader:
             node = self.machine.task_node(task)
             path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
             error = None
-            if record.error is not None and task in record.error.node.split(", "):
+            if record.error is not None and task in record.error.nodes:
                 error = RuntimeError(f"{record.error.type}: {record.error.message}")
             sub = self.subgraphs.get(node)
             inside = sub.machine.nodes if sub is not None else ()
@@ -168,19 +169,21 @@ class SnapshotReader:
                                    record.completed.get(task)))
         return tuple(tasks)
 
-    def kept(self, kept: dict[str, Any], config: dict[str, Any], parent: CheckpointRecord,
+    def kept(self, stored: dict[str, Any], config: dict[str, Any], parent: CheckpointRecord,
              interrupts: tuple[Interrupt, ...]) -> StateSnapshot[Any]:
-        """This graph's snapshot where it stopped running as a node of ``parent``'s graph (``kept``: what the
-        node keeps of it in ``parent``'s checkpoint)."""
-        state = self.schema.load({**kept["values"], **kept["appended"]})
-        pending = [t for t in kept["pending"] if t not in kept["completed"]]
+        """This graph's snapshot where it stopped running as a node of ``parent``'s graph (``stored``: the
+        ``KeptRun`` the node keeps of it in ``parent``'s checkpoint)."""
+        kept = KeptRun.load(stored, f"what checkpoint {parent.checkpoint_id} of thread {parent.thread_id!r} kept "
+                                    "of a subgraph")
+        state = self.schema.load({**kept.values, **kept.appended})
+        pending = [t for t in kept.pending if t not in kept.completed]
         return StateSnapshot(
             values=self.schema.shown(state),
             next=tuple(self.machine.task_node(t) for t in pending),
-            config=config, metadata={"source": "loop", "step": kept["step"], "parents": {}},
+            config=config, metadata={"source": "loop", "step": kept.step, "parents": {}},
             created_at=_when(parent.created_at), parent_config=None,
-            tasks=tuple(GraphTask(task_key(kept["step"], t), self.machine.task_node(t), ("__pregel_pull", t),
+            tasks=tuple(GraphTask(task_key(kept.step, t), self.machine.task_node(t), ("__pregel_pull", t),
                                   None, tuple(i for i in interrupts if i.node == t)) for t in pending),
-            interrupts=list(interrupts), status=Status.INTERRUPTED, step=kept["step"],
+            interrupts=list(interrupts), status=Status.INTERRUPTED, step=kept.step,
             checkpoint_id=parent.checkpoint_id, parent_checkpoint_id=None,
         )

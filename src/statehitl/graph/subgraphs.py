@@ -22,6 +22,7 @@ from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
 from statehitl.position import NodeContext
+from statehitl.progress import InvokedGraphs
 
 __all__ = ["Subgraph", "invoke_inside", "subgraph_handler"]
 
@@ -78,8 +79,8 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
         )
     index = ctx.invoked
     ctx.invoked += 1
-    kept = ctx.progress if isinstance(ctx.progress, dict) and ctx.progress.get("kind") == _INVOKED else None
-    calls: dict[str, Any] = dict(kept["calls"]) if kept else {}
+    kept = _invoked(ctx)
+    calls: dict[str, Any] = {} if kept is None else dict(kept.calls)
     site = interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node)
     context = InterruptContext(ctx.interrupts.responses, interrupt_ids.nested_call(site, index),
                                ctx.interrupts.thread, ctx.interrupts.digests)
@@ -92,8 +93,12 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
         reset_run(token)
     if isinstance(outcome, NodeStopped):
         calls[str(index)] = outcome.kept
-        raise InterruptRaised(outcome.interrupts, progress={"kind": _INVOKED, "calls": calls})
+        raise InterruptRaised(outcome.interrupts, progress=InvokedGraphs(calls=calls).stored())
     return sub.result_of(outcome.result)
 
 
-_INVOKED = "invoked graphs"
+def _invoked(ctx: NodeContext) -> InvokedGraphs | None:
+    """What node ``ctx`` kept of the graphs it invoked when it last stopped, if it kept that."""
+    if not InvokedGraphs.holds(ctx.progress):
+        return None
+    return InvokedGraphs.load(ctx.progress, f"what node {ctx.node!r} kept of the graphs it invoked")

@@ -144,11 +144,11 @@ class Orchestrator(MultiAgentBase):
     def _stopped_results(self, progress: Mapping[str, Any], error: FailureRecord | None) -> dict[str, dict[str, Any]]:
         """Stored results of nodes that stopped mid-call, which the state's ``results`` do not hold: the
         node whose step failed (``error``); a Swarm adds its node stopped on an interrupt (``progress``)."""
-        if error is None or error.node not in self.orchestrated:
-            return {}
+        if error is None or len(error.nodes) != 1 or error.nodes[0] not in self.orchestrated:
+            return {}  # a step that failed as a whole (its updates did not apply) has no failed node to show
         failed = NodeResult(load_exception({"exception": error.type, "message": error.message}),
                             status=Status.FAILED, execution_count=1)
-        return {error.node: failed.to_dict()}
+        return {error.nodes[0]: failed.to_dict()}
 
     def _node_handler(self, node_id: str) -> Callable[[dict[str, Any], NodeContext], Awaitable[dict[str, Any]]]:
         """The machine's handler for node ``node_id`` (the runner calls it with the state and its context).

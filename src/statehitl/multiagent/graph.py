@@ -35,6 +35,7 @@ from statehitl.multiagent.state import (
     task_channel,
 )
 from statehitl.position import NodeContext, Writes
+from statehitl.progress import RestartedNode
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 
@@ -162,14 +163,10 @@ def _in_node_order(items: Iterable[T], nodes: dict[str, GraphNode], key: Callabl
     return sorted(items, key=lambda item: [position.get(n, len(position)) for n in key(item)])
 
 
-RESTARTED = "$restarted"
-"""Key of the progress kept for a node that started afresh and stopped on an interrupt: its own kept work."""
-
-
-def _unwrap(progress: Any) -> tuple[Any, bool]:
-    """A node's kept progress, and whether the node had started afresh (``RESTARTED``)."""
-    if isinstance(progress, dict) and progress.keys() == {RESTARTED}:
-        return progress[RESTARTED], True
+def _unwrap(progress: Any, node_id: str) -> tuple[Any, bool]:
+    """A node's kept progress, and whether the node had started afresh (a ``RestartedNode`` around it)."""
+    if RestartedNode.holds(progress):
+        return RestartedNode.load(progress, f"what graph node {node_id!r} kept").kept, True
     return progress, False
 
 
@@ -265,7 +262,7 @@ class Graph(Orchestrator):
         run: OrchestrationRun = ctx.runtime
         node = self.orchestrated[node_id]
         shown, started = self.nodes[node_id], time.monotonic()
-        kept_before, restarted = _unwrap(ctx.progress)
+        kept_before, restarted = _unwrap(ctx.progress, node_id)
         resuming = kept_before is not None
         revisit = self.reset_on_revisit and node_id in state.get("results", {})
         # A node that starts afresh (a revisit, reset_executor_state) does so on resume too: its kept work
@@ -277,7 +274,7 @@ class Graph(Orchestrator):
 
         def keep(kept: Any, stopped: NodeResult) -> Any:  # as Strands shows an interrupted node's result
             shown.show(Status.INTERRUPTED, stopped)
-            return {RESTARTED: kept} if restart else kept
+            return RestartedNode.around(kept).stored() if restart else kept
 
         try:
             done, result = await call_node(node, task, sub, ctx, run, kept=kept_before, timeout=self.node_timeout,
