@@ -21,7 +21,8 @@ from statehitl.errors import GraphValidationError, NodeCancelledError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import Orchestrator, node_results
+from statehitl.multiagent.base import Orchestrator
+from statehitl.multiagent.call_rules import node_results
 from statehitl.multiagent.graph_parts import GraphEdge, GraphNode, GraphState, graph_state
 from statehitl.multiagent.nested import OrchestratorNode
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of

@@ -27,7 +27,8 @@ from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import Orchestrator, node_results
+from statehitl.multiagent.base import Orchestrator
+from statehitl.multiagent.call_rules import node_results
 from statehitl.multiagent.nested import OrchestratorNode
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, SwarmResult, accumulated, zero_usage
