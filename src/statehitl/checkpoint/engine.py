@@ -52,6 +52,7 @@ from statehitl.checkpoint.step_writes import reference_writes, split_value_write
 from statehitl.checkpoint.storage import (
     ABSENT,
     Storage,
+    cache_scope_of,
     compresses_by_default,
     has_list_versions,
     has_read_all,
@@ -106,8 +107,8 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         """Whether a known head is checked by its version token alone, without reading its value."""
         self._listed = has_list_versions(storage)
         """Whether the listing that finds the newest key also gives its version token (no second request)."""
-        scope = getattr(storage, "cache_scope", None)
-        self._warm = shared_heads(scope, signing_key) if isinstance(scope, str) else WarmHeads()
+        scope = cache_scope_of(storage)
+        self._warm = shared_heads(scope, signing_key) if scope is not None else WarmHeads()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Checkpointer:

@@ -18,10 +18,7 @@ from statehitl.checkpoint.records import (
     Piece,
     StoredCheckpoint,
 )
-from statehitl.checkpoint.storage import (
-    Storage,
-    SupportsCleanup,
-)
+from statehitl.checkpoint.storage import Storage, has_cleanup
 from statehitl.errors import (
     CheckpointConflict,
 )
@@ -98,6 +95,6 @@ class ThreadRetention(ThreadReader):
 
 
 async def _cleanup(storage: Storage) -> None:
-    if isinstance(storage, SupportsCleanup):
+    if has_cleanup(storage):
         await storage.cleanup()
 

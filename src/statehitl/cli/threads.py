@@ -157,6 +157,7 @@ def _thread_id(thread: str) -> str:
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from statehitl._sync import run_sync
     from statehitl.checkpoint.index import indexed_threads
+    from statehitl.checkpoint.storage import directory_of
     from statehitl.errors import StatehitlError
 
     checkpointer = _open(args.store)
@@ -178,7 +179,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     rows = run_sync(collect())
     c = console
     if not rows:
-        root = getattr(checkpointer.storage, "root", None)
+        root = directory_of(checkpointer.storage)
         missing = f" ({root} does not exist)" if root is not None and not root.exists() else ""
         memory = f" ({_MEMORY})" if args.store.startswith("memory://") else ""
         c.print(f"no threads in {args.store}{missing}{memory}")
