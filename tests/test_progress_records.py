@@ -53,6 +53,8 @@ def test_each_kind_reads_what_was_stored_before_it_and_writes_what_older_readers
         if not isinstance(value, dict) or "values" not in value:
             assert stored[key] == value or key == "calls"
     assert set(stored) - set(legacy) <= {"kind"}
+    assert [k for k in stored if k != "kind"] == [k for k in legacy if k != "kind"]  # in the order they were
+    assert kind in (RestartedNode, InvokedGraphs) or list(stored)[-1] == "kind"  # the new tag comes last
     assert kind is RestartedNode or stored["kind"] == kind.model_fields["kind"].default
 
 
@@ -99,7 +101,7 @@ def test_a_checkpoint_holds_its_schedule_typed_and_an_empty_one_as_none() -> Non
     assert CheckpointRecord.model_validate({**base, "schedule": {}}).schedule is None
     record = CheckpointRecord.model_validate({**base, "schedule": {"sends": {"w:0": 1}}})
     assert record.schedule == Schedule(sends={"w:0": 1})
-    assert b'"schedule":{"kind":"schedule","sends":{"w:0":1}}' in encode(record, None)
+    assert b'"schedule":{"sends":{"w:0":1},"kind":"schedule"}' in encode(record, None)
 
 
 # -- the same, through runs -------------------------------------------------------------------------------

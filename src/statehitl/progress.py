@@ -14,9 +14,10 @@ project's persisted records are (``checkpoint/records.py``), and read and writte
   ``reset_on_revisit``), around what its machine kept (``multiagent/graph.py``).
 - ``SwarmTurn``: a Swarm agent's turn, stopped (``multiagent/swarm.py``).
 
-Compatibility, both ways: these are the JSON shapes stored before the models existed. ``kind`` is new
-and defaults to the model's own, so a record without it loads; a reader from before ignores it (it read
-these by key). ``RestartedNode`` keeps its one-key shape, which older readers recognise by that key, so it
+Compatibility, both ways: these are the JSON shapes stored before the models existed, keys in the same
+order. ``kind`` is new (but for ``InvokedGraphs``, which had it first): it comes last, and defaults to
+the model's own, so a record without it loads, and a reader from before ignores it (it read these by
+key). ``RestartedNode`` keeps its one-key shape, which older readers recognise by that key, so it
 carries no ``kind``. ``version`` is written only above 1 (no kind has changed yet), and a record of a
 version this statehitl does not know is refused with a clear error rather than misread. What a
 record cannot hold is a ``CheckpointCorruptError`` naming where it was found.
@@ -89,13 +90,13 @@ class Schedule(KeptRecord):
 
     OPTIONAL = ("sends", "joins", "deferred")
 
-    kind: Literal["schedule"] = "schedule"
     sends: dict[str, Any] = Field(default_factory=dict)
     """Each pending Send's task (``node:index``) and the argument its node runs on."""
     joins: dict[str, list[str]] = Field(default_factory=dict)
     """Each waiting edge (``add_edge([a, b], c)``) that some of its sources finished, by its key: those sources."""
     deferred: list[str] = Field(default_factory=list)
     """Nodes added with ``defer=True``, held until nothing else is left to run."""
+    kind: Literal["schedule"] = "schedule"
 
 
 class KeptRun(KeptRecord):
@@ -105,7 +106,6 @@ class KeptRun(KeptRecord):
 
     OPTIONAL = ("schedule",)
 
-    kind: Literal["nested run"] = "nested run"
     values: dict[str, Any]
     appended: dict[str, list[Any]]
     pending: list[str]
@@ -115,6 +115,7 @@ class KeptRun(KeptRecord):
     progress: dict[str, Any]
     """Its own nodes' progress, by node (each a record of this module, or a node's own JSON)."""
     schedule: Schedule | None = None
+    kind: Literal["nested run"] = "nested run"
 
 
 class InvokedGraphs(KeptRecord):
@@ -132,10 +133,10 @@ class ToolBatch(KeptRecord):
 
     OPTIONAL = ("results", "agent_state")
 
-    kind: Literal["tool batch"] = "tool batch"
     results: dict[str, Any] = Field(default_factory=dict)
     """Each finished call's tool result, by tool use id."""
     agent_state: dict[str, Any] | None = None
+    kind: Literal["tool batch"] = "tool batch"
 
 
 class RestartedNode(KeptRecord):
@@ -162,7 +163,6 @@ class SwarmTurn(KeptRecord):
     """A Swarm agent's turn that stopped on interrupts: what its machine kept, what its ``handoff_to_agent``
     calls asked for, the shared context it took, and its ``INTERRUPTED`` result (shown until the turn ends)."""
 
-    kind: Literal["swarm turn"] = "swarm turn"
     node: Any
     """What the agent's machine kept (a ``KeptRun``)."""
     turn: dict[str, Any]
@@ -171,3 +171,4 @@ class SwarmTurn(KeptRecord):
     """What ``add_context`` added, by node: written into the thread when the turn ends."""
     result: dict[str, Any]
     """The agent's ``INTERRUPTED`` ``NodeResult``, as stored."""
+    kind: Literal["swarm turn"] = "swarm turn"

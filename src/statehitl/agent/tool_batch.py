@@ -131,7 +131,7 @@ async def call_tool(
             result = error_result(use, f"Error: tool {name!r} is not one of this agent's tools "
                                        f"({', '.join(runtime.tools.names) or 'it has none'})")
         else:
-            scope = interrupts.scope(interrupt_ids.tool(interrupts.prefix, step, use_id), "tool", name)
+            scope = interrupts.scope(interrupt_ids.tool_call(interrupts.prefix, step, use_id), "tool", name)
             span = run.trace.tool_call(use) if run.trace is not None else None
             try:
                 context = ToolContext(use, runtime.agent, run.invocation_state, scope)

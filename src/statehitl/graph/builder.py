@@ -23,7 +23,7 @@ from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import node_handler, route_handler
 from statehitl.graph.retries import Policies
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
@@ -213,7 +213,7 @@ class StateGraph(Generic[M]):
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
         specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n)))
                  for n, node in self._nodes.items()]
-        state = GraphState(kind)
+        state = StateGraphSchema(kind)
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,

@@ -21,7 +21,7 @@ from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
 from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
@@ -56,7 +56,7 @@ class CompiledStateGraph(Generic[M]):
     def __init__(
         self,
         machine: Machine,
-        schema: GraphState,
+        schema: StateGraphSchema,
         hooks: HookRegistry,
         checkpointer: Checkpointer | None,
         *,

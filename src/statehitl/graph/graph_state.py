@@ -17,11 +17,12 @@ from statehitl.commands import GOTO, Command, ParentCommand, Send, dump_goto, go
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.state_kinds import StateKind
 
-__all__ = ["GraphState"]
+__all__ = ["StateGraphSchema"]
 
 
-class GraphState(StateSchema[Any]):
-    """The runner's state adapter for a StateGraph over ``kind``."""
+class StateGraphSchema(StateSchema[Any]):
+    """The runner's state adapter for a StateGraph over ``kind`` (named apart from Strands' multi-agent
+    ``GraphState``, which is a view of one call of a Graph)."""
 
     def __init__(self, kind: StateKind, *, nested: bool = False) -> None:
         super().__init__(kind.model)
@@ -30,9 +31,9 @@ class GraphState(StateSchema[Any]):
         self.nested = nested
         """The graph runs as a node of another: ``Command(graph=Command.PARENT)`` goes to that one."""
 
-    def as_nested(self) -> GraphState:
+    def as_nested(self) -> StateGraphSchema:
         """The adapter of this graph running as a node of another graph."""
-        return GraphState(self.kind, nested=True)
+        return StateGraphSchema(self.kind, nested=True)
 
     def shown(self, state: Any) -> Any:
         """The state as a reader sees it: the model itself for a native pydantic state, else its values."""

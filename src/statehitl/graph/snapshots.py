@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import task_key
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
@@ -71,7 +71,7 @@ class GraphTask(NamedTuple):
     result: Any = None
 
 
-class Subgraph(Protocol):
+class SubgraphSnapshots(Protocol):
     """What a snapshot reads of a node that is a compiled graph: its nodes, and its own reader."""
 
     machine: Machine
@@ -93,8 +93,8 @@ def _when(epoch: float) -> str:
 class SnapshotReader:
     """Reads one compiled graph's records as snapshots; ``subgraphs`` are its nodes that are compiled graphs."""
 
-    def __init__(self, machine: Machine, schema: GraphState,
-                 subgraphs: Mapping[str, Subgraph]) -> None:
+    def __init__(self, machine: Machine, schema: StateGraphSchema,
+                 subgraphs: Mapping[str, SubgraphSnapshots]) -> None:
         self.machine = machine
         self.schema = schema
         self.subgraphs = subgraphs

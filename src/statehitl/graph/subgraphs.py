@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from statehitl import interrupt_ids
 from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import nested_scope, report_update, reset_run, set_run
 from statehitl.graph.result import GraphRunResult
@@ -31,7 +31,7 @@ class Subgraph(Protocol):
     """What runs a compiled graph inside another: its nodes as one machine node, its state's adapter, whether
     it keeps its state between calls, and what its ``invoke`` returns for a run's result."""
 
-    schema: GraphState
+    schema: StateGraphSchema
     keeps_state: bool
 
     def as_node(self) -> StateGraphNode[Any]: ...

@@ -28,7 +28,7 @@ from statehitl.multiagent.nested import OrchestratorNode
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult
 from statehitl.multiagent.state import (
-    Kind,
+    ChannelKind,
     OrchestrationSchema,
     node_state_of,
     node_update,
@@ -210,10 +210,10 @@ class Graph(Orchestrator):
         for graph_node in nodes.values():
             graph_node.attach(self.orchestrated[graph_node.node_id].machine)
         self._incoming = {n: [e for e in self.edges if e.to_node.node_id == n] for n in nodes}
-        channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "nodes": Kind.MERGE,
-                    "failure": Kind.REPLACE}
+        channels = {"task": ChannelKind.REPLACE, "results": ChannelKind.MERGE, "order": ChannelKind.EXTEND,
+                    "nodes": ChannelKind.MERGE, "failure": ChannelKind.REPLACE}
         for node in self.orchestrated.values():
-            channels.update({f"{node.node_id}/{c}": Kind.APPEND for c in node.machine.append_channels})
+            channels.update({f"{node.node_id}/{c}": ChannelKind.APPEND for c in node.machine.append_channels})
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
         self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
                     session_manager=session_manager, trace_attributes=trace_attributes)

@@ -32,7 +32,7 @@ from statehitl.multiagent.call_rules import node_results
 from statehitl.multiagent.nested import OrchestratorNode
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, SwarmResult, accumulated, zero_usage
-from statehitl.multiagent.state import Kind, OrchestrationSchema, stored_task, task_channel
+from statehitl.multiagent.state import ChannelKind, OrchestrationSchema, stored_task, task_channel
 from statehitl.nesting import MachineNode
 from statehitl.position import NodeContext, Writes
 from statehitl.progress import SwarmTurn
@@ -198,8 +198,8 @@ class Swarm(Orchestrator):
         self.shared_context = SharedContext()
         self._turn: str | None = None
         """The agent whose turn is running (until its after hooks have run): ``state.current_node``."""
-        channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "handoff": Kind.REPLACE,
-                    "context": Kind.MERGE, "failure": Kind.REPLACE}
+        channels = {"task": ChannelKind.REPLACE, "results": ChannelKind.MERGE, "order": ChannelKind.EXTEND,
+                    "handoff": ChannelKind.REPLACE, "context": ChannelKind.MERGE, "failure": ChannelKind.REPLACE}
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "handoff": None,
                                                 "context": {}, "failure": None})
         specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.orchestrated]
