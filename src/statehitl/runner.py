@@ -133,9 +133,8 @@ class Runner:
         finally:
             checkpointer.finished(cursor, acted=bool(used))
             ANSWERS_USED.reset(watching)
-        if cursor.index_error is not None:  # the run's checkpoints are stored; its listing is stale
-            error, cursor.index_error = cursor.index_error, None
-            raise error
+        if run.index_error is not None:  # the run's checkpoints are stored; its listing is stale
+            raise run.index_error
         if after_step is not None and end.applied:
             await after_step(end.state, end.applied, [])
         return record, end.state
@@ -211,17 +210,13 @@ class Runner:
         pending nodes (and, for a waiting thread, its interrupts and kept work). ``rewritten``: the
         state's history was edited or migrated, not appended to, so this checkpoint stores it whole.
         """
-        cursor.migrated = cursor.migrated or rewritten
+        cursor.store_whole(rewritten)
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
-        record = await self.checkpointer.commit(
+        return await self.checkpointer.commit(  # a stale listing after it is raised at once, the update stored
             cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
             fingerprint=self.machine.fingerprint, step=step, source="update",
             writes={writer: self.adapter.dump_update(update)}, **position,
         )
-        if cursor.index_error is not None:  # stored; only the listing is stale
-            error, cursor.index_error = cursor.index_error, None
-            raise error
-        return record
 
 
 def _second(result: tuple[StoredCheckpoint, RunEnd]) -> RunEnd:

@@ -78,6 +78,12 @@ class ThreadRun(RunLoop):
         """Audit entries of this resume's answers, until the first checkpoint after them carries them."""
         self.last: tuple[StoredCheckpoint, Any] | None = None
         """The last checkpoint this run wrote, and the state it holds."""
+        self.index_error: Exception | None = None
+        """Why the index entry of a checkpoint this run stored could not be written (the checkpoint is
+        stored), raised once the run is done with the thread (``Runner.run``)."""
+
+    def _index_failed(self, error: Exception) -> None:
+        self.index_error = error
 
     async def write(self, step: int, state: Any, status: RecordStatus, *, durable: bool, held: bool = False,
                     **fields: Any) -> StoredCheckpoint:
@@ -93,7 +99,8 @@ class ThreadRun(RunLoop):
             self.answered = []
         record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,
                                         state=state, status=status, durable=durable, held=held,
-                                        index=self.index and not held, tracer=self.tracer, **fields)
+                                        index=self.index and not held, tracer=self.tracer,
+                                        index_failed=self._index_failed, **fields)
         self.last = (record, state)
         if self.on_commit is not None:
             self.on_commit(record, state)
@@ -141,8 +148,9 @@ class ThreadRun(RunLoop):
         executor = self.executor
         await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,
                                state=at.state, status="failed", durable=True, index=self.index, tracer=self.tracer,
-                               pending=at.pending, completed=at.completed, responses=at.responses,
-                               progress=at.progress, interrupts=at.waiting, error=failed.record(),
+                               index_failed=self._index_failed, pending=at.pending, completed=at.completed,
+                               responses=at.responses, progress=at.progress, interrupts=at.waiting,
+                               error=failed.record(),
                                schedule=at.schedule, **fields)
 
     async def crashed(self, failure: BaseException, *, acted: bool) -> None:
@@ -160,7 +168,8 @@ class ThreadRun(RunLoop):
                 acting = {} if cursor.acting is None else {"acting": cursor.acting}
                 await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=held.step,
                                        state=state, status="executing", durable=True, index=self.index,
-                                       tracer=self.tracer, pending=held.pending, schedule=held.schedule, **acting)
+                                       tracer=self.tracer, index_failed=self._index_failed, pending=held.pending,
+                                       schedule=held.schedule, **acting)
             elif self.last is None and not (cursor.acting is not None and acted):
                 await self.checkpointer.release(cursor)
                 if isinstance(failure, InvalidResponseError) and failure.refused_answer and self.at.recorded:

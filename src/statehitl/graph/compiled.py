@@ -39,8 +39,9 @@ from statehitl.graph.subgraphs import invoke_inside
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
-from statehitl.position import Position, Writes, resume_position, start_position
+from statehitl.position import Position, Writes
 from statehitl.resume import ContinueRun, ResumeRun, plan_run
+from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
 from statehitl.supersteps import plan_start, plan_step
 

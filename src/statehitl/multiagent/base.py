@@ -43,8 +43,9 @@ from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, accumulated
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of
 from statehitl.nesting import NodeCall
-from statehitl.position import NodeContext, Position, RunEnd, Writes, resume_position, start_position
+from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.resume import ContinueRun, ResumeRun, StartRun, plan_run
+from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
