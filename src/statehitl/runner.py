@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
 from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import GraphRecursionError
 from statehitl.hooks.registry import HookRegistry
@@ -212,11 +212,14 @@ class Runner:
         """
         cursor.store_whole(rewritten)
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
-        return await self.checkpointer.commit(  # a stale listing after it is raised at once, the update stored
-            cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
-            fingerprint=self.machine.fingerprint, step=step, source="update",
-            writes={writer: self.adapter.dump_update(update)}, **position,
-        )
+        try:
+            return await self.checkpointer.commit(
+                cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
+                fingerprint=self.machine.fingerprint, step=step, source="update",
+                writes={writer: self.adapter.dump_update(update)}, **position,
+            )
+        except IndexNotWritten as stale:  # the update is stored; only the listing is stale
+            stale.raise_error()
 
 
 def _second(result: tuple[StoredCheckpoint, RunEnd]) -> RunEnd:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from statehitl import observe
 from statehitl.checkpoint.answer_records import withdraw_answers
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
 from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError
 from statehitl.machine import Machine
@@ -82,9 +82,6 @@ class ThreadRun(RunLoop):
         """Why the index entry of a checkpoint this run stored could not be written (the checkpoint is
         stored), raised once the run is done with the thread (``Runner.run``)."""
 
-    def _index_failed(self, error: Exception) -> None:
-        self.index_error = error
-
     async def write(self, step: int, state: Any, status: RecordStatus, *, durable: bool, held: bool = False,
                     **fields: Any) -> StoredCheckpoint:
         """Commit a checkpoint of this run. A held one is one the run goes on from; any other is the one it
@@ -97,10 +94,12 @@ class ThreadRun(RunLoop):
         if self.answered:  # the first checkpoint after the answers were applied carries them (the audit trail)
             fields["answered"] = [AnswerRecord.of(entry) for entry in self.answered]
             self.answered = []
-        record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,
-                                        state=state, status=status, durable=durable, held=held,
-                                        index=self.index and not held, tracer=self.tracer,
-                                        index_failed=self._index_failed, **fields)
+        try:
+            record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,
+                                            state=state, status=status, durable=durable, held=held,
+                                            index=self.index and not held, tracer=self.tracer, **fields)
+        except IndexNotWritten as stale:  # stored: the run goes on, and raises it once done with the thread
+            record, self.index_error = stale.record, stale.error
         self.last = (record, state)
         if self.on_commit is not None:
             self.on_commit(record, state)
@@ -146,12 +145,12 @@ class ThreadRun(RunLoop):
             fields["answered"] = [AnswerRecord.of(entry) for entry in self.answered]
             self.answered = []
         executor = self.executor
-        await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,
-                               state=at.state, status="failed", durable=True, index=self.index, tracer=self.tracer,
-                               index_failed=self._index_failed, pending=at.pending, completed=at.completed,
-                               responses=at.responses, progress=at.progress, interrupts=at.waiting,
-                               error=failed.record(),
-                               schedule=at.schedule, **fields)
+        with contextlib.suppress(IndexNotWritten):  # the step's own error is the one to report
+            await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,
+                                   state=at.state, status="failed", durable=True, index=self.index,
+                                   tracer=self.tracer, pending=at.pending, completed=at.completed,
+                                   responses=at.responses, progress=at.progress, interrupts=at.waiting,
+                                   error=failed.record(), schedule=at.schedule, **fields)
 
     async def crashed(self, failure: BaseException, *, acted: bool) -> None:
         """The run is over by an error of its own, but the thread may say "held until ...": release it, so
@@ -168,8 +167,7 @@ class ThreadRun(RunLoop):
                 acting = {} if cursor.acting is None else {"acting": cursor.acting}
                 await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=held.step,
                                        state=state, status="executing", durable=True, index=self.index,
-                                       tracer=self.tracer, index_failed=self._index_failed, pending=held.pending,
-                                       schedule=held.schedule, **acting)
+                                       tracer=self.tracer, pending=held.pending, schedule=held.schedule, **acting)
             elif self.last is None and not (cursor.acting is not None and acted):
                 await self.checkpointer.release(cursor)
                 if isinstance(failure, InvalidResponseError) and failure.refused_answer and self.at.recorded:

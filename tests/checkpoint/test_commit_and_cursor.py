@@ -12,10 +12,10 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel
 
+from statehitl.channels import StateSchema
 from statehitl.checkpoint import Checkpointer, MemoryStorage
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.step_record import build_step_record
-from statehitl.channels import StateSchema
 from statehitl.errors import StorageUnavailableError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status, append
 from statehitl.testing.faults import FaultyStorage
@@ -47,25 +47,23 @@ class Log(BaseModel):
 def test_a_step_record_stores_what_its_base_lacks_and_links_the_cursor_to_it() -> None:
     codec = StateSchema(Log)
     cursor = Cursor("t")
-    first = build_step_record(cursor, Log(log=["a"], n=1), codec, {"machine": "m", "fingerprint": "f",
-                                                                    "status": "executing", "step": 1},
-                              delta=True, now=1.0, lease_until=None)
-    assert (first.record.seq, first.record.appends["log"].items, first.link.lengths) == (0, ["a"], {"log": 1})
-    cursor.advance(first.link, settled=True)
-    second = build_step_record(cursor, Log(log=["a", "b"], n=2), codec,
-                               {"machine": "m", "fingerprint": "f", "status": "executing", "step": 2,
-                                "writes": {"x": {"log": ["b"]}}},
-                               delta=True, now=2.0, lease_until=5.0)
-    assert (second.record.seq, second.record.parent_seq, second.record.base_seq) == (1, 0, 0)
-    assert (second.record.appends["log"].start, second.record.appends["log"].items) == (1, ["b"])
-    assert second.stored.writes == {"x": {"log": {"$items": [1, 2]}}}  # by reference to items 1:2, as stored
-    assert second.record.writes == {"x": {"log": ["b"]}}
-    assert second.record.lease_until == 5.0
+
+    def build(state: Log, fields: dict[str, Any], lease_until: float | None = None) -> Any:
+        return build_step_record(cursor, state, codec, fields, machine="m", fingerprint="f", status="executing",
+                                 delta=True, now=1.0, lease_until=lease_until)
+
+    record, _, link = build(Log(log=["a"], n=1), {"step": 1})
+    assert (record.seq, record.appends["log"].items, link.lengths) == (0, ["a"], {"log": 1})
+    cursor.advance(link, settled=True)
+    record, stored, _ = build(Log(log=["a", "b"], n=2), {"step": 2, "writes": {"x": {"log": ["b"]}}}, lease_until=5.0)
+    assert (record.seq, record.parent_seq, record.base_seq) == (1, 0, 0)
+    assert (record.appends["log"].start, record.appends["log"].items) == (1, ["b"])
+    assert stored.writes == {"x": {"log": {"$items": [1, 2]}}}  # by reference to items 1:2, as stored
+    assert record.writes == {"x": {"log": ["b"]}}
+    assert record.lease_until == 5.0
     cursor.store_whole()
-    whole = build_step_record(cursor, Log(log=["a", "b"]), codec, {"machine": "m", "fingerprint": "f",
-                                                                   "status": "completed", "step": 3},
-                              delta=True, now=3.0, lease_until=None)
-    assert (whole.record.depth, whole.record.base_seq, whole.record.appends["log"].items) == (1, None, ["a", "b"])
+    record, _, _ = build(Log(log=["a", "b"]), {"step": 3})
+    assert (record.depth, record.base_seq, record.appends["log"].items) == (1, None, ["a", "b"])
 
 
 def review(state: Log, ctx: NodeContext) -> dict[str, Any]:

@@ -29,8 +29,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from collections.abc import Awaitable
+from typing import Any, NoReturn, TypeVar, cast
 
 from statehitl.checkpoint.audit import read_audit
 from statehitl.checkpoint.chain import Cursor, StateCodec
@@ -63,7 +63,7 @@ from statehitl.checkpoint.url import checkpointer_options_of, storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
-__all__ = ["Checkpointer", "Head", "owner_id"]
+__all__ = ["Checkpointer", "Head", "IndexNotWritten", "owner_id"]
 
 T = TypeVar("T")
 
@@ -137,7 +137,6 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         index: bool = False,
         machine: str,
         fingerprint: str,
-        index_failed: Callable[[Exception], None] | None = None,
         **fields: Any,
     ) -> StoredCheckpoint:
         """Write the thread's next checkpoint after ``cursor`` (built by ``step_record``, validated before
@@ -148,23 +147,29 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         date (a run's last checkpoint), rewritten only when what it says changes (status, position, pending
         interrupts; and always with a ``ttl``, whose expiry it carries): a conversation that completes turn
         after turn costs one write per turn, not three. A failed index write does not undo the stored
-        checkpoint: the cursor advances, and the error goes to ``index_failed``, for a run to raise once it
-        is done with the thread, or is raised here when there is none.
+        checkpoint: the cursor advances, then ``IndexNotWritten`` says so, with the stored record and the
+        index write's error (for a run to raise once it is done with the thread).
         """
         now = time.time()
-        built = build_step_record(cursor, state, codec, {**fields, "machine": machine, "fingerprint": fingerprint,
-                                                         "status": status},
-                                  delta=self._bulk, now=now, lease_until=now + self.lease_seconds if held else None)
-        record = built.record
+        record, stored, link = build_step_record(cursor, state, codec, fields, machine=machine,
+                                                 fingerprint=fingerprint, status=status, delta=self._bulk, now=now,
+                                                 lease_until=now + self.lease_seconds if held else None)
         key = self._key(cursor.thread_id, record.seq)
-        data, replaced = encode_counted(built.stored, self.signing_key, place=key, compress=self.compress)
+        data, replaced = encode_counted(stored, self.signing_key, place=key, compress=self.compress)
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed
         index = index and (self.ttl is not None or material != cursor.indexed)
-        token, indexed = await self._put(cursor, key, data, record, durable=durable, index=index)
+        indexed: BaseException | None = None
+        if index:
+            token, indexed = await self._put_indexed(cursor, key, data, record, durable=durable)
+        else:
+            try:
+                token = await self.create(key, data, durable=durable)
+            except CheckpointConflict:
+                raise _moved_past(cursor) from None
         # The checkpoint is stored: the cursor moves past it even if its index entry failed, so what the
         # run does next (end, or release its lease) builds on it instead of colliding with it.
         parent = cursor.parent
-        cursor.advance(built.link, settled=record.lease_until is None and record.acting is None)
+        cursor.advance(link, settled=record.lease_until is None and record.acting is None)
         if material is not None and index and indexed is None:
             cursor.index_known(material)
         if replaced:  # the store holds other text than this record: the next read takes the store's
@@ -172,21 +177,18 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         else:
             self._warm.advance(cursor.thread_id, parent, data, token, record, cursor.chain)
         if indexed is not None:
-            _stale_index(indexed, record, index_failed)
+            _stale_index(indexed, record)
         return record
 
-    async def _put(self, cursor: Cursor, key: str, data: bytes, record: StoredCheckpoint, *, durable: bool,
-                   index: bool) -> tuple[str, BaseException | None]:
-        """Store the checkpoint ``data`` under ``key`` (create-once), and with ``index`` its index entry beside
-        it: the checkpoint's version token, and the index write's error if that failed alone (raised by the
-        caller once the cursor is past the checkpoint). A lost race is ``CheckpointConflict`` saying so;
-        anything else that stopped the checkpoint is raised as it is. The two writes overlap when the
-        storage forces the checkpoint to disk off the event loop (file storage does, except under a sync
-        call)."""
+    async def _put_indexed(self, cursor: Cursor, key: str, data: bytes, record: StoredCheckpoint, *,
+                           durable: bool) -> tuple[str, BaseException | None]:
+        """Store the checkpoint ``data`` under ``key`` (create-once) and its index entry beside it: the
+        checkpoint's version token, and the index write's error if that failed alone (raised by the caller
+        once the cursor is past the checkpoint). A lost race is ``CheckpointConflict`` saying so; anything
+        else that stopped the checkpoint is raised as it is. The two writes overlap when the storage forces
+        the checkpoint to disk off the event loop (file storage does, except under a sync call)."""
         put = self.create(key, data, durable=durable)
         try:
-            if not index:
-                return await put, None
             outcomes: list[object]
             if writes_inline(self.storage):  # nothing to overlap: spare the tasks
                 outcomes = [await _outcome(put), await _outcome(self.write_index(record))]
@@ -257,17 +259,28 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         return f"{type(self).__name__}({self.storage!r})"
 
 
-def _stale_index(error: BaseException, record: StoredCheckpoint,
-                 index_failed: Callable[[Exception], None] | None) -> None:
-    """The index write of stored checkpoint ``record`` failed with ``error``: noted as such, to
-    ``index_failed`` if given, else raised (a cancellation is raised in any case)."""
+class IndexNotWritten(Exception):
+    """A commit stored its checkpoint, ``record``, but not the thread's index entry, for ``error``: what
+    thread listings and the inbox show is stale until the thread's next run stops. A run keeps ``error``
+    to raise once it is done with the thread; anything else raises it at once (``raise_error``)."""
+
+    def __init__(self, record: StoredCheckpoint, error: Exception) -> None:
+        super().__init__(str(error))
+        self.record = record
+        self.error = error
+
+    def raise_error(self) -> NoReturn:
+        raise self.error from self.error.__cause__
+
+
+def _stale_index(error: BaseException, record: StoredCheckpoint) -> NoReturn:
+    """The index write of stored checkpoint ``record`` failed with ``error``: ``IndexNotWritten``, the error
+    noted as such (a cancellation is raised as it is)."""
     if not isinstance(error, Exception):
         raise error
     error.add_note(f"checkpoint {record.checkpoint_id} of thread {record.thread_id!r} is committed; only its index "
                    "entry (what thread listings and the inbox show) is stale until the thread's next run stops")
-    if index_failed is None:
-        raise error
-    index_failed(error)
+    raise IndexNotWritten(record, error)
 
 
 def _moved_past(cursor: Cursor) -> CheckpointConflict:

@@ -9,7 +9,6 @@ record's base (``chain``); everything else whole. Testable without storage.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link
@@ -19,20 +18,18 @@ from statehitl.checkpoint.step_writes import reference_writes, split_value_write
 __all__ = ["StepRecord", "build_step_record"]
 
 
-@dataclass(frozen=True, slots=True)
-class StepRecord:
-    """A checkpoint ready to store: as validated (``record``), as stored (``stored``), and its chain link."""
-
-    record: StoredCheckpoint
-    stored: StoredCheckpoint
-    link: Link
+StepRecord = tuple[StoredCheckpoint, StoredCheckpoint, Link]
+"""A checkpoint ready to store: as validated (every write whole), as stored, and its link on the chain.
+A plain tuple: a commit unpacks it at once, and a step pays for every object it builds."""
 
 
-def build_step_record(cursor: Cursor, state: Any, codec: StateCodec, fields: dict[str, Any], *, delta: bool,
-                      now: float, lease_until: float | None) -> StepRecord:
-    """The next checkpoint after ``cursor`` holding ``state`` and ``fields`` (status, step, position...),
-    written ``now``; ``delta``: its base is its parent (the store reads chains in bulk), else the
-    Fenwick base. ``lease_until``: it holds the cursor's owner's lease until then (a held checkpoint).
+def build_step_record(cursor: Cursor, state: Any, codec: StateCodec, fields: dict[str, Any], *, machine: str,
+                      fingerprint: str, status: str, delta: bool, now: float, lease_until: float | None
+                      ) -> StepRecord:
+    """The next checkpoint of ``machine`` (``fingerprint``) after ``cursor``, holding ``state``, ``status``
+    and ``fields`` (step, position...), written ``now``; ``delta``: its base is its parent (the store reads
+    chains in bulk), else the Fenwick base. ``lease_until``: it holds the cursor's owner's lease until then
+    (a held checkpoint).
 
     The record is validated from plain data: pydantic's validator fills in the defaults and builds the
     pieces faster than ``model_construct``'s loop over the fields in Python, and checks the record on
@@ -54,6 +51,9 @@ def build_step_record(cursor: Cursor, state: Any, codec: StateCodec, fields: dic
         "depth": depth,
         "base_seq": None if base is None else base.seq,
         "created_at": round(now, 3),  # to the millisecond: the digits after it are bytes on every step
+        "machine": machine,
+        "fingerprint": fingerprint,
+        "status": status,
         "values": codec.dump_values(state),
         "appends": appends,
         "owner": cursor.owner if lease_until is not None else None,
@@ -62,4 +62,4 @@ def build_step_record(cursor: Cursor, state: Any, codec: StateCodec, fields: dic
     writes, same = split_value_writes(reference_writes(record.writes, appends), record.values)
     stored = record.model_copy(update={"writes": writes, "value_writes": same}) if writes is not record.writes \
         else record
-    return StepRecord(record, stored, Link(depth, record.seq, lengths))
+    return record, stored, Link(depth, record.seq, lengths)
