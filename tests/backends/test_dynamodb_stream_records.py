@@ -26,3 +26,32 @@ def test_writes_of_records_are_changes_and_the_layouts_own_items_are_not() -> No
     assert record_change(record("INSERT", "threads/t", "x")) == Change("threads/t/x", "1")
     assert record_change({"eventName": "INSERT", "dynamodb": {"Keys": {"pk": {"S": "p"}, "sk": {"S": "s"}}}}) == \
         Change("p/s", "")  # a record without a sequence number (a test's own) still names its key
+
+
+class _Worker:
+    """What the Lambda handler's batch step uses of a worker: a thread of the batch failed transiently."""
+
+    def __init__(self, retry: set[str]) -> None:
+        self.keys: list[str] = []
+        self.retry = retry
+        self.notifier = self
+
+    async def aapply_changes(self, keys: Any) -> Any:
+        self.keys = list(keys)
+        return type("Report", (), {"retry": self.retry, "counts": {}})()
+
+    async def drain(self) -> None:
+        return None
+
+
+def test_the_lambda_handler_acts_on_the_changes_and_hands_back_the_first_record_of_a_thread_to_retry() -> None:
+    import asyncio
+
+    from statehitl.worker.lambda_function import _apply
+
+    records = [record("INSERT", "threads/a", "a.000000000001.i1", "7"), record("INSERT", "threads", "a/", "8"),
+               record("INSERT", "threads/b", "a.000000000002.i1", "9"), record("MODIFY", "index/b", "entry", "10")]
+    worker = _Worker({"b"})
+    assert asyncio.run(_apply(worker, records)) == {"batchItemFailures": [{"itemIdentifier": "9"}]}
+    assert worker.keys == ["threads/a/a.000000000001.i1", "threads/b/a.000000000002.i1", "index/b/entry"]
+    assert asyncio.run(_apply(_Worker(set()), records)) == {"batchItemFailures": []}
