@@ -60,7 +60,7 @@ def write_value(table: Table, key: str, data: bytes, expect: str) -> str:
             )
     except ClientError as exc:  # only ConditionalCheckFailedException gets past table.errors
         if retried(exc) and table.holds(pk, sk, token):
-            return _written(table, pk, sk, expect, None, token)
+            return _written(table, pk, sk, expect, replaced=None, token=token)
         if mine:
             table.delete_items(mine, best_effort=True)
         if expect == ABSENT:
@@ -70,11 +70,11 @@ def write_value(table: Table, key: str, data: bytes, expect: str) -> str:
         if not (exc.transient or retried(exc.__cause__)):
             raise  # refused as sent (a missing table, denied access): nothing landed
         if _landed(table, pk, sk, token):
-            return _written(table, pk, sk, expect, None, token)
+            return _written(table, pk, sk, expect, replaced=None, token=token)
         # Not in the table now, but an attempt may still be in flight: the chunks stay for it (if it never
         # lands, sweep_orphan_chunks or TTL removes them), and the caller hears the outage.
         raise
-    return _written(table, pk, sk, expect, answer.get("Attributes", {}).get("v", {}).get("S"), token)
+    return _written(table, pk, sk, expect, replaced=answer.get("Attributes", {}).get("v", {}).get("S"), token=token)
 
 
 def _landed(table: Table, pk: str, sk: str, token: str) -> bool:
@@ -92,7 +92,7 @@ def _landed(table: Table, pk: str, sk: str, token: str) -> bool:
         return False
 
 
-def _written(table: Table, pk: str, sk: str, expect: str, replaced: str | None, token: str) -> str:
+def _written(table: Table, pk: str, sk: str, expect: str, *, replaced: str | None, token: str) -> str:
     """After our record went in: drop the chunks of the value it replaced (known from ``expect``, or for a
     create over an expired item from ``ReturnValues``), and return our token.
 
