@@ -22,6 +22,7 @@ from statehitl.models import ScriptedModel
 from statehitl.multiagent import GraphBuilder
 from statehitl.progress import InvokedGraphs, KeptRun, RestartedNode, Schedule, SwarmTurn, ToolBatch
 from statehitl.session import FileSessionManager
+from statehitl.supersteps import schedule_of, stored_schedule
 from statehitl.types import Send
 from statehitl.types.tools import ToolContext
 
@@ -95,13 +96,15 @@ def test_a_failure_keeps_its_nodes_as_a_list_stored_as_older_readers_read_it() -
     assert str(both) == "node 'a, b' raised InvalidUpdateError: two writes"
 
 
-def test_a_checkpoint_holds_its_schedule_typed_and_an_empty_one_as_none() -> None:
+def test_a_checkpoint_stores_its_schedule_as_the_schedules_json_and_reads_it_back_through_it() -> None:
     base = {"thread_id": "t", "seq": 1, "created_at": 1.0, "machine": "m", "fingerprint": "f", "status": "executing",
             "step": 1}
-    assert CheckpointRecord.model_validate({**base, "schedule": {}}).schedule is None
-    record = CheckpointRecord.model_validate({**base, "schedule": {"sends": {"w:0": 1}}})
-    assert record.schedule == Schedule(sends={"w:0": 1})
+    assert schedule_of(CheckpointRecord.model_validate({**base, "schedule": {}}).schedule, "r") is None
+    record = CheckpointRecord.model_validate({**base, "schedule": stored_schedule(Schedule(sends={"w:0": 1}))})
+    assert schedule_of(record.schedule, "r") == Schedule(sends={"w:0": 1})
     assert b'"schedule":{"sends":{"w:0":1},"kind":"schedule"}' in encode(record, None)
+    with pytest.raises(CheckpointCorruptError, match=r"checkpoint 7 is not a Schedule record"):
+        schedule_of({"sends": "not a mapping"}, "checkpoint 7")
 
 
 # -- the same, through runs -------------------------------------------------------------------------------

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from statehitl import interrupt_ids
 from statehitl.checkpoint.chain import StateCodec
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.position import NodeContext, Position, RunEnd
-from statehitl.progress import KeptRun
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run", "node_call",
            "resumed_run", "started_run"]
@@ -123,6 +125,8 @@ def kept_run(end: RunEnd, codec: StateCodec, base: dict[str, Any]) -> dict[str, 
     """What a nested run that stopped on interrupts keeps, as the enclosing checkpoint stores it (a
     ``progress.KeptRun``): where it stood, its state besides its growing lists, and only what those lists
     gained beyond ``base`` (its sub-state at the call's start, which the enclosing checkpoint already holds)."""
+    from statehitl.progress import KeptRun  # the record kinds load when a run first stops, not at import
+
     return KeptRun(
         values=codec.dump_values(end.state),
         appended={c: codec.dump_items(end.state, c, len(base.get(c, ()))) for c in codec.append_channels},
@@ -141,6 +145,8 @@ def started_run(call: NodeCall, state: Any, pending: list[str]) -> Position:
 def resumed_run(kept: Any, codec: _Loads, base: dict[str, Any], call: NodeCall) -> Position:
     """Where a nested run re-enters from what ``kept_run`` kept (as stored, or read: a ``KeptRun``), with the
     enclosing run's answers."""
+    from statehitl.progress import KeptRun
+
     run = kept if isinstance(kept, KeptRun) else KeptRun.load(kept, f"what node {call.interrupts.prefix!r} kept")
     grown = {c: [*base.get(c, ()), *items] for c, items in run.appended.items()}
     state = codec.load({**run.values, **grown})

@@ -7,14 +7,16 @@ bound) is ``statehitl.run_start``'s.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.records import InterruptRecord, RecordStatus
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
-from statehitl.progress import Schedule
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["NodeContext", "Position", "RunEnd", "Writes"]
 
@@ -135,5 +137,6 @@ class RunEnd:
         return {
             "pending": self.pending, "completed": self.completed,
             "responses": self.responses, "progress": self.progress, "cancelled": self.cancelled,
-            "interrupts": [InterruptRecord.of(i) for i in self.interrupts], "schedule": self.schedule,
+            "interrupts": [InterruptRecord.of(i) for i in self.interrupts],
+            "schedule": {} if self.schedule is None else self.schedule.stored(),
         }

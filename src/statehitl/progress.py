@@ -21,6 +21,9 @@ key). ``RestartedNode`` keeps its one-key shape, which older readers recognise b
 carries no ``kind``. ``version`` is written only above 1 (no kind has changed yet), and a record of a
 version this statehitl does not know is refused with a clear error rather than misread. What a
 record cannot hold is a ``CheckpointCorruptError`` naming where it was found.
+
+The modules that use a kind import it when a run first stops or resumes, not at their own import: a
+process that never stops mid-step (a serverless cold start, most steps) builds none of these models.
 """
 
 from __future__ import annotations
@@ -83,7 +86,8 @@ class KeptRecord(BaseModel):
 
 
 class Schedule(KeptRecord):
-    """What LangGraph's scheduler carries from one superstep to the next (``statehitl.supersteps``).
+    """What LangGraph's scheduler carries from one superstep to the next (``statehitl.supersteps``), stored
+    as its JSON in the checkpoint's ``schedule`` and read back through this model (``supersteps.schedule_of``).
 
     A machine whose steps leave nothing waiting keeps none (None, not an empty one): a chain's steps
     never build one."""

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import observe
 from statehitl.checkpoint.records import AuditEntry, InterruptRecord
 from statehitl.errors import InvalidResponseError
 from statehitl.position import Position, RunEnd, Writes
-from statehitl.progress import Schedule
 from statehitl.runner_parts import NodeFailed, Pauses, StepFailed
 from statehitl.step_run import StepExecutor
 from statehitl.transitions import StepApplied
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["AfterStep", "RunLoop"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import observe
 from statehitl.checkpoint.answer_records import answer_key, read_answers, record_answer
@@ -21,10 +21,13 @@ from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
 from statehitl.checkpoint.records import AnswerRecord, CheckpointRecord, InterruptRecord
 from statehitl.errors import ResumeInputError
 from statehitl.position import Position
-from statehitl.progress import Schedule
 from statehitl.responders import may_answer
 from statehitl.resume import AnswerMeta
+from statehitl.supersteps import schedule_of
 from statehitl.transitions import InterruptAnswered
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["audit_entries", "bind_answers", "resume_position", "start_position"]
 
@@ -68,7 +71,9 @@ async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[
                 observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
     return Position(state=state, pending=record.pending, cursor=head.cursor, step=record.step,
                     completed=record.completed, responses={**record.responses, **answers}, progress=record.progress,
-                    waiting=list(record.interrupts), answered=answered, recorded=recorded, schedule=record.schedule)
+                    waiting=list(record.interrupts), answered=answered, recorded=recorded,
+                    schedule=schedule_of(record.schedule, f"checkpoint {record.checkpoint_id} of thread "
+                                                          f"{record.thread_id!r}"))
 
 
 async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, Any],

@@ -13,11 +13,13 @@ The runner asks its machine's policy (``policy_of``) and never branches on which
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statehitl.machine import END, Machine
-from statehitl.progress import Schedule
 from statehitl.supersteps import Apply, plan_step
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["READY_SET", "SUPERSTEPS", "ReadySet", "SchedulingPolicy", "Supersteps", "policy_of"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids, observe
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
@@ -22,7 +22,6 @@ from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import Machine
 from statehitl.position import NodeContext, Position, RunEnd, Writes
-from statehitl.progress import Schedule
 from statehitl.runner_parts import (
     Cancelled,
     Done,
@@ -37,6 +36,9 @@ from statehitl.runner_parts import (
 from statehitl.scheduling import SchedulingPolicy
 from statehitl.supersteps import send_arg
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["StepExecutor", "StepResult"]
 

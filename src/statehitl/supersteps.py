@@ -15,14 +15,16 @@ nothing of the kind keeps None.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl.commands import GOTO, Send, goto_of
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
-from statehitl.progress import Schedule
 
-__all__ = ["Apply", "plan_start", "plan_step", "send_arg"]
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
+
+__all__ = ["Apply", "plan_start", "plan_step", "schedule_of", "send_arg", "stored_schedule"]
 
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
 """``apply(state, writes)``: the state after ``writes`` (the state adapter's reducers)."""
@@ -81,8 +83,26 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
     pulled -= machine.deferred
     if held and not pulled and not sends:  # nothing else left: the deferred nodes' turn
         pulled, held = set(held), []
-    schedule = Schedule(sends=sends, joins=joins, deferred=held) if sends or joins or held else None
-    return [*sorted(pulled), *sends], schedule
+    if not (sends or joins or held):
+        return sorted(pulled), None
+    from statehitl.progress import Schedule  # only a graph with Sends, joins or deferred nodes needs it
+
+    return [*sorted(pulled), *sends], Schedule(sends=sends, joins=joins, deferred=held)
+
+
+def schedule_of(stored: dict[str, Any], where: str) -> Schedule | None:
+    """The schedule a checkpoint stores (``CheckpointRecord.schedule``), read through its model; ``where``
+    names the checkpoint in the error if it cannot be. None when nothing waits."""
+    if not stored:
+        return None
+    from statehitl.progress import Schedule
+
+    return Schedule.load(stored, where)
+
+
+def stored_schedule(schedule: Schedule | None) -> dict[str, Any]:
+    """``schedule`` as a checkpoint stores it (empty when nothing waits)."""
+    return {} if schedule is None else schedule.stored()
 
 
 def send_arg(schedule: Schedule | None, task: str) -> tuple[bool, Any]:

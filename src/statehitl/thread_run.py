@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from statehitl import observe
 from statehitl.checkpoint.answer_records import withdraw_answers
@@ -22,12 +22,15 @@ from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheck
 from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError
 from statehitl.machine import Machine
 from statehitl.position import Position, RunEnd, Writes
-from statehitl.progress import Schedule
 from statehitl.run_loop import AfterStep, RunLoop
 from statehitl.runner_parts import Pauses, StateAdapter, StepFailed, record_source
 from statehitl.step_run import StepExecutor
+from statehitl.supersteps import stored_schedule
 from statehitl.telemetry import RunTracer
 from statehitl.transitions import CheckpointWritten
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["Durability", "OnCommit", "ThreadRun", "write_checkpoint"]
 
@@ -109,7 +112,7 @@ class ThreadRun(RunLoop):
                       schedule: Schedule | None) -> None:
         if self.durability != "exit":
             await self.write(step, state, "executing", durable=self.durability == "sync", held=True, pending=pending,
-                             writes=self.executor.dumped(applied), schedule=schedule)
+                             writes=self.executor.dumped(applied), schedule=stored_schedule(schedule))
         if self.after_step is not None:
             await self.after_step(state, applied, pending)
 
@@ -119,15 +122,15 @@ class ThreadRun(RunLoop):
         if at.started and executor.policy.writes_input_checkpoint and self.durability != "exit":
             # LangGraph's input checkpoint: the state before the first node, to replay or fork from
             await self.write(at.step, at.state, "executing", durable=self.durability == "sync", held=True,
-                             pending=at.pending, schedule=at.schedule, source="input")
+                             pending=at.pending, schedule=stored_schedule(at.schedule), source="input")
         end = await self.steps()
         dumped = executor.dumped(end.applied)
         if end.paused:  # a breakpoint: the thread waits, as on an interrupt, but on nothing to answer
             return await self.write(end.step, end.state, "interrupted", durable=True, pending=end.pending,
-                                    writes=dumped, schedule=end.schedule), end
+                                    writes=dumped, schedule=stored_schedule(end.schedule)), end
         if end.status == "executing":
             await self.write(end.step, end.state, "executing", durable=True, pending=end.pending,
-                             schedule=end.schedule)
+                             schedule=stored_schedule(end.schedule))
             raise GraphRecursionError(
                 f"thread {self.cursor.thread_id!r} ran {self.step_limit} steps without reaching END (next: "
                 f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
@@ -150,7 +153,7 @@ class ThreadRun(RunLoop):
                                    state=at.state, status="failed", durable=True, index=self.index,
                                    tracer=self.tracer, pending=at.pending, completed=at.completed,
                                    responses=at.responses, progress=at.progress, interrupts=at.waiting,
-                                   error=failed.record(), schedule=at.schedule, **fields)
+                                   error=failed.record(), schedule=stored_schedule(at.schedule), **fields)
 
     async def crashed(self, failure: BaseException, *, acted: bool) -> None:
         """The run is over by an error of its own, but the thread may say "held until ...": release it, so

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.state import AgentState
 from statehitl.channels import StateSchema, append
-from statehitl.progress import ToolBatch
 
 __all__ = ["AgentLoopState", "AgentSchema", "agent_schema", "resumed_state", "state_update"]
 
@@ -67,7 +66,10 @@ def resumed_state(loop: AgentLoopState, progress: dict[str, Any]) -> AgentState:
     """The agent state to go on with: what an interrupted tool batch kept of its changes (``progress``
     of the stopped step: the ``tools`` node's ``ToolBatch``), else the stored one, unchanged since it was saved."""
     kept = progress.get("tools")
-    batch = ToolBatch.load(kept, "what the agent's tool batch kept") if kept else None
-    if batch is not None and batch.agent_state is not None:
-        return AgentState(batch.agent_state)
+    if kept:
+        from statehitl.progress import ToolBatch  # only a resume of a stopped batch reads one
+
+        batch = ToolBatch.load(kept, "what the agent's tool batch kept")
+        if batch.agent_state is not None:
+            return AgentState(batch.agent_state)
     return AgentState(loop.agent_state, changed=False)

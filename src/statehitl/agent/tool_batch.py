@@ -23,7 +23,6 @@ from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, Be
 from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
-from statehitl.progress import ToolBatch
 from statehitl.transitions import ToolFinished
 from statehitl.types.content import Message
 from statehitl.types.tools import ToolContext, ToolResult, ToolUse, error_result
@@ -38,8 +37,7 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     hooks = runtime.hooks
     message: Message = state.turn  # type: ignore[assignment]
     uses: list[ToolUse] = [block["toolUse"] for block in message["content"] if "toolUse" in block]
-    kept = ToolBatch.load(ctx.progress, "what the agent's tool batch kept") if ctx.progress else None
-    results: dict[str, ToolResult] = dict(from_json_safe(kept.results)) if kept is not None else {}
+    results: dict[str, ToolResult] = _kept_results(ctx.progress) if ctx.progress else {}
     cancel: str | None = None
     if hooks.has_callbacks(BeforeToolsEvent):
         before = BeforeToolsEvent(runtime.agent, message, run.invocation_state)
@@ -90,8 +88,19 @@ def _progress(run: LoopRun, results: dict[str, ToolResult]) -> dict[str, Any] | 
     changed = run.runtime.state.changed
     if not results and not changed:
         return None
+    from statehitl.progress import ToolBatch  # the record kinds load when a batch first stops, not at import
+
     agent_state = to_json_safe(run.runtime.state.get()) if changed else None
     return ToolBatch(results=to_json_safe(results), agent_state=agent_state).stored()
+
+
+def _kept_results(progress: Any) -> dict[str, ToolResult]:
+    """The results of the finished calls of a batch that stopped (its ``ToolBatch``)."""
+    from statehitl.progress import ToolBatch
+
+    batch = ToolBatch.load(progress, "what the agent's tool batch kept")
+    results: dict[str, ToolResult] = from_json_safe(batch.results)
+    return dict(results)
 
 
 def _final_message(end_turn: Any) -> Message:

@@ -25,7 +25,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from statehitl.checkpoint.record_parts import FailureRecord, InterruptRecord, Piece
-from statehitl.progress import Schedule
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -72,11 +71,6 @@ goes on), ``interrupted`` (waiting on a human), ``completed``, ``failed`` (a nod
 ``error`` the record keeps and which ``invoke(None)`` retries; or a hook cancelled a node, which
 ``cancelled`` names)."""
 Source = Literal["input", "step", "interrupt", "cancel", "update", "error"]
-
-
-def _none_if_empty(value: Any) -> Any:
-    """An empty schedule, as records of versions 1 and 2 stored every field, is no schedule."""
-    return None if value == {} else value
 
 
 Via = Literal["app", "inbox", "page", "expiry"]
@@ -201,9 +195,11 @@ class CheckpointRecord(BaseModel):
     replaced_text: int | None = None
     """How many characters of this checkpoint could not be stored as they were (lone surrogates, as from a
     file name that is not UTF-8) and are U+FFFD instead; None when none."""
-    schedule: Annotated[Schedule | None, BeforeValidator(_none_if_empty)] = None
+    schedule: dict[str, Any] = Field(default_factory=dict)
     """A machine that runs supersteps (a StateGraph): the pending Sends' arguments, the waiting edges'
-    progress and the deferred nodes (``statehitl.progress.Schedule``); None when nothing waits."""
+    progress and the deferred nodes, as a ``statehitl.progress.Schedule`` stores them, read back through it
+    (``supersteps.schedule_of``); empty when nothing waits. Kept as JSON here, so a record of a run
+    without one never builds the Schedule's validator."""
     acting: int | None = None
     """On the checkpoints of a run that acts on answers, while it runs (and on the one that released its
     lease after a failure): the slot of the claim that recorded the answers. Such a run that stopped

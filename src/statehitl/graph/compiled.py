@@ -43,7 +43,7 @@ from statehitl.position import Position, Writes
 from statehitl.resume import ContinueRun, ResumeRun, plan_run
 from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
-from statehitl.supersteps import plan_start, plan_step
+from statehitl.supersteps import plan_start, plan_step, schedule_of, stored_schedule
 
 __all__ = ["CompiledStateGraph", "Migration"]
 
@@ -314,8 +314,10 @@ class CompiledStateGraph(Generic[M]):
                         "completed": record.completed, "responses": record.responses,
                         "progress": record.progress, "error": record.error, "schedule": record.schedule}
         else:
-            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, {})], record.schedule)
-            position = {"status": "executing" if pending else "completed", "pending": pending, "schedule": schedule}
+            kept = schedule_of(record.schedule, f"checkpoint {record.checkpoint_id} of thread {record.thread_id!r}")
+            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, {})], kept)
+            position = {"status": "executing" if pending else "completed", "pending": pending,
+                        "schedule": stored_schedule(schedule)}
         # an update is a step of its own, as in LangGraph, except on a thread waiting on interrupts that keeps its
         # position: the ids of the interrupts it waits on derive from the step they were raised in
         step = record.step if as_node is None and record.interrupts else record.step + 1

@@ -19,7 +19,6 @@ from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import task_key
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
-from statehitl.progress import KeptRun
 from statehitl.status import Status
 
 __all__ = ["GraphTask", "SnapshotReader", "StateSnapshot", "graph_config"]
@@ -173,6 +172,8 @@ class SnapshotReader:
              interrupts: tuple[Interrupt, ...]) -> StateSnapshot[Any]:
         """This graph's snapshot where it stopped running as a node of ``parent``'s graph (``stored``: the
         ``KeptRun`` the node keeps of it in ``parent``'s checkpoint)."""
+        from statehitl.progress import KeptRun  # only a snapshot of a stopped subgraph reads one
+
         kept = KeptRun.load(stored, f"what checkpoint {parent.checkpoint_id} of thread {parent.thread_id!r} kept "
                                     "of a subgraph")
         state = self.schema.load({**kept.values, **kept.appended})

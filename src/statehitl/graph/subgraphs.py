@@ -9,7 +9,7 @@ subgraph from the node that asked, without re-running the ones before it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statehitl import interrupt_ids
 from statehitl.commands import ParentCommand
@@ -22,7 +22,9 @@ from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
 from statehitl.position import NodeContext
-from statehitl.progress import InvokedGraphs
+
+if TYPE_CHECKING:
+    from statehitl.progress import InvokedGraphs
 
 __all__ = ["Subgraph", "invoke_inside", "subgraph_handler"]
 
@@ -93,12 +95,18 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
         reset_run(token)
     if isinstance(outcome, NodeStopped):
         calls[str(index)] = outcome.kept
+        from statehitl.progress import InvokedGraphs  # the record kinds load when a run first stops
+
         raise InterruptRaised(outcome.interrupts, progress=InvokedGraphs(calls=calls).stored())
     return sub.result_of(outcome.result)
 
 
 def _invoked(ctx: NodeContext) -> InvokedGraphs | None:
     """What node ``ctx`` kept of the graphs it invoked when it last stopped, if it kept that."""
+    if ctx.progress is None:
+        return None
+    from statehitl.progress import InvokedGraphs
+
     if not InvokedGraphs.holds(ctx.progress):
         return None
     return InvokedGraphs.load(ctx.progress, f"what node {ctx.node!r} kept of the graphs it invoked")
