@@ -24,6 +24,7 @@ import statehitl.runtime
 import statehitl.session
 import statehitl.storage
 import statehitl.storage.search
+import statehitl.storage.search.bm25
 import statehitl.testing
 import statehitl.tools
 import statehitl.transitions
@@ -53,9 +54,9 @@ PUBLIC = {
                               "GraphInterrupt"]),
     statehitl.nesting: ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run",
                         "node_call", "resumed_run", "started_run"],
-    statehitl.transitions: ["CheckpointWritten", "HookFired", "InterruptAnswered", "InterruptRaisedTransition",
-                            "NodeCancelled", "NodeEntered", "NodeExited", "StepApplied", "ToolFinished",
-                            "Transition"],
+    statehitl.transitions: ["CheckpointWritten", "ClaimTaken", "HookFired", "InterruptAnswered",
+                            "InterruptRaisedTransition", "NodeCancelled", "NodeEntered", "NodeExited", "StepApplied",
+                            "ToolFinished", "Transition"],
     statehitl.hooks: ["AfterInvocationEvent", "AfterModelCallEvent", "AfterMultiAgentInvocationEvent",
                       "AfterNodeCallEvent", "AfterToolCallEvent", "AfterToolsEvent", "BeforeInvocationEvent",
                       "BeforeModelCallEvent", "BeforeMultiAgentInvocationEvent", "BeforeNodeCallEvent",
@@ -74,7 +75,9 @@ PUBLIC = {
                         "SessionManager", "SnapshotSessionManager", "SnapshotTrigger"],
     statehitl.storage: ["BlobStore", "DynamoDBStorage", "InMemoryStorage", "LocalFileStorage", "S3Storage", "Storage",
                         "StorageSearchResult"],
-    statehitl.storage.search: ["KeywordSearchStrategy", "SearchStrategy", "Searchable", "StorageSearchResult"],
+    statehitl.storage.search: ["Bm25SearchStrategy", "Bm25SearchStrategyConfig", "KeywordSearchStrategy",
+                               "SearchStrategy", "Searchable", "StorageSearchResult"],
+    statehitl.storage.search.bm25: ["Bm25SearchStrategy", "Bm25SearchStrategyConfig"],
     statehitl.experimental.checkpoint: ["CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition"],
     statehitl.tools: ["DecoratedFunctionTool", "ToolRegistry", "tool"],
     statehitl.checkpoint: ["ABSENT", "AuditEntry", "CheckpointRecord", "Checkpointer", "FileCheckpointer",

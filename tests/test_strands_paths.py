@@ -107,7 +107,8 @@ ALREADY: dict[str, dict[str, str]] = {
     "statehitl.storage.storage": {"Storage": "statehitl.storage.storage.Storage",
                                   "StorageSearchResult": "statehitl.storage.search.types.StorageSearchResult"},
     "statehitl.storage.search": {name: f"statehitl.storage.search.{module}.{name}" for module, name in (
-        ("keyword", "KeywordSearchStrategy"), ("types", "SearchStrategy"), ("types", "StorageSearchResult"))},
+        ("keyword", "KeywordSearchStrategy"), ("types", "SearchStrategy"), ("types", "StorageSearchResult"),
+        ("bm25", "Bm25SearchStrategy"), ("bm25", "Bm25SearchStrategyConfig"))},
 }
 
 
@@ -234,7 +235,9 @@ STRANDS_MODULES: dict[str, tuple[str, ...]] = {
     "storage.in_memory_storage": ("InMemoryStorage",),
     "storage.local_file_storage": ("LocalFileStorage",),
     "storage.s3_storage": ("S3Storage",),
-    "storage.search": ("KeywordSearchStrategy", "SearchStrategy", "StorageSearchResult"),
+    "storage.search": ("Bm25SearchStrategy", "Bm25SearchStrategyConfig", "KeywordSearchStrategy", "SearchStrategy",
+                       "StorageSearchResult"),
+    "storage.search.bm25": ("Bm25SearchStrategy", "Bm25SearchStrategyConfig"),
     "storage.search.keyword": ("KeywordSearchStrategy", "STOP_WORDS", "token_overlap_score", "tokenize"),
     "storage.search.types": ("SearchStrategy",),
 }

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from statehitl import interrupt_ids
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.records import InterruptRecord, RecordStatus
+from statehitl.checkpoint.records import InterruptRecord, RecordStatus, RunStart, ViewPart
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 
 if TYPE_CHECKING:
@@ -102,8 +102,11 @@ class Position:
     """The keys of the answers this call stored as binding: withdrawn if the run refuses them on re-run."""
     schedule: Schedule | None = None
     """What a machine that runs supersteps keeps between steps (``statehitl.supersteps``): Sends, joins."""
-    started: bool = False
-    """A new run from START (not a resume): a StateGraph stores its input checkpoint first."""
+    parent_view: ViewPart | None = None
+    """Which checkpoint of the cursor's parent record the run follows, when not that record's own."""
+    start: RunStart | None = None
+    """How a StateGraph's run began (its input, or the checkpoint it replays): its first checkpoint keeps it,
+    and shows it as LangGraph's input (or fork) checkpoint and first-step checkpoint (``graph.history``)."""
 
 
 @dataclass

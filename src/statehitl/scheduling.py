@@ -29,8 +29,6 @@ class SchedulingPolicy(Protocol):
 
     keeps_finished_on_failure: bool
     """A failed step keeps its finished nodes' writes for its retry (else the step fails as a whole)."""
-    writes_input_checkpoint: bool
-    """A run from START stores the state before its first node (LangGraph's ``source="input"``)."""
 
     def runnable(self, machine: Machine, pending: list[str]) -> list[str]:
         """The pending tasks this step runs."""
@@ -48,7 +46,6 @@ class ReadySet:
     """Strands' rule: a node waits for the pending nodes that can still reach it."""
 
     keeps_finished_on_failure = False
-    writes_input_checkpoint = False
 
     def runnable(self, machine: Machine, pending: list[str]) -> list[str]:
         if len(pending) == 1:
@@ -70,7 +67,6 @@ class Supersteps:
     """LangGraph's rule: every triggered task runs; writes apply together at the step's end."""
 
     keeps_finished_on_failure = True
-    writes_input_checkpoint = True
 
     def runnable(self, machine: Machine, pending: list[str]) -> list[str]:
         return pending

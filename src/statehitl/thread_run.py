@@ -1,11 +1,13 @@
 """A thread's run: the step loop, with a checkpoint committed between steps and where the run stops.
 
 ``ThreadRun`` is one object per run of a thread (``Runner.run`` builds it). It writes the run's
-checkpoints through the engine: the input checkpoint when its policy asks for one, a held checkpoint
-after every step that leaves nodes pending (carrying the run's lease, unless ``durability="exit"``),
-and the checkpoint it stops on, which also updates the thread's index entry. The first checkpoint
-after a resume carries the audit entries of the answers it applied. How each way of stopping is
-recorded (a breakpoint, the step limit, a failed step, a crash of the run itself) is here too.
+checkpoints through the engine: a held checkpoint after every step that leaves nodes pending (carrying
+the run's lease, unless ``durability="exit"``), and the checkpoint it stops on, which also updates the
+thread's index entry. The first checkpoint it writes carries how the run began (a StateGraph's input,
+which LangGraph shows as checkpoints of their own: no write of their own here) and the audit entries of
+the answers a resume applied; with ``durability="sync"`` the beginning is written before the first step.
+How each way of stopping is recorded (a breakpoint, the step limit, a failed step, a crash of the run
+itself) is here too.
 """
 
 from __future__ import annotations
@@ -79,6 +81,9 @@ class ThreadRun(RunLoop):
         self.tracer = tracer
         self.answered = list(at.answered)
         """Audit entries of this resume's answers, until the first checkpoint after them carries them."""
+        self.start = at.start
+        """How the run began, until its first checkpoint carries it."""
+        self.parent_view = at.parent_view
         self.last: tuple[StoredCheckpoint, Any] | None = None
         """The last checkpoint this run wrote, and the state it holds."""
         self.index_error: Exception | None = None
@@ -94,9 +99,7 @@ class ThreadRun(RunLoop):
         executor, cursor = self.executor, self.cursor
         if held and cursor.acting is not None:
             fields["acting"] = cursor.acting
-        if self.answered:  # the first checkpoint after the answers were applied carries them (the audit trail)
-            fields["answered"] = [AnswerRecord.of(entry) for entry in self.answered]
-            self.answered = []
+        self._first_fields(fields)
         try:
             record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,
                                             state=state, status=status, durable=durable, held=held,
@@ -107,6 +110,19 @@ class ThreadRun(RunLoop):
         if self.on_commit is not None:
             self.on_commit(record, state)
         return record
+
+    def _first_fields(self, fields: dict[str, Any]) -> None:
+        """What only the first checkpoint written after them carries: the audit entries of the answers this
+        resume applied (the audit trail, in the step's one write), and how the run began."""
+        if self.answered:
+            fields["answered"] = [AnswerRecord.of(entry) for entry in self.answered]
+            self.answered = []
+        if self.start is not None:
+            fields["start"] = self.start
+            self.start = None
+        if self.parent_view is not None:
+            fields["parent_view"] = self.parent_view
+            self.parent_view = None
 
     async def between(self, step: int, state: Any, pending: list[str], applied: Writes,
                       schedule: Schedule | None) -> None:
@@ -119,10 +135,10 @@ class ThreadRun(RunLoop):
     async def to_the_end(self) -> tuple[StoredCheckpoint, RunEnd]:
         """The run's steps, from its input checkpoint (when its policy has one) to the checkpoint it stops on."""
         at, executor = self.at, self.executor
-        if at.started and executor.policy.writes_input_checkpoint and self.durability != "exit":
-            # LangGraph's input checkpoint: the state before the first node, to replay or fork from
-            await self.write(at.step, at.state, "executing", durable=self.durability == "sync", held=True,
-                             pending=at.pending, schedule=stored_schedule(at.schedule), source="input")
+        if at.start is not None and self.durability == "sync":
+            # every step persisted before the next runs: the run's beginning too, before its first node
+            await self.write(at.step, at.state, "executing", durable=True, held=True, pending=at.pending,
+                             schedule=stored_schedule(at.schedule))
         end = await self.steps()
         dumped = executor.dumped(end.applied)
         if end.paused:  # a breakpoint: the thread waits, as on an interrupt, but on nothing to answer
@@ -144,9 +160,7 @@ class ThreadRun(RunLoop):
         step failed, so the checkpoint carries their audit entries."""
         at = failed.position
         fields: dict[str, Any] = {}
-        if self.answered:
-            fields["answered"] = [AnswerRecord.of(entry) for entry in self.answered]
-            self.answered = []
+        self._first_fields(fields)
         executor = self.executor
         with contextlib.suppress(IndexNotWritten):  # the step's own error is the one to report
             await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,

@@ -204,5 +204,5 @@ def test_a_cancelled_model_call_ends_the_call_instead_of_pausing() -> None:
     assert resumed.checkpoint is not None
     cancelling.append(True)
     ended = agent({"checkpointResume": {"checkpoint": resumed.checkpoint.to_dict()}})
-    assert (ended.stop_reason, ended.checkpoint, str(ended)) == ("cancelled", None, "stopped")
+    assert (ended.stop_reason, ended.checkpoint, str(ended)) == ("end_turn", None, "stopped")
     assert agent.messages[-1] == {"role": "assistant", "content": [{"text": "stopped"}]}

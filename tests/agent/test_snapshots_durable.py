@@ -15,7 +15,7 @@ import pytest
 from agent_helpers import uses
 
 from statehitl import Agent, Snapshot, tool
-from statehitl.errors import SnapshotError
+from statehitl.errors import AlreadyAnsweredError, SnapshotError
 from statehitl.hooks import BeforeToolCallEvent
 from statehitl.models import ScriptedModel
 from statehitl.session import FileSessionManager
@@ -63,11 +63,13 @@ def test_a_waiting_agents_snapshot_brings_its_interrupt_back_in_another_agent_of
     later = waiting_agent(tmp_path, runs)  # a new process's agent on the session: back to the question
     later.load_snapshot(snapshot)
     assert [i.id for i in later.interrupts] == [waiting.interrupts[0].id]
-    result = later([{"interruptResponse": {"interruptId": waiting.interrupts[0].id, "response": "y"}}])
-    assert (result.stop_reason, str(result), runs) == ("end_turn", "added", ["1+2"])
+    # the question was answered already: that answer binds (another is refused, and nothing runs)
+    with pytest.raises(AlreadyAnsweredError):
+        later([{"interruptResponse": {"interruptId": waiting.interrupts[0].id, "response": "y"}}])
+    assert runs == []
     history = asyncio.run(later.checkpointer.history(later.thread_id))
     waited = next(h.seq for h in history if h.status == "interrupted")
-    assert len([h for h in history if h.parent_seq == waited]) == 2  # two branches from the wait: "n", then "y"
+    assert len([h for h in history if h.parent_seq == waited]) == 1  # the one branch its answer took
 
 
 def test_on_another_thread_such_a_snapshot_is_refused_and_the_agent_is_unchanged(tmp_path: Path) -> None:

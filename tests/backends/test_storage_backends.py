@@ -62,3 +62,39 @@ def test_a_botocore_config_builds_the_client_and_a_region_beside_a_session_is_re
     assert store.backend.client.meta.config.connect_timeout == 5  # type: ignore[attr-defined]
     with pytest.raises(StorageConfigError, match="Cannot specify both region_name and boto_session"):
         S3Storage(s3_bucket, region_name=REGION, boto_session=s3_session)
+
+
+def test_bm25_search_on_s3_and_dynamodb_ranks_as_on_the_file_store(s3_server: str, s3_bucket: str,
+                                                                   dynamodb_endpoint: str, dynamodb_table: str,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Any) -> None:
+    """A store without a directory keeps its BM25 index in the file ``db_path`` names."""
+    from statehitl_checkpoint_s3.local import DUMMY_AWS_ENV
+
+    from statehitl.storage import LocalFileStorage
+    from statehitl.storage.search import Bm25SearchStrategy, Bm25SearchStrategyConfig
+
+    for name, value in DUMMY_AWS_ENV.items():
+        monkeypatch.setenv(name, value)
+    docs = {"a.md": b"token refresh flow for the server", "b.md": b"server setup", "c.md": b"refresh the page"}
+
+    async def ranked(build: Any, strategy: Any) -> list[tuple[str, float]]:
+        store = build(strategy)
+        for key, value in docs.items():
+            await store.write(key, value)
+        found = [(r.key, r.score) for r in await store.search("refresh server")]
+        await strategy.close()
+        return found
+
+    def indexed(name: str) -> Bm25SearchStrategy:
+        return Bm25SearchStrategy(Bm25SearchStrategyConfig(db_path=str(tmp_path / f"{name}.sqlite")))
+
+    on_file = asyncio.run(ranked(lambda s: LocalFileStorage(tmp_path / "files", search_strategy=s),
+                                 Bm25SearchStrategy()))
+    assert [key for key, _ in on_file] == ["a.md"]
+    on_s3 = asyncio.run(ranked(lambda s: S3Storage(s3_bucket, prefix="bm25/", region_name=REGION,
+                                                   endpoint_url=s3_server, search_strategy=s), indexed("s3")))
+    on_dynamodb = asyncio.run(ranked(lambda s: DynamoDBStorage(dynamodb_table, region_name=REGION,
+                                                               endpoint_url=dynamodb_endpoint, search_strategy=s),
+                                     indexed("dynamodb")))
+    assert on_s3 == on_dynamodb == on_file

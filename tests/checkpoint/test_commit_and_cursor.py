@@ -50,7 +50,7 @@ def test_a_step_record_stores_what_its_base_lacks_and_links_the_cursor_to_it() -
 
     def build(state: Log, fields: dict[str, Any], lease_until: float | None = None) -> Any:
         return build_step_record(cursor, state, codec, fields, machine="m", fingerprint="f", status="executing",
-                                 delta=True, now=1.0, lease_until=lease_until)
+                                 delta=True, created_at=1.0, lease_until=lease_until)
 
     record, _, link = build(Log(log=["a"], n=1), {"step": 1})
     assert (record.seq, record.appends["log"].items, link.lengths) == (0, ["a"], {"log": 1})

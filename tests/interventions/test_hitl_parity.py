@@ -85,6 +85,39 @@ def test_a_refusal_cancels_the_call_with_the_prompt() -> None:
     assert both(program) == ([], [("error", f"CONFIRMATION_FAILED: {PROMPT_A}")])
 
 
+@pytest.mark.parametrize("malformed", [5, {"x": 1}, [1]])
+def test_a_malformed_answer_refuses_the_call_in_strands_and_is_refused_itself_here(malformed: Any) -> None:
+    """Neither a typed answer nor a string or boolean. Strands reads it as a refusal; statehitl refuses the
+    answer before storing it (an answer is stored once and binds: a typo must not become a final "no"), the
+    agent still waits, and the refusal the human then gives ends the call as Strands ended it."""
+    from statehitl.errors import ResponseValidationError
+
+    def program(side: Side) -> Any:
+        agent, _, ran = hitl_agent(side, [use("t1", "delete_file", {"path": "a"}), "ok"])
+        asked = agent("tidy up")
+        if side.name == "statehitl":
+            with pytest.raises(ResponseValidationError, match="strands:human-in-the-loop"):
+                agent(answers(asked, malformed))
+            assert [i.id for i in agent.interrupts] == [i.id for i in asked.interrupts]  # still waiting on it
+            done = agent(answers(asked, "n"))
+        else:
+            done = agent(answers(asked, malformed))
+        return done.stop_reason, ran, tool_results(agent.messages)
+
+    assert both(program) == ("end_turn", [], [("error", f"CONFIRMATION_FAILED: {PROMPT_A}")])
+
+
+@pytest.mark.parametrize("malformed", [5, {"x": 1}, [1]])
+def test_a_malformed_answer_from_an_inline_ask_refuses_the_call_as_in_strands(malformed: Any) -> None:
+    """No one is left to answer again inline: the answer is read, as Strands reads it, as a refusal."""
+    def program(side: Side) -> Any:
+        agent, _, ran = hitl_agent(side, [use("t1", "delete_file", {"path": "a"}), "ok"],
+                                   ask=lambda prompt, **kwargs: malformed)
+        return agent("tidy up").stop_reason, ran, tool_results(agent.messages)
+
+    assert both(program) == ("end_turn", [], [("error", f"CONFIRMATION_FAILED: {PROMPT_A}")])
+
+
 def test_trust_approves_and_remembers_the_tool_for_the_session() -> None:
     def program(side: Side) -> Any:
         script = [use("t1", "delete_file", {"path": "a"}), "ok", use("t2", "delete_file", {"path": "b"}), "ok again"]

@@ -209,8 +209,6 @@ def test_guide_after_a_model_call_discards_the_reply_and_calls_again_with_the_fe
 
 
 def test_deny_before_a_model_call_answers_with_the_denial_without_calling_the_model() -> None:
-    """The conversation is the same; the stop reason is each framework's for a cancelled model call
-    (statehitl's ``BeforeModelCallEvent.cancel`` reports ``cancelled``, Strands' 1.62 ``end_turn``)."""
     def program(side: Side) -> Any:
         i = side.interventions
         agent, model = side.agent(["never said"], interventions=[
@@ -218,25 +216,26 @@ def test_deny_before_a_model_call_answers_with_the_denial_without_calling_the_mo
         result = agent("hi")
         return str(result).strip(), conversation(agent.messages), model.calls, result.stop_reason
 
-    on_strands, on_statehitl = program(STRANDS), program(STATEHITL)
-    assert on_statehitl[:3] == on_strands[:3] == (
-        "DENIED: out of budget", [("user", [{"text": "hi"}]), ("assistant", [{"text": "DENIED: out of budget"}])], 0)
-    assert (on_strands[3], on_statehitl[3]) == ("end_turn", "cancelled")
+    assert both(program) == (
+        "DENIED: out of budget", [("user", [{"text": "hi"}]), ("assistant", [{"text": "DENIED: out of budget"}])], 0,
+        "end_turn")
 
 
-def test_deny_before_the_invocation_stops_it_before_the_model_is_called() -> None:
-    """Both stop before the model is called. Strands 1.62 then answers with the denial and records it in
-    place of the prompt; statehitl cancels the call as a ``BeforeInvocationEvent`` cancel does there:
-    ``cancelled``, and the conversation is left as it was."""
-    def program(side: Side) -> Any:
+def test_deny_or_guide_before_the_invocation_answers_in_place_of_the_prompt() -> None:
+    """The model is never called; the denial (or the guidance) is the reply, recorded in place of the prompt."""
+    def program(side: Side, action: str) -> Any:
         i = side.interventions
-        agent, model = side.agent(["never said"], interventions=[
-            handler(side, "hours", before_invocation=lambda self, e: i.Deny(reason="office hours are over"))])
+        decide = (lambda self, e: i.Deny(reason="office hours are over")) if action == "deny" else (
+            lambda self, e: i.Guide(feedback="ask the front desk"))
+        agent, model = side.agent(["never said"], interventions=[handler(side, "hours", before_invocation=decide)])
+        seen: list[Any] = []
+        agent.add_hook(lambda e: seen.append(e.result), side.hooks.AfterInvocationEvent)
         result = agent("hi")
-        return model.calls, result.stop_reason, conversation(agent.messages)
+        return model.calls, result.stop_reason, str(result).strip(), conversation(agent.messages), seen
 
-    assert program(STRANDS) == (0, "end_turn", [("assistant", [{"text": "DENIED: office hours are over"}])])
-    assert program(STATEHITL) == (0, "cancelled", [])
+    for action, text in (("deny", "DENIED: office hours are over"), ("guide", "GUIDANCE: [hours] ask the front desk")):
+        on_strands, on_statehitl = program(STRANDS, action), program(STATEHITL, action)
+        assert on_statehitl == on_strands == (0, "end_turn", text, [("assistant", [{"text": text}])], [None])
 
 
 def test_handlers_run_after_the_hooks_on_before_events_and_before_them_on_after_events() -> None:

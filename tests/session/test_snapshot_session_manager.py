@@ -24,7 +24,7 @@ from statehitl.hooks import BeforeToolCallEvent
 from statehitl.models import ScriptedModel
 from statehitl.session import SnapshotSessionManager
 from statehitl.storage import InMemoryStorage, LocalFileStorage
-from strands_side import side, uses
+from strands_side import conversation, side, uses
 
 
 def test_snapshots_time_travel_and_session_deletion_as_in_strands(tmp_path: Path) -> None:
@@ -228,3 +228,48 @@ def test_an_orchestrator_on_it_needs_storage_from_the_constructor() -> None:
     builder.add_node(node(), "only")
     builder.set_session_manager(SnapshotSessionManager("g", storage=InMemoryStorage()))
     assert str(builder.build()("go").results["only"].result).strip() == "done"
+
+
+def save_points(name: str, strategy: str) -> dict[str, Any]:
+    """What a new agent on the session finds while a call runs its tool, and after that call failed."""
+    on = side(name)
+    sessions, stores, null = framework(name)
+    storage = stores.InMemoryStorage()
+    seen: dict[str, Any] = {}
+
+    def built(script: list[Any], tools: list[Any]) -> Any:
+        return on.Agent(model=on.model(script), tools=tools, callback_handler=None, conversation_manager=null(),
+                        session_manager=sessions.SnapshotSessionManager("s", storage=storage,
+                                                                        save_latest_on=strategy))
+
+    @on.tool
+    def probe(x: int) -> str:
+        """Look at the session from another agent.
+
+        Args:
+            x: a number
+        """
+        seen["during the call"] = [role for role, _ in conversation(built([], []).messages)]
+        return "probed"
+
+    with pytest.raises(Exception, match="down") as raised:
+        built([uses("t1", "probe", {"x": 1}), RuntimeError("down")], [probe])("go")
+    seen["after the failed call"] = ([role for role, _ in conversation(built([], []).messages)],
+                                     type(raised.value).__name__)
+    return seen
+
+
+@pytest.mark.parametrize("strategy", ["message", "invocation", "trigger"])
+def test_save_latest_on_after_a_failed_call_and_during_one(strategy: str) -> None:
+    """After a call that failed, a new agent finds what Strands' finds under every strategy. During a call,
+    it finds the thread's last step under "message" and "invocation" alike: the turn whose tools run is not
+    in the conversation yet (Strands "message": it is, without its results), and "invocation" shows the
+    steps so far rather than the last call's end, since a new agent goes on from the thread's head (what
+    keeps an answered, acted-on interrupt from being answered again after a crash)."""
+    theirs, ours = save_points("strands", strategy), save_points("statehitl", strategy)
+    assert ours["after the failed call"][0] == theirs["after the failed call"][0] == (
+        [] if strategy == "trigger" else ["user", "assistant", "user"])
+    assert (theirs["after the failed call"][1], ours["after the failed call"][1]) == ("EventLoopException",
+                                                                                       "RuntimeError")
+    during = {"message": (["user", "assistant"], ["user"]), "invocation": ([], ["user"]), "trigger": ([], [])}
+    assert (theirs["during the call"], ours["during the call"]) == during[strategy]

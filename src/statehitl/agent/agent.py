@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from statehitl.agent.state import AgentState
 from statehitl.agent.thread import AgentThread
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.event_stream import stream_run, with_model_text
 from statehitl.handlers import PrintingCallbackHandler
 from statehitl.hooks.agent_events import AfterInvocationEvent
@@ -308,21 +309,47 @@ class Agent:
     # -- calling ------------------------------------------------------------------------------------
 
     def __call__(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
-                 **kwargs: Any) -> AgentResult:
-        """Run the agent on ``prompt`` (or answer its interrupts) and return the result."""
-        return run_sync(self.invoke_async(prompt, invocation_state=invocation_state, **kwargs))
+                 cancel_signal: threading.Event | None = None, **kwargs: Any) -> AgentResult:
+        """Run the agent on ``prompt`` (or answer its interrupts) and return the result.
+
+        ``cancel_signal``: the caller's event that cancels this call once set (a client that went away, a
+        deadline), as ``cancel()`` does; it is read, never set or cleared, so clear it before reusing it.
+        """
+        return run_sync(self.invoke_async(prompt, invocation_state=invocation_state, cancel_signal=cancel_signal,
+                                          **kwargs))
 
     async def invoke_async(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
-                           **kwargs: Any) -> AgentResult:
+                           cancel_signal: threading.Event | None = None, **kwargs: Any) -> AgentResult:
         """Async ``agent(prompt)``."""
-        return await self._invoke(prompt, invocation_state, kwargs, self._callback())
+        return await self._invoke(prompt, invocation_state, kwargs, self._callback(), cancel_signal)
 
     async def stream_async(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
+                           cancel_signal: threading.Event | None = None,
                            **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         """Run the agent, yielding its events as they happen; the last one is ``{"result": AgentResult}``."""
-        async for event in stream_run(lambda emit: self._invoke(prompt, invocation_state, kwargs, emit),
-                                      lambda result: {"result": result}, self._callback()):
+        async for event in stream_run(
+                lambda emit: self._invoke(prompt, invocation_state, kwargs, emit, cancel_signal),
+                lambda result: {"result": result}, self._callback()):
             yield event
+
+    def cancel(self, *, message: str | None = None, after_current_tools: bool = False) -> None:
+        """Cancel the running call (or, between calls, the next one), from any thread: Strands' ``cancel``.
+
+        The call stops at its next cancellation-safe point (in the model's stream, before a tool batch,
+        between the tools of a sequential one, after a batch) and returns ``stop_reason == "cancelled"``;
+        what it did so far is in the conversation and the thread, which goes on with the next prompt.
+        ``after_current_tools=True`` lets the tools already asked for run and stops before the model is
+        called again (a tool that ends the loop); a call that asks for no more tools then ends as it would.
+        ``message`` is the text of the assistant message the cancelled call ends with. An interrupt takes
+        precedence: a call whose tools wait on a human stops on its interrupt.
+        """
+        self.runtime.cancellation.request(message=message, after_current_tools=after_current_tools)
+
+    @property
+    def cancel_signal(self) -> threading.Event:
+        """The agent's cancellation signal: set by ``cancel()`` or the running call's ``cancel_signal``, cleared
+        when a call ends. Tools get it as ``tool_context.cancel_signal``; read it only."""
+        return self.runtime.cancellation.signal
 
     def _callback(self) -> EmitEvent | None:
         handler = self.callback_handler
@@ -331,29 +358,31 @@ class Agent:
         return lambda event: handler(**event)
 
     async def _invoke(self, prompt: Any, given: dict[str, Any] | None, kwargs: dict[str, Any],
-                      emit: EmitEvent | None) -> AgentResult:
+                      emit: EmitEvent | None, cancel_signal: threading.Event | None) -> AgentResult:
         """Run one call; its keyword arguments join ``invocation_state``, so hooks and tools see both alike."""
         invocation_state = {**(given or {}), **kwargs}
         emit = with_model_text(emit)
         self._thread.acquire()
+        cancellation = self.runtime.cancellation
+        cancellation.begin(cancel_signal)
         try:
             while True:
-                result = await self._invoke_once(prompt, invocation_state, emit)
-                after = AfterInvocationEvent(self, invocation_state, result)
+                result, denied = await self._invoke_once(prompt, invocation_state, emit)
+                # A call its BeforeInvocationEvent cancelled has no result to show or go on from (Strands)
+                after = AfterInvocationEvent(self, invocation_state, None if denied else result)
                 if self.hooks.has_callbacks(AfterInvocationEvent):
                     await self.hooks.fire(after)
-                if after.resume is None:
+                if after.resume is None or denied:
                     return result
                 prompt = after.resume
         finally:
+            cancellation.end()
             self._thread.release()
 
     async def _invoke_once(self, prompt: Any, invocation_state: dict[str, Any],
-                           emit: EmitEvent | None) -> AgentResult:
+                           emit: EmitEvent | None) -> tuple[AgentResult, bool]:
         trace = trace_invocation(self, self.thread_id)
         run = LoopRun(self.runtime, invocation_state, AgentMetrics(), emit, trace)
-        if emit is not None:
-            emit({"init_event_loop": True})
         try:
             with contextlib.nullcontext() if trace is None else trace.current():
                 end = await self._thread.run(prompt, run, step_limit=self.step_limit, durability=self.durability,
@@ -366,7 +395,7 @@ class Agent:
             trace.end(end.stop_reason, run.metrics.accumulated_usage, end.interrupts)
         result = loop_result(end.stop_reason, end.loop, run, end.interrupts)
         result.checkpoint = end.checkpoint
-        return result
+        return result, end.denied
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={self.tool_names})"

@@ -4,7 +4,8 @@
 (``CHECKPOINT_PAUSES``). The runner stops a run there only when a step leaves a node to run next, so the
 agent pauses after ``model`` only when the model asked for tools (``after_model``) and after ``tools``
 only when the model is to be called again (``after_tools``): a cycle whose tools interrupt stops on the
-interrupt, and a cancelled model call ends the run, before any pause. The pause is the thread's
+interrupt, and a cancelled call ends the run at its next cancellation-safe point instead of pausing
+(``checkpoint_pauses``). The pause is the thread's
 checkpoint (status ``interrupted``, nothing to answer, the next node pending), written durably, so
 any process resumes it.
 
@@ -15,6 +16,8 @@ loads it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from statehitl.errors import AgentCheckpointError
@@ -23,12 +26,29 @@ from statehitl.types.content import Message
 
 if TYPE_CHECKING:
     from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
+    from statehitl.machine import Machine
 
-__all__ = ["CHECKPOINT_PAUSES", "INTERRUPTED_TOOL_TEXT", "checkpoint_resume", "first_cycle", "paused_at",
-           "unanswered_results"]
+__all__ = ["CHECKPOINT_PAUSES", "INTERRUPTED_TOOL_TEXT", "CancellablePauses", "checkpoint_pauses",
+           "checkpoint_resume", "first_cycle", "paused_at", "unanswered_results"]
 
 CHECKPOINT_PAUSES = Pauses(after=frozenset({"model", "tools"}))
 """Where an agent with ``checkpointing=True`` stops: after each node, when another follows."""
+
+
+@dataclass(frozen=True)
+class CancellablePauses(Pauses):
+    """``CHECKPOINT_PAUSES`` for one call: once ``cancelled()`` says the call is cancelled, the run does not
+    pause but goes on to its next cancellation-safe point, as Strands skips its ``after_model`` checkpoint."""
+
+    cancelled: Callable[[], bool] = field(default=lambda: False, compare=False)
+
+    def stops_after(self, machine: Machine, ran: list[str]) -> bool:
+        return super().stops_after(machine, ran) and not self.cancelled()
+
+
+def checkpoint_pauses(cancelled: Callable[[], bool]) -> Pauses:
+    """Where a checkpointing call stops: ``CHECKPOINT_PAUSES``, unless ``cancelled()`` by then."""
+    return CancellablePauses(after=CHECKPOINT_PAUSES.after, cancelled=cancelled)
 
 INTERRUPTED_TOOL_TEXT = "Tool was interrupted."
 """The error result a tool call gets when a new prompt arrives before it ran (Strands' words)."""

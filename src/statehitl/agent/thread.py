@@ -13,8 +13,9 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from statehitl.agent.cancellation import DENIED_INVOCATION
 from statehitl.agent.checkpointing import (
-    CHECKPOINT_PAUSES,
+    checkpoint_pauses,
     checkpoint_resume,
     first_cycle,
     paused_at,
@@ -29,6 +30,7 @@ from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import AgentBusyError, AgentCheckpointError, NotInterruptedError
 from statehitl.hooks.agent_events import BeforeInvocationEvent, MessageAddedEvent
+from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt
 from statehitl.position import Position
 from statehitl.resume import ResumeRun, is_response_list, plan_run
@@ -39,7 +41,7 @@ from statehitl.types.content import Message
 if TYPE_CHECKING:
     from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
 
-__all__ = ["AgentThread", "CallEnd"]
+__all__ = ["AgentThread", "CallEnd", "Denied"]
 
 
 class CallEnd(NamedTuple):
@@ -50,6 +52,15 @@ class CallEnd(NamedTuple):
     loop: AgentLoopState
     interrupts: list[Interrupt]
     checkpoint: Checkpoint | None = None
+    denied: bool = False
+    """A ``BeforeInvocationEvent`` hook cancelled the call: the loop never ran."""
+
+
+class Denied(NamedTuple):
+    """A call a ``BeforeInvocationEvent`` hook cancelled: the loop state its result is read from (the
+    conversation ending with the hook's reply)."""
+
+    loop: AgentLoopState
 
 
 class AgentThread:
@@ -173,8 +184,10 @@ class AgentThread:
         if self.stale:
             await self.restore()  # an earlier call failed: start from what the store holds
         at, cycle = await self._position(prompt, run, checkpointing)
-        if at is None:  # a BeforeInvocationEvent hook cancelled the call
-            return CallEnd("cancelled", self.loop, [])
+        if isinstance(at, Denied):  # a BeforeInvocationEvent hook cancelled the call: its text is the reply
+            return CallEnd("end_turn", at.loop, [], denied=True)
+        if run.emit is not None:
+            run.emit({"init_event_loop": True})  # once the call is let through, as Strands announces it
 
         announce = run.emit is not None or self.runtime.hooks.has_callbacks(MessageAddedEvent)
 
@@ -187,7 +200,8 @@ class AgentThread:
             record, loop = await self.runner.run(at, step_limit=step_limit, durability=durability,
                                                  invocation_state=run.invocation_state, runtime=run,
                                                  after_step=after_step,
-                                                 pauses=CHECKPOINT_PAUSES if checkpointing else None)
+                                                 pauses=checkpoint_pauses(self.runtime.cancellation.observed)
+                                                 if checkpointing else None)
         except BaseException as exc:
             if run.emit is not None and isinstance(exc, Exception):
                 run.emit({"force_stop": True, "force_stop_reason": str(exc)})
@@ -222,7 +236,7 @@ class AgentThread:
     def _label(self) -> str:
         return f"agent {self.runtime.name!r} (session thread {self.thread_id!r})"
 
-    async def _position(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | None, int]:
+    async def _position(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | Denied, int]:
         """Where the loop starts for this input, and the tool cycle it starts in; every check happens
         before anything is written."""
         head = self.head
@@ -234,13 +248,30 @@ class AgentThread:
                         none_continues=False, lists_are_input=True)
         if isinstance(plan, ResumeRun):
             assert head is not None
-            if self.runtime.hooks.has_callbacks(BeforeInvocationEvent):
-                await self.runtime.hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
+            denied = await self._denied_resume(run)
+            if denied is not None:
+                return denied, 0
             return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]),
                                          meta=plan.meta), 0
         return await self._start(prompt, run, False), 0
 
-    async def _from_pause(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | None, int]:
+    async def _denied_resume(self, run: LoopRun) -> Denied | None:
+        """Fire ``BeforeInvocationEvent`` for a call that goes on from where the thread stopped; if a hook
+        cancels it, the reply it ends with. Nothing is written then: the answers given are not stored, and
+        the thread still waits (or stays paused) where it stopped, mid-turn, where no message can join the
+        conversation without leaving a tool call unanswered in it."""
+        hooks = self.runtime.hooks
+        if not hooks.has_callbacks(BeforeInvocationEvent):
+            return None
+        before = BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None)
+        await hooks.fire(before)
+        text = cancel_text(before.cancel, DENIED_INVOCATION)
+        if text is None:
+            return None
+        reply: Message = {"role": "assistant", "content": [{"text": text}]}
+        return Denied(self.loop.model_copy(update={"messages": [*self._messages, reply], "turn": None}))
+
+    async def _from_pause(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | Denied, int]:
         """``_position`` for a ``checkpointResume``, or for any input to a thread paused by checkpointing."""
         resumed = checkpoint_resume(prompt, enabled=checkpointing)
         paused = self.paused()
@@ -254,7 +285,7 @@ class AgentThread:
         return await self._start(prompt, run, True), 0
 
     async def _unpause(self, paused: CheckpointPosition | None, resumed: Checkpoint | None,
-                       run: LoopRun) -> Position:
+                       run: LoopRun) -> Position | Denied:
         """Go on from the pause the thread is at; refused (before anything is written) if it is not paused
         where ``resumed`` says."""
         head = self.head
@@ -270,11 +301,12 @@ class AgentThread:
                 f"{self._label()} is paused {paused}, but the checkpoint given was taken {resumed.position} (an "
                 "earlier pause, already resumed): resume with the checkpoint of its last result"
             )
-        if self.runtime.hooks.has_callbacks(BeforeInvocationEvent):
-            await self.runtime.hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
+        denied = await self._denied_resume(run)
+        if denied is not None:
+            return denied
         return await resume_position(self.checkpointer, head, {}, self._loop_state([]))
 
-    async def _start(self, prompt: Any, run: LoopRun, abandon: bool) -> Position | None:
+    async def _start(self, prompt: Any, run: LoopRun, abandon: bool) -> Position | Denied:
         """A new run from the conversation and ``prompt``. ``abandon``: the thread was paused; the run does
         not go on from there, and a turn whose tools never ran joins the conversation with error results."""
         head, hooks = self.head, self.runtime.hooks
@@ -282,15 +314,16 @@ class AgentThread:
         new = to_messages(prompt)
         if head is not None:
             self.checkpointer.ensure_free(head, None)
+        turn = self.loop.turn if abandon else None
+        closing = [] if turn is None else [cast("Message", turn), unanswered_results(turn)]
         if hooks.has_callbacks(BeforeInvocationEvent):
             before = BeforeInvocationEvent(self.runtime.agent, run.invocation_state, new)
             await hooks.fire(before)
-            if before.cancel:
-                return None
+            text = cancel_text(before.cancel, DENIED_INVOCATION)
+            if text is not None:
+                return await self._deny(closing, text)
             new = list(before.messages or [])
-        turn = self.loop.turn if abandon else None
-        if turn is not None:
-            new = [cast("Message", turn), unanswered_results(turn), *new]
+        new = [*closing, *new]
         loop = self._loop_state(new)
         if abandon:
             loop = loop.model_copy(update={"turn": None})
@@ -299,6 +332,17 @@ class AgentThread:
             for message in new:
                 await hooks.fire(MessageAddedEvent(self.runtime.agent, message))
         return start_position(head, self.thread_id, loop, ["model"], rewritten=rewritten)
+
+    async def _deny(self, closing: list[Message], text: str) -> Denied:
+        """A new call a ``BeforeInvocationEvent`` hook cancelled: as in Strands, its prompt is dropped and the
+        hook's ``text`` is the reply, recorded in the conversation (after ``closing``, the results of a paused
+        turn's tool calls that never ran) and, with a session, saved as the thread's next checkpoint."""
+        reply: Message = {"role": "assistant", "content": [{"text": text}]}
+        if closing:  # the paused turn is closed, not resumed: the thread is no longer paused
+            self.loop = self.loop.model_copy(update={"turn": None})
+            self.detach()
+        await self.record([*closing, reply], saved=self.session)
+        return Denied(self.loop.model_copy(update={"messages": self._messages, "turn": None}))
 
     def _loop_state(self, new: list[Message]) -> AgentLoopState:
         """The loop state to run from: the live conversation and agent state, plus ``new`` messages."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import Awaitable
 from typing import Any, NoReturn, TypeVar, cast
@@ -152,7 +153,8 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         """
         now = time.time()
         record, stored, link = build_step_record(cursor, state, codec, fields, machine=machine,
-                                                 fingerprint=fingerprint, status=status, delta=self._bulk, now=now,
+                                                 fingerprint=fingerprint, status=status, delta=self._bulk,
+                                                 created_at=_created_at(now),
                                                  lease_until=now + self.lease_seconds if held else None)
         key = self._key(cursor.thread_id, record.seq)
         data, replaced = encode_counted(stored, self.signing_key, place=key, compress=self.compress)
@@ -288,6 +290,22 @@ def _moved_past(cursor: Cursor) -> CheckpointConflict:
         f"thread {cursor.thread_id!r} moved past checkpoint {cursor.slot} while this run was working "
         "(another process resumed or updated it); reload the thread and try again"
     )
+
+
+_LAST_CREATED = [0.0]
+_CREATED_LOCK = threading.Lock()
+_VIEW_ROOM = 3e-6
+"""The checkpoints a record shows before its own (a run's input and first step: ``graph.history``) take
+the microseconds before its time, so each record's time is at least this much after the last one's."""
+
+
+def _created_at(now: float) -> float:
+    """When a checkpoint was made, to the microsecond and strictly after the last one this process made (a
+    record's views come in the microseconds before it: LangGraph's ``created_at`` orders a thread)."""
+    with _CREATED_LOCK:
+        made = max(round(now, 6), round(_LAST_CREATED[0] + _VIEW_ROOM, 6))
+        _LAST_CREATED[0] = made
+    return made
 
 
 async def _outcome(pending: Awaitable[T]) -> T | Exception:

@@ -1,16 +1,16 @@
 """The parts of a checkpoint record that are records of their own: a pending interrupt as stored, why a run
-failed, and a piece of an append-only channel. ``records`` holds the records they are parts of (and
-names them too, where callers import them from)."""
+failed, a piece of an append-only channel, and where a run began. ``records`` holds the records they are
+parts of (and names them too, where callers import them from)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from statehitl.interrupt import Interrupt
 
-__all__ = ["FailureRecord", "InterruptRecord", "Piece"]
+__all__ = ["FailureRecord", "InterruptRecord", "Piece", "RunStart"]
 
 
 class FailureRecord(BaseModel):
@@ -117,3 +117,29 @@ class Piece(BaseModel):
 
     start: int = Field(ge=0)
     items: list[Any]
+
+
+class RunStart(BaseModel):
+    """Where the run that wrote a checkpoint began, kept on the run's first checkpoint (its one write): the
+    caller's input (``kind="input"``: ``update``, as the writer ``input`` applied it to the state of the
+    checkpoint it follows), the checkpoint it replays (``kind="fork"``), or a replay of a run's input
+    (``kind="replay"``: that input again), then the tasks its first step ran (``pending``, with
+    ``schedule``) at ``step``. LangGraph shows a run's beginning as checkpoints of their own; statehitl
+    derives them from this, so they cost no write (``statehitl.graph.history``)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    kind: Literal["input", "fork", "replay"] = "input"
+    update: dict[str, Any] = Field(default_factory=dict)
+    pending: list[str] = Field(default_factory=list)
+    schedule: dict[str, Any] = Field(default_factory=dict)
+    step: int = Field(ge=0)
+    completed: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """A fork of a step that stopped part-way: the updates of the tasks that finished in it, kept."""
+
+    def stored_exclude(self) -> set[str]:
+        """The fields at their default, which the stored record leaves out (``StoredCheckpoint``'s rule)."""
+        left_out = {name for name in ("update", "pending", "schedule", "completed") if not getattr(self, name)}
+        if self.kind == "input":
+            left_out.add("kind")
+        return left_out

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from statehitl.checkpoint.record_parts import FailureRecord, InterruptRecord, Piece
+from statehitl.checkpoint.record_parts import FailureRecord, InterruptRecord, Piece, RunStart
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -39,13 +39,15 @@ __all__ = [
     "Piece",
     "RecordStatus",
     "RefusedAnswer",
+    "RunStart",
     "StoredAnswer",
     "StoredCheckpoint",
     "ThreadIndex",
     "Via",
+    "ViewPart",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """2: statuses read as the API names them (``executing`` was ``running``, ``failed`` was ``cancelled``)
 and a failed run records its ``error``. Records of version 1 are read with the old names mapped.
 3: a stored checkpoint leaves out the fields that hold their default, and a step's write to an
@@ -54,8 +56,10 @@ instead of repeating them. 4: the checkpoint that applied a resume's answers car
 (``answered``: what the interrupts they answer do not already say), stored with the step in its one
 write, and is the thread's audit trail. 5: a claim records the answers its run acts on (``answered``:
 "action started"), and a claim may settle the one before it (``settles``: released before any node
-ran, or a human's go-ahead to retry an action whose outcome is unknown). Records of earlier versions
-are read as they are."""
+ran, or a human's go-ahead to retry an action whose outcome is unknown). 6: a run's first checkpoint
+says where the run began (``start``: the caller's input, or the checkpoint a replay forks from), and a
+checkpoint may follow one of the checkpoints its parent's record shows besides its own (``parent_view``).
+Records of earlier versions are read as they are."""
 
 _LEGACY_STATUS = {"running": "executing", "cancelled": "failed"}
 
@@ -70,7 +74,11 @@ and the CLI: ``executing`` (running, or stopped mid-way by a crash or the step l
 goes on), ``interrupted`` (waiting on a human), ``completed``, ``failed`` (a node raised, whose
 ``error`` the record keeps and which ``invoke(None)`` retries; or a hook cancelled a node, which
 ``cancelled`` names)."""
-Source = Literal["input", "step", "interrupt", "cancel", "update", "error"]
+Source = Literal["input", "step", "interrupt", "cancel", "update", "error", "fork"]
+
+ViewPart = Literal["input", "loop", "fork"]
+"""A checkpoint a record shows besides its own (``statehitl.graph.history``): the state before a run's
+input, the state the run's first step ran on, or the checkpoint a replay forked."""
 
 
 Via = Literal["app", "inbox", "page", "expiry"]
@@ -200,6 +208,11 @@ class CheckpointRecord(BaseModel):
     progress and the deferred nodes, as a ``statehitl.progress.Schedule`` stores them, read back through it
     (``supersteps.schedule_of``); empty when nothing waits. Kept as JSON here, so a record of a run
     without one never builds the Schedule's validator."""
+    start: RunStart | None = None
+    """On a run's first checkpoint: where the run began (its input, or the checkpoint it replays)."""
+    parent_view: ViewPart | None = None
+    """Which checkpoint of the parent's record this one follows when it is not the record's own (a fork or
+    an update made from a run's input or first-step checkpoint)."""
     acting: int | None = None
     """On the checkpoints of a run that acts on answers, while it runs (and on the one that released its
     lease after a failure): the slot of the claim that recorded the answers. Such a run that stopped
@@ -241,15 +254,19 @@ class StoredCheckpoint(CheckpointRecord):
         omitted.add("thread_id")
         if self.source == "step":
             omitted.add("source")
-        if not self.answered:
+        if not self.answered and self.start is None:
             return omitted
-        answers = {i: answer.stored_exclude() for i, answer in enumerate(self.answered)}
-        return {**dict.fromkeys(omitted, True), "answered": answers}
+        nested: dict[str, Any] = dict.fromkeys(omitted, True)
+        if self.answered:
+            nested["answered"] = {i: answer.stored_exclude() for i, answer in enumerate(self.answered)}
+        if self.start is not None:
+            nested["start"] = self.start.stored_exclude()
+        return nested
 
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
                        "schedule", "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered",
-                       "appends", "value_writes", "acting", "replaced_text")
+                       "appends", "value_writes", "acting", "replaced_text", "start", "parent_view")
 """Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
 ``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
 

@@ -24,10 +24,10 @@ A plain tuple: a commit unpacks it at once, and a step pays for every object it 
 
 
 def build_step_record(cursor: Cursor, state: Any, codec: StateCodec, fields: dict[str, Any], *, machine: str,
-                      fingerprint: str, status: str, delta: bool, now: float, lease_until: float | None
+                      fingerprint: str, status: str, delta: bool, created_at: float, lease_until: float | None
                       ) -> StepRecord:
     """The next checkpoint of ``machine`` (``fingerprint``) after ``cursor``, holding ``state``, ``status``
-    and ``fields`` (step, position...), written ``now``; ``delta``: its base is its parent (the store reads
+    and ``fields`` (step, position...), made at ``created_at``; ``delta``: its base is its parent (the store reads
     chains in bulk), else the Fenwick base. ``lease_until``: it holds the cursor's owner's lease until then
     (a held checkpoint).
 
@@ -50,7 +50,7 @@ def build_step_record(cursor: Cursor, state: Any, codec: StateCodec, fields: dic
         "parent_seq": cursor.parent,
         "depth": depth,
         "base_seq": None if base is None else base.seq,
-        "created_at": round(now, 3),  # to the millisecond: the digits after it are bytes on every step
+        "created_at": created_at,
         "machine": machine,
         "fingerprint": fingerprint,
         "status": status,

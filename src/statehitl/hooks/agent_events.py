@@ -42,7 +42,9 @@ class BeforeInvocationEvent(HookEvent):
     """A call to the agent starts (also when it resumes from an interrupt).
 
     ``messages`` are the new input messages (None on a resume); a hook may rewrite them, e.g. to
-    redact. ``cancel`` (True or a message) stops the invocation before the model is called.
+    redact. ``cancel`` (True or a message) stops the invocation before the model is called: as in
+    Strands, the message (``"invocation denied by hook"`` for True) is the call's ``end_turn`` reply,
+    recorded in place of the prompt (on a resume nothing is recorded and the agent still waits).
     """
 
     agent: Any
@@ -73,7 +75,9 @@ class MessageAddedEvent(HookEvent):
 
 @dataclass
 class BeforeModelCallEvent(HookEvent):
-    """The model is about to be called. ``cancel`` (True or a message) ends the turn without calling it.
+    """The model is about to be called. ``cancel`` (True or a message) answers in its place, as in Strands:
+    the message (``"model call denied by hook"`` for True) is the ``end_turn`` reply ``AfterModelCallEvent``
+    hooks see.
 
     ``new_messages``: messages a hook adds to the conversation now (an intervention's guidance): the
     model sees them on this call, and they join ``agent.messages`` ahead of its reply, checkpointed with it.

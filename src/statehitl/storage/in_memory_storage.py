@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from statehitl._sync import run_sync
-from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.storage.blob_store import BlobStore
 from statehitl.storage.keys import record_prefix
 from statehitl.storage.search.types import SearchStrategy
