@@ -20,7 +20,7 @@ from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status
 from statehitl.models import ScriptedModel
 from statehitl.multiagent import GraphBuilder
-from statehitl.progress import InvokedGraphs, KeptRun, RestartedNode, Schedule, SwarmTurn, ToolBatch
+from statehitl.progress import InvokedGraphs, KeptRun, RestartedNode, Schedule, SwarmTurn, ToolBatch, WorkflowTasks
 from statehitl.session import FileSessionManager
 from statehitl.supersteps import schedule_of, stored_schedule
 from statehitl.types import Send
@@ -38,6 +38,7 @@ LEGACY = {
     RestartedNode: {"$restarted": KEPT_RUN},
     SwarmTurn: {"node": KEPT_RUN, "turn": {"agents": ["a"], "handoff": None, "context": {}}, "added": {},
                 "result": {"status": "interrupted"}},
+    WorkflowTasks: {"kind": "tasks", "results": {"lookup:1": {"order": 7}}},
 }
 
 
@@ -55,7 +56,7 @@ def test_each_kind_reads_what_was_stored_before_it_and_writes_what_older_readers
             assert stored[key] == value or key == "calls"
     assert set(stored) - set(legacy) <= {"kind"}
     assert [k for k in stored if k != "kind"] == [k for k in legacy if k != "kind"]  # in the order they were
-    assert kind in (RestartedNode, InvokedGraphs) or list(stored)[-1] == "kind"  # the new tag comes last
+    assert kind in (RestartedNode, InvokedGraphs, WorkflowTasks) or list(stored)[-1] == "kind"  # the new tag comes last
     assert kind is RestartedNode or stored["kind"] == kind.model_fields["kind"].default
 
 

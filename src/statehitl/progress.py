@@ -13,14 +13,16 @@ project's persisted records are (``checkpoint/records.py``), and read and writte
 - ``RestartedNode``: a multi-agent Graph node that had started afresh (a revisit with
   ``reset_on_revisit``), around what its machine kept (``multiagent/graph.py``).
 - ``SwarmTurn``: a Swarm agent's turn, stopped (``multiagent/swarm.py``).
+- ``WorkflowTasks``: the finished task calls of a functional-API entrypoint that stopped or failed
+  (``func/tasks.py``).
 
 Compatibility, both ways: these are the JSON shapes stored before the models existed, keys in the same
-order. ``kind`` is new (but for ``InvokedGraphs``, which had it first): it comes last, and defaults to
-the model's own, so a record without it loads, and a reader from before ignores it (it read these by
-key). ``RestartedNode`` keeps its one-key shape, which older readers recognise by that key, so it
-carries no ``kind``. ``version`` is written only above 1 (no kind has changed yet), and a record of a
-version this statehitl does not know is refused with a clear error rather than misread. What a
-record cannot hold is a ``CheckpointCorruptError`` naming where it was found.
+order. ``kind`` is new (but for ``InvokedGraphs`` and ``WorkflowTasks``, which had it first, and keep
+it where it was): it comes last, and defaults to the model's own, so a record without it loads, and a
+reader from before ignores it (it read these by key). ``RestartedNode`` keeps its one-key shape, which
+older readers recognise by that key, so it carries no ``kind``. ``version`` is written only above 1 (no
+kind has changed yet), and a record of a version this statehitl does not know is refused with a clear
+error rather than misread. What a record cannot hold is a ``CheckpointCorruptError`` naming where it was found.
 
 The modules that use a kind import it when a run first stops or resumes, not at their own import: a
 process that never stops mid-step (a serverless cold start, most steps) builds none of these models.
@@ -34,7 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["InvokedGraphs", "KeptRecord", "KeptRun", "RestartedNode", "Schedule", "SwarmTurn", "ToolBatch"]
+__all__ = ["InvokedGraphs", "KeptRecord", "KeptRun", "RestartedNode", "Schedule", "SwarmTurn", "ToolBatch",
+           "WorkflowTasks"]
 
 
 class KeptRecord(BaseModel):
@@ -176,3 +179,11 @@ class SwarmTurn(KeptRecord):
     result: dict[str, Any]
     """The agent's ``INTERRUPTED`` ``NodeResult``, as stored."""
     kind: Literal["swarm turn"] = "swarm turn"
+
+
+class WorkflowTasks(KeptRecord):
+    """A functional-API entrypoint's task calls that finished before its node stopped (on an interrupt) or
+    failed: each one's result by its call's key, so a resume or retry runs only the rest."""
+
+    kind: Literal["tasks"] = "tasks"
+    results: dict[str, Any] = Field(default_factory=dict)
