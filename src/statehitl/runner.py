@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from statehitl._json import dump_written
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
 from statehitl.checkpoint.records import Source, StoredCheckpoint
 from statehitl.errors import GraphRecursionError
 from statehitl.hooks.registry import HookRegistry
@@ -134,9 +134,8 @@ class Runner:
         finally:
             checkpointer.finished(cursor, acted=bool(used))
             ANSWERS_USED.reset(watching)
-        if cursor.index_error is not None:  # the run's checkpoints are stored; its listing is stale
-            error, cursor.index_error = cursor.index_error, None
-            raise error
+        if run.index_error is not None:  # the run's checkpoints are stored; its listing is stale
+            raise run.index_error
         if after_step is not None and end.applied:
             await after_step(end.state, end.applied, [])
         return record, end.state
@@ -213,17 +212,16 @@ class Runner:
         state's history was edited or migrated, not appended to, so this checkpoint stores it whole. ``source``:
         what made it (an update, or a copy of a checkpoint: ``"fork"``).
         """
-        cursor.migrated = cursor.migrated or rewritten
+        cursor.store_whole(rewritten)
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
-        record = await self.checkpointer.commit(
-            cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
-            fingerprint=self.machine.fingerprint, step=step, source=source,
-            writes={writer: dump_written(self.adapter.dump_update, writer, update)}, **position,
-        )
-        if cursor.index_error is not None:  # stored; only the listing is stale
-            error, cursor.index_error = cursor.index_error, None
-            raise error
-        return record
+        try:
+            return await self.checkpointer.commit(
+                cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
+                fingerprint=self.machine.fingerprint, step=step, source=source,
+                writes={writer: dump_written(self.adapter.dump_update, writer, update)}, **position,
+            )
+        except IndexNotWritten as stale:  # the update is stored; only the listing is stale
+            stale.raise_error()
 
 
 def _second(result: tuple[StoredCheckpoint, RunEnd]) -> RunEnd:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids, observe
 from statehitl._json import dump_written
@@ -35,8 +35,11 @@ from statehitl.runner_parts import (
     call_handler,
 )
 from statehitl.scheduling import SchedulingPolicy
-from statehitl.supersteps import Routes, Schedule, awaited_routes, send_arg
+from statehitl.supersteps import Routes, awaited_routes, send_arg
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["StepExecutor", "StepResult"]
 
@@ -50,7 +53,7 @@ class StepResult:
     applied: Writes
     cancelled: dict[str, str]
     pending: list[str]
-    schedule: Schedule
+    schedule: Schedule | None
 
 
 class StepExecutor:
@@ -90,7 +93,7 @@ class StepExecutor:
         if len(runnable) == 1 and not at.completed:  # a lone node: no task, no hold, no gather, no merge
             node = runnable[0]
             try:
-                if at.schedule or at.progress or at.responses or at.waiting or at.digests:
+                if at.schedule is not None or at.progress or at.responses or at.waiting or at.digests:
                     outcome = await self._call(at, node, self._context(at), inline=True)
                 else:  # a step that carries nothing in: the node on the state
                     outcome = await self.call_node(node, at.state, at.step, self._unanswered, None, inline=True)
@@ -199,7 +202,7 @@ class StepExecutor:
         return {n: outcomes[n] for n in runnable}
 
     async def _call(self, at: Position, node: str, context: InterruptContext, *, inline: bool) -> NodeOutcome:
-        if at.schedule:
+        if at.schedule is not None:
             sent, arg = send_arg(at.schedule, node)
             if sent:
                 return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,

@@ -25,7 +25,7 @@ from statehitl.errors import GraphValidationError
 from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import is_async_callable, node_handler, route_handler
 from statehitl.graph.retries import Policies
 from statehitl.graph.runnables import is_runnable, node_name, runnable_node
@@ -225,11 +225,12 @@ class StateGraph(Generic[M]):
         routes = [self._annotated(r.route) for r in self._routers]  # a path function's private schema too
         extra += [*reads.values(), *routes]
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        state = GraphState(kind, input_schema=self.input_schema)
+        state = StateGraphSchema(kind, input_schema=self.input_schema)
         if state.message_channels:
-            from statehitl.graph.message_state import MessagesGraphState  # loaded by the graphs that have messages
+            # loaded by the graphs that have messages
+            from statehitl.graph.message_state import MessagesStateGraphSchema
 
-            state = MessagesGraphState(kind, input_schema=self.input_schema)
+            state = MessagesStateGraphSchema(kind, input_schema=self.input_schema)
         caches = {n: NodeCache(n, node.action, node.cache_policy, cache,
                                lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
                   for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None

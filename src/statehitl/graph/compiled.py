@@ -24,7 +24,7 @@ from statehitl.commands import Command
 from statehitl.errors import MachineChangedError, ResumeInputError
 from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
 from statehitl.graph.caching import CachedWrites, cached_namespaces
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
@@ -56,10 +56,11 @@ from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
-from statehitl.position import Position, Writes, resume_position, start_position
+from statehitl.position import Position, Writes
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
+from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
-from statehitl.supersteps import plan_start, with_goto
+from statehitl.supersteps import plan_start, schedule_of, stored_schedule, with_goto
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, Namespace
@@ -92,7 +93,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
     def __init__(
         self,
         machine: Machine,
-        schema: GraphState,
+        schema: StateGraphSchema,
         hooks: HookRegistry,
         checkpointer: Checkpointer | None,
         *,
@@ -409,7 +410,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             state = self.schema.load(values)
             if command is not None:  # its update and goto are checked before the claim: a refusal changes nothing
                 state = self.schema.apply(state, [(INPUT, command.update)])
-                with_goto(self.machine, head.record.pending, head.record.schedule, command.goto)
+                with_goto(self.machine, head.record.pending,
+                          schedule_of(head.record.schedule, f"thread {thread!r}"), command.goto)
             at = await resume_position(self.checkpointer, head, answers, state, rewritten=migrated,
                                        meta=plan.meta if isinstance(plan, ResumeRun) else None, ask_again=ask_again)
             return commanded(self.machine, at, command), True
@@ -417,18 +419,20 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             state = self.schema.initial(input)
             pending, schedule = await plan_start(self.machine, state, () if command is None else command.goto)
             given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
-            start = RunStart(update=self.schema.dump_input(given), pending=pending, schedule=schedule, step=0)
+            start = RunStart(update=self.schema.dump_input(given), pending=pending,
+                             schedule=stored_schedule(schedule), step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
         update = self.schema.input_update(input) if command is None else command.update
         state = self.schema.apply(self.schema.load(values), [("input", update)])
         if command is not None:  # no input checkpoints: the update goes on from the thread's last step, as in LangGraph
-            pending, schedule = with_goto(self.machine, [], {}, command.goto)
+            pending, schedule = with_goto(self.machine, [], None, command.goto)
             return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule), False
         pending, schedule = await plan_start(self.machine, state)
         step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
-        start = RunStart(update=self.schema.dump_input(update), pending=pending, schedule=schedule, step=step)
+        start = RunStart(update=self.schema.dump_input(update), pending=pending, schedule=stored_schedule(schedule),
+                         step=step)
         return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule, step=step,
                               start=start), False
 

@@ -26,12 +26,12 @@ from statehitl.graph.state_channels import is_messages_reducer
 from statehitl.graph.state_kinds import ROOT, StateKind
 from statehitl.graph.writes import SeveralWrites, fold, returned_writes, shown_writes
 
-__all__ = ["GraphState"]
+__all__ = ["StateGraphSchema"]
 
 
-class GraphState(StateSchema[Any]):
+class StateGraphSchema(StateSchema[Any]):
     """The runner's state adapter for a StateGraph over ``kind``, whose input is ``input_schema`` (None: the
-    state schema)."""
+    state schema); named apart from Strands' multi-agent ``GraphState``, which is a view of one call of a Graph."""
 
     def __init__(self, kind: StateKind, *, nested: bool = False, input_schema: Any = None) -> None:
         super().__init__(kind.model)
@@ -48,10 +48,10 @@ class GraphState(StateSchema[Any]):
             kind.schema if kind.kind == "pydantic" else None
         self._root = ROOT if kind.kind == "root" else None
         self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
-        """Channels merged by ``add_messages`` (``message_state.MessagesGraphState`` holds and stores their writes
-        as messages; a plain ``GraphState`` has none)."""
+        """Channels merged by ``add_messages`` (``message_state.MessagesStateGraphSchema`` holds and stores their writes
+        as messages; a plain ``StateGraphSchema`` has none)."""
 
-    def as_nested(self) -> GraphState:
+    def as_nested(self) -> StateGraphSchema:
         """The adapter of this graph running as a node of another graph."""
         return type(self)(self.kind, nested=True, input_schema=self.input_schema)
 

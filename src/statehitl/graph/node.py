@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from statehitl.channels import StateSchema
 from statehitl.errors import InvalidUpdateError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import RunScope, current_run
 from statehitl.graph.result import GraphRunResult, run_result
 from statehitl.hooks.registry import HookRegistry
@@ -85,7 +85,7 @@ class _Streamed:
     """A subgraph's own ``values`` and interrupt chunks, under its namespace, while its parent streams with
     ``subgraphs=True`` (its updates and custom chunks go there from its nodes)."""
 
-    def __init__(self, schema: GraphState, scope: RunScope) -> None:
+    def __init__(self, schema: StateGraphSchema, scope: RunScope) -> None:
         self.schema, self.namespace, self.sink = schema, scope.namespace, scope.sink
 
     def send(self, mode: str, state: Any, extra: dict[str, Any] | None = None) -> None:
@@ -105,7 +105,7 @@ class _Streamed:
 
 def _streamed(schema: StateSchema[Any]) -> _Streamed | None:
     scope = current_run()
-    if scope is None or scope.sink is None or not isinstance(schema, GraphState) or schema.native:
+    if scope is None or scope.sink is None or not isinstance(schema, StateGraphSchema) or schema.native:
         return None
     return _Streamed(schema, scope)
 

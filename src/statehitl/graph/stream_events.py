@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.event_stream import Emit
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import BEFORE, View, ViewKey, parent_key, record_views
 from statehitl.graph.node_calls import current_node
 from statehitl.graph.snapshots import SnapshotReader
@@ -66,7 +66,7 @@ def ordered_sender(emit: Emit, modes: Sequence[str], paired: bool, subgraphs: bo
     return send
 
 
-def task_events(schema: GraphState, send: Send) -> Callable[[str, int, dict[str, Any]], None]:
+def task_events(schema: StateGraphSchema, send: Send) -> Callable[[str, int, dict[str, Any]], None]:
     """Where the nodes' task events go: ``stream_mode="tasks"`` and ``"debug"``."""
 
     def task_event(kind: str, step: int, payload: dict[str, Any]) -> None:

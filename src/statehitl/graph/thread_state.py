@@ -21,16 +21,17 @@ from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import RunStart
 from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import BEFORE, MAIN, PART_NAMES, View, ViewKey, checkpoint_order, parse_view
 from statehitl.graph.run_targets import RunTarget, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.machine import END, START, Machine
-from statehitl.position import start_position
-from statehitl.supersteps import Schedule, awaited_routes, plan_start, plan_step
+from statehitl.run_start import start_position
+from statehitl.supersteps import awaited_routes, plan_start, plan_step, schedule_of, stored_schedule
 
 if TYPE_CHECKING:
+    from statehitl.progress import Schedule
     from statehitl.runner import Runner
 
 __all__ = ["COPY", "INPUT_NODE", "ThreadState"]
@@ -46,7 +47,7 @@ class ThreadState:
     """The reading and editing half of ``CompiledStateGraph`` (which sets these attributes)."""
 
     machine: Machine
-    schema: GraphState
+    schema: StateGraphSchema
     checkpointer: Checkpointer
     snapshots: SnapshotReader
     step_limit: int
@@ -214,15 +215,15 @@ class ThreadState:
         if as_node in _SPECIAL:
             position = await self._special_position(-2 if as_node == INPUT_NODE else -1, state, as_node, update)
         else:
-            pending, schedule = await self._planned(state, as_node, update, {})
+            pending, schedule = await self._planned(state, as_node, update, None)
             position = {"step": 0, "status": "executing" if pending else "completed", "pending": pending,
-                        "schedule": schedule}
+                        "schedule": stored_schedule(schedule)}
         at = start_position(None, thread, state, position["pending"])
         assert at.cursor is not None
         return await self._runner.commit_update(at.cursor, position.pop("step"), state, as_node, update, **position)
 
-    async def _planned(self, state: Any, as_node: str, update: dict[str, Any], schedule: Schedule
-                       ) -> tuple[list[str], Schedule]:
+    async def _planned(self, state: Any, as_node: str, update: dict[str, Any], schedule: Schedule | None
+                       ) -> tuple[list[str], Schedule | None]:
         """The tasks after ``as_node`` wrote ``update`` (its async routers awaited)."""
         done = [(as_node, update)]
         routes = await awaited_routes(self.machine, self.schema.apply, state, done)
@@ -252,9 +253,10 @@ class ThreadState:
         if as_node in (START, INPUT_NODE, END):
             return await self._special_position(view.step, state, as_node, update)
         if as_node is not None:
-            pending, schedule = await self._planned(state, as_node, update, view.schedule)
+            kept = schedule_of(view.schedule, f"checkpoint {view.id} of thread {record.thread_id!r}")
+            pending, schedule = await self._planned(state, as_node, update, kept)
             return {"step": view.step + 1, "status": "executing" if pending else "completed", "pending": pending,
-                    "schedule": schedule}
+                    "schedule": stored_schedule(schedule)}
         if keeps:
             return {"step": record.step if record.interrupts else record.step + 1, "status": record.status,
                     "pending": record.pending, "interrupts": record.interrupts, "completed": record.completed,
@@ -268,7 +270,8 @@ class ThreadState:
         ``__input__`` (a run's input, shown as its input checkpoint) or by END (no tasks left) leaves the thread."""
         if as_node == END:
             return {"step": step + 1, "status": "completed", "pending": [], "schedule": {}}
-        pending, schedule = await plan_start(self.machine, state)
+        pending, planned = await plan_start(self.machine, state)
+        schedule = stored_schedule(planned)
         position: dict[str, Any] = {"step": step + 1, "status": "executing" if pending else "completed",
                                     "pending": pending, "schedule": schedule}
         if as_node == INPUT_NODE:
