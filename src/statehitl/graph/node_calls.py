@@ -5,14 +5,14 @@ schema its first parameter is annotated with), a Send's argument instead when a 
 by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream) or ``runtime``; a
 second positional parameter with another name is statehitl's ``NodeContext``. While it runs, LangGraph's
 free functions (``interrupt``, ``get_stream_writer``, ``get_config``) find it through a context variable,
-which also reaches sync nodes run in worker threads.
+which also reaches sync nodes run in worker threads. What a node streams goes to the stream it runs in
+(``statehitl.stream_sink.current_scope``); the runner reports its tasks, not the node's wrapper.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -21,8 +21,8 @@ from statehitl.errors import GraphValidationError, InterruptOutsideRunError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
-from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.stream_sink import current_scope
 
 __all__ = [
     "RunScope",
@@ -36,10 +36,11 @@ __all__ = [
     "interrupt",
     "nested_scope",
     "node_handler",
-    "report_update",
     "reset_run",
     "route_handler",
     "set_run",
+    "task_input",
+    "task_key",
 ]
 
 StreamWriter = Callable[[Any], None]
@@ -51,21 +52,11 @@ _BY_NAME = ("config", "writer", "runtime", "store")
 
 @dataclass
 class RunScope:
-    """What one run gives every node call besides the state: the config, and where custom chunks go."""
+    """What one run gives every node call besides the state: the config and the context."""
 
     config: dict[str, Any]
-    write: Callable[[Any], None] | None = None
-    updated: Callable[[str, Any], None] | None = None
-    """Called with each node's return value as it finishes (``stream_mode="updates"``), when streaming."""
-    tasks: Callable[[str, int, dict[str, Any]], None] | None = None
-    """Called with ``("task", step, payload)`` as a node starts and ``("task_result", step, payload)`` as it
-    ends (``stream_mode="tasks"``/``"debug"``), when streaming them."""
     context: Any = None
     """What the caller gave ``invoke(..., context=...)``: the run's ``Runtime.context`` (LangGraph 1's)."""
-    namespace: tuple[str, ...] = ()
-    """Where this run is: ``()`` for the graph invoked, ``("node:step", ...)`` for a subgraph inside it."""
-    sink: Callable[[tuple[str, ...], str, Any], None] | None = None
-    """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
@@ -90,22 +81,13 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     scope = _RUN.get()
     if scope is None:
         raise RuntimeError("get_runtime() can only be called inside a node of a running StateGraph")
-    return Runtime(scope.context, scope.write or _ignore)
+    return Runtime(scope.context, get_stream_writer())
 
 
-def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
-    """The scope of a subgraph run labelled ``label`` inside the current run: the same config and custom
-    stream; its nodes' updates, ``shown(node, returned)``, go to ``stream(subgraphs=True)`` under its
-    namespace, and never as the parent's own."""
+def nested_scope() -> RunScope:
+    """The scope of a subgraph run inside the current run: the same config and context."""
     outer = _RUN.get()
-    if outer is None:
-        return RunScope({})
-    if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context)
-    namespace, sink = (*outer.namespace, label), outer.sink
-    return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
-                    lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink)
+    return RunScope({}) if outer is None else RunScope(outer.config, context=outer.context)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -142,11 +124,10 @@ def interrupt(value: Any = None) -> Any:
 
 
 def get_stream_writer() -> Callable[[Any], None]:
-    """The writer of ``stream_mode="custom"`` chunks for the node that calls it (a no-op when not streaming)."""
-    scope = _RUN.get()
-    if scope is None or scope.write is None:
-        return _ignore
-    return scope.write
+    """The writer of ``stream_mode="custom"`` chunks for the node that calls it (a no-op when not streaming):
+    its chunks go to the stream the node runs in, also when it writes from another thread later."""
+    stream = current_scope()
+    return _ignore if stream is None else stream.custom
 
 
 def get_config() -> dict[str, Any]:
@@ -166,43 +147,16 @@ def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, An
     return {**config, "metadata": extra}
 
 
-def report_update(node: str, returned: Any) -> Any:
-    """Hand what ``node`` returned to a ``stream_mode="updates"`` reader, as soon as the node finished."""
-    scope = _RUN.get()
-    if scope is not None and scope.updated is not None:
-        scope.updated(node, returned)
-    return returned
-
-
-@contextlib.contextmanager
-def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str, ctx: NodeContext,
-                   given: Any) -> Iterator[list[Any]]:
-    """LangGraph's task events around one node call: what it was given, then what it returned (its
-    ``result``, to be appended to the yielded list), the interrupts it stopped on, or its error."""
-    task_id = task_key(ctx.step, ctx.node)
-    report("task", ctx.step + 1, {"id": task_id, "name": name, "input": given,
-                                  "triggers": ("__pregel_push",) if ctx.sent else (f"branch:to:{name}",)})
-    result: list[Any] = []
-    outcome: dict[str, Any] = {"id": task_id, "name": name, "error": None, "result": None, "interrupts": []}
-    try:
-        yield result
-    except InterruptRaised as stop:
-        outcome["result"] = {}
-        outcome["interrupts"] = [{"value": i.reason, "id": i.id, "response_schema": i.response_schema}
-                                 for i in stop.interrupts]
-        raise
-    except Exception as exc:
-        outcome["error"] = repr(exc)
-        raise
-    else:
-        outcome["result"] = result[0] if result[0] is not None else {}
-    finally:
-        report("task_result", ctx.step + 1, outcome)
-
-
 def task_key(step: int, task: str) -> str:
     """A task's id in snapshots and task events: the step it runs from, and its task (``node`` or ``node:i``)."""
     return f"{step}:{task}"
+
+
+def task_input(handler: Callable[..., Any], state: Any) -> Any:
+    """What the node run by ``handler`` is given of ``state`` (a task event's ``input``): its view of the
+    state, as ``node_handler`` and ``subgraph_handler`` mark it on their handlers; else the state itself."""
+    shown: Callable[[Any], Any] | None = getattr(handler, "shown_input", None)
+    return state if shown is None else shown(state)
 
 
 def _ignore(_: Any) -> None:
@@ -254,15 +208,18 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     two = sig.positional == 2
     named = sig.named
 
-    def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def shown_input(state: Any) -> Any:
+        return state if as_is else kind.node_input(state, wants)
+
+    def arguments(state: Any, ctx: NodeContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
         given = state if ctx.sent or as_is else kind.node_input(state, wants)
         args: tuple[Any, ...] = (given, ctx) if two else (given,)
         if not named:
             return args, {}
-        scope = scope or RunScope({})
+        scope = _RUN.get() or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
-                  else (scope.write or _ignore) if param == "writer"
-                  else Runtime(scope.context, scope.write or _ignore) for param in named}
+                  else get_stream_writer() if param == "writer"
+                  else Runtime(scope.context, get_stream_writer()) for param in named}
         return args, kwargs
 
     if sig.is_async:
@@ -270,48 +227,27 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         async def run_async(state: Any, ctx: NodeContext) -> Any:
             token = _CALL.set(ctx)
             try:
-                scope = _RUN.get()
-                args, kwargs = arguments(state, ctx, scope)
-                if scope is None:
-                    return await target(*args, **kwargs)
-                if scope.tasks is None:
-                    returned = await target(*args, **kwargs)
-                else:
-                    with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                        result.append(await target(*args, **kwargs))
-                    returned = result[0]
-                if scope.updated is not None:
-                    scope.updated(name, returned)
-                return returned
+                args, kwargs = arguments(state, ctx)
+                return await target(*args, **kwargs)
             finally:
                 _CALL.reset(token)
 
         run_async.__name__ = name
+        run_async.shown_input = shown_input  # type: ignore[attr-defined]
         return run_async
 
     def run(state: Any, ctx: NodeContext) -> Any:
         token = _CALL.set(ctx)
         try:
-            scope = _RUN.get()
-            if scope is None or (scope.tasks is None and scope.updated is None):  # not streamed: the call alone
-                if not named and not two:
-                    return target(state if ctx.sent or as_is else kind.node_input(state, wants))
-                args, kwargs = arguments(state, ctx, scope)
-                return target(*args, **kwargs)
-            args, kwargs = arguments(state, ctx, scope)
-            if scope.tasks is None:
-                returned = target(*args, **kwargs)
-            else:
-                with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                    result.append(target(*args, **kwargs))
-                returned = result[0]
-            if scope.updated is not None:
-                scope.updated(name, returned)
-            return returned
+            if not named and not two:
+                return target(state if ctx.sent or as_is else kind.node_input(state, wants))
+            args, kwargs = arguments(state, ctx)
+            return target(*args, **kwargs)
         finally:
             _CALL.reset(token)
 
     run.__name__ = name
+    run.shown_input = shown_input  # type: ignore[attr-defined]
     return run
 
 
