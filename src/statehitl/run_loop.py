@@ -55,7 +55,8 @@ class RunLoop:
 
     async def between(self, step: int, state: Any, pending: list[str], applied: Writes, schedule: Schedule) -> None:
         """After a step that leaves nodes pending: the owner sees the state (a thread's run also commits)."""
-        await self.seen(state, applied, pending)
+        if self.after_step is not None or self.watch is not None:
+            await self.seen(state, applied, pending)
 
     async def seen(self, state: Any, applied: Writes, pending: list[str]) -> None:
         """The owner, and whoever watches the run, see the state after a step (``applied`` its updates)."""

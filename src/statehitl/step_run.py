@@ -87,7 +87,8 @@ class StepExecutor:
         self.step_at: Position | None = None
         """Where the step in flight began (None between steps)."""
         self.finished: dict[str, dict[str, Any]] | None = None
-        """The updates of the step in flight's tasks that finished so far (None: none yet)."""
+        """The updates of the step in flight's tasks that finished so far (None: none yet; only a step of
+        several tasks, or a lone sync node cancelled while its thread ran on, keeps any)."""
         self._unanswered = InterruptContext({}, settings.prefix, settings.thread_id)
         """The interrupt context of every step that answers nothing (most): one per run."""
 
@@ -105,7 +106,7 @@ class StepExecutor:
 
     async def run(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
         """Run ``runnable`` (of ``at.pending``) from ``at``: where it stopped on interrupts, or where it went."""
-        self.step_at, self.finished = at, None
+        self.step_at = at
         if self.watch is not None:
             self.watch.step_started(at, runnable)
         if len(runnable) == 1 and not at.completed:  # a lone node: no task, no hold, no gather, no merge
@@ -195,6 +196,7 @@ class StepExecutor:
             else:
                 todo.append(node)
         fail_fast = self.policy.keeps_finished_on_failure  # LangGraph's rule: a failure stops the step at once
+        self.finished = None
 
         async def call(node: str, inline: bool) -> NodeOutcome | tuple[str, Exception]:
             if not inline:
@@ -218,6 +220,7 @@ class StepExecutor:
             # LangGraph's rule: a failed step keeps what its finished tasks wrote; its retry runs only the rest
             finished = {n: self.adapter.dump_update(u) for n, u in (self.finished or {}).items()}
             raise NodeFailed(*failures[0], finished)
+        self.finished = None
         outcomes.update(ran)  # type: ignore[arg-type]  # no failures: every one is an outcome
         return {n: outcomes[n] for n in runnable}
 

@@ -114,7 +114,8 @@ class ThreadRun(RunLoop):
         if self.durability != "exit":
             await self.write(step, state, "executing", durable=self.durability == "sync", held=True, pending=pending,
                              writes=self.executor.dumped(applied), schedule=schedule)
-        await self.seen(state, applied, pending)
+        if self.after_step is not None or self.watch is not None:
+            await self.seen(state, applied, pending)
 
     async def to_the_end(self) -> tuple[StoredCheckpoint, RunEnd]:
         """The run's steps, from its input checkpoint (when its policy has one) to the checkpoint it stops on."""
