@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from statehitl.stream_sink import current_scope
@@ -38,7 +38,7 @@ def with_model_text(emit: Emit | None) -> Emit | None:
 
 
 async def stream_run(run: Callable[[Emit], Awaitable[T]], last: Callable[[T], Any] | None,
-                     also: Emit | None = None) -> AsyncIterator[Any]:
+                     also: Emit | None = None) -> AsyncGenerator[Any, None]:
     """Yield the events ``run(emit)`` emits, then ``last(result)`` (unless None). ``also`` sees each
     event too."""
     queue: asyncio.Queue[Any] = asyncio.Queue()

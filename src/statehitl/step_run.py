@@ -13,8 +13,10 @@ streamed run's reader, a sibling of the step the run is nested in): then it runs
 
 Under LangGraph's rule a node that raises stops its step at once: its running siblings are cancelled
 (a sync one in a worker thread, which cannot be stopped, is waited for and keeps its work), and what the
-finished ones wrote is kept for the step's retry. The step in flight is ``step_at``, with the updates of
-its tasks that finished so far (``finished``): a run cancelled mid-step keeps those (``ThreadRun``).
+finished ones wrote is kept for the step's retry; in a run whose handlers were given answers they finish
+first instead, since the retry would run a task cut short again, and it may have acted on an answer.
+The step in flight is ``step_at``, with the updates of its tasks that finished so far (``finished``): a
+run cancelled mid-step keeps those (``ThreadRun``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from statehitl import interrupt_ids, observe
 from statehitl.errors import NodeCancelledError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
-from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
+from statehitl.interrupt import ANSWERS_USED, Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import Machine
 from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.runner_parts import (
@@ -198,8 +200,9 @@ class StepExecutor:
         fail_fast = self.policy.keeps_finished_on_failure  # LangGraph's rule: a failure stops the step at once
         self.finished = None
 
-        async def call(node: str, inline: bool) -> NodeOutcome | tuple[str, Exception]:
-            if not inline:
+        async def call(node: str, alone: bool) -> NodeOutcome | tuple[str, Exception]:
+            inline = alone and self.inline_sync  # a lone one too runs in a thread while the loop serves a reader
+            if not alone:
                 LOOP_SHARED.set(True)  # in this task's own context: what it nests does not block its siblings
             try:
                 outcome = await self._call(at, node, context, inline=inline)
@@ -212,13 +215,15 @@ class StepExecutor:
             return outcome
 
         if fail_fast:
-            ran = dict(zip(todo, await run_tasks(todo, call, failed=_is_failure), strict=True))
+            ran = dict(zip(todo, await run_tasks(todo, call, failed=_is_failure, cancel_rest=_nothing_acted_on),
+                           strict=True))
         else:
             ran = dict(zip(todo, await observe.gather_in_order(todo, call), strict=True))
         failures = [o for o in ran.values() if isinstance(o, tuple)]
         if failures:
             # LangGraph's rule: a failed step keeps what its finished tasks wrote; its retry runs only the rest
-            finished = {n: self.adapter.dump_update(u) for n, u in (self.finished or {}).items()}
+            kept: dict[str, dict[str, Any]] = self.finished or {}
+            finished = {n: self.adapter.dump_update(u) for n, u in kept.items()}
             raise NodeFailed(*failures[0], finished)
         self.finished = None
         outcomes.update(ran)  # type: ignore[arg-type]  # no failures: every one is an outcome
@@ -346,3 +351,8 @@ class StepExecutor:
 
 def _is_failure(outcome: object) -> bool:
     return isinstance(outcome, tuple)
+
+
+def _nothing_acted_on() -> bool:
+    """Whether no handler of the run was given an answer yet: its running tasks may be cut short."""
+    return not ANSWERS_USED.get()
