@@ -28,7 +28,7 @@ from typing import Any
 
 from statehitl import interrupt_ids, observe
 from statehitl.errors import NodeCancelledError
-from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
+from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import ANSWERS_USED, Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import Machine

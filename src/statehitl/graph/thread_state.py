@@ -10,7 +10,8 @@ same interrupts (a human editing the state before answering).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -57,7 +58,7 @@ class ThreadState:
         LangGraph config, None for a thread id. ``subgraphs=True``: a task that is a subgraph stopped inside
         has its snapshot as ``task.state``."""
         target = self._target(config, checkpoint_id)
-        head = await self.checkpointer.head(target.thread)
+        head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if head is None:
             if target.checkpoint_id is not None:
                 raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint {target.checkpoint_id}")
@@ -96,22 +97,41 @@ class ThreadState:
         below = None if ceiling is None else checkpoint_order(ceiling)
         views = self._views(target.thread)
         count = 0
+        async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
+                                       ) as walk:
+            async for view in walk:
+                if below is not None and checkpoint_order(view.id) >= below:
+                    continue
+                metadata = {"source": view.source, "step": view.step, "parents": {}}
+                if filter and any(metadata.get(k) != v for k, v in filter.items()):
+                    continue
+                if limit is not None and count >= limit:
+                    return
+                count += 1
+                yield self.snapshots.snapshot(view, await views.state(view))
+
+    async def _walk(self, views: ThreadViews, thread: str, *, paged: bool) -> AsyncGenerator[View, None]:
+        """The checkpoints newest first: read record by record from the newest for a page (its cost is the
+        page's), or all at once in the store's bulk read for the whole history (linear in the thread)."""
+        if paged:
+            head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
+            if head is not None:
+                async with contextlib.aclosing(views.newest(head)) as newest:
+                    async for view in newest:
+                        yield view
+            return
         for view in await views.history():
-            if below is not None and checkpoint_order(view.id) >= below:
-                continue
-            metadata = {"source": view.source, "step": view.step, "parents": {}}
-            if filter and any(metadata.get(k) != v for k, v in filter.items()):
-                continue
-            if limit is not None and count >= limit:
-                return
-            count += 1
-            yield self.snapshots.snapshot(view, await views.state(view))
+            yield view
 
     def get_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
                           before: dict[str, Any] | None = None, limit: int | None = None
                           ) -> Iterator[StateSnapshot[Any]]:
-        """The thread's checkpoints, newest first; see ``aget_state_history``."""
-        return iterate_sync(self.aget_state_history(config, filter=filter, before=before, limit=limit))
+        """The thread's checkpoints, newest first; see ``aget_state_history``. The whole history is read in one
+        bulk read anyway, so it is built in one call rather than one event-loop turn per checkpoint."""
+        snapshots = self.aget_state_history(config, filter=filter, before=before, limit=limit)
+        if limit is None and before is None:
+            return iter(run_sync(_listed(snapshots)))
+        return iterate_sync(snapshots)
 
     # -- editing ----------------------------------------------------------------------------------
 
@@ -126,7 +146,7 @@ class ThreadState:
         if as_node is not None and as_node not in self.machine.nodes:
             raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
                                    f"(its nodes: {sorted(self.machine.nodes)})")
-        head = await self.checkpointer.head(target.thread)
+        head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if head is None:
             raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
         self.checkpointer.ensure_free(head, None)
@@ -183,3 +203,7 @@ class ThreadState:
     def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
         """Several ``update_state`` calls in order; see ``abulk_update_state``."""
         return run_sync(self.abulk_update_state(config, supersteps))
+
+
+async def _listed(snapshots: AsyncIterator[StateSnapshot[Any]]) -> list[StateSnapshot[Any]]:
+    return [snapshot async for snapshot in snapshots]
