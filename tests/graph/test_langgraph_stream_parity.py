@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import operator
 import threading
+import time
 from contextlib import aclosing
 from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
@@ -216,6 +217,42 @@ def closing_astream_cancels_and_keeps_finished_writes(lg: SimpleNamespace) -> li
     return asyncio.run(main())
 
 
+def closing_stream_waits_for_a_running_sync_node(lg: SimpleNamespace) -> list[Any]:
+    """Breaking out of ``stream()`` returns once a sync node still running in its worker thread has ended
+    (it cannot be stopped), and what it wrote is kept with the finished node's."""
+    calls: list[str] = []
+    reader_has_quick = threading.Event()
+
+    def quick(state: Log) -> dict[str, Any]:
+        calls.append("quick")
+        return {"log": ["quick"]}
+
+    def slow(state: Log) -> dict[str, Any]:
+        calls.append("slow started")
+        reader_has_quick.wait(WAIT)
+        time.sleep(0.05)  # still running when the reader leaves
+        calls.append("slow ended")
+        return {"log": ["slow"]}
+
+    g = lg.StateGraph(Log)
+    g.add_node("quick", quick)
+    g.add_node("slow", slow)
+    g.add_node("after", lambda s: {"log": ["after"]})
+    g.add_edge(lg.START, "quick")
+    g.add_edge(lg.START, "slow")
+    g.add_edge("quick", "after")
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    got = []
+    for chunk in app.stream({"log": []}, config("s")):
+        got.append(chunk)
+        reader_has_quick.set()
+        break
+    seen: list[Any] = [got, sorted(calls)]
+    state = app.get_state(config("s"))
+    seen += [state.values, state.next, app.invoke(None, config("s")), sorted(calls)]
+    return seen
+
+
 def resumes_yield_finished_work_again(lg: SimpleNamespace) -> list[Any]:
     """On each resume a step's finished tasks' updates come first, marked cached; each interrupting task
     has chunks of its own; the step's tasks all start before any of them runs; updates come before their
@@ -372,7 +409,7 @@ def a_node_raising_cancelled_error_fails_the_run(lg: SimpleNamespace) -> list[An
 
 PROGRAMS = [sync_stream_is_incremental, subgraph_node_does_not_hold_up_a_sibling, a_failure_cancels_running_siblings,
             a_failure_seen_in_the_stream, closing_astream_cancels_and_keeps_finished_writes,
-            resumes_yield_finished_work_again,
+            closing_stream_waits_for_a_running_sync_node, resumes_yield_finished_work_again,
             checkpoints_come_after_values, no_values_chunk_for_an_input_of_nothing, several_modes_in_order,
             subgraph_chunks_only_with_subgraphs, a_node_raising_cancelled_error_fails_the_run]
 

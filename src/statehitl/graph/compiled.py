@@ -42,7 +42,7 @@ from statehitl.position import Position, resume_position, start_position
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
 from statehitl.runner import Durability, Pauses, Runner
 from statehitl.runner_parts import LOOP_SHARED
-from statehitl.stream_sink import STREAM_MODES, StreamMode, StreamSink, enter_scope, leave_scope
+from statehitl.stream_sink import STREAM_MODES, StreamMode, StreamSink, current_scope, enter_scope, leave_scope
 from statehitl.supersteps import plan_start
 
 __all__ = ["CompiledStateGraph", "Migration"]
@@ -191,7 +191,9 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         stream = None if sink is None else await self._stream(sink, at, head)
         pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed)
         token = set_run(RunScope(target.config, context=target.context))
-        streaming = enter_scope(stream)  # None too: a graph run in a streamed node's code streams nothing into it
+        # None too, inside a streamed node's code: a graph run there streams nothing into it (and a run nobody
+        # streams, outside one, leaves the context as it is: each node call's context costs by its size)
+        streaming = enter_scope(stream) if stream is not None or current_scope() is not None else None
         shared = None if stream is None else LOOP_SHARED.set(True)  # its reader is served while sync nodes run
         try:
             if stream is not None:
@@ -208,7 +210,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         finally:
             if shared is not None:
                 LOOP_SHARED.reset(shared)
-            leave_scope(streaming)
+            if streaming is not None:
+                leave_scope(streaming)
             reset_run(token)
         if stream is not None:
             stream.finish(record, self.snapshots.values(record, state) if record.status == "interrupted" else None)
