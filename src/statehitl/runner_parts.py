@@ -24,7 +24,7 @@ from statehitl.telemetry import RunTracer
 
 __all__ = ["LOOP_SHARED", "Cancelled", "Done", "FinishedWhileCancelled", "NodeFailed", "NodeOutcome", "NodeRules",
            "Pauses", "RunSettings", "StateAdapter", "StepFailed", "StepWatch", "Stopped", "call_handler",
-           "record_source"]
+           "keep_progress", "kept_progress", "record_source"]
 
 LOOP_SHARED: ContextVar[bool] = ContextVar("statehitl_loop_shared", default=False)
 """Whether the running code shares the event loop with work that must not wait for it: a sibling task of a
@@ -187,6 +187,22 @@ class NodeFailed(Exception):
         self.node = node
         self.error = error
         self.finished = finished or {}
+
+
+_KEPT = "__statehitl_progress__"
+
+
+def keep_progress(error: BaseException, progress: Any) -> BaseException:
+    """Mark ``error``, which a node raises, with the JSON work the node finished before it (a workflow's
+    finished tasks): the failed step's checkpoint keeps it as the node's progress, so its retry does not
+    do that work again (LangGraph's rule for a failed step's finished tasks). Returns ``error``."""
+    setattr(error, _KEPT, progress)
+    return error
+
+
+def kept_progress(error: BaseException) -> Any:
+    """What ``keep_progress`` marked ``error`` with, or None."""
+    return getattr(error, _KEPT, None)
 
 
 class StepFailed(Exception):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -108,7 +109,8 @@ class StreamSink:
 
 class StreamScope(Protocol):
     """Where the code running in a node of a streamed run sends what it streams itself: custom chunks
-    (``get_stream_writer()``) and the text an agent's model streams (``stream_mode="messages"``)."""
+    (``get_stream_writer()``), the text an agent's model streams and the messages of LangChain chat models
+    (``stream_mode="messages"``)."""
 
     def wants(self, mode: str) -> bool:
         """Whether a chunk of ``mode`` from here reaches the reader."""
@@ -120,6 +122,13 @@ class StreamScope(Protocol):
 
     def model_text(self, text: str) -> None:
         """One piece of a model's streamed text (``stream_mode="messages"``)."""
+        ...
+
+    def watch_messages(self, config: dict[str, Any], given: Any
+                       ) -> AbstractContextManager[Callable[[Any], None]] | None:
+        """Around one node call given ``given`` and run under ``config``: the LangChain chat models it calls stream
+        their messages here (``stream_mode="messages"``), and the function yielded takes what the node returned
+        (its messages not streamed yet are sent whole). None when nobody reads messages from here."""
         ...
 
 

@@ -11,7 +11,7 @@ import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.answer_records import read_answers, record_answer
@@ -23,6 +23,7 @@ from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import MachineChangedError, ResumeInputError
 from statehitl.event_stream import Emit, stream_run
+from statehitl.graph.caching import cached_namespaces
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
@@ -45,6 +46,10 @@ from statehitl.runner_parts import LOOP_SHARED
 from statehitl.stream_sink import STREAM_MODES, StreamMode, StreamSink, current_scope, enter_scope, leave_scope
 from statehitl.supersteps import plan_start
 
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache, Namespace
+    from statehitl.store.base import BaseStore
+
 __all__ = ["CompiledStateGraph", "Migration"]
 
 M = TypeVar("M")
@@ -57,6 +62,13 @@ class _Reached:
 
     record: CheckpointRecord
     state: Any
+
+
+def _message_stream(send: Callable[..., None]) -> Any:
+    """A run's ``stream_mode="messages"`` (``message_stream``), loaded by the runs that ask for it."""
+    from statehitl.graph.message_stream import message_stream
+
+    return message_stream(send)
 
 
 class CompiledStateGraph(ThreadState, Generic[M]):
@@ -78,6 +90,9 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         output_schema: Any = None,
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
         keeps_state: bool = False,
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
+        cached: dict[str, Namespace] | None = None,
     ) -> None:
         self.machine = machine
         self.name = machine.name
@@ -96,6 +111,12 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         self.output_schema = output_schema
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
+        self.store = store
+        """The long-term memory its nodes get (``compile(store=)``); as a subgraph, its parent's instead."""
+        self.cache = cache
+        """Where nodes with a ``cache_policy`` keep their writes (``compile(cache=)``)."""
+        self._cached = cached or {}
+        """The cache namespace of each node with a ``cache_policy``, by node name."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
         # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
         # runs write no index entries (as an agent without a session writes none).
@@ -184,13 +205,19 @@ class CompiledStateGraph(ThreadState, Generic[M]):
     async def _run(self, input: Any, target: RunTarget, sink: StreamSink | None = None) -> Any:
         thread = target.thread
         head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
-        begun = await self._begin(input, target, head)
+        # paths at START run while the position is worked out: they see the run's config, store and step limit
+        starting = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit))
+        try:
+            begun = await self._begin(input, target, head)
+        finally:
+            reset_run(starting)
         if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)
         at, resumed = begun
         stream = None if sink is None else await self._stream(sink, at, head)
         pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed)
-        token = set_run(RunScope(target.config, context=target.context))
+        token = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit,
+                                 first_step=at.step))
         # None too, inside a streamed node's code: a graph run there streams nothing into it (and a run nobody
         # streams, outside one, leaves the context as it is: each node call's context costs by its size)
         streaming = enter_scope(stream) if stream is not None or current_scope() is not None else None
@@ -224,7 +251,10 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         if self._own_store:
             put = functools.partial(sink.put, ())
             checkpoints = CheckpointEvents(self.snapshots, put, await self._origin(at, head), self._beginning(at))
-        return RunStream(sink, self.schema, self.machine, checkpoints=checkpoints)
+        messages = None
+        if "messages" in sink.modes:
+            messages = _message_stream(lambda mode, chunk, namespace: sink.put(namespace, mode, chunk))
+        return RunStream(sink, self.schema, self.machine, checkpoints=checkpoints, messages=messages)
 
     async def _origin(self, at: Position, head: Head | None) -> RunOrigin:
         """Where the run from ``at`` began, for the checkpoints stream (what a run's first record shows)."""
@@ -392,6 +422,15 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             "accept_machine_change=True to compile() to continue it anyway, or migrate=fn(values, "
             "old_fingerprint) to convert its stored state"
         )
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached writes of ``nodes`` (of every cached node when None)."""
+        if self.cache is not None:
+            await self.cache.aclear(cached_namespaces(self._cached, nodes, self.machine))
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached writes of ``nodes`` (of every cached node when None); see ``aclear_cache``."""
+        run_sync(self.aclear_cache(nodes))
 
     async def aaudit(self, thread_id: str) -> list[AuditEntry]:
         """Every answer given to the thread's interrupts, oldest first (see ``audit``)."""

@@ -2,11 +2,13 @@
 
 A node function gets what its signature asks for: the state (as its schema's view, or the view of the
 schema its first parameter is annotated with), a Send's argument instead when a Send made its task, and
-by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream) or ``runtime``; a
+by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream), ``runtime`` or ``store``
+(the graph's ``BaseStore``, ``compile(store=)``); a
 second positional parameter with another name is statehitl's ``NodeContext``. While it runs, LangGraph's
 free functions (``interrupt``, ``get_stream_writer``, ``get_config``) find it through a context variable,
 which also reaches sync nodes run in worker threads. What a node streams goes to the stream it runs in
-(``statehitl.stream_sink.current_scope``); the runner reports its tasks, not the node's wrapper.
+(``statehitl.stream_sink.current_scope``): its custom chunks and the messages of the chat models it calls; the
+runner reports its tasks and updates, not the node's wrapper.
 """
 
 from __future__ import annotations
@@ -15,14 +17,18 @@ import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from statehitl.errors import GraphValidationError, InterruptOutsideRunError
+from statehitl.errors import InterruptOutsideRunError
+from statehitl.graph.caching import NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
 from statehitl.position import NodeContext
 from statehitl.stream_sink import current_scope
+
+if TYPE_CHECKING:
+    from statehitl.store.base import BaseStore
 
 __all__ = [
     "RunScope",
@@ -30,10 +36,13 @@ __all__ = [
     "StreamWriter",
     "current_node",
     "current_run",
+    "enter_node",
     "get_config",
     "get_runtime",
+    "get_store",
     "get_stream_writer",
     "interrupt",
+    "leave_node",
     "nested_scope",
     "node_handler",
     "reset_run",
@@ -47,16 +56,30 @@ StreamWriter = Callable[[Any], None]
 """What ``get_stream_writer()`` returns and a node's ``writer`` argument is: it sends one custom chunk."""
 
 _BY_NAME = ("config", "writer", "runtime", "store")
-"""Parameters a node gets by name, as in LangGraph (``store`` is refused: statehitl has no LangGraph store)."""
+"""Parameters a node gets by name, as in LangGraph."""
 
 
 @dataclass
 class RunScope:
-    """What one run gives every node call besides the state: the config and the context."""
+    """What one run gives every node call besides the state: the config, the context, the store and the step
+    count its managed values read (what it streams goes to the stream sink, ``current_scope``)."""
 
     config: dict[str, Any]
     context: Any = None
     """What the caller gave ``invoke(..., context=...)``: the run's ``Runtime.context`` (LangGraph 1's)."""
+    store: BaseStore | None = None
+    """The graph's long-term memory (``compile(store=)``), which its subgraphs' nodes share."""
+    step_limit: int = 25
+    """How many steps this invocation may take (``RemainingSteps`` counts down from it)."""
+    first_step: int = 0
+    """The step this invocation began at."""
+    last_step: int | None = None
+    """The step of the latest node call: the step whose conditional edges run next (None: none ran yet)."""
+
+    def remaining(self, step: int | None) -> int:
+        """LangGraph's ``RemainingSteps`` for a node of ``step`` (a path at the start: one more than the first
+        step's nodes see)."""
+        return self.step_limit if step is None else self.step_limit - 1 - (step - self.first_step)
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
@@ -68,11 +91,11 @@ C = TypeVar("C")
 @dataclass(frozen=True)
 class Runtime(Generic[C]):
     """LangGraph's ``Runtime``, what a node's ``runtime`` parameter gets: the run's ``context`` (what
-    ``invoke(..., context=...)`` gave) and its ``stream_writer``. statehitl has no LangGraph store."""
+    ``invoke(..., context=...)`` gave), its ``stream_writer`` and the graph's ``store`` (None without one)."""
 
     context: C | None = None
     stream_writer: Callable[[Any], None] = field(default=lambda _: None)
-    store: None = None
+    store: BaseStore | None = None
     previous: Any = None
 
 
@@ -81,13 +104,24 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     scope = _RUN.get()
     if scope is None:
         raise RuntimeError("get_runtime() can only be called inside a node of a running StateGraph")
-    return Runtime(scope.context, get_stream_writer())
+    return Runtime(scope.context, get_stream_writer(), scope.store)
+
+
+def get_store() -> BaseStore | None:
+    """The graph's store (``compile(store=)``) for the node that calls it; None when the graph has none."""
+    scope = _RUN.get()
+    if scope is None:
+        raise RuntimeError("get_store() can only be called inside a node of a running StateGraph")
+    return scope.store
 
 
 def nested_scope() -> RunScope:
-    """The scope of a subgraph run inside the current run: the same config and context."""
+    """The scope of a subgraph run inside the current run: the same config, context, store and step limit (its
+    stream is the run's, at a longer namespace: ``subgraphs.streamed_as``)."""
     outer = _RUN.get()
-    return RunScope({}) if outer is None else RunScope(outer.config, context=outer.context)
+    if outer is None:
+        return RunScope({})
+    return RunScope(outer.config, context=outer.context, store=outer.store, step_limit=outer.step_limit)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -102,6 +136,16 @@ def reset_run(token: Any) -> None:
 def current_run() -> RunScope | None:
     """The scope of the run the caller is in, if any."""
     return _RUN.get()
+
+
+def enter_node(ctx: NodeContext) -> Any:
+    """Run the caller's code as node call ``ctx`` (a functional-API task runs as its own call inside its
+    entrypoint's node, with interrupts of its own); returns the token to leave it with."""
+    return _CALL.set(ctx)
+
+
+def leave_node(token: Any) -> None:
+    _CALL.reset(token)
 
 
 def current_node() -> NodeContext | None:
@@ -145,6 +189,24 @@ def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, An
     extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": ctx.node.partition(":")[0],
              "langgraph_step": ctx.step + 1}
     return {**config, "metadata": extra}
+
+
+def _messages_watch(ctx: NodeContext, given: Any, metadata: dict[str, Any] | None) -> Any:
+    """What watches the chat models of one node call of a run streaming ``"messages"`` (a context manager
+    yielding the function its return value goes through), or None when nobody reads its messages."""
+    stream = current_scope()
+    if stream is None:
+        return None
+    scope = _RUN.get()
+    return stream.watch_messages(node_config(scope.config if scope is not None else {}, ctx, metadata), given)
+
+
+def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str, Any] | None:
+    """The values of the state's managed keys for a node of ``step`` (and the step the paths after it see)."""
+    if scope is None:
+        return None
+    scope.last_step = step
+    return kind.managed_values(scope.remaining(step))
 
 
 def task_key(step: int, task: str) -> str:
@@ -192,34 +254,39 @@ _signature: CodeCache[_Signature] = CodeCache(_read_signature)
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
-                 metadata: dict[str, Any] | None = None, retry: Policies | None = None) -> Callable[..., Any]:
+                 metadata: dict[str, Any] | None = None, retry: Policies | None = None, *,
+                 cache: NodeCache | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
-    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy."""
+    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy; ``cache``: where
+    its writes are cached (``add_node(cache_policy=)`` with ``compile(cache=)``)."""
     sig = _signature(fn)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
-    if "store" in sig.named:
-        raise GraphValidationError(f"node {name!r} takes a 'store' (LangGraph's BaseStore), which statehitl does not "
-                                   "have: keep long-term memory in the state, or in a store the node opens itself")
-    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None  # the node reads the model
+    # the node reads the model itself, unless the run fills in some of its keys
+    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None and not kind.managed
     target = fn if retry is None else _attempts(fn, retry, sig.is_async)
+    if cache is not None:
+        target = cache.wrap(target, sig.is_async)
 
     two = sig.positional == 2
     named = sig.named
+    managed = bool(kind.managed)
 
     def shown_input(state: Any) -> Any:
         return state if as_is else kind.node_input(state, wants)
 
-    def arguments(state: Any, ctx: NodeContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        given = state if ctx.sent or as_is else kind.node_input(state, wants)
+    def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        values = _managed_now(kind, ctx.step, scope) if managed else None
+        given = state if ctx.sent or as_is else kind.node_input(state, wants, values)
         args: tuple[Any, ...] = (given, ctx) if two else (given,)
         if not named:
             return args, {}
-        scope = _RUN.get() or RunScope({})
+        scope = scope or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
                   else get_stream_writer() if param == "writer"
-                  else Runtime(scope.context, get_stream_writer()) for param in named}
+                  else scope.store if param == "store"
+                  else Runtime(scope.context, get_stream_writer(), scope.store) for param in named}
         return args, kwargs
 
     if sig.is_async:
@@ -227,8 +294,14 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         async def run_async(state: Any, ctx: NodeContext) -> Any:
             token = _CALL.set(ctx)
             try:
-                args, kwargs = arguments(state, ctx)
-                return await target(*args, **kwargs)
+                args, kwargs = arguments(state, ctx, _RUN.get())
+                watch = _messages_watch(ctx, args[0], metadata)
+                if watch is None:
+                    return await target(*args, **kwargs)
+                with watch as done:
+                    returned = await target(*args, **kwargs)
+                    done(returned)
+                return returned
             finally:
                 _CALL.reset(token)
 
@@ -239,10 +312,16 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     def run(state: Any, ctx: NodeContext) -> Any:
         token = _CALL.set(ctx)
         try:
-            if not named and not two:
+            if not named and not two and not managed and current_scope() is None:  # not streamed: the call alone
                 return target(state if ctx.sent or as_is else kind.node_input(state, wants))
-            args, kwargs = arguments(state, ctx)
-            return target(*args, **kwargs)
+            args, kwargs = arguments(state, ctx, _RUN.get())
+            watch = _messages_watch(ctx, args[0], metadata)
+            if watch is None:
+                return target(*args, **kwargs)
+            with watch as done:
+                returned = target(*args, **kwargs)
+                done(returned)
+            return returned
         finally:
             _CALL.reset(token)
 
@@ -286,11 +365,13 @@ def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], 
     """A conditional edge's path function as the machine calls it: on the state's view, with ``config`` when
     it asks for it."""
     sig = _signature(path)
-    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named:
+    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and not kind.managed:
         return path  # a native router reads the model itself: nothing to adapt
 
     def route(state: Any) -> Any:
-        given = kind.node_input(state)
+        scope = _RUN.get()
+        managed = kind.managed_values(scope.remaining(scope.last_step)) if kind.managed and scope else None
+        given = kind.node_input(state, None, managed)
         if "config" in sig.named:
             scope = _RUN.get()
             return path(given, config=scope.config if scope is not None else {})

@@ -9,15 +9,22 @@ namespace. Nothing here is built for a run nobody streams.
 The order is LangGraph's: a step's ``tasks`` chunks before any of them runs, then (on a resume) the writes
 of the tasks that finished before, again, marked ``"__metadata__": {"cached": True}``; each task's
 ``updates`` chunk as it finishes, before its task result; an interrupting task's own ``__interrupt__``
-chunks; the step's ``values`` once its writes are applied, and its checkpoint after them.
+chunks; the step's ``values`` once its writes are applied, and its checkpoint after them. A node whose writes
+came from its cache (``cache_policy``) shows them marked cached too, and no task result, as LangGraph's does.
+
+``stream_mode="messages"`` has one ``MessageStream`` per run, which its subgraphs share (so a message is sent
+once, by id): the chat models a node calls stream into it, and so do the messages a node returns.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.graph.caching import CachedWrites
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import current_node, task_input, task_key
 from statehitl.graph.stream_events import CheckpointEvents, MessageChunk
@@ -27,16 +34,21 @@ from statehitl.position import Position, Writes
 from statehitl.stream_sink import Namespace, StreamSink
 from statehitl.supersteps import send_arg
 
+if TYPE_CHECKING:
+    from statehitl.graph.message_stream import MessageStream
+
 __all__ = ["RunStream"]
 
 
 class RunStream:
     """One streamed run of a graph over ``schema`` (``machine``), at ``namespace`` of ``sink``; ``checkpoints``
-    shows its checkpoints (None: a graph without a checkpointer, or a subgraph, shows none)."""
+    shows its checkpoints (None: a graph without a checkpointer, or a subgraph, shows none); ``messages``: where
+    the chat models of its nodes stream (None: nobody reads messages from here)."""
 
     def __init__(self, sink: StreamSink, schema: GraphState, machine: Machine, *, namespace: Namespace = (),
-                 checkpoints: CheckpointEvents | None = None) -> None:
+                 checkpoints: CheckpointEvents | None = None, messages: MessageStream | None = None) -> None:
         self.sink = sink
+        self.messages = messages
         self.schema = schema
         self.machine = machine
         self.namespace = namespace
@@ -48,7 +60,9 @@ class RunStream:
 
     def nested(self, label: str, schema: GraphState, machine: Machine) -> RunStream:
         """The stream of a subgraph run labelled ``label`` inside this one."""
-        return RunStream(self.sink, schema, machine, namespace=(*self.namespace, label))
+        namespace = (*self.namespace, label)
+        messages = self.messages if self.sink.wants("messages", namespace) else None
+        return RunStream(self.sink, schema, machine, namespace=namespace, messages=messages)
 
     def put(self, mode: str, chunk: Any, *, step: int = 0, at: float | None = None) -> None:
         self.sink.put(self.namespace, mode, chunk, step=step, at=at)
@@ -67,6 +81,17 @@ class RunStream:
         where = {} if node is None else {"langgraph_node": node.node.partition(":")[0],
                                          "langgraph_step": node.step + 1, "thread_id": node.thread_id}
         self.sink.put(self.namespace, "messages", (MessageChunk(text), where))
+
+    def watch_messages(self, config: dict[str, Any], given: Any
+                       ) -> AbstractContextManager[Callable[[Any], None]] | None:
+        return None if self.messages is None else self.messages.node(config, given, self.namespace)
+
+    def returned_messages(self, given: Any, returned: dict[str, Any], config: dict[str, Any]) -> None:
+        """A subgraph node of this run was given ``given`` and returned ``returned`` (its message channels'
+        values): the messages it added are sent as its node's, as LangGraph does."""
+        if self.messages is not None:
+            self.messages.given(given)
+            self.messages.returned(returned, config.get("metadata") or {}, self.namespace)
 
     # -- the run's own ------------------------------------------------------------------------------------
 
@@ -119,6 +144,9 @@ class RunStream:
             return
         name = self.machine.task_node(task)
         shown = self.schema.shown_update(name, returned)
+        if isinstance(returned, CachedWrites):  # LangGraph marks a cache hit's writes, and shows no task result
+            self.put("updates", {name: shown, "__metadata__": {"cached": True}})
+            return
         self.put("updates", {name: shown})
         self.put("tasks", {"id": task_key(step, task), "name": name, "error": None, "result": shown or {},
                            "interrupts": []}, step=step + 1)

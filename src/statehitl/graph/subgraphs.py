@@ -17,7 +17,7 @@ from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node import StateGraphNode
-from statehitl.graph.node_calls import nested_scope, reset_run, set_run
+from statehitl.graph.node_calls import current_run, nested_scope, node_config, reset_run, set_run
 from statehitl.graph.result import GraphRunResult
 from statehitl.graph.run_stream import RunStream
 from statehitl.graph.state_kinds import StateKind
@@ -67,6 +67,7 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
                 returned[kept] = done.state
         finally:
             reset_run(token)
+        _stream_messages(sub, values, returned, ctx)
         return returned
 
     run_subgraph.__name__ = name
@@ -87,6 +88,18 @@ def streamed_as(label: str, sub: Subgraph) -> Iterator[None]:
         yield
     finally:
         leave_scope(token)
+
+
+def _stream_messages(sub: Subgraph, given: dict[str, Any], returned: Any, ctx: NodeContext) -> None:
+    """The messages a subgraph added, sent as its node's (``stream_mode="messages"``), as LangGraph does."""
+    stream = current_scope()
+    if not isinstance(stream, RunStream) or stream.messages is None or not isinstance(returned, dict):
+        return
+    from statehitl.graph.message_forms import coerce_all  # a run that streams messages loaded them already
+
+    scope = current_run()
+    held = {k: coerce_all(v) for k, v in returned.items() if k in sub.schema.message_channels}  # stored as JSON
+    stream.returned_messages(given, held, node_config(scope.config if scope is not None else {}, ctx, None))
 
 
 async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
