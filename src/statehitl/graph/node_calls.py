@@ -214,11 +214,12 @@ def task_key(step: int, task: str) -> str:
     return f"{step}:{task}"
 
 
-def task_input(handler: Callable[..., Any], state: Any) -> Any:
-    """What the node run by ``handler`` is given of ``state`` (a task event's ``input``): its view of the
-    state, as ``node_handler`` and ``subgraph_handler`` mark it on their handlers; else the state itself."""
-    shown: Callable[[Any], Any] | None = getattr(handler, "shown_input", None)
-    return state if shown is None else shown(state)
+def task_input(handler: Callable[..., Any], state: Any, step: int) -> Any:
+    """What the node run by ``handler`` in ``step`` is given of ``state`` (a task event's ``input``): its view
+    of the state, managed values included, as ``node_handler`` and ``subgraph_handler`` mark it on their
+    handlers; else the state itself."""
+    shown: Callable[[Any, int], Any] | None = getattr(handler, "shown_input", None)
+    return state if shown is None else shown(state, step)
 
 
 def _ignore(_: Any) -> None:
@@ -273,8 +274,10 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     named = sig.named
     managed = bool(kind.managed)
 
-    def shown_input(state: Any) -> Any:
-        return state if as_is else kind.node_input(state, wants)
+    def shown_input(state: Any, step: int) -> Any:
+        scope = _RUN.get()
+        values = kind.managed_values(scope.remaining(step)) if managed and scope is not None else None
+        return state if as_is else kind.node_input(state, wants, values)
 
     def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         values = _managed_now(kind, ctx.step, scope) if managed else None

@@ -135,7 +135,7 @@ class RunStream:
     def _task(self, at: Position, task: str) -> dict[str, Any]:
         name = self.machine.task_node(task)
         sent, arg = send_arg(at.schedule, task) if at.schedule else (False, None)
-        given = arg if sent else task_input(self.machine.nodes[name].handler, at.state)
+        given = arg if sent else task_input(self.machine.nodes[name].handler, at.state, at.step)
         return {"id": task_key(at.step, task), "name": name, "input": given,
                 "triggers": ("__pregel_push",) if sent else (f"branch:to:{name}",)}
 

@@ -71,7 +71,7 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
         return returned
 
     run_subgraph.__name__ = name
-    run_subgraph.shown_input = parent.values  # type: ignore[attr-defined]  # a task event's input: the state
+    run_subgraph.shown_input = lambda state, step: parent.values(state)  # type: ignore[attr-defined]  # a task's input
     return run_subgraph
 
 
