@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
 from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import GraphRecursionError
 from statehitl.hooks.registry import HookRegistry
@@ -137,9 +137,8 @@ class Runner:
         finally:
             checkpointer.finished(cursor, acted=bool(used))
             ANSWERS_USED.reset(watching)
-        if cursor.index_error is not None:  # the run's checkpoints are stored; its listing is stale
-            error, cursor.index_error = cursor.index_error, None
-            raise error
+        if run.index_error is not None:  # the run's checkpoints are stored; its listing is stale
+            raise run.index_error
         if end.applied:
             await run.seen(end.state, end.applied, [])
         return record, end.state
@@ -216,17 +215,16 @@ class Runner:
         pending nodes (and, for a waiting thread, its interrupts and kept work). ``rewritten``: the
         state's history was edited or migrated, not appended to, so this checkpoint stores it whole.
         """
-        cursor.migrated = cursor.migrated or rewritten
+        cursor.store_whole(rewritten)
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
-        record = await self.checkpointer.commit(
-            cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
-            fingerprint=self.machine.fingerprint, step=step, source="update",
-            writes={writer: self.adapter.dump_update(update)}, **position,
-        )
-        if cursor.index_error is not None:  # stored; only the listing is stale
-            error, cursor.index_error = cursor.index_error, None
-            raise error
-        return record
+        try:
+            return await self.checkpointer.commit(
+                cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
+                fingerprint=self.machine.fingerprint, step=step, source="update",
+                writes={writer: self.adapter.dump_update(update)}, **position,
+            )
+        except IndexNotWritten as stale:  # the update is stored; only the listing is stale
+            stale.raise_error()
 
 
 def _second(result: tuple[StoredCheckpoint, RunEnd]) -> RunEnd:

@@ -206,13 +206,14 @@ def kept_progress(error: BaseException) -> Any:
 
 
 class StepFailed(Exception):
-    """A step failed at ``node`` with ``error``; ``position`` is where it started, to retry from."""
+    """A step failed with ``error`` at ``nodes`` (the node that raised, or every node of the step when it
+    failed outside them); ``position`` is where it started, to retry from."""
 
-    def __init__(self, node: str, error: Exception, position: Position) -> None:
-        super().__init__(node)
-        self.node = node
+    def __init__(self, nodes: list[str], error: Exception, position: Position) -> None:
+        super().__init__(", ".join(nodes))
+        self.nodes = nodes
         self.error = error
         self.position = position
 
     def record(self) -> FailureRecord:
-        return FailureRecord(node=self.node, type=type(self.error).__name__, message=str(self.error))
+        return FailureRecord(nodes=self.nodes, type=type(self.error).__name__, message=str(self.error))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids, observe
 from statehitl.errors import NodeCancelledError
@@ -48,8 +48,11 @@ from statehitl.runner_parts import (
 )
 from statehitl.scheduling import SchedulingPolicy
 from statehitl.step_tasks import run_tasks
-from statehitl.supersteps import Schedule, send_arg
+from statehitl.supersteps import send_arg
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["StepExecutor", "StepResult"]
 
@@ -63,7 +66,7 @@ class StepResult:
     applied: Writes
     cancelled: dict[str, str]
     pending: list[str]
-    schedule: Schedule
+    schedule: Schedule | None
 
 
 class StepExecutor:
@@ -114,7 +117,7 @@ class StepExecutor:
         if len(runnable) == 1 and not at.completed:  # a lone node: no task, no hold, no gather, no merge
             node = runnable[0]
             try:
-                if at.schedule or at.progress or at.responses or at.waiting or at.digests:
+                if at.schedule is not None or at.progress or at.responses or at.waiting or at.digests:
                     outcome = await self._call(at, node, self._context(at), inline=self.inline_sync)
                 else:  # a step that carries nothing in: the node on the state
                     outcome = await self.call_node(node, at.state, at.step, self._unanswered, None,
@@ -236,7 +239,7 @@ class StepExecutor:
         self.finished[node] = update
 
     async def _call(self, at: Position, node: str, context: InterruptContext, *, inline: bool) -> NodeOutcome:
-        if at.schedule:
+        if at.schedule is not None:
             sent, arg = send_arg(at.schedule, node)
             if sent:
                 return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from statehitl import observe
 from statehitl.checkpoint.answer_records import withdraw_answers
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
 from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError
 from statehitl.machine import Machine
@@ -27,9 +27,12 @@ from statehitl.position import Position, RunEnd, Writes
 from statehitl.run_loop import AfterStep, RunLoop
 from statehitl.runner_parts import Pauses, StateAdapter, StepFailed, record_source
 from statehitl.step_run import StepExecutor
-from statehitl.supersteps import Schedule
+from statehitl.supersteps import stored_schedule
 from statehitl.telemetry import RunTracer
 from statehitl.transitions import CheckpointWritten
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["Durability", "ThreadRun", "write_checkpoint"]
 
@@ -78,6 +81,9 @@ class ThreadRun(RunLoop):
         self.parent_view = at.parent_view
         self.last: tuple[StoredCheckpoint, Any] | None = None
         """The last checkpoint this run wrote, and the state it holds."""
+        self.index_error: Exception | None = None
+        """Why the index entry of a checkpoint this run stored could not be written (the checkpoint is
+        stored), raised once the run is done with the thread (``Runner.run``)."""
 
     async def write(self, step: int, state: Any, status: RecordStatus, *, durable: bool, held: bool = False,
                     **fields: Any) -> StoredCheckpoint:
@@ -89,9 +95,12 @@ class ThreadRun(RunLoop):
         if held and cursor.acting is not None:
             fields["acting"] = cursor.acting
         self._first_fields(fields)
-        record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,
-                                        state=state, status=status, durable=durable, held=held,
-                                        index=self.index and not held, tracer=self.tracer, **fields)
+        try:
+            record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,
+                                            state=state, status=status, durable=durable, held=held,
+                                            index=self.index and not held, tracer=self.tracer, **fields)
+        except IndexNotWritten as stale:  # stored: the run goes on, and raises it once done with the thread
+            record, self.index_error = stale.record, stale.error
         self.last = (record, state)
         if self.watch is not None:
             self.watch.committed(record, state)
@@ -110,10 +119,11 @@ class ThreadRun(RunLoop):
             fields["parent_view"] = self.parent_view
             self.parent_view = None
 
-    async def between(self, step: int, state: Any, pending: list[str], applied: Writes, schedule: Schedule) -> None:
+    async def between(self, step: int, state: Any, pending: list[str], applied: Writes,
+                      schedule: Schedule | None) -> None:
         if self.durability != "exit":
             await self.write(step, state, "executing", durable=self.durability == "sync", held=True, pending=pending,
-                             writes=self.executor.dumped(applied), schedule=schedule)
+                             writes=self.executor.dumped(applied), schedule=stored_schedule(schedule))
         if self.after_step is not None or self.watch is not None:
             await self.seen(state, applied, pending)
 
@@ -123,15 +133,15 @@ class ThreadRun(RunLoop):
         if at.start is not None and self.durability == "sync":
             # every step persisted before the next runs: the run's beginning too, before its first node
             await self.write(at.step, at.state, "executing", durable=True, held=True, pending=at.pending,
-                             schedule=at.schedule)
+                             schedule=stored_schedule(at.schedule))
         end = await self.steps()
         dumped = executor.dumped(end.applied)
         if end.paused:  # a breakpoint: the thread waits, as on an interrupt, but on nothing to answer
             return await self.write(end.step, end.state, "interrupted", durable=True, pending=end.pending,
-                                    writes=dumped, schedule=end.schedule), end
+                                    writes=dumped, schedule=stored_schedule(end.schedule)), end
         if end.status == "executing":
             await self.write(end.step, end.state, "executing", durable=True, pending=end.pending,
-                             schedule=end.schedule)
+                             schedule=stored_schedule(end.schedule))
             raise GraphRecursionError(
                 f"thread {self.cursor.thread_id!r} ran {self.step_limit} steps without reaching END (next: "
                 f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
@@ -147,11 +157,12 @@ class ThreadRun(RunLoop):
         fields: dict[str, Any] = {}
         self._first_fields(fields)
         executor = self.executor
-        await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,
-                               state=at.state, status="failed", durable=True, index=self.index, tracer=self.tracer,
-                               pending=at.pending, completed=at.completed, responses=at.responses,
-                               progress=at.progress, interrupts=at.waiting, error=failed.record(),
-                               schedule=at.schedule, **fields)
+        with contextlib.suppress(IndexNotWritten):  # the step's own error is the one to report
+            await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,
+                                   state=at.state, status="failed", durable=True, index=self.index,
+                                   tracer=self.tracer, pending=at.pending, completed=at.completed,
+                                   responses=at.responses, progress=at.progress, interrupts=at.waiting,
+                                   error=failed.record(), schedule=stored_schedule(at.schedule), **fields)
 
     async def cancelled(self, *, acted: bool) -> None:
         """The run was cancelled (its stream closed early, its task cancelled): record where it stood, so that
@@ -176,7 +187,8 @@ class ThreadRun(RunLoop):
         if at.waiting:
             fields["interrupts"] = at.waiting
         completed = {**at.completed, **{n: executor.adapter.dump_update(u) for n, u in finished.items()}}
-        await self.write(at.step, at.state, "executing", durable=True, pending=at.pending, schedule=at.schedule,
+        await self.write(at.step, at.state, "executing", durable=True, pending=at.pending,
+                         schedule=stored_schedule(at.schedule),
                          completed=completed, responses=at.responses, progress=at.progress, **fields)
 
     async def crashed(self, failure: BaseException, *, acted: bool) -> None:

@@ -24,7 +24,7 @@ from statehitl.commands import Command
 from statehitl.errors import MachineChangedError, ResumeInputError
 from statehitl.event_stream import Emit, stream_run
 from statehitl.graph.caching import cached_namespaces
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
@@ -39,12 +39,13 @@ from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
-from statehitl.position import Position, resume_position, start_position
+from statehitl.position import Position
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
+from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
 from statehitl.runner_parts import LOOP_SHARED
 from statehitl.stream_sink import STREAM_MODES, StreamMode, StreamSink, current_scope, enter_scope, leave_scope
-from statehitl.supersteps import plan_start
+from statehitl.supersteps import plan_start, stored_schedule
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, Namespace
@@ -77,7 +78,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
     def __init__(
         self,
         machine: Machine,
-        schema: GraphState,
+        schema: StateGraphSchema,
         hooks: HookRegistry,
         checkpointer: Checkpointer | None,
         *,
@@ -389,7 +390,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             state = self.schema.initial(input)
             pending, schedule = plan_start(self.machine, state)
             given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
-            start = RunStart(update=self.schema.dump_update(given), pending=pending, schedule=schedule, step=0)
+            start = RunStart(update=self.schema.dump_update(given), pending=pending,
+                             schedule=stored_schedule(schedule), step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
@@ -397,7 +399,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         state = self.schema.apply(self.schema.load(values), [("input", update)])
         pending, schedule = plan_start(self.machine, state)
         step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
-        start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=schedule, step=step)
+        start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=stored_schedule(schedule),
+                         step=step)
         return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule, step=step,
                               start=start), False
 

@@ -19,11 +19,12 @@ from statehitl.graph.caching import CachedWrites
 from statehitl.graph.state_channels import is_messages_reducer
 from statehitl.graph.state_kinds import StateKind
 
-__all__ = ["GraphState"]
+__all__ = ["StateGraphSchema"]
 
 
-class GraphState(StateSchema[Any]):
-    """The runner's state adapter for a StateGraph over ``kind``."""
+class StateGraphSchema(StateSchema[Any]):
+    """The runner's state adapter for a StateGraph over ``kind`` (named apart from Strands' multi-agent
+    ``GraphState``, which is a view of one call of a Graph)."""
 
     def __init__(self, kind: StateKind, *, nested: bool = False) -> None:
         super().__init__(kind.model)
@@ -32,10 +33,10 @@ class GraphState(StateSchema[Any]):
         self.nested = nested
         """The graph runs as a node of another: ``Command(graph=Command.PARENT)`` goes to that one."""
         self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
-        """Channels merged by ``add_messages`` (``message_state.MessagesGraphState`` holds and stores their writes
-        as messages; a plain ``GraphState`` has none)."""
+        """Channels merged by ``add_messages`` (``message_state.MessagesStateGraphSchema`` holds and stores their writes
+        as messages; a plain ``StateGraphSchema`` has none)."""
 
-    def as_nested(self) -> GraphState:
+    def as_nested(self) -> StateGraphSchema:
         """The adapter of this graph running as a node of another graph."""
         return type(self)(self.kind, nested=True)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.graph.caching import CachedWrites
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import current_node, task_input, task_key
 from statehitl.graph.stream_events import CheckpointEvents, MessageChunk
 from statehitl.interrupt import Interrupt
@@ -45,7 +45,7 @@ class RunStream:
     shows its checkpoints (None: a graph without a checkpointer, or a subgraph, shows none); ``messages``: where
     the chat models of its nodes stream (None: nobody reads messages from here)."""
 
-    def __init__(self, sink: StreamSink, schema: GraphState, machine: Machine, *, namespace: Namespace = (),
+    def __init__(self, sink: StreamSink, schema: StateGraphSchema, machine: Machine, *, namespace: Namespace = (),
                  checkpoints: CheckpointEvents | None = None, messages: MessageStream | None = None) -> None:
         self.sink = sink
         self.messages = messages
@@ -58,7 +58,7 @@ class RunStream:
         self._before: Any = None
         """The state the step in flight runs on: what an interrupting task's ``values`` chunk shows."""
 
-    def nested(self, label: str, schema: GraphState, machine: Machine) -> RunStream:
+    def nested(self, label: str, schema: StateGraphSchema, machine: Machine) -> RunStream:
         """The stream of a subgraph run labelled ``label`` inside this one."""
         namespace = (*self.namespace, label)
         messages = self.messages if self.sink.wants("messages", namespace) else None
@@ -134,7 +134,7 @@ class RunStream:
 
     def _task(self, at: Position, task: str) -> dict[str, Any]:
         name = self.machine.task_node(task)
-        sent, arg = send_arg(at.schedule, task) if at.schedule else (False, None)
+        sent, arg = send_arg(at.schedule, task)
         given = arg if sent else task_input(self.machine.nodes[name].handler, at.state, at.step)
         return {"id": task_key(at.step, task), "name": name, "input": given,
                 "triggers": ("__pregel_push",) if sent else (f"branch:to:{name}",)}

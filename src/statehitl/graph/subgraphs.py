@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statehitl import interrupt_ids
 from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import current_run, nested_scope, node_config, reset_run, set_run
 from statehitl.graph.result import GraphRunResult
@@ -27,6 +27,9 @@ from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
 from statehitl.position import NodeContext
 from statehitl.stream_sink import current_scope, enter_scope, leave_scope
 
+if TYPE_CHECKING:
+    from statehitl.progress import InvokedGraphs
+
 __all__ = ["Subgraph", "invoke_inside", "streamed_as", "subgraph_handler"]
 
 
@@ -34,7 +37,7 @@ class Subgraph(Protocol):
     """What runs a compiled graph inside another: its nodes as one machine node, its state's adapter, whether
     it keeps its state between calls, and what its ``invoke`` returns for a run's result."""
 
-    schema: GraphState
+    schema: StateGraphSchema
     machine: Machine
     keeps_state: bool
 
@@ -113,8 +116,8 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
         )
     index = ctx.invoked
     ctx.invoked += 1
-    kept = ctx.progress if isinstance(ctx.progress, dict) and ctx.progress.get("kind") == _INVOKED else None
-    calls: dict[str, Any] = dict(kept["calls"]) if kept else {}
+    kept = _invoked(ctx)
+    calls: dict[str, Any] = {} if kept is None else dict(kept.calls)
     site = interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node)
     context = InterruptContext(ctx.interrupts.responses, interrupt_ids.nested_call(site, index),
                                ctx.interrupts.thread, ctx.interrupts.digests)
@@ -127,8 +130,18 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
         reset_run(token)
     if isinstance(outcome, NodeStopped):
         calls[str(index)] = outcome.kept
-        raise InterruptRaised(outcome.interrupts, progress={"kind": _INVOKED, "calls": calls})
+        from statehitl.progress import InvokedGraphs  # the record kinds load when a run first stops
+
+        raise InterruptRaised(outcome.interrupts, progress=InvokedGraphs(calls=calls).stored())
     return sub.result_of(outcome.result)
 
 
-_INVOKED = "invoked graphs"
+def _invoked(ctx: NodeContext) -> InvokedGraphs | None:
+    """What node ``ctx`` kept of the graphs it invoked when it last stopped, if it kept that."""
+    if ctx.progress is None:
+        return None
+    from statehitl.progress import InvokedGraphs
+
+    if not InvokedGraphs.holds(ctx.progress):
+        return None
+    return InvokedGraphs.load(ctx.progress, f"what node {ctx.node!r} kept of the graphs it invoked")
