@@ -51,12 +51,22 @@ class RunLoop:
         self.step_limit = step_limit
         self.pauses = pauses
         self.after_step = after_step
+        self.watch = executor.watch
+        self.before = at
+        """Where the next step begins (or the one in flight began): where a run stopped between steps stands."""
 
     async def between(self, step: int, state: Any, pending: list[str], applied: Writes,
                       schedule: Schedule | None) -> None:
         """After a step that leaves nodes pending: the owner sees the state (a thread's run also commits)."""
+        if self.after_step is not None or self.watch is not None:
+            await self.seen(state, applied, pending)
+
+    async def seen(self, state: Any, applied: Writes, pending: list[str]) -> None:
+        """The owner, and whoever watches the run, see the state after a step (``applied`` its updates)."""
         if self.after_step is not None:
             await self.after_step(state, applied, pending)
+        if self.watch is not None:
+            await self.watch.step_applied(state, applied, pending)
 
     async def steps(self) -> RunEnd:
         """Run until the run stops; how and where it stopped."""
@@ -98,12 +108,13 @@ class RunLoop:
                                                    or pauses.stops_before(machine, pending)):
                 return RunEnd("executing", moved.state, step, pending, schedule=moved.schedule, applied=applied,
                               paused=True)
+            before = self.before = Position(
+                state=moved.state, pending=pending, step=step, completed=_NOTHING, responses=_NOTHING,
+                progress=_NOTHING, waiting=_NO_INTERRUPTS, digests=_NOTHING, answered=_NO_ENTRIES, recorded=_NO_KEYS,
+                schedule=moved.schedule)
             if pending:
                 await self.between(step, moved.state, pending, applied, moved.schedule)
                 applied = []
-            before = Position(state=moved.state, pending=pending, step=step, completed=_NOTHING, responses=_NOTHING,
-                              progress=_NOTHING, waiting=_NO_INTERRUPTS, digests=_NOTHING, answered=_NO_ENTRIES,
-                              recorded=_NO_KEYS, schedule=moved.schedule)
 
     @staticmethod
     def _failed(before: Position, runnable: list[str], error: Exception) -> Exception:

@@ -6,14 +6,14 @@ the run's lease, unless ``durability="exit"``), and the checkpoint it stops on, 
 thread's index entry. The first checkpoint it writes carries how the run began (a StateGraph's input,
 which LangGraph shows as checkpoints of their own: no write of their own here) and the audit entries of
 the answers a resume applied; with ``durability="sync"`` the beginning is written before the first step.
-How each way of stopping is recorded (a breakpoint, the step limit, a failed step, a crash of the run
-itself) is here too.
+How each way of stopping is recorded (a breakpoint, the step limit, a failed step, a cancel, a crash of
+the run itself) is here too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from statehitl import observe
@@ -34,15 +34,11 @@ from statehitl.transitions import CheckpointWritten
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["Durability", "OnCommit", "ThreadRun", "write_checkpoint"]
+__all__ = ["Durability", "ThreadRun", "write_checkpoint"]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
 and fsyncs the checkpoint ``invoke`` returns on; ``exit`` writes only that one."""
-
-OnCommit = Callable[[StoredCheckpoint, Any], None]
-"""``on_commit(record, state)``: sees each checkpoint of a run as it is written (a stream of them)."""
-
 
 async def write_checkpoint(checkpointer: Checkpointer, machine: Machine, adapter: StateAdapter, cursor: Cursor, *,
                            step: int, state: Any, status: RecordStatus, durable: bool, tracer: RunTracer | None,
@@ -70,14 +66,13 @@ class ThreadRun(RunLoop):
 
     def __init__(self, executor: StepExecutor, at: Position, checkpointer: Checkpointer, *, step_limit: int,
                  durability: Durability, index: bool, pauses: Pauses | None, after_step: AfterStep | None,
-                 on_commit: OnCommit | None, tracer: RunTracer | None) -> None:
+                 tracer: RunTracer | None) -> None:
         super().__init__(executor, at, step_limit=step_limit, pauses=pauses, after_step=after_step)
         assert at.cursor is not None, "a thread's run starts at a position on the thread"
         self.cursor: Cursor = at.cursor
         self.checkpointer = checkpointer
         self.durability = durability
         self.index = index
-        self.on_commit = on_commit
         self.tracer = tracer
         self.answered = list(at.answered)
         """Audit entries of this resume's answers, until the first checkpoint after them carries them."""
@@ -107,8 +102,8 @@ class ThreadRun(RunLoop):
         except IndexNotWritten as stale:  # stored: the run goes on, and raises it once done with the thread
             record, self.index_error = stale.record, stale.error
         self.last = (record, state)
-        if self.on_commit is not None:
-            self.on_commit(record, state)
+        if self.watch is not None:
+            self.watch.committed(record, state)
         return record
 
     def _first_fields(self, fields: dict[str, Any]) -> None:
@@ -129,8 +124,8 @@ class ThreadRun(RunLoop):
         if self.durability != "exit":
             await self.write(step, state, "executing", durable=self.durability == "sync", held=True, pending=pending,
                              writes=self.executor.dumped(applied), schedule=stored_schedule(schedule))
-        if self.after_step is not None:
-            await self.after_step(state, applied, pending)
+        if self.after_step is not None or self.watch is not None:
+            await self.seen(state, applied, pending)
 
     async def to_the_end(self) -> tuple[StoredCheckpoint, RunEnd]:
         """The run's steps, from its input checkpoint (when its policy has one) to the checkpoint it stops on."""
@@ -168,6 +163,33 @@ class ThreadRun(RunLoop):
                                    tracer=self.tracer, pending=at.pending, completed=at.completed,
                                    responses=at.responses, progress=at.progress, interrupts=at.waiting,
                                    error=failed.record(), schedule=stored_schedule(at.schedule), **fields)
+
+    async def cancelled(self, *, acted: bool) -> None:
+        """The run was cancelled (its stream closed early, its task cancelled): record where it stood, so that
+        ``invoke(None, ...)`` goes on from there, in a checkpoint no lease holds. Stopped mid-step, the tasks
+        that finished keep their updates (LangGraph's pending writes: not run again) and the others run
+        again; but a task cut short in a run acting on answers may have acted on them, so then the checkpoint
+        says so, as a run that stopped without saying how does (the claim's rule): the next call is told the
+        outcome is unknown instead of running it again unasked. Cancelled before anything ran, a resume
+        releases its claim (the answers stay bound) and a new run records its beginning."""
+        executor, cursor = self.executor, self.cursor
+        at = executor.step_at
+        mid_step = at is not None
+        if at is None:
+            at = self.before
+            if self.last is None and self.at.start is None:
+                await self.crashed(asyncio.CancelledError(), acted=acted)
+                return
+        finished = executor.finished or {}
+        fields: dict[str, Any] = {}
+        if mid_step and acted and cursor.acting is not None:
+            fields["acting"] = cursor.acting
+        if at.waiting:
+            fields["interrupts"] = at.waiting
+        completed = {**at.completed, **{n: executor.adapter.dump_update(u) for n, u in finished.items()}}
+        await self.write(at.step, at.state, "executing", durable=True, pending=at.pending,
+                         schedule=stored_schedule(at.schedule),
+                         completed=completed, responses=at.responses, progress=at.progress, **fields)
 
     async def crashed(self, failure: BaseException, *, acted: bool) -> None:
         """The run is over by an error of its own, but the thread may say "held until ...": release it, so

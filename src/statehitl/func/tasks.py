@@ -24,7 +24,7 @@ from typing import Any
 from statehitl import interrupt_ids
 from statehitl._json import require_json
 from statehitl.errors import GraphValidationError
-from statehitl.graph.node_calls import current_run, enter_node, leave_node
+from statehitl.graph.node_calls import enter_node, get_stream_writer, leave_node
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
@@ -96,9 +96,7 @@ class TaskCalls:
     def _report(self, kind: str, payload: dict[str, Any]) -> None:
         """A ``stream_mode="tasks"`` event of a task call, as LangGraph's (its id ``step:key``): it travels with
         the custom chunks, whose order it shares, and the workflow's stream shows it as a task event."""
-        scope = current_run()
-        if scope is not None and scope.write is not None:
-            scope.write(TaskEvent(kind, payload))
+        get_stream_writer()(TaskEvent(kind, payload))
 
     def started(self, key: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self._report("task", {"id": f"{self.ctx.step}:{key}", "name": name, "input": (args, kwargs),
@@ -117,9 +115,7 @@ class TaskCalls:
             self.done[key] = result
         self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": None,
                                      "result": {"__return__": result}, "interrupts": []})
-        scope = current_run()
-        if scope is not None and scope.write is not None:
-            scope.write(TaskUpdate(name, result))
+        get_stream_writer()(TaskUpdate(name, result))
 
     def progress(self) -> dict[str, Any]:
         """What the node keeps when it stops or fails (a ``WorkflowTasks``): every finished call's result."""

@@ -62,9 +62,12 @@ class StateGraphSchema(StateSchema[Any]):
     # -- input ----------------------------------------------------------------------------------------
 
     def empty(self) -> Any:
-        """The state before any input: reducer channels at their zero values, the rest unwritten."""
+        """The state before any input: reducer channels at their zero values, the rest unwritten (none of them
+        set: what the input writes is what the state's set fields say, so an input of nothing shows no chunk)."""
         zeros = {name: make() for name, make in self.kind.zeros.items()}
-        return self.model(**zeros) if not self.validates else self.model.model_construct(**zeros)
+        if not self.validates:
+            return self.model.model_construct(set(), **zeros)
+        return self.model.model_construct(**zeros)
 
     def initial(self, value: Any) -> Any:
         """A new thread's state: the input (its input schema's keys) written through the reducers onto the
