@@ -74,7 +74,11 @@ class StateGraphSchema(StateSchema[Any]):
         empty state; a pydantic input validated first, against the input schema."""
         if self._input_model is not None:
             return self._validated_start(value)
-        return self.apply(self.empty(), [(INPUT, self.kind.input_of(value, self._input_keys))])
+        given = self.kind.input_of(value, self._input_keys)
+        if self.reducers.keys().isdisjoint(given):  # nothing to reduce (and nothing validated): the input as it is
+            zeros = {name: make() for name, make in self.kind.zeros.items()}
+            return self.model.model_construct(set(given), **zeros, **given)
+        return self.apply(self.empty(), [(INPUT, given)])
 
     def _validated_start(self, value: Any) -> Any:
         """A pydantic input: validated against its schema (pydantic's ``ValidationError``, as LangGraph raises),
