@@ -10,7 +10,6 @@ that made them.
 
 from __future__ import annotations
 
-import inspect
 import re
 import typing
 from collections.abc import Callable, Hashable, Sequence
@@ -27,11 +26,12 @@ from statehitl.errors import GraphValidationError
 from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
-from statehitl.graph.graph_state import GraphState
-from statehitl.graph.node_calls import guarded_node, node_handler, route_handler
+from statehitl.graph.graph_state import StateGraphSchema
+from statehitl.graph.node_calls import guarded_node, is_async_callable, node_handler, route_handler
 from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, TimeoutPolicy, handler_name
 from statehitl.graph.retries import Policies
 from statehitl.graph.run_targets import check_durability
+from statehitl.graph.runnables import is_runnable, node_name, runnable_node
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
 from statehitl.graph.subgraphs import subgraph_handler
 from statehitl.graph.surface import compiled_nodes
@@ -129,9 +129,9 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"add_node(cache_policy={cache_policy!r}): give a CachePolicy(ttl=..., "
                                        "key_func=...)")
         if action is None:
-            if isinstance(node, str) or not callable(node):
+            if isinstance(node, str) or not (callable(node) or is_runnable(node)):
                 raise GraphValidationError(f"add_node({node!r}) needs a handler: add_node(name, fn)")
-            name, action = str(getattr(node, "__name__", None) or getattr(node, "name", repr(node))), node
+            name, action = node_name(node), node
         elif isinstance(node, str):
             name = node
         else:
@@ -142,8 +142,8 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"node name {name!r}: ':' is reserved (it names a Send's task)")
         if name in self._nodes:
             raise GraphValidationError(f"Node `{name}` already present; node names must be unique")
-        if not isinstance(action, CompiledStateGraph) and not callable(action):
-            raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
+        if not isinstance(action, CompiledStateGraph) and not callable(action) and not is_runnable(action):
+            raise GraphValidationError(f"node {name!r}: handler must be callable or a Runnable, got {action!r}")
         if error_handler is not None and not callable(error_handler):
             raise GraphValidationError(f"node {name!r}: error_handler must be callable, got {error_handler!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
@@ -180,7 +180,7 @@ class StateGraph(Generic[M]):
             raise GraphValidationError("add_sequence() needs at least one node")
         previous: str | None = None
         for item in nodes:
-            name, fn = item if isinstance(item, tuple) else (getattr(item, "__name__", repr(item)), item)
+            name, fn = item if isinstance(item, tuple) else (node_name(item), item)
             self.add_node(name, fn)
             if previous is not None:
                 self.add_edge(previous, name)
@@ -287,13 +287,15 @@ class StateGraph(Generic[M]):
         if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads
             extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
-        extra += reads.values()
+        routes = [self._annotated(r.route) for r in self._routers]  # a path function's private schema too
+        extra += [*reads.values(), *routes]
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        state = GraphState(kind)
+        state = StateGraphSchema(kind, input_schema=self.input_schema)
         if state.message_channels:
-            from statehitl.graph.message_state import MessagesGraphState  # loaded by the graphs that have messages
+            # loaded by the graphs that have messages
+            from statehitl.graph.message_state import MessagesStateGraphSchema
 
-            state = MessagesGraphState(kind)
+            state = MessagesStateGraphSchema(kind, input_schema=self.input_schema)
         caches = {n: NodeCache(n, node.action, node.cache_policy, cache,
                                lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
                   for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None
@@ -302,7 +304,8 @@ class StateGraph(Generic[M]):
                                                          timeout=timeouts.get(n), on_error=handlers.get(n),
                                                          cache=caches.get(n)))
                  for n, node in self._nodes.items()]
-        routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
+        routers = [Router(r.source, route_handler(r.route, kind, wants), r.targets, r.path_map,
+                          awaits=is_async_callable(r.route)) for r, wants in zip(self._routers, routes, strict=True)]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
                           destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations},
@@ -376,7 +379,12 @@ class StateGraph(Generic[M]):
             return node.input_schema
         if isinstance(node.action, CompiledStateGraph):
             return None
-        annotated = schema_of(node.action)
+        return self._annotated(node.action)
+
+    def _annotated(self, fn: Callable[..., Any]) -> Any:
+        """The schema ``fn``'s first parameter is annotated with (a node's or a path function's), if it reads
+        the state through one other than the state's own (see ``_reads``)."""
+        annotated = schema_of(fn)
         if annotated is None or annotated is self.state_schema:
             return None
         if isinstance(annotated, type) and issubclass(annotated, BaseModel) and isinstance(self.state_schema, type) \
@@ -392,16 +400,14 @@ class StateGraph(Generic[M]):
         if isinstance(node.action, CompiledStateGraph):
             handler = subgraph_handler(name, node.action, kind, kept)
             return handler if on_error is None else guarded_node(handler, on_error, name, kind)
-        return node_handler(name, node.action, kind, reads, node.metadata, node.retry or self._defaults.retry_policy,
+        action = node.action if callable(node.action) else runnable_node(node.action)  # (add_node took only these)
+        return node_handler(name, action, kind, reads, node.metadata, node.retry or self._defaults.retry_policy,
                             timeout=timeout, on_error=on_error, cache=cache)
 
 
 def _is_async(action: Any) -> bool:
     """Whether a node's function is a coroutine function (a compiled graph runs as one)."""
-    if isinstance(action, CompiledStateGraph):
-        return True
-    call = getattr(action, "__call__", None)  # noqa: B004
-    return inspect.iscoroutinefunction(action) or inspect.iscoroutinefunction(call)
+    return isinstance(action, CompiledStateGraph) or (callable(action) and is_async_callable(action))
 
 
 def _kept_state_channel(node: str) -> str:

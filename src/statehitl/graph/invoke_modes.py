@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from statehitl.event_stream import Emit
-from statehitl.graph.stream_events import STREAM_MODES
+from statehitl.stream_sink import STREAM_MODES
 
 __all__ = ["CallModes", "call_modes", "coerced_context", "kept_keys", "printed"]
 
@@ -47,13 +47,12 @@ def call_modes(stream_mode: str | Sequence[str] | None, print_mode: str | Sequen
 
 
 def printed(modes: CallModes, emit: Emit) -> Emit:
-    """The emitter of a run sent as ``(namespace, mode, chunk)``: prints the chunks of the printed modes as
-    LangGraph does (``[mode] chunk``, bold), hands the streamed ones to ``emit`` in the shape the call asked."""
+    """The emitter of a run whose sink pairs each chunk with its mode (``(mode, chunk)``, or with
+    ``subgraphs=True`` ``(namespace, mode, chunk)``): prints the chunks of the printed modes as LangGraph does
+    (``[mode] chunk``, bold), hands the streamed ones to ``emit`` in the shape the call asked."""
 
     def deliver(item: Any) -> None:
-        namespace, mode, chunk = item
-        if namespace and not modes.subgraphs:
-            return
+        namespace, mode, chunk = item if modes.subgraphs else ((), *item)
         if mode in modes.shown:
             graph = f" \033[1;30;33m[graph={namespace}]\033[0m" if modes.subgraphs and namespace else ""
             print(f"\033[1m[{mode}]\033[0m{graph} {chunk!r}")

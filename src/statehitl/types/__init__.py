@@ -26,7 +26,7 @@ _GRAPH_NAMES = {
     "StateSnapshot": "statehitl.graph.snapshots",
     "GraphTask": "statehitl.graph.snapshots",
     "PregelTask": "statehitl.graph.snapshots",
-    "StreamMode": "statehitl.graph.stream_events",
+    "StreamMode": "statehitl.stream_sink",
     "Overwrite": "statehitl.channels",
     "TimeoutPolicy": "statehitl.graph.node_guards",
     "All": "statehitl.graph.value_types",
