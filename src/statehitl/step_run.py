@@ -103,14 +103,16 @@ class StepExecutor:
         done: dict[str, dict[str, Any]] = {}
         stopped: list[Interrupt] = []
         cancels: dict[str, Cancelled] = {}
+        halted = False  # a node stopped: on interrupts, or with none (a subgraph at its own breakpoint)
         for node, outcome in outcomes.items():
             if type(outcome) is Done:
                 done[node] = outcome.update
             elif type(outcome) is Stopped:
                 stopped.extend(outcome.interrupts)
+                halted = True
             else:
                 cancels[node] = outcome  # type: ignore[assignment]
-        if stopped:
+        if halted:
             return self._stopped(at, runnable, outcomes, done, stopped)
         return self._moved(at, runnable, [(n, done[n]) for n in runnable if n in done], cancels)
 

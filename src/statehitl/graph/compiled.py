@@ -226,6 +226,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             send("updates", {"__interrupt__": asked})
             if asked and not self.schema.native:  # LangGraph's last values chunk says what the run waits on
                 send("values", {**self.snapshots.values(record, state), "__interrupt__": asked})
+            elif not asked and record.completed:  # a subgraph's breakpoint stopped the step part-way
+                send("values", self.snapshots.values(record, state))
         await self._runner.remember_shape(record)
         return self._result(record, state)
 
@@ -413,7 +415,9 @@ class CompiledStateGraph(ThreadState, Generic[M]):
 
     def as_node(self) -> StateGraphNode[Any]:
         """This app as a node of another machine (a Graph's node): ``statehitl.nesting``."""
-        return StateGraphNode(self.machine, self.schema.as_nested(), self.hooks, self.step_limit, self)
+        pauses = Pauses(self.interrupt_before, self.interrupt_after) \
+            if self.interrupt_before or self.interrupt_after else None
+        return StateGraphNode(self.machine, self.schema.as_nested(), self.hooks, self.step_limit, self, pauses)
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"

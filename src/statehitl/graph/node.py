@@ -23,7 +23,7 @@ from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.position import Writes
-from statehitl.runner import Runner
+from statehitl.runner import Pauses, Runner
 from statehitl.supersteps import plan_start
 
 __all__ = ["StateGraphNode"]
@@ -36,10 +36,12 @@ class StateGraphNode(Generic[M]):
     its node hook events name)."""
 
     def __init__(self, machine: Machine, schema: StateSchema[M], hooks: HookRegistry, step_limit: int,
-                 app: Any) -> None:
+                 app: Any, pauses: Pauses | None = None) -> None:
         self.machine = machine
         self.schema = schema
         self.step_limit = step_limit
+        self.pauses = pauses
+        """The graph's own ``interrupt_before``/``interrupt_after``: it stops there, and so does its parent."""
         self.append_channels = schema.append_channels
         self._runner = Runner(machine, schema, hooks, None, source=app, run_span="invoke_graph")
 
@@ -69,9 +71,17 @@ class StateGraphNode(Generic[M]):
         streamed = _streamed(schema)
         if streamed is not None:  # where it starts, or goes on from on a resume, as LangGraph shows it
             streamed.send("values", at.state)
+        pauses = self.pauses
+        if pauses is not None and isinstance(call.kept, dict) and call.kept.get("paused"):
+            pauses = Pauses(pauses.before, pauses.after, resumed=True)  # going on from its breakpoint
         end = await self._runner.run_nested(at, step_limit=self.step_limit, invocation_state=call.invocation_state,
                                             prefix=call.interrupts.prefix, thread_id=call.thread_id,
-                                            after_step=None if streamed is None else streamed.after_step)
+                                            after_step=None if streamed is None else streamed.after_step,
+                                            pauses=pauses)
+        if end.paused:  # its breakpoint stops the parent too, with nothing to answer (LangGraph's)
+            kept = kept_run(end, schema, call.state)
+            kept["paused"] = True
+            return NodeStopped([], kept, run_result(call.thread_id, "interrupted", end.state, [], end.step, {}))
         result = run_result(call.thread_id, end.status, end.state, end.interrupts, end.step, end.cancelled)
         if end.status == "interrupted":
             if streamed is not None:
