@@ -231,6 +231,8 @@ class StepExecutor:
                 await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, error=exc))
             raise
         update = self.adapter.normalize_update(node, returned)
+        if spec.takes_context and args[1].writes:  # what the node's machinery keeps besides what it returned
+            update = {**update, **args[1].writes}
         if observe.observers:
             observe.emit(NodeExited(node, "done"))
         if hooks.has_callbacks(AfterNodeCallEvent):

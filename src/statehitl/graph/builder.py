@@ -10,7 +10,6 @@ that made them.
 
 from __future__ import annotations
 
-import re
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,8 @@ from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import node_handler, route_handler
 from statehitl.graph.retries import Policies
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
-from statehitl.graph.subgraphs import subgraph_handler
+from statehitl.graph.subgraph_refs import graphs_reached
+from statehitl.graph.subgraphs import keeping_states, kept_state_channel, subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
 from statehitl.runner import Durability
@@ -204,8 +204,11 @@ class StateGraph(Generic[M]):
         unless ``accept_machine_change=True`` or ``migrate(values, old_fingerprint)`` converts its state.
         """
         extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
-        kept = {n: _kept_state_channel(n) for n, node in self._nodes.items()
-                if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
+        invoked = {n: graphs_reached(node.action, CompiledStateGraph) for n, node in self._nodes.items()
+                   if not isinstance(node.action, CompiledStateGraph)}
+        kept = {n: kept_state_channel(n) for n, node in self._nodes.items()
+                if (node.action.keeps_state if isinstance(node.action, CompiledStateGraph)
+                    else any(g.keeps_state for g in invoked[n]))}
         if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads
             extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
@@ -213,7 +216,7 @@ class StateGraph(Generic[M]):
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
         specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n)))
                  for n, node in self._nodes.items()]
-        state = GraphState(kind)
+        state = GraphState(kind, hidden=frozenset(kept.values()))
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
@@ -235,6 +238,7 @@ class StateGraph(Generic[M]):
             interrupt_after=_breakpoints(interrupt_after, machine),
             output_schema=self.output_schema,
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
+            invoked={n: graphs for n, graphs in invoked.items() if graphs},
             keeps_state=checkpointer is True,
         )
 
@@ -260,12 +264,8 @@ class StateGraph(Generic[M]):
     def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)
-        return node_handler(name, node.action, kind, reads, node.metadata, node.retry)
-
-
-def _kept_state_channel(node: str) -> str:
-    """The parent's channel that holds the state of the stateful subgraph at ``node``."""
-    return "subgraph_state_" + re.sub(r"\W", "_", node)
+        handler = node_handler(name, node.action, kind, reads, node.metadata, node.retry)
+        return handler if kept is None else keeping_states(handler, kept)
 
 
 def _breakpoints(nodes: Sequence[str] | Literal["*"] | None, machine: Machine) -> frozenset[str]:

@@ -81,6 +81,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         interrupt_after: frozenset[str] = frozenset(),
         output_schema: Any = None,
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
+        invoked: dict[str, list[CompiledStateGraph[Any]]] | None = None,
         keeps_state: bool = False,
     ) -> None:
         self.machine = machine
@@ -100,6 +101,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         self.output_schema = output_schema
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
+        self.invoked = invoked or {}
+        """The compiled graphs each node's function reaches (``graph.subgraph_refs``): those it may invoke."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
         # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
         # runs write no index entries (as an agent without a session writes none).
@@ -139,6 +142,9 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         node = current_node()
         if node is not None and not self._own_store and checkpoint_id is None:
             return await invoke_inside(self, input, node)  # called in a node's code: a subgraph of its graph
+        if self.keeps_state:
+            raise RuntimeError("checkpointer=True cannot be used for root graphs: a graph compiled with it keeps its "
+                               "state in the thread of the graph it runs in, as a node or in a node's code")
         return await self._run(input, run_target(
             config, thread_id, checkpoint_id, step_limit, self.step_limit, durability=durability,
             invocation_state=invocation_state, interrupt_before=interrupt_before, interrupt_after=interrupt_after,

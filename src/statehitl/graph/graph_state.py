@@ -23,16 +23,19 @@ __all__ = ["GraphState"]
 class GraphState(StateSchema[Any]):
     """The runner's state adapter for a StateGraph over ``kind``."""
 
-    def __init__(self, kind: StateKind, *, nested: bool = False) -> None:
+    def __init__(self, kind: StateKind, *, nested: bool = False, hidden: frozenset[str] = frozenset()) -> None:
         super().__init__(kind.model)
         self.kind = kind
         self.native = kind.kind == "pydantic" and kind.model is kind.schema
         self.nested = nested
         """The graph runs as a node of another: ``Command(graph=Command.PARENT)`` goes to that one."""
+        self.hidden = hidden
+        """Private channels no reader is shown: where subgraphs compiled with ``checkpointer=True`` keep
+        their state (``graph.subgraphs``)."""
 
     def as_nested(self) -> GraphState:
         """The adapter of this graph running as a node of another graph."""
-        return GraphState(self.kind, nested=True)
+        return GraphState(self.kind, nested=True, hidden=self.hidden)
 
     def shown(self, state: Any) -> Any:
         """The state as a reader sees it: the model itself for a native pydantic state, else its values."""
@@ -91,7 +94,9 @@ class GraphState(StateSchema[Any]):
 
     def shown_update(self, node: str, returned: Any) -> dict[str, Any] | None:
         """What ``stream_mode="updates"`` shows of what ``node`` returned: its channel writes (None for none)."""
-        return {k: v for k, v in self.normalize_update(node, returned).items() if k != GOTO} or None
+        hidden = self.hidden
+        return {k: v for k, v in self.normalize_update(node, returned).items() if k != GOTO and k not in hidden} \
+            or None
 
     def _combined(self, node: str, key: str, first: Any, then: Any) -> Any:
         """Two writes of one channel by one node (a list of Commands): merged by its reducer, as the reducer

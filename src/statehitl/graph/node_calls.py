@@ -93,16 +93,19 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     return Runtime(scope.context, scope.write or _ignore)
 
 
-def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
-    """The scope of a subgraph run labelled ``label`` inside the current run: the same config and custom
-    stream; its nodes' updates, ``shown(node, returned)``, go to ``stream(subgraphs=True)`` under its
-    namespace, and never as the parent's own."""
+def nested_scope(labels: tuple[str, ...], shown: Callable[[str, Any], Any]) -> RunScope:
+    """The scope of a subgraph run inside the current run, whose namespace is the current one's and
+    ``labels`` (LangGraph's ``("node:<task id>",)``, ``("node",)`` for a subgraph that keeps its state, a
+    call's order after them for a node's later calls): the same config and custom stream; its nodes'
+    updates, ``shown(node, returned)``, go to ``stream(subgraphs=True)`` under its namespace, and never
+    as the parent's own."""
     outer = _RUN.get()
     if outer is None:
-        return RunScope({})
+        return RunScope({}, namespace=labels)
+    namespace = (*outer.namespace, *labels)
     if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context)
-    namespace, sink = (*outer.namespace, label), outer.sink
+        return RunScope(outer.config, outer.write, context=outer.context, namespace=namespace)
+    sink = outer.sink
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
                     context=outer.context, namespace=namespace, sink=sink)
@@ -155,15 +158,21 @@ def get_config() -> dict[str, Any]:
     if scope is None:
         raise RuntimeError("get_config() can only be called inside a node of a running StateGraph")
     ctx = _CALL.get()
-    return scope.config if ctx is None else node_config(scope.config, ctx, None)
+    return scope.config if ctx is None else node_config(scope.config, ctx, None, scope.namespace)
 
 
-def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """The run's config as one node call sees it: its ``metadata`` says which node and step, as LangGraph's
-    does, with what ``add_node(metadata=)`` gave the node."""
-    extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": ctx.node.partition(":")[0],
-             "langgraph_step": ctx.step + 1}
-    return {**config, "metadata": extra}
+def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, Any] | None,
+                namespace: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The run's config as one node call sees it, as LangGraph's: its ``metadata`` says which node and step,
+    with what ``add_node(metadata=)`` gave the node, and its ``checkpoint_ns`` is the node call's own
+    namespace (``node:<task id>``, after the namespace of the subgraph it runs in)."""
+    name = ctx.node.partition(":")[0]
+    own = "|".join((*namespace, f"{name}:{task_key(ctx.step, ctx.node)}"))
+    extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": name,
+             "langgraph_step": ctx.step + 1, "langgraph_checkpoint_ns": own}
+    if namespace:
+        extra["checkpoint_ns"] = "|".join(namespace)
+    return {**config, "configurable": {**(config.get("configurable") or {}), "checkpoint_ns": own}, "metadata": extra}
 
 
 def report_update(node: str, returned: Any) -> Any:
@@ -260,7 +269,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         if not named:
             return args, {}
         scope = scope or RunScope({})
-        kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
+        kwargs = {param: node_config(scope.config, ctx, metadata, scope.namespace) if param == "config"
                   else (scope.write or _ignore) if param == "writer"
                   else Runtime(scope.context, scope.write or _ignore) for param in named}
         return args, kwargs
@@ -323,7 +332,7 @@ def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Cal
         ctx = _CALL.get()
         if ctx is not None:
             ctx.asked = ctx.invoked = 0
-            ctx._scope = None
+            ctx._scope, ctx.writes = None, None
 
     if is_async:
 

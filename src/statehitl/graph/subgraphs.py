@@ -1,14 +1,24 @@
-"""A compiled StateGraph as a node of another: LangGraph's subgraph, on statehitl's nesting.
+"""A compiled StateGraph inside another: LangGraph's subgraph, on statehitl's nesting.
 
-The subgraph starts from the parent's state (the channels the two share) and its result is the node's
-update (again the shared channels). An interrupt inside it stops the parent's node; where the subgraph
-stood is kept as that node's progress in the parent's checkpoint, so the resume goes on inside the
-subgraph from the node that asked, without re-running the ones before it.
+A subgraph runs as a node of its parent (``add_node(name, graph)``) or in a node's own code
+(``graph.invoke(...)`` there). It starts from the channels it shares with its parent's state (or from
+what the node gave it), and its result is the node's update (or what ``invoke`` returns there). An
+interrupt inside it stops the parent's node; where the subgraph stood is kept as that node's progress in
+the parent's checkpoint, so the resume goes on inside the subgraph from the node that asked, without
+re-running the ones before it. A subgraph compiled with ``checkpointer=True`` keeps its state between
+calls in a private channel of its parent (``kept_state_channel``), which the next call goes on from.
+
+Namespaces are LangGraph's: ``node:<task id>`` for a subgraph run, ``node`` for one that keeps its state
+(whose runs are one), and the call's order after it for a node's second and later graph calls.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from statehitl import interrupt_ids
@@ -16,25 +26,60 @@ from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node import StateGraphNode
-from statehitl.graph.node_calls import nested_scope, report_update, reset_run, set_run
+from statehitl.graph.node_calls import nested_scope, report_update, reset_run, set_run, task_key
 from statehitl.graph.result import GraphRunResult
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptContext, InterruptRaised
+from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
 from statehitl.position import NodeContext
 
-__all__ = ["Subgraph", "invoke_inside", "subgraph_handler"]
+__all__ = [
+    "INVOKED",
+    "Subgraph",
+    "invoke_inside",
+    "invoked_namespace",
+    "keeping_states",
+    "kept_state_channel",
+    "node_namespace",
+    "subgraph_handler",
+]
+
+INVOKED = "invoked graphs"
+"""The ``kind`` of a node's progress when graphs it invoked in its own code stopped: ``{"kind": INVOKED,
+"calls": {order: what the call kept}, "graphs": {order: the called graph's machine fingerprint}}``."""
 
 
 class Subgraph(Protocol):
     """What runs a compiled graph inside another: its nodes as one machine node, its state's adapter, whether
     it keeps its state between calls, and what its ``invoke`` returns for a run's result."""
 
+    machine: Machine
     schema: GraphState
     keeps_state: bool
 
     def as_node(self) -> StateGraphNode[Any]: ...
     def result_of(self, result: GraphRunResult[Any]) -> Any: ...
+
+
+def kept_state_channel(node: str) -> str:
+    """The parent's private channel where node ``node`` keeps the state of the subgraph compiled with
+    ``checkpointer=True`` that it is (the state itself), or that it invokes (``{call order: state}``)."""
+    return "subgraph_state_" + re.sub(r"\W", "_", node)
+
+
+def node_namespace(ctx: NodeContext, keeps_state: bool) -> str:
+    """The namespace of the subgraph run by the node call ``ctx``, as LangGraph names it: ``node:<task id>``,
+    or ``node`` for a subgraph that keeps its state (its runs continue one another)."""
+    name = ctx.node.partition(":")[0]
+    return name if keeps_state else f"{name}:{task_key(ctx.step, ctx.node)}"
+
+
+def invoked_namespace(ctx: NodeContext, index: int, keeps_state: bool) -> tuple[str, ...]:
+    """The namespace of the ``index``-th graph the node call ``ctx`` invokes in its code: the node call's,
+    with the call's order after it from the second on (LangGraph's ``node:<task id>|1``)."""
+    base = node_namespace(ctx, keeps_state)
+    return (base,) if index == 0 else (base, str(index))
 
 
 def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
@@ -49,7 +94,7 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
     async def run_subgraph(state: Any, ctx: NodeContext) -> Any:
         values = state if ctx.sent else parent.values(state)
         task = {k: v for k, v in values.items() if k in sub.schema.fields}
-        token = set_run(nested_scope(f"{name}:{ctx.step}", sub.schema.shown_update))
+        token = set_run(nested_scope((node_namespace(ctx, kept is not None),), sub.schema.shown_update))
         before = (getattr(state, kept) or {}) if kept is not None and not ctx.sent else {}
         try:
             done = await call_machine_node(node, task, before, ctx)
@@ -58,7 +103,7 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
         else:
             returned = {k: done.state[k] for k in shared if k in done.state}
             if kept is not None:
-                returned[kept] = done.state
+                ctx.writes = {**(ctx.writes or {}), kept: done.state}
         finally:
             reset_run(token)
         return report_update(name, returned)
@@ -67,33 +112,100 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
     return run_subgraph
 
 
+@dataclass
+class _KeptStates:
+    """The states a node call's graph keeps for the graphs compiled with ``checkpointer=True`` that the
+    node invokes (its private ``channel``, by call order); ``changed`` once a call finished."""
+
+    channel: str
+    states: dict[str, Any] = field(default_factory=dict)
+    changed: bool = False
+
+
+_KEPT: ContextVar[_KeptStates | None] = ContextVar("statehitl_kept_subgraph_states", default=None)
+
+
+def keeping_states(handler: Callable[..., Any], channel: str) -> Callable[..., Any]:
+    """``handler`` (sync or async, ``(state, ctx)``) of a node whose code may invoke graphs compiled with
+    ``checkpointer=True``: each such call goes on from the state kept in ``channel`` for its order, and
+    the node's update keeps the state each call ended with."""
+
+    def begin(state: Any, ctx: NodeContext) -> _KeptStates | None:
+        return None if ctx.sent else _KeptStates(channel, dict(getattr(state, channel, None) or {}))
+
+    def end(kept: _KeptStates | None, ctx: NodeContext) -> None:
+        if kept is not None and kept.changed:
+            ctx.writes = {**(ctx.writes or {}), channel: kept.states}
+
+    if inspect.iscoroutinefunction(handler):
+
+        async def run_async(state: Any, ctx: NodeContext) -> Any:
+            kept = begin(state, ctx)
+            token = _KEPT.set(kept)
+            try:
+                returned = await handler(state, ctx)
+            finally:
+                _KEPT.reset(token)
+            end(kept, ctx)
+            return returned
+
+        run_async.__name__ = handler.__name__
+        return run_async
+
+    def run(state: Any, ctx: NodeContext) -> Any:
+        kept = begin(state, ctx)
+        token = _KEPT.set(kept)
+        try:
+            returned = handler(state, ctx)
+        finally:
+            _KEPT.reset(token)
+        end(kept, ctx)
+        return returned
+
+    run.__name__ = handler.__name__
+    return run
+
+
 async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
     """``sub.invoke(input)`` called in the code of node ``ctx``: the graph runs as that node's subgraph, as
     in LangGraph. Its interrupts stop the node, and the resume goes on inside it; each graph the node invokes
-    keeps its place in the node's progress by the order of the calls."""
-    if sub.keeps_state:
-        raise GraphValidationError(
-            "a graph compiled with checkpointer=True keeps its state as a node of its parent graph "
-            "(add_node(name, graph)); invoked in a node's code it would start afresh on every call"
-        )
+    keeps its place in the node's progress by the order of the calls. A graph compiled with
+    ``checkpointer=True`` goes on from the state its last call at this order ended with."""
     index = ctx.invoked
     ctx.invoked += 1
-    kept = ctx.progress if isinstance(ctx.progress, dict) and ctx.progress.get("kind") == _INVOKED else None
+    kept = ctx.progress if isinstance(ctx.progress, dict) and ctx.progress.get("kind") == INVOKED else None
     calls: dict[str, Any] = dict(kept["calls"]) if kept else {}
+    graphs: dict[str, str] = dict(kept.get("graphs") or {}) if kept else {}
+    states = _states_for(sub, ctx) if sub.keeps_state else None
+    before = (states.states.get(str(index)) or {}) if states is not None else {}
     site = interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node)
     context = InterruptContext(ctx.interrupts.responses, interrupt_ids.nested_call(site, index),
                                ctx.interrupts.thread, ctx.interrupts.digests)
-    call = NodeCall(input, {}, context, ctx.thread_id, ctx.invocation_state, calls.get(str(index)))
-    token = set_run(nested_scope(f"{ctx.node}:{ctx.step}" if index == 0 else f"{ctx.node}:{ctx.step}:{index}",
-                                 sub.schema.shown_update))
+    call = NodeCall(input, before, context, ctx.thread_id, ctx.invocation_state, calls.get(str(index)))
+    token = set_run(nested_scope(invoked_namespace(ctx, index, sub.keeps_state), sub.schema.shown_update))
     try:
         outcome = await sub.as_node().run_node(call)
     finally:
         reset_run(token)
     if isinstance(outcome, NodeStopped):
         calls[str(index)] = outcome.kept
-        raise InterruptRaised(outcome.interrupts, progress={"kind": _INVOKED, "calls": calls})
+        graphs[str(index)] = sub.machine.fingerprint
+        raise InterruptRaised(outcome.interrupts, progress={"kind": INVOKED, "calls": calls, "graphs": graphs})
+    if states is not None:
+        states.states[str(index)] = outcome.state
+        states.changed = True
     return sub.result_of(outcome.result)
 
 
-_INVOKED = "invoked graphs"
+def _states_for(sub: Subgraph, ctx: NodeContext) -> _KeptStates:
+    """Where the node call ``ctx`` keeps the state of ``sub``, a graph compiled with ``checkpointer=True``."""
+    states = _KEPT.get()
+    if states is None:
+        why = ("a task made by a Send has no state of its own to keep it in" if ctx.sent else
+               "compile() did not find it among what the node's function refers to (its closure, the module "
+               "globals it names, their attributes)")
+        raise GraphValidationError(
+            f"node {ctx.node!r} invoked {sub.machine.name!r}, a graph compiled with checkpointer=True, but "
+            f"{why}; refer to the graph there, or add it as a node of the parent (add_node(name, graph))"
+        )
+    return states
