@@ -7,6 +7,7 @@ interrupt responses), checks it before anything is written, and hands the positi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from statehitl.graph.stream_events import (
     ordered_sender,
     task_events,
 )
+from statehitl.graph.subgraph_travel import locate, namespace_of, replay_from
 from statehitl.graph.subgraphs import invoke_inside
 from statehitl.graph.thread_state import ThreadState
 from statehitl.graph.time_travel import ThreadViews
@@ -103,7 +105,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
         self.invoked = invoked or {}
         """The compiled graphs each node's function reaches (``graph.subgraph_refs``): those it may invoke."""
-        self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
+        self.snapshots = SnapshotReader(machine, schema, self.subgraphs, self)
         # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
         # runs write no index entries (as an agent without a session writes none).
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph",
@@ -291,6 +293,11 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         none, except that a thread waiting on interrupts nobody answered asks them again.
         """
         thread = target.thread
+        if head is not None and namespace_of(target.config):  # a subgraph's checkpoint
+            begun = await self._from_subgraph(input, target, head)
+            if begun is not None:
+                return begun
+            target = dataclasses.replace(target, checkpoint_id=None)  # it is the thread's current one
         if target.checkpoint_id is not None and head is not None:
             views = ThreadViews(self.checkpointer, self.machine, self.schema, thread)
             view = await views.at(parse_view(thread, target.checkpoint_id), head)
@@ -304,6 +311,25 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             return _Reached(head.record, self.schema.load(head.record.values))
         return await self._position(resume_input(input, head), thread, head, answer_form(head, target),
                                    ask_again=target.named)
+
+    async def _from_subgraph(self, input: Any, target: RunTarget, head: Head
+                             ) -> tuple[Position, bool] | _Reached | None:
+        """A run from a subgraph's checkpoint (its config from ``get_state(config, subgraphs=True)``): a replay
+        is a branch at the parent checkpoint whose task goes on inside the subgraph from there; answers
+        answer the record that holds it. None: that record is the thread's current one, which the call goes
+        on from as from the thread's."""
+        views = ThreadViews(self.checkpointer, self.machine, self.schema, target.thread)
+        found = await locate(self, views, head, target.config["configurable"])
+        current = found.record.seq == head.record.seq
+        if (isinstance(input, Command) and input.resume is not None) or is_response_list(input):
+            # the config of an edit (nothing waits there) answers what the run from it stopped on, if current
+            current = current or (not found.record.interrupts and found.view.record.seq == head.record.seq)
+            return None if current else await self._answer_past(input, dataclasses.replace(found.view,
+                                                                                           record=found.record), head)
+        if input is None:
+            return None if current and head.record.status != "interrupted" else (await replay_from(views, found),
+                                                                                  False)
+        return await self._from_past(input, views, found.view, head)
 
     async def _answered(self, head: Head) -> bool:
         """Whether an answer is stored for any of the interrupts the thread's current checkpoint waits on."""

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import View
 from statehitl.graph.node_calls import task_key
+from statehitl.graph.subgraph_levels import Level, LevelGraph, level_below, top_level, waiting_nodes
 from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
 from statehitl.status import Status
 
-__all__ = ["GraphTask", "SnapshotReader", "StateSnapshot", "empty_snapshot", "graph_config"]
+__all__ = ["CheckpointIds", "GraphTask", "SnapshotReader", "StateSnapshot", "empty_snapshot", "graph_config"]
 
 M = TypeVar("M")
 
@@ -95,10 +97,9 @@ class GraphTask(NamedTuple):
     result: Any = None
 
 
-class Subgraph(Protocol):
-    """What a snapshot reads of a node that is a compiled graph: its nodes, and its own reader."""
+class Subgraph(LevelGraph, Protocol):
+    """What a snapshot reads of a graph that runs inside another: its run's levels, and its own reader."""
 
-    machine: Machine
     snapshots: SnapshotReader
 
 
@@ -119,10 +120,12 @@ class SnapshotReader:
     nodes that are compiled graphs."""
 
     def __init__(self, machine: Machine, schema: GraphState,
-                 subgraphs: Mapping[str, Subgraph]) -> None:
+                 subgraphs: Mapping[str, Subgraph], graph: LevelGraph | None = None) -> None:
         self.machine = machine
         self.schema = schema
         self.subgraphs = subgraphs
+        self.graph = graph
+        """The compiled graph read (its subgraphs' runs are read through it), when there is one."""
 
     def values(self, record: CheckpointRecord, state: Any, only: Any = None) -> Any:
         """The state's values as LangGraph shows them: with the writes of the nodes that finished in a step
@@ -149,10 +152,17 @@ class SnapshotReader:
         return {name: index for index, name in enumerate(self.machine.nodes)}
 
     def snapshot(self, view: View, state: Any, subgraphs: bool = False) -> StateSnapshot[Any]:
-        """``view`` as a snapshot, its state being ``state``."""
+        """``view`` as a snapshot, its state being ``state``; ``subgraphs``: a task holding a subgraph's run
+        has that run's snapshot as its ``state`` (else a config naming its namespace)."""
         record = view.record
         interrupts = tuple(i.to_interrupt() for i in view.interrupts)
         parent = None if view.parent is None else str(view.parent)
+        top = None if self.graph is None else top_level(
+            self.graph, state, view.step, view.pending, view.completed, record.progress if view.own else {},
+            view.schedule)
+        ids = CheckpointIds(record.thread_id, view.id, record.checkpoint_id if view.own else view.id,
+                            view.created_at)
+        failed = record.error if view.own else None
         return StateSnapshot(
             state if self.schema.native else self.shown_values(state, view.pending, view.completed),
             self.next(view.pending, view.completed),
@@ -160,7 +170,7 @@ class SnapshotReader:
             {"source": view.source, "step": view.step, "parents": {}},
             _when(view.created_at),
             None if parent is None else graph_config(record.thread_id, parent),
-            self.tasks(view, interrupts, subgraphs),
+            self.tasks(top, view, interrupts, ids, subgraphs=subgraphs, failed=failed),
             interrupts,
             status=Status(view.status),
             step=view.step,
@@ -168,43 +178,75 @@ class SnapshotReader:
             parent_checkpoint_id=parent,
             writes=record.writes if view.own else {},
             cancelled=record.cancelled if view.own else {},
-            error=record.error if view.own else None,
+            error=failed,
         )
 
-    def tasks(self, view: View, interrupts: tuple[Interrupt, ...], subgraphs: bool) -> tuple[GraphTask, ...]:
-        record = view.record
+    def tasks(self, level: Level | None, at: View | Level, interrupts: tuple[Interrupt, ...], ids: CheckpointIds,
+              *, subgraphs: bool, failed: FailureRecord | None = None) -> tuple[GraphTask, ...]:
+        """The tasks of the step ``at`` stands at (a checkpoint's, or a subgraph run's ``level``): each with the
+        interrupts it waits on (those raised inside its subgraphs too), its error, its result if it finished,
+        and for a subgraph its run's snapshot (``subgraphs``) or a config naming its namespace."""
         tasks = []
-        for task in view.pending:
+        for task in at.pending:
             node = task if task == START else self.machine.task_node(task)
             path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
             error = None
-            if view.own and record.error is not None and task in record.error.node.split(", "):
-                error = RuntimeError(f"{record.error.type}: {record.error.message}")
-            sub = self.subgraphs.get(node)
-            inside = sub.machine.nodes if sub is not None else ()
-            asked = tuple(i for i in interrupts if i.node == task or i.node in inside)
+            if failed is not None and task in failed.node.split(", "):
+                error = RuntimeError(f"{failed.type}: {failed.message}")
+            asked = tuple(i for i in interrupts if i.node == task)
             state: Any = None
-            if sub is not None:  # LangGraph's task state: the subgraph's config, or with subgraphs=True its snapshot
-                config = graph_config(record.thread_id, None)
-                config["configurable"]["checkpoint_ns"] = f"{node}:{view.step}"
-                kept = record.progress.get(task) if view.own else None
-                state = sub.snapshots.kept(kept, config, record, asked) if subgraphs and kept is not None else config
-            tasks.append(GraphTask(task_key(view.step, task), node, path, error, asked, state,
-                                   view.completed.get(task)))
+            if node in self.subgraphs or (self.graph is not None and node in self.graph.invoked):
+                below = None if level is None else level_below(level, task)
+                if below is not None:
+                    inside = waiting_nodes(below)
+                    asked = tuple(i for i in interrupts if i.node == task or i.node in inside)
+                own = f"{node}:{task_key(at.step, task)}"
+                namespace = f"{level.namespace}|{own}" if level is not None and level.namespace else own
+                state = self._task_state(below, namespace, ids, asked, subgraphs)
+            tasks.append(GraphTask(task_key(at.step, task), node, path, error, asked, state, at.completed.get(task)))
         return tuple(tasks)
 
-    def kept(self, kept: dict[str, Any], config: dict[str, Any], parent: CheckpointRecord,
-             interrupts: tuple[Interrupt, ...]) -> StateSnapshot[Any]:
-        """This graph's snapshot where it stopped running as a node of ``parent``'s graph (``kept``: what the
-        node keeps of it in ``parent``'s checkpoint)."""
-        state = self.schema.load({**kept["values"], **kept["appended"]})
-        pending = [t for t in kept["pending"] if t not in kept["completed"]]
+    @staticmethod
+    def _task_state(below: Level | None, namespace: str, ids: CheckpointIds, interrupts: tuple[Interrupt, ...],
+                    subgraphs: bool) -> Any:
+        """A subgraph task's ``state``: a config naming the namespace it runs in, or (``subgraphs``) the
+        snapshot of the run it holds, or of no run (LangGraph's empty snapshot) when it holds none."""
+        config = {"configurable": {"thread_id": ids.thread, "checkpoint_ns": namespace}}
+        if not subgraphs:
+            return config
+        if below is None:
+            return StateSnapshot({}, (), config, None, None, None, (), ())
+        return cast(Subgraph, below.graph).snapshots.level_snapshot(below, ids, interrupts, subgraphs=True)
+
+    def level_snapshot(self, level: Level, ids: CheckpointIds, interrupts: tuple[Interrupt, ...], *,
+                       subgraphs: bool) -> StateSnapshot[Any]:
+        """The snapshot of a run of this graph inside the checkpoint ``ids`` names (``level``): stopped inside
+        (waiting on the ``interrupts`` raised by its nodes and under them), or the state a graph compiled with
+        ``checkpointer=True`` ended its last run with. Its config names it (LangGraph's ``checkpoint_ns``,
+        ``checkpoint_id`` and ``checkpoint_map``: statehitl's subgraph checkpoint is its parent's record)."""
+        parents = {"": ids.view, **dict.fromkeys(level.outer, ids.record)}
+        config = {"configurable": {"thread_id": ids.thread, "checkpoint_ns": level.namespace,
+                                   "checkpoint_id": ids.record,
+                                   "checkpoint_map": {**parents, level.namespace: ids.record}}}
+        inside = waiting_nodes(level)
+        asked = tuple(i for i in interrupts if i.node in inside)
+        state = level.state
         return StateSnapshot(
-            self.schema.shown(state),
-            tuple(self.machine.task_node(t) for t in pending),
-            config, {"source": "loop", "step": kept["step"], "parents": {}},
-            _when(parent.created_at), None,
-            tuple(GraphTask(task_key(kept["step"], t), self.machine.task_node(t), ("__pregel_pull", t),
-                            None, tuple(i for i in interrupts if i.node == t)) for t in pending),
-            interrupts, status=Status.INTERRUPTED, step=kept["step"], checkpoint_id=parent.checkpoint_id,
+            state if self.schema.native else self.shown_values(state, level.pending, level.completed),
+            self.next(level.pending, level.completed), config,
+            {"source": "loop", "step": level.step, "parents": parents}, _when(ids.created_at), None,
+            self.tasks(level, level, asked, ids, subgraphs=subgraphs), asked,
+            status=Status.INTERRUPTED if level.stopped else Status.COMPLETED, step=level.step,
+            checkpoint_id=ids.record,
         )
+
+
+@dataclass(frozen=True)
+class CheckpointIds:
+    """Which checkpoint a snapshot shows: its thread, the parent checkpoint shown (``view``: its view id)
+    and the record that holds its subgraphs' runs (``record``), and when it was written."""
+
+    thread: str
+    view: str
+    record: str
+    created_at: float

@@ -10,7 +10,7 @@ same interrupts (a human editing the state before answering).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -23,6 +23,8 @@ from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import MAIN, PART_NAMES, View, checkpoint_order, parse_view
 from statehitl.graph.run_targets import RunTarget, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
+from statehitl.graph.subgraph_levels import LevelGraph
+from statehitl.graph.subgraph_travel import edited_progress, locate, namespace_of, subgraph_history, subgraph_snapshot
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.machine import Machine
 from statehitl.supersteps import plan_step
@@ -41,6 +43,9 @@ class ThreadState:
     checkpointer: Checkpointer
     snapshots: SnapshotReader
     step_limit: int
+    subgraphs: Mapping[str, LevelGraph]
+    invoked: Mapping[str, Sequence[LevelGraph]]
+    keeps_state: bool
     _runner: Runner
 
     def _target(self, config: dict[str, Any] | str | None, checkpoint_id: str | None = None) -> RunTarget:
@@ -58,6 +63,11 @@ class ThreadState:
         has its snapshot as ``task.state``."""
         target = self._target(config, checkpoint_id)
         head = await self.checkpointer.head(target.thread)
+        if namespace_of(config):  # a subgraph's checkpoint (``get_state(config, subgraphs=True)``'s task configs)
+            if head is None:
+                return StateSnapshot({}, (), target.config, None, None, None, (), ())
+            found = await locate(self, self._views(target.thread), head, target.config["configurable"])
+            return subgraph_snapshot(found, target.config, subgraphs=subgraphs)
         if head is None:
             if target.checkpoint_id is not None:
                 raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint {target.checkpoint_id}")
@@ -92,6 +102,14 @@ class ThreadState:
         """The thread's checkpoints, newest first (LangGraph's ``get_state_history``): ``before`` a
         checkpoint's config, only those whose metadata has ``filter``'s items, at most ``limit``."""
         target = self._target(config)
+        if namespace_of(config):  # a subgraph's checkpoints
+            head = await self.checkpointer.head(target.thread)
+            if head is not None:
+                async for snapshot in subgraph_history(self, self._views(target.thread), head,
+                                                       target.config["configurable"], filter=filter,
+                                                       before=before, limit=limit):
+                    yield snapshot
+            return
         ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
         below = None if ceiling is None else checkpoint_order(ceiling)
         views = self._views(target.thread)
@@ -131,6 +149,8 @@ class ThreadState:
             raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
         self.checkpointer.ensure_free(head, None)
         views = self._views(target.thread)
+        if namespace_of(config):
+            return await self._update_subgraph(views, head, target.config["configurable"], values, as_node)
         key = None if target.checkpoint_id is None else parse_view(target.thread, target.checkpoint_id)
         view = await views.at(key, head)
         writer = as_node or "update_state"
@@ -149,6 +169,27 @@ class ThreadState:
         if target.named:
             return graph_config(target.thread, stored.checkpoint_id)
         return await self.aget_state(target.thread, stored.checkpoint_id)
+
+    async def _update_subgraph(self, views: ThreadViews, head: Head, configurable: dict[str, Any], values: Any,
+                               as_node: str | None) -> dict[str, Any]:
+        """``update_state`` of a subgraph's checkpoint: a branch at the parent checkpoint that runs it, whose
+        first record keeps the subgraph's edited state as its task's progress (``invoke(None, the config
+        returned)`` runs the branch from there). Returns that checkpoint's config in the subgraph."""
+        found = await locate(self, views, head, configurable)
+        progress = edited_progress(found, values, as_node)
+        state = await views.state(found.view)
+        branch = await views.fork(found.view, state)
+        assert branch.cursor is not None, "a branch begins after a record of the thread"
+        stored = await self._runner.commit_update(
+            branch.cursor, branch.step, state, "update_state", {}, status="executing", pending=branch.pending,
+            completed=branch.completed, progress=progress, schedule=branch.schedule, start=branch.start,
+            parent_view=branch.parent_view)
+        level = found.level
+        assert level is not None
+        record_id = stored.checkpoint_id
+        parents = {"": record_id, **dict.fromkeys(level.outer, record_id)}
+        return {"configurable": {"thread_id": stored.thread_id, "checkpoint_ns": found.namespace,
+                                 "checkpoint_id": record_id, "checkpoint_map": {**parents, found.namespace: record_id}}}
 
     def _updated_position(self, view: View, state: Any, as_node: str | None, update: dict[str, Any], *,
                   keeps: bool) -> dict[str, Any]:
