@@ -26,8 +26,9 @@ from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import node_handler, route_handler
 from statehitl.graph.retries import Policies
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
+from statehitl.graph.subgraph_levels import kept_state_channel
 from statehitl.graph.subgraph_refs import graphs_reached
-from statehitl.graph.subgraphs import keeping_states, kept_state_channel, subgraph_handler
+from statehitl.graph.subgraphs import keeping_states, subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
 from statehitl.runner import Durability

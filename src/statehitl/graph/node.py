@@ -15,14 +15,12 @@ from pydantic import BaseModel
 
 from statehitl.channels import StateSchema
 from statehitl.errors import InvalidUpdateError
-from statehitl.graph.graph_state import GraphState
-from statehitl.graph.node_calls import RunScope, current_run
 from statehitl.graph.result import GraphRunResult, run_result
+from statehitl.graph.subgraph_stream import subgraph_stream
+from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
-from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
-from statehitl.position import Writes
 from statehitl.runner import Pauses, Runner
 from statehitl.supersteps import plan_start
 
@@ -56,21 +54,23 @@ class StateGraphNode(Generic[M]):
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
         schema = self.schema
+        streamed = subgraph_stream(schema, self.machine, call.thread_id)
         if call.kept is not None:
             at = resumed_run(call.kept, schema, call.state, call)
+            if streamed is not None:  # where it goes on from, as LangGraph shows it
+                streamed.began(at.state, at.pending, at.step, None)
         else:
             given = _as_input(call.task, schema.fields)
-            if call.state:
-                update = schema.normalize_update("input", given)
-                state = schema.apply(schema.load(call.state), [("input", update)])
+            before = schema.load(call.state) if call.state else None
+            if before is not None:
+                state = schema.apply(before, [("input", schema.normalize_update("input", given))])
             else:
                 state = schema.initial(given)
             pending, schedule = plan_start(self.machine, state)
             at = started_run(call, state, pending)
             at.schedule = schedule
-        streamed = _streamed(schema)
-        if streamed is not None:  # where it starts, or goes on from on a resume, as LangGraph shows it
-            streamed.send("values", at.state)
+            if streamed is not None:  # where it starts, as LangGraph shows it
+                streamed.began(state, pending, 0, before if before is not None else ThreadViews.empty(streamed.schema))
         pauses = self.pauses
         if pauses is not None and isinstance(call.kept, dict) and call.kept.get("paused"):
             pauses = Pauses(pauses.before, pauses.after, resumed=True)  # going on from its breakpoint
@@ -89,35 +89,6 @@ class StateGraphNode(Generic[M]):
             return NodeStopped(end.interrupts, kept_run(end, schema, call.state), result)
         sub = {**schema.dump_values(end.state), **{c: schema.dump_items(end.state, c, 0) for c in self.append_channels}}
         return NodeDone(sub, result, status="failed" if end.cancelled else "completed")
-
-
-class _Streamed:
-    """A subgraph's own ``values`` and interrupt chunks, under its namespace, while its parent streams with
-    ``subgraphs=True`` (its updates and custom chunks go there from its nodes)."""
-
-    def __init__(self, schema: GraphState, scope: RunScope) -> None:
-        self.schema, self.namespace, self.sink = schema, scope.namespace, scope.sink
-
-    def send(self, mode: str, state: Any, extra: dict[str, Any] | None = None) -> None:
-        assert self.sink is not None
-        self.sink(self.namespace, mode, {**self.schema.kind.values(state), **(extra or {})})
-
-    async def after_step(self, state: Any, writes: Writes, pending: list[str]) -> None:
-        if any(update for _, update in writes):
-            self.send("values", state)
-
-    def stopped(self, state: Any, interrupts: list[Interrupt]) -> None:
-        asked = tuple(interrupts)
-        assert self.sink is not None
-        self.sink(self.namespace, "updates", {"__interrupt__": asked})
-        self.send("values", state, {"__interrupt__": asked})
-
-
-def _streamed(schema: StateSchema[Any]) -> _Streamed | None:
-    scope = current_run()
-    if scope is None or scope.sink is None or not isinstance(schema, GraphState) or schema.native:
-        return None
-    return _Streamed(schema, scope)
 
 
 def _as_input(task: Any, fields: dict[str, Any]) -> dict[str, Any]:

@@ -37,6 +37,7 @@ __all__ = [
     "nested_scope",
     "node_handler",
     "report_update",
+    "reported_task",
     "reset_run",
     "route_handler",
     "set_run",
@@ -184,7 +185,7 @@ def report_update(node: str, returned: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str, ctx: NodeContext,
+def reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str, ctx: NodeContext,
                    given: Any) -> Iterator[list[Any]]:
     """LangGraph's task events around one node call: what it was given, then what it returned (its
     ``result``, to be appended to the yielded list), the interrupts it stopped on, or its error."""
@@ -286,7 +287,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
                 if scope.tasks is None:
                     returned = await target(*args, **kwargs)
                 else:
-                    with _reported_task(scope.tasks, name, ctx, args[0]) as result:
+                    with reported_task(scope.tasks, name, ctx, args[0]) as result:
                         result.append(await target(*args, **kwargs))
                     returned = result[0]
                 if scope.updated is not None:
@@ -311,7 +312,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
             if scope.tasks is None:
                 returned = target(*args, **kwargs)
             else:
-                with _reported_task(scope.tasks, name, ctx, args[0]) as result:
+                with reported_task(scope.tasks, name, ctx, args[0]) as result:
                     result.append(target(*args, **kwargs))
                 returned = result[0]
             if scope.updated is not None:

@@ -15,7 +15,6 @@ Namespaces are LangGraph's: ``node:<task id>`` for a subgraph run, ``node`` for 
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -26,29 +25,26 @@ from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node import StateGraphNode
-from statehitl.graph.node_calls import nested_scope, report_update, reset_run, set_run, task_key
+from statehitl.graph.node_calls import (
+    RunScope,
+    current_run,
+    nested_scope,
+    report_update,
+    reported_task,
+    reset_run,
+    set_run,
+    task_key,
+)
 from statehitl.graph.result import GraphRunResult
 from statehitl.graph.state_kinds import StateKind
+from statehitl.graph.stream_events import task_events
+from statehitl.graph.subgraph_levels import INVOKED
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
 from statehitl.position import NodeContext
 
-__all__ = [
-    "INVOKED",
-    "Subgraph",
-    "invoke_inside",
-    "invoked_namespace",
-    "keeping_states",
-    "kept_state_channel",
-    "node_namespace",
-    "subgraph_handler",
-]
-
-INVOKED = "invoked graphs"
-"""The ``kind`` of a node's progress when graphs it invoked in its own code stopped: ``{"kind": INVOKED,
-"calls": {order: what the call kept}, "graphs": {order: the called graph's machine fingerprint}}``."""
-
+__all__ = ["Subgraph", "invoke_inside", "invoked_namespace", "keeping_states", "node_namespace", "subgraph_handler"]
 
 class Subgraph(Protocol):
     """What runs a compiled graph inside another: its nodes as one machine node, its state's adapter, whether
@@ -60,12 +56,6 @@ class Subgraph(Protocol):
 
     def as_node(self) -> StateGraphNode[Any]: ...
     def result_of(self, result: GraphRunResult[Any]) -> Any: ...
-
-
-def kept_state_channel(node: str) -> str:
-    """The parent's private channel where node ``node`` keeps the state of the subgraph compiled with
-    ``checkpointer=True`` that it is (the state itself), or that it invokes (``{call order: state}``)."""
-    return "subgraph_state_" + re.sub(r"\W", "_", node)
 
 
 def node_namespace(ctx: NodeContext, keeps_state: bool) -> str:
@@ -91,22 +81,28 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
     node = sub.as_node()
     shared = [k for k in parent.model.model_fields if k in sub.schema.fields]
 
-    async def run_subgraph(state: Any, ctx: NodeContext) -> Any:
-        values = state if ctx.sent else parent.values(state)
-        task = {k: v for k, v in values.items() if k in sub.schema.fields}
-        token = set_run(nested_scope((node_namespace(ctx, kept is not None),), sub.schema.shown_update))
-        before = (getattr(state, kept) or {}) if kept is not None and not ctx.sent else {}
+    async def run(task: dict[str, Any], before: dict[str, Any], ctx: NodeContext) -> Any:
+        token = set_run(_nested((node_namespace(ctx, kept is not None),), sub))
         try:
             done = await call_machine_node(node, task, before, ctx)
         except ParentCommand as handed:  # a node of the subgraph sent its update and goto here
-            returned: Any = handed.command
-        else:
-            returned = {k: done.state[k] for k in shared if k in done.state}
-            if kept is not None:
-                ctx.writes = {**(ctx.writes or {}), kept: done.state}
+            return handed.command
         finally:
             reset_run(token)
-        return report_update(name, returned)
+        if kept is not None:
+            ctx.writes = {**(ctx.writes or {}), kept: done.state}
+        return {k: done.state[k] for k in shared if k in done.state}
+
+    async def run_subgraph(state: Any, ctx: NodeContext) -> Any:
+        values = state if ctx.sent else parent.values(state)
+        task = {k: v for k, v in values.items() if k in sub.schema.fields}
+        before = (getattr(state, kept) or {}) if kept is not None and not ctx.sent else {}
+        scope = current_run()
+        if scope is None or scope.tasks is None:
+            return report_update(name, await run(task, before, ctx))
+        with reported_task(scope.tasks, name, ctx, values) as result:  # its task chunks, around its own
+            result.append(await run(task, before, ctx))
+        return report_update(name, result[0])
 
     run_subgraph.__name__ = name
     return run_subgraph
@@ -182,7 +178,7 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
     context = InterruptContext(ctx.interrupts.responses, interrupt_ids.nested_call(site, index),
                                ctx.interrupts.thread, ctx.interrupts.digests)
     call = NodeCall(input, before, context, ctx.thread_id, ctx.invocation_state, calls.get(str(index)))
-    token = set_run(nested_scope(invoked_namespace(ctx, index, sub.keeps_state), sub.schema.shown_update))
+    token = set_run(_nested(invoked_namespace(ctx, index, sub.keeps_state), sub))
     try:
         outcome = await sub.as_node().run_node(call)
     finally:
@@ -195,6 +191,21 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
         states.states[str(index)] = outcome.state
         states.changed = True
     return sub.result_of(outcome.result)
+
+
+def _nested(labels: tuple[str, ...], sub: Subgraph) -> RunScope:
+    """The scope of ``sub``'s run under ``labels``: when the parent streams with ``subgraphs=True``, its
+    nodes' task chunks (``"tasks"``, ``"debug"``) go there too, under its namespace."""
+    scope = nested_scope(labels, sub.schema.shown_update)
+    sink = scope.sink
+    if sink is not None:
+        namespace = scope.namespace
+
+        def send(mode: str, chunk: Any, _namespace: tuple[str, ...] = ()) -> None:
+            sink(namespace, mode, chunk)
+
+        scope.tasks = task_events(sub.schema, send)
+    return scope
 
 
 def _states_for(sub: Subgraph, ctx: NodeContext) -> _KeptStates:
