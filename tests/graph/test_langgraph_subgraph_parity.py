@@ -198,8 +198,200 @@ def breakpoints_in_subgraphs(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
+class Value(TypedDict):
+    value: Annotated[list, operator.add]
+
+
+def _asking_graph(lg: SimpleNamespace, called: list[str], **compile: Any) -> Any:
+    """``step_a``, then two nodes that each ask a question (LangGraph's time-travel tests' subgraph)."""
+
+    def step_a(state: Value) -> dict[str, Any]:
+        called.append("step_a")
+        return {"value": ["step_a"]}
+
+    def ask(name: str) -> Any:
+        def node(state: Value) -> dict[str, Any]:
+            called.append(name)
+            return {"value": [f"{name}:{lg.interrupt(name + '?')}"]}
+
+        return node
+
+    g = lg.StateGraph(Value)
+    g.add_node("step_a", step_a)
+    g.add_node("ask_1", ask("ask_1"))
+    g.add_node("ask_2", ask("ask_2"))
+    g.add_edge(lg.START, "step_a")
+    g.add_edge("step_a", "ask_1")
+    g.add_edge("ask_1", "ask_2")
+    return g.compile(**compile)
+
+
+def _wrapped(lg: SimpleNamespace, name: str, sub: Any, **compile: Any) -> Any:
+    g = lg.StateGraph(Value)
+    g.add_node(name, sub)
+    g.add_edge(lg.START, name)
+    return g.compile(**compile)
+
+
+def described(snapshot: Any) -> Any:
+    """What a subgraph snapshot shows, ids left out: its values, next tasks and their interrupts, the shape
+    of its namespace and checkpoint map, and (recursively) its tasks' snapshots."""
+    configurable = snapshot.config["configurable"]
+    names = sorted(shape(ns) for ns in configurable.get("checkpoint_map", {}))
+    return (snapshot.values, snapshot.next, shape(configurable["checkpoint_ns"]), names,
+            configurable.get("checkpoint_map", {}).get(configurable["checkpoint_ns"]) == configurable.get(
+                "checkpoint_id"),
+            (snapshot.metadata or {}).get("step"), sorted(shape(ns) for ns in (snapshot.metadata or {}).get("parents", {})),
+            [i.value for i in snapshot.interrupts],
+            [(t.name, [i.value for i in t.interrupts], described(t.state) if hasattr(t.state, "next") else t.state)
+             for t in snapshot.tasks])
+
+
+def subgraph_snapshots_three_levels(lg: SimpleNamespace) -> list[Any]:
+    """``get_state(config, subgraphs=True)`` fills each subgraph task's ``state`` with its snapshot, level
+    under level, each with a config naming its checkpoint (``checkpoint_ns``, ``checkpoint_id``,
+    ``checkpoint_map``); ``get_state`` with that config reads the same snapshot."""
+    called: list[str] = []
+    inner = _asking_graph(lg, called, checkpointer=True)
+    middle = _wrapped(lg, "inner", inner, checkpointer=True)
+    app = _wrapped(lg, "outer", middle, checkpointer=lg.InMemorySaver())
+    c = config("three-levels")
+    seen: list[Any] = [app.invoke({"value": []}, c)]
+    for answer in ("a1", None):
+        state = app.get_state(c, subgraphs=True)
+        (task,) = state.tasks
+        middle_state = task.state
+        inner_state = middle_state.tasks[0].state
+        seen.append(described(middle_state))
+        seen.append(described(app.get_state(inner_state.config)))
+        seen.append(described(app.get_state(middle_state.config, subgraphs=True)))
+        seen.append(sorted(app.get_state(c).tasks[0].state["configurable"]))
+        if answer is not None:
+            seen.append(app.invoke(lg.Command(resume=answer), c))
+    return seen
+
+
+def time_travel_to_a_subgraph_checkpoint(lg: SimpleNamespace) -> list[Any]:
+    """``invoke(None, subgraph config)`` goes back to where the subgraph stood: the parent forks at the
+    checkpoint that runs it, the subgraph's finished nodes do not run again and its question is asked
+    again; the new answers bind on the new branch, the old branch is kept."""
+    called: list[str] = []
+    executor = _asking_graph(lg, called, checkpointer=True)
+    app = _wrapped(lg, "executor", executor, checkpointer=lg.InMemorySaver())
+    c = config("travel")
+    app.invoke({"value": []}, c)
+    at_first = app.get_state(c, subgraphs=True).tasks[0].state.config
+    seen: list[Any] = [app.invoke(lg.Command(resume="a1"), c), app.invoke(lg.Command(resume="a2"), c)]
+    called.clear()
+    seen += [app.invoke(None, at_first), list(called)]
+    history = list(app.get_state_history(c))
+    seen.append([(s.metadata["source"], s.next, s.values) for s in history])
+    seen.append(history[0].parent_config["configurable"]["checkpoint_id"] == at_first["configurable"][
+        "checkpoint_map"][""])
+    called.clear()
+    seen += [app.invoke(lg.Command(resume="b1"), c), app.invoke(lg.Command(resume="b2"), c), list(called)]
+    seen.append([(s.metadata["source"], s.next, s.values) for s in app.get_state_history(c)])
+    return seen
+
+
+def edit_a_subgraph_checkpoint(lg: SimpleNamespace) -> list[Any]:
+    """``update_state(subgraph config, values)`` edits the subgraph's state where it stopped; running from
+    the config it returns asks the subgraph's question again on the edited state, and the answer goes on
+    to the end of the subgraph and of its parent."""
+    called: list[str] = []
+    executor = _asking_graph(lg, called, checkpointer=True)
+
+    def post(state: Value) -> dict[str, Any]:
+        called.append("post")
+        return {"value": ["post"]}
+
+    parent = lg.StateGraph(Value)
+    parent.add_node("executor", executor)
+    parent.add_node("post", post)
+    parent.add_edge(lg.START, "executor")
+    parent.add_edge("executor", "post")
+    app = parent.compile(checkpointer=lg.InMemorySaver())
+    c = config("edit")
+    app.invoke({"value": []}, c)
+    sub = app.get_state(c, subgraphs=True).tasks[0].state.config
+    edited = app.update_state(sub, {"value": ["edited"]})
+    seen: list[Any] = [shape(edited["configurable"]["checkpoint_ns"]), app.get_state(edited).values]
+    called.clear()
+    seen += [app.invoke(None, edited), list(called)]
+    seen += [app.invoke(lg.Command(resume="x"), edited), app.invoke(lg.Command(resume="y"), c), list(called)]
+    return seen
+
+
+def replays_rerun_subgraphs(lg: SimpleNamespace) -> list[Any]:
+    """Replaying a parent checkpoint runs a subgraph node from its start: a stateless one afresh, one
+    compiled with ``checkpointer=True`` from the state it had before that step."""
+    seen: list[Any] = []
+    for keeps in (False, True):
+        called: list[str] = []
+        sub = lg.StateGraph(Value)
+        sub.add_node("count", lambda s, called=called: called.append("count") or {"value": [len(s["value"])]})
+        sub.add_edge(lg.START, "count")
+        app = _wrapped(lg, "sub", sub.compile(checkpointer=True if keeps else None),
+                       checkpointer=lg.InMemorySaver())
+        c = config(f"replay-{keeps}")
+        app.invoke({"value": ["a"]}, c)
+        app.invoke({"value": ["b"]}, c)
+        before = next(s for s in app.get_state_history(c) if s.next == ("sub",))
+        seen += [app.invoke(None, before.config), list(called)]
+    return seen
+
+
+def snapshot_of_a_graph_invoked_in_code(lg: SimpleNamespace) -> list[Any]:
+    """A graph invoked in a node's code that stopped inside shows as that task's ``state`` too."""
+    called: list[str] = []
+    inner = _asking_graph(lg, called)
+
+    def wrapper(state: Value) -> dict[str, Any]:
+        return {"value": inner.invoke({"value": ["in"]})["value"]}
+
+    app = _wrapped(lg, "wrapper", wrapper, checkpointer=lg.InMemorySaver())
+    c = config("in-code")
+    seen: list[Any] = [app.invoke({"value": []}, c)]
+    state = app.get_state(c, subgraphs=True)
+    seen.append(described(state.tasks[0].state))
+    seen.append(app.invoke(lg.Command(resume="a1"), c))
+    return seen
+
+
+def debug_stream_of_subgraphs(lg: SimpleNamespace) -> list[Any]:
+    """``stream_mode="debug"`` (and ``"tasks"``) with ``subgraphs=True``: the subgraphs' task and checkpoint
+    chunks under their namespaces, in the order they happen."""
+    child = lg.StateGraph(Log)
+    child.add_node("c_one", recorder("c_one"))
+    child.add_edge(lg.START, "c_one")
+    parent = lg.StateGraph(Log)
+    parent.add_node("p_one", recorder("p_one"))
+    parent.add_node("p_two", child.compile())
+    parent.add_edge(lg.START, "p_one")
+    parent.add_edge("p_one", "p_two")
+    grand = lg.StateGraph(Log)
+    grand.add_node("gp_one", recorder("gp_one"))
+    grand.add_node("gp_two", parent.compile())
+    grand.add_edge(lg.START, "gp_one")
+    grand.add_edge("gp_one", "gp_two")
+    app = grand.compile(checkpointer=lg.InMemorySaver())
+    seen: list[Any] = []
+    for ns, chunk in app.stream({"log": []}, config("debug"), stream_mode="debug", subgraphs=True):
+        payload = chunk["payload"]
+        if chunk["type"] == "checkpoint":
+            seen.append((shape(ns), chunk["step"], "checkpoint", payload["values"], payload["next"],
+                         payload["metadata"]["source"], shape(payload["config"]["configurable"]["checkpoint_ns"])))
+        else:
+            seen.append((shape(ns), chunk["step"], chunk["type"], payload["name"], payload.get("result")))
+    tasks = [(shape(ns), chunk["name"], chunk.get("result")) for ns, chunk in
+             app.stream({"log": []}, config("tasks"), stream_mode="tasks", subgraphs=True)]
+    return [seen, tasks]
+
+
 PROGRAMS = [stateful_graphs_invoked_in_code, stateful_graph_in_code_asks, namespaces_nodes_see,
-            breakpoints_in_subgraphs]
+            breakpoints_in_subgraphs, subgraph_snapshots_three_levels, time_travel_to_a_subgraph_checkpoint,
+            edit_a_subgraph_checkpoint, replays_rerun_subgraphs, snapshot_of_a_graph_invoked_in_code,
+            debug_stream_of_subgraphs]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

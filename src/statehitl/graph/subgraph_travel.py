@@ -149,7 +149,7 @@ async def subgraph_history(graph: LevelGraph, views: ThreadViews, head: Head, co
     ceiling = None if before is None else (before.get("configurable") or {}).get("checkpoint_id")
     named = configurable.get("checkpoint_id")
     count = 0
-    for record in sorted(await views.checkpointer.history(views.thread), key=lambda r: r.seq, reverse=True):
+    for record in sorted(await views.records(), key=lambda r: r.seq, reverse=True):
         if named is not None and record.checkpoint_id != named:
             continue
         if ceiling is not None and checkpoint_order(record.checkpoint_id) >= checkpoint_order(ceiling):

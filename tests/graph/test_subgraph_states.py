@@ -1,0 +1,156 @@
+"""Subgraph checkpoints on statehitl's own terms: views over the parent's records (no record of their own),
+durable on a file store, and bad configs refused with nothing written. What LangGraph shows the same way is
+checked against LangGraph itself in ``test_langgraph_subgraph_parity``."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pytest
+
+from statehitl.checkpoint import FileCheckpointer, InMemorySaver
+from statehitl.errors import CheckpointNotFoundError, GraphValidationError, UnknownNodeError
+from statehitl.graph import START, StateGraph
+from statehitl.types import Command, interrupt
+
+
+class Value(TypedDict):
+    value: Annotated[list, operator.add]
+
+
+def config(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def asking(called: list[str], **compile: Any) -> Any:
+    def step_a(state: Value) -> dict[str, Any]:
+        called.append("step_a")
+        return {"value": ["step_a"]}
+
+    def ask(state: Value) -> dict[str, Any]:
+        called.append("ask")
+        return {"value": [f"ask:{interrupt('q')}"]}
+
+    return (StateGraph(Value).add_node("step_a", step_a).add_node("ask", ask)
+            .add_edge(START, "step_a").add_edge("step_a", "ask").compile(**compile))
+
+
+def parent_of(sub: Any, store: Any) -> Any:
+    return StateGraph(Value).add_node("executor", sub).add_edge(START, "executor").compile(checkpointer=store)
+
+
+def records(app: Any, thread: str) -> list[Any]:
+    return asyncio.run(app.checkpointer.history(thread))
+
+
+def test_a_subgraph_checkpoint_is_its_parents_record_and_costs_no_write_of_its_own() -> None:
+    plain = parent_of(lambda s: {"value": [interrupt("q")]}, InMemorySaver())  # its node asks itself
+    plain.invoke({"value": []}, config("t"))
+    app = parent_of(asking([], checkpointer=True), InMemorySaver())
+    app.invoke({"value": []}, config("t"))
+    assert len(records(app, "t")) == len(records(plain, "t")) == 1  # a stop inside a subgraph: the parent's
+    sub = app.get_state(config("t"), subgraphs=True).tasks[0].state
+    (record,) = records(app, "t")
+    assert sub.config["configurable"]["checkpoint_id"] == record.checkpoint_id
+    assert sub.config["configurable"]["checkpoint_ns"] == "executor"
+    assert record.progress["executor"]["pending"] == ["ask"]  # where it stands is the task's progress
+
+
+def test_an_edit_of_a_subgraph_checkpoint_is_one_record_and_its_run_writes_what_a_run_does() -> None:
+    called: list[str] = []
+    app = parent_of(asking(called, checkpointer=True), InMemorySaver())
+    app.invoke({"value": []}, config("t"))
+    sub = app.get_state(config("t"), subgraphs=True).tasks[0].state.config
+    before = len(records(app, "t"))
+    edited = app.update_state(sub, {"value": ["edited"]})
+    assert len(records(app, "t")) == before + 1
+    assert edited["configurable"]["checkpoint_ns"] == "executor"
+    assert app.get_state(edited).values == {"value": ["step_a", "edited"]}
+    assert app.get_state(config("t")).metadata["source"] == "fork"  # the branch the edit begins
+    called.clear()
+    assert app.invoke(None, edited)["__interrupt__"][0].value == "q"
+    assert called == ["ask"]
+    assert app.invoke(Command(resume="ok"), config("t")) == {"value": ["step_a", "edited", "ask:ok"]}
+
+
+def test_subgraph_checkpoints_outlive_the_process_on_a_file_store(tmp_path: Path) -> None:
+    called: list[str] = []
+    app = parent_of(asking(called, checkpointer=True), FileCheckpointer(tmp_path))
+    app.invoke({"value": []}, config("t"))
+    sub = app.get_state(config("t"), subgraphs=True).tasks[0].state.config
+    app.invoke(Command(resume="first"), config("t"))
+    again = parent_of(asking(called, checkpointer=True), FileCheckpointer(tmp_path))  # what a new process builds
+    assert again.get_state(sub).next == ("ask",)
+    called.clear()
+    assert again.invoke(None, sub)["__interrupt__"][0].value == "q"
+    assert called == ["ask"]
+    assert again.invoke(Command(resume="second"), config("t")) == {"value": ["step_a", "ask:second"]}
+
+
+def test_a_subgraphs_history_is_where_it_stopped_and_where_it_ended() -> None:
+    app = parent_of(asking([], checkpointer=True), InMemorySaver())
+    ns = {"configurable": {"thread_id": "t", "checkpoint_ns": "executor"}}
+    assert list(app.get_state_history(ns)) == []
+    app.invoke({"value": []}, config("t"))
+    app.invoke(Command(resume="a"), config("t"))
+    shown = [(s.values, s.next) for s in app.get_state_history(ns)]
+    assert shown == [({"value": ["step_a", "ask:a"]}, ()), ({"value": ["step_a"]}, ("ask",))]
+    assert app.get_state(ns).values == {"value": ["step_a", "ask:a"]}  # the state it keeps between runs
+    (stop,) = app.get_state_history(ns, limit=1, before=app.get_state(ns).config)
+    assert stop.next == ("ask",)
+
+
+def test_a_namespace_that_names_no_subgraph_is_refused() -> None:
+    app = parent_of(asking([], checkpointer=True), InMemorySaver())
+    app.invoke({"value": []}, config("t"))
+    wrong = {"configurable": {"thread_id": "t", "checkpoint_ns": "nowhere"}}
+    with pytest.raises(ValueError, match="Subgraph 'nowhere' not found"):
+        app.get_state(wrong)
+    with pytest.raises(ValueError, match="not found"):
+        list(app.get_state_history(wrong))
+    with pytest.raises(ValueError, match="not found"):
+        app.invoke(None, wrong)
+
+
+def test_bad_subgraph_configs_are_refused_and_nothing_is_stored() -> None:
+    app = parent_of(asking([], checkpointer=True), InMemorySaver())
+    app.invoke({"value": []}, config("t"))
+    sub = app.get_state(config("t"), subgraphs=True).tasks[0].state.config
+    before = records(app, "t")
+    missing = {"configurable": {**sub["configurable"], "checkpoint_id": "000000000099"}}
+    with pytest.raises(CheckpointNotFoundError, match="no checkpoint 000000000099"):
+        app.get_state(missing)
+    with pytest.raises(UnknownNodeError, match="'nope' is not a node of"):
+        app.update_state(sub, {"value": ["x"]}, as_node="nope")
+    app.invoke(Command(resume="done"), config("t"))
+    ended = {"configurable": {"thread_id": "t", "checkpoint_ns": "executor"}}
+    after = records(app, "t")
+    with pytest.raises(CheckpointNotFoundError, match="where it stopped inside"):
+        app.update_state(ended, {"value": ["x"]})  # it finished: no stopped run to edit
+    assert records(app, "t") == after
+    assert {r.seq: r for r in after}.items() >= {r.seq: r for r in before}.items()  # the refused calls wrote nothing
+
+
+def test_a_stateful_graph_in_code_the_compile_cannot_see_is_refused_by_name() -> None:
+    keeps = StateGraph(Value).add_node("k", lambda s: {"value": ["k"]}).add_edge(START, "k").compile(
+        checkpointer=True)
+    graphs = {"keeps": keeps}
+
+    def made() -> Any:
+        return graphs["keeps"]
+
+    def call(state: Value) -> dict[str, Any]:
+        return {"value": made().invoke({"value": []})["value"]}
+
+    app = StateGraph(Value).add_node("call", call).add_edge(START, "call").compile(checkpointer=InMemorySaver())
+    with pytest.raises(GraphValidationError, match="invoked 'ValueGraph', a graph compiled with checkpointer=True"):
+        app.invoke({"value": []}, config("t"))
+
+
+def test_a_graph_compiled_with_checkpointer_true_is_no_root_graph() -> None:
+    keeps = asking([], checkpointer=True)
+    with pytest.raises(RuntimeError, match="checkpointer=True cannot be used for root graphs"):
+        keeps.invoke({"value": []}, config("t"))
