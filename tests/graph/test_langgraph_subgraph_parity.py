@@ -237,11 +237,11 @@ def described(snapshot: Any) -> Any:
     """What a subgraph snapshot shows, ids left out: its values, next tasks and their interrupts, the shape
     of its namespace and checkpoint map, and (recursively) its tasks' snapshots."""
     configurable = snapshot.config["configurable"]
-    names = sorted(shape(ns) for ns in configurable.get("checkpoint_map", {}))
-    return (snapshot.values, snapshot.next, shape(configurable["checkpoint_ns"]), names,
-            configurable.get("checkpoint_map", {}).get(configurable["checkpoint_ns"]) == configurable.get(
-                "checkpoint_id"),
-            (snapshot.metadata or {}).get("step"), sorted(shape(ns) for ns in (snapshot.metadata or {}).get("parents", {})),
+    mapped = configurable.get("checkpoint_map", {})
+    metadata = snapshot.metadata or {}
+    return (snapshot.values, snapshot.next, shape(configurable["checkpoint_ns"]), sorted(map(shape, mapped)),
+            mapped.get(configurable["checkpoint_ns"]) == configurable.get("checkpoint_id"),
+            metadata.get("step"), sorted(map(shape, metadata.get("parents", {}))),
             [i.value for i in snapshot.interrupts],
             [(t.name, [i.value for i in t.interrupts], described(t.state) if hasattr(t.state, "next") else t.state)
              for t in snapshot.tasks])
