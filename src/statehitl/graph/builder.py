@@ -205,11 +205,13 @@ class StateGraph(Generic[M]):
         unless ``accept_machine_change=True`` or ``migrate(values, old_fingerprint)`` converts its state.
         """
         extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
-        invoked = {n: graphs_reached(node.action, CompiledStateGraph) for n, node in self._nodes.items()
-                   if not isinstance(node.action, CompiledStateGraph)}
+        functions = {n: node.action for n, node in self._nodes.items()
+                     if not isinstance(node.action, CompiledStateGraph)}
         kept = {n: kept_state_channel(n) for n, node in self._nodes.items()
-                if (node.action.keeps_state if isinstance(node.action, CompiledStateGraph)
-                    else any(g.keeps_state for g in invoked[n]))}
+                if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
+        if CompiledStateGraph.keeping_exists():  # a node's code may invoke one: it keeps that one's state too
+            kept.update({n: kept_state_channel(n) for n, fn in functions.items()
+                         if any(g.keeps_state for g in graphs_reached(fn, CompiledStateGraph))})
         if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads
             extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
@@ -239,7 +241,7 @@ class StateGraph(Generic[M]):
             interrupt_after=_breakpoints(interrupt_after, machine),
             output_schema=self.output_schema,
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
-            invoked={n: graphs for n, graphs in invoked.items() if graphs},
+            functions=functions,
             keeps_state=checkpointer is True,
         )
 

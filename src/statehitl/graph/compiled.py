@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -53,6 +54,9 @@ from statehitl.supersteps import plan_start
 
 __all__ = ["CompiledStateGraph", "Migration"]
 
+_KEEPING: weakref.WeakSet[CompiledStateGraph[Any]] = weakref.WeakSet()
+"""The graphs compiled with ``checkpointer=True`` alive in this process."""
+
 M = TypeVar("M")
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
 """``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""
@@ -83,7 +87,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         interrupt_after: frozenset[str] = frozenset(),
         output_schema: Any = None,
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
-        invoked: dict[str, list[CompiledStateGraph[Any]]] | None = None,
+        functions: dict[str, Callable[..., Any]] | None = None,
         keeps_state: bool = False,
     ) -> None:
         self.machine = machine
@@ -103,13 +107,21 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         self.output_schema = output_schema
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
-        self.invoked = invoked or {}
-        """The compiled graphs each node's function reaches (``graph.subgraph_refs``): those it may invoke."""
+        self._functions = functions or {}
+        self._invoked = None
+        if keeps_state:
+            _KEEPING.add(self)
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs, self)
         # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
         # runs write no index entries (as an agent without a session writes none).
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph",
                               index=self._own_store)
+
+    @staticmethod
+    def keeping_exists() -> bool:
+        """Whether a graph compiled with ``checkpointer=True`` lives in this process: until one does, no
+        node's code can invoke one, and ``compile()`` looks for none."""
+        return bool(_KEEPING)
 
     # -- running ----------------------------------------------------------------------------------
 

@@ -157,8 +157,9 @@ class SnapshotReader:
         record = view.record
         interrupts = tuple(i.to_interrupt() for i in view.interrupts)
         parent = None if view.parent is None else str(view.parent)
-        top = None if self.graph is None else top_level(
-            self.graph, state, view.step, view.pending, view.completed, record.progress if view.own else {},
+        graph = self.graph
+        top = None if graph is None or not (graph.subgraphs or graph.invoked) else top_level(
+            graph, state, view.step, view.pending, view.completed, record.progress if view.own else {},
             view.schedule)
         ids = CheckpointIds(record.thread_id, view.id, record.checkpoint_id if view.own else view.id,
                             view.created_at)

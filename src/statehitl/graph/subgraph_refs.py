@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dis
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import CodeType, FunctionType
 from typing import Any, TypeVar
 
@@ -35,11 +36,20 @@ def reached_values(fn: Callable[..., Any]) -> list[Any]:
         call = getattr(type(fn), "__call__", None)  # noqa: B004 - a callable object: its method, bound to it
         return [] if not isinstance(call, FunctionType) else [fn, *reached_values(call)]
     cells = _cells(func)
-    names = {name: func.__globals__[name] for name in _all_names(func.__code__) if name in func.__globals__}
+    read = _read(func.__code__)
+    names = {name: func.__globals__[name] for name in read.names if name in func.__globals__}
     values = [*cells.values(), *names.values()]
     if all(isinstance(v, _LEAVES) for v in values):
         return values
-    return values + _attribute_paths(func.__code__, cells, names)
+    for scope, name, attributes in read.paths:
+        value = (names if scope == "global" else cells).get(name)
+        for attribute in attributes:
+            if value is None:
+                break
+            value = getattr(value, attribute, None)
+            if value is not None:
+                values.append(value)
+    return values
 
 
 def graphs_reached(fn: Callable[..., Any], kind: type[G]) -> list[G]:
@@ -61,34 +71,47 @@ def _cells(func: FunctionType) -> dict[str, Any]:
     return cells
 
 
-def _codes(code: CodeType) -> list[CodeType]:
-    """``code`` and the code of every function, lambda and comprehension defined in it."""
+@dataclass(frozen=True)
+class _Read:
+    """What a code object (with the code defined in it) names: globals, and attribute paths from a global
+    or a captured name (``("global", "self", ("graph",))``); read once per code object."""
+
+    names: frozenset[str]
+    paths: tuple[tuple[str, str, tuple[str, ...]], ...]
+
+
+_READS: dict[CodeType, _Read] = {}
+_READS_MAX = 1024
+
+
+def _read(code: CodeType) -> _Read:
+    """The names and attribute paths of ``code``: from its bytecode, each path a load of a global or a
+    captured name then the attribute loads that follow it (a graph built per request reads its functions'
+    code once)."""
+    known = _READS.get(code)
+    if known is not None:
+        return known
     codes = [code]
-    for known in codes:
-        codes.extend(c for c in known.co_consts if isinstance(c, CodeType))
-    return codes
-
-
-def _all_names(code: CodeType) -> set[str]:
-    return {name for c in _codes(code) for name in c.co_names}
-
-
-def _attribute_paths(code: CodeType, cells: dict[str, Any], names: dict[str, Any]) -> list[Any]:
-    """Each value an attribute path of the code reaches (``self.graph``: ``self`` is a cell or a global),
-    read from the bytecode: a load of a global or a captured name, then attribute loads."""
-    found: list[Any] = []
-    for c in _codes(code):
-        value: Any = None
+    for c in codes:
+        codes.extend(k for k in c.co_consts if isinstance(k, CodeType))
+    paths: list[tuple[str, str, tuple[str, ...]]] = []
+    for c in codes:
+        start: tuple[str, str] | None = None
+        attributes: list[str] = []
         for instruction in dis.get_instructions(c):
-            if instruction.opname == "LOAD_GLOBAL":
-                value = names.get(instruction.argval)
-            elif instruction.opname == "LOAD_DEREF":
-                value = cells.get(instruction.argval)
-            elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and value is not None:
-                value = getattr(value, instruction.argval, None)
-            else:
-                value = None  # any other instruction ends the path
+            opname = instruction.opname
+            if opname in ("LOAD_ATTR", "LOAD_METHOD") and start is not None:
+                attributes.append(str(instruction.argval))
                 continue
-            if value is not None:
-                found.append(value)
-    return found
+            if start is not None and attributes:  # any other instruction ends the path
+                paths.append((*start, tuple(attributes)))
+            start, attributes = None, []
+            if opname in ("LOAD_GLOBAL", "LOAD_DEREF"):
+                start = ("global" if opname == "LOAD_GLOBAL" else "cell", str(instruction.argval))
+        if start is not None and attributes:
+            paths.append((*start, tuple(attributes)))
+    read = _Read(frozenset(name for c in codes for name in c.co_names), tuple(dict.fromkeys(paths)))
+    if len(_READS) >= _READS_MAX:
+        _READS.pop(next(iter(_READS)))
+    _READS[code] = read
+    return read

@@ -10,7 +10,7 @@ same interrupts (a human editing the state before answering).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -24,6 +24,7 @@ from statehitl.graph.history import MAIN, PART_NAMES, View, checkpoint_order, pa
 from statehitl.graph.run_targets import RunTarget, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
 from statehitl.graph.subgraph_levels import LevelGraph
+from statehitl.graph.subgraph_refs import graphs_reached
 from statehitl.graph.subgraph_travel import edited_progress, locate, namespace_of, subgraph_history, subgraph_snapshot
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.machine import Machine
@@ -44,9 +45,19 @@ class ThreadState:
     snapshots: SnapshotReader
     step_limit: int
     subgraphs: Mapping[str, LevelGraph]
-    invoked: Mapping[str, Sequence[LevelGraph]]
     keeps_state: bool
     _runner: Runner
+    _functions: Mapping[str, Callable[..., Any]]
+    _invoked: dict[str, list[LevelGraph]] | None
+
+    @property
+    def invoked(self) -> Mapping[str, Sequence[LevelGraph]]:
+        """The compiled graphs each node's function reaches (``graph.subgraph_refs``), those it may invoke:
+        read on first need (a stopped call's snapshot), not at every ``compile()``."""
+        if self._invoked is None:
+            reached = {n: graphs_reached(fn, type(self)) for n, fn in self._functions.items()}
+            self._invoked = {n: list(graphs) for n, graphs in reached.items() if graphs}
+        return self._invoked
 
     def _target(self, config: dict[str, Any] | str | None, checkpoint_id: str | None = None) -> RunTarget:
         return run_target(config, None, checkpoint_id, None, self.step_limit)
