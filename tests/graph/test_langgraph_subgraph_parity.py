@@ -388,10 +388,45 @@ def debug_stream_of_subgraphs(lg: SimpleNamespace) -> list[Any]:
     return [seen, tasks]
 
 
+def edit_a_subgraph_checkpoint_as_a_node(lg: SimpleNamespace) -> list[Any]:
+    """``update_state(subgraph config, values, as_node=...)``: the subgraph moves on as if that node of its
+    own had written ``values``, and runs from there."""
+    called: list[str] = []
+    app = _wrapped(lg, "executor", _asking_graph(lg, called, checkpointer=True), checkpointer=lg.InMemorySaver())
+    c = config("edit-as-node")
+    app.invoke({"value": []}, c)
+    sub = app.get_state(c, subgraphs=True).tasks[0].state.config
+    edited = app.update_state(sub, {"value": ["as ask_1"]}, as_node="ask_1")
+    state = app.get_state(edited)
+    called.clear()
+    return [(state.values, state.next), app.invoke(None, edited), app.invoke(lg.Command(resume="z"), c),
+            list(called)]
+
+
+def breakpoint_in_a_graph_invoked_in_code(lg: SimpleNamespace) -> list[Any]:
+    """A breakpoint compiled into a graph invoked in a node's code stops the parent there too."""
+    inner = lg.StateGraph(Log)
+    inner.add_node("i1", recorder("i1"))
+    inner.add_node("i2", recorder("i2"))
+    inner.add_edge(lg.START, "i1")
+    inner.add_edge("i1", "i2")
+    inner_app = inner.compile(interrupt_before=["i2"])
+
+    def code(state: Log) -> dict[str, Any]:
+        return {"log": inner_app.invoke({"log": []})["log"]}
+
+    app = lg.StateGraph(Log)
+    app.add_node("code", code)
+    app.add_edge(lg.START, "code")
+    graph = app.compile(checkpointer=lg.InMemorySaver())
+    c = config("code-breakpoint")
+    return [graph.invoke({"log": []}, c), graph.get_state(c).next, graph.invoke(None, c)]
+
+
 PROGRAMS = [stateful_graphs_invoked_in_code, stateful_graph_in_code_asks, namespaces_nodes_see,
             breakpoints_in_subgraphs, subgraph_snapshots_three_levels, time_travel_to_a_subgraph_checkpoint,
-            edit_a_subgraph_checkpoint, replays_rerun_subgraphs, snapshot_of_a_graph_invoked_in_code,
-            debug_stream_of_subgraphs]
+            edit_a_subgraph_checkpoint, edit_a_subgraph_checkpoint_as_a_node, replays_rerun_subgraphs,
+            snapshot_of_a_graph_invoked_in_code, breakpoint_in_a_graph_invoked_in_code, debug_stream_of_subgraphs]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -457,10 +457,12 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         """The machine (``get_graph().draw_mermaid()``, as LangGraph's drawable graph offers)."""
         return self.machine
 
-    def as_node(self) -> StateGraphNode[Any]:
-        """This app as a node of another machine (a Graph's node): ``statehitl.nesting``."""
+    def as_node(self, *, breakpoints: bool = False) -> StateGraphNode[Any]:
+        """This app as a node of another machine (a Graph's node): ``statehitl.nesting``. ``breakpoints``: its
+        ``interrupt_before``/``interrupt_after`` stop it there (a subgraph of a StateGraph, whose parent stops
+        too); a node of a Strands Graph or Swarm runs through them."""
         pauses = Pauses(self.interrupt_before, self.interrupt_after) \
-            if self.interrupt_before or self.interrupt_after else None
+            if breakpoints and (self.interrupt_before or self.interrupt_after) else None
         return StateGraphNode(self.machine, self.schema.as_nested(), self.hooks, self.step_limit, self, pauses)
 
     def __repr__(self) -> str:

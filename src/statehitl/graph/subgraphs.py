@@ -54,7 +54,7 @@ class Subgraph(Protocol):
     schema: GraphState
     keeps_state: bool
 
-    def as_node(self) -> StateGraphNode[Any]: ...
+    def as_node(self, *, breakpoints: bool = False) -> StateGraphNode[Any]: ...
     def result_of(self, result: GraphRunResult[Any]) -> Any: ...
 
 
@@ -78,7 +78,7 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
     the channels the two share, is the node's update (as LangGraph writes it, so a reducer channel gets the
     subgraph's copy of it appended). ``kept``: the parent's channel where a subgraph compiled with
     ``checkpointer=True`` keeps its state, which the next call goes on from (the input merged in)."""
-    node = sub.as_node()
+    node = sub.as_node(breakpoints=True)
     shared = [k for k in parent.model.model_fields if k in sub.schema.fields]
 
     async def run(task: dict[str, Any], before: dict[str, Any], ctx: NodeContext) -> Any:
@@ -180,7 +180,7 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
     call = NodeCall(input, before, context, ctx.thread_id, ctx.invocation_state, calls.get(str(index)))
     token = set_run(_nested(invoked_namespace(ctx, index, sub.keeps_state), sub))
     try:
-        outcome = await sub.as_node().run_node(call)
+        outcome = await sub.as_node(breakpoints=True).run_node(call)
     finally:
         reset_run(token)
     if isinstance(outcome, NodeStopped):

@@ -152,7 +152,7 @@ class ThreadState:
         checkpoint's config when given a config (LangGraph's way), its snapshot when given a thread id.
         """
         target = self._target(config)
-        if as_node is not None and as_node not in self.machine.nodes:
+        if as_node is not None and as_node not in self.machine.nodes and not namespace_of(config):
             raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
                                    f"(its nodes: {sorted(self.machine.nodes)})")
         head = await self.checkpointer.head(target.thread)
