@@ -10,7 +10,8 @@ same interrupts (a human editing the state before answering).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -73,7 +74,7 @@ class ThreadState:
         LangGraph config, None for a thread id. ``subgraphs=True``: a task that is a subgraph stopped inside
         has its snapshot as ``task.state``."""
         target = self._target(config, checkpoint_id)
-        head = await self.checkpointer.head(target.thread)
+        head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if namespace_of(config):  # a subgraph's checkpoint (``get_state(config, subgraphs=True)``'s task configs)
             if head is None:
                 return StateSnapshot({}, (), target.config, None, None, None, (), ())
@@ -114,7 +115,7 @@ class ThreadState:
         checkpoint's config, only those whose metadata has ``filter``'s items, at most ``limit``."""
         target = self._target(config)
         if namespace_of(config):  # a subgraph's checkpoints
-            head = await self.checkpointer.head(target.thread)
+            head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
             if head is not None:
                 async for snapshot in subgraph_history(self, self._views(target.thread), head,
                                                        target.config["configurable"], filter=filter,
@@ -125,16 +126,31 @@ class ThreadState:
         below = None if ceiling is None else checkpoint_order(ceiling)
         views = self._views(target.thread)
         count = 0
+        async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
+                                       ) as walk:
+            async for view in walk:
+                if below is not None and checkpoint_order(view.id) >= below:
+                    continue
+                metadata = {"source": view.source, "step": view.step, "parents": {}}
+                if filter and any(metadata.get(k) != v for k, v in filter.items()):
+                    continue
+                if limit is not None and count >= limit:
+                    return
+                count += 1
+                yield self.snapshots.snapshot(view, await views.state(view))
+
+    async def _walk(self, views: ThreadViews, thread: str, *, paged: bool) -> AsyncGenerator[View, None]:
+        """The checkpoints newest first: read record by record from the newest for a page (its cost is the
+        page's), or all at once in the store's bulk read for the whole history (linear in the thread)."""
+        if paged:
+            head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
+            if head is not None:
+                async with contextlib.aclosing(views.newest(head)) as newest:
+                    async for view in newest:
+                        yield view
+            return
         for view in await views.history():
-            if below is not None and checkpoint_order(view.id) >= below:
-                continue
-            metadata = {"source": view.source, "step": view.step, "parents": {}}
-            if filter and any(metadata.get(k) != v for k, v in filter.items()):
-                continue
-            if limit is not None and count >= limit:
-                return
-            count += 1
-            yield self.snapshots.snapshot(view, await views.state(view))
+            yield view
 
     def get_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
                           before: dict[str, Any] | None = None, limit: int | None = None
@@ -155,7 +171,7 @@ class ThreadState:
         if as_node is not None and as_node not in self.machine.nodes and not namespace_of(config):
             raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
                                    f"(its nodes: {sorted(self.machine.nodes)})")
-        head = await self.checkpointer.head(target.thread)
+        head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if head is None:
             raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
         self.checkpointer.ensure_free(head, None)
