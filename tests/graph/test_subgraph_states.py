@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import subprocess
+import sys
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -154,3 +156,38 @@ def test_a_graph_compiled_with_checkpointer_true_is_no_root_graph() -> None:
     keeps = asking([], checkpointer=True)
     with pytest.raises(RuntimeError, match="checkpointer=True cannot be used for root graphs"):
         keeps.invoke({"value": []}, config("t"))
+
+
+_PLAIN_THEN_SUBGRAPH = """
+import sys
+from typing import TypedDict
+
+from statehitl.checkpoint import InMemorySaver
+from statehitl.graph import START, StateGraph
+
+class S(TypedDict):
+    n: int
+
+LOADED = ("statehitl.graph.subgraph_travel", "statehitl.graph.subgraph_refs")
+app = StateGraph(S).add_node("a", lambda s: {"n": s["n"] + 1}).add_edge(START, "a").compile(
+    checkpointer=InMemorySaver())
+cfg = {"configurable": {"thread_id": "t"}}
+app.invoke({"n": 1}, cfg)
+print([m in sys.modules for m in LOADED])
+app.get_state(cfg, subgraphs=True)
+list(app.get_state_history(cfg))
+print([m in sys.modules for m in LOADED])
+inner = StateGraph(S).add_node("b", lambda s: {"n": 1}).add_edge(START, "b").compile()
+outer = StateGraph(S).add_node("inner", inner).add_edge(START, "inner").compile(checkpointer=InMemorySaver())
+outer.invoke({"n": 0}, cfg)
+outer.get_state({"configurable": {"thread_id": "t", "checkpoint_ns": "inner"}})
+print([m in sys.modules for m in LOADED])
+"""
+
+
+def test_a_graph_without_subgraph_configs_never_loads_their_addressing() -> None:
+    # the cold-start cost: a plain graph's run loads neither the subgraph-config code nor the code reader
+    # (which finds the graphs a node's code invokes, read with a first snapshot); reads load no subgraph-config
+    # code until a config names a subgraph
+    out = subprocess.run([sys.executable, "-c", _PLAIN_THEN_SUBGRAPH], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:3] == ["[False, False]", "[False, True]", "[True, True]"]

@@ -28,7 +28,6 @@ from statehitl.graph.node_calls import node_handler, route_handler
 from statehitl.graph.retries import Policies
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
 from statehitl.graph.subgraph_levels import kept_state_channel
-from statehitl.graph.subgraph_refs import graphs_reached
 from statehitl.graph.subgraphs import keeping_states, subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
@@ -212,6 +211,8 @@ class StateGraph(Generic[M]):
         kept = {n: kept_state_channel(n) for n, node in self._nodes.items()
                 if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
         if CompiledStateGraph.keeping_exists():  # a node's code may invoke one: it keeps that one's state too
+            from statehitl.graph.subgraph_refs import graphs_reached  # loaded once such a graph exists
+
             kept.update({n: kept_state_channel(n) for n, fn in functions.items()
                          if any(g.keeps_state for g in graphs_reached(fn, CompiledStateGraph))})
         if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads

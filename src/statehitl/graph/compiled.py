@@ -29,7 +29,14 @@ from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
-from statehitl.graph.run_targets import RunTarget, answer_form, check_step_limit, resume_input, run_target
+from statehitl.graph.run_targets import (
+    RunTarget,
+    answer_form,
+    check_step_limit,
+    namespace_of,
+    resume_input,
+    run_target,
+)
 from statehitl.graph.snapshots import SnapshotReader
 from statehitl.graph.stream_events import (
     STREAM_MODES,
@@ -40,7 +47,6 @@ from statehitl.graph.stream_events import (
     ordered_sender,
     task_events,
 )
-from statehitl.graph.subgraph_travel import locate, namespace_of, replay_from
 from statehitl.graph.subgraphs import invoke_inside
 from statehitl.graph.thread_state import ThreadState
 from statehitl.graph.time_travel import ThreadViews
@@ -330,6 +336,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         is a branch at the parent checkpoint whose task goes on inside the subgraph from there; answers
         answer the record that holds it. None: that record is the thread's current one, which the call goes
         on from as from the thread's."""
+        from statehitl.graph.subgraph_travel import locate, replay_from  # loaded with a subgraph's config
+
         views = ThreadViews(self.checkpointer, self.machine, self.schema, target.thread)
         found = await locate(self, views, head, target.config["configurable"])
         current = found.record.seq == head.record.seq

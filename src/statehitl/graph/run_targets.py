@@ -14,7 +14,7 @@ from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import ResumeInputError
 
-__all__ = ["RunTarget", "answer_form", "check_step_limit", "resume_input", "run_target"]
+__all__ = ["RunTarget", "answer_form", "check_step_limit", "namespace_of", "resume_input", "run_target"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +111,11 @@ def answer_form(head: Head | None, target: RunTarget) -> str | None:
     if len(waiting) == 1:
         return "graph.invoke(Command(resume=answer), config)"
     return "graph.invoke(Command(resume={interrupt_id: answer, ...}), config), one answer per interrupt id"
+
+
+def namespace_of(config: dict[str, Any] | str | None) -> str:
+    """The ``checkpoint_ns`` a config names ("" for the graph's own checkpoints; a subgraph's otherwise,
+    which ``graph.subgraph_travel`` addresses)."""
+    if not isinstance(config, dict):
+        return ""
+    return str((config.get("configurable") or {}).get("checkpoint_ns") or "")

@@ -29,7 +29,7 @@ from statehitl.graph.time_travel import ThreadViews
 from statehitl.position import Position
 from statehitl.supersteps import plan_step
 
-__all__ = ["SubgraphCheckpoint", "TravelGraph", "carried", "edited_progress", "locate", "namespace_of", "replay_from",
+__all__ = ["SubgraphCheckpoint", "TravelGraph", "carried", "edited_progress", "locate", "replay_from",
            "subgraph_history", "subgraph_snapshot"]
 
 
@@ -37,13 +37,6 @@ class TravelGraph(LevelGraph, Protocol):
     """What addressing a subgraph's checkpoints needs of the top graph: its levels and its reader."""
 
     snapshots: SnapshotReader
-
-
-def namespace_of(config: dict[str, Any] | str | None) -> str:
-    """The ``checkpoint_ns`` a config names ("" for the graph's own checkpoints)."""
-    if not isinstance(config, dict):
-        return ""
-    return str((config.get("configurable") or {}).get("checkpoint_ns") or "")
 
 
 @dataclass

@@ -22,16 +22,14 @@ from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.errors import CheckpointNotFoundError, UnknownNodeError
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import MAIN, PART_NAMES, View, checkpoint_order, parse_view
-from statehitl.graph.run_targets import RunTarget, run_target
+from statehitl.graph.run_targets import RunTarget, namespace_of, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
-from statehitl.graph.subgraph_levels import LevelGraph
-from statehitl.graph.subgraph_refs import graphs_reached
-from statehitl.graph.subgraph_travel import edited_progress, locate, namespace_of, subgraph_history, subgraph_snapshot
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.machine import Machine
 from statehitl.supersteps import plan_step
 
 if TYPE_CHECKING:
+    from statehitl.graph.subgraph_levels import LevelGraph
     from statehitl.runner import Runner
 
 __all__ = ["ThreadState"]
@@ -56,6 +54,8 @@ class ThreadState:
         """The compiled graphs each node's function reaches (``graph.subgraph_refs``), those it may invoke:
         read on first need (a stopped call's snapshot), not at every ``compile()``."""
         if self._invoked is None:
+            from statehitl.graph.subgraph_refs import graphs_reached  # read with the first subgraph snapshot
+
             reached = {n: graphs_reached(fn, type(self)) for n, fn in self._functions.items()}
             self._invoked = {n: list(graphs) for n, graphs in reached.items() if graphs}
         return self._invoked
@@ -76,6 +76,8 @@ class ThreadState:
         target = self._target(config, checkpoint_id)
         head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if namespace_of(config):  # a subgraph's checkpoint (``get_state(config, subgraphs=True)``'s task configs)
+            from statehitl.graph.subgraph_travel import locate, subgraph_snapshot  # loaded with a subgraph's config
+
             if head is None:
                 return StateSnapshot({}, (), target.config, None, None, None, (), ())
             found = await locate(self, self._views(target.thread), head, target.config["configurable"])
@@ -115,6 +117,8 @@ class ThreadState:
         checkpoint's config, only those whose metadata has ``filter``'s items, at most ``limit``."""
         target = self._target(config)
         if namespace_of(config):  # a subgraph's checkpoints
+            from statehitl.graph.subgraph_travel import subgraph_history  # loaded with a subgraph's config
+
             head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
             if head is not None:
                 async for snapshot in subgraph_history(self, self._views(target.thread), head,
@@ -206,6 +210,8 @@ class ThreadState:
         """``update_state`` of a subgraph's checkpoint: a branch at the parent checkpoint that runs it, whose
         first record keeps the subgraph's edited state as its task's progress (``invoke(None, the config
         returned)`` runs the branch from there). Returns that checkpoint's config in the subgraph."""
+        from statehitl.graph.subgraph_travel import edited_progress, locate  # loaded with a subgraph's config
+
         found = await locate(self, views, head, configurable)
         progress = edited_progress(found, values, as_node)
         state = await views.state(found.view)
