@@ -471,7 +471,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         too); a node of a Strands Graph or Swarm runs through them."""
         pauses = Pauses(self.interrupt_before, self.interrupt_after) \
             if breakpoints and (self.interrupt_before or self.interrupt_after) else None
-        return StateGraphNode(self.machine, self.schema.as_nested(), self.hooks, self.step_limit, self, pauses)
+        return StateGraphNode(self.machine, self.schema.as_nested(), self.hooks, self.step_limit, self, pauses=pauses)
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"

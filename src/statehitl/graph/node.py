@@ -34,7 +34,7 @@ class StateGraphNode(Generic[M]):
     its node hook events name)."""
 
     def __init__(self, machine: Machine, schema: StateSchema[M], hooks: HookRegistry, step_limit: int,
-                 app: Any, pauses: Pauses | None = None) -> None:
+                 app: Any, *, pauses: Pauses | None = None) -> None:
         self.machine = machine
         self.schema = schema
         self.step_limit = step_limit

@@ -159,8 +159,8 @@ class SnapshotReader:
         parent = None if view.parent is None else str(view.parent)
         graph = self.graph
         top = None if graph is None or not (graph.subgraphs or graph.invoked) else top_level(
-            graph, state, view.step, view.pending, view.completed, record.progress if view.own else {},
-            view.schedule)
+            graph, state, view.step, pending=view.pending, completed=view.completed,
+            progress=record.progress if view.own else {}, schedule=view.schedule)
         ids = CheckpointIds(record.thread_id, view.id, record.checkpoint_id if view.own else view.id,
                             view.created_at)
         failed = record.error if view.own else None

@@ -87,7 +87,7 @@ class Level:
     left out)."""
 
 
-def top_level(graph: LevelGraph, state: Any, step: int, pending: list[str], completed: dict[str, dict[str, Any]],
+def top_level(graph: LevelGraph, state: Any, step: int, *, pending: list[str], completed: dict[str, dict[str, Any]],
               progress: dict[str, Any], schedule: dict[str, Any]) -> Level:
     """A checkpoint's own level: ``graph``'s run, with ``state`` before the step it stands at."""
     return Level(graph, "", state, step, list(pending), dict(completed), dict(progress), dict(schedule))

@@ -99,13 +99,14 @@ async def locate(graph: LevelGraph, views: ThreadViews, head: Head, configurable
         record = found
     parent = (configurable.get("checkpoint_map") or {}).get("")
     view = await views.at(parse_view(thread, parent) if parent is not None else ViewKey(key.seq), head)
-    top = top_level(graph, graph.schema.load(record.values), record.step, record.pending, record.completed,
-                    record.progress, record.schedule)
+    top = top_level(graph, graph.schema.load(record.values), record.step, pending=record.pending,
+                    completed=record.completed, progress=record.progress, schedule=record.schedule)
     return SubgraphCheckpoint(namespace, view, record, level_path(top, namespace))
 
 
 def _path(graph: LevelGraph, namespace: str, view: View, state: Any) -> list[Level]:
-    top = top_level(graph, state, view.step, view.pending, view.completed, {}, view.schedule)
+    top = top_level(graph, state, view.step, pending=view.pending, completed=view.completed, progress={},
+                    schedule=view.schedule)
     return level_path(top, namespace)
 
 
