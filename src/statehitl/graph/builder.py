@@ -208,13 +208,7 @@ class StateGraph(Generic[M]):
         extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
         functions = {n: node.action for n, node in self._nodes.items()
                      if not isinstance(node.action, CompiledStateGraph)}
-        kept = {n: kept_state_channel(n) for n, node in self._nodes.items()
-                if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
-        if CompiledStateGraph.keeping_exists():  # a node's code may invoke one: it keeps that one's state too
-            from statehitl.graph.subgraph_refs import graphs_reached  # loaded once such a graph exists
-
-            kept.update({n: kept_state_channel(n) for n, fn in functions.items()
-                         if any(g.keeps_state for g in graphs_reached(fn, CompiledStateGraph))})
+        kept = self._kept_channels(functions)
         if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads
             extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
@@ -247,6 +241,18 @@ class StateGraph(Generic[M]):
             functions=functions,
             keeps_state=checkpointer is True,
         )
+
+    def _kept_channels(self, functions: dict[str, Callable[..., Any]]) -> dict[str, str]:
+        """The parent's channel for each node that runs a graph compiled with ``checkpointer=True``: as a
+        node, or invoked in the node's code (found as LangGraph finds a node's subgraphs)."""
+        kept = {n: kept_state_channel(n) for n, node in self._nodes.items()
+                if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
+        if CompiledStateGraph.keeping_exists():  # a node's code may invoke one: it keeps that one's state too
+            from statehitl.graph.subgraph_refs import graphs_reached  # loaded once such a graph exists
+
+            kept.update({n: kept_state_channel(n) for n, fn in functions.items()
+                         if any(g.keeps_state for g in graphs_reached(fn, CompiledStateGraph))})
+        return kept
 
     def _reads(self, node: _Node) -> Any:
         """The schema a node reads the state through, if not the state's own: ``add_node(input_schema=)``, or
