@@ -15,7 +15,11 @@ import pytest
 
 from statehitl.checkpoint import FileCheckpointer, InMemorySaver
 from statehitl.errors import CheckpointNotFoundError, GraphValidationError, UnknownNodeError
-from statehitl.graph import START, StateGraph
+from statehitl.graph import START, MessagesState, StateGraph
+from statehitl.graph.message_state import MessagesGraphState
+from statehitl.managed import RemainingSteps
+from statehitl.store.base import BaseStore
+from statehitl.store.memory import InMemoryStore
 from statehitl.types import Command, interrupt
 
 
@@ -150,6 +154,51 @@ def test_a_stateful_graph_in_code_the_compile_cannot_see_is_refused_by_name() ->
     app = StateGraph(Value).add_node("call", call).add_edge(START, "call").compile(checkpointer=InMemorySaver())
     with pytest.raises(GraphValidationError, match="invoked 'ValueGraph', a graph compiled with checkpointer=True"):
         app.invoke({"value": []}, config("t"))
+
+
+def _text(message: Any) -> str:
+    return message["content"] if isinstance(message, dict) else message.content  # dicts without langchain-core
+
+
+def test_stateful_subgraphs_of_a_messages_graph_hold_messages_share_the_store_and_hide_their_channels() -> None:
+    class Chat(MessagesState):
+        left: RemainingSteps
+
+    seen: list[tuple[str, int]] = []
+
+    def answer(state: Chat, config: dict[str, Any], *, store: BaseStore) -> dict[str, Any]:
+        namespace = config["configurable"]["checkpoint_ns"].split("|")[0].split(":")[0]
+        seen.append((namespace, state["left"]))
+        store.put(("calls", namespace), str(len(store.search(("calls", namespace)))), {"n": len(state["messages"])})
+        return {"messages": [("assistant", f"{namespace}:{interrupt('ok?')}")]}
+
+    inner = StateGraph(Chat).add_node("answer", answer).add_edge(START, "answer").compile(checkpointer=True)
+    assert type(inner.schema.as_nested()) is type(inner.schema) is MessagesGraphState
+
+    def caller(state: Chat) -> dict[str, Any]:
+        return {"messages": inner.invoke({"messages": state["messages"][-1:]})["messages"][-1:]}
+
+    app = (StateGraph(Chat).add_node("sub", inner).add_node("caller", caller).add_edge(START, "sub")
+           .add_edge("sub", "caller").compile(checkpointer=InMemorySaver(), store=InMemoryStore()))
+    updates = list(app.stream({"messages": [("user", "hi")]}, config("t"), stream_mode="updates"))
+    snapshot = app.get_state(config("t"), subgraphs=True)
+    inside = snapshot.tasks[0].state
+    assert inside.config["configurable"]["checkpoint_ns"] == "sub"
+    assert [_text(m) for m in inside.values["messages"]] == ["hi"]
+    updates += app.stream(Command(resume="a"), config("t"), stream_mode="updates")
+    updates += app.stream(Command(resume="b"), config("t"), stream_mode="updates")
+    # the private channels where the stateful subgraphs keep their states are shown to no reader
+    written = [k for chunk in updates for node, u in chunk.items() if node != "__interrupt__" for k in (u or {})]
+    assert written and all(k == "messages" for k in written)
+    assert sorted(app.get_state(config("t")).values) == ["messages"]
+    assert [_text(m) for m in app.get_state(config("t")).values["messages"]] == ["hi", "sub:a", "caller:b"]
+    # a second run on the thread: each stateful subgraph goes on from the messages it kept
+    app.invoke({"messages": [("user", "again")]}, config("t"))
+    kept = app.get_state(config("t"), subgraphs=True).tasks[0].state
+    assert [_text(m) for m in kept.values["messages"]] == ["hi", "sub:a", "caller:b", "again"]  # merged by id
+    assert [ns for ns, _ in seen] == ["sub", "sub", "caller", "caller", "sub"]
+    assert {left for _, left in seen} == {24}  # the step limit reaches into the subgraphs
+    assert [item.value["n"] for item in app.store.search(("calls", "sub"))] == [1, 1, 4]
 
 
 def test_a_graph_compiled_with_checkpointer_true_is_no_root_graph() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
@@ -21,6 +21,7 @@ from statehitl._gc import collector_paused
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
+from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
@@ -33,11 +34,13 @@ from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
 from statehitl.runner import Durability
 
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache
+    from statehitl.store.base import BaseStore
+
 __all__ = ["StateGraph"]
 
 M = TypeVar("M")
-
-_UNSUPPORTED = ("cache_policy",)
 
 
 @dataclass
@@ -48,6 +51,7 @@ class _Node:
     metadata: dict[str, Any] | None
     retry: Policies | None
     defer: bool
+    cache_policy: CachePolicy | None = None
 
 
 class StateGraph(Generic[M]):
@@ -78,7 +82,8 @@ class StateGraph(Generic[M]):
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | None = None, *, input_schema: Any = None,
                  destinations: dict[str, str] | Sequence[str] | None = None, metadata: dict[str, Any] | None = None,
-                 retry_policy: Policies | None = None, defer: bool = False, **unsupported: Any) -> StateGraph[M]:
+                 retry_policy: Policies | None = None, defer: bool = False, cache_policy: CachePolicy | None = None,
+                 **unsupported: Any) -> StateGraph[M]:
         """Add a node: ``add_node("name", fn)``, ``add_node(fn)`` (named after the function), or a compiled
         StateGraph as a subgraph (``add_node("name", subgraph)``).
 
@@ -88,14 +93,15 @@ class StateGraph(Generic[M]):
         where a node that returns ``Command(goto=...)`` may go, for drawing. ``retry_policy``: a
         ``RetryPolicy`` (or several, the first that matches the error deciding) to call the node again.
         ``defer=True``: the node runs only once nothing else is left to run (an aggregator after branches
-        of any length).
+        of any length). ``cache_policy``: a ``CachePolicy``; with ``compile(cache=...)``, the node is not run
+        again for an input it has run on, its cached writes applied instead.
         """
         retry_policy = unsupported.pop("retry", retry_policy)  # LangGraph's older name
         for option in unsupported:
-            if option in _UNSUPPORTED:
-                raise GraphValidationError(f"add_node({option}=...) is not supported by statehitl (see "
-                                           "docs/langgraph.md)")
             raise TypeError(f"add_node() got an unexpected keyword argument {option!r}")
+        if cache_policy is not None and not isinstance(cache_policy, CachePolicy):
+            raise GraphValidationError(f"add_node(cache_policy={cache_policy!r}): give a CachePolicy(ttl=..., "
+                                       "key_func=...)")
         if action is None:
             if isinstance(node, str) or not callable(node):
                 raise GraphValidationError(f"add_node({node!r}) needs a handler: add_node(name, fn)")
@@ -113,7 +119,7 @@ class StateGraph(Generic[M]):
         if not isinstance(action, CompiledStateGraph) and not callable(action):
             raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
-        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer)
+        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer, cache_policy)
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> StateGraph[M]:
@@ -195,6 +201,8 @@ class StateGraph(Generic[M]):
         name: str | None = None,
         accept_machine_change: bool = False,
         migrate: Migration | None = None,
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
     ) -> CompiledStateGraph[M]:
         """Validate the graph and return a runnable app.
 
@@ -204,31 +212,27 @@ class StateGraph(Generic[M]):
         / ``interrupt_after``: stop the run before / after these nodes (``"*"``: all), to be continued by
         ``invoke(None, config)``. A thread stopped by a different version of the graph is refused on resume
         unless ``accept_machine_change=True`` or ``migrate(values, old_fingerprint)`` converts its state.
+        ``store``: long-term memory (a ``statehitl.store`` ``BaseStore``) that nodes asking for ``store`` get.
+        ``cache``: where nodes with a ``cache_policy`` keep their writes (``statehitl.cache.InMemoryCache``).
         """
-        extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
         functions = {n: node.action for n, node in self._nodes.items()
                      if not isinstance(node.action, CompiledStateGraph)}
         kept = self._kept_channels(functions)
-        if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads
-            extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
-        extra += reads.values()
-        kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n)))
+        kind = self._kind(kept, reads)
+        state = _state_adapter(kind, frozenset(kept.values()))
+        caches = self._caches(state, cache)
+        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n), cache=caches.get(n)))
                  for n, node in self._nodes.items()]
-        state = GraphState(kind, hidden=frozenset(kept.values()))
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
                           destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations},
                           deferred=[n for n, node in self._nodes.items() if node.defer])
-        registry = HookRegistry()
-        for hook in hooks:
-            registry.add(hook)
         return CompiledStateGraph(
             machine,
             state,
-            registry,
+            _registry(hooks),
             None if isinstance(checkpointer, bool) else checkpointer,
             step_limit=step_limit,
             durability=durability,
@@ -240,7 +244,28 @@ class StateGraph(Generic[M]):
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
             functions=functions,
             keeps_state=checkpointer is True,
+            store=store,
+            cache=cache,
+            cached={n: c.namespace for n, c in caches.items()},
         )
+
+    def _kind(self, kept: dict[str, str], reads: dict[str, Any]) -> StateKind:
+        """The state's channels: its schema's, the input/output schemas', those nodes read through, and where
+        each subgraph compiled with ``checkpointer=True`` keeps its state (``kept``, a channel no node reads)."""
+        extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
+        if kept:
+            extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
+        extra += reads.values()
+        return state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
+
+    def _caches(self, state: GraphState, cache: BaseCache | None) -> dict[str, NodeCache]:
+        """Where each node with a ``cache_policy`` keeps its writes (none without ``compile(cache=)``)."""
+        if cache is None:
+            return {}
+        return {n: NodeCache(n, node.action, node.cache_policy, cache,
+                             lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
+                for n, node in self._nodes.items()
+                if node.cache_policy is not None and not isinstance(node.action, CompiledStateGraph)}
 
     def _kept_channels(self, functions: dict[str, Callable[..., Any]]) -> dict[str, str]:
         """The parent's channel for each node that runs a graph compiled with ``checkpointer=True``: as a
@@ -273,11 +298,31 @@ class StateGraph(Generic[M]):
             return None
         return annotated
 
-    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any) -> Callable[..., Any]:
+    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any, *,
+                 cache: NodeCache | None) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)
-        handler = node_handler(name, node.action, kind, reads, node.metadata, node.retry)
+        handler = node_handler(name, node.action, kind, reads, node.metadata, node.retry, cache=cache)
         return handler if kept is None else keeping_states(handler, kept)
+
+
+def _state_adapter(kind: StateKind, hidden: frozenset[str]) -> GraphState:
+    """The runner's adapter for a graph over ``kind`` whose private ``hidden`` channels keep its stateful
+    subgraphs' states: a ``MessagesGraphState`` when the state has message channels, else the plain one."""
+    state = GraphState(kind, hidden=hidden)
+    if not state.message_channels:
+        return state
+    from statehitl.graph.message_state import MessagesGraphState  # loaded by the graphs that have messages
+
+    return MessagesGraphState(kind, hidden=hidden)
+
+
+def _registry(hooks: Sequence[HookProvider | HookRegistry]) -> HookRegistry:
+    """One registry of what ``compile(hooks=)`` gave."""
+    registry = HookRegistry()
+    for hook in hooks:
+        registry.add(hook)
+    return registry
 
 
 def _breakpoints(nodes: Sequence[str] | Literal["*"] | None, machine: Machine) -> frozenset[str]:

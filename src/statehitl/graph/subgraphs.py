@@ -29,6 +29,7 @@ from statehitl.graph.node_calls import (
     RunScope,
     current_run,
     nested_scope,
+    node_config,
     report_update,
     reported_task,
     reset_run,
@@ -99,10 +100,13 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
         before = (getattr(state, kept) or {}) if kept is not None and not ctx.sent else {}
         scope = current_run()
         if scope is None or scope.tasks is None:
-            return report_update(name, await run(task, before, ctx))
-        with reported_task(scope.tasks, name, ctx, values) as result:  # its task chunks, around its own
-            result.append(await run(task, before, ctx))
-        return report_update(name, result[0])
+            returned = await run(task, before, ctx)
+        else:
+            with reported_task(scope.tasks, name, ctx, values) as result:  # its task chunks, around its own
+                result.append(await run(task, before, ctx))
+            returned = result[0]
+        _stream_messages(sub, values, returned, ctx)
+        return report_update(name, returned)
 
     run_subgraph.__name__ = name
     return run_subgraph
@@ -160,6 +164,18 @@ def keeping_states(handler: Callable[..., Any], channel: str) -> Callable[..., A
 
     run.__name__ = handler.__name__
     return run
+
+
+def _stream_messages(sub: Subgraph, given: dict[str, Any], returned: Any, ctx: NodeContext) -> None:
+    """The messages a subgraph added, sent as its node's (``stream_mode="messages"``), as LangGraph does."""
+    scope = current_run()
+    if scope is None or scope.messages is None or not isinstance(returned, dict):
+        return
+    from statehitl.graph.message_forms import coerce_all  # a run that streams messages loaded them already
+
+    scope.messages.given(given)
+    held = {k: coerce_all(v) for k, v in returned.items() if k in sub.schema.message_channels}  # stored as JSON
+    scope.messages.returned(held, node_config(scope.config, ctx, None, scope.namespace)["metadata"], scope.namespace)
 
 
 async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import AnsweredMark, Via
+from statehitl.checkpoint.records import AnsweredMark, InterruptRecord, ThreadIndex, Via
 from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
 from statehitl.inbox.answers import already_answered, read_answer
+from statehitl.inbox.by_id import follow_pointers
 
 __all__ = [
     "PendingInterrupt", "Scan", "UnappliedAnswer", "afind_pending", "apending", "aunapplied", "find_pending", "pending",
@@ -103,15 +104,19 @@ async def scan(checkpointer: Checkpointer) -> Scan:
                 unapplied.append(UnappliedAnswer(thread_id=entry.thread_id, id=record.id, name=record.name,
                                                  responder=mark.responder, via=mark.via, answered_at=mark.at))
                 continue
-            found.append(PendingInterrupt(
-                thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason,
-                source=record.source, node=record.node, machine=entry.machine, since=entry.updated_at,
-                expires_at=record.expires_at, on_expire=record.on_expire,
-                response_schema=record.response_schema, responders=record.responders,
-            ))
+            found.append(pending_item(entry, record))
     found.sort(key=lambda p: (-p.since, p.thread_id, p.id))
     unapplied.sort(key=lambda a: (-a.answered_at, a.thread_id, a.id))
     return Scan(found, answered, waiting, unapplied)
+
+
+def pending_item(entry: ThreadIndex, record: InterruptRecord) -> PendingInterrupt:
+    """The inbox's view of ``record``, an interrupt the thread of ``entry`` waits on."""
+    return PendingInterrupt(
+        thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason, source=record.source,
+        node=record.node, machine=entry.machine, since=entry.updated_at, expires_at=record.expires_at,
+        on_expire=record.on_expire, response_schema=record.response_schema, responders=record.responders,
+    )
 
 
 async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
@@ -121,7 +126,15 @@ async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterr
     if no interrupt matches, or more than one does.
     """
     checkpointer = open_store(store)
-    looked = await scan(checkpointer)
+    pointed = await follow_pointers(checkpointer, wanted)
+    quick = [pending_item(entry, record) for entry, record in pointed.waiting
+             if record.id == wanted or _starts(record.id, wanted)]
+    if len(quick) == 1:
+        return quick[0]
+    given = sorted((iid, answer) for iid, answer in pointed.answered.items() if iid == wanted or _starts(iid, wanted))
+    if not quick and given:
+        raise AlreadyAnsweredError(already_answered(given[0][1].name, given[0][0], given[0][1]))
+    looked = await scan(checkpointer)  # no pointer settled it: threads from before pointers, or a typo
     items = looked.pending
     matches = [p for p in items if p.id == wanted] or [p for p in items if _starts(p.id, wanted)]
     if len(matches) == 1:
