@@ -16,27 +16,32 @@ import pytest
 
 # LangGraph itself is the oracle (./dev.sh test installs its group): a missing one fails, never skips
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 from langgraph.types import StreamWriter
 
 
 def statehitl_names() -> SimpleNamespace:
     from statehitl.checkpoint import InMemorySaver
-    from statehitl.config import get_stream_writer
+    from statehitl.config import get_store, get_stream_writer
     from statehitl.func import entrypoint, task
+    from statehitl.store.memory import InMemoryStore
     from statehitl.types import Command, RetryPolicy, interrupt
 
     return SimpleNamespace(entrypoint=entrypoint, task=task, Command=Command, RetryPolicy=RetryPolicy,
-                           interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer)
+                           interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer,
+                           get_store=get_store, InMemoryStore=InMemoryStore)
 
 
 def langgraph_names() -> SimpleNamespace:
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.config import get_stream_writer
+    from langgraph.config import get_store, get_stream_writer
     from langgraph.func import entrypoint, task
+    from langgraph.store.memory import InMemoryStore
     from langgraph.types import Command, RetryPolicy, interrupt
 
     return SimpleNamespace(entrypoint=entrypoint, task=task, Command=Command, RetryPolicy=RetryPolicy,
-                           interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer)
+                           interrupt=interrupt, InMemorySaver=InMemorySaver, get_stream_writer=get_stream_writer,
+                           get_store=get_store, InMemoryStore=InMemoryStore)
 
 
 def plain(value: Any) -> Any:
@@ -398,7 +403,29 @@ def update_state_gives_previous(lg: SimpleNamespace) -> list[Any]:
     return [first, workflow.get_state(config("u")).values, workflow.invoke({"a": 2}, config("u"))]
 
 
-PROGRAMS = [sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn, previous_and_final,
+def store_across_threads(lg: SimpleNamespace) -> list[Any]:
+    """The entrypoint's ``store`` parameter, ``runtime.store`` and a task's ``get_store()``: one store, shared by
+    the workflow's threads."""
+
+    @lg.task
+    def remember(user: str, fact: str) -> int:
+        store = lg.get_store()
+        store.put(("facts", user), fact, {"text": fact})
+        return len(store.search(("facts", user)))
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver(), store=lg.InMemoryStore())
+    def workflow(turn: dict[str, str], *, store: BaseStore, runtime: Runtime) -> dict[str, Any]:
+        known = [item.value["text"] for item in store.search(("facts", turn["user"]))]
+        count = remember(turn["user"], turn["fact"]).result()
+        return {"known": known, "count": count, "same": runtime.store is store}
+
+    return [workflow.invoke({"user": "ann", "fact": "tea"}, config("t1")),
+            workflow.invoke({"user": "ann", "fact": "cats"}, config("t2")),
+            workflow.invoke({"user": "bob", "fact": "dogs"}, config("t3"))]
+
+
+PROGRAMS = [store_across_threads, sequential_tasks, parallel_tasks, interrupt_in_a_task, interrupts_in_turn,
+            previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
             runtime_and_context, nested_and_mixed_tasks, retried_entrypoint, task_events,
             json_schemas, update_state_gives_previous]

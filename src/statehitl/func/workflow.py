@@ -71,17 +71,15 @@ class _Body:
             raise GraphValidationError(f"entrypoint {self.name!r}: the function must take its input as its first "
                                        "positional parameter")
         self.named = tuple(p.name for p in params[1:] if p.name in _INJECTED)
-        if "store" in self.named:
-            raise GraphValidationError(f"entrypoint {self.name!r} takes a 'store' (LangGraph's BaseStore), which "
-                                       "statehitl's functional API does not give yet")
 
     def arguments(self, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         scope = current_run()
         write = scope.write if scope is not None and scope.write is not None else _ignore
         config = node_config(scope.config if scope is not None else {}, ctx, None)
         previous = state.get("saved") if self.keeps_previous else None
-        given = {"previous": previous, "config": config, "writer": write,
-                 "runtime": Runtime(scope.context if scope is not None else None, write, previous=previous)}
+        store = scope.store if scope is not None else None
+        given = {"previous": previous, "config": config, "writer": write, "store": store,
+                 "runtime": Runtime(scope.context if scope is not None else None, write, store, previous=previous)}
         return {name: given[name] for name in self.named}
 
     def finish(self, returned: Any) -> dict[str, Any]:
@@ -310,14 +308,12 @@ class entrypoint(Generic[T]):
     def __init__(self, checkpointer: Checkpointer | None = None, store: Any = None, cache: Any = None,
                  context_schema: Any = None, cache_policy: Any = None, *, retry_policy: Policies | None = None,
                  config_schema: Any = None, name: str | None = None, step_limit: int = 25) -> None:
-        if store is not None:
-            raise GraphValidationError("entrypoint(store=) is not supported yet: statehitl's functional API has "
-                                       "no store")
         if cache is not None or cache_policy is not None:
             raise GraphValidationError("entrypoint(cache=, cache_policy=) is not supported: a task's result is kept "
                                        "in its thread")
         self.retry_policy = retry_policy
         self.checkpointer = checkpointer
+        self.store = store
         self.context_schema = context_schema
         self.name = name
         self.step_limit = step_limit
@@ -330,5 +326,5 @@ class entrypoint(Generic[T]):
         builder.add_node(body.name, body.node(), retry_policy=self.retry_policy)
         builder.set_entry_point(body.name)
         builder.set_finish_point(body.name)
-        graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name)
+        graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name, store=self.store)
         return Workflow(body, graph, self.context_schema)
