@@ -27,8 +27,8 @@ from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import node_handler, route_handler
 from statehitl.graph.retries import Policies
+from statehitl.graph.state_channels import kept_state_channel
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
-from statehitl.graph.subgraph_levels import kept_state_channel
 from statehitl.graph.subgraphs import keeping_states, subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -53,7 +52,7 @@ from statehitl.graph.thread_state import ThreadState
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
-from statehitl.machine import Machine, describe_change
+from statehitl.machine import START, Machine, describe_change
 from statehitl.position import Position, Writes, resume_position, start_position
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
 from statehitl.runner import Durability, Pauses, Runner
@@ -65,8 +64,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CompiledStateGraph", "Migration"]
 
-_KEEPING: weakref.WeakSet[CompiledStateGraph[Any]] = weakref.WeakSet()
-"""The graphs compiled with ``checkpointer=True`` alive in this process."""
+_KEEPING = [False]
+"""Whether a graph was compiled with ``checkpointer=True`` in this process."""
 
 M = TypeVar("M")
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
@@ -137,7 +136,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         self._functions = functions or {}
         self._invoked = None
         if keeps_state:
-            _KEEPING.add(self)
+            _KEEPING[0] = True
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs, self)
         # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
         # runs write no index entries (as an agent without a session writes none).
@@ -146,9 +145,9 @@ class CompiledStateGraph(ThreadState, Generic[M]):
 
     @staticmethod
     def keeping_exists() -> bool:
-        """Whether a graph compiled with ``checkpointer=True`` lives in this process: until one does, no
-        node's code can invoke one, and ``compile()`` looks for none."""
-        return bool(_KEEPING)
+        """Whether a graph was compiled with ``checkpointer=True`` in this process: until one is, no node's
+        code can invoke one, and ``compile()`` looks for none."""
+        return _KEEPING[0]
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -230,12 +229,15 @@ class CompiledStateGraph(ThreadState, Generic[M]):
                    subgraphs: bool = False, *, messages: bool = False) -> Any:
         thread = target.thread
         head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
-        # paths at START run while the position is worked out: they see the run's config, store and step limit
-        starting = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit))
-        try:
+        if head is None and not self.machine.transitions[START][1]:  # a new run whose first step is fixed
             begun = await self._begin(input, target, head)
-        finally:
-            reset_run(starting)
+        else:  # paths run while the position is worked out: they see the run's config, store and step limit
+            starting = set_run(RunScope(target.config, context=target.context, store=self.store,
+                                        step_limit=target.limit))
+            try:
+                begun = await self._begin(input, target, head)
+            finally:
+                reset_run(starting)
         if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)
         at, resumed = begun
@@ -342,7 +344,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         none, except that a thread waiting on interrupts nobody answered asks them again.
         """
         thread = target.thread
-        if head is not None and namespace_of(target.config):  # a subgraph's checkpoint
+        if head is not None and target.named and namespace_of(target.config):  # a subgraph's checkpoint
             begun = await self._from_subgraph(input, target, head)
             if begun is not None:
                 return begun

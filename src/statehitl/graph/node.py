@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from statehitl.channels import StateSchema
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.result import GraphRunResult, run_result
-from statehitl.graph.subgraph_stream import subgraph_stream
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
 from statehitl.machine import Machine
@@ -53,6 +52,8 @@ class StateGraphNode(Generic[M]):
         return GraphRunResult.from_dict(payload, self.schema)
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
+        from statehitl.graph.subgraph_stream import subgraph_stream  # loaded by the first subgraph run
+
         schema = self.schema
         streamed = subgraph_stream(schema, self.machine, call.thread_id)
         if call.kept is not None:

@@ -9,19 +9,27 @@ inside a task its own snapshot, read from what the task keeps of it (``nesting.k
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import View
 from statehitl.graph.node_calls import task_key
-from statehitl.graph.subgraph_levels import Level, LevelGraph, level_below, top_level, waiting_nodes
 from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
 from statehitl.status import Status
+
+if TYPE_CHECKING:  # a graph with subgraphs loads their levels with its first snapshot
+    from statehitl.graph.subgraph_levels import Level, LevelGraph
+
+    class Subgraph(LevelGraph, Protocol):
+        """What a snapshot reads of a graph that runs inside another: its run's levels, and its own reader."""
+
+        snapshots: SnapshotReader
 
 __all__ = ["CheckpointIds", "GraphTask", "SnapshotReader", "StateSnapshot", "empty_snapshot", "graph_config"]
 
@@ -97,12 +105,6 @@ class GraphTask(NamedTuple):
     result: Any = None
 
 
-class Subgraph(LevelGraph, Protocol):
-    """What a snapshot reads of a graph that runs inside another: its run's levels, and its own reader."""
-
-    snapshots: SnapshotReader
-
-
 def graph_config(thread: str, checkpoint_id: str | None) -> dict[str, Any]:
     """LangGraph's config naming a thread (and one of its checkpoints)."""
     configurable = {"thread_id": thread, "checkpoint_ns": ""}
@@ -124,8 +126,13 @@ class SnapshotReader:
         self.machine = machine
         self.schema = schema
         self.subgraphs = subgraphs
-        self.graph = graph
-        """The compiled graph read (its subgraphs' runs are read through it), when there is one."""
+        self._graph = None if graph is None else weakref.ref(graph)
+        """The compiled graph read (its subgraphs' runs are read through it), when there is one: a weak
+        reference, as the graph holds this reader (a cycle would leave every compiled graph to the collector)."""
+
+    @property
+    def graph(self) -> LevelGraph | None:
+        return None if self._graph is None else self._graph()
 
     def values(self, record: CheckpointRecord, state: Any, only: Any = None) -> Any:
         """The state's values as LangGraph shows them: with the writes of the nodes that finished in a step
@@ -158,9 +165,12 @@ class SnapshotReader:
         interrupts = tuple(i.to_interrupt() for i in view.interrupts)
         parent = None if view.parent is None else str(view.parent)
         graph = self.graph
-        top = None if graph is None or not (graph.subgraphs or graph.invoked) else top_level(
-            graph, state, view.step, pending=view.pending, completed=view.completed,
-            progress=record.progress if view.own else {}, schedule=view.schedule)
+        top = None
+        if graph is not None and (graph.subgraphs or graph.invoked):
+            from statehitl.graph.subgraph_levels import top_level
+
+            top = top_level(graph, state, view.step, pending=view.pending, completed=view.completed,
+                            progress=record.progress if view.own else {}, schedule=view.schedule)
         ids = CheckpointIds(record.thread_id, view.id, record.checkpoint_id if view.own else view.id,
                             view.created_at)
         failed = record.error if view.own else None
@@ -188,6 +198,7 @@ class SnapshotReader:
         interrupts it waits on (those raised inside its subgraphs too), its error, its result if it finished,
         and for a subgraph its run's snapshot (``subgraphs``) or a config naming its namespace."""
         tasks = []
+        graph = self.graph
         for task in at.pending:
             node = task if task == START else self.machine.task_node(task)
             path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
@@ -196,7 +207,9 @@ class SnapshotReader:
                 error = RuntimeError(f"{failed.type}: {failed.message}")
             asked = tuple(i for i in interrupts if i.node == task)
             state: Any = None
-            if node in self.subgraphs or (self.graph is not None and node in self.graph.invoked):
+            if node in self.subgraphs or (graph is not None and node in graph.invoked):
+                from statehitl.graph.subgraph_levels import level_below, waiting_nodes
+
                 below = None if level is None else level_below(level, task)
                 if below is not None:
                     inside = waiting_nodes(below)
@@ -217,7 +230,7 @@ class SnapshotReader:
             return config
         if below is None:
             return StateSnapshot({}, (), config, None, None, None, (), ())
-        return cast(Subgraph, below.graph).snapshots.level_snapshot(below, ids, interrupts, subgraphs=True)
+        return cast("Subgraph", below.graph).snapshots.level_snapshot(below, ids, interrupts, subgraphs=True)
 
     def level_snapshot(self, level: Level, ids: CheckpointIds, interrupts: tuple[Interrupt, ...], *,
                        subgraphs: bool) -> StateSnapshot[Any]:
@@ -229,6 +242,8 @@ class SnapshotReader:
         config = {"configurable": {"thread_id": ids.thread, "checkpoint_ns": level.namespace,
                                    "checkpoint_id": ids.record,
                                    "checkpoint_map": {**parents, level.namespace: ids.record}}}
+        from statehitl.graph.subgraph_levels import waiting_nodes
+
         inside = waiting_nodes(level)
         asked = tuple(i for i in interrupts if i.node in inside)
         state = level.state

@@ -13,13 +13,13 @@ state, a call's order after a node's later graph calls, joined by ``|``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import task_key
+from statehitl.graph.state_channels import kept_state_channel
 from statehitl.machine import Machine
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "LevelGraph",
     "child_levels",
     "find_level",
-    "kept_state_channel",
     "level_below",
     "level_path",
     "top_level",
@@ -38,12 +37,6 @@ __all__ = [
 INVOKED = "invoked graphs"
 """The ``kind`` of a node's progress when graphs it invoked in its own code stopped: ``{"kind": INVOKED,
 "calls": {order: what the call kept}, "graphs": {order: the called graph's machine fingerprint}}``."""
-
-
-def kept_state_channel(node: str) -> str:
-    """The parent's private channel where node ``node`` keeps the state of the subgraph compiled with
-    ``checkpointer=True`` that it is (the state itself), or that it invokes (``{call order: state}``)."""
-    return "subgraph_state_" + re.sub(r"\W", "_", node)
 
 
 class LevelGraph(Protocol):

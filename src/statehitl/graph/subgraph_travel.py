@@ -24,7 +24,8 @@ from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.errors import CheckpointNotFoundError, UnknownNodeError
 from statehitl.graph.history import MAIN, View, ViewKey, checkpoint_order, parse_view
 from statehitl.graph.snapshots import CheckpointIds, SnapshotReader, StateSnapshot
-from statehitl.graph.subgraph_levels import INVOKED, Level, LevelGraph, kept_state_channel, level_path, top_level
+from statehitl.graph.state_channels import kept_state_channel
+from statehitl.graph.subgraph_levels import INVOKED, Level, LevelGraph, level_path, top_level
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.position import Position
 from statehitl.supersteps import plan_step

@@ -17,7 +17,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from statehitl import interrupt_ids
@@ -39,7 +38,6 @@ from statehitl.graph.node_calls import (
 from statehitl.graph.result import GraphRunResult
 from statehitl.graph.state_kinds import StateKind
 from statehitl.graph.stream_events import task_events
-from statehitl.graph.subgraph_levels import INVOKED
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
@@ -112,14 +110,17 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
     return run_subgraph
 
 
-@dataclass
 class _KeptStates:
     """The states a node call's graph keeps for the graphs compiled with ``checkpointer=True`` that the
-    node invokes (its private ``channel``, by call order); ``changed`` once a call finished."""
+    node invokes (its private ``channel``, by call order); ``changed`` once a call finished. (A plain class:
+    a dataclass costs every import of statehitl.graph its generated methods.)"""
 
-    channel: str
-    states: dict[str, Any] = field(default_factory=dict)
-    changed: bool = False
+    __slots__ = ("changed", "channel", "states")
+
+    def __init__(self, channel: str, states: dict[str, Any]) -> None:
+        self.channel = channel
+        self.states = states
+        self.changed = False
 
 
 _KEPT: ContextVar[_KeptStates | None] = ContextVar("statehitl_kept_subgraph_states", default=None)
@@ -183,6 +184,8 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
     in LangGraph. Its interrupts stop the node, and the resume goes on inside it; each graph the node invokes
     keeps its place in the node's progress by the order of the calls. A graph compiled with
     ``checkpointer=True`` goes on from the state its last call at this order ended with."""
+    from statehitl.graph.subgraph_levels import INVOKED  # loaded by the first graph a node's code invokes
+
     index = ctx.invoked
     ctx.invoked += 1
     kept = ctx.progress if isinstance(ctx.progress, dict) and ctx.progress.get("kind") == INVOKED else None
