@@ -7,8 +7,12 @@ that introduced it, not later inside a checkpoint write where the culprit is no 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
+
+from statehitl.channels import writer_label
 from statehitl.errors import NotJSONError
 
 _SCALARS = (str, int, bool, type(None))
@@ -52,3 +56,25 @@ def require_json(value: Any, what: str, error: type[NotJSONError] = NotJSONError
             f"{what} must be JSON-serializable, but{detail} it holds {bad!r} of type {type(bad).__name__}; "
             "use str, int, float, bool, None, lists and dicts with str keys"
         )
+
+
+def dump_written(dump: Callable[[dict[str, Any]], dict[str, Any]], writer: str,
+                 update: dict[str, Any]) -> dict[str, Any]:
+    """``dump(update)``, with a value JSON cannot hold reported by who wrote it (``writer``: a node's name, or
+    ``channels.INPUT`` for the caller's input) and the channel it went to, before anything is stored. LangGraph
+    keeps such a value (a Runnable, an open client) in memory; a statehitl checkpoint is JSON, so the write is
+    refused where its culprit is visible. The channel is looked for only once the dump has failed: a step that
+    writes JSON pays nothing for it."""
+    try:
+        return dump(update)
+    except PydanticSerializationError:
+        for channel, value in update.items():
+            try:
+                dump({channel: value})
+            except PydanticSerializationError:
+                raise NotJSONError(
+                    f"{writer_label(writer)} wrote {value!r} of type {type(value).__name__} to channel {channel!r}, "
+                    "which a checkpoint cannot store: a checkpoint is JSON and never runs code when read; keep "
+                    "such objects out of the state (in the node's closure, the config or the runtime context)"
+                ) from None
+        raise

@@ -210,3 +210,8 @@ class StateSchema(Generic[M]):
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
         dumped: dict[str, Any] = to_jsonable_python(update)
         return dumped
+
+    def load_update(self, node: str, stored: dict[str, Any]) -> dict[str, Any]:
+        """An update as ``dump_update`` stored it (a finished node's, kept across an interrupt), as the node
+        returned it."""
+        return self.normalize_update(node, stored)

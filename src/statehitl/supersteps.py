@@ -7,50 +7,73 @@ finished, across steps. Routers read the state as their node left it: the step's
 node's own update applied, not its siblings' (LangGraph's "fresh" read).
 
 The next step's tasks are ordered as LangGraph applies their writes: nodes by name, then Sends in the
-order they were made. What must survive between steps (the Sends' arguments, the joins' progress) is the
-``schedule``, stored with each checkpoint as JSON.
+order they were made. What must survive between steps (the Sends' arguments, the joins' progress, the
+deferred nodes) is the ``Schedule`` (``statehitl.progress``), stored with each checkpoint; a step that leaves
+nothing of the kind keeps None.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from statehitl.commands import GOTO, Send, goto_of
+from statehitl.commands import GOTO, Send, goto_of, loaded_arg
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
 
-__all__ = ["Schedule", "plan_start", "plan_step", "send_arg"]
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
-Schedule = dict[str, Any]
-"""``{"sends": {task: arg}, "joins": {join key: [sources finished]}, "deferred": [nodes]}``, each present
-only when not empty."""
+__all__ = ["Apply", "Routes", "awaited_routes", "plan_start", "plan_step", "schedule_of", "send_arg",
+           "stored_schedule", "with_goto"]
 
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
+"""``apply(state, writes)``: the state after ``writes`` (the state adapter's reducers)."""
+
+Routes = dict[str, list[str | Send]]
+"""Where each finished task's routers went, by task, awaited beforehand (``awaited_routes``)."""
 
 
-def plan_start(machine: Machine, state: Any) -> tuple[list[str], Schedule]:
-    """The first step's tasks of a run from START on ``state``."""
-    return _tasks(machine, machine.targets(START, state), {})
+async def plan_start(machine: Machine, state: Any, goto: Sequence[str | Send] = ()
+                     ) -> tuple[list[str], Schedule | None]:
+    """The first step's tasks of a run from START on ``state`` (and ``goto``: the targets of a caller's
+    ``Command(goto=...)``)."""
+    return _tasks(machine, [*await machine.atargets(START, state), *goto], {})
+
+
+async def awaited_routes(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]]
+                         ) -> Routes | None:
+    """The targets of ``done``'s routers, each awaited where it is an async path function, for ``plan_step``;
+    None for a machine without one, whose steps are planned without a coroutine (a chain pays for none)."""
+    if not machine.awaits:
+        return None
+    routes: Routes = {}
+    for task, update in done:
+        node = machine.task_node(task)
+        if machine.transitions[node][1]:
+            routes[task] = await machine.atargets(node, apply(before, [(task, update)]))
+    return routes
 
 
 def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
-              schedule: Schedule) -> tuple[list[str], Schedule]:
-    """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``."""
-    if len(done) == 1 and not schedule:  # one node done, nothing kept: a chain's step
+              schedule: Schedule | None, routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
+    """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``;
+    ``routes``: where its routers went, when they were awaited beforehand (``awaited_routes``)."""
+    if len(done) == 1 and schedule is None:  # one node done, nothing kept: a chain's step
         task, update = done[0]
         fixed = machine.fixed_next.get(task)
         if fixed is not None and GOTO not in update:
-            return list(fixed), {}
+            return list(fixed), None
     targets: list[str | Send] = []
-    joins: dict[str, list[str]] = {k: list(v) for k, v in schedule.get("joins", {}).items()}
+    joins: dict[str, list[str]] = {} if schedule is None else {k: list(v) for k, v in schedule.joins.items()}
     for task, update in done:
         node = machine.task_node(task)
         if GOTO in update:
             targets.extend(goto_of(update))
         edges, routers = machine.transitions[node]
         if routers:
-            targets.extend(machine.targets(node, apply(before, [(task, update)])))
+            chosen = routes[task] if routes is not None else machine.targets(node, apply(before, [(task, update)]))
+            targets.extend(chosen)
         else:
             targets.extend(e.target for e in edges)
         for join in machine.joins_from[node]:
@@ -60,11 +83,11 @@ def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str,
             if len(seen) == len(join.sources):
                 del joins[join.key]
                 targets.append(join.target)
-    return _tasks(machine, targets, joins, schedule.get("deferred", ()))
+    return _tasks(machine, targets, joins, () if schedule is None else schedule.deferred)
 
 
 def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[str]],
-           deferred: Sequence[str] = ()) -> tuple[list[str], Schedule]:
+           deferred: Sequence[str] = ()) -> tuple[list[str], Schedule | None]:
     """The tasks ``targets`` make, and what waits: the joins' progress, and deferred nodes (``add_node(defer=
     True)``), which run only once nothing else is left to run."""
     pulled: set[str] = set()
@@ -73,7 +96,7 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
         if isinstance(target, Send):
             if target.node not in machine.nodes:
                 raise _unknown(machine, target.node)
-            sends[f"{target.node}:{len(sends)}"] = target.arg
+            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()  # as stored: read back by send_arg
         elif target != END:
             if target not in machine.nodes:
                 raise _unknown(machine, target)
@@ -82,22 +105,57 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
     pulled -= machine.deferred
     if held and not pulled and not sends:  # nothing else left: the deferred nodes' turn
         pulled, held = set(held), []
-    schedule: Schedule = {}
-    if sends:
-        schedule["sends"] = sends
-    if joins:
-        schedule["joins"] = joins
-    if held:
-        schedule["deferred"] = held
-    return [*sorted(pulled), *sends], schedule
+    if not (sends or joins or held):
+        return sorted(pulled), None
+    from statehitl.progress import Schedule  # only a graph with Sends, joins or deferred nodes needs it
+
+    return [*sorted(pulled), *sends], Schedule(sends=sends, joins=joins, deferred=held)
 
 
-def send_arg(schedule: Schedule, task: str) -> tuple[bool, Any]:
+def with_goto(machine: Machine, pending: list[str], schedule: Schedule | None, goto: Sequence[str | Send]
+              ) -> tuple[list[str], Schedule | None]:
+    """``pending`` (with its ``schedule``) and the tasks of ``goto`` besides: a caller's ``Command(goto=...)``
+    on a thread that goes on from a step (LangGraph runs those nodes in that step)."""
+    sends = {} if schedule is None else dict(schedule.sends)
+    nodes = [t for t in pending if t not in sends]
+    for target in goto:
+        if isinstance(target, Send):
+            if target.node not in machine.nodes:
+                raise _unknown(machine, target.node)
+            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()  # as stored: read back by send_arg
+        elif target != END:
+            if target not in machine.nodes:
+                raise _unknown(machine, target)
+            nodes.append(target)
+    tasks = [*sorted(set(nodes)), *sends]
+    if not sends or (schedule is not None and sends == schedule.sends):
+        return tasks, schedule
+    from statehitl.progress import Schedule
+
+    kept = Schedule() if schedule is None else schedule
+    return tasks, kept.model_copy(update={"sends": sends})
+
+
+def schedule_of(stored: dict[str, Any], where: str) -> Schedule | None:
+    """The schedule a checkpoint stores (``CheckpointRecord.schedule``), read through its model; ``where``
+    names the checkpoint in the error if it cannot be. None when nothing waits."""
+    if not stored:
+        return None
+    from statehitl.progress import Schedule
+
+    return Schedule.load(stored, where)
+
+
+def stored_schedule(schedule: Schedule | None) -> dict[str, Any]:
+    """``schedule`` as a checkpoint stores it (empty when nothing waits)."""
+    return {} if schedule is None else schedule.stored()
+
+
+def send_arg(schedule: Schedule | None, task: str) -> tuple[bool, Any]:
     """Whether ``task`` is a Send's, and its argument."""
-    sends = schedule.get("sends")
-    if sends is None or task not in sends:
+    if schedule is None or task not in schedule.sends:
         return False, None
-    return True, sends[task]
+    return True, loaded_arg(schedule.sends[task])
 
 
 def _unknown(machine: Machine, name: str) -> Exception:

@@ -198,6 +198,38 @@ def breakpoints_in_subgraphs(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
+def breakpoint_in_a_subgraph_streamed(lg: SimpleNamespace) -> list[Any]:
+    """A subgraph's breakpoint in a streamed run: the subgraph's chunks up to it under its namespace, no task
+    result or interrupt for the stopped subgraph node, and the step's end as the parent's last chunks (the
+    finished sibling's values, then an empty ``__interrupt__``). Compared by namespace, in order within each
+    (the two siblings run side by side)."""
+
+    def add(text: str) -> Any:
+        def node(state: Key) -> dict[str, Any]:
+            return {"my_key": state["my_key"] + text}
+
+        return node
+
+    child = lg.StateGraph(Key)
+    child.add_node("c1", add(" c1"))
+    child.add_node("c2", add(" c2"))
+    child.add_edge(lg.START, "c1")
+    child.add_edge("c1", "c2")
+    parent = lg.StateGraph(Key)
+    parent.add_node("child", child.compile(interrupt_before=["c2"]))
+    parent.add_node("sibling", add(" sibling"))
+    parent.add_edge(lg.START, "child")
+    parent.add_edge(lg.START, "sibling")
+    app = parent.compile(checkpointer=lg.InMemorySaver())
+    by_namespace: dict[tuple[str, ...], list[Any]] = {}
+    for ns, mode, chunk in app.stream({"my_key": ""}, config("streamed-breakpoint"),
+                                      stream_mode=["updates", "values", "tasks"], subgraphs=True):
+        shown = {k: v for k, v in chunk.items() if k in ("name", "result", "interrupts")} if mode == "tasks" \
+            else chunk
+        by_namespace.setdefault(shape(ns), []).append((mode, shown))
+    return [by_namespace]
+
+
 class Value(TypedDict):
     value: Annotated[list, operator.add]
 
@@ -426,7 +458,8 @@ def breakpoint_in_a_graph_invoked_in_code(lg: SimpleNamespace) -> list[Any]:
 PROGRAMS = [stateful_graphs_invoked_in_code, stateful_graph_in_code_asks, namespaces_nodes_see,
             breakpoints_in_subgraphs, subgraph_snapshots_three_levels, time_travel_to_a_subgraph_checkpoint,
             edit_a_subgraph_checkpoint, edit_a_subgraph_checkpoint_as_a_node, replays_rerun_subgraphs,
-            snapshot_of_a_graph_invoked_in_code, breakpoint_in_a_graph_invoked_in_code, debug_stream_of_subgraphs]
+            snapshot_of_a_graph_invoked_in_code, breakpoint_in_a_graph_invoked_in_code, debug_stream_of_subgraphs,
+            breakpoint_in_a_subgraph_streamed]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -16,7 +16,7 @@ import pytest
 from statehitl.checkpoint import FileCheckpointer, InMemorySaver
 from statehitl.errors import CheckpointNotFoundError, GraphValidationError, UnknownNodeError
 from statehitl.graph import START, MessagesState, StateGraph
-from statehitl.graph.message_state import MessagesGraphState
+from statehitl.graph.message_state import MessagesStateGraphSchema
 from statehitl.managed import RemainingSteps
 from statehitl.store.base import BaseStore
 from statehitl.store.memory import InMemoryStore
@@ -173,7 +173,7 @@ def test_stateful_subgraphs_of_a_messages_graph_hold_messages_share_the_store_an
         return {"messages": [("assistant", f"{namespace}:{interrupt('ok?')}")]}
 
     inner = StateGraph(Chat).add_node("answer", answer).add_edge(START, "answer").compile(checkpointer=True)
-    assert type(inner.schema.as_nested()) is type(inner.schema) is MessagesGraphState
+    assert type(inner.schema.as_nested()) is type(inner.schema) is MessagesStateGraphSchema
 
     def caller(state: Chat) -> dict[str, Any]:
         return {"messages": inner.invoke({"messages": state["messages"][-1:]})["messages"][-1:]}

@@ -6,14 +6,16 @@ interrupt responses), checks it before anything is written, and hands the positi
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl._sync import iterate_sync, run_sync
+from statehitl.channels import INPUT
 from statehitl.checkpoint.answer_records import read_answers, record_answer
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
@@ -22,41 +24,41 @@ from statehitl.checkpoint.records import CheckpointRecord, RunStart
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import MachineChangedError, ResumeInputError
-from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
-from statehitl.graph.caching import CachedWrites, cached_namespaces
-from statehitl.graph.graph_state import GraphState
+from statehitl.event_stream import Emit, stream_run
+from statehitl.graph.caching import cached_namespaces
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
+from statehitl.graph.run_stream import RunStream
 from statehitl.graph.run_targets import (
+    CommandInput,
     RunTarget,
     answer_form,
     check_step_limit,
+    command_input,
+    commanded,
     namespace_of,
     resume_input,
     run_target,
+    stopped,
 )
 from statehitl.graph.snapshots import SnapshotReader
-from statehitl.graph.stream_events import (
-    STREAM_MODES,
-    RunOrigin,
-    StreamMode,
-    checkpoint_events,
-    message_events,
-    ordered_sender,
-    task_events,
-)
+from statehitl.graph.stream_events import CheckpointEvents, RunOrigin
 from statehitl.graph.subgraphs import invoke_inside
 from statehitl.graph.thread_state import ThreadState
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine, describe_change
-from statehitl.position import Position, Writes, resume_position, start_position
+from statehitl.position import Position
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
+from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
-from statehitl.supersteps import plan_start
+from statehitl.runner_parts import LOOP_SHARED
+from statehitl.stream_sink import STREAM_MODES, StreamMode, StreamSink, current_scope, enter_scope, leave_scope
+from statehitl.supersteps import plan_start, schedule_of, stored_schedule, with_goto
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, Namespace
@@ -92,7 +94,7 @@ class CompiledStateGraph(ThreadState, Generic[M]):
     def __init__(
         self,
         machine: Machine,
-        schema: GraphState,
+        schema: StateGraphSchema,
         hooks: HookRegistry,
         checkpointer: Checkpointer | None,
         *,
@@ -217,16 +219,21 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         target = run_target(config, thread_id, checkpoint_id, step_limit, self.step_limit, durability=durability,
                             invocation_state=invocation_state, interrupt_before=interrupt_before,
                             interrupt_after=interrupt_after, context=context)
+        sinks: list[StreamSink] = []
 
         async def run(emit: Emit) -> Any:
-            return await self._run(input, target, ordered_sender(emit, modes, paired, subgraphs), subgraphs,
-                                   messages="messages" in modes)
+            sinks.append(StreamSink(emit, modes, paired=paired, subgraphs=subgraphs))
+            return await self._run(input, target, sinks[0])
 
-        async for chunk in stream_run(run, None):
-            yield chunk
+        try:
+            async with contextlib.aclosing(stream_run(run, None)) as chunks:  # closed early: the run stops now
+                async for chunk in chunks:
+                    yield chunk
+        finally:
+            for sink in sinks:
+                sink.close()
 
-    async def _run(self, input: Any, target: RunTarget, send: Callable[..., None] | None = None,
-                   subgraphs: bool = False, *, messages: bool = False) -> Any:
+    async def _run(self, input: Any, target: RunTarget, sink: StreamSink | None = None) -> Any:
         thread = target.thread
         head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
         if head is None and not self.machine.transitions[START][1]:  # a new run whose first step is fixed
@@ -241,54 +248,47 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)
         at, resumed = begun
-        on_commit = None if send is None else checkpoint_events(self.snapshots, send, await self._origin(at, head),
-                                                                self._beginning(at))
-        after_step = None
-        updated = None
-        if send is not None:
-            send("values", self.schema.shown(at.state))
-
-            async def after_step(state: Any, writes: Writes, pending: list[str]) -> None:
-                if any(update for _, update in writes):  # a step that wrote nothing changed no value
-                    send("values", self.schema.shown(state))
-                await asyncio.sleep(0)  # the reader gets this step before the next one starts
-
-            def updated(node: str, returned: Any) -> None:
-                chunk = {node: self.schema.shown_update(node, returned)}
-                send("updates", {**chunk, "__metadata__": {"cached": True}} if isinstance(returned, CachedWrites)
-                     else chunk)
-
+        stream = None if sink is None else await self._stream(sink, at, head)
         pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed)
-        scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
-                         tasks=None if send is None else task_events(self.schema, send), context=target.context,
-                         sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
-                         if send is not None and subgraphs else None, store=self.store,
-                         messages=_message_stream(send) if send is not None and messages else None,
-                         step_limit=target.limit, first_step=at.step)
-        token = set_run(scope)
-        text = MODEL_TEXT.set(None if send is None else message_events(send))
+        token = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit,
+                                 first_step=at.step))
+        # None too, inside a streamed node's code: a graph run there streams nothing into it (and a run nobody
+        # streams, outside one, leaves the context as it is: each node call's context costs by its size)
+        streaming = enter_scope(stream) if stream is not None or current_scope() is not None else None
+        shared = None if stream is None else LOOP_SHARED.set(True)  # its reader is served while sync nodes run
         try:
+            if stream is not None:
+                stream.begin(at.state, shown=not (at.start is not None and at.start.kind == "input"
+                                                  and not at.start.update))  # no chunk for an input of nothing
             record, state = await self._runner.run(
                 at,
                 step_limit=target.limit,
                 durability=target.durability or self.durability,
                 invocation_state=target.invocation_state,
-                after_step=after_step,
                 pauses=pauses if pauses.before or pauses.after else None,
-                on_commit=on_commit,
+                watch=stream,
             )
         finally:
-            MODEL_TEXT.reset(text)
+            if shared is not None:
+                LOOP_SHARED.reset(shared)
+            if streaming is not None:
+                leave_scope(streaming)
             reset_run(token)
-        if send is not None and record.status == "interrupted":
-            asked = tuple(i.to_interrupt() for i in record.interrupts)
-            send("updates", {"__interrupt__": asked})
-            if asked and not self.schema.native:  # LangGraph's last values chunk says what the run waits on
-                send("values", {**self.snapshots.values(record, state), "__interrupt__": asked})
-            elif not asked and record.completed:  # a subgraph's breakpoint stopped the step part-way
-                send("values", self.snapshots.values(record, state))
+        if stream is not None:
+            stream.finish(record, self.snapshots.values(record, state) if record.status == "interrupted" else None)
         await self._runner.remember_shape(record)
         return self._result(record, state)
+
+    async def _stream(self, sink: StreamSink, at: Position, head: Head | None) -> RunStream:
+        """The stream of a run from ``at``: its checkpoints too, when the graph has a checkpointer to show."""
+        checkpoints = None
+        if self._own_store:
+            put = functools.partial(sink.put, ())
+            checkpoints = CheckpointEvents(self.snapshots, put, await self._origin(at, head), self._beginning(at))
+        messages = None
+        if "messages" in sink.modes:
+            messages = _message_stream(lambda mode, chunk, namespace: sink.put(namespace, mode, chunk))
+        return RunStream(sink, self.schema, self.machine, checkpoints=checkpoints, messages=messages)
 
     async def _origin(self, at: Position, head: Head | None) -> RunOrigin:
         """Where the run from ``at`` began, for the checkpoints stream (what a run's first record shows)."""
@@ -297,12 +297,14 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         if views is None or head is None:
             return RunOrigin(ThreadViews.empty(self.schema), at.state, None)
         parent = None
+        current = None
         if follows_head:
             shown = await views.at(None, head)
             parent = (head.record.seq, shown.key, head.record.step, head.record.pending)
+            current = shown if at.start is None else None  # a resume goes on from it: LangGraph shows it again
         before = self.schema.load(head.record.values) if follows_head and at.start and at.start.kind == "input" \
             else at.state
-        return RunOrigin(before, at.state, parent)
+        return RunOrigin(before, at.state, parent, current)
 
     def _beginning(self, at: Position) -> CheckpointRecord | None:
         """The run's first record as far as it is known before the run (its number, parent and ``start``): what
@@ -328,11 +330,12 @@ class CompiledStateGraph(ThreadState, Generic[M]):
 
     def _returned(self, values: Any, thread: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
                   cancelled: dict[str, str], checkpoint_id: str) -> Any:
-        """``invoke``'s value: the values (a root state's own value when nothing waits), as a ``GraphRunResult``."""
+        """``invoke``'s value: the values as a ``GraphRunResult``; a root state's own value when nothing waits,
+        else only what it waits on, as LangGraph returns it (the result's ``.state`` holds the value)."""
         if self.schema.kind.kind == "root" and not interrupts:
             return values
         return run_result(thread, status, state, interrupts, step, cancelled, checkpoint_id,
-                          values if isinstance(values, dict) else {"root": values})
+                          values if isinstance(values, dict) else {})
 
     async def _begin(self, input: Any, target: RunTarget, head: Head | None) -> tuple[Position, bool] | _Reached:
         """Where the call's run begins, and whether it continues a stopped run; or what it reached already.
@@ -349,19 +352,23 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             if begun is not None:
                 return begun
             target = dataclasses.replace(target, checkpoint_id=None)  # it is the thread's current one
+        command = command_input(input, lambda given: self.schema.normalize_update(INPUT, given))
+        plain = resume_input(input, head)  # None for a Command without resume: the run goes on, with its command
         if target.checkpoint_id is not None and head is not None:
             views = ThreadViews(self.checkpointer, self.machine, self.schema, thread)
             view = await views.at(parse_view(thread, target.checkpoint_id), head)
             if not (view.own and view.record.seq == head.record.seq):
-                return await self._from_past(input, views, view, head)
-            if input is None and head.record.status == "interrupted" and head.record.interrupts \
+                return await self._from_past(input, views, view, head, command)
+            if plain is None and head.record.status == "interrupted" and head.record.interrupts \
                     and not await self._answered(head):  # a replay of the waiting step: its questions asked afresh
-                return await views.fork(view, await views.state(view)), False
+                return commanded(self.machine, await views.fork(view, await views.state(view)), command), False
+        if command is not None and plain is None and (head is None or not stopped(head)):
+            return await self._position(command.update, thread, head, command=command)  # a run of its goto
         if target.named and head is not None and input is None and head.record.status == "completed" \
                 and not head.record.pending:  # LangGraph's: a finished thread's end, reached again
             return _Reached(head.record, self.schema.load(head.record.values))
-        return await self._position(resume_input(input, head), thread, head, answer_form(head, target),
-                                   ask_again=target.named)
+        return await self._position(plain, thread, head, answer_form(head, target), ask_again=target.named,
+                                    command=command)
 
     async def _from_subgraph(self, input: Any, target: RunTarget, head: Head
                              ) -> tuple[Position, bool] | _Reached | None:
@@ -389,17 +396,20 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, head.record)
         return bool(answers)
 
-    async def _from_past(self, input: Any, views: ThreadViews, view: View, head: Head
-                         ) -> tuple[Position, bool] | _Reached:
-        """A run from the past checkpoint ``view``: a new branch (a replay asks its interrupts afresh), or an
-        answer to one of its interrupts, which binds as any answer does."""
+    async def _from_past(self, input: Any, views: ThreadViews, view: View, head: Head,
+                         command: CommandInput | None = None) -> tuple[Position, bool] | _Reached:
+        """A run from the past checkpoint ``view``: a new branch (a replay asks its interrupts afresh; a
+        ``Command``'s update applied first, its goto run too), or an answer to one of its interrupts, which
+        binds as any answer does."""
         state = await views.state(view)
         if (isinstance(input, Command) and input.resume is not None) or is_response_list(input):
             return await self._answer_past(input, view, head)
-        if input is None:
-            if not view.pending:
+        if input is None or command is not None:
+            if command is not None:
+                state = self.schema.apply(state, [(INPUT, command.update)])
+            elif not view.pending:
                 return _Reached(view.record, state)  # replaying an end: nothing to run
-            return await views.fork(view, state), False
+            return commanded(self.machine, await views.fork(view, state), command), False
         return await views.fork(view, state, more=resume_input(input, head)), False
 
     async def _answer_past(self, input: Any, view: View, head: Head) -> tuple[Position, bool] | _Reached:
@@ -425,14 +435,16 @@ class CompiledStateGraph(ThreadState, Generic[M]):
                                      rewritten=migrated, meta=plan.meta), True
 
     async def _position(self, input: Any, thread: str, head: Head | None, form: str | None = None, *,
-                        ask_again: bool = False) -> tuple[Position, bool]:
+                        ask_again: bool = False, command: CommandInput | None = None) -> tuple[Position, bool]:
         """Turn the caller's input into where the runner starts (and whether it continues a stopped run);
         reject misfits before any write.
 
         Continuing a stopped run (answering interrupts, or ``None`` after a crash) first claims the
         thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
         ``ask_again``: ``None`` on a thread waiting on interrupts nobody answered runs the step again, which
-        asks them again (LangGraph's way), instead of saying that no answer is stored.
+        asks them again (LangGraph's way), instead of saying that no answer is stored. ``command``: a caller's
+        ``Command``'s update, applied before the run's step (checked before the claim), and its goto, run in that
+        step; a new run of a thread that had not stopped runs only its goto.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
                         none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form)
@@ -440,22 +452,32 @@ class CompiledStateGraph(ThreadState, Generic[M]):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
             answers = plan.answers if isinstance(plan, ResumeRun) else {}
-            return await resume_position(self.checkpointer, head, answers, self.schema.load(values),
-                                         rewritten=migrated, meta=plan.meta if isinstance(plan, ResumeRun) else None,
-                                         ask_again=ask_again), True
+            state = self.schema.load(values)
+            if command is not None:  # its update and goto are checked before the claim: a refusal changes nothing
+                state = self.schema.apply(state, [(INPUT, command.update)])
+                with_goto(self.machine, head.record.pending,
+                          schedule_of(head.record.schedule, f"thread {thread!r}"), command.goto)
+            at = await resume_position(self.checkpointer, head, answers, state, rewritten=migrated,
+                                       meta=plan.meta if isinstance(plan, ResumeRun) else None, ask_again=ask_again)
+            return commanded(self.machine, at, command), True
         if head is None:
             state = self.schema.initial(input)
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state, () if command is None else command.goto)
             given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
-            start = RunStart(update=self.schema.dump_update(given), pending=pending, schedule=schedule, step=0)
+            start = RunStart(update=self.schema.dump_input(given), pending=pending,
+                             schedule=stored_schedule(schedule), step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
-        update = self.schema.input_update(input)
+        update = self.schema.input_update(input) if command is None else command.update
         state = self.schema.apply(self.schema.load(values), [("input", update)])
-        pending, schedule = plan_start(self.machine, state)
+        if command is not None:  # no input checkpoints: the update goes on from the thread's last step, as in LangGraph
+            pending, schedule = with_goto(self.machine, [], None, command.goto)
+            return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule), False
+        pending, schedule = await plan_start(self.machine, state)
         step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
-        start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=schedule, step=step)
+        start = RunStart(update=self.schema.dump_input(update), pending=pending, schedule=stored_schedule(schedule),
+                         step=step)
         return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule, step=step,
                               start=start), False
 
@@ -517,7 +539,4 @@ class CompiledStateGraph(ThreadState, Generic[M]):
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"
-
-
-
 

@@ -16,11 +16,12 @@ from pydantic import BaseModel
 from statehitl.channels import StateSchema
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.result import GraphRunResult, run_result
-from statehitl.graph.time_travel import ThreadViews
+from statehitl.graph.run_stream import RunStream
 from statehitl.hooks.registry import HookRegistry
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.runner import Pauses, Runner
+from statehitl.stream_sink import current_scope
 from statehitl.supersteps import plan_start
 
 __all__ = ["StateGraphNode"]
@@ -52,14 +53,12 @@ class StateGraphNode(Generic[M]):
         return GraphRunResult.from_dict(payload, self.schema)
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
-        from statehitl.graph.subgraph_stream import subgraph_stream  # loaded by the first subgraph run
-
         schema = self.schema
-        streamed = subgraph_stream(schema, self.machine, call.thread_id)
+        stream = current_scope()
+        watch = stream if isinstance(stream, RunStream) and stream.machine is self.machine else None
+        before: Any = None
         if call.kept is not None:
             at = resumed_run(call.kept, schema, call.state, call)
-            if streamed is not None:  # where it goes on from, as LangGraph shows it
-                streamed.began(at.state, at.pending, at.step, None)
         else:
             given = _as_input(call.task, schema.fields)
             before = schema.load(call.state) if call.state else None
@@ -67,29 +66,34 @@ class StateGraphNode(Generic[M]):
                 state = schema.apply(before, [("input", schema.normalize_update("input", given))])
             else:
                 state = schema.initial(given)
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state)
             at = started_run(call, state, pending)
             at.schedule = schedule
-            if streamed is not None:  # where it starts, as LangGraph shows it
-                streamed.began(state, pending, 0, before if before is not None else ThreadViews.empty(streamed.schema))
+        if watch is not None:  # where it starts, or goes on from on a resume, as LangGraph shows it
+            if watch.sink.wants("checkpoints", watch.namespace):
+                from statehitl.graph.subgraph_stream import stream_checkpoints  # loaded by the first one shown
+
+                stream_checkpoints(watch, call.thread_id, at, before, new=call.kept is None)
+            watch.begin(at.state)
         pauses = self.pauses
-        if pauses is not None and isinstance(call.kept, dict) and call.kept.get("paused"):
+        if pauses is not None and _paused(call.kept):
             pauses = Pauses(pauses.before, pauses.after, resumed=True)  # going on from its breakpoint
         end = await self._runner.run_nested(at, step_limit=self.step_limit, invocation_state=call.invocation_state,
-                                            prefix=call.interrupts.prefix, thread_id=call.thread_id,
-                                            after_step=None if streamed is None else streamed.after_step,
+                                            prefix=call.interrupts.prefix, thread_id=call.thread_id, watch=watch,
                                             pauses=pauses)
         if end.paused:  # its breakpoint stops the parent too, with nothing to answer (LangGraph's)
-            kept = kept_run(end, schema, call.state)
-            kept["paused"] = True
+            kept = kept_run(end, schema, call.state, paused=True)
             return NodeStopped([], kept, run_result(call.thread_id, "interrupted", end.state, [], end.step, {}))
         result = run_result(call.thread_id, end.status, end.state, end.interrupts, end.step, end.cancelled)
         if end.status == "interrupted":
-            if streamed is not None:
-                streamed.stopped(end.state, end.interrupts)
             return NodeStopped(end.interrupts, kept_run(end, schema, call.state), result)
         sub = {**schema.dump_values(end.state), **{c: schema.dump_items(end.state, c, 0) for c in self.append_channels}}
         return NodeDone(sub, result, status="failed" if end.cancelled else "completed")
+
+
+def _paused(kept: Any) -> bool:
+    """Whether a nested run's kept place (as stored, or read: a ``KeptRun``) is one of its own breakpoints."""
+    return bool(kept.get("paused")) if isinstance(kept, dict) else bool(getattr(kept, "paused", False))
 
 
 def _as_input(task: Any, fields: dict[str, Any]) -> dict[str, Any]:

@@ -6,28 +6,28 @@ by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom str
 (the graph's ``BaseStore``, ``compile(store=)``); a
 second positional parameter with another name is statehitl's ``NodeContext``. While it runs, LangGraph's
 free functions (``interrupt``, ``get_stream_writer``, ``get_config``) find it through a context variable,
-which also reaches sync nodes run in worker threads.
+which also reaches sync nodes run in worker threads. What a node streams goes to the stream it runs in
+(``statehitl.stream_sink.current_scope``): its custom chunks and the messages of the chat models it calls; the
+runner reports its tasks and updates, not the node's wrapper.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl.errors import InterruptOutsideRunError
-from statehitl.graph.caching import CachedWrites, NodeCache
+from statehitl.graph.caching import NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
-from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.stream_sink import current_scope
 
 if TYPE_CHECKING:
-    from statehitl.graph.message_stream import MessageStream
     from statehitl.store.base import BaseStore
 
 __all__ = [
@@ -42,14 +42,15 @@ __all__ = [
     "get_store",
     "get_stream_writer",
     "interrupt",
+    "is_async_callable",
     "leave_node",
     "nested_scope",
     "node_handler",
-    "report_update",
-    "reported_task",
     "reset_run",
     "route_handler",
     "set_run",
+    "task_input",
+    "task_key",
 ]
 
 StreamWriter = Callable[[Any], None]
@@ -61,31 +62,23 @@ _BY_NAME = ("config", "writer", "runtime", "store")
 
 @dataclass
 class RunScope:
-    """What one run gives every node call besides the state: the config, and where custom chunks go."""
+    """What one run gives every node call besides the state: the config, the context, the store and the step
+    count its managed values read (what it streams goes to the stream sink, ``current_scope``)."""
 
     config: dict[str, Any]
-    write: Callable[[Any], None] | None = None
-    updated: Callable[[str, Any], None] | None = None
-    """Called with each node's return value as it finishes (``stream_mode="updates"``), when streaming."""
-    tasks: Callable[[str, int, dict[str, Any]], None] | None = None
-    """Called with ``("task", step, payload)`` as a node starts and ``("task_result", step, payload)`` as it
-    ends (``stream_mode="tasks"``/``"debug"``), when streaming them."""
     context: Any = None
     """What the caller gave ``invoke(..., context=...)``: the run's ``Runtime.context`` (LangGraph 1's)."""
-    namespace: tuple[str, ...] = ()
-    """Where this run is: ``()`` for the graph invoked, ``("node:step", ...)`` for a subgraph inside it."""
-    sink: Callable[[tuple[str, ...], str, Any], None] | None = None
-    """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
     store: BaseStore | None = None
     """The graph's long-term memory (``compile(store=)``), which its subgraphs' nodes share."""
-    messages: MessageStream | None = None
-    """Where the messages of chat models called in nodes go (``stream_mode="messages"``), when streamed."""
     step_limit: int = 25
     """How many steps this invocation may take (``RemainingSteps`` counts down from it)."""
     first_step: int = 0
     """The step this invocation began at."""
     last_step: int | None = None
     """The step of the latest node call: the step whose conditional edges run next (None: none ran yet)."""
+    namespace: tuple[str, ...] = ()
+    """Where the run is: () for a thread's own graph, a subgraph's LangGraph namespace (``("node:<task id>",)``,
+    ``("node",)`` for one that keeps its state); its nodes' configs carry it as ``checkpoint_ns``."""
 
     def remaining(self, step: int | None) -> int:
         """LangGraph's ``RemainingSteps`` for a node of ``step`` (a path at the start: one more than the first
@@ -115,7 +108,7 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     scope = _RUN.get()
     if scope is None:
         raise RuntimeError("get_runtime() can only be called inside a node of a running StateGraph")
-    return Runtime(scope.context, scope.write or _ignore, scope.store)
+    return Runtime(scope.context, get_stream_writer(), scope.store)
 
 
 def get_store() -> BaseStore | None:
@@ -126,24 +119,16 @@ def get_store() -> BaseStore | None:
     return scope.store
 
 
-def nested_scope(labels: tuple[str, ...], shown: Callable[[str, Any], Any]) -> RunScope:
-    """The scope of a subgraph run inside the current run, whose namespace is the current one's and
-    ``labels`` (LangGraph's ``("node:<task id>",)``, ``("node",)`` for a subgraph that keeps its state, a
-    call's order after them for a node's later calls): the same config and custom stream; its nodes'
-    updates, ``shown(node, returned)``, go to ``stream(subgraphs=True)`` under its namespace, and never
-    as the parent's own."""
+def nested_scope(labels: tuple[str, ...] = ()) -> RunScope:
+    """The scope of a subgraph run inside the current run, at the current namespace and ``labels`` after it
+    (LangGraph's ``("node:<task id>",)``, ``("node",)`` for a subgraph that keeps its state, a call's order
+    after them for a node's later calls): the same config, context, store and step limit (its stream is the
+    run's, at that namespace: ``subgraphs.streamed_as``)."""
     outer = _RUN.get()
     if outer is None:
         return RunScope({}, namespace=labels)
-    namespace = (*outer.namespace, *labels)
-    if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context, namespace=namespace, store=outer.store,
-                        step_limit=outer.step_limit)
-    sink = outer.sink
-    return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
-                    lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink, store=outer.store, messages=outer.messages,
-                    step_limit=outer.step_limit)
+    return RunScope(outer.config, context=outer.context, store=outer.store, step_limit=outer.step_limit,
+                    namespace=(*outer.namespace, *labels))
 
 
 def set_run(scope: RunScope) -> Any:
@@ -190,11 +175,10 @@ def interrupt(value: Any = None) -> Any:
 
 
 def get_stream_writer() -> Callable[[Any], None]:
-    """The writer of ``stream_mode="custom"`` chunks for the node that calls it (a no-op when not streaming)."""
-    scope = _RUN.get()
-    if scope is None or scope.write is None:
-        return _ignore
-    return scope.write
+    """The writer of ``stream_mode="custom"`` chunks for the node that calls it (a no-op when not streaming):
+    its chunks go to the stream the node runs in, also when it writes from another thread later."""
+    stream = current_scope()
+    return _ignore if stream is None else stream.custom
 
 
 def get_config() -> dict[str, Any]:
@@ -220,60 +204,16 @@ def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, An
     return {**config, "configurable": {**(config.get("configurable") or {}), "checkpoint_ns": own}, "metadata": extra}
 
 
-def report_update(node: str, returned: Any) -> Any:
-    """Hand what ``node`` returned to a ``stream_mode="updates"`` reader, as soon as the node finished."""
+def _messages_watch(ctx: NodeContext, given: Any, metadata: dict[str, Any] | None) -> Any:
+    """What watches the chat models of one node call of a run streaming ``"messages"`` (a context manager
+    yielding the function its return value goes through), or None when nobody reads its messages."""
+    stream = current_scope()
+    if stream is None:
+        return None
     scope = _RUN.get()
-    if scope is not None and scope.updated is not None:
-        scope.updated(node, returned)
-    return returned
-
-
-@contextlib.contextmanager
-def reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str, ctx: NodeContext,
-                   given: Any) -> Iterator[list[Any]]:
-    """LangGraph's task events around one node call: what it was given, then what it returned (its
-    ``result``, to be appended to the yielded list), the interrupts it stopped on, or its error."""
-    task_id = task_key(ctx.step, ctx.node)
-    report("task", ctx.step + 1, {"id": task_id, "name": name, "input": given,
-                                  "triggers": ("__pregel_push",) if ctx.sent else (f"branch:to:{name}",)})
-    result: list[Any] = []
-    outcome: dict[str, Any] = {"id": task_id, "name": name, "error": None, "result": None, "interrupts": []}
-    try:
-        yield result
-    except InterruptRaised as stop:
-        outcome["result"] = {}
-        outcome["interrupts"] = [{"value": i.reason, "id": i.id, "response_schema": i.response_schema}
-                                 for i in stop.interrupts]
-        raise
-    except Exception as exc:
-        outcome["error"] = repr(exc)
-        raise
-    else:
-        outcome["result"] = result[0] if result[0] is not None else {}
-    finally:
-        if not (result and isinstance(result[0], CachedWrites)):  # LangGraph reports no result for a cache hit
-            report("task_result", ctx.step + 1, outcome)
-
-
-@contextlib.contextmanager
-def _watched(scope: RunScope, name: str, ctx: NodeContext, given: Any, metadata: dict[str, Any] | None
-             ) -> Iterator[Callable[[Any], Any]]:
-    """What watches one node call of a streamed run: its task events (``"tasks"``/``"debug"``) and the messages
-    its chat models stream and it returns (``"messages"``). Yields the function its return value goes through."""
-    with contextlib.ExitStack() as watching:
-        results = None if scope.tasks is None else watching.enter_context(
-            reported_task(scope.tasks, name, ctx, given))
-        messages = None if scope.messages is None else watching.enter_context(
-            scope.messages.node(node_config(scope.config, ctx, metadata, scope.namespace), given, scope.namespace))
-
-        def done(returned: Any) -> Any:
-            if messages is not None:
-                messages(returned)
-            if results is not None:
-                results.append(returned)
-            return returned
-
-        yield done
+    if scope is None:
+        return stream.watch_messages(node_config({}, ctx, metadata), given)
+    return stream.watch_messages(node_config(scope.config, ctx, metadata, scope.namespace), given)
 
 
 def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str, Any] | None:
@@ -287,6 +227,14 @@ def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str
 def task_key(step: int, task: str) -> str:
     """A task's id in snapshots and task events: the step it runs from, and its task (``node`` or ``node:i``)."""
     return f"{step}:{task}"
+
+
+def task_input(handler: Callable[..., Any], state: Any, step: int) -> Any:
+    """What the node run by ``handler`` in ``step`` is given of ``state`` (a task event's ``input``): its view
+    of the state, managed values included, as ``node_handler`` and ``subgraph_handler`` mark it on their
+    handlers; else the state itself."""
+    shown: Callable[[Any, int], Any] | None = getattr(handler, "shown_input", None)
+    return state if shown is None else shown(state, step)
 
 
 def _ignore(_: Any) -> None:
@@ -311,14 +259,21 @@ def _read_signature(fn: Callable[..., Any]) -> _Signature:
         return _Signature(1, (), is_async)
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     positional = [p for p in params if p.kind in kinds]
-    named = tuple(p.name for p in params[1:] if p.name in _BY_NAME and p.kind is not inspect.Parameter.VAR_KEYWORD)
+    stars = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+    named = tuple(p.name for p in params[1 if positional else 0:] if p.name in _BY_NAME and p.kind not in stars)
     # statehitl's NodeContext goes to a second positional parameter that needs a value (``fn(state, ctx)``);
-    # one with a default (``lambda s, n=n: ...``) is the function's own
+    # one with a default (``lambda s, n=n: ...``) is the function's own. ``fn(*args)`` takes the state there.
     rest = [p for p in positional[1:] if p.name not in _BY_NAME and p.default is inspect.Parameter.empty]
-    return _Signature(1 + len(rest[:1]) if positional else 0, named, is_async)
+    star = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    return _Signature(1 + len(rest[:1]) if positional else int(star), named, is_async)
 
 
 _signature: CodeCache[_Signature] = CodeCache(_read_signature)
+
+
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine (an ``async def`` function, or an object whose ``__call__`` is)."""
+    return _signature(fn).is_async
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
@@ -329,8 +284,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy; ``cache``: where
     its writes are cached (``add_node(cache_policy=)`` with ``compile(cache=)``)."""
     sig = _signature(fn)
-    if sig.positional == 0:
-        raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
+    if sig.positional == 0:  # a node that takes no state: called without it
+        fn, sig = _stateless(fn, sig.is_async), _Signature(1, sig.named, sig.is_async)
     # the node reads the model itself, unless the run fills in some of its keys
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None and not kind.managed
     target = fn if retry is None else _attempts(fn, retry, sig.is_async)
@@ -341,6 +296,11 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     named = sig.named
     managed = bool(kind.managed)
 
+    def shown_input(state: Any, step: int) -> Any:
+        scope = _RUN.get()
+        values = kind.managed_values(scope.remaining(step)) if managed and scope is not None else None
+        return state if as_is else kind.node_input(state, wants, values)
+
     def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         values = _managed_now(kind, ctx.step, scope) if managed else None
         given = state if ctx.sent or as_is else kind.node_input(state, wants, values)
@@ -349,9 +309,9 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
             return args, {}
         scope = scope or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata, scope.namespace) if param == "config"
-                  else (scope.write or _ignore) if param == "writer"
+                  else get_stream_writer() if param == "writer"
                   else scope.store if param == "store"
-                  else Runtime(scope.context, scope.write or _ignore, scope.store) for param in named}
+                  else Runtime(scope.context, get_stream_writer(), scope.store) for param in named}
         return args, kwargs
 
     if sig.is_async:
@@ -359,47 +319,55 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         async def run_async(state: Any, ctx: NodeContext) -> Any:
             token = _CALL.set(ctx)
             try:
-                scope = _RUN.get()
-                args, kwargs = arguments(state, ctx, scope)
-                if scope is None:
+                args, kwargs = arguments(state, ctx, _RUN.get())
+                watch = _messages_watch(ctx, args[0], metadata)
+                if watch is None:
                     return await target(*args, **kwargs)
-                if scope.tasks is None and scope.messages is None:
+                with watch as done:
                     returned = await target(*args, **kwargs)
-                else:
-                    with _watched(scope, name, ctx, args[0], metadata) as done:
-                        returned = done(await target(*args, **kwargs))
-                if scope.updated is not None:
-                    scope.updated(name, returned)
+                    done(returned)
                 return returned
             finally:
                 _CALL.reset(token)
 
         run_async.__name__ = name
+        run_async.shown_input = shown_input  # type: ignore[attr-defined]
         return run_async
 
     def run(state: Any, ctx: NodeContext) -> Any:
         token = _CALL.set(ctx)
         try:
-            scope = _RUN.get()
-            if scope is None or (scope.tasks is None and scope.updated is None and scope.messages is None):
-                if not named and not two and not managed:  # not streamed: the call alone
-                    return target(state if ctx.sent or as_is else kind.node_input(state, wants))
-                args, kwargs = arguments(state, ctx, scope)
+            if not named and not two and not managed and current_scope() is None:  # not streamed: the call alone
+                return target(state if ctx.sent or as_is else kind.node_input(state, wants))
+            args, kwargs = arguments(state, ctx, _RUN.get())
+            watch = _messages_watch(ctx, args[0], metadata)
+            if watch is None:
                 return target(*args, **kwargs)
-            args, kwargs = arguments(state, ctx, scope)
-            if scope.tasks is None and scope.messages is None:
+            with watch as done:
                 returned = target(*args, **kwargs)
-            else:
-                with _watched(scope, name, ctx, args[0], metadata) as done:
-                    returned = done(target(*args, **kwargs))
-            if scope.updated is not None:
-                scope.updated(name, returned)
+                done(returned)
             return returned
         finally:
             _CALL.reset(token)
 
     run.__name__ = name
+    run.shown_input = shown_input  # type: ignore[attr-defined]
     return run
+
+
+def _stateless(fn: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+    """``fn``, which takes no state, as a node function: the state it is given is left out of the call."""
+    if is_async:
+
+        async def without_state_async(state: Any, **named: Any) -> Any:
+            return await fn(**named)
+
+        return without_state_async
+
+    def without_state(state: Any, **named: Any) -> Any:
+        return fn(**named)
+
+    return without_state
 
 
 def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Callable[..., Any]:
@@ -433,17 +401,19 @@ def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Cal
     return attempt
 
 
-def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], Any]:
-    """A conditional edge's path function as the machine calls it: on the state's view, with ``config`` when
-    it asks for it."""
+def route_handler(path: Callable[..., Any], kind: StateKind, wants: Any = None) -> Callable[[Any], Any]:
+    """A conditional edge's path function as the machine calls it: on the state's view (``wants``: the view of
+    the schema its first parameter is annotated with, when not the state's; the state's view has its managed keys
+values), with ``config`` when it asks."""
     sig = _signature(path)
-    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and not kind.managed:
+    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and wants is None \
+            and not kind.managed:
         return path  # a native router reads the model itself: nothing to adapt
 
     def route(state: Any) -> Any:
         scope = _RUN.get()
         managed = kind.managed_values(scope.remaining(scope.last_step)) if kind.managed and scope else None
-        given = kind.node_input(state, None, managed)
+        given = kind.node_input(state, wants, managed)
         if "config" in sig.named:
             scope = _RUN.get()
             return path(given, config=scope.config if scope is not None else {})

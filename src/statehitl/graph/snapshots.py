@@ -11,12 +11,11 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View
 from statehitl.graph.node_calls import task_key
 from statehitl.interrupt import Interrupt
@@ -121,7 +120,7 @@ class SnapshotReader:
     """Reads one compiled graph's checkpoints (``graph.history.View``) as snapshots; ``subgraphs`` are its
     nodes that are compiled graphs."""
 
-    def __init__(self, machine: Machine, schema: GraphState,
+    def __init__(self, machine: Machine, schema: StateGraphSchema,
                  subgraphs: Mapping[str, Subgraph], graph: LevelGraph | None = None) -> None:
         self.machine = machine
         self.schema = schema
@@ -142,7 +141,7 @@ class SnapshotReader:
     def shown_values(self, state: Any, pending: list[str], completed: dict[str, dict[str, Any]],
                      only: Any = None) -> Any:
         if completed:
-            done = [(n, self.schema.normalize_update(n, completed[n])) for n in pending if n in completed]
+            done = [(n, self.schema.load_update(n, completed[n])) for n in pending if n in completed]
             state = self.schema.apply(state, done)  # in the order the step would have applied them
         return self.schema.kind.values(state, only)
 
@@ -203,7 +202,7 @@ class SnapshotReader:
             node = task if task == START else self.machine.task_node(task)
             path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
             error = None
-            if failed is not None and task in failed.node.split(", "):
+            if failed is not None and task in failed.nodes:
                 error = RuntimeError(f"{failed.type}: {failed.message}")
             asked = tuple(i for i in interrupts if i.node == task)
             state: Any = None
@@ -257,12 +256,15 @@ class SnapshotReader:
         )
 
 
-@dataclass(frozen=True)
 class CheckpointIds:
     """Which checkpoint a snapshot shows: its thread, the parent checkpoint shown (``view``: its view id)
-    and the record that holds its subgraphs' runs (``record``), and when it was written."""
+    and the record that holds its subgraphs' runs (``record``), and when it was written. (A plain class: a
+    dataclass costs every import of statehitl.graph its generated methods.)"""
 
-    thread: str
-    view: str
-    record: str
-    created_at: float
+    __slots__ = ("created_at", "record", "thread", "view")
+
+    def __init__(self, thread: str, view: str, record: str, created_at: float) -> None:
+        self.thread = thread
+        self.view = view
+        self.record = record
+        self.created_at = created_at

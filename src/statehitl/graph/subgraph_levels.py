@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import task_key
 from statehitl.graph.state_channels import kept_state_channel
 from statehitl.machine import Machine
@@ -44,7 +44,7 @@ class LevelGraph(Protocol):
     nodes' code reaches, and whether it keeps its state between calls."""
 
     machine: Machine
-    schema: GraphState
+    schema: StateGraphSchema
     keeps_state: bool
 
     @property

@@ -1,81 +1,73 @@
-"""What a subgraph's run streams under its namespace while its parent streams with ``subgraphs=True``:
-its ``values``, its interrupt chunks, and its checkpoints (``"checkpoints"`` and ``"debug"``) as LangGraph
-sends them: the input's (step -1) and the first step's when a run starts, then one after each step.
+"""A subgraph's checkpoints, as LangGraph streams them under its namespace while its parent streams with
+``subgraphs=True`` (``"checkpoints"``, and ``"debug"``): the input's (step -1) and the first step's when a run
+starts, then one after each step. Its values, updates, tasks and interrupts go out through its ``RunStream``
+(``run_stream.RunStream.nested``), as its parent's do.
 
 statehitl writes none of these checkpoints (a subgraph's state lives in its parent's records: where it
 stopped, and what one compiled with ``checkpointer=True`` ended with), so their configs name the
 subgraph's namespace and no ``checkpoint_id``: they say what happened, and are not places to go back to.
-Its nodes' updates, custom and task chunks go there from the nodes themselves (``node_calls``).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from statehitl.graph.graph_state import GraphState
-from statehitl.graph.node_calls import RunScope, current_run, task_key
-from statehitl.interrupt import Interrupt
-from statehitl.machine import START, Machine
-from statehitl.position import Writes
+from statehitl.graph.graph_state import StateGraphSchema
+from statehitl.graph.node_calls import task_key
+from statehitl.machine import START
+from statehitl.position import Position
 
-__all__ = ["SubgraphStream", "subgraph_stream"]
+if TYPE_CHECKING:
+    from statehitl.graph.run_stream import RunStream
+
+__all__ = ["SubgraphCheckpoints", "stream_checkpoints"]
 
 
-class SubgraphStream:
-    """One subgraph run's chunks, sent to its parent's stream (``scope.sink``) under ``scope.namespace``."""
+class SubgraphCheckpoints:
+    """The checkpoints one subgraph run would write, put on its stream ``stream`` (of thread ``thread``)."""
 
-    def __init__(self, schema: GraphState, machine: Machine, scope: RunScope, thread: str) -> None:
-        self.schema, self.machine, self.thread = schema, machine, thread
-        self.namespace, self.sink = scope.namespace, scope.sink
-        self.step = 0
+    def __init__(self, stream: RunStream, schema: StateGraphSchema, thread: str, step: int) -> None:
+        self.stream, self.schema, self.thread = stream, schema, thread
+        self.step = step
         self.last: dict[str, Any] | None = None
         """The config of the checkpoint sent last: the next one's ``parent_config``."""
 
-    def send(self, mode: str, state: Any, extra: dict[str, Any] | None = None) -> None:
-        assert self.sink is not None
-        self.sink(self.namespace, mode, {**self.schema.kind.values(state), **(extra or {})})
-
-    def began(self, state: Any, pending: list[str], step: int, before: Any | None) -> None:
-        """The run starts at ``step`` on ``state`` (``before``: the state before its input, for a new run;
-        None when it goes on from where it stopped)."""
-        self.step = step
-        if before is not None:
-            self.checkpoint(before, [START], step - 1, "input")
-            self.checkpoint(state, pending, step, "loop")
-        self.send("values", state)
-
-    async def after_step(self, state: Any, writes: Writes, pending: list[str]) -> None:
-        self.step += 1
-        if any(update for _, update in writes):
-            self.send("values", state)
+    def began(self, before: Any, state: Any, pending: list[str]) -> None:
+        """A new run on ``state`` (``before``: the state before its input): its input's and first step's."""
+        self.checkpoint(before, [START], self.step - 1, "input")
         self.checkpoint(state, pending, self.step, "loop")
 
-    def stopped(self, state: Any, interrupts: list[Interrupt]) -> None:
-        asked = tuple(interrupts)
-        assert self.sink is not None
-        self.sink(self.namespace, "updates", {"__interrupt__": asked})
-        self.send("values", state, {"__interrupt__": asked})
+    def stepped(self, state: Any, pending: list[str]) -> None:
+        """A step of the run ended on ``state``, ``pending`` next."""
+        self.step += 1
+        self.checkpoint(state, pending, self.step, "loop")
 
     def checkpoint(self, state: Any, pending: list[str], step: int, source: str) -> None:
-        """One checkpoint of the run as LangGraph streams it (``"checkpoints"``, and ``"debug"``)."""
-        assert self.sink is not None
-        config = {"configurable": {"thread_id": self.thread, "checkpoint_ns": "|".join(self.namespace),
+        """One checkpoint of the run as LangGraph streams it."""
+        machine = self.stream.machine
+        config = {"configurable": {"thread_id": self.thread, "checkpoint_ns": "|".join(self.stream.namespace),
                                    "checkpoint_id": None}}
-        tasks = [{"id": task_key(step, t), "name": t if t == START else self.machine.task_node(t),
+        tasks = [{"id": task_key(step, t), "name": t if t == START else machine.task_node(t),
                   "interrupts": (), "state": None} for t in pending]
         payload = {"config": config, "parent_config": self.last, "values": self.schema.kind.values(state),
                    "metadata": {"source": source, "step": step, "parents": {}},
                    "next": [t["name"] for t in tasks], "tasks": tasks}
         self.last = config
-        self.sink(self.namespace, "checkpoints", payload)
-        self.sink(self.namespace, "debug", {"step": step, "timestamp": datetime.now(UTC).isoformat(),
-                                            "type": "checkpoint", "payload": payload})
+        self.stream.put("checkpoints", payload, step=step)
 
 
-def subgraph_stream(schema: Any, machine: Machine, thread: str) -> SubgraphStream | None:
-    """The stream of the subgraph run about to start, when its parent streams with ``subgraphs=True``."""
-    scope = current_run()
-    if scope is None or scope.sink is None or not isinstance(schema, GraphState) or schema.native:
-        return None
-    return SubgraphStream(schema, machine, scope, thread)
+def stream_checkpoints(stream: RunStream, thread: str, at: Position, before: Any, *, new: bool) -> None:
+    """Show the checkpoints of the subgraph run about to start at ``at`` on ``stream``: a ``new`` run's first
+    two (``before``: the state before its input, None for an empty one), then one per step; a run that goes
+    on from where it stopped shows its steps' only. A native pydantic state's subgraph shows none."""
+    schema = stream.schema
+    if schema.native:
+        return
+    shown = SubgraphCheckpoints(stream, schema, thread, at.step)
+    if new:
+        if before is None:
+            from statehitl.graph.time_travel import ThreadViews  # (the empty state a new thread starts from)
+
+            before = ThreadViews.empty(schema)
+        shown.began(before, at.state, at.pending)
+    stream.stepped = shown.stepped

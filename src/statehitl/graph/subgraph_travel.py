@@ -28,7 +28,7 @@ from statehitl.graph.state_channels import kept_state_channel
 from statehitl.graph.subgraph_levels import INVOKED, Level, LevelGraph, level_path, top_level
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.position import Position
-from statehitl.supersteps import plan_step
+from statehitl.supersteps import awaited_routes, plan_step, schedule_of
 
 __all__ = ["SubgraphCheckpoint", "TravelGraph", "carried", "edited_progress", "locate", "replay_from",
            "subgraph_history", "subgraph_snapshot"]
@@ -164,7 +164,7 @@ async def subgraph_history(graph: LevelGraph, views: ThreadViews, head: Head, co
         yield snapshot
 
 
-def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str | None) -> dict[str, Any]:
+async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str | None) -> dict[str, Any]:
     """The progress of the parent task that holds ``found``'s subgraph, with that subgraph's state edited as
     ``update_state`` edits a checkpoint: ``values`` applied as ``as_node`` wrote them (then it moves on along
     that node's transitions), or as an edit (it keeps its tasks, and asks its questions afresh)."""
@@ -186,8 +186,15 @@ def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str | None)
     kept = {**level.kept, "values": schema.dump_values(state), "step": level.step + 1,
             "appended": {c: schema.dump_items(state, c, len(level.base.get(c, ()))) for c in schema.append_channels}}
     if as_node is not None:
-        pending, schedule = plan_step(graph.machine, schema.apply, state, [(as_node, update)], level.schedule)
-        kept.update(pending=pending, schedule=schedule, completed={}, progress={})
+        done = [(as_node, update)]
+        where = f"the schedule of subgraph {found.namespace!r} in checkpoint {found.record.checkpoint_id}"
+        routes = await awaited_routes(graph.machine, schema.apply, state, done)
+        pending, schedule = plan_step(graph.machine, schema.apply, state, done, schedule_of(level.schedule, where),
+                                      routes)
+        kept.update(pending=pending, completed={}, progress={})
+        kept.pop("schedule", None)
+        if schedule is not None:
+            kept["schedule"] = schedule.stored()
     return _rebuilt(found.path, kept)
 
 

@@ -14,43 +14,40 @@ Namespaces are LangGraph's: ``node:<task id>`` for a subgraph run, ``node`` for 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statehitl import interrupt_ids
 from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node import StateGraphNode
-from statehitl.graph.node_calls import (
-    RunScope,
-    current_run,
-    nested_scope,
-    node_config,
-    report_update,
-    reported_task,
-    reset_run,
-    set_run,
-    task_key,
-)
+from statehitl.graph.node_calls import current_run, nested_scope, node_config, reset_run, set_run, task_key
 from statehitl.graph.result import GraphRunResult
+from statehitl.graph.run_stream import RunStream
 from statehitl.graph.state_kinds import StateKind
-from statehitl.graph.stream_events import task_events
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
 from statehitl.position import NodeContext
+from statehitl.stream_sink import Namespace, current_scope, enter_scope, leave_scope
 
-__all__ = ["Subgraph", "invoke_inside", "invoked_namespace", "keeping_states", "node_namespace", "subgraph_handler"]
+if TYPE_CHECKING:
+    from statehitl.progress import InvokedGraphs
+
+__all__ = ["Subgraph", "invoke_inside", "invoked_namespace", "keeping_states", "node_namespace", "streamed_as",
+           "subgraph_handler"]
+
 
 class Subgraph(Protocol):
     """What runs a compiled graph inside another: its nodes as one machine node, its state's adapter, whether
     it keeps its state between calls, and what its ``invoke`` returns for a run's result."""
 
+    schema: StateGraphSchema
     machine: Machine
-    schema: GraphState
     keeps_state: bool
 
     def as_node(self, *, breakpoints: bool = False) -> StateGraphNode[Any]: ...
@@ -76,38 +73,49 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
     """The handler that runs ``sub`` as node ``name`` of a graph over ``parent``: its whole final state, on
     the channels the two share, is the node's update (as LangGraph writes it, so a reducer channel gets the
     subgraph's copy of it appended). ``kept``: the parent's channel where a subgraph compiled with
-    ``checkpointer=True`` keeps its state, which the next call goes on from (the input merged in)."""
+    ``checkpointer=True`` keeps its state, which the next call goes on from (the input merged in); the
+    node's machinery writes it (``ctx.writes``), so no reader is shown it as the node's update."""
     node = sub.as_node(breakpoints=True)
     shared = [k for k in parent.model.model_fields if k in sub.schema.fields]
-
-    async def run(task: dict[str, Any], before: dict[str, Any], ctx: NodeContext) -> Any:
-        token = set_run(_nested((node_namespace(ctx, kept is not None),), sub))
-        try:
-            done = await call_machine_node(node, task, before, ctx)
-        except ParentCommand as handed:  # a node of the subgraph sent its update and goto here
-            return handed.command
-        finally:
-            reset_run(token)
-        if kept is not None:
-            ctx.writes = {**(ctx.writes or {}), kept: done.state}
-        return {k: done.state[k] for k in shared if k in done.state}
 
     async def run_subgraph(state: Any, ctx: NodeContext) -> Any:
         values = state if ctx.sent else parent.values(state)
         task = {k: v for k, v in values.items() if k in sub.schema.fields}
+        labels = (node_namespace(ctx, kept is not None),)
+        token = set_run(nested_scope(labels))
         before = (getattr(state, kept) or {}) if kept is not None and not ctx.sent else {}
-        scope = current_run()
-        if scope is None or scope.tasks is None:
-            returned = await run(task, before, ctx)
+        try:
+            with streamed_as(labels, sub):
+                done = await call_machine_node(node, task, before, ctx)
+        except ParentCommand as handed:  # a node of the subgraph sent its update and goto here
+            returned: Any = handed.command
         else:
-            with reported_task(scope.tasks, name, ctx, values) as result:  # its task chunks, around its own
-                result.append(await run(task, before, ctx))
-            returned = result[0]
+            returned = {k: done.state[k] for k in shared if k in done.state}
+            if kept is not None:
+                ctx.writes = {**(ctx.writes or {}), kept: done.state}
+        finally:
+            reset_run(token)
         _stream_messages(sub, values, returned, ctx)
-        return report_update(name, returned)
+        return returned
 
     run_subgraph.__name__ = name
+    run_subgraph.shown_input = lambda state, step: parent.values(state)  # type: ignore[attr-defined]  # a task's input
     return run_subgraph
+
+
+@contextlib.contextmanager
+def streamed_as(labels: Namespace, sub: Subgraph) -> Iterator[None]:
+    """While ``sub`` runs as the subgraph at ``labels`` (after the current namespace) of a streamed run, its
+    stream is that run's at the longer namespace (``stream(subgraphs=True)`` shows it)."""
+    outer = current_scope()
+    if not isinstance(outer, RunStream):
+        yield
+        return
+    token = enter_scope(outer.nested(labels, sub.schema, sub.machine))
+    try:
+        yield
+    finally:
+        leave_scope(token)
 
 
 class _KeptStates:
@@ -169,14 +177,15 @@ def keeping_states(handler: Callable[..., Any], channel: str) -> Callable[..., A
 
 def _stream_messages(sub: Subgraph, given: dict[str, Any], returned: Any, ctx: NodeContext) -> None:
     """The messages a subgraph added, sent as its node's (``stream_mode="messages"``), as LangGraph does."""
-    scope = current_run()
-    if scope is None or scope.messages is None or not isinstance(returned, dict):
+    stream = current_scope()
+    if not isinstance(stream, RunStream) or stream.messages is None or not isinstance(returned, dict):
         return
     from statehitl.graph.message_forms import coerce_all  # a run that streams messages loaded them already
 
-    scope.messages.given(given)
+    scope = current_run()
     held = {k: coerce_all(v) for k, v in returned.items() if k in sub.schema.message_channels}  # stored as JSON
-    scope.messages.returned(held, node_config(scope.config, ctx, None, scope.namespace)["metadata"], scope.namespace)
+    config = node_config({}, ctx, None) if scope is None else node_config(scope.config, ctx, None, scope.namespace)
+    stream.returned_messages(given, held, config)
 
 
 async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
@@ -184,47 +193,45 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
     in LangGraph. Its interrupts stop the node, and the resume goes on inside it; each graph the node invokes
     keeps its place in the node's progress by the order of the calls. A graph compiled with
     ``checkpointer=True`` goes on from the state its last call at this order ended with."""
-    from statehitl.graph.subgraph_levels import INVOKED  # loaded by the first graph a node's code invokes
-
     index = ctx.invoked
     ctx.invoked += 1
-    kept = ctx.progress if isinstance(ctx.progress, dict) and ctx.progress.get("kind") == INVOKED else None
-    calls: dict[str, Any] = dict(kept["calls"]) if kept else {}
-    graphs: dict[str, str] = dict(kept.get("graphs") or {}) if kept else {}
+    kept = _invoked(ctx)
+    calls: dict[str, Any] = {} if kept is None else dict(kept.calls)
+    graphs: dict[str, str] = {} if kept is None else dict(kept.graphs)
     states = _states_for(sub, ctx) if sub.keeps_state else None
     before = (states.states.get(str(index)) or {}) if states is not None else {}
     site = interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node)
     context = InterruptContext(ctx.interrupts.responses, interrupt_ids.nested_call(site, index),
                                ctx.interrupts.thread, ctx.interrupts.digests)
     call = NodeCall(input, before, context, ctx.thread_id, ctx.invocation_state, calls.get(str(index)))
-    token = set_run(_nested(invoked_namespace(ctx, index, sub.keeps_state), sub))
+    labels = invoked_namespace(ctx, index, sub.keeps_state)
+    token = set_run(nested_scope(labels))
     try:
-        outcome = await sub.as_node(breakpoints=True).run_node(call)
+        with streamed_as(labels, sub):
+            outcome = await sub.as_node(breakpoints=True).run_node(call)
     finally:
         reset_run(token)
     if isinstance(outcome, NodeStopped):
         calls[str(index)] = outcome.kept
         graphs[str(index)] = sub.machine.fingerprint
-        raise InterruptRaised(outcome.interrupts, progress={"kind": INVOKED, "calls": calls, "graphs": graphs})
+        from statehitl.progress import InvokedGraphs  # the record kinds load when a run first stops
+
+        raise InterruptRaised(outcome.interrupts, progress=InvokedGraphs(calls=calls, graphs=graphs).stored())
     if states is not None:
         states.states[str(index)] = outcome.state
         states.changed = True
     return sub.result_of(outcome.result)
 
 
-def _nested(labels: tuple[str, ...], sub: Subgraph) -> RunScope:
-    """The scope of ``sub``'s run under ``labels``: when the parent streams with ``subgraphs=True``, its
-    nodes' task chunks (``"tasks"``, ``"debug"``) go there too, under its namespace."""
-    scope = nested_scope(labels, sub.schema.shown_update)
-    sink = scope.sink
-    if sink is not None:
-        namespace = scope.namespace
+def _invoked(ctx: NodeContext) -> InvokedGraphs | None:
+    """What node ``ctx`` kept of the graphs it invoked when it last stopped, if it kept that."""
+    if ctx.progress is None:
+        return None
+    from statehitl.progress import InvokedGraphs
 
-        def send(mode: str, chunk: Any, _namespace: tuple[str, ...] = ()) -> None:
-            sink(namespace, mode, chunk)
-
-        scope.tasks = task_events(sub.schema, send)
-    return scope
+    if not InvokedGraphs.holds(ctx.progress):
+        return None
+    return InvokedGraphs.load(ctx.progress, f"what node {ctx.node!r} kept of the graphs it invoked")
 
 
 def _states_for(sub: Subgraph, ctx: NodeContext) -> _KeptStates:

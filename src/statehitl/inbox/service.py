@@ -15,7 +15,7 @@ from typing import Any
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import Via
 from statehitl.errors import AlreadyAnsweredError
-from statehitl.inbox.answers import StoredAnswer, record_answer, store_answer
+from statehitl.inbox.answers import StoredAnswer, answer_waiting, store_answer
 from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app
 from statehitl.inbox.listing import PendingInterrupt, afind_pending, open_store, scan
 from statehitl.resume import check_response
@@ -64,8 +64,8 @@ async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, res
     # A typed interrupt refuses a wrong answer here, before it is recorded: once stored it would be the
     # first answer, which wins, and the thread could never be answered right.
     check_response(response, item.response_schema, f"the answer to interrupt {item.name!r} (id {item.id})")
-    stored = await record_answer(checkpointer, item.thread_id, item.id, response, responder=responder,
-                                 groups=groups, via=via)
+    stored = await answer_waiting(checkpointer, item.thread_id, item.id, response, responder=responder,
+                                  groups=groups, via=via)
     if build is None:
         return Answered(item, stored)
     result = await aresume_answered(build_app(build, item.thread_id), item.thread_id)
