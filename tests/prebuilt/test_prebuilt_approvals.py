@@ -17,12 +17,17 @@ from langchain_core.tools import tool
 
 import statehitl.inbox
 from statehitl.checkpoint import FileCheckpointer
-from statehitl.errors import AlreadyAnsweredError, DigestMismatchError, InterruptOutsideRunError, ResponseValidationError
+from statehitl.errors import (
+    AlreadyAnsweredError,
+    DigestMismatchError,
+    InterruptOutsideRunError,
+    ResponseValidationError,
+)
 from statehitl.prebuilt import APPROVAL_INTERRUPT, InjectedIdempotencyKey, ToolNode, create_react_agent
 from statehitl.types import Command
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from resume_processes import _race  # noqa: E402
+from resume_processes import _race
 
 
 class FakeModel(FakeMessagesListChatModel):
@@ -70,9 +75,11 @@ def test_one_typed_digest_bound_question_per_listed_call(tmp_path: Path) -> None
     assert [(i.name, i.reason) for i in asked] == [
         (APPROVAL_INTERRUPT, {"tool": "pay", "args": {"cents": 500, "to": "acme"}, "id": "c1"}),
         (APPROVAL_INTERRUPT, {"tool": "pay", "args": {"cents": 700, "to": "bolt"}, "id": "c2"})]
-    assert all(i.digest and i.digest.startswith("sha256:") for i in asked) and asked[0].digest != asked[1].digest
+    assert all(i.digest and i.digest.startswith("sha256:") for i in asked)
+    assert asked[0].digest != asked[1].digest
     assert asked[0].response_schema["$defs"]["Edit"]["properties"]["input"]["required"] == ["cents", "to"]
-    assert RAN == [] and app.get_state(CONFIG).next == ("tools",)
+    assert RAN == []
+    assert app.get_state(CONFIG).next == ("tools",)
     result = app.invoke(Command(resume={asked[0].id: {"type": "approve"},
                                         asked[1].id: {"type": "edit", "input": {"cents": 100, "to": "bolt"}}}), CONFIG)
     tools = [(m.content, m.tool_call_id, m.status) for m in result["messages"] if m.type == "tool"]
@@ -80,8 +87,10 @@ def test_one_typed_digest_bound_question_per_listed_call(tmp_path: Path) -> None
                      ("saw balance", "c3", "success")]
     assert sorted(r[:2] for r in RAN) == [(100, "bolt"), (500, "acme")]
     keys = {r[2] for r in RAN}
-    assert len(keys) == 2 and all(k.startswith("statehitl-") for k in keys)
-    assert [(e.outcome, e.name) for e in app.audit("t")] == [("applied", APPROVAL_INTERRUPT), ("edited", APPROVAL_INTERRUPT)]
+    assert len(keys) == 2
+    assert all(k.startswith("statehitl-") for k in keys)
+    audit = [(e.outcome, e.name) for e in app.audit("t")]
+    assert audit == [("applied", APPROVAL_INTERRUPT), ("edited", APPROVAL_INTERRUPT)]
 
 
 def test_reject_returns_the_reason_to_the_model(tmp_path: Path) -> None:
@@ -101,7 +110,8 @@ def test_an_answer_for_another_call_or_a_bad_edit_is_refused_and_nothing_runs(tm
     with pytest.raises(ResponseValidationError):
         app.invoke(Command(resume={asked[0].id: {"type": "edit", "input": {"cents": "lots"}},
                                    asked[1].id: {"type": "approve"}}), CONFIG)
-    assert RAN == [] and [i.id for i in app.get_state(CONFIG).interrupts] == [i.id for i in asked]
+    assert RAN == []
+    assert [i.id for i in app.get_state(CONFIG).interrupts] == [i.id for i in asked]
     app.invoke(Command(resume={asked[0].id: {"type": "approve"}, asked[1].id: {"type": "approve"}}), CONFIG)
     assert len(RAN) == 2
 
@@ -113,7 +123,8 @@ def test_the_inbox_answer_binds_and_the_worker_path_applies_it(tmp_path: Path) -
     with pytest.raises(AlreadyAnsweredError):
         app.invoke(Command(resume={asked[0].id: {"type": "reject"}, asked[1].id: {"type": "approve"}}), CONFIG)
     result = app.invoke(None, CONFIG)  # applies the stored answers
-    assert result["messages"][-1].content == "done" and len(RAN) == 2
+    assert result["messages"][-1].content == "done"
+    assert len(RAN) == 2
     assert {e.responder for e in app.audit("t")} == {"ann"}
 
 
@@ -151,7 +162,8 @@ RESUMER = textwrap.dedent('''
             f.write(json.dumps([cents, to, key]) + "\\n")
         return f"paid {cents} to {to}"
 
-    asks = AIMessage(content="", id="ai-1", tool_calls=[{"name": "pay", "args": {"cents": 500, "to": "acme"}, "id": "c1"}])
+    asks = AIMessage(content="", id="ai-1",
+                     tool_calls=[{"name": "pay", "args": {"cents": 500, "to": "acme"}, "id": "c1"}])
     # each process's fake model replies from the start of its list: the resumer's next reply is the last one
     model = FakeModel(responses=[asks] if ready == "start" else [AIMessage(content="done", id="ai-2")])
     app = create_react_agent(model, [pay], approve_tools=True, checkpointer=FileCheckpointer(store))
@@ -179,11 +191,13 @@ def test_racing_processes_run_the_approved_call_once(tmp_path: Path) -> None:
     script.write_text(RESUMER)
     started = subprocess.run([sys.executable, str(script), str(store), str(ledger), str(go), "start"],
                              capture_output=True, text=True, timeout=120, check=True)
-    assert len(json.loads(started.stdout)) == 1 and not ledger.exists()
+    assert len(json.loads(started.stdout)) == 1
+    assert not ledger.exists()
     outcomes = _race([sys.executable, str(script), str(store), str(ledger), str(go)], tmp_path, go, 4)
     codes = sorted(code for _, _, code in outcomes)
     assert codes == [0, 3, 3, 3], [err for _, err, _ in outcomes]
     assert [out.strip() for out, _, code in outcomes if code == 0] == ["done"]
     [line] = ledger.read_text().splitlines()
     cents, to, key = json.loads(line)
-    assert (cents, to) == (500, "acme") and key.startswith("statehitl-")
+    assert (cents, to) == (500, "acme")
+    assert key.startswith("statehitl-")

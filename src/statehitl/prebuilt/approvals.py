@@ -25,7 +25,7 @@ from statehitl.errors import InterruptOutsideRunError, InvalidResponseError
 from statehitl.interrupt import Interrupt, InterruptRaised
 from statehitl.position import NodeContext
 
-__all__ = ["APPROVAL_INTERRUPT", "ApprovedCall", "Approvals", "call_site", "idempotency_key"]
+__all__ = ["APPROVAL_INTERRUPT", "Approvals", "ApprovedCall", "call_site", "idempotency_key"]
 
 APPROVAL_INTERRUPT = "tool-approval"
 """The name of every approval interrupt (each call has a site of its own, so the ids differ)."""
@@ -53,6 +53,15 @@ def idempotency_key(ctx: NodeContext | None, call_id: str) -> str:
     return interrupt_ids.action_key(ctx.thread_id, call_site(ctx, call_id))
 
 
+def _schema(tool: BaseTool) -> dict[str, Any]:
+    """The JSON schema of the arguments the model gives ``tool`` (its injected arguments left out)."""
+    schema = tool.tool_call_schema
+    if isinstance(schema, dict):
+        return schema
+    made: dict[str, Any] = schema.model_json_schema() if hasattr(schema, "model_json_schema") else schema.schema()
+    return made
+
+
 @dataclass(frozen=True)
 class Approvals:
     """Which tools' calls wait for a human, and who may answer."""
@@ -71,7 +80,7 @@ class Approvals:
         unknown = [n for n in names if n not in tools]
         if unknown:
             raise ValueError(f"approve_tools names {unknown} that are not among the tools {list(tools)}")
-        return cls({n: tools[n].tool_call_schema.model_json_schema() for n in names}, responders)
+        return cls({n: _schema(tools[n]) for n in names}, responders)
 
     def decide(self, calls: list[ToolCall], ctx: NodeContext | None) -> list[ApprovedCall]:
         """Each call as the human decided it; stops the node (``InterruptRaised``, one interrupt per call) while

@@ -86,7 +86,7 @@ def injections_of(tool: BaseTool) -> Injections:
     for param, hint in hints.items():
         marker = _marker(hint)
         if marker is InjectedState or isinstance(marker, InjectedState):
-            state[param] = None if marker is InjectedState else marker.field
+            state[param] = marker.field if isinstance(marker, InjectedState) else None
         elif marker is InjectedStore or isinstance(marker, InjectedStore):
             store.append(param)
         elif marker is InjectedIdempotencyKey or isinstance(marker, InjectedIdempotencyKey):

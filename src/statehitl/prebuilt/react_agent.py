@@ -78,7 +78,7 @@ def _agent_node(model: Any, prompt: Prompt, name: str | None, return_direct: set
 
 def _after_agent(state: Any) -> Literal["tools", "__end__"]:
     last = _messages(state)[-1]
-    return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
+    return "tools" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
 
 
 def _after_tools(return_direct: set[str]) -> Callable[[Any], Literal["agent", "__end__"]]:
@@ -87,7 +87,7 @@ def _after_tools(return_direct: set[str]) -> Callable[[Any], Literal["agent", "_
             if not isinstance(message, ToolMessage):
                 break
             if message.name in return_direct and message.status != "error":
-                return END
+                return "__end__"
         return "agent"
 
     return route
@@ -112,7 +112,7 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable[..., Any]
         tool_node = ToolNode(tools, approve_tools=approve_tools, responders=responders)
     tool_list = list(tool_node.tools_by_name.values())
     return_direct = {t.name for t in tool_list if t.return_direct}
-    workflow = StateGraph(state_schema or AgentState)
+    workflow: StateGraph[Any] = StateGraph(state_schema or AgentState)
     workflow.add_node("agent", _agent_node(_bound(model, tool_list), prompt, name, return_direct))
     workflow.set_entry_point("agent")
     if tool_list:

@@ -45,7 +45,8 @@ class ToolInvocationError(Exception):
 
     def __init__(self, name: str, args: dict[str, Any], error: ValidationError, hidden: set[str]) -> None:
         shown = [e for e in error.errors() if not (e.get("loc") and e["loc"][0] in hidden)]
-        text = "\n".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'Unknown error')}" for e in shown)
+        text = "\n".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'Unknown error')}"
+                         for e in shown)
         self.message = INVOCATION_ERROR.format(name=name, args=args, error=text)
         self.tool_name = name
         self.tool_kwargs = args
@@ -136,7 +137,7 @@ class ToolNode:
                 raise ToolInvocationError(call["name"], call["args"], error, hidden) from error
         except (GraphInterrupt, ParentCommand):
             raise
-        except Exception as error:  # noqa: BLE001 - answered as the model's tool message, per handle_tool_errors
+        except Exception as error:
             content = self._error_content(error)
             return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
 
