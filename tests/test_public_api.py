@@ -18,7 +18,6 @@ import statehitl.func
 import statehitl.graph
 import statehitl.graph.message
 import statehitl.handlers
-import statehitl.prebuilt
 import statehitl.hooks
 import statehitl.inbox
 import statehitl.interventions
@@ -26,6 +25,7 @@ import statehitl.managed
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
+import statehitl.prebuilt
 import statehitl.runtime
 import statehitl.session
 import statehitl.storage
