@@ -3,6 +3,7 @@ of either library's names, run on both with langchain-core's fake chat models, a
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import warnings
@@ -10,7 +11,7 @@ from types import SimpleNamespace
 from typing import Annotated, Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState as LGState
@@ -206,4 +207,29 @@ def test_return_direct_ends_after_the_tool(lib: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert program(names(lib))[-1][:3] == ("tool", "found x", "lookup")
+    both(program)
+
+
+class StreamingModel(GenericFakeChatModel):
+    """langchain-core's fake chat model that streams its replies token by token, taking tools."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+def test_streams_and_ainvoke() -> None:
+    def replies() -> Any:
+        call = {"name": "add", "args": {"a": 1, "b": 2}, "id": "c1"}
+        return iter([AIMessage(content="let me add", tool_calls=[call]), AIMessage(content="three it is")])
+
+    def program(ns: SimpleNamespace) -> Any:
+        streamed = ns.create_react_agent(StreamingModel(messages=replies()), [add]).stream(
+            {"messages": [("user", "1+2")]}, stream_mode="messages")
+        tokens = [(type(c).__name__, c.content, meta["langgraph_node"]) for c, meta in streamed]
+        updates = [sorted(u) for u in ns.create_react_agent(StreamingModel(messages=replies()), [add]).stream(
+            {"messages": [("user", "1+2")]}, stream_mode="updates")]
+        done = asyncio.run(ns.create_react_agent(StreamingModel(messages=replies()), [add]).ainvoke(
+            {"messages": [("user", "1+2")]}))
+        return tokens, updates, [m.content for m in done["messages"]]
+
     both(program)
