@@ -201,3 +201,14 @@ def test_racing_processes_run_the_approved_call_once(tmp_path: Path) -> None:
     cents, to, key = json.loads(line)
     assert (cents, to) == (500, "acme")
     assert key.startswith("statehitl-")
+
+
+def test_answering_some_calls_runs_nothing_until_all_are_answered(tmp_path: Path) -> None:
+    app, asked = start(tmp_path)
+    result = app.invoke(Command(resume={asked[0].id: {"type": "approve"}}), CONFIG)
+    assert [i.id for i in result["__interrupt__"]] == [asked[1].id]  # the first answer is kept, not asked again
+    assert RAN == []
+    result = app.invoke(Command(resume={asked[1].id: {"type": "approve"}}), CONFIG)
+    assert sorted(r[:2] for r in RAN) == [(500, "acme"), (700, "bolt")]  # run in parallel: in either order
+    assert result["messages"][-1].content == "done"
+    assert [e.outcome for e in app.audit("t")] == ["applied", "applied"]
