@@ -212,3 +212,12 @@ def test_answering_some_calls_runs_nothing_until_all_are_answered(tmp_path: Path
     assert sorted(r[:2] for r in RAN) == [(500, "acme"), (700, "bolt")]  # run in parallel: in either order
     assert result["messages"][-1].content == "done"
     assert [e.outcome for e in app.audit("t")] == ["applied", "applied"]
+
+
+def test_without_the_extra_the_import_says_what_to_install() -> None:
+    import subprocess
+
+    code = ("import sys\nsys.modules['langchain_core'] = None\nimport statehitl\n"
+            "try:\n    import statehitl.prebuilt\nexcept ImportError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert "statehitl.prebuilt needs langchain-core, the statehitl[langchain] extra" in done.stdout

@@ -7,6 +7,13 @@ Imported only by ``import statehitl.prebuilt``: ``import statehitl`` never loads
 
 from __future__ import annotations
 
+try:
+    import langchain_core  # noqa: F401
+except ImportError as missing:  # say what to install, not only what is missing
+    from statehitl.graph.message_forms import needs_langchain
+
+    raise ImportError(needs_langchain("statehitl.prebuilt")) from missing
+
 from statehitl.prebuilt.approvals import APPROVAL_INTERRUPT
 from statehitl.prebuilt.injected import InjectedIdempotencyKey, InjectedState, InjectedStore, InjectedToolCallId
 from statehitl.prebuilt.react_agent import AgentState, create_react_agent

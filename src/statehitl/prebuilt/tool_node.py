@@ -164,9 +164,12 @@ def _invoke(tool: BaseTool, given: dict[str, Any], config: dict[str, Any]) -> An
 
 
 def _as_message(result: Any, call: ToolCall) -> ToolMessage:
+    """langchain-core makes a ToolMessage of whatever a tool called with a tool call returns, except an output that
+    speaks for itself (``ToolOutputMixin``, e.g. LangGraph's ``Command``), which this node does not apply."""
     if isinstance(result, ToolMessage):
         return result
-    return ToolMessage(str(result), name=call["name"], tool_call_id=call["id"])
+    raise TypeError(f"tool {call['name']!r} returned a {type(result).__name__}, not a message: statehitl's ToolNode "
+                    "answers each call with a ToolMessage (a tool returning a Command is not supported)")
 
 
 def _handled_types(flag: ErrorHandling) -> tuple[type[Exception], ...]:
