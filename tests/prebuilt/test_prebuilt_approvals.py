@@ -116,7 +116,7 @@ def test_an_answer_for_another_call_or_a_bad_edit_is_refused_and_nothing_runs(tm
     assert len(RAN) == 2
 
 
-def test_the_inbox_answer_binds_and_the_worker_path_applies_it(tmp_path: Path) -> None:
+def test_the_inbox_answer_binds_and_a_bare_resume_applies_it(tmp_path: Path) -> None:
     app, asked = start(tmp_path)
     for interrupt in asked:
         statehitl.inbox.answer(str(tmp_path), interrupt.id, {"type": "approve"}, responder="ann")
@@ -221,3 +221,31 @@ def test_without_the_extra_the_import_says_what_to_install() -> None:
             "try:\n    import statehitl.prebuilt\nexcept ImportError as e:\n    print(e)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert "statehitl.prebuilt needs langchain-core, the statehitl[langchain] extra" in done.stdout
+
+
+def test_the_worker_applies_an_approval_answered_in_the_inbox(tmp_path: Path) -> None:
+    import importlib.util
+
+    from statehitl.worker import Worker
+
+    path = Path(__file__).parents[2] / "examples" / "langgraph" / "react_approval.py"
+    spec = importlib.util.spec_from_file_location("react_approval_for_worker", path)
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+
+    def build(thread_id: str) -> Any:
+        return example.build(FileCheckpointer(tmp_path))
+
+    config = {"configurable": {"thread_id": "refund-42"}}
+    [asked] = build("refund-42").invoke({"messages": [("user", "please refund order 42")]}, config)["__interrupt__"]
+    statehitl.inbox.answer(str(tmp_path), asked.id, {"type": "edit", "input": {"order_id": 42, "cents": 900}},
+                           responder="ann")
+    report = Worker(str(tmp_path), build).run(once=True)
+    assert report.counts["resumed"] == 1
+    messages = build("refund-42").get_state(config).values["messages"]
+    assert messages[-1].content.endswith("refunded 900 cents on order 42")
+    audit = build("refund-42").audit("refund-42")
+    assert [(e.outcome, e.responder, e.via) for e in audit] == [("edited", "ann", "inbox")]
+    assert Worker(str(tmp_path), build).run(once=True).counts["resumed"] == 0  # applied once
