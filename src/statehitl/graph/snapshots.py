@@ -128,10 +128,23 @@ class SnapshotReader:
         self._graph = None if graph is None else weakref.ref(graph)
         """The compiled graph read (its subgraphs' runs are read through it), when there is one: a weak
         reference, as the graph holds this reader (a cycle would leave every compiled graph to the collector)."""
+        self._plain = graph is None
+        """Its snapshots hold no subgraph runs (no node is a graph, and none's code reaches one): told on the
+        first snapshot, then a plain graph's snapshots pay nothing for subgraphs."""
 
     @property
     def graph(self) -> LevelGraph | None:
         return None if self._graph is None else self._graph()
+
+    def _level_graph(self) -> LevelGraph | None:
+        """The graph read, when its snapshots may hold subgraph runs; None for a plain graph."""
+        if self._plain:
+            return None
+        graph = self.graph
+        if graph is not None and not (graph.subgraphs or graph.invoked):
+            self._plain = True
+            return None
+        return graph
 
     def values(self, record: CheckpointRecord, state: Any, only: Any = None) -> Any:
         """The state's values as LangGraph shows them: with the writes of the nodes that finished in a step
@@ -163,20 +176,20 @@ class SnapshotReader:
         record = view.record
         interrupts = tuple(i.to_interrupt() for i in view.interrupts)
         parent = None if view.parent is None else str(view.parent)
-        graph = self.graph
-        top = None
-        if graph is not None and (graph.subgraphs or graph.invoked):
+        shown, own = view.id, view.own
+        graph = self._level_graph()
+        top = ids = None
+        if graph is not None:
             from statehitl.graph.subgraph_levels import top_level
 
             top = top_level(graph, state, view.step, pending=view.pending, completed=view.completed,
-                            progress=record.progress if view.own else {}, schedule=view.schedule)
-        ids = CheckpointIds(record.thread_id, view.id, record.checkpoint_id if view.own else view.id,
-                            view.created_at)
-        failed = record.error if view.own else None
+                            progress=record.progress if own else {}, schedule=view.schedule)
+            ids = CheckpointIds(record.thread_id, shown, record.checkpoint_id if own else shown, view.created_at)
+        failed = record.error if own else None
         return StateSnapshot(
             state if self.schema.native else self.shown_values(state, view.pending, view.completed),
             self.next(view.pending, view.completed),
-            graph_config(record.thread_id, view.id),
+            graph_config(record.thread_id, shown),
             {"source": view.source, "step": view.step, "parents": {}},
             _when(view.created_at),
             None if parent is None else graph_config(record.thread_id, parent),
@@ -184,20 +197,22 @@ class SnapshotReader:
             interrupts,
             status=Status(view.status),
             step=view.step,
-            checkpoint_id=view.id,
+            checkpoint_id=shown,
             parent_checkpoint_id=parent,
-            writes=record.writes if view.own else {},
-            cancelled=record.cancelled if view.own else {},
+            writes=record.writes if own else {},
+            cancelled=record.cancelled if own else {},
             error=failed,
         )
 
-    def tasks(self, level: Level | None, at: View | Level, interrupts: tuple[Interrupt, ...], ids: CheckpointIds,
-              *, subgraphs: bool, failed: FailureRecord | None = None) -> tuple[GraphTask, ...]:
+    def tasks(self, level: Level | None, at: View | Level, interrupts: tuple[Interrupt, ...],
+              ids: CheckpointIds | None, *, subgraphs: bool, failed: FailureRecord | None = None
+              ) -> tuple[GraphTask, ...]:
         """The tasks of the step ``at`` stands at (a checkpoint's, or a subgraph run's ``level``): each with the
         interrupts it waits on (those raised inside its subgraphs too), its error, its result if it finished,
-        and for a subgraph its run's snapshot (``subgraphs``) or a config naming its namespace."""
+        and for a subgraph its run's snapshot (``subgraphs``) or a config naming its namespace (``ids``: the
+        checkpoint's, None for a plain graph's)."""
         tasks = []
-        graph = self.graph
+        graph = None if ids is None else self.graph
         for task in at.pending:
             node = task if task == START else self.machine.task_node(task)
             path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
@@ -206,7 +221,7 @@ class SnapshotReader:
                 error = RuntimeError(f"{failed.type}: {failed.message}")
             asked = tuple(i for i in interrupts if i.node == task)
             state: Any = None
-            if node in self.subgraphs or (graph is not None and node in graph.invoked):
+            if ids is not None and (node in self.subgraphs or (graph is not None and node in graph.invoked)):
                 from statehitl.graph.subgraph_levels import level_below, waiting_nodes
 
                 below = None if level is None else level_below(level, task)
