@@ -58,7 +58,7 @@ from worker_workload import (
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AlreadyAnsweredError, NotInterruptedError, UnknownInterruptError
 from statehitl.inbox.answers import record_answer
-from statehitl.worker.thread_work import resume_stored
+from statehitl.resumable import resume_stored
 
 HERE = Path(__file__).resolve().parent
 BACKENDS = ("dynamodb", "file")

@@ -18,6 +18,8 @@ import statehitl.inbox
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
+import statehitl.offload
+import statehitl.resumable
 import statehitl.runtime
 import statehitl.session
 import statehitl.testing
@@ -67,9 +69,12 @@ PUBLIC = {
                            "storage_from_url", "validate_key", "validate_prefix", "validate_thread_id"],
     statehitl.testing: ["CountingStorage", "StorageCounts", "TransitionRecorder"],
     statehitl.inbox: ["Answered", "AppBuilder", "AuditRow", "PendingInterrupt", "StoredAnswer", "SweepReport",
-                      "UnappliedAnswer", "aanswer", "afind_pending", "answer", "apending", "aresume_answered",
-                      "asweep", "athread_audit_trail", "aunapplied", "build_app", "find_pending", "load_app",
-                      "open_store", "pending", "resume_answered", "sweep", "thread_audit_trail", "unapplied"],
+                      "UnappliedAnswer", "aanswer", "afind_pending", "answer", "apending", "apply_answered",
+                      "aresume_answered", "asweep", "athread_audit_trail", "aunapplied", "build_app", "find_pending",
+                      "load_app", "open_store", "pending", "resume_answered", "sweep", "thread_audit_trail",
+                      "unapplied"],
+    statehitl.resumable: ["ResumableApp", "Resumed", "as_resumable", "resume_stored"],
+    statehitl.offload: ["may_run_inline", "off_the_loop"],
     statehitl.worker: ["CallableSink", "EVENT_HEADER", "EVENT_ID_HEADER", "Event", "Outcome", "RETRY_COMMENT", "Report",
                        "Retrying", "SIGNATURE_HEADER", "Sink", "Webhook", "WebhookDeliveryError", "Worker",
                        "WorkerSettings", "answer_event", "interrupt_event", "lambda_handler", "outcome_unknown_event",

@@ -39,6 +39,7 @@ The tree::
           ├── MachineChangedError (ValueError)      resuming a thread left by a different machine
           ├── CheckpointerNotFoundError (LookupError)  a URL scheme with no installed backend
           ├── ActionOutcomeUnknownError             an approved action began, and whether it finished is unknown
+          ├── ClockSkewError                        this machine's clock is too far off the store's to claim
           └── StorageError                          a backend could not do what was asked (``.transient`` says
                │                                    whether the same call may succeed later)
                ├── StorageNotFoundError (LookupError)     its bucket or table does not exist
@@ -66,6 +67,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointNotFoundError",
     "CheckpointerNotFoundError",
+    "ClockSkewError",
     "DigestMismatchError",
     "DirectToolCallError",
     "DuplicateInterruptNameError",
@@ -314,6 +316,17 @@ class ActionOutcomeUnknownError(CheckpointError):
         self.interrupt_ids = interrupt_ids
         self.owner = owner
         self.started_at = started_at
+
+
+class ClockSkewError(CheckpointError):
+    """This machine's clock is further off the store's (the ``Date`` of its responses) than the
+    checkpointer's ``max_clock_skew``: nothing is claimed. Leases are judged by the store's clock, but the
+    deadlines an interrupt carries and the times answers record are this machine's; fix the clock (NTP).
+    ``offset`` is the store's clock minus this machine's, in seconds."""
+
+    def __init__(self, message: str, *, offset: float = 0.0) -> None:
+        super().__init__(message)
+        self.offset = offset
 
 
 class StorageError(CheckpointError):

@@ -16,6 +16,7 @@ from statehitl.checkpoint.chain import StateCodec
 from statehitl.checkpoint.records import FailureRecord, RecordStatus
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, NodeSpec
+from statehitl.offload import may_run_inline
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
@@ -107,10 +108,11 @@ class RunSettings:
 
 
 async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> Any:
-    """Call a node's handler: awaited if async, else inline when it runs alone, else in a worker thread."""
+    """Call a node's handler: awaited if async, else inline when it runs alone (unless the context keeps sync
+    work off the loop, ``offload``), else in a worker thread."""
     if spec.is_async:
         return await spec.handler(*args)
-    if inline:
+    if may_run_inline(inline):
         return spec.handler(*args)
     return await asyncio.to_thread(spec.handler, *args)
 

@@ -50,7 +50,7 @@ class ThreadClaims(ThreadReader):
     def ensure_free(self, head: Head, owner: str | None) -> None:
         """Raise ``CheckpointConflict`` if another run holds the thread (a live claim or run lease), and
         ``ActionOutcomeUnknownError`` if the last resume acted on answers and never recorded how it ended."""
-        now = time.time()
+        now = self.store_now()
         record, thread = head.record, head.record.thread_id
         holder = head.claim
         if holder is not None and holder.owner != owner:
@@ -84,8 +84,9 @@ class ThreadClaims(ThreadReader):
         written durably: it is the record that the action started, and must outlive a power cut that
         the action's own effects outlive.
         """
+        self.check_clock(head.record.thread_id)
         self.ensure_free(head, owner)
-        now = time.time()
+        now = self.store_now()
         record, thread = head.record, head.record.thread_id
         # A claim of this process's whose run never started did nothing: this one says so, for the audit.
         never_ran = head.claim is not None and _ENDED_HERE.get(head.claim.owner) is False
@@ -94,7 +95,7 @@ class ThreadClaims(ThreadReader):
             seq=head.cursor.next_slot,
             parent_seq=record.seq,
             owner=owner,
-            lease_until=now + self.lease_seconds,
+            lease_until=now + self.lease_length(),
             created_at=now,
             answered=answered or [],
             settles="released" if never_ran else None,
@@ -187,7 +188,7 @@ class ThreadClaims(ThreadReader):
     async def _settle(self, thread_id: str, seq: int, parent: int, owner: str, how: Literal["released", "retry"],
                       comment: str | None = None) -> None:
         """Write the claim that settles the one in slot ``seq - 1``; someone who moved on first wins."""
-        now = time.time()
+        now = self.store_now()
         settled = ClaimRecord(thread_id=thread_id, seq=seq, parent_seq=parent, owner=owner, lease_until=now,
                               created_at=now, settles=how, comment=comment)
         key = self._key(thread_id, seq)

@@ -40,6 +40,7 @@ from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
 from statehitl.position import Position, Writes, resume_position, start_position
+from statehitl.resumable import ResumableApp, Resumed
 from statehitl.resume import ContinueRun, ResumeRun, plan_run
 from statehitl.runner import Durability, Pauses, Runner
 from statehitl.supersteps import plan_start, plan_step
@@ -50,7 +51,7 @@ M = TypeVar("M")
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
 """``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""
 
-class CompiledStateGraph(Generic[M]):
+class CompiledStateGraph(ResumableApp, Generic[M]):
     """A runnable StateGraph. Sync methods wrap the async ones (``ainvoke``, ``aget_state``, ...)."""
 
     def __init__(
@@ -91,6 +92,27 @@ class CompiledStateGraph(Generic[M]):
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph")
 
     # -- running ----------------------------------------------------------------------------------
+
+    @property
+    def thread_store(self) -> Checkpointer:
+        """Where its threads live (``ResumableApp``)."""
+        return self.checkpointer
+
+    @property
+    def machine_name(self) -> str:
+        """The machine it runs (``ResumableApp``)."""
+        return self.machine.name
+
+    @property
+    def own_thread(self) -> str | None:
+        """Any thread of its store (``ResumableApp``)."""
+        return None
+
+    async def aresume_stored(self, thread_id: str) -> Resumed:
+        """``invoke(None, thread_id=...)``: apply the answers stored for the thread, or continue it
+        (``ResumableApp``)."""
+        result = await self.ainvoke(None, thread_id=thread_id)
+        return Resumed(result.status.value, tuple(result.interrupts), result)
 
     def invoke(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Any:
         """Run the thread: start or continue it with ``input``, or resume it. See ``ainvoke``."""

@@ -16,7 +16,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import Via
 from statehitl.errors import AlreadyAnsweredError
 from statehitl.inbox.answers import StoredAnswer, record_answer, store_answer
-from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app
+from statehitl.inbox.apps import AppBuilder, apply_answered, build_app
 from statehitl.inbox.listing import PendingInterrupt, afind_pending, open_store, scan
 from statehitl.resume import check_response
 
@@ -68,8 +68,8 @@ async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, res
                                  groups=groups, via=via)
     if build is None:
         return Answered(item, stored)
-    result = await aresume_answered(build_app(build, item.thread_id), item.thread_id)
-    return Answered(item, stored, _status(result), result)
+    done = await apply_answered(build_app(build, item.thread_id), item.thread_id)
+    return Answered(item, stored) if done is None else Answered(item, stored, done.status, done.result)
 
 
 def answer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
@@ -108,7 +108,7 @@ async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: 
         report.expired.append(item)
     if app is not None:  # every waiting thread with a stored answer: this sweep's defaults and earlier answers
         for thread in sorted(answered & set(looked.waiting)):
-            if await aresume_answered(build_app(app, thread), thread) is not None:
+            if await apply_answered(build_app(app, thread), thread) is not None:
                 report.resumed.append(thread)
     return report
 
@@ -119,12 +119,3 @@ def sweep(store: str | Checkpointer, app: AppBuilder | None = None, now: float |
 
     return run_sync(asweep(store, app, now))
 
-
-def _status(result: Any) -> str | None:
-    if result is None:
-        return None
-    status = getattr(result, "status", None)
-    if status is None:
-        stop = getattr(result, "stop_reason", None)  # an AgentResult
-        return "interrupted" if stop == "interrupt" else ("completed" if stop is not None else None)
-    return str(getattr(status, "value", status))

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from statehitl.errors import InterruptError
 from statehitl.interrupt import InterruptRaised
+from statehitl.offload import may_run_inline
 from statehitl.types.tools import AgentTool, ToolContext, ToolResult, ToolSpec, ToolUse, error_result
 
 __all__ = ["DecoratedFunctionTool", "tool"]
@@ -228,7 +229,7 @@ class DecoratedFunctionTool(AgentTool, Generic[P, R]):
         try:
             if plan.is_async:
                 value = await func(**kwargs)
-            elif inline:
+            elif may_run_inline(inline):
                 value = func(**kwargs)
             else:
                 value = await asyncio.to_thread(func, **kwargs)

@@ -22,6 +22,7 @@ It reads the thread (its newest checkpoint and the answers stored for it), and t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -38,17 +39,17 @@ from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, Stor
 from statehitl.errors import (
     ActionOutcomeUnknownError,
     AlreadyAnsweredError,
-    AppLoadError,
     CheckpointConflict,
     NotInterruptedError,
     ResumeInputError,
     UnknownInterruptError,
 )
+from statehitl.resumable import ResumableApp, resume_stored
 from statehitl.worker.events import answer_event, outcome_unknown_event
 from statehitl.worker.notify import Notifier
 from statehitl.worker.routing import Apps
 
-__all__ = ["RETRY_COMMENT", "Outcome", "ThreadWork", "resume_stored"]
+__all__ = ["RETRY_COMMENT", "Outcome", "ThreadWork"]
 
 logger = logging.getLogger("statehitl.worker")
 
@@ -82,28 +83,32 @@ class Outcome:
 
 
 class ThreadWork:
-    """Works on one thread at a time (see the module docstring); a worker runs many of these at once."""
+    """Works on one thread at a time (see the module docstring); a worker runs many of these at once.
+
+    ``lease_seconds``: the lease of the resumes' claims (the worker's ``--lease``; None: each app's own).
+    The app's ``build`` runs in a worker thread: it is the user's code, and may take its time."""
 
     def __init__(self, checkpointer: Checkpointer, apps: Apps, notifier: Notifier, *, retry_unknown: bool,
-                 clock: Callable[[], float] = time.time) -> None:
+                 lease_seconds: float | None = None, clock: Callable[[], float] = time.time) -> None:
         self.checkpointer = checkpointer
         self.apps = apps
         self.notifier = notifier
         self.retry_unknown = retry_unknown
+        self.lease_seconds = lease_seconds
         self.clock = clock
         self._reported: set[tuple[str, int]] = set()
         """Unknown outcomes already logged, by thread and claim slot: a pass meets them again and again."""
 
     @property
     def lease(self) -> float:
-        return self.apps.lease_seconds or self.checkpointer.lease_seconds
+        """How long a resume's claim holds a thread: when to look again at a thread another worker holds."""
+        return self.lease_seconds or self.checkpointer.lease_seconds
 
     async def __call__(self, thread_id: str) -> Outcome:
         # With one app, the thread is read through the app's own checkpointer, which its resume then
         # needs not read again (``offering_head``): per resume, the reads of the head and the answers.
-        app = self.apps.sole(thread_id)
-        own: Checkpointer | None = getattr(app, "checkpointer", None)  # None: an app without one, which its resume says
-        checkpointer = self.checkpointer if own is None else own
+        app = await asyncio.to_thread(self.apps.sole, thread_id)
+        checkpointer = self.checkpointer if app is None else app.thread_store
         head = await checkpointer.head(thread_id)
         if head is None:
             return Outcome(thread_id, "done")
@@ -144,19 +149,18 @@ class ThreadWork:
         elif record.status != "executing" and not retried:
             return Outcome(thread_id, "done")
         if app is None:
-            app = self.apps.app_for(thread_id, record.machine)
-        if own is None:
+            app = await asyncio.to_thread(self.apps.app_for, thread_id, record.machine)
             offered = None  # read through the worker's checkpointer, not the app's
         return await self._resume(thread_id, app, offered, tuple(expired), retried)
 
-    async def _resume(self, thread_id: str, app: Any, offered: Head | None, expired: tuple[str, ...],
+    async def _resume(self, thread_id: str, app: ResumableApp, offered: Head | None, expired: tuple[str, ...],
                       retried: bool) -> Outcome:
         for _ in range(2):  # once more after a retry the head read above could not see coming
-            offer = contextlib.nullcontext() if offered is None else offering_head(app.checkpointer, offered)
+            offer = contextlib.nullcontext() if offered is None else offering_head(app.thread_store, offered)
             offered = None
             try:
                 with offer:
-                    result = await resume_stored(app, thread_id)
+                    resumed = await resume_stored(app, thread_id, lease_seconds=self.lease_seconds)
             except CheckpointConflict:
                 return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
             except ActionOutcomeUnknownError as error:
@@ -168,11 +172,10 @@ class ThreadWork:
                 continue
             except (NotInterruptedError, UnknownInterruptError, ResumeInputError):
                 return Outcome(thread_id, "done", expired=expired, retried=retried)
-            status = _status(result)
-            logger.info("thread %s: resumed (%s)%s%s", thread_id, status,
+            logger.info("thread %s: resumed (%s)%s%s", thread_id, resumed.status,
                         f", expiry default applied to {', '.join(expired)}" if expired else "",
                         ", after retrying an action of unknown outcome" if retried else "")
-            return Outcome(thread_id, "resumed", status, expired=expired, retried=retried, result=result)
+            return Outcome(thread_id, "resumed", resumed.status, expired=expired, retried=retried, result=resumed)
         return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
 
     def _left_to_app(self, answers: dict[str, StoredAnswer], now: float) -> float | None:
@@ -213,28 +216,8 @@ class ThreadWork:
                        error=str(error))
 
 
-async def resume_stored(app: Any, thread_id: str) -> Any:
-    """The app's own resume call without answers, which applies what is stored (``invoke(None)``, a bare
-    agent call); raises what it raises (``CheckpointConflict`` when another process holds the thread)."""
-    from statehitl.graph.compiled import CompiledStateGraph
-
-    if isinstance(app, CompiledStateGraph):
-        return await app.ainvoke(None, thread_id=thread_id)
-    if app.thread_id != thread_id:
-        raise AppLoadError(f"the app built for thread {thread_id!r} runs thread {app.thread_id!r}; build(thread_id) "
-                           "must return an agent or orchestrator on that thread's session")
-    return await app.invoke_async(None)
-
-
 def _lease_end(head: Head, fallback: float) -> float:
     if head.claim is not None:
         return head.claim.lease_until
     return head.record.lease_until or fallback
 
-
-def _status(result: Any) -> str:
-    status = getattr(result, "status", None)
-    if status is not None:
-        return str(getattr(status, "value", status))
-    stop = getattr(result, "stop_reason", None)  # an AgentResult
-    return "interrupted" if stop == "interrupt" else "completed"

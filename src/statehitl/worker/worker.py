@@ -41,6 +41,7 @@ from statehitl.checkpoint.records import ThreadIndex
 from statehitl.errors import CheckpointCorruptError, StorageError
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.listing import open_store
+from statehitl.resumable import Resumed
 from statehitl.worker.events import answer_event, interrupt_event
 from statehitl.worker.index_watch import IndexWatch
 from statehitl.worker.notify import Notifier
@@ -127,19 +128,21 @@ class Worker:
             raise ValueError(f"interval must be positive seconds, got {interval!r}")
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency!r}")
+        if lease_seconds is not None and not lease_seconds > 0:
+            raise ValueError(f"lease_seconds must be positive, got {lease_seconds!r}")
         self.checkpointer = open_store(store)
-        if lease_seconds is not None:
-            if lease_seconds <= 0:
-                raise ValueError(f"lease_seconds must be positive, got {lease_seconds!r}")
-            self.checkpointer.lease_seconds = lease_seconds
+        self.lease_seconds = lease_seconds
+        """The lease of this worker's resumes (None: each app's own); set per call, never on the apps."""
         builders = list(apps) if isinstance(apps, Sequence) else [apps]
-        self.apps = Apps(builders, names=app_names, lease_seconds=lease_seconds)
+        self.apps = Apps(builders, names=app_names)
         self.interval = interval
         self.clock = clock
+        lease = lease_seconds or self.checkpointer.lease_seconds
         self.notifier = Notifier(self.checkpointer, {"interrupt": _sinks(on_interrupt), "answer": _sinks(on_answer),
                                                      "outcome_unknown": _sinks(on_interrupt)},
-                                 lease=self.checkpointer.lease_seconds, clock=clock)
-        self.work = ThreadWork(self.checkpointer, self.apps, self.notifier, retry_unknown=retry_unknown, clock=clock)
+                                 lease=lease, clock=clock)
+        self.work = ThreadWork(self.checkpointer, self.apps, self.notifier, retry_unknown=retry_unknown,
+                               lease_seconds=lease_seconds, clock=clock)
         self.concurrency = concurrency
         self._slots: asyncio.Semaphore | None = None
         self._trickle: asyncio.Semaphore | None = None
@@ -148,7 +151,10 @@ class Worker:
         self._timers: list[tuple[float, str]] = []
         self._due: dict[str, float] = {}
         self._watch: IndexWatch | None = None
-        self._failures: dict[str, str] = {}
+        self._failures: dict[str, tuple[int, str]] = {}
+        """Threads whose work keeps failing: how many times in a row, and the last error (logged once)."""
+        self._paused: dict[str, float] = {}
+        """Threads whose last work failed, with when to try again (a pass skips them until then)."""
         self.report = Report()
 
     # -- one thread, many threads ---------------------------------------------------------------------
@@ -156,27 +162,47 @@ class Worker:
     async def aprocess(self, thread_id: str) -> Outcome:
         """Work on one thread now (``thread_work``); a failure is logged and returned, never raised: one
         thread's trouble must not stop the worker (a store that fails everything fails its passes and its
-        stream too, which do stop it). A store error is looked at again later (a timer, the next pass)."""
+        stream too, which do stop it). A thread that failed is looked at again after a pause that doubles
+        with each failure in a row (``backoff``): a timer when stream-fed, a later pass when polling."""
         try:
             outcome = await self.work(thread_id)
         except StorageError as exc:
-            wait = self.interval if exc.transient else max(self.interval, 30.0)
-            logger.warning("thread %s: the store failed (%s); looking again in %.1fs", thread_id, exc, wait)
-            outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=str(exc))
+            wait = self._backoff(thread_id, str(exc), log=False)
             if exc.transient:
                 self.report.retry.add(thread_id)
+            else:
+                wait = max(wait, 30.0)
+            logger.warning("thread %s: the store failed (%s); looking again in %.1fs", thread_id, exc, wait)
+            outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=str(exc))
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            if self._failures.get(thread_id) != error:  # a pass meets a thread that keeps failing again and again
-                logger.error("thread %s: %s", thread_id, error, exc_info=exc)
-                self._failures[thread_id] = error
-                while len(self._failures) > 10_000:
-                    del self._failures[next(iter(self._failures))]
-            outcome = Outcome(thread_id, "failed", error=error)
+            wait = self._backoff(thread_id, error, log=True, exc=exc)
+            outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=error)
+        else:
+            self._failures.pop(thread_id, None)
         self.report.add(outcome)
         if outcome.what != "failed" or outcome.retry_at is None:
             self.report.retry.discard(thread_id)
         return outcome
+
+    def _backoff(self, thread_id: str, error: str, *, log: bool, exc: BaseException | None = None) -> float:
+        """Count one more failure of ``thread_id`` and return how long to wait before the next try: the
+        interval, doubling with each failure in a row up to ``_MAX_BACKOFF``, drawn between half and all of
+        that so that workers spread. Logged with its traceback the first time an error is seen, then only
+        when it changes: a pass meets a thread that keeps failing again and again."""
+        failures, last = self._failures.get(thread_id, (0, ""))
+        failures += 1
+        if log and last != error:
+            logger.error("thread %s: %s (looked at again with growing pauses)", thread_id, error, exc_info=exc)
+        self._failures[thread_id] = (failures, error)
+        while len(self._failures) > 10_000:
+            del self._failures[next(iter(self._failures))]
+        step = min(_MAX_BACKOFF, self.interval * 2 ** (failures - 1))
+        return random.uniform(step / 2, step)
+
+    def pausing(self, thread_id: str, now: float) -> bool:
+        """Whether ``thread_id``'s last work failed and its pause is not over at ``now``: a pass leaves it."""
+        return self._paused.get(thread_id, 0.0) > now
 
     def _task(self, thread_id: str, *, again: bool, trickle: bool = False) -> asyncio.Task[Outcome]:
         """The task working on ``thread_id``: a new one, or the one running. ``again``: what asks (a stream
@@ -206,17 +232,20 @@ class Worker:
                     self._again.discard(thread_id)
         finally:
             self._running.pop(thread_id, None)
+        if outcome.what == "failed" and outcome.retry_at is not None:
+            self._paused[thread_id] = outcome.retry_at
+        else:
+            self._paused.pop(thread_id, None)
         if outcome.retry_at is not None and self._timed:
             self.schedule(thread_id, outcome.retry_at)
-        elif outcome.what == "resumed" and self._timed:
+        elif isinstance(outcome.result, Resumed) and self._timed:
             self._schedule_result(thread_id, outcome.result)
         return outcome
 
-    def _schedule_result(self, thread_id: str, result: Any) -> None:
+    def _schedule_result(self, thread_id: str, resumed: Resumed) -> None:
         """After a resume that stopped on new interrupts, their first deadline: this worker wrote the index
         entry that holds them, and does not read it back (``_handled``)."""
-        deadlines = [i.expires_at for i in getattr(result, "interrupts", None) or ()
-                     if getattr(i, "expires_at", None) is not None]
+        deadlines = [i.expires_at for i in resumed.interrupts if i.expires_at is not None]
         if deadlines:
             self.schedule(thread_id, min(deadlines))
 
@@ -268,6 +297,8 @@ class Worker:
             if entry.status != "interrupted":
                 continue
             self.notifier.submit(interrupt_event(entry))
+            if self.pausing(thread, now):
+                continue
             answered = {mark.interrupt_id for mark in entry.answered}
             deadlines = [i.expires_at for i in entry.interrupts if i.id not in answered and i.expires_at is not None]
             fresh = max((mark.at for mark in entry.answered), default=0.0) + min(self.work.lease, _FRESH)
@@ -453,6 +484,9 @@ class Worker:
 
         return run_sync(self.arun(once=once))
 
+
+_MAX_BACKOFF = 300.0
+"""The longest pause, in seconds, before a thread whose work keeps failing is tried again."""
 
 _TRICKLE = 2
 """Threads a stream-fed worker's first pass works on at once (of its ``concurrency``), so that a worker

@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from statehitl.checkpoint.clock import StoreClock, watch_boto_client
 from statehitl.checkpoint.storage import ABSENT, CLEANUP_MAX_AGE, validate_prefix
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 from statehitl_checkpoint_dynamodb._client import batch_get, batch_write, make_client, retried, translate_errors
@@ -117,6 +118,9 @@ class DynamoDBStorage:
             "profile_name": profile_name,
             "max_attempts": max_attempts,
         }
+        self.server_clock = StoreClock() if client is None else watch_boto_client(client)
+        """DynamoDB's clock, from the ``Date`` of its responses: the engine judges leases by it
+        (``checkpoint/clock.py``). Fed once the client is built."""
         self._lock = threading.Lock()
         # Partitions whose marker chain is known to exist, and until when (math.inf without TTL), so a
         # write registers a nested partition once per process rather than on every write.
@@ -145,7 +149,9 @@ class DynamoDBStorage:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    self._client = make_client(**self._client_options, table=self.table_name)
+                    client = make_client(**self._client_options, table=self.table_name)
+                    watch_boto_client(client, self.server_clock)
+                    self._client = client
         return self._client
 
     async def read_named(self, prefix: str, name: str) -> dict[str, tuple[bytes, str]]:
