@@ -94,6 +94,14 @@ class Receiver:
             return [e["id"] for e in self.events if kind is None or e["event"] == kind]
 
 
+def answer_waiting(store: str, thread: str, response: object, responder: str = "ann") -> None:
+    """Answer the one interrupt ``thread`` waits on, in the inbox (stored, not applied)."""
+    from statehitl import inbox
+
+    [item] = [p for p in inbox.pending(store) if p.thread_id == thread]
+    inbox.answer(store, item.id, response, responder=responder)
+
+
 def worker_env(store: str, ledger: Path, **extra: str) -> dict[str, str]:
     """The environment of a worker subprocess: the test apps' store and ledger, ``worker_app`` importable."""
     from worker_app import LEDGER_ENV, STORE_ENV
