@@ -16,9 +16,9 @@ import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 
 from statehitl import Agent, tool
 from statehitl.checkpoint.engine import Checkpointer
@@ -210,3 +210,29 @@ def build_flaky(thread_id: str) -> Any:
     from statehitl.testing.builds import FailingBuild
 
     return FailingBuild(build, failures=1, state_dir=os.environ[FLAKY_ENV])(thread_id)
+
+
+def _upper(text: str) -> str:
+    if text != text.upper():
+        raise ValueError("must be upper case")
+    return text
+
+
+def ask_code(state: Order, ctx: NodeContext) -> dict[str, Any]:
+    """A typed interrupt whose type carries a validator no JSON schema states."""
+    return {"decision": ctx.interrupt("code", reason={"item": state.item},
+                                      response_type=Annotated[str, AfterValidator(_upper)])}
+
+
+def build_code(thread_id: str) -> Any:
+    """ask_code -> ship."""
+    store = os.environ[STORE_ENV]
+    if ("CodeGraph", store) not in _COMPILED:
+        g = StateGraph(Order, name="CodeGraph")
+        g.add_node("ask", ask_code)
+        g.add_node("ship", ship)
+        g.add_edge(START, "ask")
+        g.add_edge("ask", "ship")
+        g.add_edge("ship", END)
+        _COMPILED["CodeGraph", store] = g.compile(checkpointer=Checkpointer.from_url(store))
+    return _COMPILED["CodeGraph", store]

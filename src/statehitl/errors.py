@@ -209,6 +209,9 @@ class InvalidResponseError(InterruptError, ValueError):
     """Raised while a run applied a human's answer (its type, its tool call, its edit was refused): the
     answer was never applied, so the run writes nothing and the thread still waits on it. Any other
     ``InvalidResponseError`` a node raises fails its step like any error."""
+    interrupt_id: str | None = None
+    """With ``refused_answer``: the interrupt whose answer was refused. Its stored answer is withdrawn,
+    whichever door stored it, and the refusal kept in the audit trail."""
 
 
 class ResponseValidationError(InvalidResponseError):

@@ -153,11 +153,13 @@ class InterruptScope:
         self.names.add(name)
         require_json(reason, f"the reason of interrupt {name!r}", InterruptReasonError)
         iid = interrupt_id(self.site, name, self.thread)
+        if response_type is not None:
+            _typed().remember_type(iid, response_type)  # so that a door in this process checks answers with it
         if iid in self.responses:
             try:
                 answer = self._answer(iid, name, response_type, digest)
             except InvalidResponseError as refused:
-                refused.refused_answer = True
+                refused.refused_answer, refused.interrupt_id = True, iid
                 raise
             used = ANSWERS_USED.get()
             if used is not None:
@@ -179,6 +181,10 @@ class InterruptScope:
                                          on_expire=None if expires is None else expires.response,
                                          responders=allowed)])
 
+
+    def id_of(self, name: str) -> str:
+        """The id an interrupt called ``name`` gets in this scope."""
+        return interrupt_id(self.site, name, self.thread)
 
     def _answer(self, iid: str, name: str, response_type: Any, digest: str | None) -> Any:
         """The human's answer to interrupt ``iid``, checked against the tool call it was given for and

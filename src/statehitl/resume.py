@@ -26,6 +26,7 @@ from statehitl.errors import (
     UnknownInterruptError,
 )
 from statehitl.interrupt import Interrupt
+from statehitl.responders import may_answer
 
 __all__ = [
     "AnswerMeta",
@@ -209,7 +210,10 @@ def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> N
             f"{where} was given for tool call {digest}, but the call waiting is {interrupt.digest} (other "
             "arguments than the ones shown); nothing was applied: answer the call as it is now"
         )
-    check_response(block["response"], interrupt.response_schema, where)
+    if may_answer(interrupt.responders, block.get("responder"), groups or ()):
+        # A responder who may not answer is refused where the answer is written, before its type is looked at:
+        # every door checks who answers first.
+        check_response(block["response"], interrupt.response_schema, where)
 
 
 def check_response(response: Any, schema: dict[str, Any] | None, where: str) -> None:

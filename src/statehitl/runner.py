@@ -21,7 +21,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from statehitl import interrupt_ids, observe
-from statehitl.checkpoint.answer_records import withdraw_answers
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
@@ -31,6 +30,7 @@ from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import ANSWERS_USED, InterruptContext, InterruptRaised
 from statehitl.machine import END, Machine
 from statehitl.position import NodeContext, Position, RunEnd, Writes
+from statehitl.refused_answers import withdraw_refused
 from statehitl.runner_parts import (
     Between,
     Cancelled,
@@ -149,14 +149,17 @@ class Runner:
         tracer = run_tracer()
         answered = list(at.answered)
 
-        def audit() -> dict[str, Any]:
+        def audit(outcome: Literal["failed"] | None = None) -> dict[str, Any]:
             # The first checkpoint stored after the answers were applied carries them (the audit trail,
-            # in the step's one write): an answer refused on re-run is in none.
+            # in the step's one write): an answer refused on re-run is in none; one whose step then failed
+            # says so (the thread waits to be answered again).
             if not answered:
                 return {}
-            entries = {"answered": [AnswerRecord.of(entry) for entry in answered]}
+            records = [AnswerRecord.of(entry) for entry in answered]
+            if outcome is not None:
+                records = [record.model_copy(update={"outcome": outcome}) for record in records]
             answered.clear()
-            return entries
+            return {"answered": records}
 
         async def commit(step: int, state: Any, status: RecordStatus, durable: bool, *, held: bool = False,
                          **fields: Any) -> StoredCheckpoint:
@@ -219,7 +222,7 @@ class Runner:
                                tracer=tracer, pending=at_failure.pending, completed=at_failure.completed,
                                responses=at_failure.responses, progress=at_failure.progress,
                                interrupts=at_failure.waiting, error=failed.record(), schedule=at_failure.schedule,
-                               **audit())  # the answers were acted on before the step failed
+                               **audit("failed"))  # the answers were acted on, and the step failed
             raise failed.error from failed.error.__cause__
         except BaseException as failure:
             # The run is over but the thread says "held until ...": release it, so the thread can be
@@ -235,8 +238,8 @@ class Runner:
                                        tracer=tracer, pending=held.pending, schedule=held.schedule, **acting)
                 elif not last and not (cursor.acting is not None and used):
                     await checkpointer.release(cursor)
-                    if isinstance(failure, InvalidResponseError) and failure.refused_answer and at.recorded:
-                        await withdraw_answers(checkpointer, at.recorded)  # refused: they must not bind
+                    if isinstance(failure, InvalidResponseError) and failure.refused_answer:
+                        await withdraw_refused(checkpointer, at, failure)  # refused: no door's answer may bind
             raise
         finally:
             checkpointer.finished(cursor, acted=bool(used))

@@ -223,6 +223,9 @@ def cmd_answer(args: argparse.Namespace, console: Console) -> int:
     item = done.interrupt
     c = console
     c.print(f"answered {item.name} on thread {item.thread_id} with {compact_json(done.answer.response)}")
+    bound = done.bound_by()
+    if bound is not None:
+        c.print(bound)
     if args.app is None:
         c.print(c.style("stored: a worker on this store applies it (statehitl worker --app module:build), or the "
                         "app's next call on the thread without answers (invoke(None), a bare agent call, "

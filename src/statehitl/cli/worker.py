@@ -178,6 +178,8 @@ def _summary(report: Report, console: Console) -> int:
         parts.append(f"retried {count_text(counts['retried'], 'action')} of unknown outcome")
     if counts["busy"]:
         parts.append(f"{count_text(counts['busy'], 'thread')} held by another process")
+    if counts["refused"]:
+        parts.append(f"withdrew {count_text(counts['refused'], 'answer')} their handler refused")
     console.print("; ".join(parts))
     for thread in sorted(report.unknown):
         console.print(f"thread {thread}: an action of unknown outcome waits on a human: check it by its idempotency "

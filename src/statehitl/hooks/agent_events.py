@@ -172,7 +172,7 @@ class BeforeToolCallEvent(InterruptibleEvent):
             try:
                 check_edit(answer, spec, f"the answer to interrupt {name!r} on tool {self.tool_use['name']!r}")
             except InvalidResponseError as refused:
-                refused.refused_answer = True
+                refused.refused_answer, refused.interrupt_id = True, scope.id_of(name)
                 raise
             self.tool_use = {**self.tool_use, "input": answer.input}
         return answer

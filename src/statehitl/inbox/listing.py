@@ -9,7 +9,7 @@ applied is no longer waiting on anyone, so it is not listed as pending.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
@@ -18,8 +18,8 @@ from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
 from statehitl.inbox.answers import already_answered, read_answer
 
 __all__ = [
-    "PendingInterrupt", "Scan", "UnappliedAnswer", "afind_pending", "apending", "aunapplied", "find_pending", "pending",
-    "scan", "unapplied",
+    "PendingInterrupt", "Scan", "UnappliedAnswer", "afind_answerable", "afind_pending", "apending", "aunapplied",
+    "find_pending", "pending", "scan", "unapplied",
 ]
 
 
@@ -78,12 +78,13 @@ async def aunapplied(store: str | Checkpointer) -> list[UnappliedAnswer]:
 class Scan:
     """One look at the store: what waits unanswered (newest first), the answers stored and not yet
     applied by ``(thread, interrupt id)`` with the checkpoint they answer, and the ids of the threads
-    waiting (answered or not)."""
+    waiting (answered or not); ``answered_items`` are the interrupts of those answers, as asked."""
 
     pending: list[PendingInterrupt]
     answered: dict[tuple[str, str], tuple[int, AnsweredMark]]
     waiting: list[str]
     unapplied: list[UnappliedAnswer]
+    answered_items: list[PendingInterrupt] = field(default_factory=list)
 
 
 async def scan(checkpointer: Checkpointer) -> Scan:
@@ -93,25 +94,28 @@ async def scan(checkpointer: Checkpointer) -> Scan:
     found = []
     waiting = []
     unapplied = []
+    answered_items = []
     for entry in await checkpointer.threads("interrupted"):
         waiting.append(entry.thread_id)
         for mark in entry.answered:
             answered[entry.thread_id, mark.interrupt_id] = (entry.seq, mark)
         for record in entry.interrupts:
-            if (entry.thread_id, record.id) in answered:
-                mark = answered[entry.thread_id, record.id][1]
-                unapplied.append(UnappliedAnswer(thread_id=entry.thread_id, id=record.id, name=record.name,
-                                                 responder=mark.responder, via=mark.via, answered_at=mark.at))
-                continue
-            found.append(PendingInterrupt(
+            item = PendingInterrupt(
                 thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason,
                 source=record.source, node=record.node, machine=entry.machine, since=entry.updated_at,
                 expires_at=record.expires_at, on_expire=record.on_expire,
                 response_schema=record.response_schema, responders=record.responders,
-            ))
+            )
+            if (entry.thread_id, record.id) in answered:
+                mark = answered[entry.thread_id, record.id][1]
+                unapplied.append(UnappliedAnswer(thread_id=entry.thread_id, id=record.id, name=record.name,
+                                                 responder=mark.responder, via=mark.via, answered_at=mark.at))
+                answered_items.append(item)
+                continue
+            found.append(item)
     found.sort(key=lambda p: (-p.since, p.thread_id, p.id))
     unapplied.sort(key=lambda a: (-a.answered_at, a.thread_id, a.id))
-    return Scan(found, answered, waiting, unapplied)
+    return Scan(found, answered, waiting, unapplied, answered_items)
 
 
 async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
@@ -122,22 +126,43 @@ async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterr
     """
     checkpointer = open_store(store)
     looked = await scan(checkpointer)
-    items = looked.pending
-    matches = [p for p in items if p.id == wanted] or [p for p in items if _starts(p.id, wanted)]
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise UnknownInboxItemError(f"interrupt id {wanted!r} is ambiguous: it starts "
-                                    f"{', '.join(p.id for p in matches)}; give more of it")
+    found = _match(looked.pending, wanted)
+    if found is not None:
+        return found
     for (thread, iid), (seq, _) in sorted(looked.answered.items()):
         if iid == wanted or _starts(iid, wanted):
             first = await read_answer(checkpointer, thread, iid, seq)
             raise AlreadyAnsweredError(already_answered(first.name if first else "?", iid, first))
+    raise _not_found(looked.pending, wanted)
+
+
+async def afind_answerable(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
+    """The interrupt with id ``wanted`` (or a unique start of it) that an answer may be given to: pending, or
+    answered and not yet applied. What a door answers: whether it was answered first is for the answer's
+    own write to say, after it checked who is answering, so a responder who may not answer learns nothing
+    of an earlier answer. ``UnknownInboxItemError`` naming what is pending if none matches (or several)."""
+    looked = await scan(open_store(store))
+    found = _match([*looked.pending, *looked.answered_items], wanted)
+    if found is None:
+        raise _not_found(looked.pending, wanted)
+    return found
+
+
+def _match(items: list[PendingInterrupt], wanted: str) -> PendingInterrupt | None:
+    """The one item whose id is ``wanted`` or starts with it; None for none, ``UnknownInboxItemError`` for several."""
+    matches = [p for p in items if p.id == wanted] or [p for p in items if _starts(p.id, wanted)]
+    if len(matches) > 1:
+        raise UnknownInboxItemError(f"interrupt id {wanted!r} is ambiguous: it starts "
+                                    f"{', '.join(p.id for p in matches)}; give more of it")
+    return matches[0] if matches else None
+
+
+def _not_found(items: list[PendingInterrupt], wanted: str) -> UnknownInboxItemError:
     waiting = ", ".join(f"{p.id} ({p.name} on thread {p.thread_id})" for p in items[:10]) or "none"
     if len(wanted.split(":", 1)[-1]) < _SHORTEST and wanted not in {p.id for p in items}:
-        raise UnknownInboxItemError(f"interrupt id {wanted!r} is too short to pick one: give at least {_SHORTEST} "
-                                    f"characters of the id (after its 'v2:'); pending: {waiting}")
-    raise UnknownInboxItemError(f"no pending interrupt has id {wanted!r}; pending: {waiting}")
+        return UnknownInboxItemError(f"interrupt id {wanted!r} is too short to pick one: give at least {_SHORTEST} "
+                                     f"characters of the id (after its 'v2:'); pending: {waiting}")
+    return UnknownInboxItemError(f"no pending interrupt has id {wanted!r}; pending: {waiting}")
 
 
 def pending(store: str | Checkpointer) -> list[PendingInterrupt]:

@@ -17,6 +17,9 @@ It reads the thread (its newest checkpoint and the answers stored for it), and t
 - answers given to the application's own call are that call's to apply (it claims the thread right
   after storing them): they are left to it for one lease, and applied only if it did not (its
   process died in between);
+- the resume's handler refused a stored answer (its type's validator, which the door that stored it
+  could not run): **refused**; the run withdrew the answer (audited as refused), and the interrupt
+  waits on a new one: nothing to retry;
 - anything else (completed, failed, gone): **done**, nothing to do.
 """
 
@@ -40,6 +43,7 @@ from statehitl.errors import (
     ActionOutcomeUnknownError,
     AlreadyAnsweredError,
     CheckpointConflict,
+    InvalidResponseError,
     NotInterruptedError,
     ResumeInputError,
     UnknownInterruptError,
@@ -62,7 +66,7 @@ UNKNOWN_LOOK = 30.0
 human's go-ahead (``threads retry``) writes no answer and no index entry, so a stream-fed worker learns of
 it only by looking again."""
 
-What = Literal["resumed", "busy", "waiting", "unknown", "done", "failed"]
+What = Literal["resumed", "busy", "waiting", "unknown", "refused", "done", "failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +176,12 @@ class ThreadWork:
                 continue
             except (NotInterruptedError, UnknownInterruptError, ResumeInputError):
                 return Outcome(thread_id, "done", expired=expired, retried=retried)
+            except InvalidResponseError as error:
+                if not error.refused_answer:
+                    raise
+                # Withdrawn by the run that refused it: the interrupt waits on a new answer, nothing to retry.
+                logger.warning("thread %s: %s", thread_id, error)
+                return Outcome(thread_id, "refused", expired=expired, retried=retried, error=str(error))
             logger.info("thread %s: resumed (%s)%s%s", thread_id, resumed.status,
                         f", expiry default applied to {', '.join(expired)}" if expired else "",
                         ", after retrying an action of unknown outcome" if retried else "")
