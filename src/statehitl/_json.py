@@ -2,27 +2,50 @@
 
 They are checked where they enter, so a bad value fails at the ``interrupt()`` call or the resume call
 that introduced it, not later inside a checkpoint write where the culprit is no longer visible.
+
+One nesting limit holds for every value stored (``MAX_NESTING`` levels of lists and objects): the JSON
+reader refuses records nested about 200 deep, and a value that could be written but not read back
+would make its thread (or, for an index entry, every listing of the store) unreadable. So the limit is
+checked where a value enters and again on every record's bytes as it is written (``check_nesting``),
+well within what the reader takes with a record's own levels around the value.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
-from statehitl.errors import NotJSONError
+from statehitl.errors import NestingTooDeepError, NotJSONError
+
+__all__ = ["MAX_NESTING", "check_nesting", "find_non_json", "nesting_of", "require_json"]
+
+MAX_NESTING = 100
+"""Levels of lists and objects a stored value may nest (a record adds a few of its own around it)."""
+
+_RECORD_NESTING = MAX_NESTING + 12
+"""What a record's bytes may nest: a value's levels and the record's own around it (checkpoint, writes,
+node, channel, a tag), still far within the JSON reader's limit of about 200."""
 
 _SCALARS = (str, int, bool, type(None))
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
-def find_non_json(value: Any, path: str = "$") -> tuple[str, Any] | None:
-    """Return ``(path, value)`` of the first part of ``value`` that is not plain JSON, or None."""
+def find_non_json(value: Any, path: str = "$", depth: int = 0) -> tuple[str, Any] | None:
+    """Return ``(path, value)`` of the first part of ``value`` that is not plain JSON, or None.
+    A value nested deeper than ``MAX_NESTING`` raises ``NestingTooDeepError`` naming where."""
     if isinstance(value, _SCALARS):
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else (path, value)
+    if depth >= MAX_NESTING and isinstance(value, list | tuple | dict):
+        raise NestingTooDeepError(f"at {path} the value nests deeper than {MAX_NESTING} levels of lists and "
+                                  f"objects, the most a stored value may; nothing was stored")
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            found = find_non_json(item, f"{path}[{index}]")
+            found = find_non_json(item, f"{path}[{index}]", depth + 1)
             if found:
                 return found
         return None
@@ -30,11 +53,34 @@ def find_non_json(value: Any, path: str = "$") -> tuple[str, Any] | None:
         for key, item in value.items():
             if not isinstance(key, str):
                 return (f"{path} key {key!r}", key)
-            found = find_non_json(item, f"{path}.{key}")
+            found = find_non_json(item, f"{path}.{key}", depth + 1)
             if found:
                 return found
         return None
     return (path, value)
+
+
+def nesting_of(data: bytes) -> int:
+    """How deep the lists and objects of JSON ``data`` nest (0 for a scalar): strings dropped, then the
+    innermost pairs of brackets removed level by level, all at the speed of ``bytes`` methods."""
+    brackets = _STRINGS.sub(b"", data).translate(_BRACKETS, _NOT_BRACKETS)
+    depth = 0
+    while brackets:
+        brackets = brackets.replace(b"[]", b"")
+        depth += 1
+    return depth
+
+
+def check_nesting(data: bytes, what: str) -> None:
+    """``NestingTooDeepError`` if JSON ``data`` (a whole record) nests deeper than a record may. Counting
+    the opening brackets first, a record with fewer than the limit (most of them) is not looked at again."""
+    if data.count(b"[") + data.count(b"{") <= _RECORD_NESTING:
+        return
+    depth = nesting_of(data)
+    if depth > _RECORD_NESTING:
+        raise NestingTooDeepError(f"{what} nests {depth} levels of lists and objects deep: a value in it nests "
+                                  f"deeper than the {MAX_NESTING} levels a stored value may, and the record could "
+                                  "not be read back; nothing was stored")
 
 
 def require_json(value: Any, what: str, error: type[NotJSONError] = NotJSONError) -> None:
@@ -44,7 +90,7 @@ def require_json(value: Any, what: str, error: type[NotJSONError] = NotJSONError
     stored values (agent state) the plain ``NotJSONError``, so a handler for interrupt misuse does not
     catch a bad state value.
     """
-    found = find_non_json(value)
+    found = find_non_json(value)  # NestingTooDeepError for a value nested too deep
     if found is not None:
         where, bad = found
         detail = "" if where == "$" else f" at {where}"

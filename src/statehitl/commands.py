@@ -3,7 +3,9 @@ update and where to go next, or a caller's resume).
 
 They live apart from the graph builder because the machine and the runner read them too: a router may
 return Sends, a node's update may carry a ``goto``. Both are kept in checkpoints, so a Send's argument
-must be JSON, checked where it is made rather than at the commit that would fail to store it.
+must be storable (JSON, or a value ``statehitl.values`` tags: a datetime, a set, bytes...), checked where
+it is made rather than at the commit that would fail to store it; it is stored tagged and given back to
+the node as it was.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from statehitl._json import require_json
 from statehitl.errors import InvalidUpdateError
+from statehitl.values import decode_value, encode_value
 
 __all__ = ["GOTO", "Command", "ParentCommand", "Send", "dump_goto", "goto_of", "goto_targets"]
 
@@ -37,10 +39,14 @@ class Send:
     def __post_init__(self) -> None:
         if not isinstance(self.node, str):
             raise InvalidUpdateError(f"Send(node, arg): node must be a node name, got {self.node!r}")
-        require_json(self.arg, f"the argument of Send({self.node!r}, ...)")
+        self.stored_arg()
+
+    def stored_arg(self) -> Any:
+        """The argument as it is stored (``values.encode_value``); ``ValueNotStorableError`` if it cannot be."""
+        return encode_value(self.arg, f"the argument of Send({self.node!r}, ...)")
 
     def to_json(self) -> dict[str, Any]:
-        return {"node": self.node, "arg": self.arg}
+        return {"node": self.node, "arg": self.stored_arg()}
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,7 @@ def goto_targets(goto: Any, who: str) -> list[str | Send]:
 
 def goto_of(update: dict[str, Any]) -> list[str | Send]:
     """The targets an update's ``GOTO`` entry holds, from a live Command or as stored (JSON)."""
-    return [Send(t["node"], t["arg"]) if isinstance(t, dict) else t for t in update.get(GOTO, ())]
+    return [Send(t["node"], decode_value(t["arg"])) if isinstance(t, dict) else t for t in update.get(GOTO, ())]
 
 
 def dump_goto(targets: Sequence[str | Send]) -> list[Any]:

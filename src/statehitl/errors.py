@@ -10,6 +10,8 @@ The tree::
      ├── NodeCancelledError (RuntimeError)       a Graph node was cancelled by a BeforeNodeCallEvent hook
      ├── AgentBusyError (RuntimeError)           an agent asked to do two things at once
      ├── NotJSONError (TypeError)                a value that must be stored is not JSON (agent state...)
+     │    └── ValueNotStorableError                 ... nor a standard or known type statehitl.values tags
+     ├── NestingTooDeepError (ValueError)        a value nested deeper than a stored value may (nothing stored)
      ├── InterruptError                          misuse of interrupts
      │    ├── InterruptReasonError (NotJSONError)   an interrupt's reason is not JSON
      │    ├── InterruptResponseError (NotJSONError) an answer's response is not JSON
@@ -86,6 +88,7 @@ __all__ = [
     "InvalidThreadIdError",
     "InvalidUpdateError",
     "MachineChangedError",
+    "NestingTooDeepError",
     "NodeCancelledError",
     "NotInterruptedError",
     "NotJSONError",
@@ -104,6 +107,7 @@ __all__ = [
     "UnknownInboxItemError",
     "UnknownInterruptError",
     "UnknownNodeError",
+    "ValueNotStorableError",
 ]
 
 
@@ -164,6 +168,19 @@ class AgentBusyError(StatehitlError, RuntimeError):
 
 class NotJSONError(StatehitlError, TypeError):
     """A value that is stored in checkpoints is not JSON; the message names what was being checked."""
+
+
+class NestingTooDeepError(StatehitlError, ValueError):
+    """A value nests deeper than ``statehitl._json.MAX_NESTING`` levels of lists and objects: stored, it could
+    not be read back (the JSON reader stops near 200 levels), so it is refused where it is written, and
+    nothing is stored."""
+
+
+class ValueNotStorableError(NotJSONError):
+    """A value written to a StateGraph's state, a ``Send`` or an answer that statehitl cannot store: not JSON,
+    not one of the standard types it tags (``statehitl.values``), not a class the schema names or
+    ``statehitl.values.register`` registered. Names where (node and channel, the Send, the answer) and what;
+    nothing is stored."""
 
 
 class InterruptError(StatehitlError):

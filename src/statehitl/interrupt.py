@@ -26,6 +26,7 @@ from statehitl.errors import (
 from statehitl.expiry import expiry
 from statehitl.interrupt_ids import interrupt_id
 from statehitl.responders import responders_of
+from statehitl.values import decode_value
 
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
 
@@ -196,7 +197,7 @@ class InterruptScope:
                 f"that would run now is {digest} (its input changed since it was shown); nothing was applied, "
                 "the thread still waits: answer the call as it is now"
             )
-        found = self.responses[iid]
+        found = decode_value(self.responses[iid])  # stored as tagged JSON: a datetime answer is a datetime again
         if response_type is None:
             return found
         return _typed().validate_response(response_type, found, f"the response to interrupt {name!r} (id {iid})")

@@ -101,14 +101,15 @@ def check_answer(interrupt_id: str, schema: dict[str, Any] | None, response: Any
     if schema is None:
         return
     from statehitl.json_schema_check import schema_errors
+    from statehitl.values import as_json, decode_value
 
-    problems = schema_errors(response, schema)
+    problems = schema_errors(as_json(response), schema)
     if problems:
         raise ResponseValidationError(f"{where} is not a valid response: {'; '.join(problems)}; nothing was "
                                       "applied, the thread still waits on it")
     response_type = known_type(interrupt_id)
     if response_type is not None:
         try:
-            validate_response(response_type, response, where)
+            validate_response(response_type, decode_value(response), where)
         except ResponseValidationError as exc:
             raise ResponseValidationError(f"{exc}; nothing was applied, the thread still waits on it") from None

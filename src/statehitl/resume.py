@@ -27,6 +27,7 @@ from statehitl.errors import (
 )
 from statehitl.interrupt import Interrupt
 from statehitl.responders import may_answer
+from statehitl.values import as_json, encode_value
 
 __all__ = [
     "AnswerMeta",
@@ -82,13 +83,15 @@ RunPlan = StartRun | ResumeRun | ContinueRun
 
 
 def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_continues: bool,
-             lists_are_input: bool) -> RunPlan:
+             lists_are_input: bool, tagged_answers: bool = False) -> RunPlan:
     """What ``input`` means for the thread whose last checkpoint is ``record`` (None: never run).
 
     ``label`` names the thread in messages. ``none_continues``: ``None`` continues a stopped run
     (graphs) rather than starting one with no new input (agents, where ``agent()`` calls the model
     again). ``lists_are_input``: a list that is not interrupt responses is input (an agent's content
-    blocks or messages) rather than a mistake (a StateGraph takes a dict).
+    blocks or messages) rather than a mistake (a StateGraph takes a dict). ``tagged_answers``: answers may
+    be any value ``statehitl.values`` stores (a StateGraph's, as LangGraph's ``Command(resume=)`` takes a
+    datetime); else they must be JSON (Strands' rule for agents and orchestrators).
     """
     status = None if record is None else record.status
     if status == "interrupted" or (status == "failed" and record is not None and record.interrupts
@@ -101,7 +104,8 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
                 f"{label} stopped at a breakpoint before {record.pending}, with nothing to answer; continue it "
                 "with None as the input (invoke(None, config)) before giving it new input"
             )
-        answers, meta = parse_answers(input, [i.to_interrupt() for i in record.interrupts], thread=label)
+        answers, meta = parse_answers(input, [i.to_interrupt() for i in record.interrupts], thread=label,
+                                      tagged=tagged_answers)
         return ResumeRun(answers, meta)
     if is_response_list(input):
         why = "it has no checkpoint" if record is None else f"its status is {status}"
@@ -139,10 +143,11 @@ def parse_responses(payload: Any, pending: Sequence[Interrupt], *, thread: str) 
     return parse_answers(payload, pending, thread=thread)[0]
 
 
-def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str
+def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str, tagged: bool = False
                   ) -> tuple[dict[str, Any], dict[str, AnswerMeta]]:
     """Validate ``payload`` against the ``pending`` interrupts of ``thread``: id -> response, and id ->
-    who answered (for the blocks that say).
+    who answered (for the blocks that say). ``tagged``: a response may be any value ``statehitl.values``
+    stores, and is returned as stored (tagged JSON); else it must be JSON.
 
     Besides the shape, each response is checked against its interrupt's ``response_schema`` and a
     block's ``digest`` against its interrupt's, so a wrong answer is refused here, before the thread
@@ -182,9 +187,14 @@ def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str
             )
         if iid in answers:
             raise InvalidResponseError(f"{thread}: interrupt {names[iid]!r} (id {iid}) is answered twice")
-        require_json(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", InterruptResponseError)
+        what = f"{thread}: the response to interrupt {names[iid]!r}"
+        response = block["response"]
+        if tagged:  # stored as tagged JSON: a datetime, a set, bytes come back as they were (``statehitl.values``)
+            response = encode_value(response, what, error=InterruptResponseError)
+        else:
+            require_json(response, what, InterruptResponseError)
         _check_answer(block, by_id[iid], thread)
-        answers[iid] = block["response"]
+        answers[iid] = response
         responder, comment, groups = block.get("responder"), block.get("comment"), block.get("groups")
         if responder is not None or comment is not None or groups:
             meta[iid] = AnswerMeta(responder, comment, groups=tuple(groups or ()))
@@ -218,12 +228,14 @@ def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> N
 
 def check_response(response: Any, schema: dict[str, Any] | None, where: str) -> None:
     """Refuse a response that does not fit its interrupt's response schema (None: any JSON fits), before
-    anything is stored or run: here at resume, and in the inbox before an answer is recorded."""
+    anything is stored or run: here at resume, and in the inbox before an answer is recorded. A value
+    JSON cannot hold (a datetime) is checked as its JSON form (an ISO string), as pydantic takes it."""
     if schema is None:
         return
     from statehitl.json_schema_check import schema_errors  # only typed interrupts need the checker
 
-    problems = schema_errors(response, schema)
+    problems = schema_errors(as_json(response), schema)
     if problems:
         raise ResponseValidationError(f"{where} is not a valid response: {'; '.join(problems)}; "
                                       "nothing was applied, the thread still waits on it")
+

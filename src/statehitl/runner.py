@@ -425,7 +425,7 @@ class Runner:
         todo: list[str] = []
         for node in runnable:
             if node in completed:  # finished before the interrupt: keep its work, do not re-run
-                outcomes[node] = Done(self.adapter.normalize_update(node, completed[node]))
+                outcomes[node] = Done(self.adapter.load_update(node, completed[node]))
             else:
                 todo.append(node)
 

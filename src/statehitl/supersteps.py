@@ -19,6 +19,7 @@ from typing import Any
 from statehitl.commands import GOTO, Send, goto_of
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
+from statehitl.values import decode_value
 
 __all__ = ["Schedule", "plan_start", "plan_step", "send_arg"]
 
@@ -75,7 +76,7 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
         if isinstance(target, Send):
             if target.node not in machine.nodes:
                 raise _unknown(machine, target.node)
-            sends[f"{target.node}:{len(sends)}"] = target.arg
+            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()  # as stored: read back by send_arg
         elif target != END:
             if target not in machine.nodes:
                 raise _unknown(machine, target)
@@ -95,11 +96,11 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
 
 
 def send_arg(schedule: Schedule, task: str) -> tuple[bool, Any]:
-    """Whether ``task`` is a Send's, and its argument."""
+    """Whether ``task`` is a Send's, and its argument (as it was given: the schedule holds it as stored)."""
     sends = schedule.get("sends")
     if sends is None or task not in sends:
         return False, None
-    return True, sends[task]
+    return True, decode_value(sends[task])
 
 
 def _unknown(machine: Machine, name: str) -> Exception:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from test_worker_aws import ledger, streamed_store  # noqa: F401 (fixtures)
+
 from worker_app import FLAKY_ENV, Ledger, build
 from worker_support import answer_waiting, wait_for, worker_env, workers
 

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
+from statehitl._json import check_nesting
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointCorruptError
 
@@ -98,7 +99,8 @@ def encode(record: BaseModel, signing_key: bytes | None, *, place: str = "", com
 def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str = "", compress: bool = False
                    ) -> tuple[bytes, int]:
     """``encode``, and how many characters of ``record`` its bytes hold as U+FFFD (``_with_text_replaced``):
-    a writer that keeps the record in memory must then read it back, to hold what the store holds."""
+    a writer that keeps the record in memory must then read it back, to hold what the store holds.
+    ``NestingTooDeepError`` for a record nested deeper than the reader takes back (``_json.check_nesting``)."""
     leave_out = getattr(record, "stored_exclude", None)
     exclude = leave_out() if leave_out is not None else None
     replaced = 0
@@ -108,6 +110,7 @@ def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str =
         if "surrogates not allowed" not in str(exc):
             raise
         body, replaced = _with_text_replaced(record, exclude)
+    check_nesting(body, f"the {type(record).__name__} record {place!r}" if place else f"a {type(record).__name__}")
     if compress:
         deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, -_WINDOW_BITS, _MEM_LEVEL, zdict=_DICTIONARY)
         body = _COMPRESSED + deflate.compress(body) + deflate.flush()

@@ -9,6 +9,7 @@ says which records each store writes).
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ from statehitl.errors import (
 )
 
 __all__ = ["Head", "ThreadReader", "offering_head"]
+
+logger = logging.getLogger("statehitl.checkpoint")
 
 @dataclass
 class Head:
@@ -286,16 +289,27 @@ class ThreadReader(RecordStore):
 
     # -- the thread index ---------------------------------------------------------------------------
 
-    async def threads(self, status: RecordStatus | None = None) -> list[ThreadIndex]:
+    async def threads(self, status: RecordStatus | None = None, *,
+                      unreadable: dict[str, str] | None = None) -> list[ThreadIndex]:
         """Every thread's index entry (optionally only those with ``status``), by thread id.
 
         Reads one small record per thread, never checkpoints: ``threads("interrupted")`` is the list of
         threads waiting on a human, with their pending interrupts. (The listing it starts from also
-        passes over the audit entries ``prune`` kept beside the index entries.)
+        passes over the audit entries ``prune`` kept beside the index entries.) An entry that cannot be
+        read (damaged, or written outside statehitl) is left out and reported, never allowed to hide the
+        others: into ``unreadable`` (thread id: why) when given, else as a logged warning.
         """
         entries = []
         for thread_id in await indexed_threads(self.storage):
-            entry = await self.thread_info(thread_id)
+            try:
+                entry = await self.thread_info(thread_id)
+            except CheckpointCorruptError as exc:
+                if unreadable is None:
+                    logger.warning("thread %s: its index entry cannot be read, left out of the listing: %s",
+                                   thread_id, exc)
+                else:
+                    unreadable[thread_id] = str(exc)
+                continue
             if entry is not None and (status is None or entry.status == status):
                 entries.append(entry)
         return entries

@@ -158,6 +158,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         c.print(f"nothing waiting on a human in {args.store}")
     if looked.unapplied:
         _unapplied_table(console, looked.unapplied)
+    for thread, why in sorted(looked.unreadable.items()):  # one bad entry must not hide the others: say so
+        _warn(console, f"thread {thread}: its index entry cannot be read, so its interrupts are not listed: {why}")
     return 0
 
 

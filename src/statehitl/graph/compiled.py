@@ -263,7 +263,7 @@ class CompiledStateGraph(ResumableApp, Generic[M]):
         thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
-                        none_continues=True, lists_are_input=self.schema.kind.kind == "root")
+                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", tagged_answers=True)
         if isinstance(plan, ResumeRun | ContinueRun):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)

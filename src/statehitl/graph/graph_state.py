@@ -24,7 +24,7 @@ class GraphState(StateSchema[Any]):
     """The runner's state adapter for a StateGraph over ``kind``."""
 
     def __init__(self, kind: StateKind, *, nested: bool = False) -> None:
-        super().__init__(kind.model)
+        super().__init__(kind.model, tag_values=True)  # LangGraph's values: datetimes, sets, bytes... as they were
         self.kind = kind
         self.native = kind.kind == "pydantic" and kind.model is kind.schema
         self.nested = nested
@@ -115,10 +115,20 @@ class GraphState(StateSchema[Any]):
         rest = {k: v for k, v in update.items() if k != GOTO}
         return {**super().dump_update(rest), GOTO: dump_goto(update[GOTO])}
 
+    def load_update(self, node: str, stored: dict[str, Any]) -> dict[str, Any]:
+        if GOTO not in stored:
+            return super().load_update(node, stored)
+        rest = {k: v for k, v in stored.items() if k != GOTO}
+        return self.normalize_update(node, {**self.decoded(rest), GOTO: stored[GOTO]})
+
     def dump_values(self, state: Any) -> dict[str, Any]:
         if self.native:
             return super().dump_values(state)
         # channels never written stay absent when the thread is read back, as LangGraph's state lacks them
         dumped: dict[str, Any] = state.model_dump(mode="json", exclude_unset=True,
-                                                  exclude=set(self.append_channels) or None)
-        return dumped
+                                                  exclude=set(self.append_channels | self.tagged) or None)
+        if not self.tagged:
+            return dumped
+        present = state.model_fields_set
+        return self.with_tagged(state, dumped, (n for n in self.tagged
+                                                if n in present and n not in self.append_channels))

@@ -102,7 +102,7 @@ class SnapshotReader:
         """The state's values as LangGraph shows them: with the writes of the nodes that finished in a step
         that stopped on interrupts already applied (``only``: an output schema's channels)."""
         if record.completed:
-            done = [(n, self.schema.normalize_update(n, record.completed[n])) for n in record.pending
+            done = [(n, self.schema.load_update(n, record.completed[n])) for n in record.pending
                     if n in record.completed]
             state = self.schema.apply(state, done)  # in the order the step would have applied them
         return self.schema.kind.values(state, only)

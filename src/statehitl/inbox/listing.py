@@ -8,6 +8,7 @@ applied is no longer waiting on anyone, so it is not listed as pending.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,13 +66,13 @@ class UnappliedAnswer:
 
 async def apending(store: str | Checkpointer) -> list[PendingInterrupt]:
     """Every interrupt waiting on a human in the store (a URL or a checkpointer), newest first."""
-    return (await scan(open_store(store))).pending
+    return reported(await scan(open_store(store))).pending
 
 
 async def aunapplied(store: str | Checkpointer) -> list[UnappliedAnswer]:
     """Every answer stored and not yet applied in the store, newest first: no longer waiting on a human,
     not yet acted on either."""
-    return (await scan(open_store(store))).unapplied
+    return reported(await scan(open_store(store))).unapplied
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,9 @@ class Scan:
     waiting: list[str]
     unapplied: list[UnappliedAnswer]
     answered_items: list[PendingInterrupt] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Threads whose index entry could not be read (damaged, or written outside statehitl), with why: left
+    out, so that one bad entry never hides every other thread's interrupts."""
 
 
 async def scan(checkpointer: Checkpointer) -> Scan:
@@ -95,7 +99,8 @@ async def scan(checkpointer: Checkpointer) -> Scan:
     waiting = []
     unapplied = []
     answered_items = []
-    for entry in await checkpointer.threads("interrupted"):
+    unreadable: dict[str, str] = {}
+    for entry in await checkpointer.threads("interrupted", unreadable=unreadable):
         waiting.append(entry.thread_id)
         for mark in entry.answered:
             answered[entry.thread_id, mark.interrupt_id] = (entry.seq, mark)
@@ -115,7 +120,15 @@ async def scan(checkpointer: Checkpointer) -> Scan:
             found.append(item)
     found.sort(key=lambda p: (-p.since, p.thread_id, p.id))
     unapplied.sort(key=lambda a: (-a.answered_at, a.thread_id, a.id))
-    return Scan(found, answered, waiting, unapplied, answered_items)
+    return Scan(found, answered, waiting, unapplied, answered_items, unreadable)
+
+
+def reported(looked: Scan) -> Scan:
+    """``looked``, its unreadable entries logged: what a caller that shows only part of a scan does."""
+    if looked.unreadable:
+        logger.warning("the index entries of %d thread(s) cannot be read, and their interrupts are not listed: %s",
+                       len(looked.unreadable), "; ".join(f"{t}: {why}" for t, why in sorted(looked.unreadable.items())))
+    return looked
 
 
 async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
@@ -125,7 +138,7 @@ async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterr
     if no interrupt matches, or more than one does.
     """
     checkpointer = open_store(store)
-    looked = await scan(checkpointer)
+    looked = reported(await scan(checkpointer))
     found = _match(looked.pending, wanted)
     if found is not None:
         return found
@@ -141,7 +154,7 @@ async def afind_answerable(store: str | Checkpointer, wanted: str) -> PendingInt
     answered and not yet applied. What a door answers: whether it was answered first is for the answer's
     own write to say, after it checked who is answering, so a responder who may not answer learns nothing
     of an earlier answer. ``UnknownInboxItemError`` naming what is pending if none matches (or several)."""
-    looked = await scan(open_store(store))
+    looked = reported(await scan(open_store(store)))
     found = _match([*looked.pending, *looked.answered_items], wanted)
     if found is None:
         raise _not_found(looked.pending, wanted)
@@ -190,6 +203,8 @@ def open_store(store: str | Checkpointer) -> Checkpointer:
     """A checkpointer for a store URL (or the checkpointer given)."""
     return store if isinstance(store, Checkpointer) else Checkpointer.from_url(store)
 
+
+logger = logging.getLogger("statehitl.inbox")
 
 _SHORTEST = 4
 """Characters of an id's digest a prefix must give: fewer would pick interrupts by accident."""

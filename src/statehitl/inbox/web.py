@@ -347,7 +347,8 @@ def _html(body: str, status: int = 200) -> web.Response:
 async def _index(request: web.Request) -> web.Response:
     looked = await scan(request.app[_STORE])
     return _html(list_page(looked.pending, request.app[_LABEL], resumes=request.app[_BUILD] is not None,
-                           csrf=request.app[_SECRETS].csrf, identity=_identity(request), unapplied=looked.unapplied))
+                           csrf=request.app[_SECRETS].csrf, identity=_identity(request), unapplied=looked.unapplied,
+                           unreadable=looked.unreadable))
 
 
 async def _thread(request: web.Request) -> web.Response:

@@ -110,6 +110,10 @@ class OrchestrationSchema:
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
         return update  # already JSON: nodes write what their machines dumped
 
+    def load_update(self, node: str, stored: dict[str, Any]) -> dict[str, Any]:
+        """A finished node's update kept across an interrupt: JSON as its node wrote it."""
+        return self.normalize_update(node, stored)
+
     def dump_values(self, state: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in state.items() if k not in self.append_channels}
 
