@@ -18,7 +18,7 @@ from typing import Any
 
 from statehitl.errors import NestingTooDeepError, NotJSONError
 
-__all__ = ["MAX_NESTING", "check_nesting", "find_non_json", "nesting_of", "require_json"]
+__all__ = ["MAX_NESTING", "check_nesting", "find_non_json", "nesting_of", "require_json", "too_deep"]
 
 MAX_NESTING = 100
 """Levels of lists and objects a stored value may nest (a record adds a few of its own around it)."""
@@ -41,8 +41,7 @@ def find_non_json(value: Any, path: str = "$", depth: int = 0) -> tuple[str, Any
     if isinstance(value, float):
         return None if math.isfinite(value) else (path, value)
     if depth >= MAX_NESTING and isinstance(value, list | tuple | dict):
-        raise NestingTooDeepError(f"at {path} the value nests deeper than {MAX_NESTING} levels of lists and "
-                                  f"objects, the most a stored value may; nothing was stored")
+        raise NestingTooDeepError(too_deep(path))
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
             found = find_non_json(item, f"{path}[{index}]", depth + 1)
@@ -58,6 +57,13 @@ def find_non_json(value: Any, path: str = "$", depth: int = 0) -> tuple[str, Any
                 return found
         return None
     return (path, value)
+
+
+def too_deep(path: str) -> str:
+    """What a value nested too deep is told, at ``path`` (shortened: it is a hundred levels long)."""
+    shown = path if len(path) <= 60 else f"{path[:40]}...{path[-12:]}"
+    return (f"at {shown} the value nests deeper than {MAX_NESTING} levels of lists and objects, the most a stored "
+            "value may (the JSON reader stops near 200); nothing was stored")
 
 
 def nesting_of(data: bytes) -> int:
@@ -90,7 +96,10 @@ def require_json(value: Any, what: str, error: type[NotJSONError] = NotJSONError
     stored values (agent state) the plain ``NotJSONError``, so a handler for interrupt misuse does not
     catch a bad state value.
     """
-    found = find_non_json(value)  # NestingTooDeepError for a value nested too deep
+    try:
+        found = find_non_json(value)
+    except NestingTooDeepError as exc:
+        raise NestingTooDeepError(f"{what}: {exc}") from None
     if found is not None:
         where, bad = found
         detail = "" if where == "$" else f" at {where}"

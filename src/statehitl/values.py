@@ -57,7 +57,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from statehitl._json import MAX_NESTING
+from statehitl._json import MAX_NESTING, too_deep
 from statehitl.errors import CheckpointCorruptError, NestingTooDeepError, NotJSONError, ValueNotStorableError
 
 __all__ = ["TAG", "ValueTypes", "as_json", "decode_value", "encode_value", "needs_tags", "register"]
@@ -157,8 +157,7 @@ class _Encoder:
         if kind is float:
             return value if math.isfinite(value) else {TAG: "float", "v": str(value)}
         if depth >= MAX_NESTING:
-            raise NestingTooDeepError(f"{self.where}: at {path} the value nests deeper than {MAX_NESTING} levels of "
-                                      "lists and objects, the most a stored value may; nothing was stored")
+            raise NestingTooDeepError(f"{self.where}: {too_deep(path)}")
         if kind is list:
             return [self.encode(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
         if kind is dict:
