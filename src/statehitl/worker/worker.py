@@ -44,7 +44,7 @@ from statehitl.inbox.listing import open_store
 from statehitl.resumable import Resumed
 from statehitl.worker.events import answer_event, interrupt_event
 from statehitl.worker.index_watch import IndexWatch
-from statehitl.worker.notify import Notifier
+from statehitl.worker.notify import RETRY_SCHEDULE, Notifier
 from statehitl.worker.routing import Apps
 from statehitl.worker.thread_work import Outcome, ThreadWork
 from statehitl.worker.webhook import Sink
@@ -116,14 +116,17 @@ class Worker:
     ``lease_seconds``: the claims' lease of the worker and its apps (how soon a thread whose resuming
     process died is taken over). ``retry_unknown``: retry actions of unknown outcome without a human
     (only for apps whose every action honours its idempotency key). ``on_interrupt`` / ``on_answer``:
-    sinks for the events (``webhook.Sink``). ``concurrency``: threads worked on at once.
+    sinks for the events (``webhook.Sink``), sent through the durable outbox, whose failed rounds are tried
+    again after ``delivery_schedule`` (seconds, ``notify.RETRY_SCHEDULE``). ``concurrency``: threads worked
+    on at once.
     """
 
     def __init__(self, store: str | Checkpointer, apps: AppBuilder | Sequence[AppBuilder], *,
                  app_names: Sequence[str] | None = None, interval: float = 1.0, lease_seconds: float | None = None,
                  retry_unknown: bool = False, on_interrupt: Sink | Sequence[Sink] = (),
                  on_answer: Sink | Sequence[Sink] = (), concurrency: int = 8,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, delivery_schedule: Sequence[float] = RETRY_SCHEDULE
+                 ) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be positive seconds, got {interval!r}")
         if concurrency < 1:
@@ -138,9 +141,10 @@ class Worker:
         self.interval = interval
         self.clock = clock
         lease = lease_seconds or self.checkpointer.lease_seconds
-        self.notifier = Notifier(self.checkpointer, {"interrupt": _sinks(on_interrupt), "answer": _sinks(on_answer),
-                                                     "outcome_unknown": _sinks(on_interrupt)},
-                                 lease=lease, clock=clock)
+        attention = _sinks(on_interrupt)  # what a human must look at: new interrupts, unknown outcomes, lost events
+        self.notifier = Notifier(self.checkpointer, {"interrupt": attention, "answer": _sinks(on_answer),
+                                                     "outcome_unknown": attention, "delivery_failed": attention},
+                                 lease=lease, clock=clock, schedule=delivery_schedule)
         self.work = ThreadWork(self.checkpointer, self.apps, self.notifier, retry_unknown=retry_unknown,
                                lease_seconds=lease_seconds, clock=clock)
         self.concurrency = concurrency
@@ -284,6 +288,8 @@ class Worker:
         """One pass over the index: every thread with stored answers not yet applied or an interrupt past
         its deadline is worked on; ``on_interrupt`` sinks hear of every thread waiting. ``wait``: return once
         that work is done (else at once: a polling worker's next pass does not wait for a slow resume)."""
+        if self.notifier.sinks:
+            await self.notifier.scan()  # events a dead worker, or a receiver that was down, left in the outbox
         if self._watch is None:
             # A store with a change stream is passed over rarely (at start, --once): one bulk read is fewest requests.
             streamed = callable(getattr(self.checkpointer.storage, "change_feed", None))
@@ -420,6 +426,7 @@ class Worker:
             await asyncio.gather(*tasks, stopped, return_exceptions=True)
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
             await self.notifier.drain()
+            self.notifier.close()
         return self.report
 
     async def _guarded(self, work: Any, what: str) -> None:
@@ -433,13 +440,17 @@ class Worker:
 
     async def _ticker(self, stop: asyncio.Event, polling: bool) -> None:
         """Every ``interval`` (from the start of the last round, whatever its resumes take): a pass over the
-        index when polling, else the threads whose timer is due."""
+        index when polling, else the threads whose timer is due, and the outbox every ``_OUTBOX_LOOK``."""
+        outbox = time.monotonic()
         while not stop.is_set():
             started = time.monotonic()
             if polling:
                 await self._guarded(self.apass(wait=False), "a pass over the index")
             else:
                 self._all(self._pop_due(), again=True)
+                if self.notifier.sinks and started - outbox >= _OUTBOX_LOOK:
+                    outbox = started
+                    await self._guarded(self.notifier.scan(), "a look at the outbox")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), max(0.0, started + self.interval - time.monotonic()))
 
@@ -484,6 +495,10 @@ class Worker:
 
         return run_sync(self.arun(once=once))
 
+
+_OUTBOX_LOOK = 10.0
+"""Seconds between a stream-fed worker's looks at the outbox, for events another worker left (it died, or
+its receiver was down): a polling worker looks at every pass."""
 
 _MAX_BACKOFF = 300.0
 """The longest pause, in seconds, before a thread whose work keeps failing is tried again."""
