@@ -59,13 +59,17 @@ def worker_env(store: str, ledger: Path, **extra: str) -> dict[str, str]:
 
 
 class WorkerProcess:
-    """``statehitl worker ARGS`` in a subprocess; ``log`` is what it wrote to stderr so far."""
+    """``statehitl worker ARGS`` in a subprocess (its clock ``clock_skew`` seconds off); ``log`` is what it wrote
+    to stderr so far."""
 
-    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], log: Path, *, clock_skew: float = 0.0) -> None:
         self.log_path = log
         self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115
-        self.process = subprocess.Popen([sys.executable, "-m", "statehitl.cli", "worker", *args], env=env,
-                                        stdout=subprocess.PIPE, stderr=self._log, text=True)
+        command = [sys.executable, "-m", "statehitl.cli", "worker", *args]
+        if clock_skew:  # the worker's process with its clock moved (statehitl.testing.clocks)
+            command = [sys.executable, "-c", f"from statehitl.testing.clocks import skew; skew({clock_skew!r}); "
+                       f"from statehitl.cli import main; raise SystemExit(main(['worker', *{args!r}]))"]
+        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=self._log, text=True)
 
     @property
     def log(self) -> str:

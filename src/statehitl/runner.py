@@ -237,9 +237,10 @@ class Runner:
                     await self._commit(cursor, held.step, state, "executing", durable=True, index=self.index,
                                        tracer=tracer, pending=held.pending, schedule=held.schedule, **acting)
                 elif not last and not (cursor.acting is not None and used):
-                    await checkpointer.release(cursor)
                     if isinstance(failure, InvalidResponseError) and failure.refused_answer:
-                        await withdraw_refused(checkpointer, at, failure)  # refused: no door's answer may bind
+                        # refused: no door's answer may bind; withdrawn while the claim still holds the thread
+                        await withdraw_refused(checkpointer, at, failure)
+                    await checkpointer.release(cursor)
             raise
         finally:
             checkpointer.finished(cursor, acted=bool(used))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from statehitl.worker.events import Event, answer_event, delivery_failed_event, interrupt_event, outcome_unknown_event
 from statehitl.worker.lambda_function import WorkerSettings, lambda_handler
 from statehitl.worker.notify import RETRY_SCHEDULE, OutboxEntry, read_outbox, retry_failed
+from statehitl.worker.report import Report
 from statehitl.worker.thread_work import RETRY_COMMENT, Outcome
 from statehitl.worker.webhook import (
     EVENT_HEADER,
@@ -30,7 +31,7 @@ from statehitl.worker.webhook import (
     verify_signature,
     webhook_id,
 )
-from statehitl.worker.worker import Report, Worker
+from statehitl.worker.worker import Worker
 
 __all__ = [
     "EVENT_HEADER",

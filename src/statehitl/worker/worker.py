@@ -24,19 +24,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import heapq
 import logging
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from statehitl.checkpoint.answer_records import answer_prefix, is_answer_key, parse_answer
+from statehitl.checkpoint.answer_records import answer_prefix, parse_answer
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.index import INDEX_PREFIX, read_index
+from statehitl.checkpoint.index import read_index
 from statehitl.checkpoint.records import ThreadIndex
 from statehitl.errors import CheckpointCorruptError, StorageError
 from statehitl.inbox.apps import AppBuilder
@@ -45,11 +42,13 @@ from statehitl.resumable import Resumed
 from statehitl.worker.events import answer_event, interrupt_event
 from statehitl.worker.index_watch import IndexWatch
 from statehitl.worker.notify import RETRY_SCHEDULE, Notifier
+from statehitl.worker.pacing import Pacing
+from statehitl.worker.report import Report, changed_thread
 from statehitl.worker.routing import Apps
 from statehitl.worker.thread_work import Outcome, ThreadWork
 from statehitl.worker.webhook import Sink
 
-__all__ = ["ChangeFeed", "Report", "Worker", "changed_thread"]
+__all__ = ["ChangeFeed", "Worker"]
 
 logger = logging.getLogger("statehitl.worker")
 
@@ -61,50 +60,6 @@ class ChangeFeed(Protocol):
     def start(self) -> None: ...
 
     def poll(self) -> Sequence[Any]: ...
-
-
-@dataclass
-class Report:
-    """What a worker did: outcomes counted by kind, the threads that need a human, and failures."""
-
-    counts: Counter[str] = field(default_factory=Counter)
-    unknown: set[str] = field(default_factory=set)
-    """Threads left with an action of unknown outcome (without ``retry_unknown``)."""
-    failed: dict[str, str] = field(default_factory=dict)
-    """Threads whose work raised, with the error (the last few hundred)."""
-    retry: set[str] = field(default_factory=set)
-    """Threads to look at again after a transient store error (the Lambda handler asks for them again)."""
-
-    def add(self, outcome: Outcome) -> None:
-        self.counts[outcome.what] += 1
-        self.counts["expired"] += len(outcome.expired)
-        self.counts["retried"] += outcome.retried
-        if outcome.what == "unknown":
-            self.unknown.add(outcome.thread_id)
-        else:
-            self.unknown.discard(outcome.thread_id)
-        if outcome.what == "failed" and outcome.error is not None:
-            self.failed[outcome.thread_id] = outcome.error
-            while len(self.failed) > 500:
-                del self.failed[next(iter(self.failed))]
-
-    @property
-    def resumed(self) -> int:
-        return self.counts["resumed"]
-
-    @property
-    def expired(self) -> int:
-        return self.counts["expired"]
-
-
-def changed_thread(key: str) -> tuple[str, str] | None:
-    """``("answer", thread)`` for an answer record's key, ``("entry", thread)`` for an index entry's, else None
-    (checkpoints, claims, markers: nothing a worker acts on)."""
-    if key.startswith("threads/") and is_answer_key(key):
-        return "answer", key.split("/", 2)[1]
-    if key.startswith(INDEX_PREFIX) and key.endswith("/entry") and key.count("/") == 2:
-        return "entry", key.split("/", 2)[1]
-    return None
 
 
 class Worker:
@@ -152,13 +107,8 @@ class Worker:
         self._trickle: asyncio.Semaphore | None = None
         self._running: dict[str, asyncio.Task[Outcome]] = {}
         self._again: set[str] = set()
-        self._timers: list[tuple[float, str]] = []
-        self._due: dict[str, float] = {}
+        self.pacing = Pacing(interval, clock)
         self._watch: IndexWatch | None = None
-        self._failures: dict[str, tuple[int, str]] = {}
-        """Threads whose work keeps failing: how many times in a row, and the last error (logged once)."""
-        self._paused: dict[str, float] = {}
-        """Threads whose last work failed, with when to try again (a pass skips them until then)."""
         self.report = Report()
 
     # -- one thread, many threads ---------------------------------------------------------------------
@@ -171,7 +121,7 @@ class Worker:
         try:
             outcome = await self.work(thread_id)
         except StorageError as exc:
-            wait = self._backoff(thread_id, str(exc), log=False)
+            wait = self.pacing.failed(thread_id, str(exc))
             if exc.transient:
                 self.report.retry.add(thread_id)
             else:
@@ -180,33 +130,13 @@ class Worker:
             outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=str(exc))
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            wait = self._backoff(thread_id, error, log=True, exc=exc)
+            wait = self.pacing.failed(thread_id, error, exc=exc)
             outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=error)
-        else:
-            self._failures.pop(thread_id, None)
+        self.pacing.settle(outcome)
         self.report.add(outcome)
         if outcome.what != "failed" or outcome.retry_at is None:
             self.report.retry.discard(thread_id)
         return outcome
-
-    def _backoff(self, thread_id: str, error: str, *, log: bool, exc: BaseException | None = None) -> float:
-        """Count one more failure of ``thread_id`` and return how long to wait before the next try: the
-        interval, doubling with each failure in a row up to ``_MAX_BACKOFF``, drawn between half and all of
-        that so that workers spread. Logged with its traceback the first time an error is seen, then only
-        when it changes: a pass meets a thread that keeps failing again and again."""
-        failures, last = self._failures.get(thread_id, (0, ""))
-        failures += 1
-        if log and last != error:
-            logger.error("thread %s: %s (looked at again with growing pauses)", thread_id, error, exc_info=exc)
-        self._failures[thread_id] = (failures, error)
-        while len(self._failures) > 10_000:
-            del self._failures[next(iter(self._failures))]
-        step = min(_MAX_BACKOFF, self.interval * 2 ** (failures - 1))
-        return random.uniform(step / 2, step)
-
-    def pausing(self, thread_id: str, now: float) -> bool:
-        """Whether ``thread_id``'s last work failed and its pause is not over at ``now``: a pass leaves it."""
-        return self._paused.get(thread_id, 0.0) > now
 
     def _task(self, thread_id: str, *, again: bool, trickle: bool = False) -> asyncio.Task[Outcome]:
         """The task working on ``thread_id``: a new one, or the one running. ``again``: what asks (a stream
@@ -236,10 +166,6 @@ class Worker:
                     self._again.discard(thread_id)
         finally:
             self._running.pop(thread_id, None)
-        if outcome.what == "failed" and outcome.retry_at is not None:
-            self._paused[thread_id] = outcome.retry_at
-        else:
-            self._paused.pop(thread_id, None)
         if outcome.retry_at is not None and self._timed:
             self.schedule(thread_id, outcome.retry_at)
         elif isinstance(outcome.result, Resumed) and self._timed:
@@ -258,7 +184,7 @@ class Worker:
         written meanwhile (the mark of the answer it is applying, a run it lost the race to) needs no read,
         since that look reads the thread itself. Once done with it, the next entry is read: it may be a new
         run's, with a deadline."""
-        return thread_id in self._running or thread_id in self._due
+        return thread_id in self._running or self.pacing.scheduled(thread_id)
 
     def _all(self, threads: Iterable[str], *, again: bool, trickle: bool = False) -> list[asyncio.Task[Outcome]]:
         return [self._task(t, again=again, trickle=trickle) for t in dict.fromkeys(threads)]
@@ -268,19 +194,7 @@ class Worker:
 
     def schedule(self, thread_id: str, at: float) -> None:
         """Look at ``thread_id`` again at ``at`` (epoch seconds), or earlier if already due earlier."""
-        if self._due.get(thread_id, float("inf")) <= at:
-            return
-        self._due[thread_id] = at
-        heapq.heappush(self._timers, (at, thread_id))
-
-    def _pop_due(self) -> list[str]:
-        now, due = self.clock(), []
-        while self._timers and self._timers[0][0] <= now:
-            at, thread = heapq.heappop(self._timers)
-            if self._due.get(thread) == at:
-                del self._due[thread]
-                due.append(thread)
-        return due
+        self.pacing.schedule(thread_id, at)
 
     # -- passes over the index, and changes -------------------------------------------------------------
 
@@ -303,7 +217,7 @@ class Worker:
             if entry.status != "interrupted":
                 continue
             self.notifier.submit(interrupt_event(entry))
-            if self.pausing(thread, now):
+            if self.pacing.pausing(thread, now):
                 continue
             answered = {mark.interrupt_id for mark in entry.answered}
             deadlines = [i.expires_at for i in entry.interrupts if i.id not in answered and i.expires_at is not None]
@@ -447,7 +361,7 @@ class Worker:
             if polling:
                 await self._guarded(self.apass(wait=False), "a pass over the index")
             else:
-                self._all(self._pop_due(), again=True)
+                self._all(self.pacing.pop_due(), again=True)
                 if self.notifier.sinks and started - outbox >= _OUTBOX_LOOK:
                     outbox = started
                     await self._guarded(self.notifier.scan(), "a look at the outbox")
@@ -499,9 +413,6 @@ class Worker:
 _OUTBOX_LOOK = 10.0
 """Seconds between a stream-fed worker's looks at the outbox, for events another worker left (it died, or
 its receiver was down): a polling worker looks at every pass."""
-
-_MAX_BACKOFF = 300.0
-"""The longest pause, in seconds, before a thread whose work keeps failing is tried again."""
 
 _TRICKLE = 2
 """Threads a stream-fed worker's first pass works on at once (of its ``concurrency``), so that a worker
