@@ -24,7 +24,7 @@ from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
-from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError
+from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError, StorageError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import ANSWERS_USED, InterruptContext, InterruptRaised
@@ -45,6 +45,7 @@ from statehitl.runner_parts import (
     Stopped,
     call_handler,
     record_source,
+    say_acted,
 )
 from statehitl.supersteps import plan_step, send_arg
 from statehitl.telemetry import RunTracer, run_tracer
@@ -241,6 +242,8 @@ class Runner:
                         # refused: no door's answer may bind; withdrawn while the claim still holds the thread
                         await withdraw_refused(checkpointer, at, failure)
                     await checkpointer.release(cursor)
+            if used and cursor.acting is not None and isinstance(failure, StorageError):
+                say_acted(failure, cursor.thread_id)  # not "nothing was recorded as done": the answers were acted on
             raise
         finally:
             checkpointer.finished(cursor, acted=bool(used))

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from statehitl.checkpoint.chain import StateCodec
 from statehitl.checkpoint.records import FailureRecord, RecordStatus
+from statehitl.errors import StorageError
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, NodeSpec
 from statehitl.offload import may_run_inline
@@ -22,7 +23,7 @@ from statehitl.telemetry import RunTracer
 
 __all__ = ["Between", "Cancelled", "Done", "NodeFailed", "NodeRules", "Outcome", "Pauses", "RunSettings",
            "StateAdapter",
-           "StepFailed", "Stopped", "call_handler", "record_source"]
+           "StepFailed", "Stopped", "call_handler", "record_source", "say_acted"]
 
 
 class StateAdapter(StateCodec, Protocol):
@@ -116,6 +117,16 @@ async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> A
     if may_run_inline(inline):
         return spec.handler(*args)
     return await asyncio.to_thread(spec.handler, *args)
+
+
+def say_acted(error: StorageError, thread_id: str) -> None:
+    """Make a store's error that ended a run acting on answers say so: a store's own message tells of the
+    write it failed ("nothing was recorded as done"), but the run's handlers were given the answers before
+    it, so the action may have run, and the thread waits on a human's go-ahead before it runs again."""
+    error.args = (f"{error}; but this run had acted on the thread's answers before the write failed: the action "
+                  f"may have run, so thread {thread_id!r} now waits for a human to check it by its idempotency key "
+                  f"and allow a retry (statehitl threads retry {thread_id}); answering again or continuing will say "
+                  "its outcome is unknown until then",)
 
 
 def record_source(status: RecordStatus, fields: dict[str, Any]) -> str:

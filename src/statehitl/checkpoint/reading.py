@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from statehitl.checkpoint import checkpoint_ids
 from statehitl.checkpoint.answer_records import answers_in, is_answer_key
 from statehitl.checkpoint.chain import Cursor, Link, whole_record
 from statehitl.checkpoint.index import (
@@ -35,7 +36,7 @@ from statehitl.checkpoint.storage import (
     ABSENT,
     read_prefix,
 )
-from statehitl.checkpoint.store_base import SLOTS, RecordStore
+from statehitl.checkpoint.store_base import RecordStore
 from statehitl.errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
@@ -319,13 +320,7 @@ class ThreadReader(RecordStore):
         return await read_index(self.storage, thread_id, self.signing_key)
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
-    try:
-        seq = int(checkpoint_id)
-    except (TypeError, ValueError):
-        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
-    if not 0 <= seq < SLOTS:
-        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
-    return seq
+    return checkpoint_ids.parse(thread_id, checkpoint_id)  # another thread's tagged id is refused, not forked from
 
 
 

@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from statehitl._sync import iterate_sync, run_sync
+from statehitl.checkpoint import checkpoint_ids
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
@@ -398,10 +399,11 @@ class CompiledStateGraph(ResumableApp, Generic[M]):
                                  ) -> AsyncIterator[StateSnapshot[Any]]:
         """The thread's checkpoints, newest first (LangGraph's ``get_state_history``): ``before`` a
         checkpoint's config, only those whose metadata has ``filter``'s items, at most ``limit``."""
-        ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
+        given = None if before is None else before.get("configurable", {}).get("checkpoint_id")
+        ceiling = None if given is None else checkpoint_ids.parse(self._target(config).thread, given)
         count = 0
         for snapshot in await self.ahistory(config):
-            if ceiling is not None and snapshot.checkpoint_id >= ceiling:
+            if ceiling is not None and int(snapshot.checkpoint_id) >= ceiling:
                 continue
             if filter and any(snapshot.metadata.get(k) != v for k, v in filter.items()):
                 continue

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
+from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node_calls import task_key
@@ -78,10 +79,11 @@ class Subgraph(Protocol):
 
 
 def graph_config(thread: str, checkpoint_id: str | None) -> dict[str, Any]:
-    """LangGraph's config naming a thread (and one of its checkpoints)."""
+    """LangGraph's config naming a thread (and one of its checkpoints, by an id that says its thread: used
+    with another thread, it is refused rather than taken for that thread's checkpoint of the same number)."""
     configurable = {"thread_id": thread, "checkpoint_ns": ""}
     if checkpoint_id is not None:
-        configurable["checkpoint_id"] = checkpoint_id
+        configurable["checkpoint_id"] = tagged(thread, checkpoint_id)
     return {"configurable": configurable}
 
 

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from statehitl.checkpoint.claims import process_gone
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.engine import Checkpointer, owner_id
 from statehitl.checkpoint.index import index_prefix
@@ -330,7 +331,8 @@ class Notifier:
         now = self.checkpointer.store_now()
         if entry.state != "pending" or entry.event_kind not in self.sinks:
             return
-        if entry.next_at > now or entry.lease_until > now:
+        held = entry.lease_until > now and not (entry.owner is not None and process_gone(entry.owner))
+        if entry.next_at > now or held:
             self._later(key, max(entry.next_at, entry.lease_until) - now)
             self._seen.pop(key, None)  # read it again then
             return
