@@ -23,6 +23,7 @@ one compiled graph serves every thread of a worker, and a web server's app has a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -95,9 +96,11 @@ def as_resumable(app: object, where: str) -> ResumableApp:
                        "Graph/Swarm")
 
 
-async def resume_stored(app: ResumableApp, thread_id: str, *, lease_seconds: float | None = None) -> Resumed:
+async def resume_stored(app: ResumableApp, thread_id: str, *, lease_seconds: float | None = None,
+                        executor: Executor | None = None) -> Resumed:
     """Resume ``thread_id`` through ``app``'s own call, applying what is stored; its claims hold the thread for
-    ``lease_seconds`` when given (else the app's checkpointer's lease). Raises what the app's call raises."""
+    ``lease_seconds`` when given (else the app's checkpointer's lease), its sync nodes and tools run in
+    ``executor`` (else the loop's default pool). Raises what the app's call raises."""
     app.check_thread(thread_id)
-    with leased(lease_seconds), off_the_loop():  # a slow sync action must not hold up the caller's other work
+    with leased(lease_seconds), off_the_loop(executor):  # a slow sync action must not hold up the caller's work
         return await app.aresume_stored(thread_id)

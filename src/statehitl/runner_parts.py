@@ -7,7 +7,6 @@ that carry a failure out of a concurrent step are the runner's own.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -17,7 +16,7 @@ from statehitl.checkpoint.records import FailureRecord, RecordStatus
 from statehitl.errors import StorageError
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, NodeSpec
-from statehitl.offload import may_run_inline
+from statehitl.offload import call_sync, may_run_inline
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
@@ -116,7 +115,7 @@ async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> A
         return await spec.handler(*args)
     if may_run_inline(inline):
         return spec.handler(*args)
-    return await asyncio.to_thread(spec.handler, *args)
+    return await call_sync(spec.handler, *args)
 
 
 def say_acted(error: StorageError, thread_id: str) -> None:

@@ -28,11 +28,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.answer_records import record_answer as record_binding_answer
@@ -56,6 +58,8 @@ from statehitl.worker.routing import Apps
 __all__ = ["RETRY_COMMENT", "Outcome", "ThreadWork"]
 
 logger = logging.getLogger("statehitl.worker")
+
+T = TypeVar("T")
 
 RETRY_COMMENT = ("statehitl worker --retry-unknown: retried on its own, as the app says every action honours its "
                  "idempotency key")
@@ -90,18 +94,38 @@ class ThreadWork:
     """Works on one thread at a time (see the module docstring); a worker runs many of these at once.
 
     ``lease_seconds``: the lease of the resumes' claims (the worker's ``--lease``; None: each app's own).
-    The app's ``build`` runs in a worker thread: it is the user's code, and may take its time."""
+    The app's ``build`` and its sync nodes and tools run in a thread pool of their own (``threads``
+    threads): they are the user's code and may take their time, and the loop's default pool is the
+    store's (boto3's requests run there)."""
 
     def __init__(self, checkpointer: Checkpointer, apps: Apps, notifier: Notifier, *, retry_unknown: bool,
-                 lease_seconds: float | None = None, clock: Callable[[], float] = time.time) -> None:
+                 lease_seconds: float | None = None, clock: Callable[[], float] = time.time, threads: int = 12) -> None:
         self.checkpointer = checkpointer
         self.apps = apps
         self.notifier = notifier
         self.retry_unknown = retry_unknown
         self.lease_seconds = lease_seconds
         self.clock = clock
+        self.threads = threads
+        self._pool: ThreadPoolExecutor | None = None
         self._reported: set[tuple[str, int]] = set()
         """Unknown outcomes already logged, by thread and claim slot: a pass meets them again and again."""
+
+    @property
+    def pool(self) -> ThreadPoolExecutor:
+        """The threads the apps' code runs in (made when first needed)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="statehitl-app")
+        return self._pool
+
+    def close(self) -> None:
+        """Let the apps' threads go once their work is done (a worker stopping)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+    async def _in_pool(self, func: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(func, *args))
 
     @property
     def lease(self) -> float:
@@ -111,7 +135,7 @@ class ThreadWork:
     async def __call__(self, thread_id: str) -> Outcome:
         # With one app, the thread is read through the app's own checkpointer, which its resume then
         # needs not read again (``offering_head``): per resume, the reads of the head and the answers.
-        app = await asyncio.to_thread(self.apps.sole, thread_id)
+        app = await self._in_pool(self.apps.sole, thread_id)
         checkpointer = self.checkpointer if app is None else app.thread_store
         head = await checkpointer.head(thread_id)
         if head is None:
@@ -153,7 +177,7 @@ class ThreadWork:
         elif record.status != "executing" and not retried:
             return Outcome(thread_id, "done")
         if app is None:
-            app = await asyncio.to_thread(self.apps.app_for, thread_id, record.machine)
+            app = await self._in_pool(self.apps.app_for, thread_id, record.machine)
             offered = None  # read through the worker's checkpointer, not the app's
         return await self._resume(thread_id, app, offered, tuple(expired), retried)
 
@@ -164,7 +188,8 @@ class ThreadWork:
             offered = None
             try:
                 with offer:
-                    resumed = await resume_stored(app, thread_id, lease_seconds=self.lease_seconds)
+                    resumed = await resume_stored(app, thread_id, lease_seconds=self.lease_seconds,
+                                                  executor=self.pool)
             except CheckpointConflict:
                 return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
             except ActionOutcomeUnknownError as error:

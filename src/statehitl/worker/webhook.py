@@ -21,7 +21,8 @@ a few times at once, after a short growing pause (``Retrying``, honouring ``Retr
 receiver is still down the event stays in the durable outbox (``notify.py``), which tries again over
 hours. Any other answer that is not ``2xx`` (a ``4xx``, a redirect) is final for this attempt: the
 outbox tries again later all the same, since a receiver can be fixed. Only the stdlib is used
-(``urllib``), in a worker thread, so the event loop keeps resuming threads while a slow receiver answers.
+(``urllib``), in threads of its own, so neither the event loop nor the store's requests (in the loop's
+default pool) wait for a slow receiver.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,7 +170,8 @@ class Webhook:
     async def __call__(self, event: Event) -> None:
         failures = 0
         while True:
-            status, asked = await asyncio.to_thread(self._post, self.request(event, time.time()))
+            request = self.request(event, time.time())
+            status, asked = await asyncio.get_running_loop().run_in_executor(_POSTS, self._post, request)
             if 200 <= status < 300:
                 return
             failures += 1
@@ -246,6 +249,10 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirects)
+
+_POSTS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="statehitl-webhook")
+"""The threads webhook requests wait in: their own, so a receiver that is slow to answer (up to the timeout)
+never holds the loop's default pool, where the store's requests run (boto3's, for every resume)."""
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -101,7 +101,7 @@ class Worker:
                                                      "outcome_unknown": attention, "delivery_failed": attention},
                                  lease=lease, clock=clock, schedule=delivery_schedule)
         self.work = ThreadWork(self.checkpointer, self.apps, self.notifier, retry_unknown=retry_unknown,
-                               lease_seconds=lease_seconds, clock=clock)
+                               lease_seconds=lease_seconds, clock=clock, threads=concurrency + 4)
         self.concurrency = concurrency
         self._slots: asyncio.Semaphore | None = None
         self._trickle: asyncio.Semaphore | None = None
@@ -314,8 +314,11 @@ class Worker:
         """Run until ``stop`` is set (or, with ``once``, one pass over the index: what is due now), then wait
         for the threads being worked on and the events being sent. Returns the report."""
         if once:
-            await self.apass()
-            await self.notifier.drain()
+            try:
+                await self.apass()
+                await self.notifier.drain()
+            finally:
+                self.work.close()
             return self.report
         stop = stop or asyncio.Event()
         feed = self._feed()
@@ -341,6 +344,7 @@ class Worker:
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
             await self.notifier.drain()
             self.notifier.close()
+            self.work.close()
         return self.report
 
     async def _guarded(self, work: Any, what: str) -> None:
