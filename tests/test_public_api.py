@@ -23,9 +23,13 @@ import statehitl.resumable
 import statehitl.runtime
 import statehitl.session
 import statehitl.testing
+import statehitl.testing.builds
+import statehitl.testing.clocks
+import statehitl.testing.webhooks
 import statehitl.tools
 import statehitl.transitions
 import statehitl.types
+import statehitl.values
 import statehitl.worker
 
 PUBLIC = {
@@ -74,11 +78,16 @@ PUBLIC = {
                       "load_app", "open_store", "pending", "resume_answered", "sweep", "thread_audit_trail",
                       "unapplied"],
     statehitl.resumable: ["ResumableApp", "Resumed", "as_resumable", "resume_stored"],
-    statehitl.offload: ["may_run_inline", "off_the_loop"],
-    statehitl.worker: ["CallableSink", "EVENT_HEADER", "EVENT_ID_HEADER", "Event", "Outcome", "RETRY_COMMENT", "Report",
-                       "Retrying", "SIGNATURE_HEADER", "Sink", "Webhook", "WebhookDeliveryError", "Worker",
-                       "WorkerSettings", "answer_event", "interrupt_event", "lambda_handler", "outcome_unknown_event",
-                       "sign", "verify_signature"],
+    statehitl.offload: ["call_sync", "may_run_inline", "off_the_loop"],
+    statehitl.values: ["TAG", "ValueTypes", "as_json", "decode_value", "encode_value", "needs_tags", "register"],
+    statehitl.testing.builds: ["BuildFailed", "FailingBuild", "SlowBuild"],
+    statehitl.testing.clocks: ["skew", "skewed"],
+    statehitl.testing.webhooks: ["WebhookReceiver"],
+    statehitl.worker: ["CallableSink", "EVENT_HEADER", "Event", "ID_HEADER", "OutboxEntry", "Outcome", "RETRY_COMMENT",
+                       "RETRY_SCHEDULE", "Report", "Retrying", "SIGNATURE_HEADER", "Sink", "TIMESTAMP_HEADER",
+                       "TOLERANCE", "Webhook", "WebhookDeliveryError", "Worker", "WorkerSettings", "answer_event",
+                       "delivery_failed_event", "interrupt_event", "lambda_handler", "outcome_unknown_event",
+                       "read_outbox", "retry_failed", "sign", "verify_signature", "webhook_id"],
 }
 
 

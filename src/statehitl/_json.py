@@ -40,23 +40,29 @@ def find_non_json(value: Any, path: str = "$", depth: int = 0) -> tuple[str, Any
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else (path, value)
-    if depth >= MAX_NESTING and isinstance(value, list | tuple | dict):
+    if not isinstance(value, list | tuple | dict):
+        return (path, value)
+    if depth >= MAX_NESTING:
         raise NestingTooDeepError(too_deep(path))
-    if isinstance(value, list | tuple):
+    return _find_inside(value, path, depth)
+
+
+def _find_inside(value: list[Any] | tuple[Any, ...] | dict[Any, Any], path: str, depth: int
+                 ) -> tuple[str, Any] | None:
+    """``find_non_json`` of each item of a list, or of each key and value of a dict."""
+    if not isinstance(value, dict):
         for index, item in enumerate(value):
             found = find_non_json(item, f"{path}[{index}]", depth + 1)
             if found:
                 return found
         return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return (f"{path} key {key!r}", key)
-            found = find_non_json(item, f"{path}.{key}", depth + 1)
-            if found:
-                return found
-        return None
-    return (path, value)
+    for key, item in value.items():
+        if not isinstance(key, str):
+            return (f"{path} key {key!r}", key)
+        found = find_non_json(item, f"{path}.{key}", depth + 1)
+        if found:
+            return found
+    return None
 
 
 def too_deep(path: str) -> str:

@@ -85,6 +85,7 @@ class StateSchema(Generic[M]):
         self.value_types = ValueTypes.of_annotations(info.annotation for info in self.fields.values()
                                                      if info.annotation is not None) if self.tagged else ValueTypes()
         """The classes a tagged channel's values may be read back into: those the schema names (and registered)."""
+        self._last_encoded: dict[str, tuple[Any, Any]] = {}
 
     def describe(self) -> str:
         """A stable text of the schema's fields and types, for the machine fingerprint."""
@@ -164,24 +165,40 @@ class StateSchema(Generic[M]):
                             f"but {name!r} has no reducer; give it one, e.g. Annotated[list[str], append], "
                             "or let only one of them write it"
                         )
-                    merged[name] = self._storable(node, name, self._validate(node, name, value))
+                    merged[name] = self._validate(node, name, value)
+                    if name in self.tagged:
+                        self._storable(node, name, merged[name])
                 elif reducer is append:  # validates only the new items, not the whole history again
                     current = merged[name] if name in merged else getattr(state, name)
-                    merged[name] = [*current, *self._storable(node, name, self._validate(node, name,
-                                                                                          append_items(value)))]
+                    added = self._validate(node, name, append_items(value))
+                    if name in self.tagged:
+                        self._storable(node, name, added)
+                    merged[name] = [*current, *added]
                 else:
                     current = merged[name] if name in merged else getattr(state, name)
-                    merged[name] = self._storable(node, name, self._validate(node, name, reducer(current, value)))
+                    merged[name] = self._validate(node, name, reducer(current, value))
+                    if name in self.tagged:
+                        self._storable(node, name, merged[name])
                 writers[name] = node
         return state.model_copy(update=merged)
 
-    def _storable(self, node: str, name: str, value: Any) -> Any:
-        """``value``, checked to be storable in channel ``name`` (a tagged channel's: ``values.encode_value``),
-        so that a value the store cannot hold fails the step that wrote it, naming its node and channel,
-        before anything is stored, rather than the checkpoint's write."""
-        if name in self.tagged:
-            encode_value(value, f"{writer_label(node)} wrote to channel {name!r} a value that", self.value_types)
-        return value
+    def _storable(self, node: str, name: str, value: Any) -> None:
+        """Check ``value`` storable in tagged channel ``name`` (``values.encode_value``), so that a value the store
+        cannot hold fails the step that wrote it, naming its node and channel, before anything is stored,
+        rather than the checkpoint's write."""
+        self._encoded(name, value, f"{writer_label(node)} wrote to channel {name!r} a value that")
+
+    def _encoded(self, name: str, value: Any, where: str = "") -> Any:
+        """``value`` of tagged channel ``name`` as stored. A step checks what it writes, stores it in its
+        checkpoint and records it in its writes: the last value encoded per channel is kept, and the same
+        object is not walked again (the identity of the object, not its contents: a channel not written
+        this step is walked anew)."""
+        last = self._last_encoded.get(name)
+        if last is not None and last[0] is value:
+            return last[1]
+        encoded = encode_value(value, where or f"channel {name!r}", self.value_types)
+        self._last_encoded[name] = (value, encoded)
+        return encoded
 
     # -- the engine's StateCodec: append-only channels are stored as deltas --------------------------
 
@@ -198,7 +215,7 @@ class StateSchema(Generic[M]):
     def with_tagged(self, state: M, dumped: dict[str, Any], channels: Any) -> dict[str, Any]:
         """``dumped`` with ``channels`` (tagged ones) added as tagged JSON, in the schema's order of fields."""
         for name in channels:
-            dumped[name] = encode_value(getattr(state, name), f"channel {name!r}", self.value_types)
+            dumped[name] = self._encoded(name, getattr(state, name))
         return {name: dumped[name] for name in self.fields if name in dumped}
 
     def dump_items(self, state: M, channel: str, start: int) -> list[Any]:
@@ -228,7 +245,7 @@ class StateSchema(Generic[M]):
         if not self.tagged or not any(name in self.tagged for name in update):
             dumped: dict[str, Any] = to_jsonable_python(update)
             return dumped
-        return {name: encode_value(value, f"channel {name!r}", self.value_types) if name in self.tagged
+        return {name: self._encoded(name, value) if name in self.tagged
                 else to_jsonable_python(value) for name, value in update.items()}
 
     def load_update(self, node: str, stored: dict[str, Any]) -> dict[str, Any]:

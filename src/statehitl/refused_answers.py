@@ -25,8 +25,11 @@ from statehitl.position import Position
 __all__ = ["withdraw_refused"]
 
 
-async def withdraw_refused(checkpointer: Checkpointer, at: Position, error: InvalidResponseError) -> None:
-    """Withdraw what a resume from ``at`` stored or applied and ``error`` refused (see the module docstring)."""
+async def withdraw_refused(checkpointer: Checkpointer, at: Position, error: BaseException) -> None:
+    """Withdraw what a resume from ``at`` stored or applied and ``error`` refused (see the module docstring);
+    nothing when ``error`` is no refusal of an answer on re-run."""
+    if not (isinstance(error, InvalidResponseError) and error.refused_answer):
+        return
     keys = list(at.recorded)
     refused = _refused_entry(at, error)
     if refused is not None and at.cursor is not None and refused.checkpoint_id is not None:

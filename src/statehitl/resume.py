@@ -187,18 +187,22 @@ def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str, ta
             )
         if iid in answers:
             raise InvalidResponseError(f"{thread}: interrupt {names[iid]!r} (id {iid}) is answered twice")
-        what = f"{thread}: the response to interrupt {names[iid]!r}"
-        response = block["response"]
-        if tagged:  # stored as tagged JSON: a datetime, a set, bytes come back as they were (``statehitl.values``)
-            response = encode_value(response, what, error=InterruptResponseError)
-        else:
-            require_json(response, what, InterruptResponseError)
+        response = _stored_response(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", tagged)
         _check_answer(block, by_id[iid], thread)
         answers[iid] = response
         responder, comment, groups = block.get("responder"), block.get("comment"), block.get("groups")
         if responder is not None or comment is not None or groups:
             meta[iid] = AnswerMeta(responder, comment, groups=tuple(groups or ()))
     return answers, meta
+
+
+def _stored_response(response: Any, what: str, tagged: bool) -> Any:
+    """A response as stored: tagged JSON when ``tagged`` (a datetime, a set, bytes come back as they were:
+    ``statehitl.values``), else checked to be JSON as it is."""
+    if tagged:
+        return encode_value(response, what, error=InterruptResponseError)
+    require_json(response, what, InterruptResponseError)
+    return response
 
 
 def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> None:

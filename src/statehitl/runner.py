@@ -24,7 +24,7 @@ from statehitl import interrupt_ids, observe
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
-from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError, StorageError
+from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError
 from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import ANSWERS_USED, InterruptContext, InterruptRaised
@@ -238,12 +238,10 @@ class Runner:
                     await self._commit(cursor, held.step, state, "executing", durable=True, index=self.index,
                                        tracer=tracer, pending=held.pending, schedule=held.schedule, **acting)
                 elif not last and not (cursor.acting is not None and used):
-                    if isinstance(failure, InvalidResponseError) and failure.refused_answer:
-                        # refused: no door's answer may bind; withdrawn while the claim still holds the thread
-                        await withdraw_refused(checkpointer, at, failure)
+                    # an answer refused on re-run: no door's answer may bind; withdrawn while the claim holds
+                    await withdraw_refused(checkpointer, at, failure)
                     await checkpointer.release(cursor)
-            if used and cursor.acting is not None and isinstance(failure, StorageError):
-                say_acted(failure, cursor.thread_id)  # not "nothing was recorded as done": the answers were acted on
+            say_acted(failure, cursor, acted=bool(used))  # a store error after acting must not say "nothing done"
             raise
         finally:
             checkpointer.finished(cursor, acted=bool(used))

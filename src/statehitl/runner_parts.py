@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from statehitl.checkpoint.chain import StateCodec
+from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.records import FailureRecord, RecordStatus
 from statehitl.errors import StorageError
 from statehitl.interrupt import Interrupt
@@ -118,10 +118,14 @@ async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> A
     return await call_sync(spec.handler, *args)
 
 
-def say_acted(error: StorageError, thread_id: str) -> None:
-    """Make a store's error that ended a run acting on answers say so: a store's own message tells of the
-    write it failed ("nothing was recorded as done"), but the run's handlers were given the answers before
-    it, so the action may have run, and the thread waits on a human's go-ahead before it runs again."""
+def say_acted(error: BaseException, cursor: Cursor, *, acted: bool) -> None:
+    """Make a store's error that ended a run acting on answers (``acted``: its handlers were given them, and
+    its claim recorded them) say so: a store's own message tells of the write it failed ("nothing was
+    recorded as done"), but the action may have run, and the thread waits on a human's go-ahead before
+    it runs again. Any other error is left as it is."""
+    if not (acted and cursor.acting is not None and isinstance(error, StorageError)):
+        return
+    thread_id = cursor.thread_id
     error.args = (f"{error}; but this run had acted on the thread's answers before the write failed: the action "
                   f"may have run, so thread {thread_id!r} now waits for a human to check it by its idempotency key "
                   f"and allow a retry (statehitl threads retry {thread_id}); answering again or continuing will say "

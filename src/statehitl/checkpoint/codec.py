@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from statehitl._json import check_nesting
+from statehitl._json import MAX_NESTING, check_nesting
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointCorruptError
 
@@ -110,7 +110,8 @@ def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str =
         if "surrogates not allowed" not in str(exc):
             raise
         body, replaced = _with_text_replaced(record, exclude)
-    check_nesting(body, f"the {type(record).__name__} record {place!r}" if place else f"a {type(record).__name__}")
+    if body.count(b"[") + body.count(b"{") > MAX_NESTING:  # else it cannot nest that deep: no call at all
+        check_nesting(body, f"the {type(record).__name__} record {place!r}" if place else f"a {type(record).__name__}")
     if compress:
         deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, -_WINDOW_BITS, _MEM_LEVEL, zdict=_DICTIONARY)
         body = _COMPRESSED + deflate.compress(body) + deflate.flush()

@@ -188,7 +188,7 @@ class Checkpointer(ThreadClaims, ThreadRetention):
             "values": codec.dump_values(state),
             "appends": appends,
             "owner": cursor.owner if held else None,
-            "lease_until": self.store_now() + self.lease_length() if held else None,
+            "lease_until": self.lease_end() if held else None,
         })
         writes, same = split_value_writes(reference_writes(record.writes, appends), record.values)
         lean = {"writes": writes, "value_writes": same} if writes is not record.writes else {}

@@ -66,6 +66,12 @@ class RecordStore:
         (``clock.leased``, a worker's ``--lease``), else ``lease_seconds``."""
         return lease_override() or self.lease_seconds
 
+    def lease_end(self) -> float:
+        """When a claim or running step written now stops holding its thread (the store's time): one call on
+        every held commit."""
+        now = time.time() if self._clock is None else self._clock.now()
+        return now + (lease_override() or self.lease_seconds)
+
     def store_now(self) -> float:
         """The time leases are written and judged in: the store's clock where it has one, else this machine's."""
         return time.time() if self._clock is None else self._clock.now()

@@ -40,9 +40,9 @@ from statehitl.multiagent.executor import MultiAgentBase, shared_state
 from statehitl.multiagent.failures import load_exception
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, accumulated
+from statehitl.multiagent.resumed import ResumableOrchestrator
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of, task_channel
 from statehitl.position import NodeContext, Position, Writes, resume_position, start_position
-from statehitl.resumable import ResumableApp, Resumed
 from statehitl.resume import ContinueRun, ResumeRun, StartRun, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
@@ -58,7 +58,7 @@ STEP_LIMIT = 100_000
 what end a loop; this only keeps a graph with none of them set from running forever."""
 
 
-class Orchestrator(MultiAgentBase, ResumableApp):
+class Orchestrator(MultiAgentBase, ResumableOrchestrator):
     """An orchestrator of agents and other machines (a Graph, a Swarm): call it with a task, or with the
     answers to its interrupts. ``graph(task)``, ``await graph.invoke_async(task)``, ``graph.stream_async(task)``."""
 
@@ -268,27 +268,6 @@ class Orchestrator(MultiAgentBase, ResumableApp):
         self.hooks.add_callback(event_type, callback)
 
     # -- calling --------------------------------------------------------------------------------------
-
-    @property
-    def thread_store(self) -> Checkpointer:
-        """Where its threads live (``ResumableApp``)."""
-        return self.checkpointer
-
-    @property
-    def machine_name(self) -> str:
-        """The machine it runs (``ResumableApp``)."""
-        return self.machine.name
-
-    @property
-    def own_thread(self) -> str | None:
-        """Its session thread (``ResumableApp``)."""
-        return self.thread_id
-
-    async def aresume_stored(self, thread_id: str) -> Resumed:
-        """``invoke_async(None)`` on its thread: apply the stored answers, or continue (``ResumableApp``)."""
-        self.check_thread(thread_id)
-        result = await self.invoke_async(None)
-        return Resumed(Status(result.status).value, tuple(result.interrupts), result)
 
     async def invoke_async(self, task: Any, invocation_state: dict[str, Any] | None = None,
                            **kwargs: Any) -> MultiAgentResult:

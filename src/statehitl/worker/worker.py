@@ -217,22 +217,8 @@ class Worker:
             if entry.status != "interrupted":
                 continue
             self.notifier.submit(interrupt_event(entry))
-            if self.pacing.pausing(thread, now):
-                continue
-            answered = {mark.interrupt_id for mark in entry.answered}
-            deadlines = [i.expires_at for i in entry.interrupts if i.id not in answered and i.expires_at is not None]
-            fresh = max((mark.at for mark in entry.answered), default=0.0) + min(self.work.lease, _FRESH)
-            if any(at <= now for at in deadlines):
+            if not self.pacing.pausing(thread, now) and self._due_now(thread, entry, now):
                 due.append(thread)
-            elif answered and self._timed and fresh > now:
-                # A stream-fed worker's first pass: an answer stored seconds ago is most likely in the hands of
-                # the workers that read it in the stream; look a little later rather than race them for it (a
-                # fleet restarting a worker would otherwise redo every answer in flight).
-                self.schedule(thread, fresh)
-            elif answered:
-                due.append(thread)
-            elif deadlines and self._timed:
-                self.schedule(thread, min(deadlines))
         if self.notifier.wants("answer"):
             for thread, before in read.before.items():
                 await self._answers_since(before, read.entries.get(thread))
@@ -244,6 +230,24 @@ class Worker:
         if wait:
             await asyncio.gather(*started)
         return self.report
+
+    def _due_now(self, thread: str, entry: ThreadIndex, now: float) -> bool:
+        """Whether a pass works on the waiting ``thread`` now (an answer stored, a deadline passed); a stream-fed
+        worker schedules a later look instead where one is due later."""
+        answered = {mark.interrupt_id for mark in entry.answered}
+        deadlines = [i.expires_at for i in entry.interrupts if i.id not in answered and i.expires_at is not None]
+        fresh = max((mark.at for mark in entry.answered), default=0.0) + min(self.work.lease, _FRESH)
+        if any(at <= now for at in deadlines):
+            return True
+        if answered and self._timed and fresh > now:
+            # A stream-fed worker's first pass: an answer stored seconds ago is most likely in the hands of
+            # the workers that read it in the stream; look a little later rather than race them for it (a
+            # fleet restarting a worker would otherwise redo every answer in flight).
+            self.schedule(thread, fresh)
+            return False
+        if deadlines and self._timed and not answered:
+            self.schedule(thread, min(deadlines))
+        return bool(answered)
 
     async def _answers_since(self, before: ThreadIndex | None, now: ThreadIndex | None) -> None:
         """Answer events for a thread that moved on from the checkpoint it waited at: its answers were given
