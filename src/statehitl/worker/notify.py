@@ -228,7 +228,7 @@ class Notifier:
         try:
             token = await self.checkpointer.create(key, self._encode(key, entry), durable=True)
         except CheckpointConflict:
-            self._settled.pop(event.id, None)  # in the outbox already: its sender, or a later scan, sends it
+            self._remember(event.id)  # in the outbox already: its sender, or a look at the outbox, sends it
             return
         await self._round(key, entry, token)
 
@@ -333,8 +333,7 @@ class Notifier:
             return
         held = entry.lease_until > now and not (entry.owner is not None and process_gone(entry.owner))
         if entry.next_at > now or held:
-            self._later(key, max(entry.next_at, entry.lease_until) - now)
-            self._seen.pop(key, None)  # read it again then
+            self._later(key, max(entry.next_at, entry.lease_until) - now)  # a scan skips it while it stays as is
             return
         taken = entry.model_copy(update={"owner": owner_id(), "lease_until": now + self.lease})
         try:
