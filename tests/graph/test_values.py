@@ -40,6 +40,8 @@ def test_state_sends_and_answers_round_trip_in_another_process(tmp_path: Path) -
     app.invoke(Command(resume={"at": VALUES["naive"], "ids": frozenset({1})}), cfg)
     assert check(app.get_state(cfg).values) == []
     assert read_elsewhere(store, "v") == "True []"
+    [wrote] = [h.writes["write"] for h in app.get_state_history(cfg) if "write" in h.writes]
+    assert wrote["anything"]["dt"] == VALUES["dt"]  # the history shows the writes as the node wrote them
 
 
 def test_the_records_stay_json(tmp_path: Path) -> None:

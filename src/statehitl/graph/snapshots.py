@@ -143,7 +143,8 @@ class SnapshotReader:
             step=record.step,
             checkpoint_id=record.checkpoint_id,
             parent_checkpoint_id=parent,
-            writes=record.writes,
+            writes={node: self.schema.decoded(update) for node, update in record.writes.items()}
+            if self.schema.tagged else record.writes,  # values as the nodes wrote them (a datetime, not its tag)
             cancelled=record.cancelled,
             error=record.error,
         )
