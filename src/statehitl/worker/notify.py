@@ -214,13 +214,36 @@ class Notifier:
 
     # -- one event ------------------------------------------------------------------------------------
 
+    async def enqueue(self, event: Event | None) -> None:
+        """Put ``event`` in the outbox now (durably, before the caller goes on), and give it its first round
+        in the background. What a worker does with an answer's event before it resumes the thread: once the
+        thread has moved on, nothing derives that event again, so it must be in the outbox first. A store
+        that fails raises, and the caller goes on later."""
+        if event is None or not self.wants(event.kind) or event.id in self._settled:
+            return
+        self._settled[event.id] = None
+        try:
+            entered = await self._enter(event)
+        except BaseException:
+            self._settled.pop(event.id, None)  # not in the outbox: derived again later, tried again then
+            raise
+        if entered is not None:
+            self._spawn(self._round(*entered))
+
     async def _send(self, event: Event) -> None:
-        """Put a newly derived event in the outbox (unless it was sent, or is there) and have its first round."""
+        """Put a newly derived event in the outbox and have its first round."""
+        entered = await self._enter(event)
+        if entered is not None:
+            await self._round(*entered)
+
+    async def _enter(self, event: Event) -> tuple[str, OutboxEntry, str] | None:
+        """Create ``event``'s outbox entry (unless it was sent, or is there already): its key, the entry and its
+        version, for this worker to send; None when it is someone else's to send, or sent."""
         storage = self.checkpointer.storage
         marker = await storage.read(mark_key(event))
         if marker is not None and self._sent(event, marker[0]):
             self._remember(event.id)
-            return
+            return None
         now = self.checkpointer.store_now()
         entry = OutboxEntry(event_kind=event.kind, thread_id=event.thread_id, name=event.name, data=event.data,
                             next_at=now, owner=owner_id(), lease_until=now + self.lease, created_at=now)
@@ -229,8 +252,8 @@ class Notifier:
             token = await self.checkpointer.create(key, self._encode(key, entry), durable=True)
         except CheckpointConflict:
             self._remember(event.id)  # in the outbox already: its sender, or a look at the outbox, sends it
-            return
-        await self._round(key, entry, token)
+            return None
+        return key, entry, token
 
     def _sent(self, event: Event, data: bytes) -> bool:
         mark = decode_model(NotificationMark, f"notification marker {mark_key(event)!r}", data,

@@ -155,8 +155,8 @@ class ThreadWork:
         offered: Head | None = None if retried else head
         if record.status == "interrupted" and not retried:
             answers = head.answers if head.answers is not None else await read_answers(checkpointer, record)
-            for answer in answers.values():
-                self.notifier.submit(answer_event(answer))
+            for answer in answers.values():  # in the outbox before the thread moves on: then nothing derives them
+                await self.notifier.enqueue(answer_event(answer))
             now = self.clock()
             for interrupt in record.interrupts:
                 if interrupt.id not in answers and interrupt.expires_at is not None and interrupt.expires_at <= now:
@@ -166,7 +166,7 @@ class ThreadWork:
                     answers[interrupt.id] = stored
                     if created:
                         expired.append(interrupt.id)
-                    self.notifier.submit(answer_event(stored))
+                    await self.notifier.enqueue(answer_event(stored))
             if not answers:
                 deadlines = [i.expires_at for i in record.interrupts if i.expires_at is not None]
                 return Outcome(thread_id, "waiting", retry_at=min(deadlines) if deadlines else None)
