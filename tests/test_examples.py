@@ -29,5 +29,6 @@ def test_example_runs(script: str, answers: str, expected: list[str]) -> None:
 
 
 def test_every_example_is_covered() -> None:
-    # graph_session.py runs one process per call: test_seed_multiagent_examples.py runs it that way
-    assert {p.name for p in EXAMPLES.glob("*.py")} <= {c[0] for c in CASES} | {"graph_session.py"}
+    # graph_session.py and hitl_approval.py run one process per step: test_seed_multiagent_examples.py and
+    # test_hitl_example.py run them that way
+    assert {p.name for p in EXAMPLES.glob("*.py")} <= {c[0] for c in CASES} | {"graph_session.py", "hitl_approval.py"}

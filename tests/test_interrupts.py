@@ -34,7 +34,7 @@ def assert_failed_unapplied(app: Any, error: str) -> None:
     no interrupt stored."""
     failed = app.get_state("t")
     assert failed is not None
-    assert (failed.status, failed.values.log, failed.values.n, failed.interrupts) == (Status.FAILED, [], 0, [])
+    assert (failed.status, failed.values.log, failed.values.n, failed.interrupts) == (Status.FAILED, [], 0, ())
     assert failed.error is not None
     assert failed.error.type == error
 

@@ -11,10 +11,12 @@ import statehitl.answers
 import statehitl.checkpoint
 import statehitl.config
 import statehitl.errors
+import statehitl.experimental.checkpoint
 import statehitl.graph
 import statehitl.handlers
 import statehitl.hooks
 import statehitl.inbox
+import statehitl.interventions
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
@@ -22,6 +24,9 @@ import statehitl.offload
 import statehitl.resumable
 import statehitl.runtime
 import statehitl.session
+import statehitl.storage
+import statehitl.storage.search
+import statehitl.storage.search.bm25
 import statehitl.testing
 import statehitl.testing.builds
 import statehitl.testing.clocks
@@ -30,16 +35,22 @@ import statehitl.tools
 import statehitl.transitions
 import statehitl.types
 import statehitl.values
+import statehitl.vended_interventions
+import statehitl.vended_interventions.hitl
 import statehitl.worker
 
 PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "NodeContext", "START", "StateGraph",
                       "StateSnapshot", "Status", "append"],
-    statehitl.types: ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "StateSnapshot", "StreamWriter",
-                      "interrupt"],
+    statehitl.types: ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot", "StateSnapshot",
+                      "StreamWriter", "interrupt"],
     statehitl.config: ["get_config", "get_stream_writer"],
     statehitl.runtime: ["Runtime", "get_runtime"],
-    statehitl: ["Agent", "ToolContext", "tool"],
+    statehitl: ["Agent", "InterventionHandler", "Snapshot", "ToolContext", "tool"],
+    statehitl.interventions: ["Confirm", "Deny", "Guide", "InterventionAction", "InterventionHandler", "OnError",
+                              "Proceed", "Transform"],
+    statehitl.vended_interventions: ["HumanInTheLoop"],
+    statehitl.vended_interventions.hitl: ["HumanInTheLoop", "HumanInTheLoopClassifier", "LLMClassifierConfig"],
     statehitl.answers: ["Answer", "Approve", "Edit", "Reject", "Respond", "ToolAnswer", "check_edit", "outcome_of",
                         "tool_answer_schema"],
     statehitl.agent: ["Agent", "AgentMetrics", "AgentNode", "AgentResult", "AgentRuntime", "AgentState",
@@ -49,14 +60,15 @@ PUBLIC = {
                               "GraphInterrupt"]),
     statehitl.nesting: ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run",
                         "node_call", "resumed_run", "started_run"],
-    statehitl.transitions: ["CheckpointWritten", "HookFired", "InterruptAnswered", "InterruptRaisedTransition",
-                            "NodeCancelled", "NodeEntered", "NodeExited", "StepApplied", "ToolFinished",
-                            "Transition"],
+    statehitl.transitions: ["CheckpointWritten", "ClaimTaken", "HookFired", "InterruptAnswered",
+                            "InterruptRaisedTransition", "NodeCancelled", "NodeEntered", "NodeExited", "StepApplied",
+                            "ToolFinished", "Transition"],
     statehitl.hooks: ["AfterInvocationEvent", "AfterModelCallEvent", "AfterMultiAgentInvocationEvent",
                       "AfterNodeCallEvent", "AfterToolCallEvent", "AfterToolsEvent", "BeforeInvocationEvent",
                       "BeforeModelCallEvent", "BeforeMultiAgentInvocationEvent", "BeforeNodeCallEvent",
-                      "BeforeToolCallEvent", "BeforeToolsEvent", "HookEvent", "HookProvider", "HookRegistry",
-                      "InterruptibleEvent", "MessageAddedEvent", "ModelStopResponse", "MultiAgentInitializedEvent"],
+                      "BeforeToolCallEvent", "BeforeToolsEvent", "HookEvent", "HookOrder", "HookProvider",
+                      "HookRegistry", "InterruptibleEvent", "MessageAddedEvent", "ModelStopResponse",
+                      "MultiAgentInitializedEvent"],
     statehitl.multiagent: ["Graph", "GraphBuilder", "GraphEdge", "GraphNode", "GraphResult", "GraphState",
                            "MultiAgentBase", "MultiAgentResult", "NodeResult", "SharedContext", "Status", "Swarm",
                            "SwarmNode", "SwarmResult"],
@@ -64,8 +76,15 @@ PUBLIC = {
                        "LlamaCppModel", "Model", "ModelError", "ModelThrottledException", "ModelTurn", "OllamaModel",
                        "OpenAIModel", "ScriptedModel", "collect_turn"],
     statehitl.handlers: ["CompositeCallbackHandler", "PrintingCallbackHandler", "null_callback_handler"],
-    statehitl.session: ["DynamoDBSessionManager", "FileSessionManager", "S3SessionManager", "SESSION_URL_ENV",
-                        "SessionManager"],
+    statehitl.session: ["BidiAgentSaveLatestStrategy", "DynamoDBSessionManager", "FileSessionManager",
+                        "MultiAgentSaveLatestStrategy", "S3SessionManager", "SESSION_URL_ENV", "SaveLatestStrategy",
+                        "SessionManager", "SnapshotSessionManager", "SnapshotTrigger"],
+    statehitl.storage: ["BlobStore", "DynamoDBStorage", "InMemoryStorage", "LocalFileStorage", "S3Storage", "Storage",
+                        "StorageSearchResult"],
+    statehitl.storage.search: ["Bm25SearchStrategy", "Bm25SearchStrategyConfig", "KeywordSearchStrategy",
+                               "SearchStrategy", "Searchable", "StorageSearchResult"],
+    statehitl.storage.search.bm25: ["Bm25SearchStrategy", "Bm25SearchStrategyConfig"],
+    statehitl.experimental.checkpoint: ["CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition"],
     statehitl.tools: ["DecoratedFunctionTool", "ToolRegistry", "tool"],
     statehitl.checkpoint: ["ABSENT", "AuditEntry", "CheckpointRecord", "Checkpointer", "FileCheckpointer",
                            "FileStorage", "InMemorySaver", "InterruptRecord", "MemoryCheckpointer", "MemorySaver",

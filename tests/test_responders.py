@@ -149,7 +149,7 @@ def test_an_interrupt_without_responders_is_stored_as_before(tmp_path: Path) -> 
     assert "responders" not in Interrupt("v2:abc", "ok").to_dict()
     checkpointer = FileCheckpointer(tmp_path)
     refund_app(checkpointer, responders=None).invoke({}, thread_id="t")
-    [head, _input] = keys(checkpointer, "t")  # newest first: the checkpoint that asked, then the input checkpoint
+    [head] = keys(checkpointer, "t")  # the run's one record: the checkpoint that asked
     stored = decode("head", asyncio.run(checkpointer.storage.read(head))[0], None)  # type: ignore[index]
     assert stored["status"] == "interrupted"
     assert "responders" not in stored["interrupts"][0]
@@ -326,11 +326,11 @@ def test_refusals_are_not_checkpoints_survive_prune_and_go_with_the_thread(tmp_p
             app.invoke(block(iid, "y", responder=who), thread_id="t")
     assert sum(is_refusal_key(k) for k in keys(checkpointer, "t")) == 2
     fresh = FileCheckpointer(tmp_path)  # a cold read: the bulk read meets the refusals, and leaves them out
-    assert asyncio.run(fresh.count_checkpoints("t")) == 2  # the input checkpoint and the one that asked
+    assert asyncio.run(fresh.count_checkpoints("t")) == 1  # the run's one record, which asked
     assert refund_app(fresh).get_state("t").interrupts[0].id == iid
     refund_app(fresh).invoke(block(iid, "y", responder="ann"), thread_id="t")
-    # the input checkpoint, the checkpoint that asked, and the claim that answered it
-    assert asyncio.run(fresh.prune("t", 1)) == 3
+    # the checkpoint that asked, and the claim that answered it
+    assert asyncio.run(fresh.prune("t", 1)) == 2
     assert sum(is_refusal_key(k) for k in keys(checkpointer, "t")) == 2
     trail = asyncio.run(FileCheckpointer(tmp_path).audit("t"))
     assert [(e.outcome, e.responder) for e in trail] == [("refused", "mallory"), ("refused", "eve"), ("applied", "ann")]

@@ -35,8 +35,8 @@ def test_the_docs_examples_that_use_what_statehitl_has_import_on_it() -> None:
     failed = {statement: error for example in RESOLVED for statement in example[1:] if (error := imports(statement))}
     broken = [example[0] for example in RESOLVED if set(example[1:]) & set(failed)]
     assert not failed, f"{len(broken)} example(s) no longer import, first {broken[:3]}: {failed}"
-    assert len(RESOLVED) == 321
-    assert len({statement for example in RESOLVED for statement in example[1:]}) == 58
+    assert len(RESOLVED) == 322
+    assert len({statement for example in RESOLVED for statement in example[1:]}) == 59
 
 
 @pytest.mark.parametrize(("statement", "lacking"), MISSING, ids=[statement for statement, _ in MISSING])
@@ -65,11 +65,16 @@ PATHS: dict[str, dict[str, str]] = {
                                   "InterruptResponse": "statehitl.types.agent.InterruptResponse",
                                   "InterruptResponseContent": "statehitl.types.agent.InterruptResponseContent"},
     "statehitl.types.exceptions": {
+        "CheckpointException": "statehitl.errors.AgentCheckpointError",
         "ConcurrencyException": "statehitl.errors.AgentBusyError",
         "ContextWindowOverflowException": "statehitl.models.errors.ContextWindowOverflowException",
         "ModelThrottledException": "statehitl.models.errors.ModelThrottledException",
         "SessionException": "statehitl.errors.CheckpointError",
+        "SnapshotException": "statehitl.errors.SnapshotError",
+        "StorageError": "statehitl.errors.StorageError",
     },
+    "statehitl.experimental.checkpoint": {name: f"statehitl.experimental.checkpoint.checkpoint.{name}" for name in (
+        "CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition")},
     "statehitl.types.event_loop": {name: f"statehitl.types.streaming.{name}" for name in (
         "Metrics", "StopReason", "Usage")},
     "statehitl.handlers.callback_handler": {name: f"statehitl.handlers.{name}" for name in (
@@ -84,7 +89,90 @@ ALREADY: dict[str, dict[str, str]] = {
         "SharedContext", "Swarm", "SwarmNode")},
     "statehitl.agent.conversation_manager": {name: f"statehitl.agent.{name}" for name in (
         "ConversationManager", "NullConversationManager", "SlidingWindowConversationManager")},
+    # Strands' checkpoint, snapshot and storage modules: statehitl defines its classes there
+    "statehitl": {"Snapshot": "statehitl.types._snapshot.Snapshot"},
+    "statehitl.types": {"Snapshot": "statehitl.types._snapshot.Snapshot"},
+    "statehitl.types._snapshot": {name: f"statehitl.types._snapshot.{name}" for name in (
+        "ALL_SNAPSHOT_FIELDS", "SNAPSHOT_PRESETS", "SNAPSHOT_SCHEMA_VERSION", "Snapshot", "SnapshotField",
+        "SnapshotPreset", "resolve_snapshot_fields")},
+    "statehitl.session": {name: f"statehitl.session.snapshot_session_manager.{name}" for name in (
+        "BidiAgentSaveLatestStrategy", "MultiAgentSaveLatestStrategy", "SaveLatestStrategy",
+        "SnapshotSessionManager", "SnapshotTrigger")},
+    "statehitl.storage": {
+        "InMemoryStorage": "statehitl.storage.in_memory_storage.InMemoryStorage",
+        "LocalFileStorage": "statehitl.storage.local_file_storage.LocalFileStorage",
+        "S3Storage": "statehitl.storage.s3_storage.S3Storage",
+        "Storage": "statehitl.storage.storage.Storage",
+    },
+    "statehitl.storage.storage": {"Storage": "statehitl.storage.storage.Storage",
+                                  "StorageSearchResult": "statehitl.storage.search.types.StorageSearchResult"},
+    "statehitl.storage.search": {name: f"statehitl.storage.search.{module}.{name}" for module, name in (
+        ("keyword", "KeywordSearchStrategy"), ("types", "SearchStrategy"), ("types", "StorageSearchResult"),
+        ("bm25", "Bm25SearchStrategy"), ("bm25", "Bm25SearchStrategyConfig"))},
 }
+
+
+# Strands 1.62's control layer (strands.interventions, strands.vended_interventions.hitl) and HookOrder, at
+# Strands' paths: {module: {name: the statehitl object it must be}}. Each name is one Strands 1.62 has there too.
+INTERVENTIONS: dict[str, dict[str, str]] = {
+    "statehitl.interventions": {name: f"statehitl.interventions.actions.{name}" for name in (
+        "Confirm", "Deny", "Guide", "InterventionAction", "Proceed", "Transform")}
+    | {"InterventionHandler": "statehitl.interventions.handler.InterventionHandler",
+       "OnError": "statehitl.interventions.handler.OnError"},
+    "statehitl.interventions.actions": {name: f"statehitl.interventions.{name}" for name in (
+        "Confirm", "Deny", "Guide", "InterventionAction", "Proceed", "Transform")}
+    | {"LifecycleEvent": "statehitl.interventions.actions.LifecycleEvent",
+       "default_evaluate": "statehitl.interventions.actions.default_evaluate"},
+    "statehitl.interventions.handler": {"InterventionHandler": "statehitl.InterventionHandler",
+                                        "OnError": "statehitl.interventions.OnError"},
+    "statehitl.interventions.registry": {
+        "InterventionRegistry": "statehitl.interventions.registry.InterventionRegistry"},
+    "statehitl.vended_interventions": {"HumanInTheLoop": "statehitl.vended_interventions.hitl.HumanInTheLoop"},
+    "statehitl.vended_interventions.hitl": {
+        "HumanInTheLoop": "statehitl.vended_interventions.hitl.hitl.HumanInTheLoop",
+        "HumanInTheLoopClassifier": "statehitl.vended_interventions.hitl.classifier.HumanInTheLoopClassifier",
+        "LLMClassifierConfig": "statehitl.vended_interventions.hitl.classifier.LLMClassifierConfig"},
+    "statehitl.vended_interventions.hitl.hitl": {name: f"statehitl.vended_interventions.hitl.hitl.{name}" for name in (
+        "AskCallback", "EvaluateCallback", "HumanInTheLoop")},
+    "statehitl.vended_interventions.hitl.classifier": {
+        name: f"statehitl.vended_interventions.hitl.classifier.{name}" for name in (
+            "ClassifierResult", "HumanInTheLoopClassifier", "LLMClassifierConfig")},
+    "statehitl.hooks": {"HookOrder": "statehitl.hooks.registry.HookOrder"},
+    "statehitl.hooks.registry": {"HookOrder": "statehitl.hooks.HookOrder"},
+}
+
+
+@pytest.mark.parametrize("module", sorted(INTERVENTIONS))
+def test_strands_interventions_paths_hold_statehitls_objects_under_strands_names(module: str) -> None:
+    ours, theirs = importlib.import_module(module), importlib.import_module(on_strands(module))
+    for name, path in INTERVENTIONS[module].items():
+        assert getattr(ours, name) is _statehitl(path), f"{module}.{name}"
+        assert hasattr(theirs, name), f"{on_strands(module)} has no {name}: not a Strands name"
+
+
+@pytest.mark.parametrize("statement", [
+    "from strands import Agent, InterventionHandler",
+    "from strands.interventions import Deny, InterventionHandler, Proceed",
+    "from strands.interventions import Confirm, Guide, Transform",
+    "from strands.vended_interventions.hitl import HumanInTheLoop",
+    "from strands.vended_interventions.hitl import HumanInTheLoop, LLMClassifierConfig",
+    "from strands.vended_interventions.hitl.classifier import ClassifierResult",
+    "from strands.hooks import HookOrder",
+])
+def test_the_interventions_imports_of_strands_docs_resolve_on_statehitl(statement: str) -> None:
+    assert imports(statement) is None
+
+
+@pytest.mark.parametrize("statement", [
+    "from strands.vended_interventions import CedarAuthorization",
+    "from strands.vended_interventions.cedar import CedarAuthorization",
+])
+def test_cedar_authorization_fails_to_import_as_a_missing_feature_does(statement: str) -> None:
+    assert isinstance(imports(statement), ImportError)
+
+
+def on_strands(module: str) -> str:
+    return "strands" + module.removeprefix("statehitl")
 
 
 @pytest.mark.parametrize("module", sorted(PATHS))
@@ -129,3 +217,35 @@ def test_a_strands_except_clause_catches_statehitls_errors(tmp_path: Any) -> Non
     assert str(busy("go")) == "done"
     assert len(caught) == 1
     assert "already running a call" in str(caught[0])
+
+
+# Strands 1.62's modules for checkpoints, snapshots and storage, and the names statehitl has in each.
+STRANDS_MODULES: dict[str, tuple[str, ...]] = {
+    "experimental.checkpoint": ("CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition"),
+    "experimental.checkpoint.checkpoint": ("CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "CheckpointPosition"),
+    "types._snapshot": ("ALL_SNAPSHOT_FIELDS", "SNAPSHOT_PRESETS", "SNAPSHOT_SCHEMA_VERSION", "Scope", "Snapshot",
+                        "SnapshotField", "SnapshotPreset", "VALID_SCOPES", "resolve_snapshot_fields"),
+    "types": ("Snapshot",),
+    "types.exceptions": ("CheckpointException", "SnapshotException", "StorageError"),
+    "session": ("BidiAgentSaveLatestStrategy", "MultiAgentSaveLatestStrategy", "SaveLatestStrategy",
+                "SnapshotSessionManager", "SnapshotTrigger"),
+    "session.snapshot_session_manager": ("SnapshotSessionManager", "SnapshotTrigger", "SaveLatestStrategy"),
+    "storage": ("InMemoryStorage", "LocalFileStorage", "S3Storage", "Storage"),
+    "storage.storage": ("Storage", "StorageSearchResult"),
+    "storage.in_memory_storage": ("InMemoryStorage",),
+    "storage.local_file_storage": ("LocalFileStorage",),
+    "storage.s3_storage": ("S3Storage",),
+    "storage.search": ("Bm25SearchStrategy", "Bm25SearchStrategyConfig", "KeywordSearchStrategy", "SearchStrategy",
+                       "StorageSearchResult"),
+    "storage.search.bm25": ("Bm25SearchStrategy", "Bm25SearchStrategyConfig"),
+    "storage.search.keyword": ("KeywordSearchStrategy", "STOP_WORDS", "token_overlap_score", "tokenize"),
+    "storage.search.types": ("SearchStrategy",),
+}
+
+
+@pytest.mark.parametrize("module", sorted(STRANDS_MODULES))
+def test_strands_checkpoint_snapshot_and_storage_names_are_at_strands_paths(module: str) -> None:
+    theirs, ours = importlib.import_module(f"strands.{module}"), importlib.import_module(f"statehitl.{module}")
+    for name in STRANDS_MODULES[module]:
+        assert hasattr(theirs, name), f"strands.{module}.{name} is not Strands' own: fix the list"
+        assert hasattr(ours, name), f"statehitl.{module} lacks {name}"

@@ -12,6 +12,10 @@ The tree::
      ├── NotJSONError (TypeError)                a value that must be stored is not JSON (agent state...)
      │    └── ValueNotStorableError                 ... nor a standard or known type statehitl.values tags
      ├── NestingTooDeepError (ValueError)        a value nested deeper than a stored value may (nothing stored)
+     ├── AgentCheckpointError (ValueError)       a checkpointResume the agent cannot resume from (Strands'
+     │                                           CheckpointException): another schema, another pause
+     ├── SnapshotError (ValueError)              a snapshot that cannot be taken or loaded (Strands'
+     │                                           SnapshotException): unknown field, schema, scope
      ├── InterruptError                          misuse of interrupts
      │    ├── InterruptReasonError (NotJSONError)   an interrupt's reason is not JSON
      │    ├── InterruptResponseError (NotJSONError) an answer's response is not JSON
@@ -50,7 +54,9 @@ The tree::
                ├── StorageUnavailableError                5xx, resets, timeouts or I/O errors past every retry
                │                                          (transient)
                ├── StorageFullError                       no space left, a file-size limit, a read-only store
-               └── StorageConfigError (ValueError)        a store URL or option that names no usable store
+               ├── StorageConfigError (ValueError)        a store URL or option that names no usable store
+               └── StorageKeyError (ValueError)           a ``statehitl.storage`` key that is empty, has a
+                                                          backslash or a ``..`` segment
 
 Each message names the thing that was wrong and, where there is one, what to do about it. The built-in
 bases (ValueError, TypeError, KeyError, RuntimeError) let code written against LangGraph or Strands
@@ -62,6 +68,7 @@ from __future__ import annotations
 __all__ = [
     "ActionOutcomeUnknownError",
     "AgentBusyError",
+    "AgentCheckpointError",
     "AlreadyAnsweredError",
     "AppLoadError",
     "CheckpointConflict",
@@ -95,12 +102,14 @@ __all__ = [
     "ResponderNotAllowedError",
     "ResponseValidationError",
     "ResumeInputError",
+    "SnapshotError",
     "StatehitlError",
     "StepLimitError",
     "StorageAccessError",
     "StorageConfigError",
     "StorageError",
     "StorageFullError",
+    "StorageKeyError",
     "StorageNotFoundError",
     "StorageThrottledError",
     "StorageUnavailableError",
@@ -181,6 +190,18 @@ class ValueNotStorableError(NotJSONError):
     not one of the standard types it tags (``statehitl.values``), not a class the schema names or
     ``statehitl.values.register`` registered. Names where (node and channel, the Send, the answer) and what;
     nothing is stored."""
+
+
+class AgentCheckpointError(StatehitlError, ValueError):
+    """A ``{"checkpointResume": {"checkpoint": ...}}`` the agent cannot resume from: a checkpoint of another
+    schema version or position than the pause its thread stopped at, or a thread that is not paused at all.
+    Raised before anything is written (Strands' ``CheckpointException``)."""
+
+
+class SnapshotError(StatehitlError, ValueError):
+    """A snapshot that cannot be taken or loaded: an unknown field, preset, schema version or scope, data
+    of the wrong type, or a checkpoint it names that the agent's thread does not hold. Raised before the
+    agent changes (Strands' ``SnapshotException``)."""
 
 
 class InterruptError(StatehitlError):
@@ -401,3 +422,8 @@ class StorageFullError(StorageError):
 class StorageConfigError(StorageError, ValueError):
     """A store URL or option that names no usable store (a malformed URL, an unknown option, a bad
     bucket or table name); found before any request is sent."""
+
+
+class StorageKeyError(StorageError, ValueError):
+    """A key (or listing prefix) given to a ``statehitl.storage`` store that is empty, holds a backslash or
+    has a ``..`` segment: it could name a place outside the store. Found before any request is sent."""

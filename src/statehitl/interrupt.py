@@ -170,7 +170,6 @@ class InterruptScope:
                                          on_expire=None if expires is None else expires.response,
                                          responders=allowed)])
 
-
     def _answered(self, iid: str, name: str, response_type: Any, digest: str | None) -> Any:
         """The human's answer to ``iid``, noted as given to the run's handlers (``ANSWERS_USED``); one this
         handler refuses says so (``refused_answer``), so the run withdraws it."""
@@ -188,6 +187,10 @@ class InterruptScope:
         """The id an interrupt called ``name`` gets in this scope."""
         return interrupt_id(self.site, name, self.thread)
 
+    def has_answer(self, name: str) -> bool:
+        """Whether the human's answer to interrupt ``name`` of this scope is known (a resumed run)."""
+        return self.id_of(name) in self.responses
+
     def _answer(self, iid: str, name: str, response_type: Any, digest: str | None) -> Any:
         """The human's answer to interrupt ``iid``, checked against the tool call it was given for and
         validated as ``response_type``."""
@@ -202,6 +205,7 @@ class InterruptScope:
         if response_type is None:
             return found
         return _typed().validate_response(response_type, found, f"the response to interrupt {name!r} (id {iid})")
+
 
 def _preset(name: str, response: Any, response_type: Any) -> Any:
     """An answer known in advance, checked as any response is."""

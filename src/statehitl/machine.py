@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from statehitl.commands import Send
 from statehitl.errors import GraphValidationError
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["END", "START", "Edge", "Join", "Machine", "NodeSpec", "Router"]
+
+T = TypeVar("T")
 
 START = "__start__"
 END = "__end__"
@@ -159,17 +161,19 @@ class Machine:
         self.routers: tuple[Router, ...] = tuple(routers)
         self._schema = schema
         self._check_references()
-        self.joins_from: dict[str, tuple[Join, ...]] = {
-            n: tuple(j for j in self.joins if n in j.sources) for n in self.nodes
-        }
+        self.joins_from = _by_node(self.nodes, ((s, j) for j in self.joins for s in dict.fromkeys(j.sources)))
         self._edge_kinds = self._kinds()
+        out_edges = _by_node((START, *self.nodes), ((e.source, e) for e in self.edges))
+        out_routers = _by_node((START, *self.nodes), ((r.source, r) for r in self.routers))
         self.transitions: dict[str, tuple[tuple[Edge, ...], tuple[Router, ...]]] = {
-            n: (
-                tuple(e for e in self.edges if e.source == n),
-                tuple(r for r in self.routers if r.source == n),
-            )
-            for n in (START, *self.nodes)
+            n: (out_edges[n], out_routers[n]) for n in (START, *self.nodes)
         }
+        self.fixed_next: dict[str, tuple[str, ...]] = {} if self.deferred else {
+            n: _sorted_targets(out_edges[n]) for n in self.nodes
+            if not out_routers[n] and not self.joins_from[n] and all(e.condition is None for e in out_edges[n])
+        }
+        """Where a node always goes when it alone finished a superstep (no router, waiting edge, condition or
+        deferred node to ask): a chain's next task, known without planning."""
         self._shape = shape = {
             "nodes": sorted(self.nodes),
             "edges": sorted(f"{u} -> {v} ({kind})" for (u, v), kind in self._edge_kinds.items()),
@@ -371,6 +375,22 @@ class Machine:
 
     def __repr__(self) -> str:
         return f"Machine({self.name!r}, nodes={list(self.nodes)})"
+
+
+def _by_node(names: Iterable[str], pairs: Iterable[tuple[str, T]]) -> dict[str, tuple[T, ...]]:
+    """``pairs`` grouped by their node, in order, with an empty group for every name: one pass, so building a
+    machine stays linear in its nodes and edges."""
+    grouped: dict[str, list[T]] = {n: [] for n in names}
+    for name, item in pairs:
+        if name in grouped:
+            grouped[name].append(item)
+    return {n: tuple(items) for n, items in grouped.items()}
+
+
+def _sorted_targets(edges: tuple[Edge, ...]) -> tuple[str, ...]:
+    """The nodes ``edges`` lead to (END left out), in the scheduler's order: as they are for one, sorted for more."""
+    targets = [e.target for e in edges if e.target != END]
+    return tuple(targets) if len(targets) < 2 else tuple(sorted(set(targets)))
 
 
 def describe_change(old: dict[str, Any] | None, new: dict[str, Any]) -> str:

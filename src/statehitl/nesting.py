@@ -133,13 +133,14 @@ def kept_run(end: RunEnd, codec: StateCodec, base: dict[str, Any]) -> dict[str, 
 def started_run(call: NodeCall, state: Any, pending: list[str]) -> Position:
     """Where a new nested run enters: ``state`` before ``pending``, with the enclosing run's answers and
     the digests they were given for (a nested agent's tool call is checked against them)."""
-    return Position(state, pending, responses=dict(call.interrupts.responses), digests=call.interrupts.digests)
+    return Position(state=state, pending=pending, responses=dict(call.interrupts.responses),
+                    digests=call.interrupts.digests)
 
 
 def resumed_run(kept: dict[str, Any], codec: _Loads, base: dict[str, Any], call: NodeCall) -> Position:
     """Where a nested run re-enters from what ``kept_run`` kept, with the enclosing run's answers."""
     grown = {c: [*base.get(c, ()), *items] for c, items in kept["appended"].items()}
     state = codec.load({**kept["values"], **grown})
-    return Position(state, kept["pending"], None, kept["step"], kept["completed"],
-                    {**kept["responses"], **call.interrupts.responses}, kept["progress"],
+    return Position(state=state, pending=kept["pending"], step=kept["step"], completed=kept["completed"],
+                    responses={**kept["responses"], **call.interrupts.responses}, progress=kept["progress"],
                     digests=call.interrupts.digests, schedule=kept.get("schedule", {}))

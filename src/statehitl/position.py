@@ -17,12 +17,19 @@ from statehitl.checkpoint.answer_records import answer_key, read_answers, record
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
-from statehitl.checkpoint.records import AnswerRecord, CheckpointRecord, InterruptRecord, RecordStatus
+from statehitl.checkpoint.records import (
+    AnswerRecord,
+    CheckpointRecord,
+    InterruptRecord,
+    RecordStatus,
+    RunStart,
+    ViewPart,
+)
 from statehitl.errors import ResumeInputError
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 from statehitl.responders import may_answer
 from statehitl.resume import AnswerMeta
-from statehitl.transitions import InterruptAnswered
+from statehitl.transitions import ClaimTaken, InterruptAnswered
 
 __all__ = ["NodeContext", "Position", "RunEnd", "Writes", "audit_entries", "resume_position", "start_position"]
 
@@ -30,7 +37,7 @@ Writes = list[tuple[str, dict[str, Any]]]
 """One step's updates: ``(node, update)`` in the order the nodes were scheduled."""
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeContext:
     """The optional second argument of a node: who and where it is, and ``interrupt()``.
 
@@ -82,7 +89,7 @@ class NodeContext:
                                                                            self.node))
 
 
-@dataclass
+@dataclass(kw_only=True, slots=True)
 class Position:
     """Where a thread (or a nested run) stands: everything the runner needs to (re-)enter a step.
 
@@ -108,8 +115,11 @@ class Position:
     """The keys of the answers this call stored as binding: withdrawn if the run refuses them on re-run."""
     schedule: dict[str, Any] = field(default_factory=dict)
     """What a machine that runs supersteps keeps between steps (``statehitl.supersteps``): Sends, joins."""
-    started: bool = False
-    """A new run from START (not a resume): a StateGraph stores its input checkpoint first."""
+    parent_view: ViewPart | None = None
+    """Which checkpoint of the cursor's parent record the run follows, when not that record's own."""
+    start: RunStart | None = None
+    """How a StateGraph's run began (its input, or the checkpoint it replays): its first checkpoint keeps it,
+    and shows it as LangGraph's input (or fork) checkpoint and first-step checkpoint (``graph.history``)."""
 
 
 @dataclass
@@ -148,49 +158,68 @@ class RunEnd:
 
 
 def start_position(head: Head | None, thread_id: str, state: Any, pending: list[str], *,
-                   rewritten: bool = False, schedule: dict[str, Any] | None = None) -> Position:
+                   rewritten: bool = False, schedule: dict[str, Any] | None = None, step: int | None = None,
+                   start: RunStart | None = None, parent_view: ViewPart | None = None,
+                   completed: dict[str, dict[str, Any]] | None = None) -> Position:
     """Where a new run from ``state`` enters: after ``head`` if the thread has one, else at its start.
 
     The caller checks first that no other process holds ``head`` (``Checkpointer.ensure_free``), before
     its hooks or reducers run. The cursor gets a fresh owner so the run's held checkpoints carry a lease
     against takeovers. ``rewritten`` says the state's history was edited rather than appended to (a
-    trimmed conversation): the next checkpoint stores it whole.
+    trimmed conversation): the next checkpoint stores it whole. ``step``: the step the run begins at (by
+    default the head's, or 0); ``start``: how it began, for its first checkpoint to keep, with
+    ``parent_view`` (which checkpoint of the head's record it follows, when not the record's own);
+    ``completed``: the tasks of its first step that finished before (a replay of a step that stopped).
     """
     cursor = Cursor(thread_id) if head is None else head.cursor
     cursor.owner = owner_id()
     cursor.migrated = cursor.migrated or rewritten
-    return Position(state, pending, cursor, 0 if head is None else head.record.step, schedule=schedule or {},
-                    started=True)
+    if step is None:
+        step = 0 if head is None else head.record.step
+    return Position(state=state, pending=pending, cursor=cursor, step=step, schedule=schedule or {}, start=start,
+                    parent_view=parent_view, completed=completed or {})
 
 
 async def resume_position(checkpointer: Checkpointer, head: Head, answers: dict[str, Any], state: Any, *,
-                          rewritten: bool = False, meta: Mapping[str, AnswerMeta] | None = None) -> Position:
+                          rewritten: bool = False, meta: Mapping[str, AnswerMeta] | None = None,
+                          ask_again: bool = False) -> Position:
     """Claim the stopped ``head`` (interrupted, or running when its process died) for this process and
     return where its run re-enters, with ``answers`` to its interrupts (none for a crashed run).
 
     Called once the answers are checked: the claim is the first write, so of two processes answering
     the same interrupt only one gets past it, before any node, hook or tool runs. ``rewritten``: the
     state was converted (a migration), so the next checkpoint stores it whole. ``meta``: who gave
-    which answer, for the audit trail.
+    which answer, for the audit trail. ``ask_again``: a thread waiting on interrupts nobody answered
+    re-runs its step, which asks them again, instead of refusing to go on without an answer.
     """
     record = head.record
     recorded: list[str] = []
-    if record.interrupts and (record.status == "interrupted" or answers) and not head.fork:
-        answers, meta, recorded = await bind_answers(checkpointer, head, answers, meta or {})
+    if record.interrupts and (record.status == "interrupted" or answers):
+        answers, meta, recorded = await bind_answers(checkpointer, head, answers, meta or {}, ask_again=ask_again)
+        if head.fork and answers and not recorded:
+            raise ResumeInputError(
+                f"the interrupts of checkpoint {record.checkpoint_id} of thread {record.thread_id!r} were answered "
+                "before, and the thread went on from there: the same answer again does nothing, another is refused "
+                "(an answer binds once). To ask again, replay that checkpoint: invoke(None, its config) starts a "
+                "new branch that asks afresh"
+            )
     answered = audit_entries(record, answers, meta or {})
     await checkpointer.claim(head, owner_id(), [AnswerRecord.of(entry) for entry in answered])
     head.cursor.migrated = head.cursor.migrated or rewritten
     if observe.observers:
+        if head.cursor.slot is not None:  # the claim's own number, set by the claim
+            observe.emit(ClaimTaken(head.cursor.slot, record.seq))
         for i in record.interrupts:
             if i.id in answers:
                 observe.emit(InterruptAnswered(i.name, i.node, answers[i.id]))
-    return Position(state, record.pending, head.cursor, record.step, record.completed,
-                    {**record.responses, **answers}, record.progress, list(record.interrupts), answered=answered,
-                    recorded=recorded, schedule=record.schedule)
+    return Position(state=state, pending=record.pending, cursor=head.cursor, step=record.step,
+                    completed=record.completed, responses={**record.responses, **answers}, progress=record.progress,
+                    waiting=list(record.interrupts), answered=answered, recorded=recorded, schedule=record.schedule)
 
 
 async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, Any],
-                       meta: Mapping[str, AnswerMeta]) -> tuple[dict[str, Any], dict[str, AnswerMeta], list[str]]:
+                       meta: Mapping[str, AnswerMeta], *, ask_again: bool = False
+                       ) -> tuple[dict[str, Any], dict[str, AnswerMeta], list[str]]:
     """The answers a resume of ``head`` applies: each given one recorded as its interrupt's one binding
     answer (the same answer stored before by any door is fine; a different one is ``AlreadyAnsweredError``,
     and one from someone the interrupt's ``responders`` do not name is ``ResponderNotAllowedError``, before
@@ -220,7 +249,7 @@ async def bind_answers(checkpointer: Checkpointer, head: Head, given: dict[str, 
         for iid, answer in stored_answers.items():
             if iid in by_id and iid not in bound:
                 bound[iid], who[iid] = answer.response, AnswerMeta(answer.responder, answer.comment, answer.via)
-    if not bound:
+    if not bound and not ask_again:
         waiting = ", ".join(f"{i.name!r} (id {i.id})" for i in record.interrupts)
         raise ResumeInputError(
             f"thread {record.thread_id!r} is waiting on interrupts {waiting} and no answer to them is stored; "

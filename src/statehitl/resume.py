@@ -83,15 +83,17 @@ RunPlan = StartRun | ResumeRun | ContinueRun
 
 
 def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_continues: bool,
-             lists_are_input: bool, tagged_answers: bool = False) -> RunPlan:
+             lists_are_input: bool, answer_form: str | None = None, tagged_answers: bool = False) -> RunPlan:
     """What ``input`` means for the thread whose last checkpoint is ``record`` (None: never run).
 
     ``label`` names the thread in messages. ``none_continues``: ``None`` continues a stopped run
     (graphs) rather than starting one with no new input (agents, where ``agent()`` calls the model
     again). ``lists_are_input``: a list that is not interrupt responses is input (an agent's content
-    blocks or messages) rather than a mistake (a StateGraph takes a dict). ``tagged_answers``: answers may
-    be any value ``statehitl.values`` stores (a StateGraph's, as LangGraph's ``Command(resume=)`` takes a
-    datetime); else they must be JSON (Strands' rule for agents and orchestrators).
+    blocks or messages) rather than a mistake (a StateGraph takes a dict). ``answer_form``: how the
+    caller's own code answers, for the message refusing new input on a waiting thread (a LangGraph
+    program's ``Command(resume=...)``); by default the interruptResponse list every shape takes.
+    ``tagged_answers``: answers may be any value ``statehitl.values`` stores (a StateGraph's, as LangGraph's
+    ``Command(resume=)`` takes a datetime); else they must be JSON (Strands' rule for agents and orchestrators).
     """
     status = None if record is None else record.status
     if status == "interrupted" or (status == "failed" and record is not None and record.interrupts
@@ -105,7 +107,7 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
                 "with None as the input (invoke(None, config)) before giving it new input"
             )
         answers, meta = parse_answers(input, [i.to_interrupt() for i in record.interrupts], thread=label,
-                                      tagged=tagged_answers)
+                                      answer_form=answer_form, tagged=tagged_answers)
         return ResumeRun(answers, meta)
     if is_response_list(input):
         why = "it has no checkpoint" if record is None else f"its status is {status}"
@@ -143,11 +145,12 @@ def parse_responses(payload: Any, pending: Sequence[Interrupt], *, thread: str) 
     return parse_answers(payload, pending, thread=thread)[0]
 
 
-def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str, tagged: bool = False
-                  ) -> tuple[dict[str, Any], dict[str, AnswerMeta]]:
+def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str, answer_form: str | None = None,
+                  tagged: bool = False) -> tuple[dict[str, Any], dict[str, AnswerMeta]]:
     """Validate ``payload`` against the ``pending`` interrupts of ``thread``: id -> response, and id ->
-    who answered (for the blocks that say). ``tagged``: a response may be any value ``statehitl.values``
-    stores, and is returned as stored (tagged JSON); else it must be JSON.
+    who answered (for the blocks that say). ``answer_form``: what the refusal of a payload that is not a
+    list tells the caller to answer with (default: a list like ``_EXAMPLE``). ``tagged``: a response may be
+    any value ``statehitl.values`` stores, and is returned as stored (tagged JSON); else it must be JSON.
 
     Besides the shape, each response is checked against its interrupt's ``response_schema`` and a
     block's ``digest`` against its interrupt's, so a wrong answer is refused here, before the thread
@@ -158,7 +161,7 @@ def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str, ta
     waiting = ", ".join(f"{i.name!r} (id {i.id})" for i in pending)
     if not isinstance(payload, list):
         raise ResumeInputError(
-            f"{thread} is waiting on interrupts {waiting}; resume it with a list like {_EXAMPLE}, "
+            f"{thread} is waiting on interrupts {waiting}; resume it with {answer_form or 'a list like ' + _EXAMPLE}, "
             f"not a {type(payload).__name__}"
         )
     if not payload:

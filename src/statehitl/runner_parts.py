@@ -7,7 +7,6 @@ that carry a failure out of a concurrent step are the runner's own.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -20,8 +19,7 @@ from statehitl.offload import call_sync, may_run_inline
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
-__all__ = ["Between", "Cancelled", "Done", "NodeFailed", "NodeRules", "Outcome", "Pauses", "RunSettings",
-           "StateAdapter",
+__all__ = ["Cancelled", "Done", "NodeFailed", "NodeOutcome", "NodeRules", "Pauses", "RunSettings", "StateAdapter",
            "StepFailed", "Stopped", "call_handler", "record_source", "say_acted"]
 
 
@@ -58,25 +56,31 @@ class NodeRules(Protocol):
     def hook_failed(self, node: str, error: Exception, runtime: Any) -> dict[str, Any] | None: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class Done:
+    """The node finished with ``update``."""
+
     update: dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)
 class Cancelled:
+    """A hook cancelled the node (``message`` says why); ``update`` is what the owner's rules record for it."""
+
     message: str
     update: dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)
 class Stopped:
+    """The node (or a hook before it) stopped on ``interrupts``; ``progress`` is the work it kept."""
+
     interrupts: list[Interrupt]
     progress: Any = None
 
 
-Outcome = Done | Cancelled | Stopped
-Between = Callable[[int, Any, list[str], Writes, dict[str, Any]], Awaitable[None]]
+NodeOutcome = Done | Cancelled | Stopped
+"""How one node call of a step ended."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ class Pauses:
         return bool(self.after) and any(machine.task_node(t) in self.after for t in ran)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunSettings:
     """What one run's nodes see besides the state: the same for every step of the run."""
 

@@ -38,13 +38,11 @@ def plan_start(machine: Machine, state: Any) -> tuple[list[str], Schedule]:
 def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
               schedule: Schedule) -> tuple[list[str], Schedule]:
     """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``."""
-    if len(done) == 1 and not schedule and not machine.deferred:  # one node done, nothing kept: a chain's step
+    if len(done) == 1 and not schedule:  # one node done, nothing kept: a chain's step
         task, update = done[0]
-        node = machine.task_node(task)
-        edges, routers = machine.transitions[node]
-        if not routers and not machine.joins_from[node] and GOTO not in update:
-            pulled = [e.target for e in edges if e.target != END]
-            return (pulled if len(pulled) < 2 else sorted(set(pulled))), {}
+        fixed = machine.fixed_next.get(task)
+        if fixed is not None and GOTO not in update:
+            return list(fixed), {}
     targets: list[str | Send] = []
     joins: dict[str, list[str]] = {k: list(v) for k, v in schedule.get("joins", {}).items()}
     for task, update in done:

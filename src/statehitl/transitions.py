@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 __all__ = [
     "CheckpointWritten",
+    "ClaimTaken",
     "HookFired",
     "InterruptAnswered",
     "InterruptRaisedTransition",
@@ -106,6 +107,18 @@ class CheckpointWritten:
     interrupts: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimTaken:
+    """A resume claimed the stopped checkpoint ``parent`` before anything ran, so no other process resumes it.
+
+    The claim is a record of the thread with a number of its own, ``seq``: the next checkpoint written
+    gets the number after it, so the checkpoint numbers a thread shows skip the claim's.
+    """
+
+    seq: int
+    parent: int
+
+
 Transition = (
     NodeEntered
     | NodeExited
@@ -116,5 +129,6 @@ Transition = (
     | ToolFinished
     | StepApplied
     | CheckpointWritten
+    | ClaimTaken
 )
 """Every kind of transition an observer can receive."""

@@ -187,8 +187,9 @@ def test_before_model_call_can_cancel_and_messages_are_announced() -> None:
     cancelled = Agent(model=ScriptedModel([]), callback_handler=None)
     cancelled.add_hook(BeforeModelCallEvent, lambda e: setattr(e, "cancel", "not now"))
     result = cancelled("hi")
-    assert result.stop_reason == "cancelled"
+    assert result.stop_reason == "end_turn"  # the hook answers in the model's place, as in Strands
     assert str(result) == "not now"
+    assert cancelled.messages[-1] == {"role": "assistant", "content": [{"text": "not now"}]}
 
 
 def test_the_agent_loop_is_a_drawable_machine() -> None:
@@ -246,7 +247,9 @@ def test_invocation_hooks_rewrite_cancel_and_resume_calls() -> None:
     assert [b["text"] for m in agent.messages for b in m["content"]] == [
         "[redacted]", "first answer", "[redacted]", "follow-up answer"]
     agent.add_hook(BeforeInvocationEvent, lambda e: setattr(e, "cancel", True))
-    assert agent("anything").stop_reason == "cancelled"
+    denied = agent("anything")
+    assert (denied.stop_reason, str(denied)) == ("end_turn", "invocation denied by hook")
+    assert agent.messages[-1] == {"role": "assistant", "content": [{"text": "invocation denied by hook"}]}
     assert model.calls == 2
 
 

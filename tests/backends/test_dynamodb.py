@@ -262,7 +262,15 @@ def test_cli_create_table(dynamodb_endpoint: str, client: Any, capsys: pytest.Ca
     args = ["dynamodb", "create-table", name, "--region", REGION, "--endpoint-url", dynamodb_endpoint]
     try:
         assert main([*args, "--billing-mode", "PROVISIONED", "--ttl-attribute", "ttl"]) == 0
-        assert f"table '{name}' created" in capsys.readouterr().out
+        hint = f"dynamodb://{name}?region={REGION}&endpoint_url={dynamodb_endpoint}"  # what reaches the table
+        assert capsys.readouterr().out == f"table '{name}' created (pk: S, sk: S, TTL on 'ttl'); use it as {hint}\n"
+        from statehitl._sync import run_sync
+        from statehitl.checkpoint import Checkpointer
+        from statehitl.checkpoint.storage import ABSENT
+
+        storage = Checkpointer.from_url(hint).storage  # the URL printed, as a user pastes it
+        run_sync(storage.write("threads/t/1", b"x", expect=ABSENT))
+        assert run_sync(storage.list("threads/")) == ["threads/t/1"]
         described = client.describe_table(TableName=name)["Table"]
         assert described["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
         assert client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]["AttributeName"] == "ttl"
@@ -657,11 +665,11 @@ class SizedWrites(CountingStorage):
 
 
 def test_a_long_thread_loads_in_one_query_and_a_warm_one_checks_only_its_head(client: Any, table: str) -> None:
-    """The checkpoint-cost targets on DynamoDB: a step is one small PutItem whatever the history (and a
-    new run one more, its input checkpoint); a new process loads 400 steps in one Query (its records,
-    under a megabyte), reading at most 1.5x the state's JSON (1.15x: the records are compressed, but half
-    of them are runs' input checkpoints, which add no item); the process that wrote the thread checks only
-    the head (one Query, for its key and version token)."""
+    """The checkpoint-cost targets on DynamoDB: a step is one small PutItem whatever the history (a run's
+    first also says how the run began: no item of its own); a new process loads 400 steps in one Query (its
+    records, under a megabyte), reading at most 1.5x the state's JSON; the process that wrote the thread
+    checks only the head (one Query, for its key and version token). A snapshot also names the checkpoint
+    before it: one GetItem of that record alone."""
     storage = SizedWrites(DynamoDBStorage(table, client=client))
     app = conversation_app(storage)
     for _ in range(400):
@@ -669,21 +677,21 @@ def test_a_long_thread_loads_in_one_query_and_a_warm_one_checks_only_its_head(cl
         storage.sizes.clear()
         app.invoke({}, thread_id="t")
     step = storage.reset()
-    assert step.calls["write"] == 2  # the run's input checkpoint, then its one step's
-    assert len(storage.sizes) == 2
+    assert step.calls["write"] == 1  # the run's one step's, which also says how the run began
+    assert len(storage.sizes) == 1
     assert all(size < 1024 for size in storage.sizes), storage.sizes  # one write unit each
     counter = RequestCounter(client)
     warm = app.get_state("t")
     assert warm is not None
-    assert counter.take() == Counter({"Query": 1})
-    assert dict(storage.reset().calls) == {"list": 1}  # the listing carries the head's token: no value read
+    assert counter.take() == Counter({"Query": 1, "GetItem": 1})
+    assert dict(storage.reset().calls) == {"list": 1, "read": 1}  # the head's token; the record before, for its id
     cold = conversation_app(storage).get_state("t")
     assert cold is not None
     assert cold.values == warm.values
     assert len(cold.values.messages) == 400
-    assert counter.take() == Counter({"Query": 1})
+    assert counter.take() == Counter({"Query": 1, "GetItem": 1})
     read = storage.reset()
-    assert dict(read.calls) == {"read_all": 1}
+    assert dict(read.calls) == {"read_all": 1, "read": 1}
     assert read.bytes_read <= 1.5 * len(cold.values.model_dump_json()), read.bytes_read
 
 

@@ -484,8 +484,8 @@ def _job_graph() -> StateGraph:
 
 
 def test_requests_per_step(make_store: Callable[..., S3Storage], s3_bucket: str) -> None:
-    """The costs docs/backends.md quotes, counted on the wire: one PutObject per step, and one for a new
-    run's input checkpoint (before its first node); a resume is one listing, the head's reads and one claim
+    """The costs docs/backends.md quotes, counted on the wire: one PutObject per step (a run's first also says
+    how the run began: no write of its own); a resume is one listing, the head's reads and one claim
     (its answers' audit entries ride in its first step's PUT); the index costs a PUT when a run stops, and a
     GET before it unless this checkpointer knows the entry's version (a thread it found new)."""
     store = make_store(s3_bucket)
@@ -495,10 +495,11 @@ def test_requests_per_step(make_store: Callable[..., S3Storage], s3_bucket: str)
 
     paused = g.compile(checkpointer=Checkpointer(counting)).invoke({}, thread_id="t")
     assert paused.stop_reason == "interrupt"
-    # head lookup (1 List: no thread), the input checkpoint + the interrupted checkpoint + machine shape
-    # (3 PUT), index (1 PUT: the listing found no thread, so the entry is written as new without reading it)
-    assert calls == Counter({"ListObjectsV2": 1, "PutObject": 4})
-    assert counting.reset().calls == Counter({"list": 1, "write": 4})
+    # head lookup (1 List: no thread), the interrupted checkpoint (the run's one record: its first node asked)
+    # + machine shape (2 PUT), index (1 PUT: the listing found no thread, so the entry is written as new without
+    # reading it)
+    assert calls == Counter({"ListObjectsV2": 1, "PutObject": 3})
+    assert counting.reset().calls == Counter({"list": 1, "write": 3})
     calls.clear()
 
     app = g.compile(checkpointer=Checkpointer(counting))  # a new process, as far as the store can tell

@@ -7,7 +7,9 @@ import pytest
 from statehitl_checkpoint_s3.bucket import create_bucket
 from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV
 
+from statehitl._sync import run_sync
 from statehitl.checkpoint import Checkpointer
+from statehitl.checkpoint.storage import ABSENT
 from statehitl.cli import main
 from statehitl.errors import StorageConfigError
 
@@ -23,11 +25,13 @@ def dummy_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_create_bucket_makes_a_bucket_a_store_can_use_and_is_idempotent(
         s3_server: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["s3", "create-bucket", "made-by-cli", "--region", "eu-west-1", "--endpoint-url", s3_server]) == 0
-    assert "bucket 'made-by-cli' created; use it as s3://made-by-cli/PREFIX?region=eu-west-1" in capsys.readouterr().out
+    hint = f"s3://made-by-cli/PREFIX?region=eu-west-1&endpoint_url={s3_server}"  # the endpoint kept: it reaches it
+    assert capsys.readouterr().out == f"bucket 'made-by-cli' created; use it as {hint}\n"
     assert main(["s3", "create-bucket", "made-by-cli", "--region", "eu-west-1", "--endpoint-url", s3_server]) == 0
     assert "already exists (and is yours)" in capsys.readouterr().out
-    store = Checkpointer.from_url(f"s3://made-by-cli/app?region=eu-west-1&endpoint_url={s3_server}")
-    assert store.storage is not None
+    store = Checkpointer.from_url(hint.replace("PREFIX", "app"))  # the URL printed, as a user pastes it
+    run_sync(store.storage.write("threads/t/1", b"x", expect=ABSENT))
+    assert run_sync(store.storage.list("threads/")) == ["threads/t/1"]
     assert create_bucket("made-in-us", region_name="us-east-1", endpoint_url=s3_server) is True
 
 

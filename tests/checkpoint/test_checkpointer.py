@@ -94,18 +94,18 @@ def test_get_state_and_history_newest_first(checkpointer: Checkpointer) -> None:
         app.get_state("t", "000000000000")
     finish(app)
     history = app.history("t")
-    # ids are slots: slot 0 is the run's input checkpoint (before its first node); the resume first claimed
-    # slot 3, so the run after the answer starts at 4. history() lists checkpoints only, and the first one
-    # after the claim follows the interrupted checkpoint.
+    # LangGraph's history: the run's input (-1) and first step (0) come from the run's first record
+    # (slot 0, which stopped after a); the interrupted record (slot 1) restates slot 0's checkpoint, under its
+    # id; the resume claimed slot 2, so the run after the answer starts at 3.
     assert [(h.checkpoint_id, h.status, h.step, h.next) for h in history] == [
-        ("000000000005", Status.COMPLETED, 3, ()),
-        ("000000000004", Status.EXECUTING, 2, ("b",)),
-        ("000000000002", Status.INTERRUPTED, 1, ("review",)),
-        ("000000000001", Status.EXECUTING, 1, ("review",)),
-        ("000000000000", Status.EXECUTING, 0, ("a",)),
+        ("000000000004", Status.COMPLETED, 3, ()),
+        ("000000000003", Status.EXECUTING, 2, ("b",)),
+        ("000000000000", Status.INTERRUPTED, 1, ("review",)),
+        ("000000000000.2", Status.EXECUTING, 0, ("a",)),
+        ("000000000000.1", Status.EXECUTING, -1, ("__start__",)),
     ]
     assert [h.parent_checkpoint_id for h in history] == [
-        "000000000004", "000000000002", "000000000001", "000000000000", None,
+        "000000000003", "000000000000", "000000000000.2", "000000000000.1", None,
     ]
     assert [h.metadata["source"] for h in history] == ["loop", "loop", "loop", "loop", "input"]
     assert app.get_state("t") == history[0]
@@ -161,8 +161,8 @@ def test_threads_are_separate_and_listed(checkpointer: Checkpointer) -> None:
     assert [e.thread_id for e in asyncio.run(checkpointer.threads("interrupted"))] == ["two"]
     assert app.get_state("one").status == Status.COMPLETED
     assert app.get_state("two").status == Status.INTERRUPTED
-    # the input checkpoint, the step before the interrupt, the interrupt, and the thread's index record
-    assert asyncio.run(checkpointer.delete_thread("two")) == 4
+    # the run's first record (after a), the interrupt, and the thread's index record
+    assert asyncio.run(checkpointer.delete_thread("two")) == 3
     assert app.get_state("two") is None
     assert asyncio.run(checkpointer.thread_info("two")) is None
     assert [e.thread_id for e in asyncio.run(checkpointer.threads())] == ["one"]
@@ -171,15 +171,15 @@ def test_threads_are_separate_and_listed(checkpointer: Checkpointer) -> None:
 def test_get_one_checkpoint_by_id(checkpointer: Checkpointer) -> None:
     app = build(checkpointer)
     finish(app)
-    record = asyncio.run(checkpointer.get("t", "000000000002"))  # slot 0 is the run's input checkpoint
+    record = asyncio.run(checkpointer.get("t", "000000000001"))  # slot 0 is the run's first record, after a
     assert isinstance(record, CheckpointRecord)
-    assert (record.seq, record.status) == (2, "interrupted")
-    assert asyncio.run(checkpointer.get("t", 2)) == record
+    assert (record.seq, record.status) == (1, "interrupted")
+    assert asyncio.run(checkpointer.get("t", 1)) == record
     with pytest.raises(CheckpointNotFoundError, match=r"^thread 't' has no checkpoint 000000000099$") as missing:
         asyncio.run(checkpointer.get("t", "000000000099"))
     assert isinstance(missing.value, KeyError)  # what LangGraph-style callers catch
-    with pytest.raises(CheckpointNotFoundError, match=r"thread 't' has no checkpoint 000000000003"):
-        asyncio.run(checkpointer.get("t", "000000000003"))  # the resume's claim: not a checkpoint
+    with pytest.raises(CheckpointNotFoundError, match=r"thread 't' has no checkpoint 000000000002"):
+        asyncio.run(checkpointer.get("t", "000000000002"))  # the resume's claim: not a checkpoint
     for bad in ("latest", -1, 10**12):
         with pytest.raises(CheckpointNotFoundError, match=rf"^{bad!r} is not a checkpoint id of thread 't'$"):
             asyncio.run(checkpointer.get("t", bad))
@@ -251,10 +251,10 @@ def test_a_machine_shape_is_stored_once_per_store_and_process(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("durability", "statuses", "flags"),
     [
-        # the run's input checkpoint, then one record per step; only the records invoke returns on are forced
-        # to disk (the input checkpoint is held like a between-steps one)
-        ("step", ["completed", "executing", "interrupted", "executing", "executing"],
-         [False, False, True, False, True]),
+        # one record per step (the run's first also says how the run began); only the records invoke returns
+        # on are forced to disk
+        ("step", ["completed", "executing", "interrupted", "executing"], [False, True, False, True]),
+        # every step forced before the next runs: the run's beginning too, in a record of its own
         ("sync", ["completed", "executing", "interrupted", "executing", "executing"],
          [True, True, True, True, True]),
         # only the records invoke returns on (no input checkpoint)
@@ -285,7 +285,7 @@ def test_durability_can_be_chosen_per_invoke() -> None:
     storage = SpyStorage()
     app = build(Checkpointer(storage))
     app.invoke({}, thread_id="t", durability="sync")
-    assert storage.durable == [True, True, True]  # the input checkpoint, the step's, the interrupt's
+    assert storage.durable == [True, True, True]  # the run's beginning, the step's, the interrupt's
     storage.assert_only_checkpoints_are_forced()
 
 
@@ -311,18 +311,17 @@ def test_records_are_versioned_json_compressed_on_disk(tmp_path: Path) -> None:
     names = stored_records.names(tmp_path, "threads/t/")
     slots = [name for name in names if name.isdigit()]
     [answer] = [name for name in names if not name.isdigit()]  # the one binding answer, a JSON record
-    assert answer == f"a.{2:012d}.{stored_records.read_json(tmp_path, f'threads/t/{answer}')['interrupt_id']}"
+    assert answer == f"a.{1:012d}.{stored_records.read_json(tmp_path, f'threads/t/{answer}')['interrupt_id']}"
     assert stored_records.read(tmp_path, f"threads/t/{answer}").startswith(b"{")
     assert all(stored_records.read(tmp_path, f"threads/t/{name}").startswith(b"\x00z1") for name in slots)
     assert stored_records.read(tmp_path, "index/t/entry").startswith(b"{")  # index entries stay JSON
-    # slot 0: the run's input checkpoint, written before its first node
-    assert slots == [slot(5), slot(4), slot(3), slot(2), slot(1), slot(0)]
-    assert slots == ["999999999994", "999999999995", "999999999996", "999999999997", "999999999998",
-                     "999999999999"]
+    # slot 0: the run's first record (after a), which also says how the run began
+    assert slots == [slot(4), slot(3), slot(2), slot(1), slot(0)]
+    assert slots == ["999999999995", "999999999996", "999999999997", "999999999998", "999999999999"]
     assert (tmp_path / "threads" / "t~log").read_bytes().startswith(b"statehitl-log v2 ")  # one log per thread
     records = [stored_records.read_json(tmp_path, f"threads/t/{name}") for name in slots]
     assert [(r["kind"], r["seq"]) for r in records] == [
-        ("checkpoint", 5), ("checkpoint", 4), ("claim", 3), ("checkpoint", 2), ("checkpoint", 1), ("checkpoint", 0),
+        ("checkpoint", 4), ("checkpoint", 3), ("claim", 2), ("checkpoint", 1), ("checkpoint", 0),
     ]
     assert all(r["schema_version"] == SCHEMA_VERSION for r in records)
     waiting = records[3]
@@ -332,20 +331,20 @@ def test_records_are_versioned_json_compressed_on_disk(tmp_path: Path) -> None:
     assert "completed" not in waiting
     # A delta from its parent, which added "a": the interrupted step appended nothing.
     assert waiting["appends"] == {"log": {"start": 1, "items": []}}
-    assert waiting["base_seq"] == waiting["parent_seq"] == 1
-    assert records[4]["appends"] == {"log": {"start": 0, "items": ["a"]}}
-    assert (records[5]["source"], records[5]["step"], records[5]["pending"]) == ("input", 0, ["a"])
-    assert "writes" not in records[5]  # the input checkpoint: no node has run
-    assert records[5]["appends"] == {"log": {"start": 0, "items": []}}
+    assert waiting["base_seq"] == waiting["parent_seq"] == 0
+    first = records[4]  # the run's first record: its step, and how the run began (LangGraph's input checkpoint)
+    assert first["appends"] == {"log": {"start": 0, "items": ["a"]}}
+    assert (first["step"], first["pending"]) == (1, ["review"])
+    assert first["start"] == {"pending": ["a"], "step": 0}  # the input was {}: no update to keep
     assert waiting["pending"] == ["review"]
     assert [i["name"] for i in waiting["interrupts"]] == ["approve"]
     assert waiting["machine"] == "SGraph"
     assert waiting["fingerprint"] == app.machine.fingerprint
     claim = records[2]
-    assert (claim["parent_seq"], claim["owner"]) == (2, records[1]["owner"])  # the resumed run held it
+    assert (claim["parent_seq"], claim["owner"]) == (1, records[1]["owner"])  # the resumed run held it
     index = stored_records.read_json(tmp_path, "index/t/entry")
     assert (index["kind"], index["schema_version"]) == ("index", SCHEMA_VERSION)
-    assert (index["seq"], index["status"], index["step"]) == (5, "completed", 3)
+    assert (index["seq"], index["status"], index["step"]) == (4, "completed", 3)
     shape = stored_records.read_json(tmp_path, f"machines/{app.machine.fingerprint}")
     assert shape["kind"] == "machine"
     assert shape["shape"]["nodes"] == ["a", "b", "review"]
@@ -397,9 +396,9 @@ def test_a_commit_refuses_a_malformed_record_before_writing_it() -> None:
 def test_a_corrupt_record_is_a_clear_error(tmp_path: Path, compress: bool, kind: str) -> None:
     app = build(FileCheckpointer(tmp_path, compress=compress))
     app.invoke({}, thread_id="t")
-    head = f"threads/t/{slot(2)}"  # the interrupt's checkpoint, after the input checkpoint and the step's
+    head = f"threads/t/{slot(1)}"  # the interrupt's checkpoint, after the run's first (the step's)
     stored_records.rewrite(tmp_path, head, stored_records.read(tmp_path, head)[:20])
-    with pytest.raises(CheckpointCorruptError, match=rf"'threads/t/999999999997' is not valid {kind}"):
+    with pytest.raises(CheckpointCorruptError, match=rf"'threads/t/999999999998' is not valid {kind}"):
         app.get_state("t")
     stored_records.rewrite(tmp_path, head, b'{"kind": "checkpoint"}')
     with pytest.raises(CheckpointCorruptError, match=r"is malformed"):
@@ -409,7 +408,7 @@ def test_a_corrupt_record_is_a_clear_error(tmp_path: Path, compress: bool, kind:
 def test_a_record_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id="t")
-    head = f"threads/t/{slot(2)}"  # the interrupt's checkpoint, after the input checkpoint and the step's
+    head = f"threads/t/{slot(1)}"  # the interrupt's checkpoint, after the run's first (the step's)
     record = stored_records.read_json(tmp_path, head)
     record["schema_version"] = SCHEMA_VERSION + 1
     stored_records.rewrite_json(tmp_path, head, record)
@@ -437,14 +436,14 @@ def test_committing_an_existing_checkpoint_again_is_a_conflict(checkpointer: Che
         assert first is not None
         assert stale is not None
         written = await commit_after(first, "first")
-        assert (written.parent_seq, written.seq) == (2, 3)  # 0: the input checkpoint, 1: a step, 2: the interrupt
+        assert (written.parent_seq, written.seq) == (1, 2)  # 0: the run's first (after a), 1: the interrupt
         with pytest.raises(CheckpointConflict,
-                           match=r"thread 't' moved past checkpoint 2 while this run was working"):
+                           match=r"thread 't' moved past checkpoint 1 while this run was working"):
             await commit_after(stale, "stale")
         latest = await checkpointer.latest("t")
         assert latest is not None
-        assert (latest.seq, latest.values) == (3, {"log": ["a", "first"]})
-        assert [r.seq for r in await checkpointer.history("t")] == [3, 2, 1, 0]
+        assert (latest.seq, latest.values) == (2, {"log": ["a", "first"]})
+        assert [r.seq for r in await checkpointer.history("t")] == [2, 1, 0]
 
     asyncio.run(main())
 
@@ -526,10 +525,9 @@ def test_two_apps_resuming_the_same_interrupt_exactly_one_proceeds(tmp_path: Pat
     assert started == results[0].state.log  # the node ran once: the loser stopped before it
     latest = asyncio.run(FileCheckpointer(tmp_path).latest("t"))
     assert latest.values == {"log": results[0].state.log}
-    # the run's input checkpoint (0), the interrupt (1), the winner's claim (2), its completed run (3), and the
-    # one answer both gave
-    assert stored_records.names(tmp_path, "threads/t/") == [slot(3), slot(2), slot(1), slot(0),
-                                                            f"a.{1:012d}.{pending_id}"]
+    # the run's first record, the interrupt (0), the winner's claim (1), its completed run (2), and the one answer
+    # both gave
+    assert stored_records.names(tmp_path, "threads/t/") == [slot(2), slot(1), slot(0), f"a.{0:012d}.{pending_id}"]
 
 
 # -- thread ids -------------------------------------------------------------------------------------
@@ -558,8 +556,8 @@ def test_safe_thread_ids_work(thread_id: str, tmp_path: Path) -> None:
     app = build(FileCheckpointer(tmp_path))
     app.invoke({}, thread_id=thread_id)
     assert app.get_state(thread_id).status == Status.INTERRUPTED
-    # the input checkpoint, the first step's and the interrupt's
-    assert stored_records.names(tmp_path, f"threads/{thread_id}/") == [slot(2), slot(1), slot(0)]
+    # the run's first record (after its first step) and the interrupt's
+    assert stored_records.names(tmp_path, f"threads/{thread_id}/") == [slot(1), slot(0)]
     assert stored_records.keys(tmp_path, f"index/{thread_id}/") == [f"index/{thread_id}/entry"]
 
 
@@ -597,7 +595,7 @@ def test_the_index_entry_is_rewritten_only_when_what_it_says_changes() -> None:
     first = app.invoke({"n": 0}, thread_id="t")
     storage.counts = type(storage.counts)()
     second = app.invoke({"n": 5}, thread_id="t")  # completed -> completed: the entry would say the same
-    assert storage.counts.calls["write"] == 2  # the input checkpoint and the last; no index read or write
+    assert storage.counts.calls["write"] == 1  # the run's one record (its input folded in); no index read or write
     entry = asyncio.run(app.checkpointer.thread_info("t"))
     assert entry is not None
     assert (entry.status, entry.seq) == ("completed", int(first.checkpoint_id))

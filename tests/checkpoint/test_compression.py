@@ -143,9 +143,10 @@ def test_one_thread_written_plain_then_compressed_reads_as_one(tmp_path: Path) -
     assert questions == [f"Question {t}: where is my parcel?" for t in range(12)]
     history = asyncio.run(reader(storage).history("t"))  # every checkpoint, each rebuilt from its chain
     lengths = [len(h.values["messages"]) for h in history]
-    # newest first: each turn's input checkpoint holds its question, the turn's last checkpoint the answer too
-    assert lengths == list(range(24, 0, -1))
-    assert [h.source for h in history] == ["step", "input"] * 12
+    # newest first: each turn's one record holds its question and its answer (and how the turn began)
+    assert lengths == list(range(24, 0, -2))
+    assert [h.source for h in history] == ["step"] * 12
+    assert all(h.start is not None for h in history)
     assert history[0].values["messages"] == result.state.messages
 
 

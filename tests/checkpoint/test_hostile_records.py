@@ -89,13 +89,13 @@ def test_a_record_copied_over_another_threads_newest_is_refused_at_once(signed: 
     options = {"signing_key": KEY} if signed else {}
     ledger = Ledger()
     app = refund_graph(Checkpointer(storage, **options), ledger)
-    # D: paid: its input checkpoint, the interrupt, the resume's claim, two steps (and the answer)
+    # D: paid: the interrupt (the run's first record), the resume's claim, two steps (and the answer)
     app.invoke(answer(app.invoke({}, thread_id="d")), thread_id="d")
-    app.invoke({}, thread_id="c")  # C: waiting: its input checkpoint, then the interrupt (its newest)
+    app.invoke({}, thread_id="c")  # C: waiting: the interrupt, its one record
 
     async def transplant() -> None:
         d_keys = await storage.list("threads/d/")
-        c_key, _input = await storage.list("threads/c/")  # newest first
+        [c_key] = await storage.list("threads/c/")
         found = await storage.read(c_key)
         assert found is not None
         data = (await storage.read(d_keys[0]))
@@ -137,10 +137,10 @@ def test_a_signed_inbox_answer_copied_to_another_threads_interrupt_approves_noth
     asyncio.run(record_answer(checkpointer, "d", waiting_d.id, "y", responder="dora"))
 
     async def transplant() -> None:
-        # the interrupts wait at checkpoint 1 of each thread: 0 is the run's input checkpoint
-        found = await storage.read(answer_key("d", 1, waiting_d.id))
+        # the interrupts wait at checkpoint 0 of each thread: the run's first record
+        found = await storage.read(answer_key("d", 0, waiting_d.id))
         assert found is not None
-        await storage.write(answer_key("c", 1, waiting_c.id), found[0], expect="absent")
+        await storage.write(answer_key("c", 0, waiting_c.id), found[0], expect="absent")
 
     asyncio.run(transplant())
     with pytest.raises(CheckpointCorruptError, match="signature"):
@@ -160,10 +160,10 @@ def test_an_unsigned_answer_copied_to_another_interrupt_is_refused_too() -> None
     asyncio.run(record_answer(checkpointer, "d", waiting_d.id, "y", responder="dora"))
 
     async def transplant() -> None:
-        # the interrupts wait at checkpoint 1 of each thread: 0 is the run's input checkpoint
-        found = await storage.read(answer_key("d", 1, waiting_d.id))
+        # the interrupts wait at checkpoint 0 of each thread: the run's first record
+        found = await storage.read(answer_key("d", 0, waiting_d.id))
         assert found is not None
-        await storage.write(answer_key("c", 1, waiting_c.id), found[0], expect="absent")
+        await storage.write(answer_key("c", 0, waiting_c.id), found[0], expect="absent")
 
     asyncio.run(transplant())
     with pytest.raises(CheckpointCorruptError, match="not to the one its key names"):

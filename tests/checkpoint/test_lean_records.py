@@ -68,24 +68,20 @@ def test_a_step_writes_what_it_added_whatever_the_history() -> None:
         app.invoke({}, thread_id="t")
         assert storage.counts.bytes_written == sum(len(data) for data in recording.written)
         runs.append(list(recording.written))
-    # after the first run (which also writes the thread's index entry), each run writes two records: its
-    # input checkpoint (before the node; the input {} adds nothing), then the step's checkpoint
-    assert {len(run) for run in runs[1:]} == {2}
+    # after the first run (which also writes the thread's index entry), each run writes one record: its step's,
+    # which also says how the run began (LangGraph's input checkpoint, shown from it: the input {} adds nothing)
+    assert {len(run) for run in runs[1:]} == {1}
     assert all(decode("record", data, None)["kind"] == "checkpoint" for run in runs[1:] for data in run)
-    inputs, written = [len(run[0]) for run in runs], [len(run[1]) for run in runs]
+    written = [len(run[0]) for run in runs]
     content = len(json.dumps({"turn": 600, "messages": [f"answer 599 {MESSAGE}"]}))  # what the step wrote
-    # The target: at most 1.5x the step's new content plus 200 bytes, at every history length.
-    assert max(written[1:]) <= 1.5 * content + 200, (content, max(written[1:]))
+    # The target: at most 1.5x the step's new content plus 200 bytes, at every history length, and the run's
+    # beginning besides (its first step's tasks and number: LangGraph writes a checkpoint of its own for it).
+    start = len(json.dumps({"start": {"pending": ["talk"], "step": 599}}, separators=(",", ":")))
+    assert max(written[1:]) <= 1.5 * content + 200 + start, (content, max(written[1:]))
     assert written[-1] - written[10] < 20  # the digits of the step numbers, nothing of the history
-    # The input checkpoint added nothing: an empty delta, its envelope only (ids, times, the run's owner and
-    # lease; the owner names the host, so it is left out of the bound).
     for run in runs:
         record = decode("record", run[0], None)
-        assert (record["source"], record["appends"]) == ("input", {"messages": {"start": record["step"],
-                                                                               "items": []}})
-        assert "writes" not in record
-        assert len(run[0]) - len(record["owner"]) <= 380, len(run[0])
-    assert inputs[-1] - inputs[10] < 20  # the digits of the step numbers, nothing of the history
+        assert record["start"] == {"pending": ["talk"], "step": record["step"] - 1}
 
 
 def test_records_are_deltas_from_their_parent_and_writes_name_their_items() -> None:
@@ -93,9 +89,9 @@ def test_records_are_deltas_from_their_parent_and_writes_name_their_items() -> N
     app = chat_app(memory)
     for _ in range(3):
         app.invoke({}, thread_id="t")
-    last = stored(memory, 5)  # each run wrote its input checkpoint, then its step's: 0 and 1, 2 and 3, 4 and 5
-    assert last["base_seq"] == last["parent_seq"] == 4
-    assert stored(memory, 4)["source"] == "input"
+    last = stored(memory, 2)  # each run wrote its step's record, which also says how the run began: 0, 1, 2
+    assert last["base_seq"] == last["parent_seq"] == 1
+    assert last["start"] == {"pending": ["talk"], "step": last["step"] - 1}
     assert last["appends"] == {"messages": {"start": 2, "items": [f"answer 2 {MESSAGE}"]}}
     # the new message is named by its place in the piece; a number is repeated (naming it costs more)
     assert last["writes"] == {"talk": {"turn": 3, "messages": {"$items": [2, 3]}}}
@@ -117,13 +113,14 @@ def test_a_cold_load_is_one_bulk_read_and_a_warm_one_checks_only_the_head() -> N
     warm = storage.reset()
     assert snapshot is not None
     assert len(snapshot.values.messages) == 300
-    assert dict(warm.calls) == {"list": 1}  # the listing carries the head's version token: no value is read
-    assert warm.bytes_read == 0
+    # the listing carries the head's version token: its value is not read; the snapshot names the checkpoint
+    # before it, whose record alone (not its chain) is read for that
+    assert dict(warm.calls) == {"list": 1, "read": 1}
     cold = chat_app(storage).get_state("t")  # a new process: nothing known
     counts = storage.reset()
     assert cold is not None
     assert cold.values == snapshot.values
-    assert dict(counts.calls) == {"read_all": 1}
+    assert dict(counts.calls) == {"read_all": 1, "read": 1}
 
 
 def test_a_warm_head_sees_what_another_process_wrote() -> None:
@@ -154,17 +151,17 @@ def test_prune_rewrites_the_oldest_kept_checkpoint_whole() -> None:
     app = chat_app(memory)
     for _ in range(20):
         app.invoke({}, thread_id="t")
-    # each run wrote its input checkpoint and its step's: 40 checkpoints, 0 to 39; 37 to 39 are kept (the
-    # 19th run's step, the 20th run's input and step)
-    assert asyncio.run(app.checkpointer.prune("t", keep_last=3)) == 37
+    # each run wrote one record: 20 checkpoints, 0 to 19; 17 to 19 are kept (the last three runs)
+    assert asyncio.run(app.checkpointer.prune("t", keep_last=3)) == 17
     assert len(asyncio.run(memory.list("threads/t/"))) == 3
-    oldest = stored(memory, 37)
+    oldest = stored(memory, 17)
     assert "base_seq" not in oldest
     assert oldest["appends"]["messages"]["start"] == 0
-    assert len(oldest["appends"]["messages"]["items"]) == 19
+    assert len(oldest["appends"]["messages"]["items"]) == 18
     fresh = chat_app(memory)
-    assert [len(h.values.messages) for h in fresh.history("t")] == [20, 19, 19]
-    assert fresh.history("t")[-1].writes == {"talk": {"turn": 19, "messages": [f"answer 18 {MESSAGE}"]}}
+    # each kept run shows its input and first-step checkpoints too, but the oldest, whose record before is gone
+    assert [len(h.values.messages) for h in fresh.history("t")] == [20, 19, 19, 19, 18, 18, 18]
+    assert fresh.history("t")[-1].writes == {"talk": {"turn": 18, "messages": [f"answer 17 {MESSAGE}"]}}
     assert len(fresh.invoke({}, thread_id="t").state.messages) == 21
 
 
@@ -258,7 +255,8 @@ def test_a_checkpointer_per_request_on_one_directory_knows_what_the_last_one_wro
     snapshot = chat_app(counted).get_state("t")
     assert snapshot is not None
     assert len(snapshot.values.messages) == 5
-    assert counted.reads == ["list_versions"]  # the head's token: another checkpointer of this process wrote the rest
+    # the head's token: another checkpointer of this process wrote the rest; the record before it, for its id
+    assert counted.reads == ["list_versions", "read"]
     signed = ReadsCountedFileStorage(tmp_path)
     g = StateGraph(Chat)
     g.add_node("talk", lambda state: {"turn": state.turn + 1})
@@ -272,15 +270,17 @@ def test_a_thread_written_as_a_fenwick_chain_goes_on_as_deltas() -> None:
     memory = MemoryStorage()
     for _ in range(10):
         chat_app(PrimitivesOnly(memory)).invoke({}, thread_id="t")  # as every store was written before deltas
-    # each run writes its input checkpoint and its step's: seq 0 to 19 here, 20 to 29 below
+    # each run writes one record: seq 0 to 9 here, 10 to 14 below
     assert stored(memory, 6)["base_seq"] == 5  # depth 7's base is depth 6 (seq 5): a Fenwick record
     assert "base_seq" not in stored(memory, 7)  # depth 8 holds every item from the first
-    assert stored(memory, 13)["base_seq"] == 11  # depth 14's base is depth 12 (seq 11)
+    assert stored(memory, 5)["base_seq"] == 3  # depth 6's base is depth 4 (seq 3)
     for _ in range(5):
         chat_app(memory).invoke({}, thread_id="t")
-    # each a delta from its parent (as a Fenwick chain, depth 30's base would be depth 28, seq 27)
-    assert [stored(memory, seq)["base_seq"] for seq in range(20, 30)] == list(range(19, 29))
+    # each a delta from its parent (as a Fenwick chain, depth 12's base would be depth 8, seq 7)
+    assert [stored(memory, seq)["base_seq"] for seq in range(10, 15)] == list(range(9, 14))
     fresh = chat_app(memory)
-    # newest first; each run's input checkpoint holds what the run before it left
-    assert [len(h.values.messages) for h in fresh.history("t")] == [n for k in range(15, 0, -1) for n in (k, k - 1)]
+    # newest first; each run shows its step's checkpoint, its first step's and its input's (what the run
+    # before it left)
+    assert [len(h.values.messages) for h in fresh.history("t")] == [n for k in range(15, 0, -1)
+                                                                     for n in (k, k - 1, k - 1)]
     assert fresh.get_state("t").values.messages[9] == f"answer 9 {MESSAGE}"

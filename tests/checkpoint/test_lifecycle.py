@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 import stored_records
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
-from statehitl.errors import CheckpointCorruptError, MachineChangedError
+from statehitl.errors import AlreadyAnsweredError, CheckpointCorruptError, MachineChangedError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status, append
 
 
@@ -60,9 +60,9 @@ def test_history_lists_steps_with_position_status_and_interrupts(checkpointer: C
     rows = [(h.status, h.step, h.next, [i.name for i in h.interrupts]) for h in app.history("t")]
     assert rows == [
         (Status.COMPLETED, 2, (), []),
-        (Status.INTERRUPTED, 1, ("review",), ["approve"]),
-        (Status.EXECUTING, 1, ("review",), []),
-        (Status.EXECUTING, 0, ("draft",), []),  # the run's input checkpoint, before its first node
+        (Status.INTERRUPTED, 1, ("review",), ["approve"]),  # the step before review, with what it asks
+        (Status.EXECUTING, 0, ("draft",), []),  # the run's first step, its input applied
+        (Status.EXECUTING, -1, ("__start__",), []),  # the run's input checkpoint: the state before its input
     ]
 
 
@@ -72,15 +72,25 @@ def test_invoking_from_an_earlier_checkpoint_forks_and_keeps_the_old_branch(chec
     approved = app.invoke(answer(paused, "y"), thread_id="t")
     assert approved.state.approved is True
     interrupted = next(h for h in app.history("t") if h.status == Status.INTERRUPTED)
-    # Travel back to the question and answer it differently: a new branch.
-    denied = app.invoke(answer(interrupted, "n"), thread_id="t", checkpoint_id=interrupted.checkpoint_id)
+    # Its answer binds: the same again reaches what it reached, running nothing; another is refused.
+    assert app.invoke(answer(interrupted, "y"), thread_id="t", checkpoint_id=interrupted.checkpoint_id).state \
+        == approved.state
+    with pytest.raises(AlreadyAnsweredError):
+        app.invoke(answer(interrupted, "n"), thread_id="t", checkpoint_id=interrupted.checkpoint_id)
+    # Travel back to the question on purpose: a replay is a new branch, which asks it afresh.
+    asked = app.invoke(None, thread_id="t", checkpoint_id=interrupted.checkpoint_id)
+    assert [i.name for i in asked.interrupts] == ["approve"]
+    assert asked.interrupts[0].id != paused.interrupts[0].id
+    denied = app.invoke(answer(asked, "n"), thread_id="t")
     assert denied.state.approved is False
     assert app.get_state("t").values.approved is False
     old = app.get_state("t", approved.checkpoint_id)
     assert old is not None
     assert old.values.approved is True
     assert old.values.notes == ["drafted a", "reviewed"]
-    assert app.get_state("t").parent_checkpoint_id == interrupted.checkpoint_id
+    fork = app.get_state("t", asked.checkpoint_id)
+    assert fork.metadata["source"] == "fork"
+    assert fork.parent_checkpoint_id == interrupted.checkpoint_id
 
 
 def test_update_state_writes_a_checkpoint_as_if_a_node_had_run(checkpointer: Checkpointer) -> None:
@@ -150,8 +160,11 @@ def test_prune_keeps_the_last_checkpoints_loadable(checkpointer: Checkpointer) -
     removed = asyncio.run(checkpointer.prune("t", keep_last=3))
     assert removed > 0
     after = app.history("t")
-    assert [h.checkpoint_id for h in after[:3]] == [h.checkpoint_id for h in before[:3]]
-    for kept in before[:3]:  # whatever else survives, the newest three read back whole
+    # the newest checkpoints stay as they were shown, but the run beginning of the oldest record kept (derived from
+    # the record before it, which is gone)
+    assert len(after) >= 2
+    assert [h.checkpoint_id for h in after] == [h.checkpoint_id for h in before[:len(after)]]
+    for kept in after:  # whatever else survives, the newest read back whole
         again = app.get_state("t", kept.checkpoint_id)
         assert again is not None
         assert again.values == kept.values

@@ -56,8 +56,8 @@ def test_prune_reaches_the_file_stores_cleanup_through_a_counting_wrapper(tmp_pa
     run_twice(checkpointer, "t")
     old, fresh = plant_debris(tmp_path, age=7200), plant_debris(tmp_path / "index", age=0)
     counting.reset()
-    # each run wrote its input checkpoint and its step's: all but the newest of the four go
-    assert asyncio.run(checkpointer.prune("t", keep_last=1)) == 3
+    # each run wrote one record: the older of the two goes
+    assert asyncio.run(checkpointer.prune("t", keep_last=1)) == 1
     assert not old.exists(), "prune on a counted file store left the crash debris behind"
     assert fresh.exists(), "debris younger than an hour may belong to a compaction still running"
     assert counting.counts.calls["cleanup"] == 1
@@ -77,8 +77,8 @@ def test_a_counted_store_without_cleanup_has_nothing_to_clean() -> None:
     run_twice(checkpointer, "t")
     counting.reset()
     assert asyncio.run(counting.cleanup()) == 0
-    # each run wrote its input checkpoint and its step's: all but the newest of the four go
-    assert asyncio.run(checkpointer.prune("t", keep_last=1)) == 3
+    # each run wrote one record: the older of the two goes
+    assert asyncio.run(checkpointer.prune("t", keep_last=1)) == 1
     assert "cleanup" not in counting.counts.calls  # no request reached a store, so none is counted
 
 

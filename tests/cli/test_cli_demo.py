@@ -27,9 +27,9 @@ def test_no_wait_stops_at_the_interrupt_and_prints_the_resume_command(cli, workd
     assert entered(done.out) == ["intake", "assess", "approve"]
     assert 'log += "intake: Ada Lovelace asks for $120.00 back: The blender arrived broken."' in done.out
     assert f"⏸ interrupt '{APPROVAL}' from node approve" in done.out
-    # the run's input checkpoint (0) is saved before the first node, so the interrupted one is 3
-    assert done.out.index("checkpoint 0 saved (executing)") < done.out.index("step 0  ▶ intake")
-    assert "checkpoint 3 saved (interrupted)" in done.out
+    # the run's first checkpoint (0) is saved after its first node, so the interrupted one is 2
+    assert done.out.index("step 0  ▶ intake") < done.out.index("checkpoint 0 saved (executing)")
+    assert "checkpoint 2 saved (interrupted)" in done.out
     # and how to answer later, exactly
     assert "Waiting for a human: Approve refund of $120.00 to Ada Lovelace?" in done.out
     assert "statehitl demo --resume t1 --answer y" in done.out

@@ -146,7 +146,7 @@ def test_threads_list_and_show_in_other_processes(proc):
     shown = proc("threads", "show", "t-wait")
     assert shown.code == 0, shown.err
     assert [line.split()[1] for line in shown.out.splitlines() if line.startswith("checkpoint ")] == [
-        "000000000003", "000000000002", "000000000001", "000000000000",  # 0: the run's input checkpoint
+        "000000000002", "000000000001", "000000000000",  # 0: the run's first, after its first node
     ]
     assert "interrupts  refund-approval at approve" in shown.out
 
@@ -178,7 +178,7 @@ def test_draw_finds_modules_in_the_working_directory(proc, tmp_path):
     (["demo", "--resume", "ghost", "--answer", "y"], "unknown thread 'ghost'"),
     (["demo", "--resume", "ghost", "--answer", "sure"], "--answer must be y or n"),
     (["threads", "list", "--store", "gopher://x"], "gopher://"),
-    (["threads", "show", "ghost"], "unknown thread 'ghost'"),
+    (["threads", "show", "ghost"], "no store at file://.statehitl"),
     (["draw", "nowhere_module_xyz:app"], "nowhere_module_xyz"),
     (["demo", "--nope"], "--nope"),
 ])

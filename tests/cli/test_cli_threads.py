@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from cli_support import assert_one_line_error, latest
 
@@ -22,12 +24,21 @@ def _rows(out: str) -> dict[str, str]:
     return {line.split()[0]: line for line in lines[1:]}
 
 
-def test_list_an_empty_store(cli):
+def test_list_a_store_whose_directory_does_not_exist_says_so(cli, workdir):
+    done = cli("threads", "list")
+
+    assert_one_line_error(done, "no store at file://.statehitl", f"{workdir / '.statehitl'} does not exist")
+    assert_one_line_error(cli("threads", "show", "t", "--store", "file://./typo"), f"{workdir / 'typo'} does not exist")
+    assert not (workdir / ".statehitl").exists()
+    assert not (workdir / "typo").exists()
+
+
+def test_list_an_empty_store(cli, workdir):
+    (workdir / ".statehitl").mkdir()
     done = cli("threads", "list")
 
     assert done.code == 0
-    assert done.out.startswith("no threads in file://.statehitl")
-    assert "does not exist" in done.out
+    assert done.out == "no threads in file://.statehitl\n"
 
 
 def test_list_one_line_per_thread_with_pending_interrupts(cli, two_threads):
@@ -61,25 +72,35 @@ def test_show_history_newest_first(cli, two_threads):
 
     assert done.code == 0, done.err
     out = done.out
-    assert out.splitlines()[0].startswith("thread waiting  RefundGraph  interrupted  4 checkpoints, newest first")
+    assert out.splitlines()[0].startswith("thread waiting  RefundGraph  interrupted  3 checkpoints, newest first")
     ids = [line.split()[1] for line in out.splitlines() if line.startswith("checkpoint ")]
-    assert ids == ["000000000003", "000000000002", "000000000001", "000000000000"]
-    newest = out[out.index("checkpoint 000000000003"):out.index("checkpoint 000000000002")]
+    assert ids == ["000000000002", "000000000001", "000000000000"]
+    newest = out[out.index("checkpoint 000000000002"):out.index("checkpoint 000000000001")]
     assert "step 2  interrupted" in newest
     assert "next        approve" in newest
     assert "writes" not in newest  # an interrupted step applied nothing yet
-    middle = out[out.index("checkpoint 000000000002"):out.index("checkpoint 000000000001")]
+    middle = out[out.index("checkpoint 000000000001"):out.index("checkpoint 000000000000")]
     assert 'writes      assess: {"log": "assess: $120.00 is over the $50.00 auto-approval limit' in middle
     assert "interrupts  refund-approval at approve: {" in newest
     assert "[id v2:" in newest
-    after_intake = out[out.index("checkpoint 000000000001"):out.index("checkpoint 000000000000")]
+    after_intake = out[out.index("checkpoint 000000000000"):]  # the run's first record: after its first step
+    assert "step 1  executing" in after_intake
     assert "next        assess" in after_intake
     assert 'writes      intake: {"log": "intake: Ada Lovelace' in after_intake
-    oldest = out[out.index("checkpoint 000000000000"):]  # the input checkpoint, before the first node
-    assert "step 0  executing" in oldest
-    assert "next        intake" in oldest
-    assert "writes" not in oldest
     assert "values" not in out
+
+
+def test_show_says_the_number_the_checkpoints_skip_went_to_a_claim(cli, two_threads):
+    cli("demo", "--resume", "waiting", "--answer", "y")
+    done = cli("threads", "show", "waiting")
+
+    assert done.code == 0, done.err
+    assert done.out.splitlines()[0].startswith(
+        "thread waiting  RefundGraph  completed  5 checkpoints and 1 claim (it took the number the checkpoints skip), "
+        "newest first")
+    numbers = [line.split()[:2] for line in done.out.splitlines() if line.startswith(("checkpoint ", "claim "))]
+    assert numbers == [["checkpoint", "000000000005"], ["checkpoint", "000000000004"], ["claim", "000000000003"],
+                       ["checkpoint", "000000000002"], ["checkpoint", "000000000001"], ["checkpoint", "000000000000"]]
 
 
 def test_show_with_values(cli, two_threads):
@@ -94,7 +115,7 @@ def test_show_after_resume_has_the_answer_and_the_payment(cli, two_threads):
     cli("demo", "--resume", "waiting", "--answer", "y")
 
     out = cli("threads", "show", "waiting").out
-    assert out.splitlines()[0].startswith("thread waiting  RefundGraph  completed  6 checkpoints")
+    assert out.splitlines()[0].startswith("thread waiting  RefundGraph  completed  5 checkpoints")
     assert 'approve: {"decision": "approved"' in out
     # the number the resume's claim took is shown too, so the checkpoint ids never skip one silently
     numbers = [line.split()[1] for line in out.splitlines() if line.startswith(("checkpoint ", "claim "))]
@@ -108,8 +129,8 @@ def test_delete(cli, workdir, two_threads):
     done = cli("threads", "delete", "small")
 
     assert done.code == 0
-    # its 4 checkpoints (the input checkpoint and one after each of its 3 steps) and its index record
-    assert done.out.strip() == "deleted thread small (5 records) from file://.statehitl"
+    # its 3 checkpoints (one after each of its 3 steps) and its index record
+    assert done.out.strip() == "deleted thread small (4 records) from file://.statehitl"
     assert latest(workdir / STORE, "small") is None
     assert list(_rows(cli("threads", "list").out)) == ["waiting"]
 
@@ -121,18 +142,18 @@ def _shown(cli, thread: str) -> list[str]:
 
 
 def _answered(cli, thread: str) -> None:
-    """A refund thread that stopped at the approval and was resumed: checkpoints 0 (the input checkpoint), 1, 2,
-    3, 5, 6 (4: the claim)."""
+    """A refund thread that stopped at the approval and was resumed: checkpoints 0 (the run's first), 1, 2, 4, 5
+    (3: the claim)."""
     cli("demo", "--thread", thread, "--no-wait")
     assert cli("demo", "--resume", thread, "--answer", "y").code == 0
-    assert _shown(cli, thread) == [f"{seq:012d}" for seq in (6, 5, 3, 2, 1, 0)]
+    assert _shown(cli, thread) == [f"{seq:012d}" for seq in (5, 4, 2, 1, 0)]
 
 
 @pytest.mark.parametrize(("keep", "remain", "report"), [
-    (1, 1, "removed 5 checkpoints and 1 claim record; 1 checkpoint remains, the newest\n"),
-    (2, 2, "removed 4 checkpoints and 1 claim record; 2 checkpoints remain, the newest\n"),
-    (3, 3, "removed 3 checkpoints and 1 claim record; 3 checkpoints remain, the newest\n"),
-    (6, 6, "removed 0 checkpoints and 1 claim record; all 6 checkpoints remain (no more than --keep 6)\n"),
+    (1, 1, "removed 4 checkpoints and 1 claim record; 1 checkpoint remains, the newest\n"),
+    (2, 2, "removed 3 checkpoints and 1 claim record; 2 checkpoints remain, the newest\n"),
+    (3, 3, "removed 2 checkpoints and 1 claim record; 3 checkpoints remain, the newest\n"),
+    (5, 5, "removed 0 checkpoints and 1 claim record; all 5 checkpoints remain (no more than --keep 5)\n"),
 ])
 def test_prune_says_how_many_checkpoints_remain_and_why(cli, keep, remain, report):
     _answered(cli, "t")
@@ -151,14 +172,16 @@ def test_show_names_the_checkpoint_a_fork_branched_from(cli, workdir):
     _answered(cli, "t")
     app = build_graph().compile(checkpointer=FileCheckpointer(workdir / STORE))
     app.invoke({"amount": 10.0}, thread_id="t", checkpoint_id="000000000001")
-    first_of_fork = app.history("t")[-7]  # the oldest after the six of the first branch: the fork's input checkpoint
-    assert (first_of_fork.checkpoint_id, first_of_fork.parent_checkpoint_id) == ("000000000007", "000000000001")
+    records = asyncio.run(app.checkpointer.history("t"))
+    first_of_fork = min((r for r in records if r.seq > 5), key=lambda r: r.seq)  # after the five of the first branch
+    # checkpoint 1 stopped on the approval: record 2 says so, and is what the fork goes on from
+    assert (first_of_fork.seq, first_of_fork.parent_seq) == (6, 2)
 
     out = cli("threads", "show", "t").out
 
     assert out.count("  parent ") == 1  # only where the checkpoint listed next is not the parent
-    section = out[out.index("checkpoint 000000000007"):out.index("checkpoint 000000000006")]
-    assert "parent      000000000001 (forked from it: the checkpoints listed between are another branch)" in section
+    section = out[out.index("checkpoint 000000000006"):out.index("checkpoint 000000000005")]
+    assert "parent      000000000002 (forked from it: the checkpoints listed between are another branch)" in section
 
 
 def test_show_says_when_a_parent_was_pruned(cli):
@@ -167,9 +190,9 @@ def test_show_says_when_a_parent_was_pruned(cli):
 
     out = cli("threads", "show", "t").out
 
-    assert _shown(cli, "t") == ["000000000006", "000000000005"]
+    assert _shown(cli, "t") == ["000000000005", "000000000004"]
     assert out.count("  parent ") == 1
-    assert "parent      000000000003 (pruned)" in out[out.index("checkpoint 000000000005"):]
+    assert "parent      000000000002 (pruned)" in out[out.index("checkpoint 000000000004"):]
 
 
 def test_any_store_url(cli):

@@ -40,10 +40,10 @@ def test_a_graph_run_has_run_node_and_commit_spans(spans, tmp_path) -> None:
     assert run.attributes is not None
     assert run.attributes["statehitl.thread_id"] == "t"
     assert [e.attributes["interrupt.name"] for e in run.events if e.attributes] == ["go?"]
-    # the input checkpoint's commit comes before the first node
-    assert children(run, finished) == ["checkpoint.commit", "execute_node ask", "checkpoint.commit"]
+    # the node asks at once: the run's one commit records how it began and where it stopped
+    assert children(run, finished) == ["execute_node ask", "checkpoint.commit"]
     commits = [s for s in finished if s.name == "checkpoint.commit"]
-    assert [s.attributes["statehitl.status"] for s in commits if s.attributes] == ["executing", "interrupted"]
+    assert [s.attributes["statehitl.status"] for s in commits if s.attributes] == ["interrupted"]
     [node] = [s for s in finished if s.name == "execute_node ask"]
     assert [e.name for e in node.events] == ["interrupt"]
     spans.clear()

@@ -109,7 +109,7 @@ def test_unknown_input_keys_are_refused_and_the_thread_is_unchanged() -> None:
     app = approval_graph(InMemorySaver(), [])
     with pytest.raises(InvalidUpdateError, match=r"unknown"):
         app.invoke({"nope": 1}, config("k"))
-    assert app.get_state(config("k")) is None
+    assert app.get_state(config("k")).values == {}  # LangGraph's empty snapshot: the thread was never written
     app.invoke({"log": []}, config("k"))
     before = app.get_state(config("k"))
     with pytest.raises(ResumeInputError):  # a thread waiting on a human takes answers, not new input
@@ -190,7 +190,8 @@ def test_history_time_travel_and_a_fork() -> None:
         ("loop", 3, (), ["a", "b", "c"]),
         ("loop", 2, ("c",), ["a", "b"]),
         ("loop", 1, ("b",), ["a"]),
-        ("input", 0, ("a",), []),
+        ("loop", 0, ("a",), []),
+        ("input", -1, ("__start__",), []),
     ]
     for newer, older in itertools.pairwise(history):
         assert newer.parent_config == older.config
@@ -303,7 +304,7 @@ def test_a_breakpoint_waits_like_an_interrupt_with_nothing_to_answer() -> None:
     stopped = app.get_state(config("bp"))
     assert stopped is not None
     # it waits (a worker applying answers leaves it alone: there is none to apply), at b, on no interrupt
-    assert (stopped.status.value, stopped.next, stopped.interrupts) == ("interrupted", ("b",), [])
+    assert (stopped.status.value, stopped.next, stopped.interrupts) == ("interrupted", ("b",), ())
     with pytest.raises(ResumeInputError, match="breakpoint before \\['b'\\]"):
         app.invoke({"log": ["new"]}, config("bp"))
     assert app.get_state(config("bp")) == stopped
@@ -362,3 +363,66 @@ def test_a_retried_node_asks_its_interrupts_afresh_and_gets_its_answers_again() 
     assert [i.value for i in app.invoke({"log": []}, config("retry"))["__interrupt__"]] == ["pay?"]
     assert app.invoke(Command(resume="yes"), config("retry")) == {"log": ["paid after yes"]}
     assert attempts == ["yes", "yes"]
+
+
+def test_new_input_on_a_thread_waiting_on_interrupt_is_told_to_answer_as_langgraph_does() -> None:
+    """A LangGraph program answers with ``Command(resume=...)``: the refusal says that, not the interruptResponse
+    list of the native style (which a native call on the same kind of graph is still told)."""
+    def ask(state: Log) -> dict[str, Any]:
+        return {"log": [interrupt("ok?")]}
+
+    def ask_twice(state: Log) -> dict[str, Any]:
+        return {"log": [interrupt("first?")]}
+
+    g = StateGraph(Log)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    app = g.compile(checkpointer=InMemorySaver())
+    app.invoke({"log": []}, config("lg"))
+    with pytest.raises(ResumeInputError, match=r"resume it with graph\.invoke\(Command\(resume=answer\), config\), "
+                                               r"not a dict$"):
+        app.invoke({"log": ["more"]}, config("lg"))
+    app.invoke({"log": []}, thread_id="native")  # the thread still waits on LangGraph's interrupt(): same answer
+    with pytest.raises(ResumeInputError, match=r"Command\(resume=answer\)"):
+        app.invoke({"log": ["more"]}, thread_id="native")
+
+    fan = StateGraph(Log)
+    fan.add_node("ask", ask)
+    fan.add_node("ask_twice", ask_twice)
+    fan.add_edge(START, "ask")
+    fan.add_edge(START, "ask_twice")
+    two = fan.compile(checkpointer=InMemorySaver())
+    two.invoke({"log": []}, config("two"))
+    with pytest.raises(ResumeInputError, match=r"graph\.invoke\(Command\(resume=\{interrupt_id: answer, \.\.\.\}\), "
+                                               r"config\), one answer per interrupt id"):
+        two.invoke({"log": ["more"]}, config("two"))
+    assert two.invoke(Command(resume={i.id: "y" for i in two.get_state(config("two")).interrupts}),
+                      config("two"))["log"] == ["y", "y"]
+
+
+def test_interrupt_from_statehitl_types_asks_even_after_strands_interrupt_module_was_imported(tmp_path: Path) -> None:
+    """``statehitl.types.interrupt`` is both LangGraph's function and Strands' module path: whichever a program
+    imports first, ``from statehitl.types import interrupt`` gives something that asks."""
+    program = textwrap.dedent("""
+        from typing import TypedDict
+
+        from statehitl.types.interrupt import Interrupt  # Strands' path, imported first
+        from statehitl.checkpoint import InMemorySaver
+        from statehitl.graph import START, StateGraph
+        from statehitl.types import Command, interrupt
+
+        class S(TypedDict):
+            answer: str
+
+        g = StateGraph(S)
+        g.add_node("ask", lambda state: {"answer": interrupt("ok?")})
+        g.add_edge(START, "ask")
+        app = g.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        asked = app.invoke({"answer": ""}, config)["__interrupt__"][0]
+        print(isinstance(asked, Interrupt), asked.value, app.invoke(Command(resume="yes"), config)["answer"])
+    """)
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True ok? yes\n"

@@ -47,7 +47,20 @@ def test_the_list_is_newest_first_with_age_and_expiry(app_store: str, cli: Any) 
 
 
 def test_an_empty_inbox_says_so(store: str, cli: Any) -> None:
+    Path(store.removeprefix("file://")).mkdir()  # a store that exists, with nothing in it
     assert cli("inbox", "--store", store)[:2] == (0, f"nothing waiting on a human in {store}\n")
+
+
+def test_a_mistyped_store_directory_is_said_not_taken_for_an_empty_inbox(
+        tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for args in (["inbox"], ["inbox", "list"], ["inbox", "show", "v2:abcd"], ["inbox", "answer", "v2:abcd", "y"]):
+        code, out, err = cli(*args, "--store", "file://./typo")
+        assert code == 2, (args, out, err)
+        assert err == (f"statehitl: error: no store at file://./typo: the directory {tmp_path / 'typo'} does not "
+                       "exist (is the path mistyped? nothing has been stored there yet?)\n")
+        assert out == ""
+    assert not (tmp_path / "typo").exists()
 
 
 def test_show_gives_the_whole_interrupt(app_store: str, cli: Any) -> None:

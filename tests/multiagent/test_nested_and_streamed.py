@@ -76,7 +76,7 @@ def test_a_nested_swarm_that_ends_failed_fails_the_graph_before_its_successors()
     assert "cleanup" not in result.results
 
 
-def test_an_agent_cancelled_by_its_own_hook_fails_the_graph_before_its_successors() -> None:
+def test_an_agent_whose_own_hook_cancels_its_call_answers_with_the_hook_text_and_the_graph_goes_on() -> None:
     def not_today(event: BeforeInvocationEvent) -> None:
         event.cancel = "not today"
 
@@ -85,9 +85,11 @@ def test_an_agent_cancelled_by_its_own_hook_fails_the_graph_before_its_successor
 
     result = run_before_another("stopped", stopped, "after", "go")
 
-    assert result.status == Status.FAILED
-    assert result.failure == "node 'stopped' failed: its agent stopped with stop_reason 'cancelled'"
-    assert "after" not in result.results
+    assert result.status == Status.COMPLETED  # as Strands: the hook's text is the agent's reply (end_turn)
+    assert (result.results["stopped"].status, str(result.results["stopped"].result)) == (Status.COMPLETED,
+                                                                                          "not today")
+    assert [n.node_id for n in result.execution_order] == ["stopped", "after"]
+    assert stopped.messages == [{"role": "assistant", "content": [{"text": "not today"}]}]
 
 
 def test_the_stream_carries_strands_events_in_order() -> None:

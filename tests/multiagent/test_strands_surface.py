@@ -144,3 +144,21 @@ def test_a_node_started_afresh_that_stops_on_an_interrupt_goes_on_afresh_in_anot
     texts = [b.get("text") or next(iter(b)) for m in again.nodes["cleaner"].executor.messages for b in m["content"]]
     assert texts == ["clean x", "toolUse", "toolResult", "deleted x"]  # nothing of the conversation before
     assert RUNS == ["delete x"]
+
+
+def test_status_prints_as_strands_enum_and_still_equals_its_word() -> None:
+    """Strands' ``Status`` is a plain Enum (1.62: ``str``, f-strings and ``format`` read ``Status.INTERRUPTED``,
+    ``repr`` ``<Status.INTERRUPTED: 'interrupted'>``; it has DISPATCHED). statehitl's prints the same, and
+    stays equal to its value, as code written against statehitl's earlier str status compares it."""
+    status = Status.INTERRUPTED
+    assert str(status) == f"{status}" == format(status) == "Status.INTERRUPTED"
+    assert f"{status:>20}" == "  Status.INTERRUPTED"
+    assert repr(status) == "<Status.INTERRUPTED: 'interrupted'>"
+    assert status == "interrupted"
+    assert status.value == "interrupted"
+    assert json.dumps({"status": status}) == '{"status": "interrupted"}'
+    assert Status("dispatched") is Status.DISPATCHED
+    assert [s.name for s in Status] == ["PENDING", "DISPATCHED", "EXECUTING", "COMPLETED", "FAILED", "INTERRUPTED"]
+    builder = GraphBuilder()
+    builder.add_node(agent("a", "done"), "a")
+    assert f"{builder.build()('go').status}" == "Status.COMPLETED"

@@ -72,7 +72,7 @@ def test_ids_are_named_in_order_of_first_appearance() -> None:
     recorder.clear()
     assert recorder.log == []
     recorder.on_event(raised("v1:aaa", "hook", {"b": 1, "a": [2]}))
-    assert recorder.log == ['interrupt q <id2> from hook n: {"a":[2],"b":1}']  # names survive clear()
+    assert recorder.log == ['interrupt "q" <id2> from hook n: {"a":[2],"b":1}']  # names survive clear()
 
 
 def test_tool_use_ids_are_named_wherever_they_appear() -> None:
@@ -82,7 +82,7 @@ def test_tool_use_ids_are_named_wherever_they_appear() -> None:
     recorder.on_event(ToolFinished("x", "tooluse_x_9f3a", "success"))
     assert recorder.log == [
         'step 1 writes {"model":{"turn":{"content":[{"toolUse":{"input":{},"name":"x","toolUseId":"<id1>"}}],'
-        '"role":"assistant"}}} next [\'tools\']',
+        '"role":"assistant"}}} next ["tools"]',
         "tool x <id1>: success",
     ]
 
@@ -134,3 +134,36 @@ def test_fixture_is_attached_for_the_test(transition_recorder) -> None:
 def test_plugin_is_registered_with_pytest() -> None:
     plugins = {ep.name: ep.value for ep in entry_points(group="pytest11")}
     assert plugins["statehitl"] == "statehitl.testing.plugin"
+
+
+def test_langgraphs_interrupt_reads_as_a_quoted_name_and_its_claim_fills_the_skipped_number() -> None:
+    """LangGraph's ``interrupt()`` names what it asks "interrupt": quoted, the line never reads "interrupt
+    interrupt"; every value is JSON (double quotes only); and the numbers the checkpoints skip are the claims'."""
+    from typing import TypedDict
+
+    from statehitl.types import Command, interrupt
+
+    class Ticket(TypedDict):
+        text: str
+        approved: bool
+
+    def review(state: Ticket) -> dict[str, Any]:
+        return {"approved": interrupt({"text": state["text"]}) == "y"}
+
+    g = StateGraph(Ticket)
+    g.add_node("review", review)
+    g.add_edge(START, "review")
+    g.add_edge("review", END)
+    app = g.compile(checkpointer=MemoryCheckpointer())
+    config = {"configurable": {"thread_id": "t"}}
+    with TransitionRecorder() as recorder:
+        app.invoke({"text": "refund"}, config)
+        app.invoke(Command(resume="y"), config)
+
+    assert 'interrupt "interrupt" <id1> from node review: {"text":"refund"}' in recorder.log
+    assert not any("interrupt interrupt" in line or "'" in line for line in recorder.log)
+    checkpoints = [int(line.split()[1][1:]) for line in recorder.log if line.startswith("checkpoint #")]
+    claims = [int(line.split()[1][1:]) for line in recorder.log if line.startswith("claim #")]
+    assert claims == [1]
+    assert checkpoints == [0, 2]
+    assert "claim #1 on #0: this resume alone goes on (a claim took the number)" in recorder.log

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl._sync import run_sync
 from statehitl.agent.conversation_manager import ConversationManager, NullConversationManager
@@ -25,11 +26,11 @@ from statehitl.agent.state import AgentState
 from statehitl.agent.thread import AgentThread
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.event_stream import stream_run, with_model_text
 from statehitl.handlers import PrintingCallbackHandler
 from statehitl.hooks.agent_events import AfterInvocationEvent
-from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
+from statehitl.hooks.registry import HookEvent, HookOrder, HookProvider, HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.models.base import Model
@@ -40,6 +41,11 @@ from statehitl.telemetry import trace_invocation
 from statehitl.tools.executors import ConcurrentToolExecutor, ToolExecutor
 from statehitl.tools.registry import ToolRegistry
 from statehitl.types.content import Messages
+
+if TYPE_CHECKING:
+    from statehitl.interventions import InterventionHandler
+    from statehitl.storage.storage import Storage
+    from statehitl.types._snapshot import Snapshot, SnapshotField, SnapshotPreset
 
 __all__ = ["Agent"]
 
@@ -56,6 +62,12 @@ class Agent(ResumableApp):
     (concurrently by default). ``step_limit`` bounds the loop (two steps per cycle).
     ``conversation_manager`` decides what history stays after each call (default: all of it).
     ``record_direct_tool_call`` adds each ``agent.tool.<name>()`` call to the conversation.
+    ``interventions`` are control layers (``statehitl.interventions``) that decide, in order, on each
+    lifecycle event: after the hooks on Before* events, before them on After* events.
+    ``checkpointing=True`` pauses at both boundaries of every tool cycle (``stop_reason ==
+    "checkpoint"``; see ``statehitl.experimental.checkpoint``). ``storage`` (a ``statehitl.storage``
+    store) is where the subsystems that take a store keep theirs when not given one: a
+    ``SnapshotSessionManager`` without ``storage=`` uses it.
     """
 
     def __init__(
@@ -76,10 +88,17 @@ class Agent(ResumableApp):
         durability: Durability | None = None,
         conversation_manager: ConversationManager | None = None,
         record_direct_tool_call: bool = True,
+        interventions: Sequence[InterventionHandler] | None = None,
+        checkpointing: bool = False,
+        storage: Storage | None = None,
     ) -> None:
         registry = HookRegistry()
         for hook in hooks or ():
             registry.add(hook)
+        if interventions:  # imported only by agents that have some: nothing is paid for the layer otherwise
+            from statehitl.interventions.registry import InterventionRegistry
+
+            InterventionRegistry(interventions, registry)
         self.runtime = AgentRuntime(
             model=_resolve_model(model),
             tools=ToolRegistry(tools or ()),
@@ -96,8 +115,14 @@ class Agent(ResumableApp):
         self.description = description
         self.step_limit = step_limit
         self.record_direct_tool_call = record_direct_tool_call
+        self.checkpointing = checkpointing
+        """Whether calls pause at every tool cycle's boundaries (``Agent(checkpointing=True)``)."""
+        self.storage = storage
+        """The default store of the subsystems that take one (``Agent(storage=...)``), or None."""
+        self._model_state: dict[str, Any] = {}  # a snapshot's model_state, kept to be taken again
         self.session_manager = session_manager
         if session_manager is not None:
+            session_manager.attach_storage(storage)
             checkpointer = session_manager.checkpointer
             thread_id = session_manager.thread_id(self.agent_id)
         else:
@@ -110,6 +135,7 @@ class Agent(ResumableApp):
             self.messages = messages
         if session_manager is not None:
             run_sync(self._thread.restore())
+            session_manager.initialize(self)
 
     # -- what the agent is made of (the runtime's, read and set here as Strands users do) ----------------
 
@@ -208,6 +234,41 @@ class Agent(ResumableApp):
         """Async ``audit``."""
         return await self._thread.checkpointer.audit(self._thread.thread_id)
 
+    # -- snapshots ----------------------------------------------------------------------------------
+
+    def take_snapshot(self, *, preset: SnapshotPreset | None = None, include: list[SnapshotField] | None = None,
+                      exclude: list[SnapshotField] | None = None, app_data: dict[str, Any] | None = None) -> Snapshot:
+        """Capture the agent: the ``preset``'s fields (``"session"``), plus ``include``, less ``exclude``;
+        ``app_data`` is stored as given. See ``statehitl.types._snapshot`` for the fields."""
+        return run_sync(self.atake_snapshot(preset=preset, include=include, exclude=exclude, app_data=app_data))
+
+    async def atake_snapshot(self, *, preset: SnapshotPreset | None = None, include: list[SnapshotField] | None = None,
+                             exclude: list[SnapshotField] | None = None,
+                             app_data: dict[str, Any] | None = None) -> Snapshot:
+        """Async ``take_snapshot``."""
+        from statehitl.agent.snapshots import capture, fields_of
+
+        return await capture(self._thread, self.conversation_manager, fields=fields_of(preset, include, exclude),
+                             system_prompt=self.system_prompt, model_state=self._model_state, app_data=app_data)
+
+    def load_snapshot(self, snapshot: Snapshot) -> None:
+        """Restore the fields ``snapshot`` holds (the others stay as they are). ``SnapshotError``, with the
+        agent unchanged, for one it cannot load; ``AgentBusyError`` while the agent runs a call."""
+        run_sync(self.aload_snapshot(snapshot))
+
+    async def aload_snapshot(self, snapshot: Snapshot) -> None:
+        """Async ``load_snapshot``."""
+        from statehitl.agent.snapshots import apply_load, plan_load
+
+        self._thread.acquire(f"agent {self.name!r} is running a call; load a snapshot between calls")
+        try:
+            plan = await plan_load(self._thread, self.conversation_manager, snapshot)
+            await apply_load(plan, self._thread, self.conversation_manager)
+            if plan.data.model_state is not None:
+                self._model_state = dict(plan.data.model_state)
+        finally:
+            self._thread.release()
+
     @property
     def machine(self) -> Machine:
         """The agent loop's state machine (``agent.machine.draw_mermaid()`` draws it)."""
@@ -233,15 +294,16 @@ class Agent(ResumableApp):
         return AgentNode(self.runtime, messages=self.messages, state=self.state.get(), step_limit=self.step_limit,
                          mirror=self._thread.adopt, handler=self._callback)
 
-    def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None) -> None:
+    def add_hook(self, event_type: Any, callback: Callable[[Any], Any] | None = None, *,
+                 order: float = HookOrder.DEFAULT) -> None:
         """Register a callback: ``add_hook(EventType, fn)``, or Strands' ``add_hook(fn, EventType)`` and
-        ``add_hook(fn)`` (the type from ``fn``'s annotation)."""
+        ``add_hook(fn)`` (the type from ``fn``'s annotation). ``order``: lower runs first (``HookOrder``)."""
         if isinstance(event_type, type) and issubclass(event_type, HookEvent) and callback is not None:
-            self.hooks.add_callback(event_type, callback)
+            self.hooks.add_callback(event_type, callback, order=order)
         elif callable(event_type) and isinstance(callback, type):
-            self.hooks.add_callback(callback, event_type)
+            self.hooks.add_callback(callback, event_type, order=order)
         elif callable(event_type) and callback is None:
-            self.hooks.add_callback(None, event_type)
+            self.hooks.add_callback(None, event_type, order=order)
         else:
             raise TypeError(f"add_hook expects (EventType, callback); got ({event_type!r}, {callback!r})")
 
@@ -270,21 +332,47 @@ class Agent(ResumableApp):
         return Resumed(status, tuple(result.interrupts), result)
 
     def __call__(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
-                 **kwargs: Any) -> AgentResult:
-        """Run the agent on ``prompt`` (or answer its interrupts) and return the result."""
-        return run_sync(self.invoke_async(prompt, invocation_state=invocation_state, **kwargs))
+                 cancel_signal: threading.Event | None = None, **kwargs: Any) -> AgentResult:
+        """Run the agent on ``prompt`` (or answer its interrupts) and return the result.
+
+        ``cancel_signal``: the caller's event that cancels this call once set (a client that went away, a
+        deadline), as ``cancel()`` does; it is read, never set or cleared, so clear it before reusing it.
+        """
+        return run_sync(self.invoke_async(prompt, invocation_state=invocation_state, cancel_signal=cancel_signal,
+                                          **kwargs))
 
     async def invoke_async(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
-                           **kwargs: Any) -> AgentResult:
+                           cancel_signal: threading.Event | None = None, **kwargs: Any) -> AgentResult:
         """Async ``agent(prompt)``."""
-        return await self._invoke(prompt, invocation_state, kwargs, self._callback())
+        return await self._invoke(prompt, invocation_state, kwargs, self._callback(), cancel_signal)
 
     async def stream_async(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
+                           cancel_signal: threading.Event | None = None,
                            **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         """Run the agent, yielding its events as they happen; the last one is ``{"result": AgentResult}``."""
-        async for event in stream_run(lambda emit: self._invoke(prompt, invocation_state, kwargs, emit),
-                                      lambda result: {"result": result}, self._callback()):
+        async for event in stream_run(
+                lambda emit: self._invoke(prompt, invocation_state, kwargs, emit, cancel_signal),
+                lambda result: {"result": result}, self._callback()):
             yield event
+
+    def cancel(self, *, message: str | None = None, after_current_tools: bool = False) -> None:
+        """Cancel the running call (or, between calls, the next one), from any thread: Strands' ``cancel``.
+
+        The call stops at its next cancellation-safe point (in the model's stream, before a tool batch,
+        between the tools of a sequential one, after a batch) and returns ``stop_reason == "cancelled"``;
+        what it did so far is in the conversation and the thread, which goes on with the next prompt.
+        ``after_current_tools=True`` lets the tools already asked for run and stops before the model is
+        called again (a tool that ends the loop); a call that asks for no more tools then ends as it would.
+        ``message`` is the text of the assistant message the cancelled call ends with. An interrupt takes
+        precedence: a call whose tools wait on a human stops on its interrupt.
+        """
+        self.runtime.cancellation.request(message=message, after_current_tools=after_current_tools)
+
+    @property
+    def cancel_signal(self) -> threading.Event:
+        """The agent's cancellation signal: set by ``cancel()`` or the running call's ``cancel_signal``, cleared
+        when a call ends. Tools get it as ``tool_context.cancel_signal``; read it only."""
+        return self.runtime.cancellation.signal
 
     def _callback(self) -> EmitEvent | None:
         handler = self.callback_handler
@@ -293,40 +381,44 @@ class Agent(ResumableApp):
         return lambda event: handler(**event)
 
     async def _invoke(self, prompt: Any, given: dict[str, Any] | None, kwargs: dict[str, Any],
-                      emit: EmitEvent | None) -> AgentResult:
+                      emit: EmitEvent | None, cancel_signal: threading.Event | None) -> AgentResult:
         """Run one call; its keyword arguments join ``invocation_state``, so hooks and tools see both alike."""
         invocation_state = {**(given or {}), **kwargs}
         emit = with_model_text(emit)
         self._thread.acquire()
+        cancellation = self.runtime.cancellation
+        cancellation.begin(cancel_signal)
         try:
             while True:
-                result = await self._invoke_once(prompt, invocation_state, emit)
-                after = AfterInvocationEvent(self, invocation_state, result)
+                result, denied = await self._invoke_once(prompt, invocation_state, emit)
+                # A call its BeforeInvocationEvent cancelled has no result to show or go on from (Strands)
+                after = AfterInvocationEvent(self, invocation_state, None if denied else result)
                 if self.hooks.has_callbacks(AfterInvocationEvent):
                     await self.hooks.fire(after)
-                if after.resume is None:
+                if after.resume is None or denied:
                     return result
                 prompt = after.resume
         finally:
+            cancellation.end()
             self._thread.release()
 
     async def _invoke_once(self, prompt: Any, invocation_state: dict[str, Any],
-                           emit: EmitEvent | None) -> AgentResult:
+                           emit: EmitEvent | None) -> tuple[AgentResult, bool]:
         trace = trace_invocation(self, self.thread_id)
         run = LoopRun(self.runtime, invocation_state, AgentMetrics(), emit, trace)
-        if emit is not None:
-            emit({"init_event_loop": True})
         try:
             with contextlib.nullcontext() if trace is None else trace.current():
-                stop_reason, loop, interrupts = await self._thread.run(prompt, run, step_limit=self.step_limit,
-                                                                       durability=self.durability)
+                end = await self._thread.run(prompt, run, step_limit=self.step_limit, durability=self.durability,
+                                             checkpointing=self.checkpointing)
         except BaseException as exc:
             if trace is not None:
                 trace.end("error", run.metrics.accumulated_usage, error=exc)
             raise
         if trace is not None:
-            trace.end(stop_reason, run.metrics.accumulated_usage, interrupts)
-        return loop_result(stop_reason, loop, run, interrupts)
+            trace.end(end.stop_reason, run.metrics.accumulated_usage, end.interrupts)
+        result = loop_result(end.stop_reason, end.loop, run, end.interrupts)
+        result.checkpoint = end.checkpoint
+        return result, end.denied
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={self.tool_names})"

@@ -32,6 +32,25 @@ class ConversationManager(ABC):
     @abstractmethod
     def apply_management(self, agent: Conversation) -> None: ...
 
+    def get_state(self) -> dict[str, Any]:
+        """What a snapshot (and a ``SnapshotSessionManager``) keeps of this manager, as JSON: Strands' shape."""
+        return {"__name__": type(self).__name__, "removed_message_count": self.removed_message_count}
+
+    def restore_from_session(self, state: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """Take back what ``get_state`` gave; ``ValueError`` if it is another manager's (Strands' words).
+        Returns messages to put before the restored conversation: none, for the managers here."""
+        self.check_state(state)
+        self.removed_message_count = state["removed_message_count"]
+        return None
+
+    def check_state(self, state: Any) -> None:
+        """Refuse what ``restore_from_session`` cannot take, before anything else of a snapshot is loaded."""
+        if not isinstance(state, dict) or state.get("__name__") != type(self).__name__:
+            raise ValueError("Invalid conversation manager state.")
+        count = state.get("removed_message_count")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError("Invalid conversation manager state.")
+
 
 class NullConversationManager(ConversationManager):
     """Keep the whole conversation (the default)."""

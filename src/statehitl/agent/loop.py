@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, cast
 
+from statehitl.agent.cancellation import CANCELLED_BY_USER, StreamWatch
 from statehitl.agent.loop_state import AgentLoopState, agent_schema, state_update
 from statehitl.agent.result import AgentResult
 from statehitl.agent.runtime import LoopRun
@@ -60,56 +61,100 @@ def _after_tools(state: AgentLoopState) -> str:
 
 
 async def call_model(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
-    """One model turn. Tool calls go to ``turn`` for the tools node; a final answer joins ``messages``."""
+    """One model turn. Tool calls go to ``turn`` for the tools node; a final answer joins ``messages``.
+
+    A ``BeforeModelCallEvent`` cancel answers in the model's place (its text, ``end_turn``), and a cancel of
+    the call cuts the stream (``"Cancelled by user"``, or ``agent.cancel(message=)``'s text, ``cancelled``):
+    either reply goes through ``AfterModelCallEvent`` like the model's own, as in Strands.
+    """
     run: LoopRun = ctx.runtime
     runtime = run.runtime
     hooks = runtime.hooks
     if run.emit is not None:
         run.emit({"start": True})  # Strands' events for a new cycle: the old name, then the new one
         run.emit({"start_event_loop": True})
+    added: list[Message] = []  # what hooks added to the conversation this turn (an intervention's guidance)
+    messages = cast("list[Message]", state.messages)
     while True:
+        denied: str | None = None
         if hooks.has_callbacks(BeforeModelCallEvent):
             before = BeforeModelCallEvent(runtime.agent, run.invocation_state)
             await hooks.fire(before)
-            text = cancel_text(before.cancel, "model call cancelled")
-            if text is not None:
-                message: Message = {"role": "assistant", "content": [{"text": text}]}
-                return {"messages": [message], "turn": None, "stop_reason": "cancelled", **state_update(runtime.state)}
+            added += before.new_messages
+            denied = cancel_text(before.cancel, "model call denied by hook")
         run.metrics.cycle_count += 1
-        span = run.trace.model_call() if run.trace is not None else None
-        try:
-            turn = await collect_turn(
-                runtime.model.stream(cast("list[Message]", state.messages), runtime.tools.specs() or None,
-                                     runtime.system_prompt),
-                run.emit,
-            )
-        except Exception as exc:
-            if span is not None:
-                span.fail(exc)
-            after = AfterModelCallEvent(runtime.agent, run.invocation_state, exception=exc)
-            if hooks.has_callbacks(AfterModelCallEvent):
-                await hooks.fire(after)
-            if after.retry:
-                continue
-            raise
-        if span is not None:
-            span.done(turn)
-        if hooks.has_callbacks(AfterModelCallEvent):
-            after = AfterModelCallEvent(runtime.agent, run.invocation_state,
-                                        stop_response=ModelStopResponse(turn.message, turn.stop_reason))
-            await hooks.fire(after)
-            if after.retry:
-                continue
-        break
+        if denied is not None:
+            turn = _stand_in(denied, "end_turn")
+        else:
+            try:
+                turn = await _stream_turn(run, [*messages, *added] if added else messages)
+            except Exception as exc:
+                after = AfterModelCallEvent(runtime.agent, run.invocation_state, exception=exc)
+                if hooks.has_callbacks(AfterModelCallEvent):
+                    await hooks.fire(after)
+                    added += after.new_messages
+                if after.retry:
+                    continue
+                raise
+        retry = await _after_model_call(run, turn, added)
+        if turn.stop_reason == "cancelled" and runtime.cancellation.message is not None:
+            turn = _stand_in(runtime.cancellation.message, "cancelled", turn)  # after the hooks saw the real one
+        if not retry:
+            break
     run.metrics.add_usage(dict(turn.usage), turn.metrics)
-    return _settle(runtime.state, turn)
+    return _settle(runtime.state, turn, added)
 
 
-def _settle(agent_state: AgentState, turn: ModelTurn) -> dict[str, Any]:
+async def _after_model_call(run: LoopRun, turn: ModelTurn, added: list[Message]) -> bool:
+    """Fire ``AfterModelCallEvent`` for a reply; whether a hook asked for the model again. What hooks add
+    joins ``added``."""
+    hooks = run.runtime.hooks
+    if not hooks.has_callbacks(AfterModelCallEvent):
+        return False
+    after = AfterModelCallEvent(run.runtime.agent, run.invocation_state,
+                                stop_response=ModelStopResponse(turn.message, turn.stop_reason))
+    await hooks.fire(after)
+    added += after.new_messages
+    return after.retry
+
+
+async def _stream_turn(run: LoopRun, messages: list[Message]) -> ModelTurn:
+    """The model's reply to ``messages``, read until its end or until the call is cancelled."""
+    runtime = run.runtime
+    cancellation = runtime.cancellation
+    span = run.trace.model_call() if run.trace is not None else None
+    watch = StreamWatch(cancellation)
+    try:
+        turn = await collect_turn(runtime.model.stream(messages, runtime.tools.specs() or None,
+                                                       runtime.system_prompt), run.emit, stop=watch)
+    except Exception as exc:
+        if span is not None:
+            span.fail(exc)
+        raise
+    if watch.cancelled():  # the partial reply is dropped, never joins the conversation
+        turn = _stand_in(CANCELLED_BY_USER, "cancelled", turn)
+    if span is not None:
+        span.done(turn)
+    return turn
+
+
+def _stand_in(text: str, stop_reason: str, instead_of: ModelTurn | None = None) -> ModelTurn:
+    """A reply of ``text`` in the model's place (keeping what the replaced one cost)."""
+    message: Message = {"role": "assistant", "content": [{"text": text}]}
+    if instead_of is None:
+        return ModelTurn(message, stop_reason, {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0},
+                         {"latencyMs": 0})
+    return ModelTurn(message, stop_reason, instead_of.usage, instead_of.metrics)
+
+
+def _settle(agent_state: AgentState, turn: ModelTurn, added: list[Message]) -> dict[str, Any]:
+    """The model node's update; ``added`` (messages hooks added) joins the conversation ahead of the reply."""
     message = turn.message
     if turn.stop_reason == "tool_use" and any("toolUse" in block for block in message["content"]):
-        return {"turn": message, "stop_reason": "tool_use", **state_update(agent_state)}
-    return {"messages": [message], "turn": None, "stop_reason": turn.stop_reason, **state_update(agent_state)}
+        update = {"turn": message, "stop_reason": "tool_use", **state_update(agent_state)}
+        return {**update, "messages": added} if added else update
+    return {"messages": [*added, message], "turn": None, "stop_reason": turn.stop_reason,
+            **state_update(agent_state)}
 
 
 async def announce_messages(run: LoopRun, writes: list[tuple[str, dict[str, Any]]]) -> None:

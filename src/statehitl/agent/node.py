@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from statehitl.agent.binary import to_json_safe
+from statehitl.agent.cancellation import DENIED_INVOCATION
 from statehitl.agent.input import to_messages
 from statehitl.agent.loop import agent_machine, announce_messages, loop_result
 from statehitl.agent.loop_state import AgentLoopState, agent_schema, resumed_state
@@ -23,10 +24,12 @@ from statehitl.agent.result import AgentMetrics, AgentResult
 from statehitl.agent.runtime import AgentRuntime, EmitEvent, LoopRun
 from statehitl.agent.state import AgentState
 from statehitl.hooks.agent_events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
+from statehitl.hooks.registry import cancel_text
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.position import Position, RunEnd
 from statehitl.runner import Runner
 from statehitl.telemetry import trace_invocation
+from statehitl.types.content import Message
 
 __all__ = ["AgentNode"]
 
@@ -67,18 +70,25 @@ class AgentNode:
             self._mirror(loop.messages)
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
+        """One call of the agent as a node; ``agent.cancel()`` cancels it as it cancels a call of its own."""
+        cancellation = self.runtime.cancellation
+        cancellation.begin(None)
+        try:
+            return await self._calls(call)
+        finally:
+            cancellation.end()
+
+    async def _calls(self, call: NodeCall) -> NodeDone | NodeStopped:
         runtime, task, sub_state = self.runtime, call.task, call.state
         emit = _both(call.emit, None if self._handler is None else self._handler())
         while True:
             run = LoopRun(runtime, call.invocation_state, AgentMetrics(), emit,
                           trace_invocation(runtime.agent, call.thread_id))
+            at = await self._position(task, sub_state, call, run)
+            if isinstance(at, AgentLoopState):  # a BeforeInvocationEvent hook cancelled the call
+                return await self._denied(at, sub_state, run, call)
             if emit is not None:
                 emit({"init_event_loop": True})
-            at = await self._position(task, sub_state, call, run)
-            if at is None:  # a BeforeInvocationEvent hook cancelled the call
-                result = loop_result("cancelled", self._start(sub_state), run, [])
-                _announce(call, result)
-                return NodeDone(sub_state, result, run.metrics.accumulated_usage, status="failed")
             end = await self._run(at, run, call)
             stop_reason = "interrupt" if end.status == "interrupted" else end.state.stop_reason
             result = loop_result(stop_reason, end.state, run, end.interrupts)
@@ -87,18 +97,39 @@ class AgentNode:
             if end.status == "interrupted":
                 _announce(call, result)
                 return NodeStopped(end.interrupts, kept_run(end, agent_schema(), sub_state), result)
-            stored = sub_state.get("messages", [])  # the loop only appends: store only what it added
-            messages = [*stored, *agent_schema().dump_items(end.state, "messages", len(stored))]
-            self._last = (messages, end.state)
-            sub_state = {"messages": messages, "agent_state": end.state.agent_state}
+            sub_state = self._ended(sub_state, end.state)
             after = await self._after(run, result)
             if after is None:
                 _announce(call, result)
-                return NodeDone(sub_state, result, run.metrics.accumulated_usage)
+                # As a Strands Graph judges its agent: cancelled at once, it failed; stopped after its tools, done
+                aborted = stop_reason == "cancelled" and runtime.cancellation.observed()
+                return NodeDone(sub_state, result, run.metrics.accumulated_usage,
+                                status="failed" if aborted else "completed")
             task, call.kept = after, None
 
-    async def _position(self, task: Any, sub_state: dict[str, Any], call: NodeCall, run: LoopRun) -> Position | None:
-        """Where the loop starts: after the task as a new user message, or where the call last stopped."""
+    def _ended(self, sub_state: dict[str, Any], loop: AgentLoopState) -> dict[str, Any]:
+        """The sub-state a call that ended in ``loop`` leaves (the loop only appends: only what it added is
+        dumped), remembered for the next call."""
+        stored = sub_state.get("messages", [])
+        messages = [*stored, *agent_schema().dump_items(loop, "messages", len(stored))]
+        self._last = (messages, loop)
+        return {"messages": messages, "agent_state": loop.agent_state}
+
+    async def _denied(self, loop: AgentLoopState, sub_state: dict[str, Any], run: LoopRun,
+                      call: NodeCall) -> NodeDone:
+        """A call its ``BeforeInvocationEvent`` cancelled, as in Strands: the hook's text is the agent's reply,
+        kept in its conversation, and the call is done (``end_turn``); ``AfterInvocationEvent`` gets no result."""
+        result = loop_result("end_turn", loop, run, [])
+        hooks = self.runtime.hooks
+        if hooks.has_callbacks(AfterInvocationEvent):
+            await hooks.fire(AfterInvocationEvent(self.runtime.agent, run.invocation_state, None))
+        _announce(call, result)
+        return NodeDone(self._ended(sub_state, loop), result, run.metrics.accumulated_usage)
+
+    async def _position(self, task: Any, sub_state: dict[str, Any], call: NodeCall,
+                        run: LoopRun) -> Position | AgentLoopState:
+        """Where the loop starts: after the task as a new user message, or where the call last stopped; or, if
+        a ``BeforeInvocationEvent`` hook cancels the new call, the conversation it ends in instead."""
         runtime, hooks = self.runtime, self.runtime.hooks
         if call.kept is not None:
             at = resumed_run(call.kept, agent_schema(), sub_state, call)
@@ -112,8 +143,9 @@ class AgentNode:
         if hooks.has_callbacks(BeforeInvocationEvent):
             before = BeforeInvocationEvent(runtime.agent, run.invocation_state, new)
             await hooks.fire(before)
-            if before.cancel:
-                return None
+            text = cancel_text(before.cancel, DENIED_INVOCATION)
+            if text is not None:
+                return await self._reply_instead(loop, text)
             new = list(before.messages or [])
         loop = loop.model_copy(update={"messages": [*loop.messages, *new]})
         if self._mirror is not None:
@@ -122,6 +154,16 @@ class AgentNode:
             for message in new:
                 await hooks.fire(MessageAddedEvent(runtime.agent, message))
         return started_run(call, loop, ["model"])
+
+    async def _reply_instead(self, loop: AgentLoopState, text: str) -> AgentLoopState:
+        """``loop`` with the reply ``text`` in place of the task, announced as every new message is."""
+        reply: Message = {"role": "assistant", "content": [{"text": text}]}
+        loop = loop.model_copy(update={"messages": [*loop.messages, reply]})
+        if self._mirror is not None:
+            self._mirror(loop.messages)
+        if self.runtime.hooks.has_callbacks(MessageAddedEvent):
+            await self.runtime.hooks.fire(MessageAddedEvent(self.runtime.agent, reply))
+        return loop
 
     def _start(self, sub_state: dict[str, Any]) -> AgentLoopState:
         """The loop state of ``sub_state``: the one this node ended its last call with, when that call's

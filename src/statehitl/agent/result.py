@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl.interrupt import Interrupt
 from statehitl.types.content import Message
+
+if TYPE_CHECKING:
+    from statehitl.experimental.checkpoint import Checkpoint
 
 __all__ = ["AgentMetrics", "AgentResult", "ToolMetrics"]
 
@@ -50,8 +53,9 @@ class AgentResult:
     """The outcome of ``agent(...)``.
 
     ``stop_reason`` is ``"end_turn"`` (the model answered), ``"interrupt"`` (answer ``interrupts``
-    and call again), ``"cancelled"``, ``"max_tokens"``... ``message`` is the last assistant message (on
-    an interrupt, the one whose tool calls are waiting). ``str(result)`` is its text.
+    and call again), ``"checkpoint"`` (an agent built with ``checkpointing=True`` paused: pass
+    ``checkpoint`` back to go on), ``"cancelled"``, ``"max_tokens"``... ``message`` is the last assistant
+    message (on an interrupt, the one whose tool calls are waiting). ``str(result)`` is its text.
     """
 
     stop_reason: str
@@ -59,6 +63,7 @@ class AgentResult:
     metrics: AgentMetrics
     state: dict[str, Any]
     interrupts: list[Interrupt] = field(default_factory=list)
+    checkpoint: Checkpoint | None = None
 
     def __str__(self) -> str:
         return "\n".join(block["text"] for block in self.message.get("content", []) if "text" in block)
@@ -70,7 +75,7 @@ class AgentResult:
         """
         from statehitl.agent.binary import to_json_safe
 
-        return {
+        stored = {
             "type": "agent_result",
             "stop_reason": self.stop_reason,
             "message": to_json_safe(self.message),
@@ -79,6 +84,9 @@ class AgentResult:
                         "accumulated_metrics": dict(self.metrics.accumulated_metrics)},
             "interrupts": [i.to_dict() for i in self.interrupts],
         }
+        if self.checkpoint is not None:  # only a paused agent's: every other result stores no extra bytes
+            stored["checkpoint"] = self.checkpoint.to_dict()
+        return stored
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentResult:
@@ -90,5 +98,10 @@ class AgentResult:
         metrics.cycle_count = int(stored.get("cycle_count", 0))
         metrics.accumulated_usage.update(stored.get("accumulated_usage", {}))
         metrics.accumulated_metrics.update(stored.get("accumulated_metrics", {}))
+        checkpoint = None
+        if data.get("checkpoint"):
+            from statehitl.experimental.checkpoint import Checkpoint
+
+            checkpoint = Checkpoint.from_dict(data["checkpoint"])
         return cls(data["stop_reason"], from_json_safe(data["message"]), metrics, {},
-                   [Interrupt(**i) for i in data.get("interrupts", [])])
+                   [Interrupt(**i) for i in data.get("interrupts", [])], checkpoint)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from statehitl.agent.cancellation import Cancellation
 from statehitl.agent.result import AgentMetrics
 from statehitl.agent.state import AgentState
 from statehitl.hooks.registry import HookRegistry
@@ -52,6 +53,8 @@ class AgentRuntime:
         self.state = state
         self.system_prompt = system_prompt
         self.name = name
+        self.cancellation = Cancellation()
+        """The agent's ``cancel()`` and its calls' ``cancel_signal``: read at the loop's cancellation-safe points."""
         try:
             self._owner: Callable[[], Any] = weakref.ref(owner)
         except TypeError:  # None, or an object without weak references

@@ -11,8 +11,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from statehitl.agent.cancellation import DENIED_INVOCATION
+from statehitl.agent.checkpointing import (
+    checkpoint_pauses,
+    checkpoint_resume,
+    first_cycle,
+    paused_at,
+    unanswered_results,
+)
 from statehitl.agent.conversation_manager import ConversationManager
 from statehitl.agent.input import to_messages
 from statehitl.agent.loop import agent_machine, announce_messages
@@ -20,15 +28,38 @@ from statehitl.agent.loop_state import AgentLoopState, agent_schema, resumed_sta
 from statehitl.agent.runtime import AgentRuntime, LoopRun
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import StoredCheckpoint
-from statehitl.errors import AgentBusyError
+from statehitl.errors import AgentBusyError, AgentCheckpointError, NotInterruptedError
 from statehitl.hooks.agent_events import BeforeInvocationEvent, MessageAddedEvent
+from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt
 from statehitl.position import Position, resume_position, start_position
-from statehitl.resume import ResumeRun, plan_run
+from statehitl.resume import ResumeRun, is_response_list, plan_run
 from statehitl.runner import Durability, Runner
 from statehitl.types.content import Message
 
-__all__ = ["AgentThread"]
+if TYPE_CHECKING:
+    from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
+
+__all__ = ["AgentThread", "CallEnd", "Denied"]
+
+
+class CallEnd(NamedTuple):
+    """How a call of the loop ended: why, the loop state it stopped in, what it waits on, and (paused by
+    checkpointing) where it paused."""
+
+    stop_reason: str
+    loop: AgentLoopState
+    interrupts: list[Interrupt]
+    checkpoint: Checkpoint | None = None
+    denied: bool = False
+    """A ``BeforeInvocationEvent`` hook cancelled the call: the loop never ran."""
+
+
+class Denied(NamedTuple):
+    """A call a ``BeforeInvocationEvent`` hook cancelled: the loop state its result is read from (the
+    conversation ending with the hook's reply)."""
+
+    loop: AgentLoopState
 
 
 class AgentThread:
@@ -51,6 +82,9 @@ class AgentThread:
         self._messages: list[dict[str, Any]] = self.loop.messages
         self._synced = (self._messages, 0)
         self._whole = False  # after a failed call: the store holds another conversation than the loop's
+        self.detached = False
+        """A snapshot was loaded without the interrupts (or pause) the head stopped on: the next call starts anew
+        after the head instead of answering or resuming it (``detach``)."""
 
     # -- the live conversation ----------------------------------------------------------------------
 
@@ -67,7 +101,7 @@ class AgentThread:
         self._messages = messages
         self._synced = (messages, len(messages))
 
-    def _rewritten(self) -> bool:
+    def rewritten(self) -> bool:
         """Whether the conversation was edited since the loop last saw it (or the store holds another one,
         after a failed call), rather than only appended to."""
         synced, length = self._synced
@@ -75,12 +109,31 @@ class AgentThread:
 
     def pending_interrupts(self) -> list[Interrupt]:
         """The interrupts the thread waits on (as this agent last read or left it)."""
-        if self.head is None or self.head.record.status != "interrupted":
+        if self.head is None or self.head.record.status != "interrupted" or self.detached:
             return []
         return [i.to_interrupt() for i in self.head.record.interrupts]
 
-    async def restore(self) -> None:
-        """Load the thread, if it has one, into this agent (what a new server process does).
+    def stopped(self) -> bool:
+        """Whether the thread stopped mid-run, waiting on interrupts or paused, and goes on from there."""
+        return self.head is not None and self.head.record.status == "interrupted" and not self.detached
+
+    def detach(self) -> None:
+        """Stop waiting on the head's interrupts or pause: the next call starts a new run after the head (a
+        loaded snapshot that had none). Nothing is written until that call."""
+        self.detached = self.stopped()
+        if self.detached:
+            self._whole = True  # the turn the head kept pending is dropped: store the conversation whole
+
+    def dirty(self) -> bool:
+        """Whether the live conversation or agent state differ from what the thread's head holds."""
+        synced, length = self._synced
+        return (self.head is None or self._whole or self._messages is not synced or len(self._messages) != length
+                or self.runtime.state.changed)
+
+    async def restore(self, checkpoint_id: str | int | None = None) -> None:
+        """Load the thread, if it has one, into this agent (what a new server process does); with
+        ``checkpoint_id``, the thread as it was at that checkpoint, to go on from there (the next checkpoint
+        is written after the head, its parent that one: time travel).
 
         A call that failed (the model or a hook raised) is recorded as failed, holding the state its
         failing step started from; the conversation goes on from the checkpoint before it instead
@@ -88,8 +141,11 @@ class AgentThread:
         so a prompt the model never answered is not left in the history. The next checkpoint stores
         that conversation whole, since the failed one holds more.
         """
-        head = await self.checkpointer.head(self.thread_id)
-        self.head, self.stale = head, False
+        await self.adopt_head(await self.checkpointer.head(self.thread_id, checkpoint_id))
+
+    async def adopt_head(self, head: Head | None) -> None:
+        """Make ``head`` (read from this agent's thread) the one this agent goes on from (``restore``)."""
+        self.head, self.stale, self.detached = head, False, False
         if head is None:
             return
         record = head.record
@@ -118,17 +174,19 @@ class AgentThread:
 
     # -- a call -------------------------------------------------------------------------------------
 
-    async def run(self, prompt: Any, run: LoopRun, *, step_limit: int,
-                  durability: Durability) -> tuple[str, AgentLoopState, list[Interrupt]]:
-        """Run one call of the loop on ``prompt`` (or answer the pending interrupts).
+    async def run(self, prompt: Any, run: LoopRun, *, step_limit: int, durability: Durability,
+                  checkpointing: bool = False) -> CallEnd:
+        """Run one call of the loop on ``prompt`` (or answer the pending interrupts, or go on from a pause).
 
-        Returns the stop reason, the loop state it stopped in and the interrupts it waits on.
+        ``checkpointing``: pause at the boundaries of every tool cycle (``agent.checkpointing``).
         """
         if self.stale:
             await self.restore()  # an earlier call failed: start from what the store holds
-        at = await self._position(prompt, run)
-        if at is None:  # a BeforeInvocationEvent hook cancelled the call
-            return "cancelled", self.loop, []
+        at, cycle = await self._position(prompt, run, checkpointing)
+        if isinstance(at, Denied):  # a BeforeInvocationEvent hook cancelled the call: its text is the reply
+            return CallEnd("end_turn", at.loop, [], denied=True)
+        if run.emit is not None:
+            run.emit({"init_event_loop": True})  # once the call is let through, as Strands announces it
 
         announce = run.emit is not None or self.runtime.hooks.has_callbacks(MessageAddedEvent)
 
@@ -140,7 +198,9 @@ class AgentThread:
         try:
             record, loop = await self.runner.run(at, step_limit=step_limit, durability=durability,
                                                  invocation_state=run.invocation_state, runtime=run,
-                                                 after_step=after_step)
+                                                 after_step=after_step,
+                                                 pauses=checkpoint_pauses(self.runtime.cancellation.observed)
+                                                 if checkpointing else None)
         except BaseException as exc:
             if run.emit is not None and isinstance(exc, Exception):
                 run.emit({"force_stop": True, "force_stop_reason": str(exc)})
@@ -152,41 +212,136 @@ class AgentThread:
                 await self.restore()
             raise
         assert at.cursor is not None
-        self.head, self._whole = Head(record, at.cursor), False
+        self.head, self._whole, self.detached = Head(record, at.cursor), False, False
         self.loop = loop
         self.adopt(loop.messages)
-        interrupts = [i.to_interrupt() for i in record.interrupts]
-        if not interrupts:
+        if record.status != "interrupted":  # neither waiting on a human nor paused
             self.conversation_manager.apply_management(self.runtime.agent)
-        return ("interrupt" if record.status == "interrupted" else loop.stop_reason), loop, interrupts
+            return CallEnd(loop.stop_reason, loop, [])
+        paused = self.paused()
+        if paused is not None:
+            from statehitl.experimental.checkpoint import Checkpoint  # only agents that checkpoint get here
 
-    async def _position(self, prompt: Any, run: LoopRun) -> Position | None:
-        """Where the loop starts for this input; every check happens before anything is written."""
-        head, hooks = self.head, self.runtime.hooks
-        label = f"agent {self.runtime.name!r} (session thread {self.thread_id!r})"
-        rewritten = self._rewritten()
-        plan = plan_run(prompt, None if head is None else head.record, label=label, none_continues=False,
-                        lists_are_input=True)
+            return CallEnd("checkpoint", loop, [], Checkpoint(paused, cycle))
+        return CallEnd("interrupt", loop, [i.to_interrupt() for i in record.interrupts])
+
+    def paused(self) -> CheckpointPosition | None:
+        """The boundary the thread is paused at by checkpointing (as this agent last read or left it)."""
+        head = self.head
+        if head is None or self.detached:
+            return None
+        return paused_at(head.record.status, head.record.pending, bool(head.record.interrupts))
+
+    def _label(self) -> str:
+        return f"agent {self.runtime.name!r} (session thread {self.thread_id!r})"
+
+    async def _position(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | Denied, int]:
+        """Where the loop starts for this input, and the tool cycle it starts in; every check happens
+        before anything is written."""
+        head = self.head
+        if (isinstance(prompt, dict) and "checkpointResume" in prompt) or (
+                head is not None and head.record.status == "interrupted" and not head.record.interrupts
+                and not self.detached):
+            return await self._from_pause(prompt, run, checkpointing)
+        plan = plan_run(prompt, None if head is None or self.detached else head.record, label=self._label(),
+                        none_continues=False, lists_are_input=True)
         if isinstance(plan, ResumeRun):
             assert head is not None
-            if hooks.has_callbacks(BeforeInvocationEvent):
-                await hooks.fire(BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None))
-            return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]), meta=plan.meta)
+            denied = await self._denied_resume(run)
+            if denied is not None:
+                return denied, 0
+            return await resume_position(self.checkpointer, head, plan.answers, self._loop_state([]),
+                                         meta=plan.meta), 0
+        return await self._start(prompt, run, False), 0
+
+    async def _denied_resume(self, run: LoopRun) -> Denied | None:
+        """Fire ``BeforeInvocationEvent`` for a call that goes on from where the thread stopped; if a hook
+        cancels it, the reply it ends with. Nothing is written then: the answers given are not stored, and
+        the thread still waits (or stays paused) where it stopped, mid-turn, where no message can join the
+        conversation without leaving a tool call unanswered in it."""
+        hooks = self.runtime.hooks
+        if not hooks.has_callbacks(BeforeInvocationEvent):
+            return None
+        before = BeforeInvocationEvent(self.runtime.agent, run.invocation_state, None)
+        await hooks.fire(before)
+        text = cancel_text(before.cancel, DENIED_INVOCATION)
+        if text is None:
+            return None
+        reply: Message = {"role": "assistant", "content": [{"text": text}]}
+        return Denied(self.loop.model_copy(update={"messages": [*self._messages, reply], "turn": None}))
+
+    async def _from_pause(self, prompt: Any, run: LoopRun, checkpointing: bool) -> tuple[Position | Denied, int]:
+        """``_position`` for a ``checkpointResume``, or for any input to a thread paused by checkpointing."""
+        resumed = checkpoint_resume(prompt, enabled=checkpointing)
+        paused = self.paused()
+        if resumed is not None or (paused is not None and prompt is None):
+            return await self._unpause(paused, resumed, run), first_cycle(resumed)
+        if is_response_list(prompt):
+            raise NotInterruptedError(
+                f"{self._label()} is paused at a checkpoint ({paused}), not waiting on an interrupt; go on with "
+                "{'checkpointResume': {'checkpoint': result.checkpoint.to_dict()}}, or give it a new prompt"
+            )
+        return await self._start(prompt, run, True), 0
+
+    async def _unpause(self, paused: CheckpointPosition | None, resumed: Checkpoint | None,
+                       run: LoopRun) -> Position | Denied:
+        """Go on from the pause the thread is at; refused (before anything is written) if it is not paused
+        where ``resumed`` says."""
+        head = self.head
+        if head is None or paused is None:
+            why = "it has never run" if head is None else (
+                "it waits on an interrupt" if head.record.interrupts else f"its last call ended ({head.record.status})")
+            raise AgentCheckpointError(
+                f"{self._label()} is not paused at a checkpoint ({why}), so the checkpoint given has nothing to "
+                "resume; give it a prompt instead"
+            )
+        if resumed is not None and resumed.position != paused:
+            raise AgentCheckpointError(
+                f"{self._label()} is paused {paused}, but the checkpoint given was taken {resumed.position} (an "
+                "earlier pause, already resumed): resume with the checkpoint of its last result"
+            )
+        denied = await self._denied_resume(run)
+        if denied is not None:
+            return denied
+        return await resume_position(self.checkpointer, head, {}, self._loop_state([]))
+
+    async def _start(self, prompt: Any, run: LoopRun, abandon: bool) -> Position | Denied:
+        """A new run from the conversation and ``prompt``. ``abandon``: the thread was paused; the run does
+        not go on from there, and a turn whose tools never ran joins the conversation with error results."""
+        head, hooks = self.head, self.runtime.hooks
+        rewritten = self.rewritten()
         new = to_messages(prompt)
         if head is not None:
             self.checkpointer.ensure_free(head, None)
+        turn = self.loop.turn if abandon else None
+        closing = [] if turn is None else [cast("Message", turn), unanswered_results(turn)]
         if hooks.has_callbacks(BeforeInvocationEvent):
             before = BeforeInvocationEvent(self.runtime.agent, run.invocation_state, new)
             await hooks.fire(before)
-            if before.cancel:
-                return None
+            text = cancel_text(before.cancel, DENIED_INVOCATION)
+            if text is not None:
+                return await self._deny(closing, text)
             new = list(before.messages or [])
+        new = [*closing, *new]
         loop = self._loop_state(new)
+        if abandon:
+            loop = loop.model_copy(update={"turn": None})
         self.adopt(loop.messages)
         if hooks.has_callbacks(MessageAddedEvent):
             for message in new:
                 await hooks.fire(MessageAddedEvent(self.runtime.agent, message))
         return start_position(head, self.thread_id, loop, ["model"], rewritten=rewritten)
+
+    async def _deny(self, closing: list[Message], text: str) -> Denied:
+        """A new call a ``BeforeInvocationEvent`` hook cancelled: as in Strands, its prompt is dropped and the
+        hook's ``text`` is the reply, recorded in the conversation (after ``closing``, the results of a paused
+        turn's tool calls that never ran) and, with a session, saved as the thread's next checkpoint."""
+        reply: Message = {"role": "assistant", "content": [{"text": text}]}
+        if closing:  # the paused turn is closed, not resumed: the thread is no longer paused
+            self.loop = self.loop.model_copy(update={"turn": None})
+            self.detach()
+        await self.record([*closing, reply], saved=self.session)
+        return Denied(self.loop.model_copy(update={"messages": self._messages, "turn": None}))
 
     def _loop_state(self, new: list[Message]) -> AgentLoopState:
         """The loop state to run from: the live conversation and agent state, plus ``new`` messages."""
@@ -209,7 +364,7 @@ class AgentThread:
                      "in its conversation now; pass record_direct_tool_call=False to call the tool without "
                      "recording it")
         try:
-            if self.head is not None and self.head.record.status == "interrupted":
+            if self.stopped():
                 raise AgentBusyError(
                     f"agent {self.runtime.name!r} is waiting on an interrupt, so a direct tool call cannot be "
                     "recorded in its conversation now; answer the interrupt first, or pass "
@@ -229,7 +384,7 @@ class AgentThread:
         if self.stale:
             await self.restore()  # an earlier call failed: record the call on what the store holds
         before = len(self._messages)
-        rewritten = self._rewritten()
+        rewritten = self.rewritten()
         # In place, as Strands does: a list the caller holds sees them.
         self._messages.extend(cast("list[dict[str, Any]]", added))
         hooks = self.runtime.hooks
@@ -238,7 +393,7 @@ class AgentThread:
                 for message in added:
                     await hooks.fire(MessageAddedEvent(self.runtime.agent, message))
             if saved:
-                await self._save_update({"messages": added}, rewritten)
+                await self.save_live({"messages": added}, rewritten, writer="direct_tool_call")
         except BaseException:
             del self._messages[before:]
             if saved:
@@ -246,17 +401,17 @@ class AgentThread:
             raise
         self.conversation_manager.apply_management(self.runtime.agent)
 
-    async def _save_update(self, update: dict[str, Any], rewritten: bool) -> None:
-        """Write the live conversation and state as the thread's next checkpoint, as if ``update`` had
-        been a step's (no step runs: the thread stays completed, and its history shows the update)."""
+    async def save_live(self, update: dict[str, Any], rewritten: bool, *, writer: str) -> None:
+        """Write the live conversation and state as the thread's next checkpoint, as if ``update`` had been
+        ``writer``'s step (no step runs: the thread is completed, and its history shows the update)."""
         head = self.head
         if head is not None:
             self.checkpointer.ensure_free(head, None)
         loop = self._loop_state([])
         at = start_position(head, self.thread_id, loop, [], rewritten=rewritten)
         assert at.cursor is not None
-        record: StoredCheckpoint = await self.runner.commit_update(at.cursor, at.step, loop, "direct_tool_call",
-                                                                   update, status="completed", pending=[])
-        self.head, self._whole = Head(record, at.cursor), False
+        record: StoredCheckpoint = await self.runner.commit_update(at.cursor, at.step, loop, writer, update,
+                                                                   status="completed", pending=[])
+        self.head, self._whole, self.detached = Head(record, at.cursor), False, False
         self.loop = loop
         self.adopt(self._messages)

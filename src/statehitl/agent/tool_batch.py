@@ -16,6 +16,7 @@ from typing import Any
 
 from statehitl import interrupt_ids, observe
 from statehitl.agent.binary import from_json_safe, to_json_safe
+from statehitl.agent.cancellation import TOOL_CANCELLED
 from statehitl.agent.loop_state import AgentLoopState, state_update
 from statehitl.agent.runtime import LoopRun
 from statehitl.errors import InterruptError
@@ -23,6 +24,7 @@ from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, Be
 from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.tools.executors import SequentialToolExecutor
 from statehitl.transitions import ToolFinished
 from statehitl.types.content import Message
 from statehitl.types.tools import ToolContext, ToolResult, ToolUse, error_result
@@ -34,53 +36,92 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     """The ``tools`` node: run the pending turn's tool calls; its update is the turn and its results."""
     run: LoopRun = ctx.runtime
     runtime = run.runtime
-    hooks = runtime.hooks
     message: Message = state.turn  # type: ignore[assignment]
     uses: list[ToolUse] = [block["toolUse"] for block in message["content"] if "toolUse" in block]
     kept: dict[str, Any] = from_json_safe(ctx.progress) if ctx.progress else {}
     results: dict[str, ToolResult] = dict(kept.get("results", {}))
-    cancel: str | None = None
-    if hooks.has_callbacks(BeforeToolsEvent):
-        before = BeforeToolsEvent(runtime.agent, message, run.invocation_state)
-        site = interrupt_ids.before_tools_hook(ctx.interrupts.prefix, ctx.step)
-        raised = await hooks.fire(before, scope=ctx.interrupts.scope(site, "hook", "tools"))
-        if raised:
-            raise InterruptRaised(raised, progress=_progress(run, results))
-        cancel = cancel_text(before.cancel, "the tool batch was cancelled")
+    cancel = await _before_tools(run, ctx, message, results)
     todo = [use for use in uses if use["toolUseId"] not in results]
     stopped: list[Interrupt] = []
     if cancel is not None:
-        cycle = {use["toolUseId"]: error_result(use, cancel) for use in todo}
-        if run.emit is not None:
-            for use in todo:
-                run.emit({"tool_cancel_event": {"tool_use": use, "message": cancel}})
+        cycle = _cancelled(run, todo, *cancel)
     else:
         cycle = {}
 
         async def call(use: ToolUse, inline: bool) -> ToolResult | list[Interrupt]:
+            if sequential and runtime.cancellation.observed():  # between two tools of a sequential batch
+                return _cancelled(run, [use], TOOL_CANCELLED, False)[use["toolUseId"]]
             return await call_tool(run, use, ctx.step, ctx.interrupts, inline)
 
+        sequential = isinstance(runtime.tool_executor, SequentialToolExecutor)
         for use, outcome in zip(todo, await runtime.tool_executor.run(todo, call), strict=True):
             if isinstance(outcome, list):
                 stopped.extend(outcome)
             else:
                 cycle[use["toolUseId"]] = outcome
     results.update(cycle)
-    end_turn: Any = False
-    if hooks.has_callbacks(AfterToolsEvent):
-        cycle_message: Message = {"role": "user", "content": [{"toolResult": cycle[u["toolUseId"]]}
-                                                              for u in todo if u["toolUseId"] in cycle]}
-        after = AfterToolsEvent(runtime.agent, cycle_message, run.invocation_state)
-        await hooks.fire(after)
-        end_turn = after.end_turn
+    end_turn = await _after_tools(run, todo, cycle)
     if stopped:
         raise InterruptRaised(stopped, progress=_progress(run, results))
     answered: Message = {"role": "user", "content": [{"toolResult": results[u["toolUseId"]]} for u in uses]}
-    added = [message, answered]
+    return _batch_update(run, [message, answered], end_turn)
+
+
+async def _before_tools(run: LoopRun, ctx: NodeContext, message: Message,
+                        results: dict[str, ToolResult]) -> tuple[str, bool] | None:
+    """Fire ``BeforeToolsEvent`` (an interrupt in it holds the whole batch); why no tool is to run, if none
+    is, and whether a hook said so: its ``cancel``, else a cancel of the call (Strands' check before tools)."""
+    runtime = run.runtime
+    hooks = runtime.hooks
+    if hooks.has_callbacks(BeforeToolsEvent):
+        before = BeforeToolsEvent(runtime.agent, message, run.invocation_state)
+        site = interrupt_ids.before_tools_hook(ctx.interrupts.prefix, ctx.step)
+        raised = await hooks.fire(before, scope=ctx.interrupts.scope(site, "hook", "tools"))
+        if raised:
+            raise InterruptRaised(raised, progress=_progress(run, results))
+        text = cancel_text(before.cancel, "the tool batch was cancelled")
+        if text is not None:
+            return text, True
+    return (TOOL_CANCELLED, False) if runtime.cancellation.observed() else None
+
+
+def _cancelled(run: LoopRun, uses: list[ToolUse], text: str, by_hook: bool) -> dict[str, ToolResult]:
+    """An error result ``text`` for each of ``uses``, none of which runs, announced to the stream: as a
+    cancelled tool when a hook cancelled the batch, as a result when the call was cancelled (as Strands)."""
+    cycle = {use["toolUseId"]: error_result(use, text) for use in uses}
+    if run.emit is not None:
+        for use in uses:
+            run.emit({"tool_cancel_event": {"tool_use": use, "message": text}} if by_hook
+                     else {"tool_result": cycle[use["toolUseId"]]})
+    return cycle
+
+
+async def _after_tools(run: LoopRun, todo: list[ToolUse], cycle: dict[str, ToolResult]) -> Any:
+    """Fire ``AfterToolsEvent`` with this cycle's results; the ``end_turn`` a hook set, if any."""
+    runtime = run.runtime
+    if not runtime.hooks.has_callbacks(AfterToolsEvent):
+        return False
+    cycle_message: Message = {"role": "user", "content": [{"toolResult": cycle[u["toolUseId"]]}
+                                                          for u in todo if u["toolUseId"] in cycle]}
+    after = AfterToolsEvent(runtime.agent, cycle_message, run.invocation_state)
+    await runtime.hooks.fire(after)
+    return after.end_turn
+
+
+def _batch_update(run: LoopRun, added: list[Message], end_turn: Any) -> dict[str, Any]:
+    """The node's update once every tool has a result: the loop goes on to the model, or ends here (a hook's
+    ``end_turn``, then a cancel of the call, with ``agent.cancel(message=)``'s text as the last reply)."""
+    cancellation = run.runtime.cancellation
     if end_turn:
         added.append(_final_message(end_turn))
-    return {"messages": added, "turn": None, "stop_reason": "end_turn" if end_turn else "tool_use",
-            **state_update(runtime.state)}
+        stop_reason = "end_turn"
+    elif cancellation.ends_cycle():
+        if cancellation.message is not None:
+            added.append({"role": "assistant", "content": [{"text": cancellation.message}]})
+        stop_reason = "cancelled"
+    else:
+        stop_reason = "tool_use"
+    return {"messages": added, "turn": None, "stop_reason": stop_reason, **state_update(run.runtime.state)}
 
 
 def _progress(run: LoopRun, results: dict[str, ToolResult]) -> dict[str, Any] | None:
@@ -133,7 +174,7 @@ async def call_tool(
             scope = interrupts.scope(interrupt_ids.tool(interrupts.prefix, step, use_id), "tool", name)
             span = run.trace.tool_call(use) if run.trace is not None else None
             try:
-                context = ToolContext(use, runtime.agent, run.invocation_state, scope)
+                context = ToolContext(use, runtime.agent, run.invocation_state, scope, runtime.cancellation.signal)
                 result = await tool.invoke(use, context, inline=inline)
             except InterruptRaised as stop:
                 if span is not None:
@@ -153,8 +194,8 @@ async def call_tool(
             after = AfterToolCallEvent(runtime.agent, tool, use, run.invocation_state, result, exception,
                                        cancel_message, seconds)
             await hooks.fire(after)
-            if after.retry and cancel_message is None:
-                continue
+            if after.retry and cancel_message is None and not runtime.cancellation.observed():
+                continue  # a cancelled call is not retried (Strands: cancellation is terminal)
             result = after.result
         run.metrics.add_tool(name, result["status"] == "success", seconds)
         if observe.observers:

@@ -16,7 +16,7 @@ from typing import Any
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.file import FileStorage
-from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.memory import InMemorySaver, MemoryCheckpointer, MemorySaver, MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_key, validate_prefix, validate_thread_id
 from statehitl.checkpoint.url import storage_from_url
@@ -41,13 +41,6 @@ __all__ = [
 ]
 
 
-class MemoryCheckpointer(Checkpointer):
-    """Checkpoints kept in this process's memory: for tests and short-lived runs."""
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(MemoryStorage(), **options)
-
-
 class FileCheckpointer(Checkpointer):
     """Checkpoints in append-only record logs under ``directory``; a call returns once its checkpoint is fsynced."""
 
@@ -55,7 +48,3 @@ class FileCheckpointer(Checkpointer):
         super().__init__(FileStorage(directory), **options)
 
 
-InMemorySaver = MemoryCheckpointer
-"""LangGraph's name for the in-memory checkpointer (``langgraph.checkpoint.memory``)."""
-MemorySaver = MemoryCheckpointer
-"""LangGraph's older name for ``InMemorySaver``."""

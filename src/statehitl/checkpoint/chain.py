@@ -27,7 +27,8 @@ from statehitl.checkpoint.records import CheckpointRecord, StoredCheckpoint
 from statehitl.checkpoint.step_writes import resolve_writes
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["Cursor", "Link", "StateCodec", "assemble", "base_depth", "extend_chain", "whole_record"]
+__all__ = ["ChannelBuilder", "Cursor", "Link", "StateCodec", "assemble", "base_depth", "extend_chain",
+           "whole_record"]
 
 
 class StateCodec(Protocol):
@@ -154,3 +155,47 @@ def whole_record(record: StoredCheckpoint, chain: list[StoredCheckpoint]) -> Che
     fields["values"] = values = {**record.values, **whole}
     fields["writes"] = resolve_writes(record.writes, values, record.value_writes)
     return CheckpointRecord.model_construct(**fields)
+
+
+class ChannelBuilder:
+    """The append-only channels of many checkpoints of one thread, assembled in one pass.
+
+    Each record's piece continues its base's channel (or restarts it at item 0), so a channel is one list
+    shared along a branch: a record keeps the list and its length, extending the list in place when it is
+    the base's latest extension, and copying it only where branches part. Assembling a whole history is
+    then linear in its records and items, where assembling each record from its chain would be quadratic
+    (record k of a chain of deltas has k bases). ``records`` must come oldest first (a base before what is
+    built on it); ``whole(record)`` gives a record's channels as lists of their own.
+    """
+
+    def __init__(self) -> None:
+        self._channels: dict[int, dict[str, tuple[list[Any], int]]] = {}
+
+    def add(self, record: StoredCheckpoint) -> None:
+        base = self._channels.get(record.base_seq) if record.base_seq is not None else {}
+        if base is None:
+            raise CheckpointCorruptError(f"thread {record.thread_id!r}: checkpoint {record.checkpoint_id} is built "
+                                         f"on checkpoint {record.base_seq:012d}, which is missing")
+        channels = dict(base)
+        for name, piece in record.appends.items():
+            shared, length = base.get(name, (None, 0))
+            if piece.start == 0:
+                items = list(piece.items)
+            elif shared is None or piece.start != length:
+                raise CheckpointCorruptError(f"channel {name!r}: a piece of checkpoint {record.checkpoint_id} starts "
+                                             f"at item {piece.start} but its base holds {length}")
+            elif len(shared) == length:  # the base's latest extension: this record goes on in place
+                shared.extend(piece.items)
+                items = shared
+            else:
+                items = [*shared[:length], *piece.items]
+            channels[name] = (items, len(items))
+        self._channels[record.seq] = channels
+
+    def whole(self, record: StoredCheckpoint) -> CheckpointRecord:
+        """``record`` with every channel whole (it and its bases must have been added)."""
+        fields = {name: getattr(record, name) for name in CheckpointRecord.model_fields}
+        whole = {name: items[:length] for name, (items, length) in self._channels[record.seq].items()}
+        fields["values"] = values = {**record.values, **whole}
+        fields["writes"] = resolve_writes(record.writes, values, record.value_writes)
+        return CheckpointRecord.model_construct(**fields)

@@ -4,9 +4,9 @@ A checkpoint's number (``000000000003``) is its place in its thread: every threa
 A config taken from one thread and given another thread's id (a LangGraph program that builds
 ``{"configurable": {"thread_id": B, "checkpoint_id": ...}}`` from A's snapshot) would fork B from B's
 own checkpoint 3 without a word. So the ids handed out in configs carry a tag of their thread,
-``000000000003-1a2b3c4d`` (``tagged``), and an id whose tag is another thread's is refused
-(``parse``) rather than read as a number. A bare number is still taken, as the CLI and older configs
-give it.
+``000000000003-1a2b3c4d`` (``tagged``; a StateGraph's derived checkpoints ``000000000003.1-1a2b3c4d``),
+and an id whose tag is another thread's is refused (``untag``, ``parse``) rather than read as that
+thread's. A bare id is still taken, as the CLI and older configs give it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import hashlib
 
 from statehitl.errors import CheckpointNotFoundError
 
-__all__ = ["parse", "tagged"]
+__all__ = ["parse", "tagged", "untag"]
 
 _SLOTS = 10**12
 
@@ -29,18 +29,23 @@ def tagged(thread_id: str, checkpoint_id: str) -> str:
     return f"{checkpoint_id}-{_tag(thread_id)}"
 
 
+def untag(thread_id: str, checkpoint_id: str) -> str:
+    """``checkpoint_id`` without its thread's tag (as it is, if it has none); ``CheckpointNotFoundError`` when
+    the tag is another thread's."""
+    bare, dash, tag = checkpoint_id.rpartition("-")
+    if not (dash and bare.replace(".", "", 1).isdigit() and len(tag) == len(_tag(thread_id))):
+        return checkpoint_id
+    if tag != _tag(thread_id):
+        raise CheckpointNotFoundError(
+            f"checkpoint id {checkpoint_id!r} is not one of thread {thread_id!r}: it names a checkpoint of "
+            "another thread (a config of one thread used with another thread's id)")
+    return bare
+
+
 def parse(thread_id: str, checkpoint_id: str | int) -> int:
     """The number of checkpoint ``checkpoint_id`` of ``thread_id``: a bare number, or a tagged id of this
     thread. ``CheckpointNotFoundError`` for anything else, saying so when the id is another thread's."""
-    number: str | int = checkpoint_id
-    if isinstance(checkpoint_id, str):
-        bare, dash, tag = checkpoint_id.partition("-")
-        if dash and bare.isdigit() and len(tag) == len(_tag(thread_id)):
-            if tag != _tag(thread_id):
-                raise CheckpointNotFoundError(
-                    f"checkpoint id {checkpoint_id!r} is not one of thread {thread_id!r}: it names a checkpoint of "
-                    "another thread (a config of one thread used with another thread's id)")
-            number = bare
+    number = untag(thread_id, checkpoint_id) if isinstance(checkpoint_id, str) else checkpoint_id
     try:
         seq = int(number)
     except (TypeError, ValueError):

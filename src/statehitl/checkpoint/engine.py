@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar, cast
@@ -181,7 +182,7 @@ class Checkpointer(ThreadClaims, ThreadRetention):
             "parent_seq": cursor.parent,
             "depth": depth,
             "base_seq": None if base is None else base.seq,
-            "created_at": round(now, 3),  # to the millisecond: the digits after it are bytes on every step
+            "created_at": _created_at(now),
             "machine": machine,
             "fingerprint": fingerprint,
             "status": status,
@@ -292,6 +293,22 @@ class Checkpointer(ThreadClaims, ThreadRetention):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.storage!r})"
+
+
+_LAST_CREATED = [0.0]
+_CREATED_LOCK = threading.Lock()
+_VIEW_ROOM = 3e-6
+"""The checkpoints a record shows before its own (a run's input and first step: ``graph.history``) take
+the microseconds before its time, so each record's time is at least this much after the last one's."""
+
+
+def _created_at(now: float) -> float:
+    """When a checkpoint was made, to the microsecond and strictly after the last one this process made (a
+    record's views come in the microseconds before it: LangGraph's ``created_at`` orders a thread)."""
+    with _CREATED_LOCK:
+        made = max(round(now, 6), round(_LAST_CREATED[0] + _VIEW_ROOM, 6))
+        _LAST_CREATED[0] = made
+    return made
 
 
 async def _outcome(pending: Awaitable[T]) -> T | Exception:

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from statehitl.checkpoint import checkpoint_ids
 from statehitl.checkpoint.answer_records import answers_in, is_answer_key
-from statehitl.checkpoint.chain import Cursor, Link, whole_record
+from statehitl.checkpoint.chain import ChannelBuilder, Cursor, Link, whole_record
 from statehitl.checkpoint.index import (
     index_material,
     indexed_threads,
@@ -243,6 +243,12 @@ class ThreadReader(RecordStore):
         found = await self.head(thread_id)
         return None if found is None else found.record
 
+    async def stored(self, thread_id: str, seq: int) -> StoredCheckpoint | None:
+        """Checkpoint ``seq`` as stored, its append-only channels only the piece it added (one read, no chain):
+        enough to say where it stands (step, tasks, parent, how its run began); None for a claim or nothing."""
+        found = await self._read(thread_id, seq)
+        return found if isinstance(found, StoredCheckpoint) else None
+
     async def get(self, thread_id: str, checkpoint_id: str | int) -> CheckpointRecord:
         """One checkpoint by id; ``CheckpointNotFoundError`` (a ``KeyError``) naming thread and id if there is none."""
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
@@ -274,11 +280,16 @@ class ThreadReader(RecordStore):
     async def history(self, thread_id: str) -> list[CheckpointRecord]:
         """All of the thread's checkpoints (every branch), newest first."""
         stored = checkpoints_of(await self._records(thread_id))
-        result = []
-        for seq in sorted(stored, reverse=True):
-            chain = await self._chain(stored[seq], stored)
-            result.append(whole_record(chain[0], chain))
-        return result
+        channels = ChannelBuilder()
+        ordered = sorted(stored)
+        for seq in ordered:
+            record = stored[seq]
+            if record.base_seq is not None and record.base_seq not in stored:  # pruned: read from its own chain
+                chain = await self._chain(record, stored)
+                for base in reversed(chain[1:]):
+                    channels.add(base)
+            channels.add(record)
+        return [channels.whole(stored[seq]) for seq in reversed(ordered)]
 
     async def claims(self, thread_id: str) -> list[ClaimRecord]:
         """The thread's claims, newest first: the numbers between its checkpoints that resumes took (who

@@ -39,13 +39,15 @@ __all__ = [
     "Piece",
     "RecordStatus",
     "RefusedAnswer",
+    "RunStart",
     "StoredAnswer",
     "StoredCheckpoint",
     "ThreadIndex",
     "Via",
+    "ViewPart",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """2: statuses read as the API names them (``executing`` was ``running``, ``failed`` was ``cancelled``)
 and a failed run records its ``error``. Records of version 1 are read with the old names mapped.
 3: a stored checkpoint leaves out the fields that hold their default, and a step's write to an
@@ -54,8 +56,10 @@ instead of repeating them. 4: the checkpoint that applied a resume's answers car
 (``answered``: what the interrupts they answer do not already say), stored with the step in its one
 write, and is the thread's audit trail. 5: a claim records the answers its run acts on (``answered``:
 "action started"), and a claim may settle the one before it (``settles``: released before any node
-ran, or a human's go-ahead to retry an action whose outcome is unknown). Records of earlier versions
-are read as they are."""
+ran, or a human's go-ahead to retry an action whose outcome is unknown). 6: a run's first checkpoint
+says where the run began (``start``: the caller's input, or the checkpoint a replay forks from), and a
+checkpoint may follow one of the checkpoints its parent's record shows besides its own (``parent_view``).
+Records of earlier versions are read as they are."""
 
 _LEGACY_STATUS = {"running": "executing", "cancelled": "failed"}
 
@@ -70,7 +74,11 @@ and the CLI: ``executing`` (running, or stopped mid-way by a crash or the step l
 goes on), ``interrupted`` (waiting on a human), ``completed``, ``failed`` (a node raised, whose
 ``error`` the record keeps and which ``invoke(None)`` retries; or a hook cancelled a node, which
 ``cancelled`` names)."""
-Source = Literal["input", "step", "interrupt", "cancel", "update", "error"]
+Source = Literal["input", "step", "interrupt", "cancel", "update", "error", "fork"]
+
+ViewPart = Literal["input", "loop", "fork"]
+"""A checkpoint a record shows besides its own (``statehitl.graph.history``): the state before a run's
+input, the state the run's first step ran on, or the checkpoint a replay forked."""
 
 Via = Literal["app", "inbox", "page", "expiry"]
 """The door an answer came through: the application's own call (``invoke``/an agent call with
@@ -151,6 +159,32 @@ class Piece(BaseModel):
 
     start: int = Field(ge=0)
     items: list[Any]
+
+
+class RunStart(BaseModel):
+    """Where the run that wrote a checkpoint began, kept on the run's first checkpoint (its one write): the
+    caller's input (``kind="input"``: ``update``, as the writer ``input`` applied it to the state of the
+    checkpoint it follows), the checkpoint it replays (``kind="fork"``), or a replay of a run's input
+    (``kind="replay"``: that input again), then the tasks its first step ran (``pending``, with
+    ``schedule``) at ``step``. LangGraph shows a run's beginning as checkpoints of their own; statehitl
+    derives them from this, so they cost no write (``statehitl.graph.history``)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    kind: Literal["input", "fork", "replay"] = "input"
+    update: dict[str, Any] = Field(default_factory=dict)
+    pending: list[str] = Field(default_factory=list)
+    schedule: dict[str, Any] = Field(default_factory=dict)
+    step: int = Field(ge=0)
+    completed: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """A fork of a step that stopped part-way: the updates of the tasks that finished in it, kept."""
+
+    def stored_exclude(self) -> set[str]:
+        """The fields at their default, which the stored record leaves out (``StoredCheckpoint``'s rule)."""
+        left_out = {name for name in ("update", "pending", "schedule", "completed") if not getattr(self, name)}
+        if self.kind == "input":
+            left_out.add("kind")
+        return left_out
 
 
 class AuditEntry(BaseModel):
@@ -276,6 +310,11 @@ class CheckpointRecord(BaseModel):
     schedule: dict[str, Any] = Field(default_factory=dict)
     """A machine that runs supersteps (a StateGraph): the pending Sends' arguments and the waiting edges'
     progress (``statehitl.supersteps``)."""
+    start: RunStart | None = None
+    """On a run's first checkpoint: where the run began (its input, or the checkpoint it replays)."""
+    parent_view: ViewPart | None = None
+    """Which checkpoint of the parent's record this one follows when it is not the record's own (a fork or
+    an update made from a run's input or first-step checkpoint)."""
     acting: int | None = None
     """On the checkpoints of a run that acts on answers, while it runs (and on the one that released its
     lease after a failure): the slot of the claim that recorded the answers. Such a run that stopped
@@ -311,24 +350,29 @@ class StoredCheckpoint(CheckpointRecord):
         serializer makes pydantic build the whole record as Python objects before the JSON, several
         times the cost of the record's bytes for a large state.
         """
-        omitted = {"thread_id"}
-        for name in _OMITTED_WHEN_EMPTY:
-            value = getattr(self, name)
-            if value is None or (not value and isinstance(value, list | dict)):  # 0 is a sequence number
-                omitted.add(name)
+        fields = self.__dict__
+        omitted = {name for name in _OMITTED_WHEN_EMPTY  # 0 is a sequence number: only None, [] and {} go
+                   if (value := fields[name]) is None or (not value and type(value) in _CONTAINERS)}
+        omitted.add("thread_id")
         if self.source == "step":
             omitted.add("source")
-        if not self.answered:
+        if not self.answered and self.start is None:
             return omitted
-        answers = {i: answer.stored_exclude() for i, answer in enumerate(self.answered)}
-        return {**dict.fromkeys(omitted, True), "answered": answers}
+        nested: dict[str, Any] = dict.fromkeys(omitted, True)
+        if self.answered:
+            nested["answered"] = {i: answer.stored_exclude() for i, answer in enumerate(self.answered)}
+        if self.start is not None:
+            nested["start"] = self.start.stored_exclude()
+        return nested
 
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
                        "schedule", "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered",
-                       "appends", "value_writes", "acting", "replaced_text")
+                       "appends", "value_writes", "acting", "replaced_text", "start", "parent_view")
 """Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
 ``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
+
+_CONTAINERS = (list, dict)
 
 
 class ClaimRecord(BaseModel):

@@ -33,7 +33,7 @@ from urllib.parse import unquote
 
 from statehitl._echo import echo
 from statehitl.checkpoint.file import FileStorage
-from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.checkpoint.storage import Storage, StorageFactory
 from statehitl.errors import CheckpointerNotFoundError, StorageConfigError
 

@@ -16,7 +16,7 @@ from statehitl._text import when_text
 
 __all__ = [
     "COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "count_text", "hanging",
-    "one_line", "print_table", "table_head", "when_text",
+    "one_line", "print_table", "table_head", "url_query", "when_text",
 ]
 
 DEFAULT_STORE = "file://.statehitl"
@@ -64,6 +64,13 @@ def cli_command(*words: str, store: str = DEFAULT_STORE) -> str:
     program = shlex.split(os.environ.get(COMMAND_ENV, "statehitl")) or ["statehitl"]
     extra = [] if store == DEFAULT_STORE else ["--store", store]
     return shlex.join([*program, *words, *extra])
+
+
+def url_query(**options: str | None) -> str:
+    """``?name=value&...`` for the options given (None and empty ones left out), to end a store URL printed as a
+    hint: a bucket or table made with a region, an endpoint or a profile is reached only with them."""
+    given = "&".join(f"{name}={value}" for name, value in options.items() if value)
+    return f"?{given}" if given else ""
 
 
 def compact_json(value: Any) -> str:

@@ -203,9 +203,9 @@ class _RefundSubject(Subject["GraphRunResult[Refund]"]):
             verdict = c.style(f"{c.g('cancel')} Refund of {money(state.amount)} to {state.customer} rejected.",
                               "red", "bold")
         else:
-            verdict = c.style(f"Run ended: {result.status}.", "bold")
+            verdict = c.style(f"Run ended: {result.status.value}.", "bold")
         c.print(verdict)
-        c.print(c.style(f"Final state ({result.status}, step {result.step}, checkpoint {result.checkpoint_id})",
+        c.print(c.style(f"Final state ({result.status.value}, step {result.step}, checkpoint {result.checkpoint_id})",
                         "bold"))
         _print_values(c, state.model_dump(mode="json"))
         c.print(c.style(f"  History: {self.cli('threads', 'show', self.thread)}", "dim"))

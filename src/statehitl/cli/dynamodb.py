@@ -1,4 +1,5 @@
-"""``statehitl dynamodb create-table``: make the table the DynamoDB backend needs.
+"""``statehitl dynamodb create-table``: make the table the DynamoDB backend needs; ``statehitl dynamodb
+local``: a local DynamoDB to try it on (``statehitl.cli.local_servers``).
 
 The backend lives in a separate distribution (``statehitl[dynamodb]``), imported only when the
 command runs, so the core CLI works without boto3 and says what to install when it is missing.
@@ -9,7 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from statehitl.cli._console import CliError, Console
+from statehitl.cli._console import CliError, Console, url_query
+from statehitl.cli.local_servers import add_dynamodb_local
 
 __all__ = ["add_parser", "cmd_create_table"]
 
@@ -18,10 +20,11 @@ def add_parser(commands: Any) -> None:
     """Register ``dynamodb`` and its subcommands on the top-level subcommands."""
     parser = commands.add_parser(
         "dynamodb",
-        help="set up DynamoDB for checkpoints (needs statehitl[dynamodb])",
-        description="Set up the DynamoDB table used by dynamodb:// checkpoint stores.",
+        help="set up DynamoDB for checkpoints, or run DynamoDB Local to try it on (needs statehitl[dynamodb])",
+        description="Set up the DynamoDB table used by dynamodb:// checkpoint stores, or run AWS's DynamoDB Local "
+                    "with one.",
     )
-    sub = parser.add_subparsers(dest="dynamodb_command", metavar="{create-table}", required=True)
+    sub = parser.add_subparsers(dest="dynamodb_command", metavar="{create-table,local}", required=True)
     create = sub.add_parser(
         "create-table",
         help="create the checkpoint table (partition key pk, sort key sk); no-op if it exists",
@@ -44,6 +47,7 @@ def add_parser(commands: Any) -> None:
                              "Lambda handler read to resume threads as answers arrive; on an existing table "
                              "without one, it is added")
     create.set_defaults(handler=cmd_create_table)
+    add_dynamodb_local(sub)
 
 
 def cmd_create_table(args: argparse.Namespace, console: Console) -> int:
@@ -65,5 +69,6 @@ def cmd_create_table(args: argparse.Namespace, console: Console) -> int:
     ttl = f", TTL on {args.ttl_attribute!r}" if args.ttl_attribute else ""
     ttl += ", stream on (KEYS_ONLY unless it had one)" if args.stream else ""
     state = "created" if created else "already exists"
-    console.print(f"table {args.table!r} {state} (pk: S, sk: S{ttl}); use it as dynamodb://{args.table}")
+    query = url_query(region=args.region, endpoint_url=args.endpoint_url, profile=args.profile)
+    console.print(f"table {args.table!r} {state} (pk: S, sk: S{ttl}); use it as dynamodb://{args.table}{query}")
     return 0

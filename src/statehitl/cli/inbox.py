@@ -148,9 +148,10 @@ def _where(item: PendingInterrupt) -> str:
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from statehitl._sync import run_sync
-    from statehitl.inbox.listing import open_store, scan
+    from statehitl.cli.stores import open_existing
+    from statehitl.inbox.listing import scan
 
-    looked = run_sync(scan(open_store(args.store)))
+    looked = run_sync(scan(open_existing(args.store)))
     c = console
     if looked.pending:
         _pending_table(args, console, looked.pending)
@@ -192,10 +193,12 @@ def _unapplied_table(console: Console, answers: list[UnappliedAnswer]) -> None:
 
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
+    from statehitl.cli.stores import open_existing
     from statehitl.inbox import find_pending
     from statehitl.inbox.text import age_text, expiry_text
     from statehitl.responders import describe
 
+    open_existing(args.store)  # a mistyped directory is said, not an unknown id
     item = find_pending(args.store, args.id)
     c, now = console, time.time()
     c.print(f"{c.style('interrupt ' + item.name, 'bold')}  [id {item.id}]")
@@ -217,9 +220,11 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_answer(args: argparse.Namespace, console: Console) -> int:
+    from statehitl.cli.stores import open_existing
     from statehitl.inbox import answer
     from statehitl.inbox.text import parse_response
 
+    open_existing(args.store)  # a mistyped directory is said, not an unknown id
     done = answer(args.store, args.id, parse_response(args.response), responder=args.responder,
                   groups=args.groups, build=_builder(args.app))
     item = done.interrupt

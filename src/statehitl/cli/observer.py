@@ -15,6 +15,7 @@ from statehitl import observe
 from statehitl.cli._console import Console, compact_json
 from statehitl.transitions import (
     CheckpointWritten,
+    ClaimTaken,
     HookFired,
     InterruptAnswered,
     InterruptRaisedTransition,
@@ -90,4 +91,8 @@ class TransitionPrinter:
                 c.print(f"  {c.style(answer, 'green')}")
             case CheckpointWritten():
                 note = f"{c.g('dot')} checkpoint {t.seq} saved ({t.status})"
+                c.print(f"{pad}{c.style(note, 'dim')}")
+            case ClaimTaken():
+                note = (f"{c.g('dot')} claim {t.seq} taken: this process alone resumes checkpoint {t.parent} "
+                        "(a claim took the number)")
                 c.print(f"{pad}{c.style(note, 'dim')}")

@@ -1,4 +1,5 @@
-"""``statehitl s3 create-bucket``: make the bucket an ``s3://`` store needs, beside ``dynamodb create-table``.
+"""``statehitl s3 create-bucket``: make the bucket an ``s3://`` store needs, beside ``dynamodb create-table``;
+``statehitl s3 serve``: a local S3 to try it on (``statehitl.cli.local_servers``).
 
 The backend lives in a separate distribution (``statehitl[s3]``), imported only when the command runs,
 so the core CLI works without boto3 and says what to install when it is missing.
@@ -9,7 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from statehitl.cli._console import CliError, Console
+from statehitl.cli._console import CliError, Console, url_query
+from statehitl.cli.local_servers import add_s3_serve
 
 __all__ = ["add_parser", "cmd_create_bucket"]
 
@@ -18,10 +20,11 @@ def add_parser(commands: Any) -> None:
     """Register ``s3`` and its subcommands on the top-level subcommands."""
     parser = commands.add_parser(
         "s3",
-        help="set up S3 for checkpoints (needs statehitl[s3])",
-        description="Set up the S3 bucket used by s3:// checkpoint stores.",
+        help="set up S3 for checkpoints, or run a local S3 to try it on (needs statehitl[s3])",
+        description="Set up the S3 bucket used by s3:// checkpoint stores, or run a local S3-compatible server "
+                    "(moto_server) with one.",
     )
-    sub = parser.add_subparsers(dest="s3_command", metavar="{create-bucket}", required=True)
+    sub = parser.add_subparsers(dest="s3_command", metavar="{create-bucket,serve}", required=True)
     create = sub.add_parser(
         "create-bucket",
         help="create the checkpoint bucket; no-op if it is already yours",
@@ -33,6 +36,7 @@ def add_parser(commands: Any) -> None:
     create.add_argument("--endpoint-url", metavar="URL", help="an S3-compatible endpoint, e.g. MinIO or moto_server")
     create.add_argument("--profile", help="AWS profile for credentials")
     create.set_defaults(handler=cmd_create_bucket)
+    add_s3_serve(sub)
 
 
 def cmd_create_bucket(args: argparse.Namespace, console: Console) -> int:
@@ -45,6 +49,6 @@ def cmd_create_bucket(args: argparse.Namespace, console: Console) -> int:
     created = create_bucket(args.bucket, region_name=args.region, endpoint_url=args.endpoint_url,
                             profile_name=args.profile)
     state = "created" if created else "already exists (and is yours)"
-    where = f"?region={args.region}" if args.region else ""
-    console.print(f"bucket {args.bucket!r} {state}; use it as s3://{args.bucket}/PREFIX{where}")
+    query = url_query(region=args.region, endpoint_url=args.endpoint_url, profile=args.profile)
+    console.print(f"bucket {args.bucket!r} {state}; use it as s3://{args.bucket}/PREFIX{query}")
     return 0

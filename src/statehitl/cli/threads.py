@@ -144,9 +144,10 @@ _MEMORY = ("a memory:// store lives only inside the process that made it, so a s
 
 
 def _open(store: str) -> Checkpointer:
-    from statehitl.checkpoint.engine import Checkpointer
+    """The store a command reads or changes; a file store's missing directory is an error, not an empty store."""
+    from statehitl.cli.stores import open_existing
 
-    return Checkpointer.from_url(store)
+    return open_existing(store)
 
 
 def _thread_id(thread: str) -> str:
@@ -179,10 +180,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     rows = run_sync(collect())
     c = console
     if not rows:
-        root = getattr(checkpointer.storage, "root", None)
-        missing = f" ({root} does not exist)" if root is not None and not root.exists() else ""
         memory = f" ({_MEMORY})" if args.store.startswith("memory://") else ""
-        c.print(f"no threads in {args.store}{missing}{memory}")
+        c.print(f"no threads in {args.store}{memory}")
         return 0
     table: list[tuple[str, str, str, str, str, str]] = []
     for thread, found, why in rows:
@@ -239,10 +238,12 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     claims = {claim.seq: claim for claim in run_sync(checkpointer.claims(thread))}
     c = console
     head = records[0]
-    c.print(
-        f"{c.style('thread ' + thread, 'bold')}  {head.machine}  {_status(c, head.status)}  "
-        f"{count_text(len(records), 'checkpoint')}, newest first  ({args.store})"
-    )
+    numbers = count_text(len(records), "checkpoint")
+    if claims:  # a claim takes a number of the thread's: without a word, the checkpoints' numbers seem to skip
+        took = "it took the number" if len(claims) == 1 else "they took the numbers"
+        numbers += f" and {count_text(len(claims), 'claim')} ({took} the checkpoints skip)"
+    c.print(f"{c.style('thread ' + thread, 'bold')}  {head.machine}  {_status(c, head.status)}  {numbers}, "
+            f"newest first  ({args.store})")
     listed = {r.seq for r in records}
     older_of = dict(zip((r.seq for r in records), [*records[1:], None], strict=True))
     shown: list[tuple[int, CheckpointRecord | ClaimRecord]] = [*((r.seq, r) for r in records), *claims.items()]
@@ -421,8 +422,9 @@ def _prune_report(keep: int, before: int, after: int, removed: int) -> str:
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     from statehitl._sync import run_sync
+    from statehitl.checkpoint.engine import Checkpointer
 
-    expired = run_sync(_open(args.store).sweep_expired())
+    expired = run_sync(Checkpointer.from_url(args.store).sweep_expired())  # a store nothing was written to is fine
     names = f": {', '.join(expired)}" if expired else ""
     console.print(f"swept {count_text(len(expired), 'expired thread')}{names}")
     return 0

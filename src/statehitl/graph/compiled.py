@@ -7,29 +7,31 @@ interrupt responses), checks it before anything is written, and hands the positi
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
-
 from statehitl._sync import iterate_sync, run_sync
-from statehitl.checkpoint import checkpoint_ids
-from statehitl.checkpoint.answer_records import read_answers
+from statehitl.checkpoint.answer_records import read_answers, record_answer
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
-from statehitl.checkpoint.memory import MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.checkpoint.memory_storage import MemoryStorage
+from statehitl.checkpoint.records import CheckpointRecord, RunStart
 from statehitl.checkpoint.storage import validate_thread_id
-from statehitl.errors import CheckpointNotFoundError, MachineChangedError, UnknownNodeError
+from statehitl.commands import Command
+from statehitl.errors import MachineChangedError, ResumeInputError
 from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
 from statehitl.graph.graph_state import GraphState
+from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
-from statehitl.graph.run_targets import RunTarget, check_step_limit, resume_input, run_target
-from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, graph_config
+from statehitl.graph.run_targets import RunTarget, answer_form, check_step_limit, resume_input, run_target
+from statehitl.graph.snapshots import SnapshotReader
 from statehitl.graph.stream_events import (
     STREAM_MODES,
+    RunOrigin,
     StreamMode,
     checkpoint_events,
     message_events,
@@ -37,14 +39,16 @@ from statehitl.graph.stream_events import (
     task_events,
 )
 from statehitl.graph.subgraphs import invoke_inside
+from statehitl.graph.thread_state import ThreadState
+from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
 from statehitl.position import Position, Writes, resume_position, start_position
 from statehitl.resumable import ResumableApp, Resumed
-from statehitl.resume import ContinueRun, ResumeRun, plan_run
+from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
 from statehitl.runner import Durability, Pauses, Runner
-from statehitl.supersteps import plan_start, plan_step
+from statehitl.supersteps import plan_start
 
 __all__ = ["CompiledStateGraph", "Migration"]
 
@@ -52,7 +56,15 @@ M = TypeVar("M")
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
 """``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""
 
-class CompiledStateGraph(ResumableApp, Generic[M]):
+@dataclass(frozen=True, slots=True)
+class _Reached:
+    """A call that runs nothing: it reached ``record`` (with ``state``) before, or it is a finished thread's end."""
+
+    record: CheckpointRecord
+    state: Any
+
+
+class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
     """A runnable StateGraph. Sync methods wrap the async ones (``ainvoke``, ``aget_state``, ...)."""
 
     def __init__(
@@ -90,7 +102,10 @@ class CompiledStateGraph(ResumableApp, Generic[M]):
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
-        self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph")
+        # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
+        # runs write no index entries (as an agent without a session writes none).
+        self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph",
+                              index=self._own_store)
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -185,17 +200,16 @@ class CompiledStateGraph(ResumableApp, Generic[M]):
         async for chunk in stream_run(run, None):
             yield chunk
 
-    def _target(self, config: dict[str, Any] | str | None, checkpoint_id: str | None = None) -> RunTarget:
-        return run_target(config, None, checkpoint_id, None, self.step_limit)
-
     async def _run(self, input: Any, target: RunTarget, send: Callable[..., None] | None = None,
                    subgraphs: bool = False) -> Any:
         thread = target.thread
-        head = await self.checkpointer.head(thread, target.checkpoint_id)
-        if target.checkpoint_id is not None and input is None and head is not None and not head.record.pending \
-                and head.record.status == "completed":
-            return self._result(head.record, self.schema.load(head.record.values))  # replaying an end: nothing to run
-        at, resumed = await self._position(resume_input(input, head), thread, head)
+        head = await self.checkpointer.head(thread)
+        begun = await self._begin(input, target, head)
+        if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
+            return self._result(begun.record, begun.state)
+        at, resumed = begun
+        on_commit = None if send is None else checkpoint_events(self.snapshots, send, await self._origin(at, head),
+                                                                self._beginning(at))
         after_step = None
         updated = None
         if send is not None:
@@ -224,7 +238,7 @@ class CompiledStateGraph(ResumableApp, Generic[M]):
                 invocation_state=target.invocation_state,
                 after_step=after_step,
                 pauses=pauses if pauses.before or pauses.after else None,
-                on_commit=None if send is None else checkpoint_events(self.snapshots, send),
+                on_commit=on_commit,
             )
         finally:
             MODEL_TEXT.reset(text)
@@ -236,6 +250,31 @@ class CompiledStateGraph(ResumableApp, Generic[M]):
                 send("values", {**self.snapshots.values(record, state), "__interrupt__": asked})
         await self._runner.remember_shape(record)
         return self._result(record, state)
+
+    async def _origin(self, at: Position, head: Head | None) -> RunOrigin:
+        """Where the run from ``at`` began, for the checkpoints stream (what a run's first record shows)."""
+        views = ThreadViews(self.checkpointer, self.machine, self.schema, head.record.thread_id) if head else None
+        follows_head = head is not None and at.cursor is not None and at.cursor.parent == head.record.seq
+        if views is None or head is None:
+            return RunOrigin(ThreadViews.empty(self.schema), at.state, None)
+        parent = None
+        if follows_head:
+            shown = await views.at(None, head)
+            parent = (head.record.seq, shown.key, head.record.step, head.record.pending)
+        before = self.schema.load(head.record.values) if follows_head and at.start and at.start.kind == "input" \
+            else at.state
+        return RunOrigin(before, at.state, parent)
+
+    def _beginning(self, at: Position) -> CheckpointRecord | None:
+        """The run's first record as far as it is known before the run (its number, parent and ``start``): what
+        the checkpoints stream shows of how the run began before any node runs."""
+        if at.start is None or at.cursor is None:
+            return None
+        fields: dict[str, Any] = {"thread_id": at.cursor.thread_id, "seq": at.cursor.next_slot,
+                                  "parent_seq": at.cursor.parent,
+                  "created_at": time.time(), "machine": self.machine.name, "fingerprint": self.machine.fingerprint,
+                  "status": "executing", "step": at.start.step + 1, "start": at.start, "parent_view": at.parent_view}
+        return CheckpointRecord.model_construct(**fields)
 
     def _result(self, record: CheckpointRecord, state: Any) -> Any:
         return self._returned(self.snapshots.values(record, state, self.output_schema), record.thread_id,
@@ -256,32 +295,105 @@ class CompiledStateGraph(ResumableApp, Generic[M]):
         return run_result(thread, status, state, interrupts, step, cancelled, checkpoint_id,
                           values if isinstance(values, dict) else {"root": values})
 
-    async def _position(self, input: Any, thread: str, head: Head | None) -> tuple[Position, bool]:
+    async def _begin(self, input: Any, target: RunTarget, head: Head | None) -> tuple[Position, bool] | _Reached:
+        """Where the call's run begins, and whether it continues a stopped run; or what it reached already.
+
+        Without a checkpoint id, the thread's current checkpoint: a new run, a resume or a continued run
+        (``_position``); given a config, ``invoke(None)`` on a finished thread reaches its end again (a thread
+        id alone says there is no stopped run to continue). A config naming a past
+        checkpoint begins a new branch there (``_from_past``); naming the current one is the same as naming
+        none, except that a thread waiting on interrupts nobody answered asks them again.
+        """
+        thread = target.thread
+        if target.checkpoint_id is not None and head is not None:
+            views = ThreadViews(self.checkpointer, self.machine, self.schema, thread)
+            view = await views.at(parse_view(thread, target.checkpoint_id), head)
+            if not (view.own and view.record.seq == head.record.seq):
+                return await self._from_past(input, views, view, head)
+            if input is None and head.record.status == "interrupted" and head.record.interrupts \
+                    and not await self._answered(head):  # a replay of the waiting step: its questions asked afresh
+                return await views.fork(view, await views.state(view)), False
+        if target.named and head is not None and input is None and head.record.status == "completed" \
+                and not head.record.pending:  # LangGraph's: a finished thread's end, reached again
+            return _Reached(head.record, self.schema.load(head.record.values))
+        return await self._position(resume_input(input, head), thread, head, answer_form(head, target),
+                                   ask_again=target.named)
+
+    async def _answered(self, head: Head) -> bool:
+        """Whether an answer is stored for any of the interrupts the thread's current checkpoint waits on."""
+        answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, head.record)
+        return bool(answers)
+
+    async def _from_past(self, input: Any, views: ThreadViews, view: View, head: Head
+                         ) -> tuple[Position, bool] | _Reached:
+        """A run from the past checkpoint ``view``: a new branch (a replay asks its interrupts afresh), or an
+        answer to one of its interrupts, which binds as any answer does."""
+        state = await views.state(view)
+        if (isinstance(input, Command) and input.resume is not None) or is_response_list(input):
+            return await self._answer_past(input, view, head)
+        if input is None:
+            if not view.pending:
+                return _Reached(view.record, state)  # replaying an end: nothing to run
+            return await views.fork(view, state), False
+        return await views.fork(view, state, more=resume_input(input, head)), False
+
+    async def _answer_past(self, input: Any, view: View, head: Head) -> tuple[Position, bool] | _Reached:
+        """Answers to a past checkpoint's interrupts. Each interrupt has one binding answer: the same answer
+        again reaches what it reached (nothing runs), another one is ``AlreadyAnsweredError``; an interrupt
+        nobody answered yet is answered now, and the run goes on from there, on a branch of its own."""
+        record = view.record
+        past = await self.checkpointer.head(record.thread_id, record.seq)
+        assert past is not None
+        plan = plan_run(resume_input(input, past), record, label=f"thread {record.thread_id!r}",
+                        none_continues=True, lists_are_input=False)
+        if not isinstance(plan, ResumeRun):
+            raise ResumeInputError(f"checkpoint {view.id} of thread {record.thread_id!r} waits on no interrupt")
+        stored = await read_answers(self.checkpointer, record)
+        known = {iid: answer.response for iid, answer in stored.items()}
+        if plan.answers and all(iid in known for iid in plan.answers):
+            for iid, response in plan.answers.items():
+                await record_answer(self.checkpointer, record, next(i for i in record.interrupts if i.id == iid),
+                                    response, via="app", durable=False)  # the same: fine; another: refused
+            return _Reached(head.record, self.schema.load(head.record.values))
+        values, migrated = await self._stored_values(past, resuming=True)
+        return await resume_position(self.checkpointer, past, plan.answers, self.schema.load(values),
+                                     rewritten=migrated, meta=plan.meta), True
+
+    async def _position(self, input: Any, thread: str, head: Head | None, form: str | None = None, *,
+                        ask_again: bool = False) -> tuple[Position, bool]:
         """Turn the caller's input into where the runner starts (and whether it continues a stopped run);
         reject misfits before any write.
 
         Continuing a stopped run (answering interrupts, or ``None`` after a crash) first claims the
         thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
+        ``ask_again``: ``None`` on a thread waiting on interrupts nobody answered runs the step again, which
+        asks them again (LangGraph's way), instead of saying that no answer is stored.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
-                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", tagged_answers=True)
+                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form,
+                        tagged_answers=True)
         if isinstance(plan, ResumeRun | ContinueRun):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
             answers = plan.answers if isinstance(plan, ResumeRun) else {}
             return await resume_position(self.checkpointer, head, answers, self.schema.load(values),
-                                         rewritten=migrated, meta=plan.meta if isinstance(plan, ResumeRun) else None
-                                         ), True
+                                         rewritten=migrated, meta=plan.meta if isinstance(plan, ResumeRun) else None,
+                                         ask_again=ask_again), True
         if head is None:
             state = self.schema.initial(input)
             pending, schedule = plan_start(self.machine, state)
-            return start_position(None, thread, state, pending, schedule=schedule), False
+            given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
+            start = RunStart(update=self.schema.dump_update(given), pending=pending, schedule=schedule, step=0)
+            return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
         update = self.schema.input_update(input)
         state = self.schema.apply(self.schema.load(values), [("input", update)])
         pending, schedule = plan_start(self.machine, state)
-        return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule), False
+        step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
+        start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=schedule, step=step)
+        return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule, step=step,
+                              start=start), False
 
     async def _stored_values(self, head: Head, *, resuming: bool) -> tuple[dict[str, Any], bool]:
         """The head's values for this machine (migrated, accepted, or refused if the machine changed),
@@ -304,119 +416,6 @@ class CompiledStateGraph(ResumableApp, Generic[M]):
             "accept_machine_change=True to compile() to continue it anyway, or migrate=fn(values, "
             "old_fingerprint) to convert its stored state"
         )
-
-    async def aupdate_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
-        """Write a new checkpoint as if a node had returned ``values`` (merged through the reducers).
-
-        Without ``as_node`` the thread keeps its position and status (a human editing the state of a
-        waiting thread); with it, the thread moves on along ``as_node``'s transitions. A config naming an
-        earlier checkpoint forks the thread there. Returns the new checkpoint's config when given a config
-        (LangGraph's way), its snapshot when given a thread id.
-        """
-        target = self._target(config)
-        head = await self.checkpointer.head(target.thread, target.checkpoint_id)
-        if head is None:
-            raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
-        if as_node is not None and as_node not in self.machine.nodes:
-            raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
-                                   f"(its nodes: {sorted(self.machine.nodes)})")
-        self.checkpointer.ensure_free(head, None)
-        record = head.record
-        writer = as_node or "update_state"
-        update = self.schema.normalize_update(writer, values.model_dump(exclude_unset=True)
-                                              if isinstance(values, BaseModel) else values)
-        stored_values, migrated = await self._stored_values(head, resuming=False)
-        state = self.schema.apply(self.schema.load(stored_values), [(writer, update)])
-        position: dict[str, Any]
-        if as_node is None:
-            position = {"status": record.status, "pending": record.pending, "interrupts": record.interrupts,
-                        "completed": record.completed, "responses": record.responses,
-                        "progress": record.progress, "error": record.error, "schedule": record.schedule}
-        else:
-            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, {})], record.schedule)
-            position = {"status": "executing" if pending else "completed", "pending": pending, "schedule": schedule}
-        # an update is a step of its own, as in LangGraph, except on a thread waiting on interrupts that keeps its
-        # position: the ids of the interrupts it waits on derive from the step they were raised in
-        step = record.step if as_node is None and record.interrupts else record.step + 1
-        stored = await self._runner.commit_update(head.cursor, step, state, writer, update, rewritten=migrated,
-                                                  **position)
-        if target.named:
-            return graph_config(target.thread, stored.checkpoint_id)
-        return self.snapshots.snapshot(await self.checkpointer.get(target.thread, stored.seq))
-
-    def update_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
-        """Write a new checkpoint as if a node had returned ``values``; see ``aupdate_state``."""
-        return run_sync(self.aupdate_state(config, values, as_node))
-
-    async def abulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
-        """Several ``update_state`` calls in order, each ``StateUpdate``-like ``(values, as_node)`` pair."""
-        result: Any = config
-        for superstep in supersteps:
-            for update in superstep:
-                values, as_node = (update.values, update.as_node) if hasattr(update, "values") else update
-                result = await self.aupdate_state(result, values, as_node)
-        return result
-
-    def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
-        """Several ``update_state`` calls in order; see ``abulk_update_state``."""
-        return run_sync(self.abulk_update_state(config, supersteps))
-
-    # -- inspecting -------------------------------------------------------------------------------
-
-    async def aget_state(self, config: dict[str, Any] | str, checkpoint_id: str | None = None, *,
-                         subgraphs: bool = False) -> StateSnapshot[Any] | None:
-        """The thread's latest checkpoint (or the one named), or None if the thread was never run.
-        ``subgraphs=True``: a task that is a subgraph stopped inside has its snapshot as ``task.state``."""
-        target = self._target(config, checkpoint_id)
-        if target.checkpoint_id is not None:
-            return self.snapshots.snapshot(await self.checkpointer.get(target.thread, target.checkpoint_id), subgraphs)
-        head = await self.checkpointer.head(target.thread)
-        if head is None:
-            return None
-        snapshot = self.snapshots.snapshot(head.record, subgraphs)
-        if head.record.status == "interrupted":
-            answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, head.record)
-            snapshot.answers.update(answers)
-        return snapshot
-
-    def get_state(self, config: dict[str, Any] | str, checkpoint_id: str | None = None, *,
-                  subgraphs: bool = False) -> StateSnapshot[Any] | None:
-        """The thread's latest checkpoint (or the one ``config`` or ``checkpoint_id`` names), or None if the
-        thread was never run; see ``aget_state``."""
-        return run_sync(self.aget_state(config, checkpoint_id, subgraphs=subgraphs))
-
-    async def ahistory(self, config: dict[str, Any] | str) -> list[StateSnapshot[Any]]:
-        """Every checkpoint of the thread, newest first."""
-        target = self._target(config)
-        return [self.snapshots.snapshot(r) for r in await self.checkpointer.history(target.thread)]
-
-    def history(self, config: dict[str, Any] | str) -> list[StateSnapshot[Any]]:
-        """Every checkpoint of the thread, newest first."""
-        return run_sync(self.ahistory(config))
-
-    async def aget_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
-                                 before: dict[str, Any] | None = None, limit: int | None = None
-                                 ) -> AsyncIterator[StateSnapshot[Any]]:
-        """The thread's checkpoints, newest first (LangGraph's ``get_state_history``): ``before`` a
-        checkpoint's config, only those whose metadata has ``filter``'s items, at most ``limit``."""
-        given = None if before is None else before.get("configurable", {}).get("checkpoint_id")
-        ceiling = None if given is None else checkpoint_ids.parse(self._target(config).thread, given)
-        count = 0
-        for snapshot in await self.ahistory(config):
-            if ceiling is not None and int(snapshot.checkpoint_id) >= ceiling:
-                continue
-            if filter and any(snapshot.metadata.get(k) != v for k, v in filter.items()):
-                continue
-            if limit is not None and count >= limit:
-                return
-            count += 1
-            yield snapshot
-
-    def get_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
-                          before: dict[str, Any] | None = None, limit: int | None = None
-                          ) -> Iterator[StateSnapshot[Any]]:
-        """The thread's checkpoints, newest first; see ``aget_state_history``."""
-        return iterate_sync(self.aget_state_history(config, filter=filter, before=before, limit=limit))
 
     async def aaudit(self, thread_id: str) -> list[AuditEntry]:
         """Every answer given to the thread's interrupts, oldest first (see ``audit``)."""

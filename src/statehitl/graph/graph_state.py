@@ -51,6 +51,8 @@ class GraphState(StateSchema[Any]):
         return self.kind.input_of(value)
 
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]:
+        if returned is None:
+            return {}
         if isinstance(returned, Command):
             return self._command(node, [returned])
         if isinstance(returned, list) and returned and all(isinstance(r, Command) for r in returned):
@@ -103,6 +105,8 @@ class GraphState(StateSchema[Any]):
         return reducer(first, then)
 
     def apply(self, state: Any, writes: list[tuple[str, dict[str, Any]]]) -> Any:
+        if len(writes) == 1 and not writes[0][1]:  # a chain's step that wrote nothing
+            return state
         for _, update in writes:
             if GOTO in update:  # where a Command went is the scheduler's, not a channel
                 writes = [(n, {k: v for k, v in u.items() if k != GOTO}) for n, u in writes]

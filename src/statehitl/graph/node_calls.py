@@ -251,32 +251,38 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None  # the node reads the model
     target = fn if retry is None else _attempts(fn, retry, sig.is_async)
 
-    def call(state: Any, ctx: NodeContext) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+    two = sig.positional == 2
+    named = sig.named
+
+    def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         given = state if ctx.sent or as_is else kind.node_input(state, wants)
-        args: tuple[Any, ...] = (given, ctx) if sig.positional == 2 else (given,)
-        if not sig.named:
-            return target, args, {}
-        scope = _RUN.get() or RunScope({})
+        args: tuple[Any, ...] = (given, ctx) if two else (given,)
+        if not named:
+            return args, {}
+        scope = scope or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
                   else (scope.write or _ignore) if param == "writer"
-                  else Runtime(scope.context, scope.write or _ignore) for param in sig.named}
-        return target, args, kwargs
-
-    def finished(returned: Any) -> Any:
-        return report_update(name, returned)
+                  else Runtime(scope.context, scope.write or _ignore) for param in named}
+        return args, kwargs
 
     if sig.is_async:
 
         async def run_async(state: Any, ctx: NodeContext) -> Any:
             token = _CALL.set(ctx)
             try:
-                target, args, kwargs = call(state, ctx)
                 scope = _RUN.get()
-                if scope is None or scope.tasks is None:
-                    return finished(await target(*args, **kwargs))
-                with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                    result.append(finished(await target(*args, **kwargs)))
-                return result[0]
+                args, kwargs = arguments(state, ctx, scope)
+                if scope is None:
+                    return await target(*args, **kwargs)
+                if scope.tasks is None:
+                    returned = await target(*args, **kwargs)
+                else:
+                    with _reported_task(scope.tasks, name, ctx, args[0]) as result:
+                        result.append(await target(*args, **kwargs))
+                    returned = result[0]
+                if scope.updated is not None:
+                    scope.updated(name, returned)
+                return returned
             finally:
                 _CALL.reset(token)
 
@@ -286,13 +292,22 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     def run(state: Any, ctx: NodeContext) -> Any:
         token = _CALL.set(ctx)
         try:
-            target, args, kwargs = call(state, ctx)
             scope = _RUN.get()
-            if scope is None or scope.tasks is None:
-                return finished(target(*args, **kwargs))
-            with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                result.append(finished(target(*args, **kwargs)))
-            return result[0]
+            if scope is None or (scope.tasks is None and scope.updated is None):  # not streamed: the call alone
+                if not named and not two:
+                    return target(state if ctx.sent or as_is else kind.node_input(state, wants))
+                args, kwargs = arguments(state, ctx, scope)
+                return target(*args, **kwargs)
+            args, kwargs = arguments(state, ctx, scope)
+            if scope.tasks is None:
+                returned = target(*args, **kwargs)
+            else:
+                with _reported_task(scope.tasks, name, ctx, args[0]) as result:
+                    result.append(target(*args, **kwargs))
+                returned = result[0]
+            if scope.updated is not None:
+                scope.updated(name, returned)
+            return returned
         finally:
             _CALL.reset(token)
 

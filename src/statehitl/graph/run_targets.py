@@ -4,6 +4,7 @@ statehitl's keywords), and a ``Command`` as input in the terms ``resume.plan_run
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,7 +14,7 @@ from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import ResumeInputError
 
-__all__ = ["RunTarget", "check_step_limit", "resume_input", "run_target"]
+__all__ = ["RunTarget", "answer_form", "check_step_limit", "resume_input", "run_target"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +95,19 @@ def resume_input(input: Any, head: Head | None) -> Any:
     return [{"interruptResponse": {"interruptId": iid, "response": answer}} for iid, answer in answers.items()]
 
 
+
+
+_ASKED_BY_INTERRUPT = re.compile(r"interrupt(-[0-9]+)?")
+"""The names LangGraph's free ``interrupt()`` gives what it asks (``interrupt``, ``interrupt-2``, ...)."""
+
+
+def answer_form(head: Head | None, target: RunTarget) -> str | None:
+    """How a caller refused for new input on a waiting thread is told to answer: LangGraph's
+    ``Command(resume=...)`` when the thread is LangGraph's (the caller named it in a config, or it waits on
+    ``interrupt()``); None for the interruptResponse list, the native style's."""
+    waiting = [] if head is None else head.record.interrupts
+    if not waiting or not (target.named or all(_ASKED_BY_INTERRUPT.fullmatch(i.name) for i in waiting)):
+        return None
+    if len(waiting) == 1:
+        return "graph.invoke(Command(resume=answer), config)"
+    return "graph.invoke(Command(resume={interrupt_id: answer, ...}), config), one answer per interrupt id"

@@ -13,11 +13,12 @@ from typing import Any, Literal
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.event_stream import Emit
 from statehitl.graph.graph_state import GraphState
+from statehitl.graph.history import BEFORE, View, ViewKey, parent_key, record_views
 from statehitl.graph.node_calls import current_node
 from statehitl.graph.snapshots import SnapshotReader
 
-__all__ = ["STREAM_MODES", "MessageChunk", "Send", "StreamMode", "checkpoint_events", "message_events",
-           "ordered_sender", "task_events"]
+__all__ = ["STREAM_MODES", "MessageChunk", "RunOrigin", "Send", "StreamMode", "checkpoint_events",
+           "message_events", "ordered_sender", "task_events"]
 
 StreamMode = Literal["updates", "values", "custom", "tasks", "checkpoints", "debug", "messages"]
 STREAM_MODES = ("updates", "values", "custom", "tasks", "checkpoints", "debug", "messages")
@@ -90,22 +91,60 @@ def message_events(send: Send) -> Callable[[str], None]:
     return message_event
 
 
-def checkpoint_events(reader: SnapshotReader, send: Send) -> Callable[[CheckpointRecord, Any], None]:
-    """Where the run's checkpoints go as they are written: ``stream_mode="checkpoints"`` and ``"debug"``."""
+@dataclass
+class RunOrigin:
+    """Where a streamed run began, for the checkpoints it shows before its own: the state before its input
+    (or the checkpoint it forks), the state its first step runs on, and the record it follows (its number,
+    the key it is shown under, its step and tasks: a record with the same step and tasks restates it)."""
+
+    before: Any
+    begin: Any
+    parent: tuple[int, ViewKey, int, list[str]] | None
+
+
+def checkpoint_events(reader: SnapshotReader, send: Send, origin: RunOrigin, beginning: CheckpointRecord | None
+                      ) -> Callable[[CheckpointRecord, Any], None]:
+    """Where the run's checkpoints go: ``stream_mode="checkpoints"`` and ``"debug"``. How the run began (its
+    input's and first step's checkpoints, or a replay's fork, which its first record will show: ``beginning``,
+    that record as far as it is known before the run) goes out at once, before any node runs, as LangGraph
+    sends them; then each checkpoint as it is written. A record that restates the checkpoint before it (a
+    step that stopped on interrupts) is no new checkpoint, as in LangGraph."""
+    parent = origin.parent
+    if beginning is not None:
+        shown_parent = parent[1] if parent is not None else parent_key(beginning)
+        for view in record_views(beginning, beginning, shown_parent)[:-1]:
+            shown = origin.before if view.key.part == BEFORE or view.source == "fork" else origin.begin
+            _send_checkpoint(reader, send, view, shown)
 
     def checkpoint_event(record: CheckpointRecord, state: Any) -> None:
-        snapshot = reader.snapshot(record, state=state)
-        payload = {
-            "config": snapshot.config,
-            "parent_config": snapshot.parent_config,
-            "values": reader.values(record, state),  # a dict, as LangGraph's, for a pydantic state too
-            "metadata": snapshot.metadata,
-            "next": list(snapshot.next),
-            "tasks": [{"id": t.id, "name": t.name, "interrupts": t.interrupts, "state": t.state}
-                      for t in snapshot.tasks if t.result is None],
-        }
-        send("checkpoints", payload)
-        send("debug", {"step": record.step, "timestamp": datetime.fromtimestamp(record.created_at, UTC).isoformat(),
-                       "type": "checkpoint", "payload": payload})
+        nonlocal parent
+        if parent is not None and record.start is None and record.parent_view is None and \
+                record.parent_seq == parent[0] and record.step == parent[2] and record.pending == parent[3]:
+            parent = (record.seq, parent[1], record.step, record.pending)
+            return
+        shown_parent = parent[1] if parent is not None and record.parent_seq == parent[0] else parent_key(record)
+        views = record_views(record, record, shown_parent)
+        if beginning is not None and record.start is not None:  # its beginning went out before the run
+            start = record.start
+            views = [] if record.step == start.step and record.pending == start.pending else views[-1:]
+        for view in views:
+            _send_checkpoint(reader, send, view, state)
+        parent = (record.seq, ViewKey(record.seq), record.step, record.pending)
 
     return checkpoint_event
+
+
+def _send_checkpoint(reader: SnapshotReader, send: Send, view: View, state: Any) -> None:
+    snapshot = reader.snapshot(view, state)
+    payload = {
+        "config": snapshot.config,
+        "parent_config": snapshot.parent_config,
+        "values": reader.shown_values(state, view.pending, view.completed),  # a dict, for a pydantic state too
+        "metadata": snapshot.metadata,
+        "next": list(snapshot.next),
+        "tasks": [{"id": t.id, "name": t.name, "interrupts": t.interrupts, "state": t.state}
+                  for t in snapshot.tasks if t.result is None],
+    }
+    send("checkpoints", payload)
+    send("debug", {"step": view.step, "timestamp": datetime.fromtimestamp(view.created_at, UTC).isoformat(),
+                   "type": "checkpoint", "payload": payload})

@@ -25,7 +25,7 @@ from statehitl.hooks.multiagent_events import (
     BeforeMultiAgentInvocationEvent,
     MultiAgentInitializedEvent,
 )
-from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry, InterruptibleEvent
+from statehitl.hooks.registry import HookEvent, HookOrder, HookProvider, HookRegistry, InterruptibleEvent
 
 __all__ = [
     "AfterInvocationEvent",
@@ -41,6 +41,7 @@ __all__ = [
     "BeforeToolCallEvent",
     "BeforeToolsEvent",
     "HookEvent",
+    "HookOrder",
     "HookProvider",
     "HookRegistry",
     "InterruptibleEvent",

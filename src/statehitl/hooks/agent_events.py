@@ -42,7 +42,9 @@ class BeforeInvocationEvent(HookEvent):
     """A call to the agent starts (also when it resumes from an interrupt).
 
     ``messages`` are the new input messages (None on a resume); a hook may rewrite them, e.g. to
-    redact. ``cancel`` (True or a message) stops the invocation before the model is called.
+    redact. ``cancel`` (True or a message) stops the invocation before the model is called: as in
+    Strands, the message (``"invocation denied by hook"`` for True) is the call's ``end_turn`` reply,
+    recorded in place of the prompt (on a resume nothing is recorded and the agent still waits).
     """
 
     agent: Any
@@ -73,11 +75,18 @@ class MessageAddedEvent(HookEvent):
 
 @dataclass
 class BeforeModelCallEvent(HookEvent):
-    """The model is about to be called. ``cancel`` (True or a message) ends the turn without calling it."""
+    """The model is about to be called. ``cancel`` (True or a message) answers in its place, as in Strands:
+    the message (``"model call denied by hook"`` for True) is the ``end_turn`` reply ``AfterModelCallEvent``
+    hooks see.
+
+    ``new_messages``: messages a hook adds to the conversation now (an intervention's guidance): the
+    model sees them on this call, and they join ``agent.messages`` ahead of its reply, checkpointed with it.
+    """
 
     agent: Any
     invocation_state: dict[str, Any] = field(default_factory=dict)
     cancel: bool | str = False
+    new_messages: list[Message] = field(default_factory=list)
 
 
 @dataclass
@@ -90,13 +99,18 @@ class ModelStopResponse:
 
 @dataclass
 class AfterModelCallEvent(HookEvent):
-    """The model answered (``stop_response``) or failed (``exception``). ``retry = True`` calls it again."""
+    """The model answered (``stop_response``) or failed (``exception``). ``retry = True`` calls it again.
+
+    ``new_messages``: messages a hook adds to the conversation now, ahead of the reply that is kept (with
+    ``retry``, the call that follows sees them: how a guided retry tells the model what to change).
+    """
 
     agent: Any
     invocation_state: dict[str, Any] = field(default_factory=dict)
     stop_response: ModelStopResponse | None = None
     exception: Exception | None = None
     retry: bool = False
+    new_messages: list[Message] = field(default_factory=list)
 
     should_reverse_callbacks = True
 
@@ -159,23 +173,37 @@ class BeforeToolCallEvent(InterruptibleEvent):
         ``responders``: who may answer (names and ``group:NAME`` groups), as for ``interrupt``.
         """
         # Imported here: the vocabulary's models are built only by agents that use it (cold starts).
-        from statehitl.answers import Edit, Reject, ToolAnswer, check_edit, tool_answer_schema
+        from statehitl.answers import Edit, Reject, ToolAnswer, tool_answer_schema
 
-        spec = self.selected_tool.tool_spec["inputSchema"]["json"] if self.selected_tool is not None else None
         scope = self._active_scope(name)
         answer: Approve | Reject | Edit = scope.interrupt(
-            name, reason, None, ToolAnswer, digest=self._digest(), schema=tool_answer_schema(spec),
+            name, reason, None, ToolAnswer, digest=self._digest(), schema=tool_answer_schema(self.input_schema),
             responders=responders)
         if isinstance(answer, Reject):
             self.cancel_tool = answer.message
         elif isinstance(answer, Edit):
-            try:
-                check_edit(answer, spec, f"the answer to interrupt {name!r} on tool {self.tool_use['name']!r}")
-            except InvalidResponseError as refused:
-                refused.refused_answer, refused.interrupt_id = True, scope.id_of(name)
-                raise
-            self.tool_use = {**self.tool_use, "input": answer.input}
+            self.apply_edit(answer, name)
         return answer
+
+    @property
+    def input_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of the selected tool's input (None for a tool the agent does not have)."""
+        return self.selected_tool.tool_spec["inputSchema"]["json"] if self.selected_tool is not None else None
+
+    def apply_edit(self, edit: Edit, name: str) -> None:
+        """Run this call with ``edit.input``, a human's ``Edit`` answer to interrupt ``name``.
+
+        An input the tool would not take is refused (``ResponseValidationError``) as an answer refused at
+        resume is: nothing was applied, and the interrupt waits to be answered again.
+        """
+        from statehitl.answers import check_edit
+
+        try:
+            check_edit(edit, self.input_schema, f"the answer to interrupt {name!r} on tool {self.tool_use['name']!r}")
+        except InvalidResponseError as refused:
+            self.refuse_answer(refused, name)
+            raise
+        self.tool_use = {**self.tool_use, "input": edit.input}
 
 
 @dataclass

@@ -1,24 +1,28 @@
 """The hook registry: typed events, all callbacks run, interrupts collected across them.
 
-Strands' contract, which users of its hooks rely on: every callback registered for an event runs
-(After* events in reverse registration order, so setup/teardown pairs nest), and when several
-callbacks interrupt, all of their interrupts are returned together.
+Strands' contract, which users of its hooks rely on: every callback registered for an event runs, by
+``order`` (lower first; ``HookOrder`` names Strands' levels) and, within one order, in registration
+order, reversed for After* events so setup/teardown pairs nest; when several callbacks interrupt, all
+of their interrupts are returned together. The firing order is worked out when a callback is added,
+so firing an event costs what it did before orders existed.
 """
 
 from __future__ import annotations
 
+import bisect
 import inspect
+import math
 import typing
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from statehitl import observe
-from statehitl.errors import InterruptOutsideRunError
+from statehitl.errors import InterruptOutsideRunError, InvalidResponseError
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 from statehitl.transitions import HookFired
 
-__all__ = ["HookCallback", "HookEvent", "HookProvider", "HookRegistry", "InterruptibleEvent", "annotated_event_types",
-           "cancel_text"]
+__all__ = ["HookCallback", "HookEvent", "HookOrder", "HookProvider", "HookRegistry", "InterruptibleEvent",
+           "annotated_event_types", "cancel_text"]
 
 E = TypeVar("E", bound="HookEvent")
 HookCallback = Callable[[E], "Awaitable[None] | None"]
@@ -28,6 +32,22 @@ class HookEvent:
     """Base of all hook events. After* events set ``should_reverse_callbacks``."""
 
     should_reverse_callbacks: bool = False
+
+
+class HookOrder:
+    """Strands' named levels for ``add_callback(..., order=)``: lower runs first, equal keeps registration order.
+
+    Intervention handlers (``statehitl.interventions``) run at ``INTERVENTION_INPUT`` on Before* events,
+    after the ordinary hooks have had their say, and at ``INTERVENTION_OUTPUT`` on After* events, before
+    them, so a policy sees what goes in last and what comes out first.
+    """
+
+    SDK_FIRST: int = -100
+    INTERVENTION_OUTPUT: int = -90
+    DEFAULT: int = 0
+    MODEL_ROUTING: int = 50
+    INTERVENTION_INPUT: int = 90
+    SDK_LAST: int = 100
 
 
 class InterruptibleEvent(HookEvent):
@@ -40,18 +60,33 @@ class InterruptibleEvent(HookEvent):
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
                   expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None,
-                  responders: list[str] | None = None) -> Any:
+                  responders: list[str] | None = None, response_schema: dict[str, Any] | None = None) -> Any:
         """Ask the human; returns their response on resume (or ``response``, an answer known in
         advance). ``reason`` must be JSON-serializable. ``response_type`` (a pydantic model, a
         ``Literal[...]``, any type pydantic validates): the response is validated as it at resume and
         returned as its value; the interrupt carries its JSON schema.
+        ``response_schema``: a JSON schema the answer must fit, for answers no one Python type describes
+        (it replaces ``response_type``'s on the interrupt); checked by every door before the thread is
+        claimed, the response returned as given.
         ``expires_in`` (seconds) or ``expires_at`` (epoch) with ``on_expire``: past the deadline a sweep
         (``statehitl inbox sweep``) answers it with ``on_expire``. ``responders``: who may answer, names
         and ``group:NAME`` groups; an answer from anyone else is refused (``ResponderNotAllowedError``) and
         kept in the audit trail as ``refused``."""
         return self._active_scope(name).interrupt(name, reason, response, response_type, digest=self._digest(),
-                                                  expires_in=expires_in, expires_at=expires_at, on_expire=on_expire,
-                                                  responders=responders)
+                                                  schema=response_schema, expires_in=expires_in,
+                                                  expires_at=expires_at, on_expire=on_expire, responders=responders)
+
+    def answered(self, name: str) -> bool:
+        """Whether this run holds the human's answer to this event's interrupt ``name``: the run resumes
+        it, and ``interrupt(name, ...)`` will return the answer rather than stop. Lets a hook skip work
+        that only decides whether to ask (a classifier's model call) when the question was already put."""
+        return self._active_scope(name).has_answer(name)
+
+    def refuse_answer(self, error: InvalidResponseError, name: str) -> None:
+        """Mark ``error`` as this run's refusal of the human's answer to interrupt ``name`` (a hook's own
+        check, past the interrupt's type): the run then withdraws that answer whichever door stored it
+        (``statehitl.refused_answers``), and the interrupt waits to be answered again."""
+        error.refused_answer, error.interrupt_id = True, self._active_scope(name).id_of(name)
 
     def _active_scope(self, name: str) -> InterruptScope:
         if self._scope is None:
@@ -99,11 +134,18 @@ class HookRegistry:
     """Callbacks by event type. Empty registries cost one dict lookup per event site."""
 
     def __init__(self) -> None:
+        self._entries: dict[type[HookEvent], list[tuple[float, Callable[[Any], Any]]]] = {}
+        """Each type's callbacks with their order, sorted by order, registration order within one."""
         self._callbacks: dict[type[HookEvent], list[Callable[[Any], Any]]] = {}
+        """Each type's callbacks in the order they fire (derived from ``_entries`` on every addition)."""
 
-    def add_callback(self, event_type: type[E] | None, callback: Callable[[E], Any]) -> None:
+    def add_callback(self, event_type: type[E] | None, callback: Callable[[E], Any], *,
+                     order: float = HookOrder.DEFAULT) -> None:
         """Run ``callback(event)`` whenever an event of exactly ``event_type`` fires; with None, of the
-        type its first parameter is annotated with (each type of a union), as in Strands."""
+        type its first parameter is annotated with (each type of a union), as in Strands. ``order``:
+        lower runs first (``HookOrder``'s levels); callbacks of one order run in registration order."""
+        if isinstance(order, bool) or not isinstance(order, int | float) or not math.isfinite(order):
+            raise TypeError(f"hook order must be a finite number (a HookOrder level), got {order!r}")
         if event_type is None:
             kinds = annotated_event_types(callback)  # checks it is callable, and that each type is an event
         elif not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
@@ -113,7 +155,12 @@ class HookRegistry:
         else:
             kinds = [event_type]
         for one in kinds:
-            self._callbacks.setdefault(one, []).append(callback)
+            self._insert(one, order, callback)
+
+    def _insert(self, event_type: type[HookEvent], order: float, callback: Callable[[Any], Any]) -> None:
+        entries = self._entries.setdefault(event_type, [])
+        bisect.insort_right(entries, (order, callback), key=lambda entry: entry[0])
+        self._callbacks[event_type] = _firing_order(entries, event_type.should_reverse_callbacks)
 
     def add_hook(self, provider: HookProvider) -> None:
         """Let ``provider`` register its callbacks."""
@@ -122,8 +169,9 @@ class HookRegistry:
     def add(self, hook: HookProvider | HookRegistry) -> None:
         """Accept what users pass as ``hooks=[...]``: providers, or whole registries to merge."""
         if isinstance(hook, HookRegistry):
-            for event_type, callbacks in hook._callbacks.items():
-                self._callbacks.setdefault(event_type, []).extend(callbacks)
+            for event_type, entries in hook._entries.items():
+                for order, callback in entries:
+                    self._insert(event_type, order, callback)
         elif hasattr(hook, "register_hooks"):
             hook.register_hooks(self)
         else:
@@ -141,11 +189,8 @@ class HookRegistry:
         """
         if scope is not None:
             return await self._fire_in(event, scope)
-        callbacks = self._callbacks.get(type(event), ())
-        if event.should_reverse_callbacks:
-            callbacks = list(reversed(callbacks))
         raised: list[Interrupt] = []
-        for callback in callbacks:
+        for callback in self._callbacks.get(type(event), ()):
             try:
                 outcome = callback(event)
                 if inspect.isawaitable(outcome):
@@ -164,6 +209,20 @@ class HookRegistry:
             return await self.fire(event)
         finally:
             event._scope = None
+
+
+def _firing_order(entries: list[tuple[float, Callable[[Any], Any]]], reverse: bool) -> list[Callable[[Any], Any]]:
+    """The callbacks of ``entries`` (sorted by order) as they fire: by order, and within one order in
+    registration order, or its reverse for After* events (Strands reverses within an order, never across)."""
+    if not reverse:
+        return [callback for _, callback in entries]
+    fired: list[Callable[[Any], Any]] = []
+    start = 0
+    for end in range(1, len(entries) + 1):
+        if end == len(entries) or entries[end][0] != entries[start][0]:
+            fired.extend(callback for _, callback in reversed(entries[start:end]))
+            start = end
+    return fired
 
 
 def cancel_text(cancel: bool | str, default: str) -> str | None:

@@ -91,6 +91,11 @@ def _json(value: Any) -> str:
     return escape(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
 
 
+def _reason(value: Any) -> str:
+    """A reason as a person reads it: a text as its lines (a prompt such as HumanInTheLoop's), else JSON."""
+    return escape(value) if isinstance(value, str) else _json(value)
+
+
 def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf: str,
               identity: Identity = ANONYMOUS, now: float | None = None,
               unapplied: list[UnappliedAnswer] | None = None, unreadable: Mapping[str, str] | None = None) -> str:
@@ -152,7 +157,7 @@ def _card(item: PendingInterrupt, now: float, csrf: str, identity: Identity) -> 
         f'<span class="meta">thread <a href="thread/{thread}">{escape(item.thread_id)}</a> · '
         f'{escape(age_text(item.age(now)))} ago · <span class="{late.strip()}">expires: {escape(expiry)}{default}'
         f'</span>{allowed} · id {escape(item.id)}</span></div>'
-        f'<pre class="reason">{_json(item.reason)}</pre>{_answer_form(item, csrf, identity)}</div>'
+        f'<pre class="reason">{_reason(item.reason)}</pre>{_answer_form(item, csrf, identity)}</div>'
     )
 
 
@@ -278,7 +283,7 @@ def audit_page(thread_id: str, rows: list[AuditRow]) -> str:
     """The thread's audit trail: each answered interrupt, its reason, who answered what, when, and what
     it did; then those still waiting."""
     lines = "".join(
-        f"<tr><td>{escape(when_text(r.at))}</td><td>{escape(r.name)}</td><td><pre>{_json(r.reason)}</pre></td>"
+        f"<tr><td>{escape(when_text(r.at))}</td><td>{escape(r.name)}</td><td><pre>{_reason(r.reason)}</pre></td>"
         f"<td>{escape(r.outcome)}</td><td>{'' if r.outcome == 'pending' else _json(r.response)}</td>"
         f"<td>{escape(r.responder or '')}{' (expiry)' if r.via == 'expiry' else ''}</td>"
         f"<td>{escape(r.comment or '')}</td></tr>"

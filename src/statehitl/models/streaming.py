@@ -39,9 +39,13 @@ class ModelTurn:
 
 
 async def collect_turn(
-    events: AsyncIterable[StreamEvent], on_event: Callable[[dict[str, Any]], None] | None = None
+    events: AsyncIterable[StreamEvent], on_event: Callable[[dict[str, Any]], None] | None = None, *,
+    stop: Callable[[StreamEvent], bool] | None = None,
 ) -> ModelTurn:
     """Consume a model's stream and return the assembled turn.
+
+    ``stop(event)``, asked before each event is taken in: True ends the stream there (it is closed) and the
+    turn is what came before (how a cancelled call stops reading its model).
 
     ``on_event`` gets Strands-style callback kwargs as the stream goes: ``{"event": raw}`` for every
     event, then ``{"data": text, "delta": delta}`` for text, ``{"current_tool_use": {...}, "delta":
@@ -60,6 +64,9 @@ async def collect_turn(
     reasoning: dict[str, Any] | None = None
 
     async for event in events:
+        if stop is not None and stop(event):
+            await _close(events)
+            break
         if on_event is not None:
             on_event({"event": event})
         if "contentBlockDelta" in event:
@@ -106,6 +113,13 @@ async def collect_turn(
         usage=turn_usage,
         metrics={"latencyMs": 0, **metrics} if metrics else {"latencyMs": 0},
     )
+
+
+async def _close(events: AsyncIterable[StreamEvent]) -> None:
+    """Close a stream left before its end (an async generator's ``finally`` runs now, not at collection)."""
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
 
 
 def _add_reasoning(

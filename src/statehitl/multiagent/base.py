@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from statehitl._sync import run_sync
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
-from statehitl.checkpoint.memory import MemoryStorage
+from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord
 from statehitl.errors import MachineChangedError, NodeCancelledError, ResumeInputError
 from statehitl.event_stream import Emit, stream_run

@@ -28,6 +28,16 @@ class SessionManager:
         self.session_id = check_session_id(session_id)
         self.checkpointer = checkpointer
 
+    def attach_storage(self, storage: Any) -> None:
+        """Called by ``Agent`` with its ``storage=`` before it reads its thread, for a session manager that
+        falls back to the agent's store (``SnapshotSessionManager``); this one has its store already."""
+        return None
+
+    def initialize(self, agent: Any) -> None:
+        """Called by ``Agent`` once it has loaded its thread, for a session manager that keeps more of the
+        agent than the thread holds (``SnapshotSessionManager``); this one keeps nothing else."""
+        return None
+
     def thread_id(self, agent_id: str) -> str:
         """The thread that holds agent ``agent_id`` of this session."""
         if agent_id == "default":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import subprocess
 
-__all__ = ["free_port", "stop_process"]
+__all__ = ["free_port", "port_taken", "stop_process"]
 
 
 def free_port() -> int:
@@ -18,6 +18,17 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def port_taken(port: int) -> bool:
+    """Whether something listens on loopback ``port`` (``SO_REUSEADDR``: a closed server's TIME_WAIT is no owner)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+        return False
 
 
 def stop_process(process: subprocess.Popen[bytes] | subprocess.Popen[str] | None, grace: float = 10) -> None:

@@ -6,6 +6,11 @@ and answered, state updates, checkpoints. Interrupt ids and tool-use ids (which 
 direct tool call makes up afresh on every run) read ``<id1>``, ``<id2>``..., in order of appearance,
 wherever they occur: a tool line, or a ``toolUseId`` inside the messages a step wrote. Measured
 durations in what a step wrote (a node result's ``execution_time``) read ``<time>``.
+
+Values read as JSON wherever they appear (names, node lists, reasons, answers: double quotes), so a line
+never mixes Python's quotes with JSON's; an interrupt's name is quoted, which keeps LangGraph's default
+name apart from the word that starts the line (``interrupt "interrupt" <id1> ...``). A resume's claim has
+a line of its own, as it takes a checkpoint number: the checkpoints after it skip that number.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 from statehitl import observe
 from statehitl.transitions import (
     CheckpointWritten,
+    ClaimTaken,
     HookFired,
     InterruptAnswered,
     InterruptRaisedTransition,
@@ -71,22 +77,24 @@ class TransitionRecorder:
             case NodeExited():
                 return f"exit {t.node}: {t.outcome}"
             case NodeCancelled():
-                return f"cancel {t.node}: {t.message}"
+                return f"cancel {t.node}: {_compact(t.message)}"
             case HookFired():
-                raised = f" -> interrupts {list(t.interrupts)}" if t.interrupts else ""
+                raised = f" -> interrupts {_compact(list(t.interrupts))}" if t.interrupts else ""
                 return f"hook {t.event}{raised}"
             case InterruptRaisedTransition():
-                return (f"interrupt {t.name} {self._stable_id(t.id)} from {t.source} {t.node}: "
+                return (f"interrupt {_compact(t.name)} {self._stable_id(t.id)} from {t.source} {t.node}: "
                         f"{_compact(self._stable(t.reason))}")
             case InterruptAnswered():
-                return f"answer {t.name} at {t.node}: {_compact(t.response)}"
+                return f"answer {_compact(t.name)} at {t.node}: {_compact(t.response)}"
             case ToolFinished():
                 return f"tool {t.name} {self._stable_id(t.tool_use_id)}: {t.outcome}"
             case StepApplied():
-                return f"step {t.step} writes {_compact(self._stable(t.writes))} next {list(t.next)}"
+                return f"step {t.step} writes {_compact(self._stable(t.writes))} next {_compact(list(t.next))}"
             case CheckpointWritten():
-                waiting = f" waiting {list(t.interrupts)}" if t.interrupts else ""
-                return f"checkpoint #{t.seq} {t.status} step {t.step} next {list(t.next)}{waiting}"
+                waiting = f" waiting {_compact(list(t.interrupts))}" if t.interrupts else ""
+                return f"checkpoint #{t.seq} {t.status} step {t.step} next {_compact(list(t.next))}{waiting}"
+            case ClaimTaken():
+                return f"claim #{t.seq} on #{t.parent}: this resume alone goes on (a claim took the number)"
 
     def attach(self) -> TransitionRecorder:
         observe.observers.append(self)

@@ -19,7 +19,7 @@ __all__ = ["Metrics", "StopReason", "StreamEvent", "Usage"]
 
 StopReason = Literal[
     "end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filtered", "guardrail_intervened",
-    "interrupt", "cancelled",
+    "interrupt", "cancelled", "checkpoint",
 ]
 
 

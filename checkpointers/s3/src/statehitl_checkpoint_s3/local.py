@@ -36,7 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from statehitl.testing.local_server import free_port, stop_process
+from statehitl.testing.local_server import free_port, port_taken, stop_process
 
 __all__ = ["AWS_ENV_TO_CLEAR", "DUMMY_AWS_ENV", "MotoServer", "MotoServerError", "free_port", "serve"]
 
@@ -71,14 +71,15 @@ class MotoServer:
 
     Also a context manager. Its output goes to ``log``; ``env`` adds to the environment it inherits
     (moto reads its settings there, e.g. ``INITIAL_NO_AUTH_ACTION_COUNT`` to enforce IAM policies).
+    ``port=None`` picks a free loopback port; a port someone already listens on is ``MotoServerError``.
     """
 
     def __init__(self, log: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
-                 startup_timeout: float = 60.0) -> None:
+                 startup_timeout: float = 60.0, port: int | None = None) -> None:
         self.log = Path(log)
         self.env = dict(env or {})
         self.startup_timeout = startup_timeout
-        self.port: int | None = None
+        self.port: int | None = port
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -95,7 +96,11 @@ class MotoServer:
             return self.endpoint_url
         if importlib.util.find_spec("moto") is None:
             raise MotoServerError("moto_server needs moto: pip install 'moto[server]'")
-        self.port = free_port()
+        if self.port is None:
+            self.port = free_port()
+        elif port_taken(self.port):
+            raise MotoServerError(f"cannot start moto_server on port {self.port}: something already listens there; "
+                                  "pick another port, or none for a free one")
         with self.log.open("wb") as sink:  # the child keeps its own handle; a pipe nobody reads would fill up
             self.process = subprocess.Popen(self.command(), stdout=sink, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, env={**os.environ, **self.env})

@@ -1,0 +1,185 @@
+"""A compiled graph's threads as LangGraph reads and edits them: ``get_state``, ``get_state_history`` and
+``update_state`` over the checkpoints ``graph.history`` shows.
+
+Two styles meet here. Given a LangGraph config (``{"configurable": {"thread_id": ...}}``), the calls are
+LangGraph's: an unknown thread reads as an empty snapshot, and ``update_state`` makes a checkpoint of its
+own one step on (on a waiting thread, a branch whose interrupts are asked afresh). Given a thread id (the
+native style), an unknown thread reads as None, and an update of a waiting thread keeps it waiting on the
+same interrupts (a human editing the state before answering).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from statehitl._sync import iterate_sync, run_sync
+from statehitl.checkpoint.answer_records import read_answers
+from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.errors import CheckpointNotFoundError, UnknownNodeError
+from statehitl.graph.graph_state import GraphState
+from statehitl.graph.history import MAIN, PART_NAMES, View, checkpoint_order, parse_view
+from statehitl.graph.run_targets import RunTarget, run_target
+from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
+from statehitl.graph.time_travel import ThreadViews
+from statehitl.machine import Machine
+from statehitl.supersteps import plan_step
+
+if TYPE_CHECKING:
+    from statehitl.runner import Runner
+
+__all__ = ["ThreadState"]
+
+
+class ThreadState:
+    """The reading and editing half of ``CompiledStateGraph`` (which sets these attributes)."""
+
+    machine: Machine
+    schema: GraphState
+    checkpointer: Checkpointer
+    snapshots: SnapshotReader
+    step_limit: int
+    _runner: Runner
+
+    def _target(self, config: dict[str, Any] | str | None, checkpoint_id: str | None = None) -> RunTarget:
+        return run_target(config, None, checkpoint_id, None, self.step_limit)
+
+    def _views(self, thread: str) -> ThreadViews:
+        return ThreadViews(self.checkpointer, self.machine, self.schema, thread)
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    async def aget_state(self, config: dict[str, Any] | str, checkpoint_id: str | None = None, *,
+                         subgraphs: bool = False) -> StateSnapshot[Any] | None:
+        """The thread's current checkpoint (or the one named). A thread never run is an empty snapshot for a
+        LangGraph config, None for a thread id. ``subgraphs=True``: a task that is a subgraph stopped inside
+        has its snapshot as ``task.state``."""
+        target = self._target(config, checkpoint_id)
+        head = await self.checkpointer.head(target.thread)
+        if head is None:
+            if target.checkpoint_id is not None:
+                raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint {target.checkpoint_id}")
+            return empty_snapshot(target.thread) if target.named else None
+        views = self._views(target.thread)
+        key = None if target.checkpoint_id is None else parse_view(target.thread, target.checkpoint_id)
+        view = await views.at(key, head)
+        snapshot = self.snapshots.snapshot(view, await views.state(view), subgraphs)
+        if view.own and view.record.seq == head.record.seq and head.record.status == "interrupted":
+            snapshot.answers.update(await self._stored_answers(head))
+        return snapshot
+
+    async def _stored_answers(self, head: Head) -> dict[str, Any]:
+        return head.answers if head.answers is not None else await read_answers(self.checkpointer, head.record)
+
+    def get_state(self, config: dict[str, Any] | str, checkpoint_id: str | None = None, *,
+                  subgraphs: bool = False) -> StateSnapshot[Any] | None:
+        """The thread's current checkpoint (or the one ``config`` or ``checkpoint_id`` names); see ``aget_state``."""
+        return run_sync(self.aget_state(config, checkpoint_id, subgraphs=subgraphs))
+
+    async def ahistory(self, config: dict[str, Any] | str) -> list[StateSnapshot[Any]]:
+        """Every checkpoint of the thread, newest first."""
+        return [s async for s in self.aget_state_history(config)]
+
+    def history(self, config: dict[str, Any] | str) -> list[StateSnapshot[Any]]:
+        """Every checkpoint of the thread, newest first."""
+        return run_sync(self.ahistory(config))
+
+    async def aget_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
+                                 before: dict[str, Any] | None = None, limit: int | None = None
+                                 ) -> AsyncIterator[StateSnapshot[Any]]:
+        """The thread's checkpoints, newest first (LangGraph's ``get_state_history``): ``before`` a
+        checkpoint's config, only those whose metadata has ``filter``'s items, at most ``limit``."""
+        target = self._target(config)
+        ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
+        below = None if ceiling is None else checkpoint_order(parse_view(target.thread, ceiling))
+        views = self._views(target.thread)
+        count = 0
+        for view in await views.history():
+            if below is not None and checkpoint_order(view.id) >= below:
+                continue
+            metadata = {"source": view.source, "step": view.step, "parents": {}}
+            if filter and any(metadata.get(k) != v for k, v in filter.items()):
+                continue
+            if limit is not None and count >= limit:
+                return
+            count += 1
+            yield self.snapshots.snapshot(view, await views.state(view))
+
+    def get_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
+                          before: dict[str, Any] | None = None, limit: int | None = None
+                          ) -> Iterator[StateSnapshot[Any]]:
+        """The thread's checkpoints, newest first; see ``aget_state_history``."""
+        return iterate_sync(self.aget_state_history(config, filter=filter, before=before, limit=limit))
+
+    # -- editing ----------------------------------------------------------------------------------
+
+    async def aupdate_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
+        """Write a new checkpoint as if a node had returned ``values`` (merged through the reducers).
+
+        With ``as_node`` the thread moves on along that node's transitions; without, it keeps the tasks of
+        the checkpoint updated. A config naming an earlier checkpoint forks the thread there. Returns the new
+        checkpoint's config when given a config (LangGraph's way), its snapshot when given a thread id.
+        """
+        target = self._target(config)
+        if as_node is not None and as_node not in self.machine.nodes:
+            raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
+                                   f"(its nodes: {sorted(self.machine.nodes)})")
+        head = await self.checkpointer.head(target.thread)
+        if head is None:
+            raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
+        self.checkpointer.ensure_free(head, None)
+        views = self._views(target.thread)
+        key = None if target.checkpoint_id is None else parse_view(target.thread, target.checkpoint_id)
+        view = await views.at(key, head)
+        writer = as_node or "update_state"
+        update = self.schema.normalize_update(writer, values.model_dump(exclude_unset=True)
+                                              if isinstance(values, BaseModel) else values)
+        state = self.schema.apply(await views.state(view), [(writer, update)])
+        keeps = not target.named and view.own and view.record.seq == head.record.seq
+        at = head if view.own and view.record.seq == head.record.seq else \
+            await self.checkpointer.head(target.thread, view.record.seq)
+        assert at is not None
+        position = self._updated_position(view, state, as_node, update, keeps=keeps)
+        if view.key.part != MAIN:
+            position["parent_view"] = PART_NAMES[view.key.part]
+        stored = await self._runner.commit_update(at.cursor, position.pop("step"), state, writer, update,
+                                                  rewritten=view.key.part != MAIN, **position)
+        if target.named:
+            return graph_config(target.thread, stored.checkpoint_id)
+        return await self.aget_state(target.thread, stored.checkpoint_id)
+
+    def _updated_position(self, view: View, state: Any, as_node: str | None, update: dict[str, Any], *,
+                  keeps: bool) -> dict[str, Any]:
+        """Where an update of ``view`` leaves the thread. ``keeps``: the native update of a waiting thread,
+        which keeps waiting on the same interrupts (their ids derive from the step they were asked in)."""
+        record = view.record
+        if as_node is not None:
+            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, update)], view.schedule)
+            return {"step": view.step + 1, "status": "executing" if pending else "completed", "pending": pending,
+                    "schedule": schedule}
+        if keeps:
+            return {"step": record.step if record.interrupts else record.step + 1, "status": record.status,
+                    "pending": record.pending, "interrupts": record.interrupts, "completed": record.completed,
+                    "responses": record.responses, "progress": record.progress, "error": record.error,
+                    "schedule": record.schedule}
+        return {"step": view.step + 1, "status": "executing" if view.pending else "completed",
+                "pending": view.pending, "completed": view.completed, "schedule": view.schedule}
+
+    def update_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
+        """Write a new checkpoint as if a node had returned ``values``; see ``aupdate_state``."""
+        return run_sync(self.aupdate_state(config, values, as_node))
+
+    async def abulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
+        """Several ``update_state`` calls in order, each ``StateUpdate``-like ``(values, as_node)`` pair."""
+        result: Any = config
+        for superstep in supersteps:
+            for update in superstep:
+                values, as_node = (update.values, update.as_node) if hasattr(update, "values") else update
+                result = await self.aupdate_state(result, values, as_node)
+        return result
+
+    def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
+        """Several ``update_state`` calls in order; see ``abulk_update_state``."""
+        return run_sync(self.abulk_update_state(config, supersteps))

@@ -1,0 +1,151 @@
+"""One thread's checkpoints for one compiled graph: reading any of them, their states, and where a run from
+one of them (a replay, a fork, new input on a past checkpoint) begins.
+
+``graph.history`` says which checkpoints the records show; this reads the records it needs (each once per
+call), loads the states (a derived checkpoint's from its parent's, LangGraph's input checkpoint being the
+state before the run's input), and builds the position a run from a past checkpoint starts at: a branch of
+its own (``RunStart(kind="fork")``), whose interrupts are asked afresh.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.records import CheckpointRecord, RunStart
+from statehitl.errors import CheckpointNotFoundError
+from statehitl.graph.graph_state import GraphState
+from statehitl.graph.history import (
+    BEFORE,
+    MAIN,
+    PART_NAMES,
+    View,
+    ViewKey,
+    history_views,
+    parent_key,
+    record_views,
+    view_at,
+)
+from statehitl.machine import Machine
+from statehitl.position import Position, start_position
+from statehitl.supersteps import plan_start
+
+__all__ = ["ThreadViews"]
+
+
+class ThreadViews:
+    """Reads the checkpoints of ``thread`` on ``checkpointer`` for the graph ``machine`` whose state is
+    ``schema``."""
+
+    def __init__(self, checkpointer: Checkpointer, machine: Machine, schema: GraphState, thread: str) -> None:
+        self.checkpointer = checkpointer
+        self.machine = machine
+        self.schema = schema
+        self.thread = thread
+        self._records: dict[int, CheckpointRecord | None] = {}
+        self._shapes: dict[int, CheckpointRecord | None] = {}
+
+    async def read(self, seq: int) -> CheckpointRecord | None:
+        """Checkpoint ``seq`` whole, or None where the number is a claim's (or nothing's)."""
+        if seq not in self._records:
+            try:
+                self._records[seq] = await self.checkpointer.get(self.thread, seq)
+            except CheckpointNotFoundError:
+                self._records[seq] = None
+        return self._records[seq]
+
+    async def shape(self, seq: int) -> CheckpointRecord | None:
+        """Checkpoint ``seq`` as stored (where it stands, not its whole state): one read, no chain."""
+        if seq in self._records:
+            return self._records[seq]
+        if seq not in self._shapes:
+            self._shapes[seq] = await self.checkpointer.stored(self.thread, seq)
+        return self._shapes[seq]
+
+    async def at(self, key: ViewKey | None, head: Head) -> View:
+        """The checkpoint ``key`` names, or (None) the thread's current one."""
+        self._records[head.record.seq] = head.record
+        return await view_at(key, head.record, self.shape, self.read)
+
+    async def history(self) -> list[View]:
+        """Every checkpoint of the thread, newest first."""
+        records = await self.checkpointer.history(self.thread)
+        self._records.update((r.seq, r) for r in records)
+        return history_views(records)
+
+    async def state(self, view: View) -> Any:
+        """The state ``view`` shows: its record's, or for a run's beginning, derived from the checkpoint
+        before it (the input applied to it, for the run's first step)."""
+        if view.key.part == MAIN:
+            return self.schema.load(view.record.values)
+        root = view.record
+        start = root.start
+        assert start is not None, "a derived checkpoint belongs to a run's first record"
+        before = await self.state_at(parent_key(root))
+        if view.key.part == BEFORE or start.kind == "fork":
+            return before
+        return self.applied(before, start.update)
+
+    def applied(self, state: Any, update: dict[str, Any]) -> Any:
+        """``state`` with a stored input ``update`` applied (by the writer ``input``)."""
+        return self.schema.apply(state, [("input", self.schema.load_update("input", update))])  # stored: tags read back
+
+    async def state_at(self, key: ViewKey | None) -> Any:
+        """The state of the checkpoint a stored reference names (None: before the thread's first)."""
+        if key is None:
+            return self._empty()
+        record = await self.read(key.seq)
+        if record is None:
+            raise CheckpointNotFoundError(f"thread {self.thread!r} has no checkpoint {key}")
+        if key.part == MAIN:
+            return self.schema.load(record.values)
+        views = record_views(record, record, None)
+        return await self.state(next((v for v in views if v.key.part == key.part), views[-1]))
+
+    def _empty(self) -> Any:
+        return self.empty(self.schema)
+
+    @staticmethod
+    def empty(schema: GraphState) -> Any:
+        """A thread's state before its first input: every channel unwritten."""
+        try:
+            return schema.initial(None)
+        except (ValidationError, ValueError, TypeError):  # a model whose fields need values: shown without them
+            return schema.model.model_construct()
+
+    async def fork(self, view: View, state: Any, *, more: dict[str, Any] | None = None) -> Position:
+        """Where a run from the past checkpoint ``view`` (with ``state``) begins: a new branch after it, one
+        step on, whose tasks are those ``view`` had left (its finished ones kept, its interrupts asked
+        afresh), or with ``more`` (new input) applied first, a new run from there."""
+        head = await self.checkpointer.head(self.thread, view.record.seq)
+        assert head is not None
+        self.checkpointer.ensure_free(head, None)
+        if view.key.part != MAIN:  # a run's beginning: the branch follows that checkpoint, not its record's own
+            head.cursor.migrated = True
+        parent_view = PART_NAMES.get(view.key.part)
+        if view.key.part == BEFORE:  # a replay of a run's input: that input again, on a branch of its own
+            assert view.record.start is not None
+            update = view.record.start.update
+            state = self.applied(state, update)
+            pending, schedule = plan_start(self.machine, state)
+            step = view.step + 2
+            start = RunStart(kind="replay", update=update, pending=pending, schedule=schedule, step=step)
+            return start_position(head, self.thread, state, pending, schedule=schedule, step=step, start=start,
+                                  parent_view=parent_view)
+        if more is not None:
+            update = self.schema.input_update(more)
+            state = self.schema.apply(state, [("input", update)])
+            pending, schedule = plan_start(self.machine, state)
+            step = view.step + 2
+            start = RunStart(kind="input", update=self.schema.dump_update(update), pending=pending,
+                             schedule=schedule, step=step)
+            return start_position(head, self.thread, state, pending, schedule=schedule, step=step, start=start,
+                                  parent_view=parent_view)
+        pending = list(view.pending)
+        step = view.step + 1
+        start = RunStart(kind="fork", pending=pending, schedule=view.schedule, step=step, completed=view.completed)
+        return start_position(head, self.thread, state, pending, schedule=view.schedule, step=step, start=start,
+                              parent_view=parent_view, completed=view.completed)
+

@@ -1,0 +1,278 @@
+"""One step of a run: call its nodes (concurrently), then merge their updates and plan the next step.
+
+``StepExecutor`` is built once per run and holds what every step of it shares (the machine, the state
+adapter, the hooks, the scheduling policy, the run's settings). A step either stops on interrupts (a
+``RunEnd`` the loop returns: finished nodes' work kept for the resume), or moves on (a ``StepResult``:
+the state after it, its updates, cancelled nodes, and what is pending next). Which nodes run and what
+runs next is the policy's (``statehitl.scheduling``); the executor never asks which policy it has.
+
+A step with nothing to answer shares one ``InterruptContext`` for the whole run, and a lone node is
+called inline, without a task: a chain of single nodes pays for little more than its nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from statehitl import interrupt_ids, observe
+from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
+from statehitl.hooks.registry import HookRegistry, cancel_text
+from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
+from statehitl.machine import Machine
+from statehitl.offload import may_run_inline
+from statehitl.position import NodeContext, Position, RunEnd, Writes
+from statehitl.runner_parts import (
+    Cancelled,
+    Done,
+    NodeFailed,
+    NodeOutcome,
+    NodeRules,
+    RunSettings,
+    StateAdapter,
+    Stopped,
+    call_handler,
+)
+from statehitl.scheduling import SchedulingPolicy
+from statehitl.supersteps import Schedule, send_arg
+from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
+
+__all__ = ["StepExecutor", "StepResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """A step that moved on: the state after it, what it applied (by node, in run order), the nodes a
+    hook cancelled (with why), and the tasks pending next with what the scheduler keeps for them."""
+
+    state: Any
+    applied: Writes
+    cancelled: dict[str, str]
+    pending: list[str]
+    schedule: Schedule
+
+
+class StepExecutor:
+    """Runs the steps of one run (see the module docstring). ``source`` is what node events name (the
+    agent or graph), ``traced`` turns on a span per node call when the run has a tracer."""
+
+    def __init__(self, *, machine: Machine, adapter: StateAdapter, hooks: HookRegistry, policy: SchedulingPolicy,
+                 settings: RunSettings, source: Any, rules: NodeRules | None, node_hook_source: str,
+                 traced: bool) -> None:
+        self.machine = machine
+        self.adapter = adapter
+        self.hooks = hooks
+        self.policy = policy
+        self.settings = settings
+        self.source = source
+        self.rules = rules
+        self.node_hook_source = node_hook_source
+        self.tracer = settings.tracer if traced else None
+        self.halted: Callable[[Any], bool] | None = getattr(adapter, "halted", None)
+        self._unanswered = InterruptContext({}, settings.prefix, settings.thread_id)
+        """The interrupt context of every step that answers nothing (most): one per run."""
+        self.inline_allowed = may_run_inline(True)
+        """Whether a lone sync node may run on the loop's thread (not in a worker's or the inbox's resume:
+        ``statehitl.offload``); asked once per run."""
+
+    def dumped(self, writes: Writes) -> dict[str, dict[str, Any]]:
+        """A step's updates as its checkpoint records them (``writes``): JSON, by node."""
+        return {n: self.adapter.dump_update(u) for n, u in writes if u}
+
+    def refused(self, state: Any, pending: list[str], *, kept: bool) -> dict[str, Any] | None:
+        """The owner's refusal of the next step (a limit), asked before any hook of its nodes fires; a
+        step re-entered with work kept was admitted when it began, and is not asked again."""
+        if self.rules is None or kept:
+            return None
+        update = self.rules.admit(state, pending, self.settings.runtime)
+        return None if update is None else self.adapter.normalize_update(self.machine.name, update)
+
+    async def run(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
+        """Run ``runnable`` (of ``at.pending``) from ``at``: where it stopped on interrupts, or where it went."""
+        if len(runnable) == 1 and not at.completed:  # a lone node: no task, no hold, no gather, no merge
+            node = runnable[0]
+            try:
+                if at.schedule or at.progress or at.responses or at.waiting or at.digests:
+                    outcome = await self._call(at, node, self._context(at), inline=True)
+                else:  # a step that carries nothing in: the node on the state
+                    outcome = await self.call_node(node, at.state, at.step, self._unanswered, None, inline=True)
+            except Exception as exc:
+                raise NodeFailed(node, exc) from None
+            if type(outcome) is Done:
+                return self._moved(at, runnable, [(node, outcome.update)], {})
+            outcomes = {node: outcome}
+        else:
+            outcomes = await self._outcomes(at, runnable)
+        done: dict[str, dict[str, Any]] = {}
+        stopped: list[Interrupt] = []
+        cancels: dict[str, Cancelled] = {}
+        for node, outcome in outcomes.items():
+            if type(outcome) is Done:
+                done[node] = outcome.update
+            elif type(outcome) is Stopped:
+                stopped.extend(outcome.interrupts)
+            else:
+                cancels[node] = outcome  # type: ignore[assignment]
+        if stopped:
+            return self._stopped(at, runnable, outcomes, done, stopped)
+        return self._moved(at, runnable, [(n, done[n]) for n in runnable if n in done], cancels)
+
+    def _moved(self, at: Position, runnable: list[str], finished: Writes, cancels: dict[str, Cancelled]
+               ) -> StepResult:
+        """The step finished: its updates applied (a cancelled node's too, where the owner gave one), and
+        what runs next."""
+        applied = finished
+        if cancels:
+            done = dict(finished)
+            applied = [(n, done[n] if n in done else cancels[n].update) for n in runnable
+                       if n in done or (n in cancels and cancels[n].update)]
+        adapter = self.adapter
+        state = adapter.apply(at.state, applied)
+        pending, schedule = self.policy.after(self.machine, adapter.apply, before=at.state, state=state,
+                                              ran=runnable, done=finished, pending=at.pending,
+                                              schedule=at.schedule)
+        if self.halted is not None and self.halted(state):
+            pending = []
+        return StepResult(state, applied, {n: o.message for n, o in cancels.items()}, pending, schedule)
+
+    def _stopped(self, at: Position, runnable: list[str], outcomes: dict[str, NodeOutcome],
+                 done: dict[str, dict[str, Any]], stopped: list[Interrupt]) -> RunEnd:
+        """The step stopped on interrupts: finished work is kept for the resume, which applies it. A bad
+        update is refused now, while nothing is stored, rather than on every resume of a thread that
+        could then never go on."""
+        adapter = self.adapter
+        adapter.apply(at.state, [(n, done[n]) for n in runnable if n in done])
+        completed = dict(at.completed)
+        completed.update({n: adapter.dump_update(u) for n, u in done.items() if n not in completed})
+        if observe.observers:
+            for i in stopped:
+                observe.emit(InterruptRaisedTransition(i.id, i.name, i.node, i.source, i.reason))
+        kept = {n: o.progress for n, o in outcomes.items() if type(o) is Stopped and o.progress is not None}
+        return RunEnd("interrupted", at.state, at.step, at.pending, completed=completed, responses=at.responses,
+                      progress=kept, interrupts=stopped, schedule=at.schedule)
+
+    def _context(self, at: Position) -> InterruptContext:
+        """The interrupt context of a step: the run's shared one, unless the step answers interrupts."""
+        if not (at.responses or at.waiting or at.digests):
+            return self._unanswered
+        legacy = interrupt_ids.is_legacy([i.id for i in at.waiting])  # answering ids of the first derivation
+        digests = {**at.digests, **{i.id: i.digest for i in at.waiting if i.digest is not None}}
+        settings = self.settings
+        return InterruptContext(at.responses, settings.prefix, None if legacy else settings.thread_id, digests)
+
+    async def _outcomes(self, at: Position, runnable: list[str]) -> dict[str, NodeOutcome]:
+        """Each runnable node's outcome, in ``runnable`` order: finished before an interrupt (its work kept,
+        not re-run), or called now, concurrently with the others."""
+        context = self._context(at)
+        completed = at.completed
+        outcomes: dict[str, NodeOutcome] = {}
+        todo: list[str] = []
+        for node in runnable:
+            if node in completed:
+                outcomes[node] = Done(self.adapter.load_update(node, completed[node]))
+            else:
+                todo.append(node)
+        keep_siblings = self.policy.keeps_finished_on_failure
+
+        async def call(node: str, inline: bool) -> NodeOutcome | tuple[str, Exception]:
+            try:
+                return await self._call(at, node, context, inline=inline)
+            except Exception as exc:
+                if not keep_siblings:
+                    raise NodeFailed(node, exc) from None
+                return node, exc  # its siblings' work is kept below, for the step's retry
+
+        ran = dict(zip(todo, await observe.gather_in_order(todo, call), strict=True))
+        failures = [o for o in ran.values() if isinstance(o, tuple)]
+        if failures:
+            # LangGraph's rule: a failed step keeps what its finished tasks wrote; its retry runs only the rest
+            finished = {n: self.adapter.dump_update(o.update) for n, o in ran.items() if type(o) is Done}
+            raise NodeFailed(*failures[0], finished)
+        outcomes.update(ran)  # type: ignore[arg-type]  # no failures: every one is an outcome
+        return {n: outcomes[n] for n in runnable}
+
+    async def _call(self, at: Position, node: str, context: InterruptContext, *, inline: bool) -> NodeOutcome:
+        if at.schedule:
+            sent, arg = send_arg(at.schedule, node)
+            if sent:
+                return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,
+                                            sent=True)
+        return await self.call_node(node, at.state, at.step, context, at.progress.get(node) if at.progress else None,
+                                    inline=inline)
+
+    async def call_node(self, node: str, state: Any, step: int, context: InterruptContext, progress: Any, *,
+                        inline: bool, sent: bool = False) -> NodeOutcome:
+        """Call one node with its hooks: its outcome (a hook may stop or cancel it first)."""
+        hooks = self.hooks
+        if hooks.has_callbacks(BeforeNodeCallEvent):
+            before = await self._before(node, step, context)
+            if before is not None:
+                return before
+        if observe.observers:
+            observe.emit(NodeEntered(node, step))
+        nodes = self.machine.nodes
+        spec = nodes[node] if node in nodes else nodes[self.machine.task_node(node)]
+        args: tuple[Any, ...] = (state,)
+        settings = self.settings
+        if spec.takes_context:
+            args = (state, NodeContext(node, step, settings.thread_id, settings.invocation_state, context,
+                                       settings.runtime, progress, sent))
+        try:
+            if self.tracer is None and inline and self.inline_allowed and not spec.is_async:
+                returned = spec.handler(*args)  # a lone sync node, untraced: called as it is
+            else:
+                returned = await self._handler(spec, args, node, step, inline)
+        except InterruptRaised as stop:
+            if observe.observers:
+                observe.emit(NodeExited(node, "interrupted"))
+            return Stopped(stop.interrupts, stop.progress)
+        except Exception as exc:
+            # As Strands does: a node that raised has still been called (its hooks close what they opened).
+            if hooks.has_callbacks(AfterNodeCallEvent):
+                await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, error=exc))
+            raise
+        update = self.adapter.normalize_update(node, returned)
+        if observe.observers:
+            observe.emit(NodeExited(node, "done"))
+        if hooks.has_callbacks(AfterNodeCallEvent):
+            await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, update))
+        return Done(update)
+
+    async def _handler(self, spec: Any, args: tuple[Any, ...], node: str, step: int, inline: bool) -> Any:
+        tracer = self.tracer
+        if tracer is None:
+            return await call_handler(spec, args, inline)
+        with tracer.span(f"execute_node {node}", {"statehitl.node": node, "statehitl.step": step}) as span:
+            try:
+                return await call_handler(spec, args, inline)
+            except InterruptRaised as stop:
+                tracer.interrupted(span, stop.interrupts)
+                raise
+
+    async def _before(self, node: str, step: int, context: InterruptContext) -> NodeOutcome | None:
+        """``BeforeNodeCallEvent``: the node's outcome if a hook stopped or cancelled it (or failed, and the
+        owner's rules give an outcome instead), None to call it."""
+        hooks, settings, rules = self.hooks, self.settings, self.rules
+        before = BeforeNodeCallEvent(self.source, node, settings.invocation_state)
+        site = interrupt_ids.before_node_hook(context.prefix, step, node)
+        try:
+            raised = await hooks.fire(before, scope=context.scope(site, self.node_hook_source, node))
+        except Exception as exc:
+            instead = None if rules is None else rules.hook_failed(node, exc, settings.runtime)
+            if instead is None:
+                raise
+            return Done(self.adapter.normalize_update(node, instead))
+        if raised:
+            return Stopped(raised)
+        message = cancel_text(before.cancel_node, "node cancelled")
+        if message is None:
+            return None
+        if observe.observers:
+            observe.emit(NodeCancelled(node, message))
+        if rules is None:
+            return Cancelled(message, {})
+        update = self.adapter.normalize_update(node, rules.cancelled(node, message, settings.runtime))
+        if hooks.has_callbacks(AfterNodeCallEvent):
+            await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, update))
+        return Cancelled(message, update)
