@@ -132,6 +132,26 @@ def graph_node(scratch: Path) -> Callable[[], None]:
     return once
 
 
+HISTORY = 2000
+"""Checkpoints of the thread whose history a page is read of."""
+
+
+def history_page(scratch: Path) -> Callable[[], None]:
+    """``get_state_history(config, limit=10)`` of a thread of 2,000 checkpoints on the file store: a page costs
+    what it shows, whatever the thread's length (issue 41)."""
+    from statehitl.checkpoint import FileCheckpointer
+    from statehitl.graph import END, START, StateGraph
+
+    graph = StateGraph(ChainState)
+    graph.add_node("inc", lambda s: {"n": s["n"] + 1})
+    graph.add_edge(START, "inc")
+    graph.add_conditional_edges("inc", lambda s: END if s["n"] >= HISTORY else "inc", ["inc", END])
+    app = graph.compile(checkpointer=FileCheckpointer(scratch / "history"))
+    config = {"configurable": {"thread_id": "long"}, "recursion_limit": HISTORY + 10}
+    app.invoke({"n": 0}, config)
+    return lambda: _check(len(list(app.get_state_history(config, limit=10))) == 10)
+
+
 def cold_start(scratch: Path) -> Callable[[], None]:
     """``import statehitl`` and a first graph, over its dependencies' own import: pydantic is imported
     before counting starts, statehitl and everything it imports besides are counted (run once, in a
@@ -161,6 +181,7 @@ WORKLOADS = {w.name: w for w in (
     Workload("agent-session", "instructions/cycle", AGENT_CYCLES, agent_session),
     Workload("graph-node", "instructions/node", 10, graph_node),
     Workload("cold-start", "instructions/start", 1, cold_start, warmup=0),
+    Workload("history-page", "instructions/page", 1, history_page),
 )}
 
 

@@ -8,6 +8,9 @@ concurrent nodes is not something a user should have to depend on.
 
 from __future__ import annotations
 
+import operator
+import types
+import typing
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Annotated, Any, Generic, TypeVar
@@ -35,6 +38,15 @@ def append(current: list[Any] | None, new: Any) -> list[Any]:
 def append_items(new: Any) -> list[Any]:
     """What an ``append`` write adds: nothing for None, the items of a list or tuple, else the one item."""
     return [] if new is None else list(new) if isinstance(new, list | tuple) else [new]
+
+
+def _is_list(info: Any) -> bool:
+    """Whether a field holds a list (``list``, ``list[T]``, optionally ``None``): what ``operator.add`` extends."""
+    annotation = info.annotation
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    kinds = [typing.get_origin(o) or o for o in options if o is not type(None)]
+    return bool(kinds) and all(k is list for k in kinds)
 
 
 def writer_label(node: str) -> str:
@@ -76,7 +88,11 @@ class StateSchema(Generic[M]):
             for meta in info.metadata:
                 if callable(meta) and not isinstance(meta, type):
                     self.reducers[name] = meta
-        self.append_channels = frozenset(n for n, r in self.reducers.items() if r is append)
+        self.append_channels = frozenset(n for n, r in self.reducers.items()
+                                         if r is append or (r is operator.add and _is_list(self.fields[n])))
+        """Channels that only grow, stored as the pieces each step added (``checkpoint/chain.py``): those of
+        statehitl's ``append``, and LangGraph's ``Annotated[list, operator.add]`` (a list plus a list extends
+        the first)."""
         self._ordinary = [n for n in self.fields if n not in self.append_channels]
         # the model validates a new thread's input, and takes a field under its alias there
         self._aliases = frozenset(info.alias for info in self.fields.values() if info.alias)
@@ -174,6 +190,12 @@ class StateSchema(Generic[M]):
                     if name in self.tagged:
                         self._storable(node, name, added)
                     merged[name] = [*current, *added]
+                elif name in self.append_channels and isinstance(value, list):  # operator.add of two lists
+                    current = merged[name] if name in merged else getattr(state, name)
+                    added = self._validate(node, name, value)
+                    if name in self.tagged:
+                        self._storable(node, name, added)
+                    merged[name] = [*(current or ()), *added]
                 else:
                     current = merged[name] if name in merged else getattr(state, name)
                     merged[name] = self._validate(node, name, reducer(current, value))

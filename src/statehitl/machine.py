@@ -272,24 +272,35 @@ class Machine:
             graph.add_edge(source, target, kind=kind)
         return graph
 
-    def _check_shape(self) -> None:
-        import networkx as nx
+    def _successors(self) -> dict[str, list[str]]:
+        """Each node's successors (START and END included), in the order ``graph`` adds its edges: the
+        validation's searches walk these plain lists, so compiling a graph never imports networkx."""
+        successors: dict[str, list[str]] = {n: [] for n in (START, *self.nodes, END)}
+        for source, target in self._edge_kinds:
+            successors[source].append(target)
+        return successors
 
+    def _check_shape(self) -> None:
         if not self.nodes:
             raise GraphValidationError(f"machine {self.name!r} has no nodes")
-        if self.graph.out_degree(START) == 0:
+        successors = self._successors()
+        if not successors[START]:
             raise GraphValidationError(
                 f"machine {self.name!r} has no entry: add an edge from START to the first node"
             )
         if self.supersteps:
             return  # Send and Command(goto=) reach nodes no edge names; a node without a way out ends its branch
-        reachable = nx.descendants(self.graph, START)
+        reachable = _reached(START, successors)
         unreachable = [n for n in self.nodes if n not in reachable]
         if unreachable:
             raise GraphValidationError(
                 f"node(s) {unreachable} cannot be reached from START; add an edge into them or remove them"
             )
-        finishing = nx.ancestors(self.graph, END)
+        predecessors: dict[str, list[str]] = {n: [] for n in successors}
+        for source, targets in successors.items():
+            for target in targets:
+                predecessors[target].append(source)
+        finishing = _reached(END, predecessors)
         stuck = [n for n in self.nodes if n not in finishing]
         if stuck and self._require_exit:
             raise GraphValidationError(
@@ -304,11 +315,10 @@ class Machine:
         its active predecessors", also for a join inside a loop; and since what is left is acyclic,
         some pending node can always run.
         """
-        import networkx as nx
-
+        successors = self._successors()
         back: set[tuple[str, str]] = set()
         on_path, seen = {START}, {START}
-        stack = [(START, iter(self.graph.successors(START)))]
+        stack = [(START, iter(successors[START]))]
         while stack:
             node, children = stack[-1]
             for child in children:
@@ -317,13 +327,13 @@ class Machine:
                 elif child not in seen:
                     on_path.add(child)
                     seen.add(child)
-                    stack.append((child, iter(self.graph.successors(child))))
+                    stack.append((child, iter(successors[child])))
                     break
             else:
                 on_path.discard(node)
                 stack.pop()
-        forward = nx.restricted_view(self.graph, (), back)
-        reach = {n: nx.descendants(forward, n) for n in self.nodes}
+        forward = {n: [t for t in targets if (n, t) not in back] for n, targets in successors.items()}
+        reach = {n: _reached(n, forward) for n in self.nodes}
         return {n: frozenset(m for m in self.nodes if m != n and n in reach[m]) for n in self.nodes}
 
     def shape(self) -> dict[str, Any]:
@@ -375,6 +385,18 @@ class Machine:
 
     def __repr__(self) -> str:
         return f"Machine({self.name!r}, nodes={list(self.nodes)})"
+
+
+def _reached(start: str, edges: Mapping[str, Sequence[str]]) -> set[str]:
+    """The nodes reachable from ``start`` along ``edges`` (not ``start`` itself, unless a loop returns to it)."""
+    found: set[str] = set()
+    todo = list(edges[start])
+    while todo:
+        node = todo.pop()
+        if node not in found:
+            found.add(node)
+            todo.extend(edges[node])
+    return found
 
 
 def _by_node(names: Iterable[str], pairs: Iterable[tuple[str, T]]) -> dict[str, tuple[T, ...]]:

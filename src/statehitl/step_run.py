@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statehitl import interrupt_ids, observe
-from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
+from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import Machine

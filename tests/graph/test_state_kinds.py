@@ -181,8 +181,11 @@ def test_absent_channels_stay_absent_through_a_checkpoint() -> None:
     schema = StateSchema(kind.model)
     state = schema.apply(schema.initial({"question": "q"}), [("a", {"turns": 2})])
     dumped = schema.dump_values(state)
-    assert dumped == {"question": "q", "turns": 2, "notes": []}
-    assert kind.node_input(schema.load(dumped)) == {"question": "q", "turns": 2, "notes": []}
+    # notes (a list that operator.add extends) is stored as the pieces steps add, apart from the other channels
+    assert schema.append_channels == {"notes"}
+    assert dumped == {"question": "q", "turns": 2}
+    assert schema.dump_items(state, "notes", 0) == []
+    assert kind.node_input(schema.load({**dumped, "notes": []})) == {"question": "q", "turns": 2, "notes": []}
 
 
 def test_a_channel_written_none_is_present() -> None:

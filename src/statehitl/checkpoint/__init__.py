@@ -10,16 +10,18 @@ crash debris. A backend is the ``Storage`` protocol (``checkpoint/storage.py``) 
 
 from __future__ import annotations
 
-import os
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from statehitl.checkpoint.audit import AuditEntry
-from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.file import FileStorage
-from statehitl.checkpoint.memory import InMemorySaver, MemoryCheckpointer, MemorySaver, MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord
-from statehitl.checkpoint.storage import ABSENT, Storage, validate_key, validate_prefix, validate_thread_id
-from statehitl.checkpoint.url import storage_from_url
+if TYPE_CHECKING:
+    from statehitl.checkpoint.audit import AuditEntry
+    from statehitl.checkpoint.engine import Checkpointer
+    from statehitl.checkpoint.file import FileStorage
+    from statehitl.checkpoint.file_checkpointer import FileCheckpointer
+    from statehitl.checkpoint.memory import InMemorySaver, MemoryCheckpointer, MemorySaver, MemoryStorage
+    from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord
+    from statehitl.checkpoint.storage import ABSENT, Storage, validate_key, validate_prefix, validate_thread_id
+    from statehitl.checkpoint.url import storage_from_url
 
 __all__ = [
     "ABSENT",
@@ -40,11 +42,19 @@ __all__ = [
     "validate_thread_id",
 ]
 
+_HOMES = {
+    "AuditEntry": "audit", "Checkpointer": "engine", "FileStorage": "file", "FileCheckpointer": "file_checkpointer",
+    **dict.fromkeys(("InMemorySaver", "MemoryCheckpointer", "MemorySaver", "MemoryStorage"), "memory"),
+    **dict.fromkeys(("CheckpointRecord", "InterruptRecord"), "records"),
+    **dict.fromkeys(("ABSENT", "Storage", "validate_key", "validate_prefix", "validate_thread_id"), "storage"),
+    "storage_from_url": "url",
+}
+"""Where each name lives: importing the package loads none of them, so a graph on one store does not load
+the others (the file store's modules for an app in memory, a serverless cold start)."""
 
-class FileCheckpointer(Checkpointer):
-    """Checkpoints in append-only record logs under ``directory``; a call returns once its checkpoint is fsynced."""
 
-    def __init__(self, directory: str | os.PathLike[str] = ".statehitl", **options: Any) -> None:
-        super().__init__(FileStorage(directory), **options)
-
-
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'statehitl.checkpoint' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"statehitl.checkpoint.{home}"), name)

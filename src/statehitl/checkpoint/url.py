@@ -28,18 +28,20 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from statehitl._echo import echo
-from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.checkpoint.storage import Storage, StorageFactory
 from statehitl.errors import CheckpointerNotFoundError, StorageConfigError
 
+if TYPE_CHECKING:
+    from statehitl.checkpoint.file import FileStorage
+
 __all__ = ["UnknownSchemeError", "checkpointer_options_of", "storage_from_url"]
 
-_BUILTIN: dict[str, StorageFactory] = {"memory": MemoryStorage, "file": FileStorage}
+_BUILTIN = ("memory", "file")
 _EXTRAS = {"s3", "dynamodb"}
 _GROUP = "statehitl.checkpointers"
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
@@ -101,7 +103,7 @@ def storage_from_url(url: str) -> Storage:
     scheme, sep, rest = url.partition("://")
     if not sep:
         _refuse_mangled(url, shown)
-        return FileStorage(url)
+        return _file_storage()(url)
     if not _SCHEME.fullmatch(scheme):
         raise StorageConfigError(
             f"the store URL {shown} does not start with a scheme ({echo(scheme)} is not one): use {_EXAMPLES}; "
@@ -119,9 +121,7 @@ def storage_from_url(url: str) -> Storage:
                 f"the store URL {shown} has a query, and file:// takes no options besides compress=: a directory "
                 "whose name has '?' in it is given as a plain path", code="InvalidURL",
             )
-    factory = _BUILTIN.get(scheme)
-    if factory is None:
-        factory = _plugin(scheme, url)
+    factory = _builtin(scheme) or _plugin(scheme, url)
     storage = factory.from_url(url)
     if not isinstance(storage, Storage):
         raise TypeError(
@@ -162,6 +162,19 @@ def _refuse_mangled(url: str, shown: str) -> None:
         f"{guess} A directory whose name looks like this is written ./{echo(url, _URL_ECHO, quoted=False)}",
         code="InvalidURL",
     )
+
+
+def _builtin(scheme: str) -> StorageFactory | None:
+    """The core's own stores by scheme; the file store's modules load with its first URL."""
+    if scheme == "memory":
+        return MemoryStorage
+    return _file_storage() if scheme == "file" else None
+
+
+def _file_storage() -> type[FileStorage]:
+    from statehitl.checkpoint.file import FileStorage
+
+    return FileStorage
 
 
 def _installed_schemes() -> set[str]:

@@ -28,7 +28,7 @@ from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, Reco
 from statehitl.errors import CheckpointNotFoundError
 
 __all__ = ["BEFORE", "BEGIN", "MAIN", "PART_NAMES", "View", "ViewKey", "checkpoint_order", "history_views",
-           "parent_key", "parse_view", "record_views", "restates", "view_at"]
+           "parent_key", "parse_view", "record_views", "restates", "shown_key", "view_at"]
 
 MAIN, BEFORE, BEGIN = 0, 1, 2
 """The parts of a record: its own checkpoint, the state before its run's input, its run's first step (or a
@@ -165,7 +165,7 @@ async def view_at(key: ViewKey | None, head: CheckpointRecord, shape: Read, whol
         root = await _root(found, shape) if key.part == MAIN else found
         newest = await _newest_restating(root, head, shape)
         content = head if newest.seq == head.seq else await whole(newest.seq) or newest
-    parent = await _shown_key(parent_key(root), shape)
+    parent = await shown_key(parent_key(root), shape)
     views = record_views(root, content, parent)
     wanted = MAIN if key is None else key.part
     for view in views:
@@ -201,7 +201,7 @@ async def _newest_restating(root: CheckpointRecord, head: CheckpointRecord, read
     return current
 
 
-async def _shown_key(key: ViewKey | None, read: Read) -> ViewKey | None:
+async def shown_key(key: ViewKey | None, read: Read) -> ViewKey | None:
     """The key a stored parent reference is shown under: a record's own checkpoint by its first record."""
     if key is None or key.part != MAIN:
         return key

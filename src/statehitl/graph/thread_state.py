@@ -10,7 +10,8 @@ same interrupts (a human editing the state before answering).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -96,16 +97,31 @@ class ThreadState:
         below = None if ceiling is None else checkpoint_order(parse_view(target.thread, ceiling))
         views = self._views(target.thread)
         count = 0
+        async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
+                                       ) as walk:
+            async for view in walk:
+                if below is not None and checkpoint_order(view.id) >= below:
+                    continue
+                metadata = {"source": view.source, "step": view.step, "parents": {}}
+                if filter and any(metadata.get(k) != v for k, v in filter.items()):
+                    continue
+                if limit is not None and count >= limit:
+                    return
+                count += 1
+                yield self.snapshots.snapshot(view, await views.state(view))
+
+    async def _walk(self, views: ThreadViews, thread: str, *, paged: bool) -> AsyncGenerator[View, None]:
+        """The checkpoints newest first: read record by record from the newest for a page (its cost is the
+        page's), or all at once in the store's bulk read for the whole history (linear in the thread)."""
+        if paged:
+            head = await self.checkpointer.head(thread)
+            if head is not None:
+                async with contextlib.aclosing(views.newest(head)) as newest:
+                    async for view in newest:
+                        yield view
+            return
         for view in await views.history():
-            if below is not None and checkpoint_order(view.id) >= below:
-                continue
-            metadata = {"source": view.source, "step": view.step, "parents": {}}
-            if filter and any(metadata.get(k) != v for k, v in filter.items()):
-                continue
-            if limit is not None and count >= limit:
-                return
-            count += 1
-            yield self.snapshots.snapshot(view, await views.state(view))
+            yield view
 
     def get_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
                           before: dict[str, Any] | None = None, limit: int | None = None

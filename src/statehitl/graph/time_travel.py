@@ -9,12 +9,14 @@ its own (``RunStart(kind="fork")``), whose interrupts are asked afresh.
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from pydantic import ValidationError
 
 from statehitl.checkpoint.engine import Checkpointer, Head
-from statehitl.checkpoint.records import CheckpointRecord, RunStart
+from statehitl.checkpoint.records import CheckpointRecord, RunStart, StoredCheckpoint
+from statehitl.checkpoint.step_writes import resolve_writes
 from statehitl.errors import CheckpointNotFoundError
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import (
@@ -26,6 +28,8 @@ from statehitl.graph.history import (
     history_views,
     parent_key,
     record_views,
+    restates,
+    shown_key,
     view_at,
 )
 from statehitl.machine import Machine
@@ -46,15 +50,75 @@ class ThreadViews:
         self.thread = thread
         self._records: dict[int, CheckpointRecord | None] = {}
         self._shapes: dict[int, CheckpointRecord | None] = {}
+        self._head: CheckpointRecord | None = None
+        """The thread's newest record, whole, once a call read it: its branch's records are cut from it."""
 
     async def read(self, seq: int) -> CheckpointRecord | None:
-        """Checkpoint ``seq`` whole, or None where the number is a claim's (or nothing's)."""
+        """Checkpoint ``seq`` whole, or None where the number is a claim's (or nothing's). A record on the
+        branch of the current checkpoint (``at``/``newest`` read it) is cut from its channels, which only grew
+        since (``_from_head``); any other is rebuilt from its chain."""
         if seq not in self._records:
-            try:
-                self._records[seq] = await self.checkpointer.get(self.thread, seq)
-            except CheckpointNotFoundError:
-                self._records[seq] = None
+            found = await self._from_head(seq)
+            if found is None:
+                try:
+                    found = await self.checkpointer.get(self.thread, seq)
+                except CheckpointNotFoundError:
+                    found = None
+            self._records[seq] = found
         return self._records[seq]
+
+    async def _from_head(self, seq: int) -> CheckpointRecord | None:
+        """Checkpoint ``seq`` whole without its chain, when it is an ancestor of the current checkpoint and no
+        record between them restarted an append-only channel: each such channel is then a prefix of the
+        current one, and the record holds its other channels whole. None when that does not hold."""
+        head = self._head
+        if head is None or seq >= head.seq:
+            return None
+        restarted: set[str] = set()
+        walk: CheckpointRecord | None = head
+        while walk is not None and walk.seq > seq and walk.parent_seq is not None:
+            if isinstance(walk, StoredCheckpoint) and walk is not head:
+                restarted |= {c for c, piece in walk.appends.items() if piece.start == 0}
+            walk = await self.shape(walk.parent_seq)
+        if walk is None or walk.seq != seq or not isinstance(walk, StoredCheckpoint):
+            return None
+        if walk.base_seq is not None and restarted & set(walk.appends):
+            return None  # a channel was restarted on the way: it is not a prefix of the current one any more
+        values = dict(walk.values)
+        for channel, piece in walk.appends.items():
+            current = head.values.get(channel)
+            if not isinstance(current, list):
+                return None
+            values[channel] = current[:piece.start + len(piece.items)]
+        fields = {name: getattr(walk, name) for name in CheckpointRecord.model_fields}
+        fields["values"] = values
+        fields["writes"] = resolve_writes(walk.writes, values, walk.value_writes)
+        return CheckpointRecord.model_construct(**fields)
+
+    async def newest(self, head: Head) -> AsyncGenerator[View, None]:
+        """The thread's checkpoints, newest first, read record by record from its newest down (every branch, as
+        ``history``), so that a page of them costs the records it shows, not the thread's length."""
+        self._head = head.record
+        self._records[head.record.seq] = head.record
+        waiting: dict[int, CheckpointRecord] = {}  # a record restated by newer ones -> the newest of those
+        for seq in range(head.record.seq, -1, -1):
+            record = await self.shape(seq)
+            if record is None:
+                continue  # a claim's number
+            content = waiting.pop(seq, record)
+            parent = None
+            if record.parent_seq is not None and record.start is None and record.parent_view is None:
+                parent = await self.shape(record.parent_seq)
+            if parent is not None and restates(record, parent):
+                waiting[parent.seq] = content  # shown when the walk reaches the checkpoint it restates
+                continue
+            ref = parent_key(record)
+            if ref is not None and ref.part == MAIN:
+                ref = await shown_key(ref, self.shape)
+            if content.seq != head.record.seq:
+                content = await self.read(content.seq) or content
+            for view in reversed(record_views(record, content, ref)):
+                yield view
 
     async def shape(self, seq: int) -> CheckpointRecord | None:
         """Checkpoint ``seq`` as stored (where it stands, not its whole state): one read, no chain."""
@@ -66,6 +130,7 @@ class ThreadViews:
 
     async def at(self, key: ViewKey | None, head: Head) -> View:
         """The checkpoint ``key`` names, or (None) the thread's current one."""
+        self._head = head.record
         self._records[head.record.seq] = head.record
         return await view_at(key, head.record, self.shape, self.read)
 

@@ -7,12 +7,12 @@ StateGraph fires too, in ``statehitl.hooks.events``; all five are also in ``stat
 
 from __future__ import annotations
 
-from statehitl.hooks.events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.multiagent_events import (
     AfterMultiAgentInvocationEvent,
     BeforeMultiAgentInvocationEvent,
     MultiAgentInitializedEvent,
 )
+from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 
 __all__ = [
     "AfterMultiAgentInvocationEvent",
