@@ -89,3 +89,42 @@ def test_a_page_reads_what_it_shows_not_the_thread(tmp_path: Path) -> None:
     assert counts.calls["read_all"] == 0  # never the whole thread
     assert counts.calls["read"] <= 8  # the page's records, and the one each names as its parent
     assert page[0].values["log"][-1] == "b"
+
+
+class Counter(TypedDict, total=False):
+    count: int
+    note: str
+
+
+def counter_graph() -> StateGraph[Any]:
+    g = StateGraph(Counter)
+    g.add_node("bump", lambda s: {"count": s.get("count", 0) + 1, "note": f"at {s.get('count', 0) + 1}"})
+    g.add_edge(START, "bump")
+    g.add_edge("bump", END)
+    return g
+
+
+def test_a_cold_process_reads_an_ordinary_state_from_the_newest_record(tmp_path: Path) -> None:
+    """A state with no append-only channel is whole in every record: a process that knows nothing of the thread
+    reads the newest alone (a listing and one read), not the thread; a state with one reads the chain."""
+    from statehitl.checkpoint import Checkpointer
+
+    for turns in (3, 60):
+        app = counter_graph().compile(checkpointer=FileCheckpointer(tmp_path / str(turns)))
+        for _ in range(turns):
+            app.invoke({}, config("t"))
+        storage = CountingStorage(app.checkpointer.storage)
+        cold = counter_graph().compile(checkpointer=Checkpointer(storage))
+        snapshot = cold.get_state(config("t"))
+        assert snapshot.values == {"count": turns, "note": f"at {turns}"}
+        assert snapshot == app.get_state(config("t"))
+        assert storage.counts.calls["read_all"] == 0
+        assert storage.counts.calls["list"] + storage.counts.calls["read"] <= 3
+        assert cold.invoke({}, config("t")) == {"count": turns + 1, "note": f"at {turns + 1}"}
+    appended = CountingStorage(FileCheckpointer(tmp_path / "log").storage)
+    logged = graph().compile(checkpointer=Checkpointer(appended))
+    logged.invoke({"log": ["in"]}, config("t"))
+    cold_log = graph().compile(checkpointer=Checkpointer(appended))
+    appended.reset()
+    assert cold_log.get_state(config("t")).values["log"] == ["in", "a"]
+    assert appended.reset().calls["read_all"] == 1

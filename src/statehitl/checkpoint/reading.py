@@ -63,6 +63,9 @@ class Head:
     (``checkpoint/warm.py``): no other writer went past it, so no record past it can have been lost."""
 
 
+_NEW = object()
+"""``_lean_cold_head``'s answer for a thread that has no records."""
+
 _OFFERED: ContextVar[list[tuple[ThreadReader, Head]] | None] = ContextVar("statehitl_offered_head", default=None)
 
 
@@ -180,22 +183,53 @@ class ThreadReader(RecordStore):
             self._warm.remember(thread_id, head.data, head.token, target, record, chain)
         return Head(record, cursor, claim, answers_in(answers, record, self.signing_key))
 
+    async def _lean_cold_head(self, thread_id: str) -> Head | object | None:
+        """The thread's head in a process that knows nothing of it, from the newest record alone, when that record
+        holds its whole state (no piece of an append-only channel continues one before it: a thread whose
+        channels are all ordinary, as a LangGraph program's counters and flags): two small reads, whatever the
+        thread's length. ``_NEW`` for a thread with no records; None when the state needs the chain (the bulk read
+        then)."""
+        keys = await self.storage.list(self._prefix(thread_id), limit=1)
+        if not keys:
+            return _NEW
+        found = await self.storage.read(keys[0])
+        if found is None:
+            return None
+        data, token = found
+        newest = self._parse(keys[0], data)
+        claim = newest if isinstance(newest, ClaimRecord) else None
+        target = newest if claim is None else await self._read(thread_id, claim.parent_seq)
+        if not isinstance(target, StoredCheckpoint) or any(p.start > 0 for p in target.appends.values()):
+            return None
+        record = whole_record(target, [target])
+        chain = (Link(target.depth, target.seq, {c: len(p.items) for c, p in target.appends.items()}),)
+        cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
+        cursor.indexed = index_material(record)
+        if claim is None:
+            self._warm.remember(thread_id, data, token, target, record, chain)
+        return Head(record, cursor, claim)
+
     # -- reading ------------------------------------------------------------------------------------
 
-    async def head(self, thread_id: str, checkpoint_id: str | int | None = None) -> Head | None:
+    async def head(self, thread_id: str, checkpoint_id: str | int | None = None, *, pieces: bool = True
+                   ) -> Head | None:
         """The thread's current checkpoint (or ``checkpoint_id``, to fork from it) ready to write after.
 
         When the newest record is the one this process last wrote or read here (``checkpoint/warm.py``),
         that one small read is all it takes: the chain is not read again. A thread this process knows
-        nothing of is read in the storage's one bulk read, when it has one. A head offered by the caller
-        (``offering_head``) is returned without a read.
+        nothing of is read in the storage's one bulk read, when it has one; ``pieces=False`` says the
+        caller's state has no append-only channel, so each record holds it whole and the newest is read
+        alone. A head offered by the caller (``offering_head``) is returned without a read.
         """
         if checkpoint_id is None and (offered := _take_offered(self, thread_id)) is not None:
             return offered
         known = checkpoint_id is None and self._warm.knows(thread_id)
         if checkpoint_id is None and self._bulk and not known:
             with contextlib.suppress(CheckpointCorruptError):
-                return await self._cold_head(thread_id)
+                lean = None if pieces else await self._lean_cold_head(thread_id)
+                if lean is _NEW:
+                    return None
+                return lean if isinstance(lean, Head) else await self._cold_head(thread_id)
         if known and self._listed:  # the newest key and its version in one listing
             newest = await self.storage.list_versions(self._prefix(thread_id), limit=1)  # type: ignore[attr-defined]
             if newest and (warm := self._warm.lookup(thread_id, self._seq(newest[0][0]), token=newest[0][1])):

@@ -203,7 +203,7 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
     async def _run(self, input: Any, target: RunTarget, send: Callable[..., None] | None = None,
                    subgraphs: bool = False) -> Any:
         thread = target.thread
-        head = await self.checkpointer.head(thread)
+        head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
         begun = await self._begin(input, target, head)
         if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)

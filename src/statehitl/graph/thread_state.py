@@ -58,7 +58,7 @@ class ThreadState:
         LangGraph config, None for a thread id. ``subgraphs=True``: a task that is a subgraph stopped inside
         has its snapshot as ``task.state``."""
         target = self._target(config, checkpoint_id)
-        head = await self.checkpointer.head(target.thread)
+        head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if head is None:
             if target.checkpoint_id is not None:
                 raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint {target.checkpoint_id}")
@@ -114,7 +114,7 @@ class ThreadState:
         """The checkpoints newest first: read record by record from the newest for a page (its cost is the
         page's), or all at once in the store's bulk read for the whole history (linear in the thread)."""
         if paged:
-            head = await self.checkpointer.head(thread)
+            head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
             if head is not None:
                 async with contextlib.aclosing(views.newest(head)) as newest:
                     async for view in newest:
@@ -142,7 +142,7 @@ class ThreadState:
         if as_node is not None and as_node not in self.machine.nodes:
             raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
                                    f"(its nodes: {sorted(self.machine.nodes)})")
-        head = await self.checkpointer.head(target.thread)
+        head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if head is None:
             raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
         self.checkpointer.ensure_free(head, None)
