@@ -23,6 +23,7 @@ from pathlib import Path
 from statehitl import inbox
 import inbox_app
 go = Path(sys.argv[1])
+(go.parent / f"ready.{os.getpid()}").touch()
 while not go.exists():
     time.sleep(0.005)
 report = inbox.sweep(os.environ["STATEHITL_INBOX_TEST_STORE"], app=inbox_app.build, now=float(sys.argv[2]))
@@ -36,6 +37,7 @@ from statehitl import inbox
 from statehitl.errors import AlreadyAnsweredError
 import inbox_app
 go = Path(sys.argv[1])
+(go.parent / f"ready.{os.getpid()}").touch()
 while not go.exists():
     time.sleep(0.005)
 try:
@@ -53,14 +55,14 @@ def race(script: str, tmp_path: Path, store: str, log: Path, *args: str) -> list
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     racers = [subprocess.Popen([sys.executable, "-c", script, str(go), *(a.format(n=n) for a in args)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(RACERS)]
-    time.sleep(0.3)  # let them all import and wait at the line
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("ready.*"))) < RACERS and time.monotonic() < deadline:
+        time.sleep(0.01)  # every racer imported and waits at the line, however slow the machine
     go.touch()
-    outputs = []
-    for racer in racers:
-        out, err = racer.communicate(timeout=120)
+    finished = [(*racer.communicate(timeout=120), racer) for racer in racers]
+    for _, err, racer in finished:
         assert racer.returncode == 0, err
-        outputs.append(out.strip())
-    return outputs
+    return [out.strip() for out, _, _ in finished]
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
+from statehitl._gc import collector_paused
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
@@ -181,6 +182,7 @@ class StateGraph(Generic[M]):
         """Same as ``add_edge(key, END)``."""
         return self.add_edge(key, END)
 
+    @collector_paused
     def compile(
         self,
         checkpointer: Checkpointer | bool | None = None,

@@ -126,8 +126,12 @@ class ThreadState:
     def get_state_history(self, config: dict[str, Any] | str, *, filter: dict[str, Any] | None = None,
                           before: dict[str, Any] | None = None, limit: int | None = None
                           ) -> Iterator[StateSnapshot[Any]]:
-        """The thread's checkpoints, newest first; see ``aget_state_history``."""
-        return iterate_sync(self.aget_state_history(config, filter=filter, before=before, limit=limit))
+        """The thread's checkpoints, newest first; see ``aget_state_history``. The whole history is read in one
+        bulk read anyway, so it is built in one call rather than one event-loop turn per checkpoint."""
+        snapshots = self.aget_state_history(config, filter=filter, before=before, limit=limit)
+        if limit is None and before is None:
+            return iter(run_sync(_listed(snapshots)))
+        return iterate_sync(snapshots)
 
     # -- editing ----------------------------------------------------------------------------------
 
@@ -199,3 +203,7 @@ class ThreadState:
     def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
         """Several ``update_state`` calls in order; see ``abulk_update_state``."""
         return run_sync(self.abulk_update_state(config, supersteps))
+
+
+async def _listed(snapshots: AsyncIterator[StateSnapshot[Any]]) -> list[StateSnapshot[Any]]:
+    return [snapshot async for snapshot in snapshots]
