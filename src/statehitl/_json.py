@@ -13,7 +13,6 @@ well within what the reader takes with a record's own levels around the value.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from statehitl.errors import NestingTooDeepError, NotJSONError
@@ -28,9 +27,9 @@ _RECORD_NESTING = MAX_NESTING + 12
 node, channel, a tag), still far within the JSON reader's limit of about 200."""
 
 _SCALARS = (str, int, bool, type(None))
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _BRACKETS = bytes.maketrans(b"{}", b"[]")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'[]{}"')
 
 
 def find_non_json(value: Any, path: str = "$", depth: int = 0) -> tuple[str, Any] | None:
@@ -75,12 +74,21 @@ def too_deep(path: str) -> str:
 def nesting_of(data: bytes) -> int:
     """How deep the lists and objects of JSON ``data`` nest (0 for a scalar): strings dropped, then the
     innermost pairs of brackets removed level by level, all at the speed of ``bytes`` methods."""
-    brackets = _STRINGS.sub(b"", data).translate(_BRACKETS, _NOT_BRACKETS)
+    brackets = _outside_strings(data).translate(_BRACKETS, _NOT_BRACKETS)
     depth = 0
     while brackets:
         brackets = brackets.replace(b"[]", b"")
         depth += 1
     return depth
+
+
+def _outside_strings(data: bytes) -> bytes:
+    """JSON ``data`` without its strings: escaped backslashes dropped, then escaped quotes, so every quote
+    left opens or closes a string; then everything but quotes and brackets (any other escape with it), and
+    every other piece between quotes is outside the strings. Bytes methods only: a regular expression over
+    the record took five times as long."""
+    bare = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_QUOTES_OR_BRACKETS)
+    return b"".join(bare.split(b'"')[::2])
 
 
 def check_nesting(data: bytes, what: str) -> None:
