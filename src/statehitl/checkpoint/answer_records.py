@@ -122,13 +122,13 @@ async def record_answer(checkpointer: RecordStore, record: CheckpointRecord, int
 
         check_answer(interrupt.id, interrupt.response_schema, response,
                      f"thread {thread!r}: the answer to interrupt {interrupt.name!r} (id {interrupt.id})")
-    if mark_index:  # a door that takes ids: a late reviewer finds who answered once the thread moved on
-        await write_pointer(checkpointer, thread, record.seq, interrupt)
     key = answer_key(thread, record.seq, interrupt.id)
     answer = StoredAnswer(thread_id=thread, checkpoint_id=record.checkpoint_id, interrupt_id=interrupt.id,
                           name=interrupt.name, response=response, responder=responder, comment=comment,
                           answered_at=round(time.time(), 3), via=via, digest=digest)
     data = encode(answer, checkpointer.signing_key, place=key)
+    if mark_index:  # a door that takes ids: a late reviewer finds who answered once the thread moved on
+        await write_pointer(checkpointer, thread, record.seq, interrupt)
     try:
         await checkpointer.create(key, data, durable=durable)
     except CheckpointConflict:
