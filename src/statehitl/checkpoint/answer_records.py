@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from statehitl.checkpoint.answer_pointers import write_pointer
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_key, read_index_versioned
 from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, InterruptRecord, StoredAnswer, Via
@@ -99,8 +98,7 @@ async def record_answer(checkpointer: RecordStore, record: CheckpointRecord, int
     earlier (by any door). A different response stored earlier raises ``AlreadyAnsweredError``.
     ``mark_index`` also marks it in the thread's index entry, for a door that does not resume the
     thread itself (listings then show the interrupt as answered, not yet applied, and a worker finds
-    the thread), and first writes the pointer from the interrupt's id to this checkpoint
-    (``answer_pointers``), so a door given the id after the thread moved on still names this answer.
+    the thread).
 
     Every door's checks, here in one place and in one order: an interrupt that names its ``responders``
     takes an answer only from one of them: ``responder``, or a member of one of ``groups`` (what the door
@@ -127,8 +125,6 @@ async def record_answer(checkpointer: RecordStore, record: CheckpointRecord, int
                           name=interrupt.name, response=response, responder=responder, comment=comment,
                           answered_at=round(time.time(), 3), via=via, digest=digest)
     data = encode(answer, checkpointer.signing_key, place=key)
-    if mark_index:  # a door that takes ids: a late reviewer finds who answered once the thread moved on
-        await write_pointer(checkpointer, thread, record.seq, interrupt)
     try:
         await checkpointer.create(key, data, durable=durable)
     except CheckpointConflict:

@@ -30,7 +30,7 @@ from statehitl.errors import CheckpointConflict, CheckpointCorruptError, Respond
 from statehitl.responders import bare_groups, describe
 
 __all__ = ["REFUSAL_MARK", "is_refusal_key", "keep_refusal", "parse_refusal", "refusal_entries", "refusal_key",
-           "refuse", "refuse_at"]
+           "refuse"]
 
 REFUSAL_MARK = "r."
 """How a refused answer's name in its thread starts (slots are digits, answers ``a.``)."""
@@ -83,19 +83,11 @@ async def refuse(checkpointer: RecordStore, record: CheckpointRecord, interrupt:
     """Store the refusal of ``response`` to ``interrupt`` of the waiting checkpoint ``record``, durably, and
     return the error to raise. Should the store fail, the answer is refused all the same (it was never
     allowed), and the error says the refusal is missing from the trail."""
-    return await refuse_at(checkpointer, record.thread_id, record.seq, interrupt, response, responder=responder,
-                           groups=groups, comment=comment, via=via)
-
-
-async def refuse_at(checkpointer: RecordStore, thread: str, checkpoint_seq: int, interrupt: InterruptRecord,
-                    response: Any, *, responder: str | None, groups: Sequence[str], comment: str | None, via: Via
-                    ) -> ResponderNotAllowedError:
-    """``refuse`` for an interrupt of checkpoint ``checkpoint_seq`` that the thread may no longer wait on (a
-    reviewer answering by id after it moved on is refused as one before it would have been)."""
+    thread = record.thread_id
     said = bare_groups(groups)
     message = not_allowed_message(thread, interrupt, responder, said)
-    kept = await keep_refusal(checkpointer, thread, checkpoint_seq, interrupt, response, responder=responder,
-                              groups=said, comment=comment, via=via)
+    kept = await keep_refusal(checkpointer, thread, record.seq, interrupt, response, responder=responder, groups=said,
+                              comment=comment, via=via)
     if kept is not None:
         message = f"{message} (the refusal could not be kept in the audit trail: {kept})"
     error = ResponderNotAllowedError(message, thread_id=thread, interrupt_id=interrupt.id, responder=responder,

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import time
 
-from statehitl.checkpoint.answer_pointers import delete_pointers
-from statehitl.checkpoint.answer_records import ANSWER_MARK
 from statehitl.checkpoint.audit import keep_audit
 from statehitl.checkpoint.chain import assemble
 from statehitl.checkpoint.index import (
@@ -35,11 +33,9 @@ class ThreadRetention(ThreadReader):
     """The retention side of a ``Checkpointer``."""
 
     async def delete_thread(self, thread_id: str) -> int:
-        """Remove every record of the thread (checkpoints, claims, answers, index and audit trail, and the
-        pointers to its answers from the interrupts' ids); returns how many of the thread's own."""
+        """Remove every record of the thread (checkpoints, claims, answers, index and audit trail);
+        returns how many."""
         self._warm.forget(thread_id)
-        answers = await self.storage.list(f"{self._prefix(thread_id)}{ANSWER_MARK}")
-        await delete_pointers(self.storage, thread_id, answers)  # first: none may outlive the answer it names
         removed = await self.storage.delete(self._prefix(thread_id))
         return removed + await self.storage.delete(index_prefix(thread_id))
 

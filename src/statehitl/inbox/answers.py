@@ -17,17 +17,14 @@ from statehitl.checkpoint.answer_records import record_answer as record_binding_
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer, Via
 from statehitl.errors import InterruptResponseError, NotInterruptedError, UnknownInterruptError
-from statehitl.inbox.late_answers import find_answered, late_answer_error
 from statehitl.values import encode_value
 
 __all__ = ["StoredAnswer", "already_answered", "read_answer", "read_thread_answers", "record_answer", "store_answer"]
 
 
-async def waiting_checkpoint(checkpointer: Checkpointer, thread_id: str, newest: CheckpointRecord | None = None
-                             ) -> CheckpointRecord:
-    """The checkpoint the thread waits at (its newest: ``newest`` when the caller read it), or
-    ``NotInterruptedError``."""
-    record = newest if newest is not None else await checkpointer.latest(thread_id)
+async def waiting_checkpoint(checkpointer: Checkpointer, thread_id: str) -> CheckpointRecord:
+    """The checkpoint the thread waits at (its newest), or ``NotInterruptedError``."""
+    record = await checkpointer.latest(thread_id)
     if record is None or record.status != "interrupted":
         why = "it has no checkpoint" if record is None else f"its status is {record.status}"
         raise NotInterruptedError(f"thread {thread_id!r} is not waiting on any interrupt ({why})")
@@ -51,19 +48,10 @@ async def store_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id:
                        responder: str | None = None, groups: Sequence[str] = (), comment: str | None = None,
                        via: Via = "inbox") -> tuple[StoredAnswer, bool]:
     """``record_answer``, and whether this call stored the answer (False: the same answer was there first),
-    for a caller that counts what it did (a sweep: of racing sweepers, only one applied the default).
-    A thread that went on since the caller found it waiting (another door's answer applied) refuses the
-    answer as that first answer binds (``late_answers``), not as an interrupt it never waited on."""
+    for a caller that counts what it did (a sweep: of racing sweepers, only one applied the default)."""
     response = encode_value(response, f"the response to interrupt {interrupt_id}", error=InterruptResponseError)
-    record = await checkpointer.latest(thread_id)
-    interrupt = None if record is None else next((i for i in record.interrupts if i.id == interrupt_id), None)
-    if record is None or record.status != "interrupted" or interrupt is None:
-        # Found waiting a moment ago, gone on since: with the answer a door that takes ids stored first.
-        late = await find_answered(checkpointer, interrupt_id)
-        if late is not None and late.thread_id == thread_id and late.interrupt.id == interrupt_id:
-            raise await late_answer_error(checkpointer, late, response, responder=responder, groups=groups,
-                                          comment=comment, via=via)
-    record = await waiting_checkpoint(checkpointer, thread_id, record)
+    record = await waiting_checkpoint(checkpointer, thread_id)
+    interrupt = next((i for i in record.interrupts if i.id == interrupt_id), None)
     if interrupt is None:
         raise UnknownInterruptError(f"thread {thread_id!r} is not waiting on interrupt {interrupt_id!r}; it waits "
                                     f"on {', '.join(i.id for i in record.interrupts)}")

@@ -17,7 +17,6 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import AnsweredMark, Via
 from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
 from statehitl.inbox.answers import already_answered, read_answer
-from statehitl.inbox.late_answers import AnsweredBefore, already_answered_error, find_answered
 
 __all__ = [
     "PendingInterrupt", "Scan", "UnappliedAnswer", "afind_answerable", "afind_pending", "apending", "aunapplied",
@@ -135,9 +134,8 @@ def reported(looked: Scan) -> Scan:
 async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
     """The pending interrupt with id ``wanted`` (or a unique start of it, as the list shows it).
 
-    ``AlreadyAnsweredError`` if its answer is stored, also once its thread went on (when a door that takes
-    ids stored it: ``late_answers``); ``UnknownInboxItemError`` naming what is pending if no interrupt
-    matches, or more than one does.
+    ``AlreadyAnsweredError`` if its answer is stored; ``UnknownInboxItemError`` naming what is pending
+    if no interrupt matches, or more than one does.
     """
     checkpointer = open_store(store)
     looked = reported(await scan(checkpointer))
@@ -148,35 +146,18 @@ async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterr
         if iid == wanted or _starts(iid, wanted):
             first = await read_answer(checkpointer, thread, iid, seq)
             raise AlreadyAnsweredError(already_answered(first.name if first else "?", iid, first))
-    late = await _answered_before(checkpointer, looked.pending, wanted)
-    raise already_answered_error(late)
+    raise _not_found(looked.pending, wanted)
 
 
-async def afind_answerable(store: str | Checkpointer, wanted: str) -> PendingInterrupt | AnsweredBefore:
+async def afind_answerable(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
     """The interrupt with id ``wanted`` (or a unique start of it) that an answer may be given to: pending, or
-    answered and not yet applied; else one answered through a door that takes ids and since gone on from
-    (``late_answers``), which the door refuses as ``late_answer_error`` says. What a door answers: whether
-    it was answered first is for the answer's own write to say, after it checked who is answering, so a
-    responder who may not answer learns nothing of an earlier answer. ``UnknownInboxItemError`` naming
-    what is pending if none matches (or several)."""
-    checkpointer = open_store(store)
-    looked = reported(await scan(checkpointer))
+    answered and not yet applied. What a door answers: whether it was answered first is for the answer's
+    own write to say, after it checked who is answering, so a responder who may not answer learns nothing
+    of an earlier answer. ``UnknownInboxItemError`` naming what is pending if none matches (or several)."""
+    looked = reported(await scan(open_store(store)))
     found = _match([*looked.pending, *looked.answered_items], wanted)
     if found is None:
-        return await _answered_before(checkpointer, looked.pending, wanted)
-    return found
-
-
-async def _answered_before(checkpointer: Checkpointer, pending: list[PendingInterrupt], wanted: str
-                           ) -> AnsweredBefore:
-    """The interrupt ``wanted`` names among those answered and gone on from, or the ``UnknownInboxItemError``
-    naming what is pending: an id too short to pick one is not looked up (it would list every pointer)."""
-    missing = _not_found(pending, wanted)
-    if not _specific(wanted):
-        raise missing
-    found = await find_answered(checkpointer, wanted)
-    if found is None:
-        raise missing
+        raise _not_found(looked.pending, wanted)
     return found
 
 
@@ -191,15 +172,10 @@ def _match(items: list[PendingInterrupt], wanted: str) -> PendingInterrupt | Non
 
 def _not_found(items: list[PendingInterrupt], wanted: str) -> UnknownInboxItemError:
     waiting = ", ".join(f"{p.id} ({p.name} on thread {p.thread_id})" for p in items[:10]) or "none"
-    if not _specific(wanted) and wanted not in {p.id for p in items}:
+    if len(wanted.split(":", 1)[-1]) < _SHORTEST and wanted not in {p.id for p in items}:
         return UnknownInboxItemError(f"interrupt id {wanted!r} is too short to pick one: give at least {_SHORTEST} "
                                      f"characters of the id (after its 'v2:'); pending: {waiting}")
     return UnknownInboxItemError(f"no pending interrupt has id {wanted!r}; pending: {waiting}")
-
-
-def _specific(wanted: str) -> bool:
-    """Whether ``wanted`` is long enough to pick one interrupt (``_SHORTEST`` characters after its ``v2:``)."""
-    return len(wanted.split(":", 1)[-1]) >= _SHORTEST
 
 
 def pending(store: str | Checkpointer) -> list[PendingInterrupt]:

@@ -18,11 +18,10 @@ from statehitl.checkpoint.records import Via
 from statehitl.errors import AlreadyAnsweredError
 from statehitl.inbox.answers import StoredAnswer, store_answer
 from statehitl.inbox.apps import AppBuilder, apply_answered, build_app
-from statehitl.inbox.late_answers import AnsweredBefore, late_answer_error
 from statehitl.inbox.listing import PendingInterrupt, afind_answerable, open_store, scan
 from statehitl.inbox.text import when_text
 
-__all__ = ["Answered", "SweepReport", "aanswer", "answer", "answer_found", "answer_pending", "asweep", "sweep"]
+__all__ = ["Answered", "SweepReport", "aanswer", "answer", "answer_pending", "asweep", "sweep"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +59,7 @@ class SweepReport:
 async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
                   groups: Sequence[str] = (), comment: str | None = None, build: AppBuilder | None = None,
                   via: Via = "inbox") -> Answered:
-    """Answer a pending interrupt. ``AlreadyAnsweredError`` if it was answered first (by anyone), also after
-    its thread went on with that answer, when it came through a door that takes ids (this one, the page).
+    """Answer a pending interrupt. ``AlreadyAnsweredError`` if it was answered first (by anyone).
 
     ``responder`` is who answers and ``groups`` the groups they belong to: the caller vouches for both
     (the terminal trusts its user, the page its authentication); ``comment`` is what they say about it (kept
@@ -72,20 +70,8 @@ async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *
     (``invoke(None)``, a bare agent call, ``resume_answered``) applies it.
     """
     checkpointer = open_store(store)
-    return await answer_found(checkpointer, await afind_answerable(checkpointer, interrupt_id), response,
-                              responder=responder, groups=groups, comment=comment, build=build, via=via)
-
-
-async def answer_found(checkpointer: Checkpointer, found: PendingInterrupt | AnsweredBefore, response: Any, *,
-                       responder: str | None = None, groups: Sequence[str] = (), comment: str | None = None,
-                       build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
-    """``answer_pending`` for what ``afind_answerable`` found: an interrupt answered before, whose thread went
-    on, refuses the answer (``late_answer_error``: who may answer first, then that the first answer binds)."""
-    if isinstance(found, AnsweredBefore):
-        raise await late_answer_error(checkpointer, found, response, responder=responder, groups=groups,
-                                      comment=comment, via=via)
-    return await answer_pending(checkpointer, found, response, responder=responder, groups=groups, comment=comment,
-                                build=build, via=via)
+    return await answer_pending(checkpointer, await afind_answerable(checkpointer, interrupt_id), response,
+                                responder=responder, groups=groups, comment=comment, build=build, via=via)
 
 
 async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, response: Any, *,

@@ -59,7 +59,6 @@ from statehitl.errors import (
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.audit import athread_audit_trail
 from statehitl.inbox.identity import ANONYMOUS, Identity, from_headers, header_name
-from statehitl.inbox.late_answers import AnsweredBefore
 from statehitl.inbox.listing import PendingInterrupt, afind_answerable, apending, aunapplied, open_store, scan
 from statehitl.inbox.page import (
     CONTENT_SECURITY_POLICY,
@@ -70,7 +69,7 @@ from statehitl.inbox.page import (
     list_page,
     message_page,
 )
-from statehitl.inbox.service import Answered, answer_found
+from statehitl.inbox.service import Answered, answer_pending
 
 __all__ = ["allowed_host_names", "cookie_name", "exposure_error", "is_loopback", "make_app", "serve"]
 
@@ -382,8 +381,8 @@ async def _answer_form(request: web.Request) -> web.Response:
         item = await afind_answerable(request.app[_STORE], request.match_info["id"])
         response = form_response(item.response_schema, form)
         responder, groups = _responder(identity, item, form.get(RESPONDER_FIELD))
-        done = await answer_found(request.app[_STORE], item, response, responder=responder, groups=groups,
-                                  build=request.app[_BUILD], via="page")
+        done = await answer_pending(request.app[_STORE], item, response, responder=responder, groups=groups,
+                                    build=request.app[_BUILD], via="page")
     except ResponderNotAllowedError as exc:
         return _html(message_page("Not yours to answer", _not_allowed(exc, identity), error=True), 403)
     except AlreadyAnsweredError as exc:
@@ -400,8 +399,7 @@ def _identity(request: web.Request) -> Identity:
     return found if isinstance(found, Identity) else ANONYMOUS
 
 
-def _responder(identity: Identity, item: PendingInterrupt | AnsweredBefore, typed: str | None
-               ) -> tuple[str | None, tuple[str, ...]]:
+def _responder(identity: Identity, item: PendingInterrupt, typed: str | None) -> tuple[str | None, tuple[str, ...]]:
     """Who answers, as far as the inbox knows: the identity its authentication gave, whatever the request
     says; else the name typed in, a label for the trail that vouches for nobody, so an interrupt that
     names who may answer gets an answer from nobody named (refused: the page does not know who you are)."""
@@ -442,8 +440,8 @@ async def _api_answer(request: web.Request) -> web.Response:
     try:
         item = await afind_answerable(request.app[_STORE], request.match_info["id"])
         responder, groups = _responder(identity, item, typed if isinstance(typed, str) else None)
-        done = await answer_found(request.app[_STORE], item, body["response"], responder=responder, groups=groups,
-                                  build=request.app[_BUILD], via="page")
+        done = await answer_pending(request.app[_STORE], item, body["response"], responder=responder, groups=groups,
+                                    build=request.app[_BUILD], via="page")
     except ResponderNotAllowedError as exc:
         return web.json_response({"error": _not_allowed(exc, identity), "not_allowed": True}, status=403)
     except AlreadyAnsweredError as exc:
