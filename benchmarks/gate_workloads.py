@@ -152,6 +152,30 @@ def history_page(scratch: Path) -> Callable[[], None]:
     return lambda: _check(len(list(app.get_state_history(config, limit=10))) == 10)
 
 
+BACKLOG = 300
+"""Threads waiting when one is answered: answering by id reads the interrupt's own thread, so a return to
+listing every waiting thread (issue 41) would multiply the count."""
+
+
+def answer_backlog(scratch: Path) -> Callable[[], None]:
+    """``inbox.answer(store, id, ...)`` of one interrupt among ``BACKLOG`` waiting on the file store (stored,
+    not applied: no app is given), a different interrupt each repetition."""
+    from statehitl import inbox
+    from statehitl.checkpoint import FileCheckpointer
+    from statehitl.graph import END, START, StateGraph
+    from statehitl.types import interrupt
+
+    graph = StateGraph(ChainState)
+    graph.add_node("ask", lambda s: {"n": interrupt("ok?")})
+    graph.add_edge(START, "ask")
+    graph.add_edge("ask", END)
+    checkpointer = FileCheckpointer(scratch / "backlog")
+    app = graph.compile(checkpointer=checkpointer)
+    ids = iter([app.invoke({"n": 0}, {"configurable": {"thread_id": f"t{i}"}})["__interrupt__"][0].id
+                for i in range(BACKLOG)])
+    return lambda: _check(inbox.answer(checkpointer, next(ids), 1).answer.response == 1)
+
+
 def cold_start(scratch: Path) -> Callable[[], None]:
     """``import statehitl`` and a first graph, over its dependencies' own import: pydantic is imported
     before counting starts, statehitl and everything it imports besides are counted (run once, in a
@@ -182,6 +206,7 @@ WORKLOADS = {w.name: w for w in (
     Workload("graph-node", "instructions/node", 10, graph_node),
     Workload("cold-start", "instructions/start", 1, cold_start, warmup=0),
     Workload("history-page", "instructions/page", 1, history_page),
+    Workload("answer-backlog", "instructions/answer", 1, answer_backlog),
 )}
 
 

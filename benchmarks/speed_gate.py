@@ -39,7 +39,7 @@ ROOT = HERE.parent
 BASELINE = HERE / "gate_baseline.json"
 TOLERANCE = 0.05
 REPS = {"chain-pydantic": 5, "chain-typeddict": 5, "chain-file": 3, "roundtrip-file": 10, "agent-session": 3,
-        "graph-node": 3, "cold-start": 1, "history-page": 5}
+        "graph-node": 3, "cold-start": 1, "history-page": 5, "answer-backlog": 5}
 """Repetitions counted per workload: enough that the few instructions of switching the count on and off
 (under 0.5 M) are well under the tolerance."""
 DYNAMODB_TURN = 100

@@ -277,6 +277,18 @@ def test_the_inbox_example_answers_then_the_app_applies_it(tmp_path: Path) -> No
     assert run(code, tmp_path) == expected(code)
 
 
+@pytest.mark.parametrize("after", ["## Messages", "## The store"])
+def test_the_langgraph_pages_message_and_store_examples(after: str, tmp_path: Path) -> None:
+    code = snippet("docs/langgraph.md", after)
+    assert run(code, tmp_path) == expected(code)
+
+
+def test_the_message_example_runs_the_same_without_langchain_core(tmp_path: Path) -> None:
+    code = snippet("docs/langgraph.md", "## Messages")
+    blocked = "import sys\nsys.modules['langchain_core'] = None\n" + code
+    assert run(blocked, tmp_path) == expected(code)
+
+
 def test_the_interventions_example_denies_transforms_confirms_and_guides(tmp_path: Path) -> None:
     code = snippet("docs/agents.md", "## Interventions")
     assert run(code, tmp_path) == expected(code)
@@ -305,6 +317,8 @@ def test_the_cancel_checkpoint_snapshot_and_storage_examples_in_agents(tmp_path:
                                             ("docs/agents.md", "## Snapshots"),
                                             ("docs/agents.md", "### SnapshotSessionManager"),
                                             ("docs/agents.md", "## Storage"),
+                                            ("docs/langgraph.md", "## Messages"),
+                                            ("docs/langgraph.md", "## The store"),
                                             ("docs/concepts.md", "**Fan-out.**"),
                                             ("docs/answers.md", "## Typed answers"),
                                             ("docs/answers.md", "## The answer vocabulary"),

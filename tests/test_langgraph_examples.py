@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "langgraph"
-PROGRAMS = ["map_reduce", "approval", "subgraph", "time_travel"]
+PROGRAMS = ["map_reduce", "approval", "subgraph", "time_travel", "memory", "func_approval"]
 
 TO_LANGGRAPH = {
     "from statehitl.checkpoint import FileCheckpointer, InMemorySaver":
@@ -22,7 +22,12 @@ TO_LANGGRAPH = {
     "from statehitl.graph import": "from langgraph.graph import",
     "from statehitl.types import": "from langgraph.types import",
     "from statehitl.config import": "from langgraph.config import",
+    "from statehitl.store.base import": "from langgraph.store.base import",
+    "from statehitl.store.memory import": "from langgraph.store.memory import",
+    "from statehitl.func import": "from langgraph.func import",
 }
+KEPT = ("from statehitl.checkpoint import FileCheckpointer", "from statehitl.store import FileStore")
+"""statehitl's own durable stores, which the durable mode uses (on LangGraph the test swaps in memory ones)."""
 
 
 def load(name: str, lib: str = "statehitl") -> types.ModuleType:
@@ -32,7 +37,10 @@ def load(name: str, lib: str = "statehitl") -> types.ModuleType:
     if lib == "langgraph":
         for ours, theirs in TO_LANGGRAPH.items():
             source = source.replace(ours, theirs)
-        assert "from statehitl" not in source.replace("from statehitl.checkpoint import FileCheckpointer", "")
+        rest = source
+        for kept in KEPT:
+            rest = rest.replace(kept, "")
+        assert "from statehitl" not in rest
     module = types.ModuleType(f"langgraph_example_{name}_{lib}")
     module.__file__ = str(path)
     sys.modules[module.__name__] = module  # typing resolves the state's annotations in the module by name
@@ -139,10 +147,63 @@ def test_time_travel_durable(tmp_path: Path) -> None:
     check_fork(forked)
 
 
+MEMORY = [["--user", "ann", "--conversation", "1", "--text", "remember: I like green tea"],
+          ["--user", "ann", "--conversation", "2", "--text", "what tea do I like?"],
+          ["--user", "bob", "--conversation", "3", "--text", "what tea do I like?"]]
+
+
+def test_memory_main(capsys: pytest.CaptureFixture[str]) -> None:
+    assert load("memory").main() == {"ann": ["I like green tea", "my cat is called Miso"], "bob": []}
+    replies = [line.strip() for line in capsys.readouterr().out.splitlines() if line.startswith("    ")]
+    assert replies == ["Noted: I like green tea", "Noted: my cat is called Miso", "You told me: I like green tea",
+                       "I know nothing about you yet.", "You told me: my cat is called Miso"]
+
+
+def test_memory_durable(tmp_path: Path) -> None:
+    """Each turn a process of its own: the second, in a new conversation, finds what the first stored."""
+    store = ["--store", str(tmp_path)]
+    assert run("memory", "chat", *store, *MEMORY[0])[1] == {"reply": "Noted: I like green tea", "turns": 2,
+                                                            "memories": ["I like green tea"]}
+    assert run("memory", "chat", *store, *MEMORY[1])[1] == {"reply": "You told me: I like green tea", "turns": 2,
+                                                            "memories": ["I like green tea"]}
+    assert run("memory", "chat", *store, *MEMORY[2])[1] == {"reply": "I know nothing about you yet.", "turns": 2,
+                                                            "memories": []}
+    _, again = run("memory", "chat", *store, *MEMORY[1][:4], "--text", "what tea do I like?")
+    assert again["turns"] == 4  # the conversation's thread went on from its checkpoint
+
+
+ORDER_42 = {"order": "order 42", "amount": 42}
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [("yes", "refunded $42"), ("no", "declined")])
+def test_func_approval_main(answer: str, outcome: str, capsys: pytest.CaptureFixture[str]) -> None:
+    result = load("func_approval").main(answer)
+    assert result["first"] == {"order": ORDER_42, "decision": answer, "outcome": outcome}
+    out = capsys.readouterr().out
+    assert out.count("ran: look_up_order") == 2  # once per run: the resume does not look the order up again
+    assert out.count("ran: refund") == 2 * (answer == "yes")
+    # the second run saw the first's total as previous; get_state shows the value, not what was saved
+    assert f"saved: {result['second']}" in out
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [("yes", "refunded $42"), ("no", "declined")])
+def test_func_approval_durable(answer: str, outcome: str, tmp_path: Path) -> None:
+    store = ["--store", str(tmp_path), "--thread", "refund-42"]
+    out, first = run("func_approval", "start", *store)
+    assert first == {"waiting": [{"question": "Refund this order?", "order": ORDER_42}]}
+    assert "waiting on ('refund_workflow',)" in out
+    _, second = run("func_approval", "resume", *store, "--answer", answer)
+    assert second == {"order": ORDER_42, "decision": answer, "outcome": outcome}
+    # the lookup finished before the interrupt: the resume in a new process did not run it again
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["look_up_order"] + ["refund"] * (answer == "yes")
+    ledger = tmp_path / "ledger.txt"
+    assert (ledger.read_text().splitlines() if ledger.exists() else []) == [json.dumps(ORDER_42)] * (answer == "yes")
+
+
 # -- the same programs on LangGraph ----------------------------------------------------------------------
 
 MAIN_ARGS: dict[str, tuple[str, ...]] = {"map_reduce": (), "approval": ("no",), "subgraph": ("ok",),
-                                         "time_travel": ("chickens",)}
+                                         "time_travel": ("chickens",), "memory": (), "func_approval": ("yes",)}
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -157,6 +218,8 @@ DURABLE_STEPS = {
     "approval": [["start"], ["resume", "--answer", "yes"]],
     "subgraph": [["start"], ["resume", "--answer", "ok"]],
     "time_travel": [["run"], ["fork", "--topic", "chickens"]],
+    "memory": [["chat", *MEMORY[0]], ["chat", *MEMORY[1]], ["chat", *MEMORY[2]]],
+    "func_approval": [["start"], ["resume", "--answer", "yes"]],
 }
 
 
@@ -173,6 +236,11 @@ def test_durable_steps_are_what_langgraph_gives(name: str, tmp_path: Path, capsy
 
             saver = InMemorySaver()
             module.FileCheckpointer = lambda directory, saver=saver: saver
+            if hasattr(module, "FileStore"):  # and one InMemoryStore for the store the processes share
+                from langgraph.store.memory import InMemoryStore
+
+                shared = InMemoryStore(index=module.INDEX)
+                module.FileStore = lambda directory, index=None, shared=shared: shared
         outputs = []
         for step in DURABLE_STEPS[name]:
             module.durable([*step, "--store", str(store), "--thread", "t"])

@@ -8,15 +8,20 @@ import sys
 import statehitl
 import statehitl.agent
 import statehitl.answers
+import statehitl.cache
+import statehitl.cache.memory
 import statehitl.checkpoint
 import statehitl.config
 import statehitl.errors
 import statehitl.experimental.checkpoint
+import statehitl.func
 import statehitl.graph
+import statehitl.graph.message
 import statehitl.handlers
 import statehitl.hooks
 import statehitl.inbox
 import statehitl.interventions
+import statehitl.managed
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
@@ -27,6 +32,9 @@ import statehitl.session
 import statehitl.storage
 import statehitl.storage.search
 import statehitl.storage.search.bm25
+import statehitl.store
+import statehitl.store.base
+import statehitl.store.memory
 import statehitl.testing
 import statehitl.testing.builds
 import statehitl.testing.clocks
@@ -40,11 +48,24 @@ import statehitl.vended_interventions.hitl
 import statehitl.worker
 
 PUBLIC = {
-    statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "NodeContext", "START", "StateGraph",
-                      "StateSnapshot", "Status", "append"],
-    statehitl.types: ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot", "StateSnapshot",
-                      "StreamWriter", "interrupt"],
-    statehitl.config: ["get_config", "get_stream_writer"],
+    statehitl.func: ["Workflow", "entrypoint", "task"],
+    statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "MessagesState", "NodeContext",
+                      "START", "StateGraph", "StateSnapshot", "Status", "add_messages", "append"],
+    statehitl.graph.message: ["MessagesState", "REMOVE_ALL_MESSAGES", "RemoveMessage", "add_messages"],
+    statehitl.types: ["CachePolicy", "Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot",
+                      "StateSnapshot", "StreamWriter", "interrupt"],
+    statehitl.config: ["get_config", "get_store", "get_stream_writer"],
+    statehitl.store: ["BaseStore", "FileStore", "GetOp", "InMemoryStore", "IndexConfig", "InvalidNamespaceError",
+                      "Item", "ListNamespacesOp", "MatchCondition", "NOT_PROVIDED", "NamespacePath", "Op", "PutOp",
+                      "Result", "SearchItem", "SearchOp", "StorageStore", "TTLConfig"],
+    statehitl.store.base: ["BaseStore", "GetOp", "IndexConfig", "InvalidNamespaceError", "Item", "ListNamespacesOp",
+                           "MatchCondition", "NOT_PROVIDED", "NamespaceMatchType", "NamespacePath", "NotProvided", "Op",
+                           "PutOp", "Result", "SearchItem", "SearchOp", "TTLConfig"],
+    statehitl.store.memory: ["InMemoryStore"],
+    statehitl.managed: ["IsLastStep", "IsLastStepManager", "ManagedValue", "RemainingSteps", "RemainingStepsManager",
+                        "managed_value", "refuse_writes", "values_of"],
+    statehitl.cache: ["BaseCache", "InMemoryCache"],
+    statehitl.cache.memory: ["InMemoryCache"],
     statehitl.runtime: ["Runtime", "get_runtime"],
     statehitl: ["Agent", "InterventionHandler", "Snapshot", "ToolContext", "tool"],
     statehitl.interventions: ["Confirm", "Deny", "Guide", "InterventionAction", "InterventionHandler", "OnError",

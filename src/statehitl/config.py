@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from statehitl.graph.node_calls import get_config, get_stream_writer
+from statehitl.graph.node_calls import get_config, get_store, get_stream_writer
 
-__all__ = ["get_config", "get_stream_writer"]
+__all__ = ["get_config", "get_store", "get_stream_writer"]

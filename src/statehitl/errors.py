@@ -37,6 +37,10 @@ The tree::
      │    ├── UnknownInboxItemError (KeyError)      no pending interrupt has that id
      │    ├── AlreadyAnsweredError                  someone (or a sweep) answered the interrupt first
      │    └── AppLoadError (ValueError)             --app module:build could not be loaded or built the wrong app
+     ├── StoreError                              the long-term memory store (statehitl.store) could not do it
+     │    ├── InvalidNamespaceError (ValueError)    a namespace label or key the store cannot take
+     │    ├── InvalidIndexError (ValueError)        index= that cannot embed, or an embedding of the wrong size
+     │    └── StoreCorruptError (ValueError)        a stored item that cannot be read back
      └── CheckpointError
           ├── InvalidThreadIdError (ValueError)     a thread id that could escape its store
           ├── CheckpointNotFoundError (KeyError)    no such checkpoint (or no checkpoint at all) on a thread
@@ -90,6 +94,8 @@ __all__ = [
     "InterruptReasonError",
     "InterruptResponseError",
     "InvalidExpiryError",
+    "InvalidIndexError",
+    "InvalidNamespaceError",
     "InvalidRespondersError",
     "InvalidResponseError",
     "InvalidThreadIdError",
@@ -113,6 +119,8 @@ __all__ = [
     "StorageNotFoundError",
     "StorageThrottledError",
     "StorageUnavailableError",
+    "StoreCorruptError",
+    "StoreError",
     "UnknownInboxItemError",
     "UnknownInterruptError",
     "UnknownNodeError",
@@ -309,6 +317,24 @@ class AlreadyAnsweredError(InboxError):
 
 class AppLoadError(InboxError, ValueError):
     """``module:build`` could not be imported or called, or built something that cannot resume the thread."""
+
+
+class StoreError(StatehitlError):
+    """The store of long-term memory (``statehitl.store``) could not do what was asked."""
+
+
+class InvalidNamespaceError(StoreError, ValueError):
+    """A namespace or key the store cannot take (LangGraph's name): an empty or non-str label, one with a
+    ``.``, a root label ``langgraph``, or one too long to be a storage key. Nothing was written."""
+
+
+class InvalidIndexError(StoreError, ValueError):
+    """A store's ``index=`` that cannot work (no ``embed``, a provider name instead of a function), or an
+    embedding function that returned vectors of another size than ``dims``. Nothing was written."""
+
+
+class StoreCorruptError(StoreError, ValueError):
+    """A stored item that does not read back as one (edited by hand, or written under another key)."""
 
 
 class CheckpointError(StatehitlError):

@@ -18,7 +18,7 @@ from statehitl import observe
 from statehitl.checkpoint.records import AuditEntry, InterruptRecord
 from statehitl.errors import InvalidResponseError
 from statehitl.position import Position, RunEnd, Writes
-from statehitl.runner_parts import NodeFailed, Pauses, StepFailed
+from statehitl.runner_parts import NodeFailed, Pauses, StepFailed, kept_progress
 from statehitl.step_run import StepExecutor
 from statehitl.supersteps import Schedule
 from statehitl.transitions import StepApplied
@@ -114,4 +114,7 @@ class RunLoop:
             return error.error
         if error.finished:
             before = dataclasses.replace(before, completed={**before.completed, **error.finished})
+        kept = kept_progress(error.error)
+        if kept is not None:
+            before = dataclasses.replace(before, progress={**before.progress, error.node: kept})
         return StepFailed(error.node, error.error, before)

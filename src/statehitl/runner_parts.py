@@ -20,7 +20,7 @@ from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
 __all__ = ["Cancelled", "Done", "NodeFailed", "NodeOutcome", "NodeRules", "Pauses", "RunSettings", "StateAdapter",
-           "StepFailed", "Stopped", "call_handler", "record_source", "say_acted"]
+           "StepFailed", "Stopped", "call_handler", "keep_progress", "kept_progress", "record_source", "say_acted"]
 
 
 class StateAdapter(StateCodec, Protocol):
@@ -154,6 +154,22 @@ class NodeFailed(Exception):
         self.node = node
         self.error = error
         self.finished = finished or {}
+
+
+_KEPT = "__statehitl_progress__"
+
+
+def keep_progress(error: BaseException, progress: Any) -> BaseException:
+    """Mark ``error``, which a node raises, with the JSON work the node finished before it (a workflow's
+    finished tasks): the failed step's checkpoint keeps it as the node's progress, so its retry does not
+    do that work again (LangGraph's rule for a failed step's finished tasks). Returns ``error``."""
+    setattr(error, _KEPT, progress)
+    return error
+
+
+def kept_progress(error: BaseException) -> Any:
+    """What ``keep_progress`` marked ``error`` with, or None."""
+    return getattr(error, _KEPT, None)
 
 
 class StepFailed(Exception):

@@ -607,6 +607,28 @@ def build_job(checkpointer: Checkpointer, calls: list[str]) -> Any:
     return g.compile(checkpointer=checkpointer)
 
 
+def test_an_interrupt_costs_its_pointer_and_the_inbox_answers_it_by_id(client: Any, table: str) -> None:
+    """A run stopping at an interrupt writes the pointer from its id to its thread (one PutItem, plus its
+    partition's marker the first time a process writes there, as docs/backends.md says), and the inbox
+    answers that id reading the thread it names: no listing of the index partition."""
+    from statehitl import inbox
+
+    counter = RequestCounter(client)
+    storage = CountingStorage(DynamoDBStorage(table, client=client))
+    paused = build_job(Checkpointer(storage), []).invoke({}, thread_id="waits")
+    assert paused.stop_reason == "interrupt"
+    writes = storage.reset().calls["write"]
+    # the run's one record, the index entry, the machine's shape, the pointer; markers: the thread's and its
+    # index's partitions, the pointer's partition
+    assert (writes, counter.take()["PutItem"]) == (4, 4 + 3)
+    build_job(Checkpointer(storage), []).invoke({}, thread_id="other")
+    storage.reset()
+    inbox.answer(Checkpointer(storage), paused.interrupts[0].id, "y")
+    read = storage.reset().keys_read
+    assert "index/waits/entry" in read
+    assert "index/other/entry" not in read
+
+
 def answer(result: Any, response: str = "y") -> list[dict[str, Any]]:
     return [{"interruptResponse": {"interruptId": i.id, "response": response}} for i in result.interrupts]
 

@@ -497,9 +497,9 @@ def test_requests_per_step(make_store: Callable[..., S3Storage], s3_bucket: str)
     assert paused.stop_reason == "interrupt"
     # head lookup (1 List: no thread), the interrupted checkpoint (the run's one record: its first node asked)
     # + machine shape (2 PUT), index (1 PUT: the listing found no thread, so the entry is written as new without
-    # reading it)
-    assert calls == Counter({"ListObjectsV2": 1, "PutObject": 3})
-    assert counting.reset().calls == Counter({"list": 1, "write": 3})
+    # reading it), the pointer from the interrupt's id to its thread (1 PUT, create-once)
+    assert calls == Counter({"ListObjectsV2": 1, "PutObject": 4})
+    assert counting.reset().calls == Counter({"list": 1, "write": 4})
     calls.clear()
 
     app = g.compile(checkpointer=Checkpointer(counting))  # a new process, as far as the store can tell

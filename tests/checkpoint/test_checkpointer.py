@@ -212,13 +212,16 @@ class SpyStorage(MemoryStorage):
     def assert_only_checkpoints_are_forced(self) -> None:
         """Checkpoints live under ``threads/``; claims without answers, index and machine records are never
         forced; a resume's claim is (it records that the action started, before the action), and so are the
-        audit entries ``prune`` keeps beside the index entry (a trail must survive a crash)."""
+        audit entries ``prune`` keeps beside the index entry (a trail must survive a crash). The pointers from
+        interrupt ids to their thread (``ids/``) are hints, never forced."""
         for key, kind, durable in self.writes:
             if kind in ("checkpoint", "claim", "action", "answer"):
                 assert key.startswith("threads/t/"), (key, kind)
             elif kind == "resume_audit":
                 assert key.startswith("index/t/audit."), (key, kind)
                 assert durable, (key, kind)
+            elif kind == "interrupt-pointer":
+                assert key.startswith("ids/"), (key, kind)
             else:
                 assert kind in ("index", "machine"), (key, kind)
             if kind == "action":
@@ -270,9 +273,10 @@ def test_durability_decides_which_records_are_written_and_forced(durability: str
     assert storage.durable == flags  # checkpoint records, in the order written
     storage.assert_only_checkpoints_are_forced()
     # besides the checkpoints: the answer (its one binding record, not forced: the claim's sync covers it on
-    # the file store), the resume's claim, the index after each invoke, the machine's shape once
+    # the file store), the resume's claim, the index after each invoke (the one that lists the interrupt
+    # with the pointer from its id to the thread), the machine's shape once
     kinds = [kind for _, kind, _ in storage.writes if kind != "checkpoint"]
-    assert kinds == ["index", "machine", "answer", "action", "index"]
+    assert kinds == ["index", "interrupt-pointer", "machine", "answer", "action", "index"]
     # the answer's audit entry is in the first checkpoint the resume stored, not a write of its own
     history = asyncio.run(checkpointer.history("t"))
     [interrupted] = [r for r in history if r.status == "interrupted"]

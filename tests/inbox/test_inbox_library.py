@@ -133,7 +133,7 @@ def test_an_answer_is_stored_once_and_the_app_applies_it_on_resume_answered(app_
     assert actions(action_log) == ["t1 ship book 'yes'"]
     assert inbox.resume_answered(app, "t1") is None  # nothing left to apply
     assert actions(action_log) == ["t1 ship book 'yes'"]
-    with pytest.raises(UnknownInboxItemError, match="no pending interrupt"):  # answered, applied: gone
+    with pytest.raises(AlreadyAnsweredError, match="already answered by ann"):  # applied: still ann's
         inbox.answer(app_store, iid, "again")
 
 

@@ -16,7 +16,7 @@ from inbox_app import actions, build, build_agent
 from statehitl import inbox
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.cli import main
-from statehitl.errors import AlreadyAnsweredError, ResumeInputError, UnknownInboxItemError
+from statehitl.errors import AlreadyAnsweredError, ResumeInputError
 
 
 def waiting(thread: str, **order: Any) -> Any:
@@ -51,11 +51,11 @@ def test_the_same_answer_again_is_idempotent_and_keeps_who_gave_it_first(app_sto
     assert (entry.responder, entry.via) == ("ann", "page")
 
 
-def test_an_app_answer_first_then_the_inbox_finds_nothing_pending(app_store: str, action_log: Path) -> None:
+def test_an_app_answer_first_then_the_inbox_says_who_answered(app_store: str, action_log: Path) -> None:
     asked = waiting("t1")
     build("t1").invoke(block(asked, "yes", "bob"), thread_id="t1")
     assert inbox.pending(app_store) == []
-    with pytest.raises(UnknownInboxItemError, match="no pending interrupt"):
+    with pytest.raises(AlreadyAnsweredError, match="already answered by bob"):  # the thread has finished
         inbox.answer(app_store, asked.id, "n", responder="ann")
     [entry] = build("t1").audit("t1")
     assert (entry.responder, entry.response, entry.via) == ("bob", "yes", "app")

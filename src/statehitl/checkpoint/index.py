@@ -22,6 +22,7 @@ import random
 from typing import Any
 
 from statehitl.checkpoint.codec import decode_model, encode
+from statehitl.checkpoint.interrupt_index import point_to_thread
 from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
@@ -131,9 +132,13 @@ async def write_index(
             expect = ABSENT if found is None else found[1]
             lost += 1
         try:
-            return await storage.write(key, data, expect=expect, durable=False)
+            version = await storage.write(key, data, expect=expect, durable=False)
         except CheckpointConflict:
             expect = None  # read what is there now
+            continue
+        if entry.interrupts:
+            await point_to_thread(storage, entry.thread_id, (i.id for i in entry.interrupts))
+        return version
     raise StorageError(
         f"could not update the index entry of thread {record.thread_id!r} to checkpoint {record.checkpoint_id}: "
         f"{ATTEMPTS} compare-and-set writes of {key!r} in a row lost to a conflict, yet no newer entry was "

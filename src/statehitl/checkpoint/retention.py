@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import time
 
+from statehitl.checkpoint.answer_records import ANSWER_MARK
 from statehitl.checkpoint.audit import keep_audit
 from statehitl.checkpoint.chain import assemble
 from statehitl.checkpoint.index import (
     index_prefix,
+    read_index,
 )
+from statehitl.checkpoint.interrupt_index import forget_pointers
 from statehitl.checkpoint.reading import ThreadReader, checkpoints_of
 from statehitl.checkpoint.records import (
     Piece,
@@ -24,6 +27,7 @@ from statehitl.checkpoint.storage import (
 )
 from statehitl.errors import (
     CheckpointConflict,
+    CheckpointCorruptError,
 )
 
 __all__ = ["ThreadRetention"]
@@ -36,8 +40,22 @@ class ThreadRetention(ThreadReader):
         """Remove every record of the thread (checkpoints, claims, answers, index and audit trail);
         returns how many."""
         self._warm.forget(thread_id)
+        asked = await self._interrupts_known(thread_id)
         removed = await self.storage.delete(self._prefix(thread_id))
-        return removed + await self.storage.delete(index_prefix(thread_id))
+        removed += await self.storage.delete(index_prefix(thread_id))
+        await forget_pointers(self.storage, asked)
+        return removed
+
+    async def _interrupts_known(self, thread_id: str) -> list[str]:
+        """The ids of the interrupts the thread waits on or had answered: those its pointers were made for
+        (``interrupt_index``), found without reading its checkpoints."""
+        try:
+            entry = await read_index(self.storage, thread_id, self.signing_key)
+        except CheckpointCorruptError:  # a damaged entry: the thread is deleted all the same
+            entry = None
+        answered = [key.rsplit("/", 1)[-1].split(".", 2)[-1] for key in await self.storage.list(self._prefix(thread_id))
+                    if key.rsplit("/", 1)[-1].startswith(ANSWER_MARK)]
+        return [*(i.id for i in (entry.interrupts if entry is not None else ())), *answered]
 
     async def prune(self, thread_id: str, keep_last: int) -> int:
         """Keep the newest ``keep_last`` checkpoints; delete the rest.

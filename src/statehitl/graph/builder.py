@@ -14,7 +14,7 @@ import re
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
@@ -22,6 +22,7 @@ from statehitl._gc import collector_paused
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
+from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import GraphState
@@ -33,11 +34,13 @@ from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
 from statehitl.runner import Durability
 
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache
+    from statehitl.store.base import BaseStore
+
 __all__ = ["StateGraph"]
 
 M = TypeVar("M")
-
-_UNSUPPORTED = ("cache_policy",)
 
 
 @dataclass
@@ -48,6 +51,7 @@ class _Node:
     metadata: dict[str, Any] | None
     retry: Policies | None
     defer: bool
+    cache_policy: CachePolicy | None = None
 
 
 class StateGraph(Generic[M]):
@@ -78,7 +82,8 @@ class StateGraph(Generic[M]):
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | None = None, *, input_schema: Any = None,
                  destinations: dict[str, str] | Sequence[str] | None = None, metadata: dict[str, Any] | None = None,
-                 retry_policy: Policies | None = None, defer: bool = False, **unsupported: Any) -> StateGraph[M]:
+                 retry_policy: Policies | None = None, defer: bool = False, cache_policy: CachePolicy | None = None,
+                 **unsupported: Any) -> StateGraph[M]:
         """Add a node: ``add_node("name", fn)``, ``add_node(fn)`` (named after the function), or a compiled
         StateGraph as a subgraph (``add_node("name", subgraph)``).
 
@@ -88,14 +93,15 @@ class StateGraph(Generic[M]):
         where a node that returns ``Command(goto=...)`` may go, for drawing. ``retry_policy``: a
         ``RetryPolicy`` (or several, the first that matches the error deciding) to call the node again.
         ``defer=True``: the node runs only once nothing else is left to run (an aggregator after branches
-        of any length).
+        of any length). ``cache_policy``: a ``CachePolicy``; with ``compile(cache=...)``, the node is not run
+        again for an input it has run on, its cached writes applied instead.
         """
         retry_policy = unsupported.pop("retry", retry_policy)  # LangGraph's older name
         for option in unsupported:
-            if option in _UNSUPPORTED:
-                raise GraphValidationError(f"add_node({option}=...) is not supported by statehitl (see "
-                                           "docs/langgraph.md)")
             raise TypeError(f"add_node() got an unexpected keyword argument {option!r}")
+        if cache_policy is not None and not isinstance(cache_policy, CachePolicy):
+            raise GraphValidationError(f"add_node(cache_policy={cache_policy!r}): give a CachePolicy(ttl=..., "
+                                       "key_func=...)")
         if action is None:
             if isinstance(node, str) or not callable(node):
                 raise GraphValidationError(f"add_node({node!r}) needs a handler: add_node(name, fn)")
@@ -113,7 +119,7 @@ class StateGraph(Generic[M]):
         if not isinstance(action, CompiledStateGraph) and not callable(action):
             raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
-        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer)
+        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer, cache_policy)
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]) -> StateGraph[M]:
@@ -195,6 +201,8 @@ class StateGraph(Generic[M]):
         name: str | None = None,
         accept_machine_change: bool = False,
         migrate: Migration | None = None,
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
     ) -> CompiledStateGraph[M]:
         """Validate the graph and return a runnable app.
 
@@ -204,6 +212,8 @@ class StateGraph(Generic[M]):
         / ``interrupt_after``: stop the run before / after these nodes (``"*"``: all), to be continued by
         ``invoke(None, config)``. A thread stopped by a different version of the graph is refused on resume
         unless ``accept_machine_change=True`` or ``migrate(values, old_fingerprint)`` converts its state.
+        ``store``: long-term memory (a ``statehitl.store`` ``BaseStore``) that nodes asking for ``store`` get.
+        ``cache``: where nodes with a ``cache_policy`` keep their writes (``statehitl.cache.InMemoryCache``).
         """
         extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
         kept = {n: _kept_state_channel(n) for n, node in self._nodes.items()
@@ -213,9 +223,17 @@ class StateGraph(Generic[M]):
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
         extra += reads.values()
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n)))
-                 for n, node in self._nodes.items()]
         state = GraphState(kind)
+        if state.message_channels:
+            from statehitl.graph.message_state import MessagesGraphState  # loaded by the graphs that have messages
+
+            state = MessagesGraphState(kind)
+        caches = {n: NodeCache(n, node.action, node.cache_policy, cache,
+                               lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
+                  for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None
+                  and not isinstance(node.action, CompiledStateGraph)}
+        specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n), cache=caches.get(n)))
+                 for n, node in self._nodes.items()]
         routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
@@ -238,6 +256,9 @@ class StateGraph(Generic[M]):
             output_schema=self.output_schema,
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
             keeps_state=checkpointer is True,
+            store=store,
+            cache=cache,
+            cached={n: c.namespace for n, c in caches.items()},
         )
 
     def _reads(self, node: _Node) -> Any:
@@ -259,10 +280,11 @@ class StateGraph(Generic[M]):
             return None
         return annotated
 
-    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any) -> Callable[..., Any]:
+    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any, *,
+                 cache: NodeCache | None) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)
-        return node_handler(name, node.action, kind, reads, node.metadata, node.retry)
+        return node_handler(name, node.action, kind, reads, node.metadata, node.retry, cache=cache)
 
 
 def _kept_state_channel(node: str) -> str:

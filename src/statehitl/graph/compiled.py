@@ -10,7 +10,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.answer_records import read_answers, record_answer
@@ -22,6 +22,7 @@ from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import MachineChangedError, ResumeInputError
 from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
+from statehitl.graph.caching import CachedWrites, cached_namespaces
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
@@ -50,6 +51,10 @@ from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
 from statehitl.runner import Durability, Pauses, Runner
 from statehitl.supersteps import plan_start
 
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache, Namespace
+    from statehitl.store.base import BaseStore
+
 __all__ = ["CompiledStateGraph", "Migration"]
 
 M = TypeVar("M")
@@ -62,6 +67,13 @@ class _Reached:
 
     record: CheckpointRecord
     state: Any
+
+
+def _message_stream(send: Callable[..., None]) -> Any:
+    """A run's ``stream_mode="messages"`` (``message_stream``), loaded by the runs that ask for it."""
+    from statehitl.graph.message_stream import message_stream
+
+    return message_stream(send)
 
 
 class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
@@ -83,6 +95,9 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
         output_schema: Any = None,
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
         keeps_state: bool = False,
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
+        cached: dict[str, Namespace] | None = None,
     ) -> None:
         self.machine = machine
         self.name = machine.name
@@ -101,6 +116,12 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
         self.output_schema = output_schema
         self.subgraphs = subgraphs or {}
         """The nodes that are compiled graphs, by name (``get_state(config, subgraphs=True)`` reads into them)."""
+        self.store = store
+        """The long-term memory its nodes get (``compile(store=)``); as a subgraph, its parent's instead."""
+        self.cache = cache
+        """Where nodes with a ``cache_policy`` keep their writes (``compile(cache=)``)."""
+        self._cached = cached or {}
+        """The cache namespace of each node with a ``cache_policy``, by node name."""
         self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
         # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
         # runs write no index entries (as an agent without a session writes none).
@@ -195,16 +216,22 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
                             interrupt_after=interrupt_after, context=context)
 
         async def run(emit: Emit) -> Any:
-            return await self._run(input, target, ordered_sender(emit, modes, paired, subgraphs), subgraphs)
+            return await self._run(input, target, ordered_sender(emit, modes, paired, subgraphs), subgraphs,
+                                   messages="messages" in modes)
 
         async for chunk in stream_run(run, None):
             yield chunk
 
     async def _run(self, input: Any, target: RunTarget, send: Callable[..., None] | None = None,
-                   subgraphs: bool = False) -> Any:
+                   subgraphs: bool = False, *, messages: bool = False) -> Any:
         thread = target.thread
         head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
-        begun = await self._begin(input, target, head)
+        # paths at START run while the position is worked out: they see the run's config, store and step limit
+        starting = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit))
+        try:
+            begun = await self._begin(input, target, head)
+        finally:
+            reset_run(starting)
         if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)
         at, resumed = begun
@@ -221,13 +248,17 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
                 await asyncio.sleep(0)  # the reader gets this step before the next one starts
 
             def updated(node: str, returned: Any) -> None:
-                send("updates", {node: self.schema.shown_update(node, returned)})
+                chunk = {node: self.schema.shown_update(node, returned)}
+                send("updates", {**chunk, "__metadata__": {"cached": True}} if isinstance(returned, CachedWrites)
+                     else chunk)
 
         pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed)
         scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
                          tasks=None if send is None else task_events(self.schema, send), context=target.context,
                          sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
-                         if send is not None and subgraphs else None)
+                         if send is not None and subgraphs else None, store=self.store,
+                         messages=_message_stream(send) if send is not None and messages else None,
+                         step_limit=target.limit, first_step=at.step)
         token = set_run(scope)
         text = MODEL_TEXT.set(None if send is None else message_events(send))
         try:
@@ -416,6 +447,15 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
             "accept_machine_change=True to compile() to continue it anyway, or migrate=fn(values, "
             "old_fingerprint) to convert its stored state"
         )
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached writes of ``nodes`` (of every cached node when None)."""
+        if self.cache is not None:
+            await self.cache.aclear(cached_namespaces(self._cached, nodes, self.machine))
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached writes of ``nodes`` (of every cached node when None); see ``aclear_cache``."""
+        run_sync(self.aclear_cache(nodes))
 
     async def aaudit(self, thread_id: str) -> list[AuditEntry]:
         """Every answer given to the thread's interrupts, oldest first (see ``audit``)."""

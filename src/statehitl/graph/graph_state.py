@@ -15,6 +15,8 @@ from pydantic import BaseModel
 from statehitl.channels import StateSchema, append_items, writer_label
 from statehitl.commands import GOTO, Command, ParentCommand, Send, dump_goto, goto_of, goto_targets
 from statehitl.errors import InvalidUpdateError
+from statehitl.graph.caching import CachedWrites
+from statehitl.graph.state_channels import is_messages_reducer
 from statehitl.graph.state_kinds import StateKind
 
 __all__ = ["GraphState"]
@@ -29,10 +31,13 @@ class GraphState(StateSchema[Any]):
         self.native = kind.kind == "pydantic" and kind.model is kind.schema
         self.nested = nested
         """The graph runs as a node of another: ``Command(graph=Command.PARENT)`` goes to that one."""
+        self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
+        """Channels merged by ``add_messages`` (``message_state.MessagesGraphState`` holds and stores their writes
+        as messages; a plain ``GraphState`` has none)."""
 
     def as_nested(self) -> GraphState:
         """The adapter of this graph running as a node of another graph."""
-        return GraphState(self.kind, nested=True)
+        return type(self)(self.kind, nested=True)
 
     def shown(self, state: Any) -> Any:
         """The state as a reader sees it: the model itself for a native pydantic state, else its values."""
@@ -40,6 +45,8 @@ class GraphState(StateSchema[Any]):
 
     def initial(self, value: Any) -> Any:
         if self.native:
+            if isinstance(value, dict) and self.kind.managed:
+                self.kind.refuse_managed(value, "the input")
             return super().initial(value)
         return super().initial(self.kind.input_of(value))
 
@@ -53,6 +60,10 @@ class GraphState(StateSchema[Any]):
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]:
         if returned is None:
             return {}
+        if isinstance(returned, CachedWrites):  # the update as stored: channels by name, its goto dumped
+            update = dict(returned.update)
+            goto = update.pop(GOTO, None)
+            return {**update, GOTO: goto_of({GOTO: goto})} if goto else update
         if isinstance(returned, Command):
             return self._command(node, [returned])
         if isinstance(returned, list) and returned and all(isinstance(r, Command) for r in returned):
@@ -65,9 +76,15 @@ class GraphState(StateSchema[Any]):
 
     def _plain(self, node: str, returned: Any) -> dict[str, Any]:
         if self.native or returned is None:
-            return super().normalize_update(node, returned)
-        update = self.kind.update_of(returned, writer_label(node))
-        return {} if update is None else update
+            update = super().normalize_update(node, returned)
+            if not self.kind.managed:
+                return update
+            if isinstance(returned, BaseModel):  # a whole state: its managed keys are the run's
+                return {k: v for k, v in update.items() if k not in self.kind.managed}
+            self.kind.refuse_managed(update, node)
+            return update
+        written = self.kind.update_of(returned, writer_label(node))
+        return {} if written is None else written
 
     def _command(self, node: str, commands: list[Command[Any]]) -> dict[str, Any]:
         update: dict[str, Any] = {}

@@ -2,7 +2,8 @@
 
 A node function gets what its signature asks for: the state (as its schema's view, or the view of the
 schema its first parameter is annotated with), a Send's argument instead when a Send made its task, and
-by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream) or ``runtime``; a
+by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom stream), ``runtime`` or ``store``
+(the graph's ``BaseStore``, ``compile(store=)``); a
 second positional parameter with another name is statehitl's ``NodeContext``. While it runs, LangGraph's
 free functions (``interrupt``, ``get_stream_writer``, ``get_config``) find it through a context variable,
 which also reaches sync nodes run in worker threads.
@@ -15,14 +16,19 @@ import inspect
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from statehitl.errors import GraphValidationError, InterruptOutsideRunError
+from statehitl.errors import InterruptOutsideRunError
+from statehitl.graph.caching import CachedWrites, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
+
+if TYPE_CHECKING:
+    from statehitl.graph.message_stream import MessageStream
+    from statehitl.store.base import BaseStore
 
 __all__ = [
     "RunScope",
@@ -30,10 +36,13 @@ __all__ = [
     "StreamWriter",
     "current_node",
     "current_run",
+    "enter_node",
     "get_config",
     "get_runtime",
+    "get_store",
     "get_stream_writer",
     "interrupt",
+    "leave_node",
     "nested_scope",
     "node_handler",
     "report_update",
@@ -46,7 +55,7 @@ StreamWriter = Callable[[Any], None]
 """What ``get_stream_writer()`` returns and a node's ``writer`` argument is: it sends one custom chunk."""
 
 _BY_NAME = ("config", "writer", "runtime", "store")
-"""Parameters a node gets by name, as in LangGraph (``store`` is refused: statehitl has no LangGraph store)."""
+"""Parameters a node gets by name, as in LangGraph."""
 
 
 @dataclass
@@ -66,6 +75,21 @@ class RunScope:
     """Where this run is: ``()`` for the graph invoked, ``("node:step", ...)`` for a subgraph inside it."""
     sink: Callable[[tuple[str, ...], str, Any], None] | None = None
     """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
+    store: BaseStore | None = None
+    """The graph's long-term memory (``compile(store=)``), which its subgraphs' nodes share."""
+    messages: MessageStream | None = None
+    """Where the messages of chat models called in nodes go (``stream_mode="messages"``), when streamed."""
+    step_limit: int = 25
+    """How many steps this invocation may take (``RemainingSteps`` counts down from it)."""
+    first_step: int = 0
+    """The step this invocation began at."""
+    last_step: int | None = None
+    """The step of the latest node call: the step whose conditional edges run next (None: none ran yet)."""
+
+    def remaining(self, step: int | None) -> int:
+        """LangGraph's ``RemainingSteps`` for a node of ``step`` (a path at the start: one more than the first
+        step's nodes see)."""
+        return self.step_limit if step is None else self.step_limit - 1 - (step - self.first_step)
 
 
 _RUN: ContextVar[RunScope | None] = ContextVar("statehitl_graph_run", default=None)
@@ -77,11 +101,11 @@ C = TypeVar("C")
 @dataclass(frozen=True)
 class Runtime(Generic[C]):
     """LangGraph's ``Runtime``, what a node's ``runtime`` parameter gets: the run's ``context`` (what
-    ``invoke(..., context=...)`` gave) and its ``stream_writer``. statehitl has no LangGraph store."""
+    ``invoke(..., context=...)`` gave), its ``stream_writer`` and the graph's ``store`` (None without one)."""
 
     context: C | None = None
     stream_writer: Callable[[Any], None] = field(default=lambda _: None)
-    store: None = None
+    store: BaseStore | None = None
     previous: Any = None
 
 
@@ -90,7 +114,15 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     scope = _RUN.get()
     if scope is None:
         raise RuntimeError("get_runtime() can only be called inside a node of a running StateGraph")
-    return Runtime(scope.context, scope.write or _ignore)
+    return Runtime(scope.context, scope.write or _ignore, scope.store)
+
+
+def get_store() -> BaseStore | None:
+    """The graph's store (``compile(store=)``) for the node that calls it; None when the graph has none."""
+    scope = _RUN.get()
+    if scope is None:
+        raise RuntimeError("get_store() can only be called inside a node of a running StateGraph")
+    return scope.store
 
 
 def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
@@ -101,11 +133,13 @@ def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
     if outer is None:
         return RunScope({})
     if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context)
+        return RunScope(outer.config, outer.write, context=outer.context, store=outer.store,
+                        step_limit=outer.step_limit)
     namespace, sink = (*outer.namespace, label), outer.sink
     return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
                     lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink)
+                    context=outer.context, namespace=namespace, sink=sink, store=outer.store, messages=outer.messages,
+                    step_limit=outer.step_limit)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -120,6 +154,16 @@ def reset_run(token: Any) -> None:
 def current_run() -> RunScope | None:
     """The scope of the run the caller is in, if any."""
     return _RUN.get()
+
+
+def enter_node(ctx: NodeContext) -> Any:
+    """Run the caller's code as node call ``ctx`` (a functional-API task runs as its own call inside its
+    entrypoint's node, with interrupts of its own); returns the token to leave it with."""
+    return _CALL.set(ctx)
+
+
+def leave_node(token: Any) -> None:
+    _CALL.reset(token)
 
 
 def current_node() -> NodeContext | None:
@@ -197,7 +241,37 @@ def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str
     else:
         outcome["result"] = result[0] if result[0] is not None else {}
     finally:
-        report("task_result", ctx.step + 1, outcome)
+        if not (result and isinstance(result[0], CachedWrites)):  # LangGraph reports no result for a cache hit
+            report("task_result", ctx.step + 1, outcome)
+
+
+@contextlib.contextmanager
+def _watched(scope: RunScope, name: str, ctx: NodeContext, given: Any, metadata: dict[str, Any] | None
+             ) -> Iterator[Callable[[Any], Any]]:
+    """What watches one node call of a streamed run: its task events (``"tasks"``/``"debug"``) and the messages
+    its chat models stream and it returns (``"messages"``). Yields the function its return value goes through."""
+    with contextlib.ExitStack() as watching:
+        results = None if scope.tasks is None else watching.enter_context(
+            _reported_task(scope.tasks, name, ctx, given))
+        messages = None if scope.messages is None else watching.enter_context(
+            scope.messages.node(node_config(scope.config, ctx, metadata), given, scope.namespace))
+
+        def done(returned: Any) -> Any:
+            if messages is not None:
+                messages(returned)
+            if results is not None:
+                results.append(returned)
+            return returned
+
+        yield done
+
+
+def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str, Any] | None:
+    """The values of the state's managed keys for a node of ``step`` (and the step the paths after it see)."""
+    if scope is None:
+        return None
+    scope.last_step = step
+    return kind.managed_values(scope.remaining(step))
 
 
 def task_key(step: int, task: str) -> str:
@@ -238,31 +312,36 @@ _signature: CodeCache[_Signature] = CodeCache(_read_signature)
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
-                 metadata: dict[str, Any] | None = None, retry: Policies | None = None) -> Callable[..., Any]:
+                 metadata: dict[str, Any] | None = None, retry: Policies | None = None, *,
+                 cache: NodeCache | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
-    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy."""
+    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy; ``cache``: where
+    its writes are cached (``add_node(cache_policy=)`` with ``compile(cache=)``)."""
     sig = _signature(fn)
     if sig.positional == 0:
         raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
-    if "store" in sig.named:
-        raise GraphValidationError(f"node {name!r} takes a 'store' (LangGraph's BaseStore), which statehitl does not "
-                                   "have: keep long-term memory in the state, or in a store the node opens itself")
-    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None  # the node reads the model
+    # the node reads the model itself, unless the run fills in some of its keys
+    as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None and not kind.managed
     target = fn if retry is None else _attempts(fn, retry, sig.is_async)
+    if cache is not None:
+        target = cache.wrap(target, sig.is_async)
 
     two = sig.positional == 2
     named = sig.named
+    managed = bool(kind.managed)
 
     def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        given = state if ctx.sent or as_is else kind.node_input(state, wants)
+        values = _managed_now(kind, ctx.step, scope) if managed else None
+        given = state if ctx.sent or as_is else kind.node_input(state, wants, values)
         args: tuple[Any, ...] = (given, ctx) if two else (given,)
         if not named:
             return args, {}
         scope = scope or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
                   else (scope.write or _ignore) if param == "writer"
-                  else Runtime(scope.context, scope.write or _ignore) for param in named}
+                  else scope.store if param == "store"
+                  else Runtime(scope.context, scope.write or _ignore, scope.store) for param in named}
         return args, kwargs
 
     if sig.is_async:
@@ -274,12 +353,11 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
                 args, kwargs = arguments(state, ctx, scope)
                 if scope is None:
                     return await target(*args, **kwargs)
-                if scope.tasks is None:
+                if scope.tasks is None and scope.messages is None:
                     returned = await target(*args, **kwargs)
                 else:
-                    with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                        result.append(await target(*args, **kwargs))
-                    returned = result[0]
+                    with _watched(scope, name, ctx, args[0], metadata) as done:
+                        returned = done(await target(*args, **kwargs))
                 if scope.updated is not None:
                     scope.updated(name, returned)
                 return returned
@@ -293,18 +371,17 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         token = _CALL.set(ctx)
         try:
             scope = _RUN.get()
-            if scope is None or (scope.tasks is None and scope.updated is None):  # not streamed: the call alone
-                if not named and not two:
+            if scope is None or (scope.tasks is None and scope.updated is None and scope.messages is None):
+                if not named and not two and not managed:  # not streamed: the call alone
                     return target(state if ctx.sent or as_is else kind.node_input(state, wants))
                 args, kwargs = arguments(state, ctx, scope)
                 return target(*args, **kwargs)
             args, kwargs = arguments(state, ctx, scope)
-            if scope.tasks is None:
+            if scope.tasks is None and scope.messages is None:
                 returned = target(*args, **kwargs)
             else:
-                with _reported_task(scope.tasks, name, ctx, args[0]) as result:
-                    result.append(target(*args, **kwargs))
-                returned = result[0]
+                with _watched(scope, name, ctx, args[0], metadata) as done:
+                    returned = done(target(*args, **kwargs))
             if scope.updated is not None:
                 scope.updated(name, returned)
             return returned
@@ -350,11 +427,13 @@ def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], 
     """A conditional edge's path function as the machine calls it: on the state's view, with ``config`` when
     it asks for it."""
     sig = _signature(path)
-    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named:
+    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and not kind.managed:
         return path  # a native router reads the model itself: nothing to adapt
 
     def route(state: Any) -> Any:
-        given = kind.node_input(state)
+        scope = _RUN.get()
+        managed = kind.managed_values(scope.remaining(scope.last_step)) if kind.managed and scope else None
+        given = kind.node_input(state, None, managed)
         if "config" in sig.named:
             scope = _RUN.get()
             return path(given, config=scope.config if scope is not None else {})

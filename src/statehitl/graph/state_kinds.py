@@ -12,26 +12,36 @@ leaves absent channels out, so a checkpoint round trip keeps them absent.
 
 Deviations from LangGraph, on purpose: channels are validated by pydantic (lax mode), where LangGraph
 does not validate TypedDicts; unknown keys in a node's update or the caller's input are refused, where
-LangGraph drops them; a pydantic state's ``values`` is its whole ``model_dump()``, where LangGraph
-gives only the channels written so far.
+LangGraph drops them; a pydantic state's ``values`` has every field (as the model holds it: a nested
+model or a message stays an object), where LangGraph gives only the channels written so far.
 """
 
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
 import functools
 import inspect
-import warnings
 from collections.abc import Callable, Iterable, Sequence
-from typing import Annotated, Any, Literal, NotRequired, Required, get_args, get_origin, get_type_hints
+from typing import Any, get_type_hints
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, TypeAdapter, create_model, model_serializer
-from typing_extensions import is_typeddict
+from pydantic import BaseModel
 
-from statehitl.channels import INPUT, append
+from statehitl.channels import INPUT
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.code_cache import CodeCache
+from statehitl.graph.state_channels import (
+    Channel,
+    Kind,
+    absent_aware_base,
+    build_model,
+    channel_of,
+    channels_of,
+    hints_of,
+    is_field_schema,
+    kind_of,
+    managed_of,
+)
+from statehitl.managed import ManagedValue, refuse_writes, values_of
 
 __all__ = ["ROOT", "StateKind", "schema_of", "state_kind"]
 
@@ -41,212 +51,12 @@ ROOT = "root"
 LangGraph calls this channel ``__root__``; pydantic refuses a field of that name (it is v1's root-model
 spelling), and the engine applies updates by field name, so the channel is the field ``root``."""
 
-Kind = Literal["pydantic", "typeddict", "dataclass", "root"]
-Reducer = Callable[[Any, Any], Any]
-
-_MISSING: Any = object()
-_REQUIRED_WRAPPERS = (Required, NotRequired)
-_ABSTRACT_ZEROS: dict[Any, type] = {
-    collections.abc.Sequence: list,
-    collections.abc.MutableSequence: list,
-    collections.abc.Set: set,
-    collections.abc.MutableSet: set,
-    collections.abc.Mapping: dict,
-    collections.abc.MutableMapping: dict,
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class _Channel:
-    """One channel as a model field: its annotation (reducer in the metadata) and how it starts."""
-
-    name: str
-    annotation: Any
-    default: Any = None
-    factory: Callable[[], Any] | None = None
-    starts_present: bool = False
-    """A reducer channel with a zero value exists from the start (LangGraph shows ``n: 0``); any other
-    channel, even a dataclass field with a default, is absent until written."""
-
-
-# -- reading a schema ---------------------------------------------------------------------------------
-
-
-def _kind_of(schema: Any) -> Kind:
-    """LangGraph decides by shape too: anything that is not a class of fields is a single root value."""
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return "pydantic"
-    if is_typeddict(schema):
-        return "typeddict"
-    if isinstance(schema, type) and dataclasses.is_dataclass(schema):
-        return "dataclass"
-    return "root"
-
-
-def _is_field_schema(schema: Any) -> bool:
-    return _kind_of(schema) != "root"
-
-
-def _unrequire(annotation: Any) -> Any:
-    """``NotRequired[T]`` -> ``T``, also inside ``Annotated``: presence is tracked, not declared, here."""
-    if get_origin(annotation) in _REQUIRED_WRAPPERS:
-        return _unrequire(get_args(annotation)[0])
-    if get_origin(annotation) is Annotated:
-        base, *meta = get_args(annotation)
-        inner = _unrequire(base)
-        return annotation if inner is base else Annotated[(inner, *meta)]
-    return annotation
-
-
-def _hints(schema: Any) -> dict[str, Any]:
-    """The annotated fields of a field schema, in declaration order, with their ``Annotated`` extras."""
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return {name: _with_metadata(info.annotation, info.metadata) for name, info in schema.model_fields.items()}
-    hints = get_type_hints(schema, include_extras=True)
-    if dataclasses.is_dataclass(schema):
-        return {f.name: _unrequire(hints.get(f.name, Any)) for f in dataclasses.fields(schema)}
-    return {name: _unrequire(hint) for name, hint in hints.items()}
-
-
-def _with_metadata(annotation: Any, metadata: Sequence[Any]) -> Any:
-    """Pydantic splits ``Annotated`` into annotation and metadata; a channel needs them together again."""
-    base = Any if annotation is None else annotation
-    return Annotated[(base, *metadata)] if metadata else base
-
-
-def _split(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
-    if get_origin(annotation) is Annotated:
-        base, *meta = get_args(annotation)
-        return base, tuple(meta)
-    return annotation, ()
-
-
-def _reducer(name: str, meta: tuple[Any, ...]) -> Reducer | None:
-    """LangGraph's rule: the last ``Annotated`` item, when callable, merges writes; it must take two
-    positional arguments, which is checked now so a wrong reducer fails at compile time, not mid-run."""
-    if not meta or not callable(meta[-1]) or isinstance(meta[-1], type):
-        return None
-    reducer: Reducer = meta[-1]
-    try:
-        params = inspect.signature(reducer).parameters.values()
-    except (TypeError, ValueError):  # some builtins have no signature; trust them
-        return reducer
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(positional) != 2 and not any(p.kind is p.VAR_POSITIONAL for p in params):
-        raise ValueError(
-            f"the reducer of channel {name!r}, {getattr(reducer, '__name__', reducer)!r}, takes "
-            f"{inspect.signature(reducer)}; a reducer takes two arguments: (current, new) -> merged"
-        )
-    return reducer
-
-
-def _zero_factory(base: Any) -> Callable[[], Any] | None:
-    """The type's no-argument constructor when calling it works (``list``, ``int``, ``dict[str, int]``);
-    ``Optional[list]``, ``Any`` or a class that needs arguments have none, and such a channel starts absent."""
-    while get_origin(base) is not None and isinstance(get_origin(base), type):
-        base = get_origin(base)
-    base = _ABSTRACT_ZEROS.get(base, base)
-    if not isinstance(base, type):
-        return None
-    try:
-        base()
-    except Exception:
-        return None
-    factory: Callable[[], Any] = base
-    return factory
-
-
-def _first_write_as_is(reducer: Reducer) -> Reducer:
-    """A channel with no zero value takes its first write as it is, as LangGraph's does; the reducer is
-    not asked to merge into the ``None`` that stands for "absent" (``operator.add`` would fail)."""
-
-    @functools.wraps(reducer)
-    def merge(current: Any, new: Any) -> Any:
-        return new if current is None else reducer(current, new)
-
-    return merge
-
-
-def _dataclass_default(schema: Any, name: str) -> tuple[Any, Callable[[], Any] | None]:
-    """A dataclass field's own default, kept so that the stored model agrees with the dataclass."""
-    if isinstance(schema, type) and dataclasses.is_dataclass(schema):
-        for f in dataclasses.fields(schema):
-            if f.name == name and f.default is not dataclasses.MISSING:
-                return f.default, None
-            if f.name == name and f.default_factory is not dataclasses.MISSING:
-                return None, f.default_factory
-    return None, None
-
-
-def _channel(name: str, annotation: Any, schema: Any) -> _Channel:
-    if name.startswith("_"):
-        raise ValueError(
-            f"channel {name!r} of {getattr(schema, '__name__', schema)!r} starts with '_': statehitl stores "
-            "state as a pydantic model, which cannot have such a field; rename the key"
-        )
-    base, meta = _split(_unrequire(annotation))
-    reducer = _reducer(name, meta)
-    if reducer is None:
-        default, factory = _dataclass_default(schema, name)
-        return _Channel(name, _typed(base, meta), default, factory)
-    zero = list if reducer is append else _zero_factory(base)
-    if zero is None:
-        wrapped = _first_write_as_is(reducer)
-        return _Channel(name, _typed(base, (*meta[:-1], wrapped)))
-    return _Channel(name, _typed(base, meta), factory=zero, starts_present=True)
-
-
-def _typed(base: Any, meta: tuple[Any, ...]) -> Any:
-    """The field's annotation; a type pydantic cannot validate becomes ``Any`` (the reducer stays)."""
-    annotation: Any = Annotated[(base, *meta)] if meta else base
-    try:
-        TypeAdapter(annotation)
-    except Exception:
-        return Annotated[(Any, meta[-1])] if meta and callable(meta[-1]) else Any
-    return annotation
-
-
-def _channels(schema: Any) -> dict[str, _Channel]:
-    return {name: _channel(name, hint, schema) for name, hint in _hints(schema).items()}
-
-
-# -- the stored model ---------------------------------------------------------------------------------
-
-
-def _absent_aware_base(tracked: frozenset[str]) -> type[BaseModel]:
-    """A base whose serializer leaves absent channels out of a dump, so that loading a checkpoint does
-    not turn "never written" into "written ``None``" (``model_validate`` marks every key it gets as set)."""
-
-    class Channels(BaseModel):
-        @model_serializer(mode="wrap")
-        def _present_only(self, handler: SerializerFunctionWrapHandler) -> Any:
-            dumped = handler(self)
-            if not isinstance(dumped, dict):
-                return dumped
-            written = self.model_fields_set
-            return {k: v for k, v in dumped.items() if k not in tracked or k in written}
-
-    return Channels
-
-
-def _field_definition(channel: _Channel) -> tuple[Any, Any]:
-    if channel.factory is not None:
-        return channel.annotation, Field(default_factory=channel.factory)
-    return channel.annotation, channel.default
-
-
-def _build_model(name: str, channels: Iterable[_Channel], base: Any) -> type[BaseModel]:
-    fields: dict[str, Any] = {c.name: _field_definition(c) for c in channels}
-    with warnings.catch_warnings():  # a key like "json" or "schema" shadows a BaseModel method; it still works
-        warnings.simplefilter("ignore")
-        model: type[BaseModel] = create_model(name, __base__=base, **fields)
-    return model
-
 
 # -- the kind -----------------------------------------------------------------------------------------
 
 
-View = Callable[[BaseModel], Any]
+View = Callable[[BaseModel, dict[str, Any]], Any]
+"""Builds a schema's view of a state, given the values of its managed keys."""
 
 
 class StateKind:
@@ -256,17 +66,19 @@ class StateKind:
     ``input_of`` turn what it gives back into the ``{field: value}`` updates ``StateSchema`` applies.
     """
 
-    def __init__(self, kind: Kind, schema: Any, model: type[BaseModel], channels: dict[str, _Channel],
-                 own: Sequence[str], tracked: frozenset[str]) -> None:
+    def __init__(self, kind: Kind, schema: Any, model: type[BaseModel], channels: dict[str, Channel],
+                 own: Sequence[str], tracked: frozenset[str], *,
+                 managed: dict[str, type[ManagedValue]] | None = None) -> None:
         self.kind: Kind = kind
         self.schema: Any = schema
         self.model: type[BaseModel] = model
         self.channels: tuple[str, ...] = tuple(channels)
         self._own = tuple(own)
-        self._own_set = set(own)
         self._known = frozenset(channels) | _aliases(model)
         self._native = kind == "pydantic" and model is schema
         self._always = frozenset(channels) - tracked  # present whether written or not
+        self.managed: dict[str, type[ManagedValue]] = dict(managed or {})
+        """Keys of the schema the run fills in (``statehitl.managed``), with how."""
         self._views: dict[Any, View] = {}
         self._own_view = self._view_for(schema, own)
 
@@ -275,12 +87,31 @@ class StateKind:
 
     # -- what nodes and callers see ---------------------------------------------------------------
 
-    def node_input(self, state: BaseModel, wants: Any = None) -> Any:
+    def node_input(self, state: BaseModel, wants: Any = None, managed: dict[str, Any] | None = None) -> Any:
         """What a node gets: the state schema's view, or the view of the schema its first parameter is
-        annotated with (only that schema's channels)."""
+        annotated with (only that schema's channels); ``managed``: the values of the schema's managed keys."""
+        extra = managed or {}
         if wants is None or wants is self.schema:
-            return state if self._native else self._own_view(state)
-        return self._view(wants)(state)
+            if self._native:
+                return state.model_copy(update=extra) if extra else state
+            return self._own_view(state, extra)
+        return self._view(wants)(state, {})
+
+    def managed_values(self, remaining: int) -> dict[str, Any]:
+        """The managed keys' values when ``remaining`` steps remain."""
+        return values_of(self.managed, remaining)
+
+    def refuse_managed(self, fields: dict[str, Any], who: str) -> None:
+        """Refuse a write to a managed key: the run sets it."""
+        refuse_writes(self.managed, fields, _writer(who))
+
+    def _writes(self, fields: dict[str, Any], given: Any, who: str) -> dict[str, Any]:
+        """What a returned or given value writes: a whole state object's managed keys are the run's, not writes;
+        a dict that names one is refused."""
+        if self.managed and not isinstance(given, dict):
+            fields = {k: v for k, v in fields.items() if k not in self.managed}
+        self.refuse_managed(fields, who)
+        return fields
 
     def values(self, state: BaseModel, only: Any = None) -> Any:
         """LangGraph's ``values`` of a result or snapshot: the channels present, as a dict (a root
@@ -289,8 +120,9 @@ class StateKind:
             return self._present(state, self._keys_of(only))
         if self.kind == "root":
             return getattr(state, ROOT)
-        if self.kind == "pydantic":
-            return state.model_dump() if self._native else state.model_dump(include=self._own_set)
+        if self.kind == "pydantic":  # every field, as the model holds it (a message, a nested model), not dumped
+            held = state.__dict__
+            return {name: held[name] for name in self._own if name in held}
         return self._present(state, self._own)
 
     def update_of(self, returned: Any, who: str) -> dict[str, Any] | None:
@@ -305,6 +137,8 @@ class StateKind:
                 f"{_writer(who)} returned {type(returned).__name__} {returned!r}; return a dict of channel "
                 f"updates, a {_name(self.schema)} or None"
             )
+        if self.managed:
+            fields = self._writes(fields, returned, who)
         self._refuse_unknown(fields, f"{_writer(who)} wrote")
         return fields
 
@@ -321,6 +155,8 @@ class StateKind:
                 f"the input is {type(given).__name__} {given!r}; give a dict of channel values or a "
                 f"{_name(self.schema)}"
             )
+        if self.managed:
+            fields = self._writes(fields, given, "the input")
         self._refuse_unknown(fields, "the input has")
         return fields
 
@@ -340,9 +176,9 @@ class StateKind:
         return {k: stored[k] for k in keys if k in written or k in always}
 
     def _keys_of(self, schema: Any) -> tuple[str, ...]:
-        if not _is_field_schema(schema):
+        if not is_field_schema(schema):
             raise TypeError(f"{schema!r} is not a state schema (a TypedDict, dataclass or pydantic model)")
-        keys = tuple(_hints(schema))
+        keys = tuple(hints_of(schema))
         missing = [k for k in keys if k not in self.channels]
         if missing:
             raise ValueError(
@@ -360,19 +196,19 @@ class StateKind:
     def _view_for(self, schema: Any, keys: Sequence[str]) -> View:
         """How to build one schema's view from a state, decided once per schema rather than per call."""
         keys = tuple(keys)
-        kind = _kind_of(schema)
+        kind = kind_of(schema)
         if kind == "root":
-            return lambda state: getattr(state, ROOT)
+            return lambda state, extra: getattr(state, ROOT)
         if kind == "typeddict":
-            return lambda state: self._present(state, keys)
+            return lambda state, extra: {**self._present(state, keys), **extra} if extra else self._present(state, keys)
         if kind == "dataclass":
-            init = tuple(f.name for f in dataclasses.fields(schema) if f.init)
-            return lambda state: schema(**self._present(state, init))
+            init = tuple(f.name for f in dataclasses.fields(schema) if f.init and f.name not in self.managed)
+            return lambda state, extra: schema(**self._present(state, init), **extra)
         if schema is self.schema:  # the user's own model, stored as a subclass with the private channels
-            return lambda state: schema.model_construct(
-                state.model_fields_set & set(keys), **{k: getattr(state, k) for k in keys}
+            return lambda state, extra: schema.model_construct(
+                state.model_fields_set & set(keys), **{k: getattr(state, k) for k in keys}, **extra
             )
-        return lambda state: schema.model_validate(self._present(state, keys))
+        return lambda state, extra: schema.model_validate(self._present(state, keys))
 
 
 def _aliases(model: type[BaseModel]) -> frozenset[str]:
@@ -428,45 +264,52 @@ def state_kind(schema: Any, *, extra: Sequence[Any] = ()) -> StateKind:
 
 
 def _state_kind(schema: Any, others: list[Any]) -> StateKind:
-    kind = _kind_of(schema)
+    kind = kind_of(schema)
     if kind == "root":
         return _root_kind(schema, others)
-    own = _channels(schema)
-    private: dict[str, _Channel] = {}
+    own = channels_of(schema)
+    managed = managed_of(schema)
+    private: dict[str, Channel] = {}
     for other in others:
-        if not _is_field_schema(other):
+        if not is_field_schema(other):
             raise TypeError(f"{other!r} is not a state schema (a TypedDict, dataclass or pydantic model)")
-        for name, channel in _channels(other).items():
+        for name, channel in channels_of(other).items():
             if name not in own and name not in private:
                 private[name] = channel
     if kind == "pydantic":
-        return _pydantic_kind(schema, own, private)
+        return _pydantic_kind(schema, own, private, managed)
     channels = {**own, **private}
     tracked = frozenset(n for n, c in channels.items() if not c.starts_present)
-    model = _build_model(f"{_name(schema)}Channels", channels.values(), _absent_aware_base(tracked))
-    return StateKind(kind, schema, model, channels, list(own), tracked)
+    model = build_model(f"{_name(schema)}Channels", channels.values(), absent_aware_base(tracked))
+    return StateKind(kind, schema, model, channels, list(own), tracked, managed=managed)
 
 
-def _pydantic_kind(schema: type[BaseModel], own: dict[str, _Channel], private: dict[str, _Channel]) -> StateKind:
+def _pydantic_kind(schema: type[BaseModel], own: dict[str, Channel], private: dict[str, Channel],
+                   managed: dict[str, type[ManagedValue]]) -> StateKind:
     """The user's model is the stored model when it has every channel: the engine's native, zero-cost
-    path. Private channels make it a subclass, so validators and reducers of the user's fields still hold."""
+    path. Private channels make it a subclass, so validators and reducers of the user's fields still hold.
+    A managed key stays a field of the model (holding its default), so it needs a default."""
+    required = [name for name in managed if schema.model_fields[name].is_required()]
+    if required:
+        raise ValueError(f"{schema.__name__}.{required[0]} is filled in by the run ({managed[required[0]].name}); "
+                         "on a pydantic state give it a default (= 0), since the state is stored as the model")
     if not private:
-        return StateKind("pydantic", schema, schema, own, list(own), frozenset())
+        return StateKind("pydantic", schema, schema, own, list(own), frozenset(), managed=managed)
     tracked = frozenset(n for n, c in private.items() if not c.starts_present)
-    base = (_absent_aware_base(tracked), schema)
-    model = _build_model(f"{schema.__name__}Channels", private.values(), base)
-    return StateKind("pydantic", schema, model, {**own, **private}, list(own), tracked)
+    base = (absent_aware_base(tracked), schema)
+    model = build_model(f"{schema.__name__}Channels", private.values(), base)
+    return StateKind("pydantic", schema, model, {**own, **private}, list(own), tracked, managed=managed)
 
 
 def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
-    if any(_is_field_schema(other) for other in others):
+    if any(is_field_schema(other) for other in others):
         raise TypeError(
             f"a root-value state ({schema!r}) has one channel and cannot take the channels of "
-            f"{[_name(o) for o in others if _is_field_schema(o)]}"
+            f"{[_name(o) for o in others if is_field_schema(o)]}"
         )
-    channel = _channel(ROOT, schema, None)
+    channel = channel_of(ROOT, schema, None)
     tracked = frozenset() if channel.starts_present else frozenset({ROOT})
-    model = _build_model("RootChannels", [channel], _absent_aware_base(tracked))
+    model = build_model("RootChannels", [channel], absent_aware_base(tracked))
     return StateKind("root", schema, model, {ROOT: channel}, [ROOT], tracked)
 
 
@@ -486,7 +329,7 @@ def _schema_of(fn: Callable[..., Any]) -> Any | None:
     annotation = params[0].annotation
     if isinstance(annotation, str):
         annotation = _resolved_hints(fn).get(params[0].name, annotation)
-    return annotation if _is_field_schema(annotation) and isinstance(annotation, type) else None
+    return annotation if is_field_schema(annotation) and isinstance(annotation, type) else None
 
 
 _annotated_schema: CodeCache[Any] = CodeCache(_schema_of)

@@ -16,7 +16,7 @@ from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
 from statehitl.graph.graph_state import GraphState
 from statehitl.graph.node import StateGraphNode
-from statehitl.graph.node_calls import nested_scope, report_update, reset_run, set_run
+from statehitl.graph.node_calls import current_run, nested_scope, node_config, report_update, reset_run, set_run
 from statehitl.graph.result import GraphRunResult
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptContext, InterruptRaised
@@ -61,10 +61,23 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
                 returned[kept] = done.state
         finally:
             reset_run(token)
+        _stream_messages(sub, values, returned, ctx)
         return report_update(name, returned)
 
     run_subgraph.__name__ = name
     return run_subgraph
+
+
+def _stream_messages(sub: Subgraph, given: dict[str, Any], returned: Any, ctx: NodeContext) -> None:
+    """The messages a subgraph added, sent as its node's (``stream_mode="messages"``), as LangGraph does."""
+    scope = current_run()
+    if scope is None or scope.messages is None or not isinstance(returned, dict):
+        return
+    from statehitl.graph.message_forms import coerce_all  # a run that streams messages loaded them already
+
+    scope.messages.given(given)
+    held = {k: coerce_all(v) for k, v in returned.items() if k in sub.schema.message_channels}  # stored as JSON
+    scope.messages.returned(held, node_config(scope.config, ctx, None)["metadata"], scope.namespace)
 
 
 async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import AnsweredMark, Via
+from statehitl.checkpoint.records import AnsweredMark, InterruptRecord, ThreadIndex, Via
 from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
 from statehitl.inbox.answers import already_answered, read_answer
+from statehitl.inbox.by_id import follow_pointers
 
 __all__ = [
     "PendingInterrupt", "Scan", "UnappliedAnswer", "afind_answerable", "afind_pending", "apending", "aunapplied",
@@ -105,12 +106,7 @@ async def scan(checkpointer: Checkpointer) -> Scan:
         for mark in entry.answered:
             answered[entry.thread_id, mark.interrupt_id] = (entry.seq, mark)
         for record in entry.interrupts:
-            item = PendingInterrupt(
-                thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason,
-                source=record.source, node=record.node, machine=entry.machine, since=entry.updated_at,
-                expires_at=record.expires_at, on_expire=record.on_expire,
-                response_schema=record.response_schema, responders=record.responders,
-            )
+            item = pending_item(entry, record)
             if (entry.thread_id, record.id) in answered:
                 mark = answered[entry.thread_id, record.id][1]
                 unapplied.append(UnappliedAnswer(thread_id=entry.thread_id, id=record.id, name=record.name,
@@ -131,6 +127,15 @@ def reported(looked: Scan) -> Scan:
     return looked
 
 
+def pending_item(entry: ThreadIndex, record: InterruptRecord) -> PendingInterrupt:
+    """The inbox's view of ``record``, an interrupt the thread of ``entry`` waits on."""
+    return PendingInterrupt(
+        thread_id=entry.thread_id, id=record.id, name=record.name, reason=record.reason, source=record.source,
+        node=record.node, machine=entry.machine, since=entry.updated_at, expires_at=record.expires_at,
+        on_expire=record.on_expire, response_schema=record.response_schema, responders=record.responders,
+    )
+
+
 async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterrupt:
     """The pending interrupt with id ``wanted`` (or a unique start of it, as the list shows it).
 
@@ -138,7 +143,15 @@ async def afind_pending(store: str | Checkpointer, wanted: str) -> PendingInterr
     if no interrupt matches, or more than one does.
     """
     checkpointer = open_store(store)
-    looked = reported(await scan(checkpointer))
+    pointed = await follow_pointers(checkpointer, wanted)
+    quick = [pending_item(entry, record) for entry, record in pointed.waiting
+             if record.id == wanted or _starts(record.id, wanted)]
+    if len(quick) == 1:
+        return quick[0]
+    given = sorted((iid, answer) for iid, answer in pointed.answered.items() if iid == wanted or _starts(iid, wanted))
+    if not quick and given:
+        raise AlreadyAnsweredError(already_answered(given[0][1].name, given[0][0], given[0][1]))
+    looked = reported(await scan(checkpointer))  # no pointer settled it: threads from before pointers, or a typo
     found = _match(looked.pending, wanted)
     if found is not None:
         return found
@@ -153,12 +166,22 @@ async def afind_answerable(store: str | Checkpointer, wanted: str) -> PendingInt
     """The interrupt with id ``wanted`` (or a unique start of it) that an answer may be given to: pending, or
     answered and not yet applied. What a door answers: whether it was answered first is for the answer's
     own write to say, after it checked who is answering, so a responder who may not answer learns nothing
-    of an earlier answer. ``UnknownInboxItemError`` naming what is pending if none matches (or several)."""
-    looked = reported(await scan(open_store(store)))
+    of an earlier answer; one whose thread went on with its answer is ``AlreadyAnsweredError`` naming it.
+    ``UnknownInboxItemError`` naming what is pending if none matches (or several)."""
+    checkpointer = open_store(store)
+    pointed = await follow_pointers(checkpointer, wanted)
+    quick = [pending_item(entry, record) for entry, record in pointed.waiting
+             if record.id == wanted or _starts(record.id, wanted)]
+    if len(quick) == 1 and not pointed.answered:
+        return quick[0]
+    looked = reported(await scan(checkpointer))  # an answered one may still wait: the listing says
     found = _match([*looked.pending, *looked.answered_items], wanted)
-    if found is None:
-        raise _not_found(looked.pending, wanted)
-    return found
+    if found is not None:
+        return found
+    given = sorted((iid, answer) for iid, answer in pointed.answered.items() if iid == wanted or _starts(iid, wanted))
+    if given:  # answered, and its thread went on with the answer
+        raise AlreadyAnsweredError(already_answered(given[0][1].name, given[0][0], given[0][1]))
+    raise _not_found(looked.pending, wanted)
 
 
 def _match(items: list[PendingInterrupt], wanted: str) -> PendingInterrupt | None:

@@ -4,20 +4,21 @@ They are ``TypedDict``s, not classes, because users (and models) build them as p
 into checkpoints as JSON unchanged; the names match Strands' so type hints written for it still read.
 
 The package also holds LangGraph's ``langgraph.types`` names for StateGraph programs (``Send``,
-``Command``, ``interrupt``, ``Interrupt``, ``StateSnapshot``, ``StreamWriter``), and Strands' agent
-``Snapshot``.
+``Command``, ``interrupt``, ``Interrupt``, ``StateSnapshot``, ``StreamWriter``, ``RetryPolicy``, ``CachePolicy``),
+and Strands' agent ``Snapshot``.
 """
 
 from typing import Any
 
-__all__ = ["Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StreamWriter",
-           "interrupt"]
+__all__ = ["CachePolicy", "Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot", "StateSnapshot",
+           "StreamWriter", "interrupt"]
 
 _GRAPH_NAMES = {
     "Command": "statehitl.commands",
     "Send": "statehitl.commands",
     "Interrupt": "statehitl.interrupt",
     "RetryPolicy": "statehitl.graph.retries",
+    "CachePolicy": "statehitl.graph.caching",
     "interrupt": "statehitl.graph.node_calls",
     "StreamWriter": "statehitl.graph.node_calls",
     "StateSnapshot": "statehitl.graph.snapshots",

@@ -1,0 +1,287 @@
+"""LangGraph's ``@task``: a step of a functional-API workflow whose result, once it finished, is kept.
+
+A task runs inside its entrypoint's node call. Calling it returns a future at once (a thread's future in a
+sync entrypoint, an asyncio one in an async entrypoint), so tasks started before any result is awaited run
+side by side. Each call is named by its order in the node's run and the task's name (LangGraph's rule: a
+call's identity is its position among the run's calls and its function), so when the entrypoint stops on
+an interrupt and runs again on resume, the calls that had finished return their kept results without
+running, and only the rest run. The results are kept as the node's progress in the thread's checkpoint:
+JSON, checked as each task finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import dataclasses
+import functools
+import inspect
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from statehitl import interrupt_ids
+from statehitl._json import require_json
+from statehitl.errors import GraphValidationError
+from statehitl.graph.node_calls import current_run, enter_node, leave_node
+from statehitl.graph.retries import Policies, retried, retried_async
+from statehitl.interrupt import InterruptContext, InterruptRaised
+from statehitl.position import NodeContext
+
+__all__ = ["KEPT", "TaskCalls", "TaskEvent", "TaskFunction", "TaskUpdate", "task"]
+
+_WORKERS = 64
+"""At most this many task calls of one entrypoint run at once in threads."""
+
+KEPT = "tasks"
+"""The ``kind`` of an entrypoint node's progress: ``{"kind": KEPT, "results": {call key: result}}``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskEvent:
+    """A task call's start (``kind="task"``) or end (``"task_result"``) on its way to ``stream_mode="tasks"``."""
+
+    kind: str
+    payload: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskUpdate:
+    """A finished task's result on its way to ``stream_mode="updates"`` as ``{name: result}``."""
+
+    name: str
+    result: Any
+
+
+class TaskCalls:
+    """The task calls of one run of an entrypoint's node: their order, their futures, what they finished.
+
+    ``kept`` holds the results of calls that finished before the node last stopped in this step.
+    """
+
+    def __init__(self, ctx: NodeContext) -> None:
+        self.ctx = ctx
+        progress = ctx.progress
+        kept = progress.get("results") if isinstance(progress, dict) and progress.get("kind") == KEPT else None
+        self.kept: dict[str, Any] = dict(kept or {})
+        self.done: dict[str, Any] = {}
+        self.futures: list[Any] = []
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def next_key(self, name: str) -> str:
+        """The call's key: calls are counted per caller (the entrypoint, or the task that makes them,
+        as LangGraph counts them), so a finished task whose own calls are not made again on a resume does not
+        shift the keys of the calls after it."""
+        caller = _CALLER.get()
+        with self._lock:
+            index = self._counts.get(caller, 0)
+            self._counts[caller] = index + 1
+        return f"{caller}{index}:{name}"
+
+    def task_context(self, key: str) -> NodeContext:
+        """The node call a task runs as: the entrypoint's, with interrupts of its own (named by the call's
+        key), so each task's ``interrupt()`` calls are matched to their answers whatever ran before."""
+        site = interrupt_ids.node(self.ctx.interrupts.prefix, self.ctx.step, self.ctx.node)
+        outer = self.ctx.interrupts
+        interrupts = InterruptContext(outer.responses, f"{interrupt_ids.nested(site)}task/{key}/", outer.thread,
+                                      outer.digests)
+        return dataclasses.replace(self.ctx, interrupts=interrupts, asked=0, invoked=0, _scope=None)
+
+    def pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                # wide, as threads start only when needed: a task waiting on the tasks it called holds a
+                # worker, so a pool as narrow as the cores could fill with waiters and stop
+                self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=_WORKERS,
+                                                                   thread_name_prefix="statehitl-task")
+            return self._pool
+
+    def _report(self, kind: str, payload: dict[str, Any]) -> None:
+        """A ``stream_mode="tasks"`` event of a task call, as LangGraph's (its id ``step:key``): it travels with
+        the custom chunks, whose order it shares, and the workflow's stream shows it as a task event."""
+        scope = current_run()
+        if scope is not None and scope.write is not None:
+            scope.write(TaskEvent(kind, payload))
+
+    def started(self, key: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self._report("task", {"id": f"{self.ctx.step}:{key}", "name": name, "input": (args, kwargs),
+                              "triggers": ("__pregel_push",)})
+
+    def failed(self, key: str, name: str, error: BaseException) -> None:
+        """A call that raised ends with its error; one that asked ends with nothing, as in LangGraph (the
+        entrypoint's own end carries the interrupt)."""
+        if not isinstance(error, InterruptRaised):
+            self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": repr(error),
+                                         "result": {}, "interrupts": []})
+
+    def finished(self, key: str, name: str, result: Any) -> None:
+        require_json(result, f"task {name!r}'s result (kept in the checkpoint so a resume does not run it again)")
+        with self._lock:
+            self.done[key] = result
+        self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": None,
+                                     "result": {"__return__": result}, "interrupts": []})
+        scope = current_run()
+        if scope is not None and scope.write is not None:
+            scope.write(TaskUpdate(name, result))
+
+    def progress(self) -> dict[str, Any]:
+        return {"kind": KEPT, "results": {**self.kept, **self.done}}
+
+    def settle(self) -> None:
+        """Wait for every task this run started in threads (whatever each returned or raised: the caller saw
+        what it awaited)."""
+        concurrent.futures.wait([f for f in list(self.futures) if isinstance(f, concurrent.futures.Future)])
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    async def asettle(self) -> None:
+        """Wait for every task this run started (asyncio futures too)."""
+        if self.futures or self._pool:
+            await asyncio.to_thread(self.settle)
+        pending = [f for f in self.futures if not isinstance(f, concurrent.futures.Future)]
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    def stopped(self, stop: InterruptRaised) -> InterruptRaised:
+        """The node's stop, once every task it started has settled: the interrupt that reached the entrypoint
+        (LangGraph's: a task asking beside it, whose result nobody awaited yet, asks again on resume), with
+        the results of the tasks that finished kept as its progress."""
+        return InterruptRaised(list(stop.interrupts), progress=self.progress())
+
+
+_CALLS: contextvars.ContextVar[TaskCalls | None] = contextvars.ContextVar("statehitl_task_calls", default=None)
+_CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("statehitl_task_caller", default="")
+"""The key of the task whose code is running, with a ``/`` (empty in the entrypoint's own code)."""
+
+
+def enter_calls(calls: TaskCalls) -> contextvars.Token[TaskCalls | None]:
+    return _CALLS.set(calls)
+
+
+def leave_calls(token: contextvars.Token[TaskCalls | None]) -> None:
+    _CALLS.reset(token)
+
+
+class TaskFunction:
+    """What ``@task`` makes: calling it inside an entrypoint starts the task and returns its future."""
+
+    def __init__(self, fn: Callable[..., Any], *, name: str | None, retry: Policies | None) -> None:
+        self.fn = fn
+        self.name: str = name or _name_of(fn)
+        self.retry = retry
+        self.is_async = inspect.iscoroutinefunction(fn)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        calls = _CALLS.get()
+        if calls is None:
+            raise RuntimeError(f"task {self.name!r} was called outside an entrypoint: call tasks from a function "
+                               "decorated with @entrypoint (or from another task)")
+        key = calls.next_key(self.name)
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if key in calls.kept:  # LangGraph's stream shows the kept call start, and no end
+            calls.started(key, self.name, args, kwargs)
+            return _ready(calls.kept[key], loop)
+        ctx = calls.task_context(key)
+        future = self._start_async(calls, ctx, key, args, kwargs) if loop is not None \
+            else self._start_sync(calls, ctx, key, args, kwargs)
+        calls.futures.append(future)
+        return future
+
+    def _start_sync(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> concurrent.futures.Future[Any]:
+        return calls.pool().submit(contextvars.copy_context().run, self._call_sync, calls, ctx, key, args, kwargs)
+
+    def _start_async(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        if self.is_async:
+            return asyncio.ensure_future(self._call_async(calls, ctx, key, args, kwargs))
+        call = functools.partial(self._call_sync, calls, ctx, key, args, kwargs)
+        return asyncio.wrap_future(calls.pool().submit(contextvars.copy_context().run, call), loop=loop)
+
+    def _call_sync(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> Any:
+        """One call, in a worker thread (in a copy of the caller's context): as the task's own node call."""
+        token = enter_node(ctx)
+        _CALLER.set(f"{key}/")
+        calls.started(key, self.name, args, kwargs)
+        try:
+            result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async else self._attempts(args, kwargs)
+        except BaseException as exc:
+            calls.failed(key, self.name, exc)
+            raise
+        finally:
+            leave_node(token)
+        calls.finished(key, self.name, result)
+        return result
+
+    async def _call_async(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
+                          kwargs: dict[str, Any]) -> Any:
+        """One call of an async task, in its own asyncio task (a copy of the caller's context)."""
+        token = enter_node(ctx)
+        _CALLER.set(f"{key}/")
+        calls.started(key, self.name, args, kwargs)
+        try:
+            result = await self._attempts_async(args, kwargs)
+        except BaseException as exc:
+            calls.failed(key, self.name, exc)
+            raise
+        finally:
+            leave_node(token)
+        calls.finished(key, self.name, result)
+        return result
+
+    def _attempts(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.retry is None:
+            return self.fn(*args, **kwargs)
+        return retried(lambda: self.fn(*args, **kwargs), self.retry)
+
+    async def _attempts_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        call: Callable[[], Awaitable[Any]] = lambda: self.fn(*args, **kwargs)  # noqa: E731
+        if self.retry is None:
+            return await call()
+        return await retried_async(call, self.retry)
+
+    def __repr__(self) -> str:
+        return f"<task {self.name!r}>"
+
+
+def _name_of(fn: Callable[..., Any]) -> str:
+    """A task's name when not given: its function's (a ``functools.partial``'s function's, a callable object's
+    class's), as LangGraph names it."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return str(getattr(fn, "__name__", None) or type(fn).__name__)
+
+
+def _ready(value: Any, loop: asyncio.AbstractEventLoop | None) -> Any:
+    """A kept result, as the future a call returns."""
+    if loop is not None:
+        done: asyncio.Future[Any] = loop.create_future()
+        done.set_result(value)
+        return done
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    future.set_result(value)
+    return future
+
+
+def task(__func_or_none__: Callable[..., Any] | None = None, *, name: str | None = None,
+         retry_policy: Policies | None = None, retry: Policies | None = None, cache_policy: Any = None) -> Any:
+    """LangGraph's ``@task`` (``@task`` or ``@task(name=, retry_policy=)``): a function called inside an
+    ``@entrypoint`` as a step whose finished result is kept, so a resumed workflow does not run it again.
+    Calling it returns a future: ``.result()`` in a sync entrypoint, ``await`` in an async one."""
+    if cache_policy is not None:
+        raise GraphValidationError(f"task {name or getattr(__func_or_none__, '__name__', '')!r}: cache_policy= is "
+                                   "not supported (statehitl keeps a task's result in its thread, not in a cache)")
+    policy = retry_policy if retry_policy is not None else retry
+
+    def decorate(fn: Callable[..., Any]) -> TaskFunction:
+        return TaskFunction(fn, name=name, retry=policy)
+
+    return decorate if __func_or_none__ is None else decorate(__func_or_none__)

@@ -1,0 +1,89 @@
+"""The LangChain half of ``stream_mode="messages"``: a callback handler that hands a chat model's token chunks
+to the run's message stream, and the LangChain config a node runs under so that any chat model it calls
+(``model.invoke(...)``, ``await model.ainvoke(...)``, ``model.stream(...)``) finds that handler. Imported only
+when such a stream is asked for and langchain-core is installed.
+
+A handler with ``tap_output_iter``/``tap_output_aiter`` is what LangChain takes for a streaming handler: a chat
+model called with ``invoke`` then streams underneath, as under LangGraph, so its tokens arrive as they come.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Protocol, TypeVar, cast
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
+from langchain_core.runnables.config import RunnableConfig, var_child_runnable_config
+
+__all__ = ["ChatModelTokens", "MessageStream", "node_context"]
+
+T = TypeVar("T")
+
+class MessageStream(Protocol):
+    """Where the handler sends messages (``message_stream.MessageStream``)."""
+
+    def emit(self, message: Any, metadata: dict[str, Any], namespace: tuple[str, ...], *, dedupe: bool = False
+             ) -> None: ...
+
+
+_NO_STREAM = frozenset({"nostream", "langsmith:nostream"})
+"""Tags that keep a chat model's tokens out of the stream, as LangGraph reads them."""
+
+
+class ChatModelTokens(BaseCallbackHandler):
+    """Hands the tokens of each chat model run in one node call to ``stream``, with the run's metadata (the node's,
+    and what the model adds: ``ls_provider``...); a model that did not stream gives its whole message at its end."""
+
+    run_inline = True
+    """Called where the model runs, in order, not on an executor."""
+
+    def __init__(self, stream: MessageStream, namespace: tuple[str, ...]) -> None:
+        self.stream = stream
+        self.namespace = namespace
+        self.runs: dict[UUID, dict[str, Any]] = {}
+
+    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[T]) -> AsyncIterator[T]:
+        return output
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[T]) -> Iterator[T]:
+        return output
+
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID,
+                            tags: list[str] | None = None, metadata: dict[str, Any] | None = None,
+                            **kwargs: Any) -> None:
+        if not _NO_STREAM & set(tags or ()):
+            self.runs[run_id] = dict(metadata or {})
+
+    def on_llm_new_token(self, token: str | list[str | dict[str, Any]], *,
+                         chunk: GenerationChunk | ChatGenerationChunk | None = None, run_id: UUID,
+                         parent_run_id: UUID | None = None, tags: list[str] | None = None, **kwargs: Any) -> None:
+        metadata = self.runs.get(run_id)
+        if metadata is not None and isinstance(chunk, ChatGenerationChunk):
+            self.stream.emit(chunk.message, metadata, self.namespace)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        metadata = self.runs.pop(run_id, None)
+        if metadata is None or not response.generations or not response.generations[0]:
+            return
+        generation = response.generations[0][0]
+        if isinstance(generation, ChatGeneration):
+            self.stream.emit(generation.message, metadata, self.namespace, dedupe=True)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self.runs.pop(run_id, None)
+
+
+@contextlib.contextmanager
+def node_context(config: dict[str, Any], stream: MessageStream, namespace: tuple[str, ...]) -> Iterator[None]:
+    """Run a node call under a LangChain config whose callbacks include the stream's handler (and the caller's own
+    callbacks, when its config lists some), and whose metadata is the node's."""
+    own = config.get("callbacks")
+    handlers = [ChatModelTokens(stream, namespace), *(own if isinstance(own, list) else ())]
+    token = var_child_runnable_config.set(cast(RunnableConfig, {**config, "callbacks": handlers}))
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
