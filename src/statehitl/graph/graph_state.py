@@ -34,6 +34,8 @@ class GraphState(StateSchema[Any]):
         self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
         """Channels merged by ``add_messages`` (``message_state.MessagesGraphState`` holds and stores their writes
         as messages; a plain ``GraphState`` has none)."""
+        if self.message_channels & self.tagged:  # messages are stored in their own JSON form (message_forms)
+            self.tagged = self.tagged - self.message_channels
 
     def as_nested(self) -> GraphState:
         """The adapter of this graph running as a node of another graph."""
