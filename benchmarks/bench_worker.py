@@ -9,7 +9,7 @@ On DynamoDB Local (the workers read the table's stream) and on the file store (t
 three phases, each on a fresh table or directory:
 
 1. **Throughput.** The same work, answering N threads and resuming them, done two ways: the app's own
-   process answers each thread and resumes it (`record_answer` then `invoke(None)`, 8 at a time), and a
+   process answers each thread and resumes it (`answer_waiting` then `invoke(None)`, 8 at a time), and a
    driver answers the same way while one worker process resumes them; three rounds of each, taking
    turns, medians. Resumes per second per worker, and the worker's time over the direct time (target:
    at most 1.2x), with the CPU both ways take.
@@ -65,7 +65,7 @@ from worker_workload import (
 
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AlreadyAnsweredError, NotInterruptedError, UnknownInterruptError
-from statehitl.inbox.answers import record_answer
+from statehitl.inbox.answers import answer_waiting
 from statehitl.resumable import resume_stored
 
 HERE = Path(__file__).resolve().parent
@@ -293,7 +293,7 @@ async def answer(checkpointer: Checkpointer, thread: str, interrupt_id: str, res
                  responder: str = "reviewer") -> float | None:
     """Answer through the inbox's door; the stored ``answered_at``, or None when something else came first."""
     try:
-        stored = await record_answer(checkpointer, thread, interrupt_id, response, responder=responder, via="inbox")
+        stored = await answer_waiting(checkpointer, thread, interrupt_id, response, responder=responder, via="inbox")
     except (AlreadyAnsweredError, NotInterruptedError, UnknownInterruptError):
         return None
     return stored.answered_at if stored.responder == responder else None

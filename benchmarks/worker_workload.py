@@ -15,7 +15,7 @@ each event once (by its ``webhook-id``), so the benchmark can say whether any ev
 
 The workers are `statehitl worker --app worker_workload:build` processes (this directory on their
 PYTHONPATH, the store and ledger in `BENCH_WORKER_STORE` / `BENCH_WORKER_LEDGER`). The driver answers
-through the inbox's own door (`statehitl.inbox.answers.record_answer`: the create-once answer, marked in
+through the inbox's own door (`statehitl.inbox.answers.answer_waiting`: the create-once answer, marked in
 the thread's index entry), as a reviewer answering in the inbox or on its page does.
 """
 

@@ -20,8 +20,8 @@ from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, NotInterruptedError, UnknownInterruptError
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.json_schema_check import schema_errors
-from statehitl.position import audit_entries
 from statehitl.resume import AnswerMeta
+from statehitl.run_start import audit_entries
 from statehitl.testing import CountingStorage
 
 

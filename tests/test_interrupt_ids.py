@@ -15,9 +15,9 @@ def test_sites_read_as_they_always_have() -> None:
     assert interrupt_ids.before_node_hook("", 3, "review") == "hook:before_node:3:review"
     assert interrupt_ids.before_tools_hook("", 1) == "hook:before_tools:1"
     assert interrupt_ids.before_tool_hook("", 1, "t1") == "hook:before_tool:1:t1"
-    assert interrupt_ids.tool("", 1, "t1") == "tool:1:t1"
+    assert interrupt_ids.tool_call("", 1, "t1") == "tool:1:t1"
     assert interrupt_ids.nested("node:2:clerk") == "node:2:clerk/"
-    assert interrupt_ids.tool(interrupt_ids.nested("node:2:clerk"), 1, "t1") == "node:2:clerk/tool:1:t1"
+    assert interrupt_ids.tool_call(interrupt_ids.nested("node:2:clerk"), 1, "t1") == "node:2:clerk/tool:1:t1"
     assert interrupt_ids.nested_call("node:2:clerk", 0) == "node:2:clerk/"
     assert interrupt_ids.nested_call("node:2:clerk", 2) == "node:2:clerk/call2/"
 

@@ -118,7 +118,7 @@ PUBLIC = {
                       "load_app", "open_store", "pending", "resume_answered", "sweep", "thread_audit_trail",
                       "unapplied"],
     statehitl.resumable: ["ResumableApp", "Resumed", "as_resumable", "resume_stored"],
-    statehitl.offload: ["call_sync", "may_run_inline", "off_the_loop"],
+    statehitl.offload: ["call_sync", "may_run_inline", "off_the_loop", "sync_pool"],
     statehitl.values: ["TAG", "ValueTypes", "as_json", "decode_value", "encode_value", "needs_tags", "register"],
     statehitl.testing.builds: ["BuildFailed", "FailingBuild", "SlowBuild"],
     statehitl.testing.clocks: ["skew", "skewed"],

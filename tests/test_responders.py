@@ -250,9 +250,9 @@ def test_a_refused_responder_learns_nothing_of_the_answer_given_first() -> None:
 
 async def _store_only(app: Any, thread: str, iid: str, response: Any, responder: str) -> None:
     """Store an answer as the inbox does (without applying it)."""
-    from statehitl.inbox.answers import record_answer
+    from statehitl.inbox.answers import answer_waiting
 
-    await record_answer(app.checkpointer, thread, iid, response, responder=responder)
+    await answer_waiting(app.checkpointer, thread, iid, response, responder=responder)
 
 
 def test_one_refused_answer_in_a_call_binds_none_of_the_call() -> None:

@@ -120,7 +120,7 @@ def iterate_sync(events: AsyncIterator[T]) -> Iterator[T]:
         finally:
             source.close()  # closes the async iterator, on this worker's loop
 
-    _worker_pool().submit(pump)
+    pumping = _worker_pool().submit(pump)
     try:
         while True:
             wanted.put(True)
@@ -133,6 +133,7 @@ def iterate_sync(events: AsyncIterator[T]) -> Iterator[T]:
                 raise item
     finally:
         wanted.put(False)
+        pumping.result()  # closed: the source has stopped (a run has recorded where it stood) when this returns
 
 
 def _iterate_here(events: AsyncIterator[T]) -> Generator[T, None, None]:

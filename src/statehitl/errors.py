@@ -7,7 +7,8 @@ The tree::
      ├── UnknownNodeError (KeyError)             a node id that is not a node of the machine
      ├── InvalidUpdateError (ValueError)         a node (or the input) wrote what the state cannot take
      ├── StepLimitError (RuntimeError)           a run went past its step limit (a runaway loop)
-     ├── NodeCancelledError (RuntimeError)       a Graph node was cancelled by a BeforeNodeCallEvent hook
+     ├── NodeCancelledError (RuntimeError)       a node was cancelled: a Graph's by a hook, or one that raised
+     │                                           asyncio.CancelledError itself
      ├── AgentBusyError (RuntimeError)           an agent asked to do two things at once
      ├── NotJSONError (TypeError)                a value that must be stored is not JSON (agent state...)
      │    └── ValueNotStorableError                 ... nor a standard or known type statehitl.values tags
@@ -167,16 +168,22 @@ class GraphInterrupt(Exception):  # LangGraph's name; control flow, not an error
 
 
 class NodeCancelledError(StatehitlError, RuntimeError):
-    """A Graph node was cancelled by a ``BeforeNodeCallEvent`` hook (Strands raises a RuntimeError too).
+    """A node was cancelled: a Graph node by a ``BeforeNodeCallEvent`` hook (Strands raises a RuntimeError
+    too), or a StateGraph node that raised ``asyncio.CancelledError`` itself, which fails its run as any error
+    would (LangGraph's ``NodeCancelledError``, made as ``NodeCancelledError(node)``).
 
-    The thread is checkpointed as failed before this is raised; ``node_id`` and ``message`` say which
-    node and why, and the graph takes a new task normally afterwards.
+    For a Graph the thread is checkpointed as failed before this is raised; ``node_id`` (also ``node``) and
+    ``message`` say which node and why, and the graph takes a new task normally afterwards.
     """
 
-    def __init__(self, message: str, *, node_id: str) -> None:
-        super().__init__(message)
-        self.node_id = node_id
-        self.message = message
+    def __init__(self, node: str, message: str | None = None, *, node_id: str | None = None) -> None:
+        if node_id is not None:  # statehitl's own form: NodeCancelledError(message, node_id=...)
+            node, message = node_id, node
+        text = message or f"Node {node!r} raised asyncio.CancelledError"
+        super().__init__(text)
+        self.node_id = node
+        self.node = node
+        self.message = text
 
 
 class AgentBusyError(StatehitlError, RuntimeError):

@@ -2,35 +2,35 @@
 
 Agents, StateGraphs and the multi-agent orchestrators all stream the same way: the run gets an
 ``emit`` callback, each event goes to a queue as it happens, and the iterator yields them in order,
-ending with one event built from the run's result. Breaking out of the loop cancels the run.
+ending with one event built from the run's result. Breaking out of the loop cancels the run, and closing
+the iterator returns once the run has stopped (a StateGraph's has then recorded where it stood).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextvars import ContextVar
+import contextlib
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, TypeVar
 
-__all__ = ["MODEL_TEXT", "Emit", "stream_run", "with_model_text"]
+from statehitl.stream_sink import current_scope
+
+__all__ = ["Emit", "stream_run", "with_model_text"]
 
 T = TypeVar("T")
 Emit = Callable[[Any], None]
 
-MODEL_TEXT: ContextVar[Callable[[str], None] | None] = ContextVar("statehitl_model_text", default=None)
-"""Where the text an agent's model streams also goes, while it runs in a StateGraph node whose graph streams
-with ``stream_mode="messages"`` (LangGraph's token stream); None: nowhere."""
-
 
 def with_model_text(emit: Emit | None) -> Emit | None:
-    """``emit``, also handing the model's text pieces to ``MODEL_TEXT``'s reader when one is listening."""
-    text = MODEL_TEXT.get()
-    if text is None:
+    """``emit``, also handing the model's text pieces to the stream the agent runs in, when that is a
+    StateGraph node's whose reader asked for ``stream_mode="messages"`` (LangGraph's token stream)."""
+    stream = current_scope()
+    if stream is None or not stream.wants("messages"):
         return emit
 
     def tee(event: Any) -> None:
         if "data" in event:
-            text(event["data"])
+            stream.model_text(event["data"])
         if emit is not None:
             emit(event)
 
@@ -38,7 +38,7 @@ def with_model_text(emit: Emit | None) -> Emit | None:
 
 
 async def stream_run(run: Callable[[Emit], Awaitable[T]], last: Callable[[T], Any] | None,
-                     also: Emit | None = None) -> AsyncIterator[Any]:
+                     also: Emit | None = None) -> AsyncGenerator[Any, None]:
     """Yield the events ``run(emit)`` emits, then ``last(result)`` (unless None). ``also`` sees each
     event too."""
     queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -63,5 +63,7 @@ async def stream_run(run: Callable[[Emit], Awaitable[T]], last: Callable[[T], An
         if last is not None:
             yield last(result)
     finally:
-        if not task.done():
+        if not task.done():  # the reader stopped early: the run stops, and has recorded where, when this returns
             task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

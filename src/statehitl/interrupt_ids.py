@@ -31,7 +31,7 @@ __all__ = [
     "nested",
     "nested_call",
     "node",
-    "tool",
+    "tool_call",
 ]
 
 DIRECT_CALL = "direct"
@@ -86,7 +86,7 @@ def before_tool_hook(prefix: str, step: int, tool_use_id: str) -> str:
     return f"{prefix}hook:before_tool:{step}:{tool_use_id}"
 
 
-def tool(prefix: str, step: int, tool_use_id: str) -> str:
+def tool_call(prefix: str, step: int, tool_use_id: str) -> str:
     """``tool_context.interrupt()`` inside one tool call at ``step``."""
     return f"{prefix}tool:{step}:{tool_use_id}"
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from statehitl import interrupt_ids
 from statehitl.checkpoint.chain import StateCodec
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
 from statehitl.position import NodeContext, Position, RunEnd
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["MachineNode", "NodeCall", "NodeDone", "NodeStopped", "call_machine_node", "kept_run", "node_call",
            "resumed_run", "started_run"]
@@ -119,15 +122,17 @@ class _Loads(StateCodec, Protocol):
 
 
 def kept_run(end: RunEnd, codec: StateCodec, base: dict[str, Any]) -> dict[str, Any]:
-    """What a nested run that stopped on interrupts keeps (JSON): where it stood, its state besides its
-    growing lists, and only what those lists gained beyond ``base`` (its sub-state at the call's start,
-    which the enclosing checkpoint already holds)."""
-    return {
-        "values": codec.dump_values(end.state),
-        "appended": {c: codec.dump_items(end.state, c, len(base.get(c, ()))) for c in codec.append_channels},
-        "pending": end.pending, "step": end.step, "completed": end.completed, "responses": end.responses,
-        "progress": end.progress, **({"schedule": end.schedule} if end.schedule else {}),
-    }
+    """What a nested run that stopped on interrupts keeps, as the enclosing checkpoint stores it (a
+    ``progress.KeptRun``): where it stood, its state besides its growing lists, and only what those lists
+    gained beyond ``base`` (its sub-state at the call's start, which the enclosing checkpoint already holds)."""
+    from statehitl.progress import KeptRun  # the record kinds load when a run first stops, not at import
+
+    return KeptRun(
+        values=codec.dump_values(end.state),
+        appended={c: codec.dump_items(end.state, c, len(base.get(c, ()))) for c in codec.append_channels},
+        pending=end.pending, step=end.step, completed=end.completed, responses=end.responses, progress=end.progress,
+        schedule=end.schedule,
+    ).stored()
 
 
 def started_run(call: NodeCall, state: Any, pending: list[str]) -> Position:
@@ -137,10 +142,14 @@ def started_run(call: NodeCall, state: Any, pending: list[str]) -> Position:
                     digests=call.interrupts.digests)
 
 
-def resumed_run(kept: dict[str, Any], codec: _Loads, base: dict[str, Any], call: NodeCall) -> Position:
-    """Where a nested run re-enters from what ``kept_run`` kept, with the enclosing run's answers."""
-    grown = {c: [*base.get(c, ()), *items] for c, items in kept["appended"].items()}
-    state = codec.load({**kept["values"], **grown})
-    return Position(state=state, pending=kept["pending"], step=kept["step"], completed=kept["completed"],
-                    responses={**kept["responses"], **call.interrupts.responses}, progress=kept["progress"],
-                    digests=call.interrupts.digests, schedule=kept.get("schedule", {}))
+def resumed_run(kept: Any, codec: _Loads, base: dict[str, Any], call: NodeCall) -> Position:
+    """Where a nested run re-enters from what ``kept_run`` kept (as stored, or read: a ``KeptRun``), with the
+    enclosing run's answers."""
+    from statehitl.progress import KeptRun
+
+    run = kept if isinstance(kept, KeptRun) else KeptRun.load(kept, f"what node {call.interrupts.prefix!r} kept")
+    grown = {c: [*base.get(c, ()), *items] for c, items in run.appended.items()}
+    state = codec.load({**run.values, **grown})
+    return Position(state=state, pending=list(run.pending), step=run.step, completed=dict(run.completed),
+                    responses={**run.responses, **call.interrupts.responses}, progress=dict(run.progress),
+                    digests=call.interrupts.digests, schedule=run.schedule)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from typing import Any, TypeVar
 
-__all__ = ["call_sync", "may_run_inline", "off_the_loop"]
+__all__ = ["call_sync", "may_run_inline", "off_the_loop", "sync_pool"]
 
 T = TypeVar("T")
 
@@ -48,10 +48,15 @@ def may_run_inline(alone: bool) -> bool:
     return alone and not _OFF_LOOP.get()[0]
 
 
+def sync_pool() -> Executor | None:
+    """The pool sync work started here runs in (``off_the_loop``'s), or None: the loop's default pool."""
+    return _OFF_LOOP.get()[1]
+
+
 async def call_sync(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """``func(*args, **kwargs)`` in a worker thread (the context's pool, ``off_the_loop``), with this context's
     variables, as ``asyncio.to_thread`` does."""
-    executor = _OFF_LOOP.get()[1]
+    executor = sync_pool()
     if executor is None:
         return await asyncio.to_thread(func, *args, **kwargs)
     call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import observe
 from statehitl.checkpoint.records import AuditEntry, InterruptRecord
@@ -20,8 +20,10 @@ from statehitl.errors import InvalidResponseError
 from statehitl.position import Position, RunEnd, Writes
 from statehitl.runner_parts import NodeFailed, Pauses, StepFailed, kept_progress
 from statehitl.step_run import StepExecutor
-from statehitl.supersteps import Schedule
 from statehitl.transitions import StepApplied
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["AfterStep", "RunLoop"]
 
@@ -49,11 +51,22 @@ class RunLoop:
         self.step_limit = step_limit
         self.pauses = pauses
         self.after_step = after_step
+        self.watch = executor.watch
+        self.before = at
+        """Where the next step begins (or the one in flight began): where a run stopped between steps stands."""
 
-    async def between(self, step: int, state: Any, pending: list[str], applied: Writes, schedule: Schedule) -> None:
+    async def between(self, step: int, state: Any, pending: list[str], applied: Writes,
+                      schedule: Schedule | None) -> None:
         """After a step that leaves nodes pending: the owner sees the state (a thread's run also commits)."""
+        if self.after_step is not None or self.watch is not None:
+            await self.seen(state, applied, pending)
+
+    async def seen(self, state: Any, applied: Writes, pending: list[str]) -> None:
+        """The owner, and whoever watches the run, see the state after a step (``applied`` its updates)."""
         if self.after_step is not None:
             await self.after_step(state, applied, pending)
+        if self.watch is not None:
+            await self.watch.step_applied(state, applied, pending)
 
     async def steps(self) -> RunEnd:
         """Run until the run stops; how and where it stopped."""
@@ -95,19 +108,20 @@ class RunLoop:
                                                    or pauses.stops_before(machine, pending)):
                 return RunEnd("executing", moved.state, step, pending, schedule=moved.schedule, applied=applied,
                               paused=True)
+            before = self.before = Position(
+                state=moved.state, pending=pending, step=step, completed=_NOTHING, responses=_NOTHING,
+                progress=_NOTHING, waiting=_NO_INTERRUPTS, digests=_NOTHING, answered=_NO_ENTRIES, recorded=_NO_KEYS,
+                schedule=moved.schedule)
             if pending:
                 await self.between(step, moved.state, pending, applied, moved.schedule)
                 applied = []
-            before = Position(state=moved.state, pending=pending, step=step, completed=_NOTHING, responses=_NOTHING,
-                              progress=_NOTHING, waiting=_NO_INTERRUPTS, digests=_NOTHING, answered=_NO_ENTRIES,
-                              recorded=_NO_KEYS, schedule=moved.schedule)
 
     @staticmethod
     def _failed(before: Position, runnable: list[str], error: Exception) -> Exception:
         """What a step from ``before`` that raised ``error`` raises: ``StepFailed`` at ``before`` (what the
         thread records to retry), or an answer's refusal as it is."""
         if not isinstance(error, NodeFailed):  # merging the updates or choosing the next nodes failed
-            return StepFailed(", ".join(runnable), error, before)
+            return StepFailed(list(runnable), error, before)
         if isinstance(error.error, InvalidResponseError) and error.error.refused_answer and before.waiting:
             # An answer refused on re-run (its type, its tool call): it was never applied, so the run
             # stops with nothing written and the thread still waits on it, answerable again.
@@ -117,4 +131,4 @@ class RunLoop:
         kept = kept_progress(error.error)
         if kept is not None:
             before = dataclasses.replace(before, progress={**before.progress, error.node: kept})
-        return StepFailed(error.node, error.error, before)
+        return StepFailed([error.node], error.error, before)

@@ -17,12 +17,13 @@ scheduling policy (``statehitl.scheduling``).
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
 from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import GraphRecursionError
 from statehitl.hooks.registry import HookRegistry
@@ -30,13 +31,13 @@ from statehitl.interrupt import ANSWERS_USED
 from statehitl.machine import Machine
 from statehitl.position import Position, RunEnd
 from statehitl.run_loop import AfterStep, RunLoop
-from statehitl.runner_parts import NodeRules, Pauses, RunSettings, StateAdapter, StepFailed
+from statehitl.runner_parts import NodeRules, Pauses, RunSettings, StateAdapter, StepFailed, StepWatch
 from statehitl.scheduling import policy_of
 from statehitl.step_run import StepExecutor
 from statehitl.telemetry import RunTracer, run_tracer
-from statehitl.thread_run import Durability, OnCommit, ThreadRun
+from statehitl.thread_run import Durability, ThreadRun
 
-__all__ = ["AfterStep", "Durability", "NodeRules", "Pauses", "Runner", "StateAdapter"]
+__all__ = ["AfterStep", "Durability", "NodeRules", "Pauses", "Runner", "StateAdapter", "StepWatch"]
 
 T = TypeVar("T")
 
@@ -104,22 +105,22 @@ class Runner:
         runtime: Any = None,
         after_step: AfterStep | None = None,
         pauses: Pauses | None = None,
-        on_commit: OnCommit | None = None,
+        watch: StepWatch | None = None,
     ) -> tuple[StoredCheckpoint, Any]:
         """Run a thread from ``at`` until END, an interrupt, a cancel or the step limit.
 
         Returns the last checkpoint written and the state it holds. Whatever way the run stops, its
         last checkpoint also updates the thread's index entry. ``pauses``: nodes to stop before or after
-        (LangGraph's breakpoints); ``on_commit(record, state)`` sees each checkpoint of the run as it is
-        written (a stream of them).
+        (LangGraph's breakpoints); ``watch`` sees the run as it goes (its tasks, steps and checkpoints: a
+        stream of them). A cancelled run records where it stood before it is cancelled.
         """
         cursor, checkpointer = at.cursor, self.checkpointer
         if cursor is None or checkpointer is None:
             raise ValueError("Runner.run needs a checkpointer and a position on a thread; run_nested needs neither")
         tracer = run_tracer()
-        settings = RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer, pauses)
+        settings = RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer, pauses, watch)
         run = ThreadRun(self._executor(settings), at, checkpointer, step_limit=step_limit, durability=durability,
-                        index=self.index, pauses=pauses, after_step=after_step, on_commit=on_commit, tracer=tracer)
+                        index=self.index, pauses=pauses, after_step=after_step, tracer=tracer)
         used: set[str] = set()
         watching = ANSWERS_USED.set(used)
         try:
@@ -127,17 +128,19 @@ class Runner:
         except StepFailed as failed:
             await run.failed(failed)
             raise failed.error from failed.error.__cause__
+        except asyncio.CancelledError:
+            await run.cancelled(acted=bool(used))
+            raise
         except BaseException as failure:
             await run.crashed(failure, acted=bool(used))
             raise
         finally:
             checkpointer.finished(cursor, acted=bool(used))
             ANSWERS_USED.reset(watching)
-        if cursor.index_error is not None:  # the run's checkpoints are stored; its listing is stale
-            error, cursor.index_error = cursor.index_error, None
-            raise error
-        if after_step is not None and end.applied:
-            await after_step(end.state, end.applied, [])
+        if run.index_error is not None:  # the run's checkpoints are stored; its listing is stale
+            raise run.index_error
+        if end.applied:
+            await run.seen(end.state, end.applied, [])
         return record, end.state
 
     async def _traced(self, tracer: RunTracer | None, thread_id: str | None, steps: Callable[[], Awaitable[T]],
@@ -169,6 +172,7 @@ class Runner:
         thread_id: str,
         runtime: Any = None,
         after_step: AfterStep | None = None,
+        watch: StepWatch | None = None,
     ) -> RunEnd:
         """Run this machine as a node of another machine, writing nothing: where it stops is returned.
 
@@ -178,7 +182,7 @@ class Runner:
         ``StepLimitError``).
         """
         tracer = run_tracer()
-        settings = RunSettings(thread_id, invocation_state, runtime, prefix, tracer)
+        settings = RunSettings(thread_id, invocation_state, runtime, prefix, tracer, watch=watch)
         run = RunLoop(self._executor(settings), at, step_limit=step_limit, pauses=None, after_step=after_step)
         try:
             end = await self._traced(tracer, None, run.steps, _itself)
@@ -189,8 +193,8 @@ class Runner:
                 f"{self.machine.name!r} ran {step_limit} steps inside node {prefix.rstrip('/')!r} without "
                 f"reaching END (next: {end.pending}); raise its step limit if the loop is intended"
             )
-        if after_step is not None and end.applied:
-            await after_step(end.state, end.applied, [])
+        if end.applied:
+            await run.seen(end.state, end.applied, [])
         return end
 
     async def remember_shape(self, record: StoredCheckpoint) -> None:
@@ -211,17 +215,16 @@ class Runner:
         pending nodes (and, for a waiting thread, its interrupts and kept work). ``rewritten``: the
         state's history was edited or migrated, not appended to, so this checkpoint stores it whole.
         """
-        cursor.migrated = cursor.migrated or rewritten
+        cursor.store_whole(rewritten)
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
-        record = await self.checkpointer.commit(
-            cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
-            fingerprint=self.machine.fingerprint, step=step, source="update",
-            writes={writer: self.adapter.dump_update(update)}, **position,
-        )
-        if cursor.index_error is not None:  # stored; only the listing is stale
-            error, cursor.index_error = cursor.index_error, None
-            raise error
-        return record
+        try:
+            return await self.checkpointer.commit(
+                cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
+                fingerprint=self.machine.fingerprint, step=step, source="update",
+                writes={writer: self.adapter.dump_update(update)}, **position,
+            )
+        except IndexNotWritten as stale:  # the update is stored; only the listing is stale
+            stale.raise_error()
 
 
 def _second(result: tuple[StoredCheckpoint, RunEnd]) -> RunEnd:

@@ -7,20 +7,31 @@ that carry a failure out of a concurrent step are the runner's own.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
+import functools
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from statehitl.checkpoint.chain import Cursor, StateCodec
-from statehitl.checkpoint.records import FailureRecord, RecordStatus
+from statehitl.checkpoint.records import FailureRecord, RecordStatus, StoredCheckpoint
 from statehitl.errors import StorageError
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, NodeSpec
-from statehitl.offload import call_sync, may_run_inline
+from statehitl.offload import may_run_inline, sync_pool
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
-__all__ = ["Cancelled", "Done", "NodeFailed", "NodeOutcome", "NodeRules", "Pauses", "RunSettings", "StateAdapter",
-           "StepFailed", "Stopped", "call_handler", "keep_progress", "kept_progress", "record_source", "say_acted"]
+__all__ = ["LOOP_SHARED", "Cancelled", "Done", "FinishedWhileCancelled", "NodeFailed", "NodeOutcome", "NodeRules",
+           "Pauses", "RunSettings", "StateAdapter", "StepFailed", "StepWatch", "Stopped", "call_handler",
+           "keep_progress", "kept_progress", "record_source", "say_acted"]
+
+LOOP_SHARED: ContextVar[bool] = ContextVar("statehitl_loop_shared", default=False)
+"""Whether the running code shares the event loop with work that must not wait for it: a sibling task of a
+step, or a streamed run's reader. A sync node then runs in a worker thread even when it runs alone in its
+step (a subgraph's lone node beside the subgraph's siblings), so it never holds up what the loop serves."""
 
 
 class StateAdapter(StateCodec, Protocol):
@@ -100,9 +111,23 @@ class Pauses:
         return bool(self.after) and any(machine.task_node(t) in self.after for t in ran)
 
 
+class StepWatch(Protocol):
+    """What a streamed run shows as it goes (a StateGraph's ``stream``), told by the runner as it happens: a
+    step's tasks as it begins (``at``: where it begins, with the work it kept), each task's end, each step's
+    result once applied, and each checkpoint as it is written. ``step`` is the step a task runs in."""
+
+    def step_started(self, at: Position, runnable: list[str]) -> None: ...
+    def task_done(self, task: str, step: int, returned: Any) -> None: ...
+    def task_stopped(self, task: str, step: int, interrupts: list[Interrupt]) -> None: ...
+    def task_failed(self, task: str, step: int, error: BaseException) -> None: ...
+    async def step_applied(self, state: Any, writes: Writes, pending: list[str]) -> None: ...
+    def committed(self, record: StoredCheckpoint, state: Any) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RunSettings:
-    """What one run's nodes see besides the state: the same for every step of the run."""
+    """What one run's nodes see besides the state: the same for every step of the run. ``watch``: who sees
+    the run as it goes (a streamed run)."""
 
     thread_id: str
     invocation_state: dict[str, Any]
@@ -110,6 +135,17 @@ class RunSettings:
     prefix: str
     tracer: RunTracer | None
     pauses: Pauses | None = None
+    watch: StepWatch | None = None
+
+
+class FinishedWhileCancelled(asyncio.CancelledError):
+    """A sync node's call was cancelled, but a worker thread cannot be stopped: the call waited for the
+    thread's end and is cancelled now, with what the node did (``future``: its return value or error), so
+    its finished work is kept rather than run again."""
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        super().__init__()
+        self.future = future
 
 
 async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> Any:
@@ -119,7 +155,22 @@ async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> A
         return await spec.handler(*args)
     if may_run_inline(inline):
         return spec.handler(*args)
-    return await call_sync(spec.handler, *args)
+    return await in_thread(spec.handler, args)
+
+
+async def in_thread(handler: Any, args: tuple[Any, ...]) -> Any:
+    """``handler(*args)`` in a worker thread, in the caller's context. Cancelling the call cannot stop the
+    thread, so it waits for the thread's end before it is cancelled (``FinishedWhileCancelled``): a node
+    is never left running unseen while its run is recorded as stopped."""
+    call = functools.partial(contextvars.copy_context().run, handler, *args)
+    future = asyncio.get_running_loop().run_in_executor(sync_pool(), call)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        while not future.done():  # cancelled again meanwhile: the thread still has to end first
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.shield(future)
+        raise FinishedWhileCancelled(future) from None
 
 
 def say_acted(error: BaseException, cursor: Cursor, *, acted: bool) -> None:
@@ -173,13 +224,14 @@ def kept_progress(error: BaseException) -> Any:
 
 
 class StepFailed(Exception):
-    """A step failed at ``node`` with ``error``; ``position`` is where it started, to retry from."""
+    """A step failed with ``error`` at ``nodes`` (the node that raised, or every node of the step when it
+    failed outside them); ``position`` is where it started, to retry from."""
 
-    def __init__(self, node: str, error: Exception, position: Position) -> None:
-        super().__init__(node)
-        self.node = node
+    def __init__(self, nodes: list[str], error: Exception, position: Position) -> None:
+        super().__init__(", ".join(nodes))
+        self.nodes = nodes
         self.error = error
         self.position = position
 
     def record(self) -> FailureRecord:
-        return FailureRecord(node=self.node, type=type(self.error).__name__, message=str(self.error))
+        return FailureRecord(nodes=self.nodes, type=type(self.error).__name__, message=str(self.error))

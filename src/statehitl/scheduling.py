@@ -13,15 +13,15 @@ The runner asks its machine's policy (``policy_of``) and never branches on which
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statehitl.machine import END, Machine
-from statehitl.supersteps import Schedule, plan_step
+from statehitl.supersteps import Apply, plan_step
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["READY_SET", "SUPERSTEPS", "ReadySet", "SchedulingPolicy", "Supersteps", "policy_of"]
-
-Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
 
 
 class SchedulingPolicy(Protocol):
@@ -35,8 +35,8 @@ class SchedulingPolicy(Protocol):
         ...
 
     def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-              ) -> tuple[list[str], Schedule]:
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None
+              ) -> tuple[list[str], Schedule | None]:
         """What is pending after a step that ran ``ran`` from ``before`` to ``state``; ``done`` holds the
         finished tasks' updates in ``ran``'s order (a cancelled node is in ``ran`` but not in ``done``)."""
         ...
@@ -55,12 +55,12 @@ class ReadySet:
         return [n for n in pending if not (blockers[n] & waiting)] or pending
 
     def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-              ) -> tuple[list[str], Schedule]:
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None
+              ) -> tuple[list[str], Schedule | None]:
         left = [n for n in pending if n not in ran]
         for node, _ in done:
             left.extend(machine.next_nodes(node, state))
-        return [n for n in dict.fromkeys(left) if n != END], {}
+        return [n for n in dict.fromkeys(left) if n != END], None
 
 
 class Supersteps:
@@ -72,8 +72,8 @@ class Supersteps:
         return pending
 
     def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule
-              ) -> tuple[list[str], Schedule]:
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None
+              ) -> tuple[list[str], Schedule | None]:
         return plan_step(machine, apply, before, done, schedule)
 
 

@@ -7,25 +7,38 @@ the state after it, its updates, cancelled nodes, and what is pending next). Whi
 runs next is the policy's (``statehitl.scheduling``); the executor never asks which policy it has.
 
 A step with nothing to answer shares one ``InterruptContext`` for the whole run, and a lone node is
-called inline, without a task: a chain of single nodes pays for little more than its nodes.
+called inline, without a task: a chain of single nodes pays for little more than its nodes. Inline means
+on the loop's thread for a sync node, unless the loop serves others meanwhile (``LOOP_SHARED``: a
+streamed run's reader, a sibling of the step the run is nested in): then it runs in a worker thread.
+
+Under LangGraph's rule a node that raises stops its step at once: its running siblings are cancelled
+(a sync one in a worker thread, which cannot be stopped, is waited for and keeps its work), and what the
+finished ones wrote is kept for the step's retry; in a run whose handlers were given answers they finish
+first instead, since the retry would run a task cut short again, and it may have acted on an answer.
+The step in flight is ``step_at``, with the updates of its tasks that finished so far (``finished``): a
+run cancelled mid-step keeps those (``ThreadRun``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids, observe
+from statehitl.errors import NodeCancelledError
 from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
-from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
+from statehitl.interrupt import ANSWERS_USED, Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import Machine
 from statehitl.offload import may_run_inline
 from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.runner_parts import (
+    LOOP_SHARED,
     Cancelled,
     Done,
+    FinishedWhileCancelled,
     NodeFailed,
     NodeOutcome,
     NodeRules,
@@ -35,8 +48,12 @@ from statehitl.runner_parts import (
     call_handler,
 )
 from statehitl.scheduling import SchedulingPolicy
-from statehitl.supersteps import Schedule, send_arg
+from statehitl.step_tasks import run_tasks
+from statehitl.supersteps import send_arg
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
+
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
 __all__ = ["StepExecutor", "StepResult"]
 
@@ -50,7 +67,7 @@ class StepResult:
     applied: Writes
     cancelled: dict[str, str]
     pending: list[str]
-    schedule: Schedule
+    schedule: Schedule | None
 
 
 class StepExecutor:
@@ -70,6 +87,14 @@ class StepExecutor:
         self.node_hook_source = node_hook_source
         self.tracer = settings.tracer if traced else None
         self.halted: Callable[[Any], bool] | None = getattr(adapter, "halted", None)
+        self.watch = settings.watch
+        self.inline_sync = not LOOP_SHARED.get()
+        """Whether a lone sync node may run on the loop's thread (nothing else is served meanwhile)."""
+        self.step_at: Position | None = None
+        """Where the step in flight began (None between steps)."""
+        self.finished: dict[str, dict[str, Any]] | None = None
+        """The updates of the step in flight's tasks that finished so far (None: none yet; only a step of
+        several tasks, or a lone sync node cancelled while its thread ran on, keeps any)."""
         self._unanswered = InterruptContext({}, settings.prefix, settings.thread_id)
         """The interrupt context of every step that answers nothing (most): one per run."""
         self.inline_allowed = may_run_inline(True)
@@ -90,20 +115,26 @@ class StepExecutor:
 
     async def run(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
         """Run ``runnable`` (of ``at.pending``) from ``at``: where it stopped on interrupts, or where it went."""
+        self.step_at = at
+        if self.watch is not None:
+            self.watch.step_started(at, runnable)
         if len(runnable) == 1 and not at.completed:  # a lone node: no task, no hold, no gather, no merge
             node = runnable[0]
             try:
-                if at.schedule or at.progress or at.responses or at.waiting or at.digests:
-                    outcome = await self._call(at, node, self._context(at), inline=True)
+                if at.schedule is not None or at.progress or at.responses or at.waiting or at.digests:
+                    outcome = await self._call(at, node, self._context(at), inline=self.inline_sync)
                 else:  # a step that carries nothing in: the node on the state
-                    outcome = await self.call_node(node, at.state, at.step, self._unanswered, None, inline=True)
+                    outcome = await self.call_node(node, at.state, at.step, self._unanswered, None,
+                                                   inline=self.inline_sync)
             except Exception as exc:
                 raise NodeFailed(node, exc) from None
             if type(outcome) is Done:
+                self.step_at = None
                 return self._moved(at, runnable, [(node, outcome.update)], {})
             outcomes = {node: outcome}
         else:
             outcomes = await self._outcomes(at, runnable)
+        self.step_at = None
         done: dict[str, dict[str, Any]] = {}
         stopped: list[Interrupt] = []
         cancels: dict[str, Cancelled] = {}
@@ -173,27 +204,46 @@ class StepExecutor:
                 outcomes[node] = Done(self.adapter.load_update(node, completed[node]))
             else:
                 todo.append(node)
-        keep_siblings = self.policy.keeps_finished_on_failure
+        fail_fast = self.policy.keeps_finished_on_failure  # LangGraph's rule: a failure stops the step at once
+        self.finished = None
 
-        async def call(node: str, inline: bool) -> NodeOutcome | tuple[str, Exception]:
+        async def call(node: str, alone: bool) -> NodeOutcome | tuple[str, Exception]:
+            inline = alone and self.inline_sync  # a lone one too runs in a thread while the loop serves a reader
+            if not alone:
+                LOOP_SHARED.set(True)  # in this task's own context: what it nests does not block its siblings
             try:
-                return await self._call(at, node, context, inline=inline)
+                outcome = await self._call(at, node, context, inline=inline)
             except Exception as exc:
-                if not keep_siblings:
+                if not fail_fast:
                     raise NodeFailed(node, exc) from None
                 return node, exc  # its siblings' work is kept below, for the step's retry
+            if type(outcome) is Done:
+                self._finished(node, outcome.update)
+            return outcome
 
-        ran = dict(zip(todo, await observe.gather_in_order(todo, call), strict=True))
+        if fail_fast:
+            ran = dict(zip(todo, await run_tasks(todo, call, failed=_is_failure, cancel_rest=_nothing_acted_on),
+                           strict=True))
+        else:
+            ran = dict(zip(todo, await observe.gather_in_order(todo, call), strict=True))
         failures = [o for o in ran.values() if isinstance(o, tuple)]
         if failures:
             # LangGraph's rule: a failed step keeps what its finished tasks wrote; its retry runs only the rest
-            finished = {n: self.adapter.dump_update(o.update) for n, o in ran.items() if type(o) is Done}
+            kept: dict[str, dict[str, Any]] = self.finished or {}
+            finished = {n: self.adapter.dump_update(u) for n, u in kept.items()}
             raise NodeFailed(*failures[0], finished)
+        self.finished = None
         outcomes.update(ran)  # type: ignore[arg-type]  # no failures: every one is an outcome
         return {n: outcomes[n] for n in runnable}
 
+    def _finished(self, node: str, update: dict[str, Any]) -> None:
+        """Keep a task's update as soon as it finished, for a step that stops before the others did."""
+        if self.finished is None:
+            self.finished = {}
+        self.finished[node] = update
+
     async def _call(self, at: Position, node: str, context: InterruptContext, *, inline: bool) -> NodeOutcome:
-        if at.schedule:
+        if at.schedule is not None:
             sent, arg = send_arg(at.schedule, node)
             if sent:
                 return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,
@@ -218,6 +268,7 @@ class StepExecutor:
         if spec.takes_context:
             args = (state, NodeContext(node, step, settings.thread_id, settings.invocation_state, context,
                                        settings.runtime, progress, sent))
+        watch = self.watch
         try:
             if self.tracer is None and inline and self.inline_allowed and not spec.is_async:
                 returned = spec.handler(*args)  # a lone sync node, untraced: called as it is
@@ -226,18 +277,43 @@ class StepExecutor:
         except InterruptRaised as stop:
             if observe.observers:
                 observe.emit(NodeExited(node, "interrupted"))
+            if watch is not None:
+                watch.task_stopped(node, step, stop.interrupts)
             return Stopped(stop.interrupts, stop.progress)
+        except FinishedWhileCancelled as cancelled:
+            self._finished_anyway(node, step, cancelled)
+            raise
+        except asyncio.CancelledError as cancel:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():  # the run (or the step) is being stopped
+                raise
+            raise NodeCancelledError(node) from cancel  # the node's own: a failure, as LangGraph reports it
         except Exception as exc:
+            if watch is not None:
+                watch.task_failed(node, step, exc)
             # As Strands does: a node that raised has still been called (its hooks close what they opened).
             if hooks.has_callbacks(AfterNodeCallEvent):
                 await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, error=exc))
             raise
         update = self.adapter.normalize_update(node, returned)
+        if watch is not None:
+            watch.task_done(node, step, returned)
         if observe.observers:
             observe.emit(NodeExited(node, "done"))
         if hooks.has_callbacks(AfterNodeCallEvent):
             await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, update))
         return Done(update)
+
+    def _finished_anyway(self, node: str, step: int, cancelled: FinishedWhileCancelled) -> None:
+        """A sync node whose call was cancelled while its thread ran on: what it returned is kept as a finished
+        task's (its interrupts or its error are not: the step asks or runs it again)."""
+        future = cancelled.future
+        if future.cancelled() or future.exception() is not None:
+            return
+        returned = future.result()
+        self._finished(node, self.adapter.normalize_update(node, returned))
+        if self.watch is not None:
+            self.watch.task_done(node, step, returned)
 
     async def _handler(self, spec: Any, args: tuple[Any, ...], node: str, step: int, inline: bool) -> Any:
         tracer = self.tracer
@@ -264,6 +340,8 @@ class StepExecutor:
                 raise
             return Done(self.adapter.normalize_update(node, instead))
         if raised:
+            if self.watch is not None:
+                self.watch.task_stopped(node, step, raised)
             return Stopped(raised)
         message = cancel_text(before.cancel_node, "node cancelled")
         if message is None:
@@ -276,3 +354,12 @@ class StepExecutor:
         if hooks.has_callbacks(AfterNodeCallEvent):
             await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, update))
         return Cancelled(message, update)
+
+
+def _is_failure(outcome: object) -> bool:
+    return isinstance(outcome, tuple)
+
+
+def _nothing_acted_on() -> bool:
+    """Whether no handler of the run was given an answer yet: its running tasks may be cut short."""
+    return not ANSWERS_USED.get()

@@ -7,44 +7,45 @@ finished, across steps. Routers read the state as their node left it: the step's
 node's own update applied, not its siblings' (LangGraph's "fresh" read).
 
 The next step's tasks are ordered as LangGraph applies their writes: nodes by name, then Sends in the
-order they were made. What must survive between steps (the Sends' arguments, the joins' progress) is the
-``schedule``, stored with each checkpoint as JSON.
+order they were made. What must survive between steps (the Sends' arguments, the joins' progress, the
+deferred nodes) is the ``Schedule`` (``statehitl.progress``), stored with each checkpoint; a step that leaves
+nothing of the kind keeps None.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl.commands import GOTO, Send, goto_of
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
 from statehitl.values import decode_value
 
-__all__ = ["Schedule", "plan_start", "plan_step", "send_arg"]
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
 
-Schedule = dict[str, Any]
-"""``{"sends": {task: arg}, "joins": {join key: [sources finished]}, "deferred": [nodes]}``, each present
-only when not empty."""
+__all__ = ["Apply", "plan_start", "plan_step", "schedule_of", "send_arg", "stored_schedule"]
 
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
+"""``apply(state, writes)``: the state after ``writes`` (the state adapter's reducers)."""
 
 
-def plan_start(machine: Machine, state: Any) -> tuple[list[str], Schedule]:
+def plan_start(machine: Machine, state: Any) -> tuple[list[str], Schedule | None]:
     """The first step's tasks of a run from START on ``state``."""
     return _tasks(machine, machine.targets(START, state), {})
 
 
 def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
-              schedule: Schedule) -> tuple[list[str], Schedule]:
+              schedule: Schedule | None) -> tuple[list[str], Schedule | None]:
     """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``."""
-    if len(done) == 1 and not schedule:  # one node done, nothing kept: a chain's step
+    if len(done) == 1 and schedule is None:  # one node done, nothing kept: a chain's step
         task, update = done[0]
         fixed = machine.fixed_next.get(task)
         if fixed is not None and GOTO not in update:
-            return list(fixed), {}
+            return list(fixed), None
     targets: list[str | Send] = []
-    joins: dict[str, list[str]] = {k: list(v) for k, v in schedule.get("joins", {}).items()}
+    joins: dict[str, list[str]] = {} if schedule is None else {k: list(v) for k, v in schedule.joins.items()}
     for task, update in done:
         node = machine.task_node(task)
         if GOTO in update:
@@ -61,11 +62,11 @@ def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str,
             if len(seen) == len(join.sources):
                 del joins[join.key]
                 targets.append(join.target)
-    return _tasks(machine, targets, joins, schedule.get("deferred", ()))
+    return _tasks(machine, targets, joins, () if schedule is None else schedule.deferred)
 
 
 def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[str]],
-           deferred: Sequence[str] = ()) -> tuple[list[str], Schedule]:
+           deferred: Sequence[str] = ()) -> tuple[list[str], Schedule | None]:
     """The tasks ``targets`` make, and what waits: the joins' progress, and deferred nodes (``add_node(defer=
     True)``), which run only once nothing else is left to run."""
     pulled: set[str] = set()
@@ -83,22 +84,33 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
     pulled -= machine.deferred
     if held and not pulled and not sends:  # nothing else left: the deferred nodes' turn
         pulled, held = set(held), []
-    schedule: Schedule = {}
-    if sends:
-        schedule["sends"] = sends
-    if joins:
-        schedule["joins"] = joins
-    if held:
-        schedule["deferred"] = held
-    return [*sorted(pulled), *sends], schedule
+    if not (sends or joins or held):
+        return sorted(pulled), None
+    from statehitl.progress import Schedule  # only a graph with Sends, joins or deferred nodes needs it
+
+    return [*sorted(pulled), *sends], Schedule(sends=sends, joins=joins, deferred=held)
 
 
-def send_arg(schedule: Schedule, task: str) -> tuple[bool, Any]:
+def schedule_of(stored: dict[str, Any], where: str) -> Schedule | None:
+    """The schedule a checkpoint stores (``CheckpointRecord.schedule``), read through its model; ``where``
+    names the checkpoint in the error if it cannot be. None when nothing waits."""
+    if not stored:
+        return None
+    from statehitl.progress import Schedule
+
+    return Schedule.load(stored, where)
+
+
+def stored_schedule(schedule: Schedule | None) -> dict[str, Any]:
+    """``schedule`` as a checkpoint stores it (empty when nothing waits)."""
+    return {} if schedule is None else schedule.stored()
+
+
+def send_arg(schedule: Schedule | None, task: str) -> tuple[bool, Any]:
     """Whether ``task`` is a Send's, and its argument (as it was given: the schedule holds it as stored)."""
-    sends = schedule.get("sends")
-    if sends is None or task not in sends:
+    if schedule is None or task not in schedule.sends:
         return False, None
-    return True, decode_value(sends[task])
+    return True, decode_value(schedule.sends[task])
 
 
 def _unknown(machine: Machine, name: str) -> Exception:

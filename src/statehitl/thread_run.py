@@ -6,19 +6,19 @@ the run's lease, unless ``durability="exit"``), and the checkpoint it stops on, 
 thread's index entry. The first checkpoint it writes carries how the run began (a StateGraph's input,
 which LangGraph shows as checkpoints of their own: no write of their own here) and the audit entries of
 the answers a resume applied; with ``durability="sync"`` the beginning is written before the first step.
-How each way of stopping is recorded (a breakpoint, the step limit, a failed step, a crash of the run
-itself) is here too.
+How each way of stopping is recorded (a breakpoint, the step limit, a failed step, a cancel, a crash of
+the run itself) is here too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from statehitl import observe
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
 from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
 from statehitl.errors import CheckpointConflict, GraphRecursionError
 from statehitl.machine import Machine
@@ -27,19 +27,18 @@ from statehitl.refused_answers import withdraw_refused
 from statehitl.run_loop import AfterStep, RunLoop
 from statehitl.runner_parts import Pauses, StateAdapter, StepFailed, record_source, say_acted
 from statehitl.step_run import StepExecutor
-from statehitl.supersteps import Schedule
+from statehitl.supersteps import stored_schedule
 from statehitl.telemetry import RunTracer
 from statehitl.transitions import CheckpointWritten
 
-__all__ = ["Durability", "OnCommit", "ThreadRun", "write_checkpoint"]
+if TYPE_CHECKING:
+    from statehitl.progress import Schedule
+
+__all__ = ["Durability", "ThreadRun", "write_checkpoint"]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step
 and fsyncs the checkpoint ``invoke`` returns on; ``exit`` writes only that one."""
-
-OnCommit = Callable[[StoredCheckpoint, Any], None]
-"""``on_commit(record, state)``: sees each checkpoint of a run as it is written (a stream of them)."""
-
 
 async def write_checkpoint(checkpointer: Checkpointer, machine: Machine, adapter: StateAdapter, cursor: Cursor, *,
                            step: int, state: Any, status: RecordStatus, durable: bool, tracer: RunTracer | None,
@@ -67,14 +66,13 @@ class ThreadRun(RunLoop):
 
     def __init__(self, executor: StepExecutor, at: Position, checkpointer: Checkpointer, *, step_limit: int,
                  durability: Durability, index: bool, pauses: Pauses | None, after_step: AfterStep | None,
-                 on_commit: OnCommit | None, tracer: RunTracer | None) -> None:
+                 tracer: RunTracer | None) -> None:
         super().__init__(executor, at, step_limit=step_limit, pauses=pauses, after_step=after_step)
         assert at.cursor is not None, "a thread's run starts at a position on the thread"
         self.cursor: Cursor = at.cursor
         self.checkpointer = checkpointer
         self.durability = durability
         self.index = index
-        self.on_commit = on_commit
         self.tracer = tracer
         self.answered = list(at.answered)
         """Audit entries of this resume's answers, until the first checkpoint after them carries them."""
@@ -83,6 +81,9 @@ class ThreadRun(RunLoop):
         self.parent_view = at.parent_view
         self.last: tuple[StoredCheckpoint, Any] | None = None
         """The last checkpoint this run wrote, and the state it holds."""
+        self.index_error: Exception | None = None
+        """Why the index entry of a checkpoint this run stored could not be written (the checkpoint is
+        stored), raised once the run is done with the thread (``Runner.run``)."""
 
     async def write(self, step: int, state: Any, status: RecordStatus, *, durable: bool, held: bool = False,
                     **fields: Any) -> StoredCheckpoint:
@@ -94,12 +95,15 @@ class ThreadRun(RunLoop):
         if held and cursor.acting is not None:
             fields["acting"] = cursor.acting
         self._first_fields(fields)
-        record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,
-                                        state=state, status=status, durable=durable, held=held,
-                                        index=self.index and not held, tracer=self.tracer, **fields)
+        try:
+            record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,
+                                            state=state, status=status, durable=durable, held=held,
+                                            index=self.index and not held, tracer=self.tracer, **fields)
+        except IndexNotWritten as stale:  # stored: the run goes on, and raises it once done with the thread
+            record, self.index_error = stale.record, stale.error
         self.last = (record, state)
-        if self.on_commit is not None:
-            self.on_commit(record, state)
+        if self.watch is not None:
+            self.watch.committed(record, state)
         return record
 
     def _first_fields(self, fields: dict[str, Any], outcome: Literal["failed"] | None = None) -> None:
@@ -119,12 +123,13 @@ class ThreadRun(RunLoop):
             fields["parent_view"] = self.parent_view
             self.parent_view = None
 
-    async def between(self, step: int, state: Any, pending: list[str], applied: Writes, schedule: Schedule) -> None:
+    async def between(self, step: int, state: Any, pending: list[str], applied: Writes,
+                      schedule: Schedule | None) -> None:
         if self.durability != "exit":
             await self.write(step, state, "executing", durable=self.durability == "sync", held=True, pending=pending,
-                             writes=self.executor.dumped(applied), schedule=schedule)
-        if self.after_step is not None:
-            await self.after_step(state, applied, pending)
+                             writes=self.executor.dumped(applied), schedule=stored_schedule(schedule))
+        if self.after_step is not None or self.watch is not None:
+            await self.seen(state, applied, pending)
 
     async def to_the_end(self) -> tuple[StoredCheckpoint, RunEnd]:
         """The run's steps, from its input checkpoint (when its policy has one) to the checkpoint it stops on."""
@@ -132,15 +137,15 @@ class ThreadRun(RunLoop):
         if at.start is not None and self.durability == "sync":
             # every step persisted before the next runs: the run's beginning too, before its first node
             await self.write(at.step, at.state, "executing", durable=True, held=True, pending=at.pending,
-                             schedule=at.schedule)
+                             schedule=stored_schedule(at.schedule))
         end = await self.steps()
         dumped = executor.dumped(end.applied)
         if end.paused:  # a breakpoint: the thread waits, as on an interrupt, but on nothing to answer
             return await self.write(end.step, end.state, "interrupted", durable=True, pending=end.pending,
-                                    writes=dumped, schedule=end.schedule), end
+                                    writes=dumped, schedule=stored_schedule(end.schedule)), end
         if end.status == "executing":
             await self.write(end.step, end.state, "executing", durable=True, pending=end.pending,
-                             schedule=end.schedule)
+                             schedule=stored_schedule(end.schedule))
             raise GraphRecursionError(
                 f"thread {self.cursor.thread_id!r} ran {self.step_limit} steps without reaching END (next: "
                 f"{end.pending}); if the loop is intended, raise step_limit= on compile() or invoke(); "
@@ -156,11 +161,39 @@ class ThreadRun(RunLoop):
         fields: dict[str, Any] = {}
         self._first_fields(fields, "failed")
         executor = self.executor
-        await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,
-                               state=at.state, status="failed", durable=True, index=self.index, tracer=self.tracer,
-                               pending=at.pending, completed=at.completed, responses=at.responses,
-                               progress=at.progress, interrupts=at.waiting, error=failed.record(),
-                               schedule=at.schedule, **fields)
+        with contextlib.suppress(IndexNotWritten):  # the step's own error is the one to report
+            await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,
+                                   state=at.state, status="failed", durable=True, index=self.index,
+                                   tracer=self.tracer, pending=at.pending, completed=at.completed,
+                                   responses=at.responses, progress=at.progress, interrupts=at.waiting,
+                                   error=failed.record(), schedule=stored_schedule(at.schedule), **fields)
+
+    async def cancelled(self, *, acted: bool) -> None:
+        """The run was cancelled (its stream closed early, its task cancelled): record where it stood, so that
+        ``invoke(None, ...)`` goes on from there, in a checkpoint no lease holds. Stopped mid-step, the tasks
+        that finished keep their updates (LangGraph's pending writes: not run again) and the others run
+        again; but a task cut short in a run acting on answers may have acted on them, so then the checkpoint
+        says so, as a run that stopped without saying how does (the claim's rule): the next call is told the
+        outcome is unknown instead of running it again unasked. Cancelled before anything ran, a resume
+        releases its claim (the answers stay bound) and a new run records its beginning."""
+        executor, cursor = self.executor, self.cursor
+        at = executor.step_at
+        mid_step = at is not None
+        if at is None:
+            at = self.before
+            if self.last is None and self.at.start is None:
+                await self.crashed(asyncio.CancelledError(), acted=acted)
+                return
+        finished = executor.finished or {}
+        fields: dict[str, Any] = {}
+        if mid_step and acted and cursor.acting is not None:
+            fields["acting"] = cursor.acting
+        if at.waiting:
+            fields["interrupts"] = at.waiting
+        completed = {**at.completed, **{n: executor.adapter.dump_update(u) for n, u in finished.items()}}
+        await self.write(at.step, at.state, "executing", durable=True, pending=at.pending,
+                         schedule=stored_schedule(at.schedule),
+                         completed=completed, responses=at.responses, progress=at.progress, **fields)
 
     async def crashed(self, failure: BaseException, *, acted: bool) -> None:
         """The run is over by an error of its own, but the thread may say "held until ...": release it, so

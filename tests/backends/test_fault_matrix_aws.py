@@ -22,10 +22,10 @@ from statehitl_checkpoint_s3.local import AWS_ENV_TO_CLEAR, DUMMY_AWS_ENV
 
 from fault_drivers import GraphDriver, Ledger, check_outcome, drive
 from statehitl.checkpoint import Checkpointer
-from statehitl.testing.boto_faults import BotoFaults, FaultKind
+from statehitl.testing.boto_faults import BotoFaultKind, BotoFaults
 
 REGION = "us-east-1"
-CASES: list[tuple[FaultKind, int | str]] = [("landed-lost", 1), ("500", 1), ("landed-lost", "always"),
+CASES: list[tuple[BotoFaultKind, int | str]] = [("landed-lost", 1), ("500", 1), ("landed-lost", "always"),
                                            ("500", "always"), ("reset", "always"), ("throttle", "always")]
 """Once: what a retry meets after the fault. For good: what the operator meets once the retries are spent."""
 

@@ -23,7 +23,7 @@ from statehitl.checkpoint.file_log import HEADER_LEN, SYNCED_TO_OFFSET
 from statehitl.checkpoint.file_views import PARSED_LOGS
 from statehitl.errors import CheckpointCorruptError
 from statehitl.hooks import BeforeToolCallEvent
-from statehitl.inbox.answers import record_answer
+from statehitl.inbox.answers import answer_waiting
 from statehitl.models import ScriptedModel
 from statehitl.session import FileSessionManager
 
@@ -134,7 +134,7 @@ def test_a_signed_inbox_answer_copied_to_another_threads_interrupt_approves_noth
     app = refund_graph(checkpointer, ledger)
     waiting_d = app.invoke({}, thread_id="d").interrupts[0]
     waiting_c = app.invoke({}, thread_id="c").interrupts[0]
-    asyncio.run(record_answer(checkpointer, "d", waiting_d.id, "y", responder="dora"))
+    asyncio.run(answer_waiting(checkpointer, "d", waiting_d.id, "y", responder="dora"))
 
     async def transplant() -> None:
         # the interrupts wait at checkpoint 0 of each thread: the run's first record
@@ -157,7 +157,7 @@ def test_an_unsigned_answer_copied_to_another_interrupt_is_refused_too() -> None
     app = refund_graph(checkpointer, ledger)
     waiting_d = app.invoke({}, thread_id="d").interrupts[0]
     waiting_c = app.invoke({}, thread_id="c").interrupts[0]
-    asyncio.run(record_answer(checkpointer, "d", waiting_d.id, "y", responder="dora"))
+    asyncio.run(answer_waiting(checkpointer, "d", waiting_d.id, "y", responder="dora"))
 
     async def transplant() -> None:
         # the interrupts wait at checkpoint 0 of each thread: the run's first record

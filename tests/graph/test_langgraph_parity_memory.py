@@ -357,7 +357,7 @@ def streaming_chat(lg: SimpleNamespace) -> list[Any]:
 
 def remaining_steps(lg: SimpleNamespace) -> list[Any]:
     """``RemainingSteps`` and ``IsLastStep`` as nodes and conditional edges see them, in a TypedDict and a
-    dataclass state; they are not in the values."""
+    dataclass state; they are not in the values; a task event's input has them."""
 
     # built with each library's managed types, which a class body's (string) annotations could not name here
     loop = TypedDict("Loop", {"log": Annotated[list, operator.add],  # noqa: UP013
@@ -384,6 +384,9 @@ def remaining_steps(lg: SimpleNamespace) -> list[Any]:
         g.add_conditional_edges(lg.START, route, ["step", lg.END])
         g.add_conditional_edges("step", route, ["step", lg.END])
         out.append(g.compile().invoke({"log": []}, {"recursion_limit": 6}))
+    # a task's input in the tasks stream is what the node is given: the managed values included
+    out.append([dataclasses.asdict(chunk["input"]) for chunk in g.compile().stream(
+        {"log": []}, {"recursion_limit": 6}, stream_mode="tasks") if "input" in chunk])  # the dataclass state's
     forever = lg.StateGraph(loop)
     forever.add_node("step", step)
     forever.add_edge(lg.START, "step")

@@ -65,14 +65,14 @@ def test_the_library_refuses_a_responder_not_named_and_a_later_allowed_answer_bi
 def test_a_refusal_after_an_allowed_answer_is_stored_says_nothing_of_it(app_store: str) -> None:
     iid = waiting()
     inbox.answer(app_store, iid, "n", responder="ann")  # stored, not applied
-    from statehitl.inbox.answers import record_answer
+    from statehitl.inbox.answers import answer_waiting
 
     checkpointer = Checkpointer.from_url(app_store)
     with pytest.raises(ResponderNotAllowedError) as refused:
-        asyncio.run(record_answer(checkpointer, "t1", iid, "y", responder="mallory"))
+        asyncio.run(answer_waiting(checkpointer, "t1", iid, "y", responder="mallory"))
     assert "'n'" not in str(refused.value)
     with pytest.raises(AlreadyAnsweredError, match=r"already answered by ann \(inbox\)"):
-        asyncio.run(record_answer(checkpointer, "t1", iid, "y", responder="cat", groups=["finance"]))
+        asyncio.run(answer_waiting(checkpointer, "t1", iid, "y", responder="cat", groups=["finance"]))
     assert build("t1").invoke(None, thread_id="t1").state.decision == "n"
 
 

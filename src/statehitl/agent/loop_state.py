@@ -64,8 +64,12 @@ def state_update(agent_state: AgentState) -> dict[str, Any]:
 
 def resumed_state(loop: AgentLoopState, progress: dict[str, Any]) -> AgentState:
     """The agent state to go on with: what an interrupted tool batch kept of its changes (``progress``
-    of the stopped step), else the stored one, unchanged since it was saved."""
+    of the stopped step: the ``tools`` node's ``ToolBatch``), else the stored one, unchanged since it was saved."""
     kept = progress.get("tools")
-    if kept and "agent_state" in kept:
-        return AgentState(kept["agent_state"])
+    if kept:
+        from statehitl.progress import ToolBatch  # only a resume of a stopped batch reads one
+
+        batch = ToolBatch.load(kept, "what the agent's tool batch kept")
+        if batch.agent_state is not None:
+            return AgentState(batch.agent_state)
     return AgentState(loop.agent_state, changed=False)

@@ -32,8 +32,9 @@ from statehitl.errors import AgentBusyError, AgentCheckpointError, NotInterrupte
 from statehitl.hooks.agent_events import BeforeInvocationEvent, MessageAddedEvent
 from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt
-from statehitl.position import Position, resume_position, start_position
+from statehitl.position import Position
 from statehitl.resume import ResumeRun, is_response_list, plan_run
+from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Runner
 from statehitl.types.content import Message
 

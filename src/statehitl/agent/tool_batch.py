@@ -38,8 +38,7 @@ async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     runtime = run.runtime
     message: Message = state.turn  # type: ignore[assignment]
     uses: list[ToolUse] = [block["toolUse"] for block in message["content"] if "toolUse" in block]
-    kept: dict[str, Any] = from_json_safe(ctx.progress) if ctx.progress else {}
-    results: dict[str, ToolResult] = dict(kept.get("results", {}))
+    results: dict[str, ToolResult] = _kept_results(ctx.progress) if ctx.progress else {}
     cancel = await _before_tools(run, ctx, message, results)
     todo = [use for use in uses if use["toolUseId"] not in results]
     stopped: list[Interrupt] = []
@@ -125,13 +124,24 @@ def _batch_update(run: LoopRun, added: list[Message], end_turn: Any) -> dict[str
 
 
 def _progress(run: LoopRun, results: dict[str, ToolResult]) -> dict[str, Any] | None:
-    """What the batch keeps when it stops: finished results, and agent.state if hooks or tools changed it."""
-    progress: dict[str, Any] = {}
-    if results:
-        progress["results"] = results
-    if run.runtime.state.changed:
-        progress["agent_state"] = run.runtime.state.get()
-    return to_json_safe(progress) if progress else None
+    """What the batch keeps when it stops (a ``ToolBatch``): finished results, and agent.state if hooks or
+    tools changed it; None when neither."""
+    changed = run.runtime.state.changed
+    if not results and not changed:
+        return None
+    from statehitl.progress import ToolBatch  # the record kinds load when a batch first stops, not at import
+
+    agent_state = to_json_safe(run.runtime.state.get()) if changed else None
+    return ToolBatch(results=to_json_safe(results), agent_state=agent_state).stored()
+
+
+def _kept_results(progress: Any) -> dict[str, ToolResult]:
+    """The results of the finished calls of a batch that stopped (its ``ToolBatch``)."""
+    from statehitl.progress import ToolBatch
+
+    batch = ToolBatch.load(progress, "what the agent's tool batch kept")
+    results: dict[str, ToolResult] = from_json_safe(batch.results)
+    return dict(results)
 
 
 def _final_message(end_turn: Any) -> Message:
@@ -171,7 +181,7 @@ async def call_tool(
             result = error_result(use, f"Error: tool {name!r} is not one of this agent's tools "
                                        f"({', '.join(runtime.tools.names) or 'it has none'})")
         else:
-            scope = interrupts.scope(interrupt_ids.tool(interrupts.prefix, step, use_id), "tool", name)
+            scope = interrupts.scope(interrupt_ids.tool_call(interrupts.prefix, step, use_id), "tool", name)
             span = run.trace.tool_call(use) if run.trace is not None else None
             try:
                 context = ToolContext(use, runtime.agent, run.invocation_state, scope, runtime.cancellation.signal)

@@ -63,8 +63,22 @@ class Cursor:
     """A writer's position on a thread: the next record goes to slot ``slot + 1`` and follows ``parent``.
 
     ``chain`` is the parent's Fenwick chain (the parent first, then its bases), which is all a writer
-    needs to compute the next record's base. ``owner`` is the run that holds the thread (a claim).
-    ``indexed`` lets a commit skip rewriting an index entry that would say the same thing.
+    needs to compute the next record's base. Each field has one owner, and changes only through the
+    method named beside it, so what moves a cursor can be found by name:
+
+    - ``slot``, ``parent``, ``chain``: the records the thread holds. A commit moves them past the record
+      it stored (``advance``, the engine's); a claim takes the next slot (``claim``) and a release the one
+      after (``release``), both ``ThreadClaims``'.
+    - ``owner``: the run that holds the thread: a new run's (``take``, ``run_start.start_position``) or a
+      claim's (``claim``).
+    - ``claimed``, ``acting``: whether this run holds a claim, and its slot when the claim records answers
+      being acted on ("action started"): ``claim``.
+    - ``settled``: whether the last record this run stored holds no lease and acts on no answers (the run
+      stopped and said how, or released its claim): ``advance``, ``claim``, ``release``.
+    - ``migrated``: the next checkpoint stores the state whole, asked by whoever rewrote the state (a
+      migration, a trimmed conversation: ``store_whole``) and done by the commit that stores it (``advance``).
+    - ``indexed``: what the thread's index entry says, as the reader or the last commit learned it
+      (``index_known``), so a commit can skip rewriting an entry that would say the same thing.
     """
 
     thread_id: str
@@ -75,15 +89,8 @@ class Cursor:
     claimed: bool = False
     migrated: bool = field(default=False)
     indexed: tuple[Any, ...] | None = None
-    """What the thread's index entry says (status, position, interrupts), when known."""
     acting: int | None = None
-    """The slot of this run's claim when it records answers being acted on ("action started"): the run's
-    held checkpoints say so too, until one that records how the run stopped (``settled``)."""
     settled: bool = False
-    """Whether the last record this run stored holds no lease and acts on no answers: the run stopped, and
-    said how (or released its claim)."""
-    index_error: Exception | None = None
-    """Why the last commit's index entry could not be written (its checkpoint is stored), for the run to raise."""
 
     @property
     def depth(self) -> int:
@@ -92,6 +99,40 @@ class Cursor:
     @property
     def next_slot(self) -> int:
         return 0 if self.slot is None else self.slot + 1
+
+    def take(self, owner: str) -> None:
+        """A new run, ``owner``, holds the thread: its held checkpoints carry a lease against takeovers."""
+        self.owner = owner
+
+    def store_whole(self, rewritten: bool = True) -> None:
+        """The state's history was rewritten, not appended to (when ``rewritten``): the next checkpoint
+        stores it whole, on a chain of its own."""
+        self.migrated = self.migrated or rewritten
+
+    def advance(self, link: Link, *, settled: bool) -> None:
+        """A commit stored checkpoint ``link`` after this cursor: the next record follows it. ``settled``:
+        it holds no lease and acts on no answers."""
+        self.slot = self.parent = link.seq
+        self.settled = settled
+        self.chain = extend_chain(() if self.migrated else self.chain, link)
+        self.migrated = False
+
+    def claim(self, slot: int, owner: str, *, acting: bool) -> None:
+        """Claim record ``slot`` of ``owner`` is stored (``acting``: it records answers the run acts on)."""
+        self.slot = slot
+        self.owner = owner
+        self.claimed = True
+        self.acting = slot if acting else None
+        self.settled = False
+
+    def release(self) -> None:
+        """A record releasing this cursor's claim took the next slot: the run stopped, and said so."""
+        self.slot = self.next_slot
+        self.settled = True
+
+    def index_known(self, material: tuple[Any, ...]) -> None:
+        """The thread's index entry says ``material`` (``index.index_material``)."""
+        self.indexed = material
 
 
 def base_depth(depth: int) -> int:

@@ -113,11 +113,7 @@ class ThreadClaims(ThreadReader):
         except StorageError:
             _ended_here(owner, acted=False)  # it may be stored, but its run never started: nothing was done
             raise
-        head.cursor.slot = claim.seq
-        head.cursor.owner = owner
-        head.cursor.claimed = True
-        head.cursor.acting = claim.seq if claim.acting else None
-        head.cursor.settled = False
+        head.cursor.claim(claim.seq, owner, acting=claim.acting)
         if claim.acting and not head.own:
             try:
                 await self._refuse_rolled_back(thread, claim.seq)
@@ -167,8 +163,7 @@ class ThreadClaims(ThreadReader):
         if not cursor.claimed or cursor.owner is None or cursor.parent is None:
             return
         await self._settle(cursor.thread_id, cursor.next_slot, cursor.parent, cursor.owner, "released")
-        cursor.slot = cursor.next_slot
-        cursor.settled = True
+        cursor.release()
 
     async def retry_unknown(self, thread_id: str, *, responder: str | None = None, comment: str | None = None
                             ) -> None:

@@ -31,12 +31,12 @@ import contextlib
 import threading
 import time
 from collections.abc import Awaitable
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 from statehitl.checkpoint.audit import read_audit
-from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link, extend_chain
+from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.claims import ThreadClaims, owner_id
-from statehitl.checkpoint.clock import MAX_CLOCK_SKEW, StoreClock
+from statehitl.checkpoint.clock import MAX_CLOCK_SKEW
 from statehitl.checkpoint.codec import decode_model, encode_counted
 from statehitl.checkpoint.index import index_material, write_index
 from statehitl.checkpoint.reading import Head, checkpoints_of
@@ -50,21 +50,23 @@ from statehitl.checkpoint.records import (
 )
 from statehitl.checkpoint.refusals import refusal_entries
 from statehitl.checkpoint.retention import ThreadRetention
-from statehitl.checkpoint.step_writes import reference_writes, split_value_writes
+from statehitl.checkpoint.step_record import build_step_record
 from statehitl.checkpoint.storage import (
     ABSENT,
     Storage,
+    cache_scope_of,
     compresses_by_default,
     has_list_versions,
     has_read_all,
     has_version,
+    server_clock_of,
     writes_inline,
 )
 from statehitl.checkpoint.url import checkpointer_options_of, storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
-__all__ = ["Checkpointer", "Head", "owner_id"]
+__all__ = ["Checkpointer", "Head", "IndexNotWritten", "owner_id"]
 
 T = TypeVar("T")
 
@@ -107,8 +109,7 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         self.ttl = ttl
         self.lease_seconds = lease_seconds
         self.max_clock_skew = max_clock_skew
-        clock = getattr(storage, "server_clock", None)
-        self._clock = clock if isinstance(clock, StoreClock) else None
+        self._clock = server_clock_of(storage)
         self.compress = compresses_by_default(storage) if compress is None else compress
         self._bulk = has_read_all(storage)
         """Whether records are written as deltas from their parent and chains read in one bulk read."""
@@ -116,8 +117,8 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         """Whether a known head is checked by its version token alone, without reading its value."""
         self._listed = has_list_versions(storage)
         """Whether the listing that finds the newest key also gives its version token (no second request)."""
-        scope = getattr(storage, "cache_scope", None)
-        self._warm = shared_heads(scope, signing_key) if isinstance(scope, str) else WarmHeads()
+        scope = cache_scope_of(storage)
+        self._warm = shared_heads(scope, signing_key) if scope is not None else WarmHeads()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Checkpointer:
@@ -148,103 +149,77 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         fingerprint: str,
         **fields: Any,
     ) -> StoredCheckpoint:
-        """Write the thread's next checkpoint after ``cursor`` and advance the cursor.
+        """Write the thread's next checkpoint after ``cursor`` (built by ``step_record``, validated before
+        anything is written) and advance the cursor; ``CheckpointConflict`` if another writer took the slot.
 
-        A failed index write does not undo the stored checkpoint: the cursor advances, and the error
-        waits in ``cursor.index_error`` for the run to raise once it is done with the thread.
-
-        Append-only channels are written as the items added since the new record's base; everything
-        else whole. ``CheckpointConflict`` if another writer took the slot first.
-        ``held`` marks a checkpoint the run goes on from: it carries the owner's lease, so no other
-        process takes the thread over while the run is alive. ``index`` also brings the thread's index
-        entry up to date (a run's last checkpoint); the two writes overlap when the storage forces the
-        checkpoint to disk off the event loop (file storage does, except under a sync call). The entry
-        is rewritten only when what it says changes (status, position, pending interrupts; and always
-        with a ``ttl``, whose expiry it carries): a conversation that completes turn after turn costs
-        one write per turn, not three. The record is validated before anything is written: a missing
-        or unknown field, or a value it cannot hold, raises pydantic's ``ValidationError``.
+        ``held`` marks a checkpoint the run goes on from: it carries the owner's lease, so no other process
+        takes the thread over while the run is alive. ``index`` also brings the thread's index entry up to
+        date (a run's last checkpoint), rewritten only when what it says changes (status, position, pending
+        interrupts; and always with a ``ttl``, whose expiry it carries): a conversation that completes turn
+        after turn costs one write per turn, not three. A failed index write does not undo the stored
+        checkpoint: the cursor advances, then ``IndexNotWritten`` says so, with the stored record and the
+        index write's error (for a run to raise once it is done with the thread).
         """
         now = time.time()
-        depth = 1 if cursor.migrated else cursor.depth + 1
-        base = None if cursor.migrated else base_link(cursor.chain, depth, delta=self._bulk)
-        lengths = {c: codec.length(state, c) for c in codec.append_channels}
-        appends = {}
-        for channel, length in lengths.items():
-            start = base.lengths.get(channel, 0) if base is not None else 0
-            start = start if start <= length else 0
-            appends[channel] = {"start": start, "items": codec.dump_items(state, channel, start)}
-        # Validated from plain data: pydantic's validator fills in the defaults and builds the pieces faster
-        # than model_construct's loop over the fields in Python, and checks the record on the way.
-        record = StoredCheckpoint.model_validate({
-            **fields,
-            "thread_id": cursor.thread_id,
-            "seq": cursor.next_slot,
-            "parent_seq": cursor.parent,
-            "depth": depth,
-            "base_seq": None if base is None else base.seq,
-            "created_at": _created_at(now),
-            "machine": machine,
-            "fingerprint": fingerprint,
-            "status": status,
-            "values": codec.dump_values(state),
-            "appends": appends,
-            "owner": cursor.owner if held else None,
-            "lease_until": self.lease_end() if held else None,
-        })
-        writes, same = split_value_writes(reference_writes(record.writes, appends), record.values)
-        lean = {"writes": writes, "value_writes": same} if writes is not record.writes else {}
-        stored = record.model_copy(update=lean) if lean else record
+        record, stored, link = build_step_record(cursor, state, codec, fields, machine=machine,
+                                                 fingerprint=fingerprint, status=status, delta=self._bulk,
+                                                 created_at=_created_at(now),
+                                                 lease_until=self.lease_end() if held else None)
         key = self._key(cursor.thread_id, record.seq)
         data, replaced = encode_counted(stored, self.signing_key, place=key, compress=self.compress)
-        put = self.create(key, data, durable=durable)
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed
         index = index and (self.ttl is not None or material != cursor.indexed)
-        indexed: object = None
-        try:
-            if index:
-                outcomes: list[object]
-                if writes_inline(self.storage):  # nothing to overlap: spare the tasks
-                    outcomes = [await _outcome(put), await _outcome(self.write_index(record))]
-                else:
-                    outcomes = list(await asyncio.gather(put, self.write_index(record), return_exceptions=True))
-                written, indexed = outcomes
-                if isinstance(written, BaseException) and not isinstance(indexed, BaseException):
-                    # The entry now describes a checkpoint that is not stored (it lost the race, or the store
-                    # failed): describe the one that is, if the store lets us.
-                    with contextlib.suppress(StorageError, CheckpointConflict, CheckpointCorruptError):
-                        winner = await self.head(cursor.thread_id)
-                        if winner is not None:
-                            await self.write_index(winner.record, replace_same_seq=True)
-                if isinstance(written, BaseException):
-                    raise written
-                token = cast(str, written)
-            else:
-                token = await put
-        except CheckpointConflict:
-            raise CheckpointConflict(
-                f"thread {cursor.thread_id!r} moved past checkpoint {cursor.slot} while this run was working "
-                "(another process resumed or updated it); reload the thread and try again"
-            ) from None
+        indexed: BaseException | None = None
+        if index:
+            token, indexed = await self._put_indexed(cursor, key, data, record, durable=durable)
+        else:
+            try:
+                token = await self.create(key, data, durable=durable)
+            except CheckpointConflict:
+                raise _moved_past(cursor) from None
         # The checkpoint is stored: the cursor moves past it even if its index entry failed, so what the
         # run does next (end, or release its lease) builds on it instead of colliding with it.
-        parent, cursor.slot, cursor.parent = cursor.parent, record.seq, record.seq
-        cursor.settled = record.lease_until is None and record.acting is None
-        if index and not isinstance(indexed, BaseException):
-            cursor.indexed = material
-        cursor.chain = extend_chain(() if cursor.migrated else cursor.chain, Link(depth, record.seq, lengths))
-        cursor.migrated = False
+        parent = cursor.parent
+        cursor.advance(link, settled=record.lease_until is None and record.acting is None)
+        if material is not None and index and indexed is None:
+            cursor.index_known(material)
         if replaced:  # the store holds other text than this record: the next read takes the store's
             self._warm.forget(cursor.thread_id)
         else:
             self._warm.advance(cursor.thread_id, parent, data, token, record, cursor.chain)
-        if isinstance(indexed, Exception):
-            indexed.add_note(f"checkpoint {record.checkpoint_id} of thread {cursor.thread_id!r} is committed; only its "
-                             "index entry (what thread listings and the inbox show) is stale until the thread's next "
-                             "run stops")
-            cursor.index_error = indexed
-        elif isinstance(indexed, BaseException):
-            raise indexed
+        if indexed is not None:
+            _stale_index(indexed, record)
         return record
+
+    async def _put_indexed(self, cursor: Cursor, key: str, data: bytes, record: StoredCheckpoint, *,
+                           durable: bool) -> tuple[str, BaseException | None]:
+        """Store the checkpoint ``data`` under ``key`` (create-once) and its index entry beside it: the
+        checkpoint's version token, and the index write's error if that failed alone (raised by the caller
+        once the cursor is past the checkpoint). A lost race is ``CheckpointConflict`` saying so; anything
+        else that stopped the checkpoint is raised as it is. The two writes overlap when the storage forces
+        the checkpoint to disk off the event loop (file storage does, except under a sync call)."""
+        put = self.create(key, data, durable=durable)
+        try:
+            outcomes: list[object]
+            if writes_inline(self.storage):  # nothing to overlap: spare the tasks
+                outcomes = [await _outcome(put), await _outcome(self.write_index(record))]
+            else:
+                outcomes = list(await asyncio.gather(put, self.write_index(record), return_exceptions=True))
+        except CheckpointConflict:
+            raise _moved_past(cursor) from None
+        written, indexed = outcomes
+        if isinstance(written, BaseException):
+            if not isinstance(indexed, BaseException):
+                # The entry now describes a checkpoint that is not stored (it lost the race, or the store
+                # failed): describe the one that is, if the store lets us.
+                with contextlib.suppress(StorageError, CheckpointConflict, CheckpointCorruptError):
+                    winner = await self.head(cursor.thread_id)
+                    if winner is not None:
+                        await self.write_index(winner.record, replace_same_seq=True)
+            if isinstance(written, CheckpointConflict):
+                raise _moved_past(cursor) from None
+            raise written
+        return cast(str, written), indexed if isinstance(indexed, BaseException) else None
 
     # -- the thread index ---------------------------------------------------------------------------
 
@@ -293,6 +268,37 @@ class Checkpointer(ThreadClaims, ThreadRetention):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.storage!r})"
+
+
+class IndexNotWritten(Exception):
+    """A commit stored its checkpoint, ``record``, but not the thread's index entry, for ``error``: what
+    thread listings and the inbox show is stale until the thread's next run stops. A run keeps ``error``
+    to raise once it is done with the thread; anything else raises it at once (``raise_error``)."""
+
+    def __init__(self, record: StoredCheckpoint, error: Exception) -> None:
+        super().__init__(str(error))
+        self.record = record
+        self.error = error
+
+    def raise_error(self) -> NoReturn:
+        raise self.error from self.error.__cause__
+
+
+def _stale_index(error: BaseException, record: StoredCheckpoint) -> NoReturn:
+    """The index write of stored checkpoint ``record`` failed with ``error``: ``IndexNotWritten``, the error
+    noted as such (a cancellation is raised as it is)."""
+    if not isinstance(error, Exception):
+        raise error
+    error.add_note(f"checkpoint {record.checkpoint_id} of thread {record.thread_id!r} is committed; only its index "
+                   "entry (what thread listings and the inbox show) is stale until the thread's next run stops")
+    raise IndexNotWritten(record, error)
+
+
+def _moved_past(cursor: Cursor) -> CheckpointConflict:
+    return CheckpointConflict(
+        f"thread {cursor.thread_id!r} moved past checkpoint {cursor.slot} while this run was working "
+        "(another process resumed or updated it); reload the thread and try again"
+    )
 
 
 _LAST_CREATED = [0.0]

@@ -20,9 +20,13 @@ from statehitl._echo import echo
 from statehitl.checkpoint.storage import (
     CLEANUP_MAX_AGE,
     Storage,
+    cache_scope_of,
+    has_cleanup,
     has_list_versions,
     has_read_all,
     has_version,
+    has_writes_inline,
+    keeps_records_in_process,
     validate_key,
     validate_prefix,
 )
@@ -51,9 +55,9 @@ class PrefixedStorage:
         self.inner = inner
         self.prefix = prefix
         self._base = f"{prefix}/"
-        self.keeps_records_in_process = bool(getattr(inner, "keeps_records_in_process", False))
-        scope = getattr(inner, "cache_scope", None)
-        if isinstance(scope, str):
+        self.keeps_records_in_process = keeps_records_in_process(inner)
+        scope = cache_scope_of(inner)
+        if scope is not None:
             self.cache_scope = f"{scope}/{prefix}"
         self._offer_optional(inner)
 
@@ -83,14 +87,15 @@ class PrefixedStorage:
                 return [(key[len(base):], token) for key, token in found]
 
             self.list_versions = list_versions
-        sweep = getattr(inner, "cleanup", None)
-        if callable(sweep):
+        if has_cleanup(inner):
+            sweep = inner.cleanup
+
             async def cleanup(max_age: float = CLEANUP_MAX_AGE) -> int:
                 return int(await sweep(max_age))  # debris belongs to the whole store, not to one prefix
 
             self.cleanup = cleanup
-        inline = getattr(inner, "writes_inline", None)
-        if callable(inline):
+        if has_writes_inline(inner):
+            inline = inner.writes_inline
             self.writes_inline = lambda: bool(inline())
 
     async def read(self, key: str) -> tuple[bytes, str] | None:

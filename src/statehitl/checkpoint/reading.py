@@ -177,8 +177,7 @@ class ThreadReader(RecordStore):
         if not isinstance(target, StoredCheckpoint):
             raise CheckpointNotFoundError(f"thread {thread_id!r} has no checkpoint {newest.parent_seq:012d}")
         record, chain = await self._walk(target, checkpoints_of(records))
-        cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
-        cursor.indexed = index_material(record)
+        cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain, indexed=index_material(record))
         if claim is None:
             self._warm.remember(thread_id, head.data, head.token, target, record, chain)
         return Head(record, cursor, claim, answers_in(answers, record, self.signing_key))
@@ -204,7 +203,7 @@ class ThreadReader(RecordStore):
         record = whole_record(target, [target])
         chain = (Link(target.depth, target.seq, {c: len(p.items) for c, p in target.appends.items()}),)
         cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
-        cursor.indexed = index_material(record)
+        cursor.index_known(index_material(record))
         if claim is None:
             self._warm.remember(thread_id, data, token, target, record, chain)
         return Head(record, cursor, claim)
@@ -262,14 +261,13 @@ class ThreadReader(RecordStore):
         record, chain = await self._walk(target)
         cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
         if checkpoint_id is None:
-            cursor.indexed = index_material(record)  # runs end by indexing their last checkpoint
+            cursor.index_known(index_material(record))  # runs end by indexing their last checkpoint
             if isinstance(newest, StoredCheckpoint):
                 self._warm.remember(thread_id, data, token, newest, record, chain)
         return Head(record, cursor, claim, fork=checkpoint_id is not None and record.seq != newest.seq)
 
     def _warm_head(self, thread_id: str, record: CheckpointRecord, chain: tuple[Link, ...]) -> Head:
-        cursor = Cursor(thread_id, slot=record.seq, parent=record.seq, chain=chain)
-        cursor.indexed = index_material(record)
+        cursor = Cursor(thread_id, slot=record.seq, parent=record.seq, chain=chain, indexed=index_material(record))
         return Head(record, cursor, own=self._warm.wrote(thread_id, record.seq))
 
     async def latest(self, thread_id: str) -> CheckpointRecord | None:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from statehitl.interrupt import Interrupt
+from statehitl.checkpoint.record_parts import FailureRecord, InterruptRecord, Piece, RunStart
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -80,111 +80,10 @@ ViewPart = Literal["input", "loop", "fork"]
 """A checkpoint a record shows besides its own (``statehitl.graph.history``): the state before a run's
 input, the state the run's first step ran on, or the checkpoint a replay forked."""
 
+
 Via = Literal["app", "inbox", "page", "expiry"]
 """The door an answer came through: the application's own call (``invoke``/an agent call with
 interruptResponse blocks, the demo), the inbox (CLI or library), the inbox's web page, an expiry default."""
-
-
-class FailureRecord(BaseModel):
-    """Why a run failed: the node that raised, and the exception's type and message."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    node: str
-    type: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"node {self.node!r} raised {self.type}: {self.message}"
-
-
-class InterruptRecord(BaseModel):
-    """A pending interrupt as stored: enough to show it to a human and to route the answer back."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    id: str
-    name: str
-    reason: Any = None
-    source: str = "node"
-    node: str = ""
-    response_schema: dict[str, Any] | None = None
-    """The JSON schema of the expected response (``response_type=``); None: any JSON."""
-    digest: str | None = None
-    """The digest of the tool call the interrupt is about (``action_digest``)."""
-    expires_at: float | None = None
-    """When a sweep answers it with ``on_expire`` (``statehitl.expiry``)."""
-    on_expire: Any = None
-    responders: list[str] | None = None
-    """Who may answer: names and ``group:NAME`` groups (``statehitl.responders``); None: anyone."""
-
-    @model_serializer(mode="wrap")
-    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Records written before these fields existed, and interrupts that use none of them, keep their bytes.
-        data: dict[str, Any] = handler(self)
-        for optional in ("response_schema", "digest", "responders"):
-            if data.get(optional) is None:
-                data.pop(optional, None)
-        if self.expires_at is None:
-            data.pop("expires_at", None)
-            data.pop("on_expire", None)
-        return data
-
-    def to_interrupt(self) -> Interrupt:
-        return Interrupt(self.id, self.name, self.reason, source=self.source, node=self.node,
-                         response_schema=self.response_schema, digest=self.digest,
-                         expires_at=self.expires_at, on_expire=self.on_expire,
-                         responders=None if self.responders is None else list(self.responders))
-
-    @classmethod
-    def of(cls, interrupt: Interrupt) -> InterruptRecord:
-        return cls(
-            id=interrupt.id,
-            name=interrupt.name,
-            reason=interrupt.reason,
-            source=interrupt.source,
-            node=interrupt.node,
-            response_schema=interrupt.response_schema,
-            digest=interrupt.digest,
-            expires_at=interrupt.expires_at,
-            on_expire=interrupt.on_expire,
-            responders=interrupt.responders,
-        )
-
-
-class Piece(BaseModel):
-    """Items ``start .. start+len(items)`` of an append-only channel."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    start: int = Field(ge=0)
-    items: list[Any]
-
-
-class RunStart(BaseModel):
-    """Where the run that wrote a checkpoint began, kept on the run's first checkpoint (its one write): the
-    caller's input (``kind="input"``: ``update``, as the writer ``input`` applied it to the state of the
-    checkpoint it follows), the checkpoint it replays (``kind="fork"``), or a replay of a run's input
-    (``kind="replay"``: that input again), then the tasks its first step ran (``pending``, with
-    ``schedule``) at ``step``. LangGraph shows a run's beginning as checkpoints of their own; statehitl
-    derives them from this, so they cost no write (``statehitl.graph.history``)."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    kind: Literal["input", "fork", "replay"] = "input"
-    update: dict[str, Any] = Field(default_factory=dict)
-    pending: list[str] = Field(default_factory=list)
-    schedule: dict[str, Any] = Field(default_factory=dict)
-    step: int = Field(ge=0)
-    completed: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """A fork of a step that stopped part-way: the updates of the tasks that finished in it, kept."""
-
-    def stored_exclude(self) -> set[str]:
-        """The fields at their default, which the stored record leaves out (``StoredCheckpoint``'s rule)."""
-        left_out = {name for name in ("update", "pending", "schedule", "completed") if not getattr(self, name)}
-        if self.kind == "input":
-            left_out.add("kind")
-        return left_out
 
 
 class AuditEntry(BaseModel):
@@ -270,7 +169,8 @@ class CheckpointRecord(BaseModel):
     ``pending`` is the position: the nodes to (re-)enter next. For an interrupted step, ``completed``
     holds the updates of the nodes that finished (kept, not re-run) and ``responses`` the answers
     gathered so far in this step (so a handler that interrupts again still sees its earlier answers);
-    ``progress`` what an interrupted node kept of its partial work, handed back to it on re-entry.
+    ``progress`` what an interrupted node kept of its partial work, handed back to it on re-entry (a
+    typed record of ``statehitl.progress``: a nested run, a tool batch...).
     ``writes`` is what the step that produced this checkpoint applied, and ``answered`` the answers a
     resume applied in it (``Checkpointer.audit`` gives them whole, as the audit trail). ``parent_seq`` is the
     checkpoint this one follows (an earlier one after a fork); ``depth`` counts checkpoints from the
@@ -308,8 +208,10 @@ class CheckpointRecord(BaseModel):
     """How many characters of this checkpoint could not be stored as they were (lone surrogates, as from a
     file name that is not UTF-8) and are U+FFFD instead; None when none."""
     schedule: dict[str, Any] = Field(default_factory=dict)
-    """A machine that runs supersteps (a StateGraph): the pending Sends' arguments and the waiting edges'
-    progress (``statehitl.supersteps``)."""
+    """A machine that runs supersteps (a StateGraph): the pending Sends' arguments, the waiting edges'
+    progress and the deferred nodes, as a ``statehitl.progress.Schedule`` stores them, read back through it
+    (``supersteps.schedule_of``); empty when nothing waits. Kept as JSON here, so a record of a run
+    without one never builds the Schedule's validator."""
     start: RunStart | None = None
     """On a run's first checkpoint: where the run began (its input, or the checkpoint it replays)."""
     parent_view: ViewPart | None = None

@@ -21,10 +21,7 @@ from statehitl.checkpoint.records import (
     Piece,
     StoredCheckpoint,
 )
-from statehitl.checkpoint.storage import (
-    Storage,
-    SupportsCleanup,
-)
+from statehitl.checkpoint.storage import Storage, has_cleanup
 from statehitl.errors import (
     CheckpointConflict,
     CheckpointCorruptError,
@@ -116,6 +113,6 @@ class ThreadRetention(ThreadReader):
 
 
 async def _cleanup(storage: Storage) -> None:
-    if isinstance(storage, SupportsCleanup):
+    if has_cleanup(storage):
         await storage.cleanup()
 

@@ -19,13 +19,31 @@ backend states it rather than relying on a naming convention:
 - ``SupportsVersion``: optional. A backend that can tell a key's version token without its value
   (a ``HeadObject``, a log's index, a projected ``GetItem``) provides ``version(key)``: the engine then
   checks a thread it already holds by the head's token alone, reading no value at all.
-- ``keeps_records_in_process``: optional, a class attribute. ``True`` on a store whose records never
-  leave the process (``MemoryStorage``): nothing is billed or written per byte there, so the engine
-  does not compress its records unless asked (``compresses_by_default``).
+- ``KeepsRecordsInProcess``: optional, a class attribute ``keeps_records_in_process``. ``True`` on a
+  store whose records never leave the process (``MemoryStorage``): nothing is billed or written per
+  byte there, so the engine does not compress its records unless asked (``compresses_by_default``).
 - ``SupportsCleanup``: optional. A backend whose writes can leave debris when a process dies mid-write
   (the file store's compaction temp files, DynamoDB's value chunks written before their record)
   provides ``cleanup(max_age)``; ``Checkpointer.prune`` and ``sweep_expired`` call it. Debris is
   never reachable through ``read``/``list``, so a backend without any has nothing to provide.
+- ``SupportsWritesInline``: optional. ``writes_inline()`` says whether the store's writes, here and now,
+  run to the end without giving up the event loop (memory; the file store under a sync call): the
+  engine then writes a checkpoint and its index entry one after the other rather than as two tasks.
+- ``HasCacheScope``: optional. ``cache_scope`` names where the data lives (a directory, a bucket and
+  prefix, a table at its endpoint), the same for every store object on the same data: the engine shares
+  one cache of warm threads per scope across the process (``checkpoint/warm.py``).
+- ``SupportsReadNamed``: optional. ``read_named(prefix, name)`` gives every record under ``prefix`` whose
+  last key segment is ``name``, as ``read_all`` would, in fewer requests than a read per partition
+  (DynamoDB's filtered ``Scan``): a worker's pass over every thread's index entry.
+- ``SupportsChangeFeed``: optional. ``change_feed()`` is a ``ChangeFeed`` of the keys written to the store
+  (DynamoDB's table stream): a worker follows it to resume a thread once its answer is stored.
+- ``HasDirectory``: optional. ``root`` is the directory a store keeps its files in (the file store), so
+  the CLI can say that a store it finds empty does not exist.
+
+Each optional capability has a helper that tells whether a store has it (``has_read_all``,
+``has_change_feed``, ``cache_scope_of``...) with one attribute lookup: the engine and the worker ask
+through those, and the conformance kit (``statehitl.testing.conformance``) checks each one a backend
+declares.
 
 Errors: a compare-and-set that fails is ``CheckpointConflict``, and nothing else is; a bad key
 ``InvalidThreadIdError`` (``validate_key``/``validate_prefix`` raise it); every other failure a caller
@@ -42,23 +60,43 @@ conflict: the engine also reads back its own create-once records after a ``Stora
 from __future__ import annotations
 
 import re
-from typing import Final, Protocol, TypeGuard, runtime_checkable
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final, Protocol, TypeGuard, runtime_checkable
 
+from statehitl.checkpoint.clock import StoreClock
 from statehitl.errors import InvalidThreadIdError
 
 __all__ = [
     "ABSENT",
     "CLEANUP_MAX_AGE",
+    "ChangeFeed",
+    "HasCacheScope",
+    "HasDirectory",
+    "HasServerClock",
+    "KeepsRecordsInProcess",
     "Storage",
     "StorageFactory",
+    "SupportsChangeFeed",
     "SupportsCleanup",
     "SupportsListVersions",
     "SupportsReadAll",
+    "SupportsReadNamed",
     "SupportsVersion",
+    "SupportsWritesInline",
+    "cache_scope_of",
+    "compresses_by_default",
+    "directory_of",
+    "has_change_feed",
+    "has_cleanup",
     "has_list_versions",
     "has_read_all",
+    "has_read_named",
     "has_version",
+    "has_writes_inline",
+    "keeps_records_in_process",
     "read_prefix",
+    "server_clock_of",
     "validate_key",
     "validate_prefix",
     "validate_thread_id",
@@ -159,6 +197,74 @@ class SupportsCleanup(Protocol):
 
 
 @runtime_checkable
+class SupportsWritesInline(Protocol):
+    """The optional answer of a backend whose writes may run without giving up the event loop."""
+
+    def writes_inline(self) -> bool:
+        """Whether a write started now runs to its end without giving up the event loop: two of them then
+        gain nothing from being overlapped (may change with the loop it is asked on)."""
+        ...
+
+
+@runtime_checkable
+class KeepsRecordsInProcess(Protocol):
+    """The optional mark of a store whose records never leave the process (``MemoryStorage``)."""
+
+    keeps_records_in_process: bool
+
+
+@runtime_checkable
+class HasCacheScope(Protocol):
+    """The optional name of where a store's data lives, the same for every store object on that data."""
+
+    @property
+    def cache_scope(self) -> str: ...
+
+
+@runtime_checkable
+class SupportsReadNamed(Protocol):
+    """The optional read of one record name across many partitions in fewer requests than a read each."""
+
+    async def read_named(self, prefix: str, name: str) -> dict[str, tuple[bytes, str]]:
+        """Every key under ``prefix`` whose last ``/``-segment is ``name``, with what ``read`` gives for it."""
+        ...
+
+
+class ChangeFeed(Protocol):
+    """A store's stream of written keys: ``start`` positions it at its end, ``poll`` returns what was written
+    since (objects with a ``key``), in order. Blocking calls: a worker runs them in a thread."""
+
+    def start(self) -> None: ...
+
+    def poll(self) -> Sequence[Any]: ...
+
+
+@runtime_checkable
+class SupportsChangeFeed(Protocol):
+    """The optional feed of the keys written to a store (DynamoDB's table stream)."""
+
+    def change_feed(self) -> ChangeFeed:
+        """A new feed, not started."""
+        ...
+
+
+@runtime_checkable
+class HasDirectory(Protocol):
+    """The optional directory a store keeps its files in (the file store)."""
+
+    root: Path
+
+
+@runtime_checkable
+class HasServerClock(Protocol):
+    """The optional clock of a store that answers over HTTP (S3, DynamoDB: the ``Date`` of its responses):
+    leases are written and judged by it rather than by each machine's own (``checkpoint/clock.py``)."""
+
+    @property
+    def server_clock(self) -> StoreClock: ...
+
+
+@runtime_checkable
 class StorageFactory(Protocol):
     """What a ``statehitl.checkpointers`` entry point names: something that builds a store from a URL.
 
@@ -189,19 +295,61 @@ def has_list_versions(storage: object) -> TypeGuard[SupportsListVersions]:
     return callable(getattr(storage, "list_versions", None))
 
 
+def has_cleanup(storage: object) -> TypeGuard[SupportsCleanup]:
+    """``isinstance(storage, SupportsCleanup)``, for one attribute lookup (see ``has_read_all``)."""
+    return callable(getattr(storage, "cleanup", None))
+
+
+def has_read_named(storage: object) -> TypeGuard[SupportsReadNamed]:
+    """``isinstance(storage, SupportsReadNamed)``, for one attribute lookup (see ``has_read_all``)."""
+    return callable(getattr(storage, "read_named", None))
+
+
+def has_change_feed(storage: object) -> TypeGuard[SupportsChangeFeed]:
+    """``isinstance(storage, SupportsChangeFeed)``, for one attribute lookup (see ``has_read_all``)."""
+    return callable(getattr(storage, "change_feed", None))
+
+
+def has_writes_inline(storage: object) -> TypeGuard[SupportsWritesInline]:
+    """``isinstance(storage, SupportsWritesInline)``, for one attribute lookup (see ``has_read_all``)."""
+    return callable(getattr(storage, "writes_inline", None))
+
+
 def writes_inline(storage: object) -> bool:
-    """Whether the store's writes, here and now, run to the end without giving up the event loop (its
-    optional ``writes_inline()``): two of them then gain nothing from being overlapped, and the tasks to
+    """Whether the store's writes, here and now, run to the end without giving up the event loop
+    (``SupportsWritesInline``): two of them then gain nothing from being overlapped, and the tasks to
     overlap them cost more than an index entry's write (a store without the method: False)."""
-    inline = getattr(storage, "writes_inline", None)
-    return callable(inline) and bool(inline())
+    return has_writes_inline(storage) and bool(storage.writes_inline())
+
+
+def keeps_records_in_process(storage: object) -> bool:
+    """Whether the store says its records never leave the process (``KeepsRecordsInProcess``)."""
+    return bool(getattr(storage, "keeps_records_in_process", False))
 
 
 def compresses_by_default(storage: object) -> bool:
     """Whether a checkpointer on ``storage`` compresses its records when not told: yes on every store
     whose bytes are written or billed (files, S3, DynamoDB, a store of one's own), no on one that keeps
     them in the process (``keeps_records_in_process``), where compressing would spend CPU for nothing."""
-    return not getattr(storage, "keeps_records_in_process", False)
+    return not keeps_records_in_process(storage)
+
+
+def cache_scope_of(storage: object) -> str | None:
+    """Where the store's data lives (``HasCacheScope``), or None for a store that does not say."""
+    scope = getattr(storage, "cache_scope", None)
+    return scope if isinstance(scope, str) else None
+
+
+def directory_of(storage: object) -> Path | None:
+    """The directory the store keeps its files in (``HasDirectory``), or None."""
+    root = getattr(storage, "root", None)
+    return root if isinstance(root, Path) else None
+
+
+def server_clock_of(storage: object) -> StoreClock | None:
+    """The store's own clock (``HasServerClock``), or None: this machine's clock is the store's."""
+    clock = getattr(storage, "server_clock", None)
+    return clock if isinstance(clock, StoreClock) else None
 
 
 async def read_prefix(storage: Storage, prefix: str) -> dict[str, tuple[bytes, str]]:

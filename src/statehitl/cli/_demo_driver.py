@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from statehitl.interrupt import Interrupt
     from statehitl.machine import Machine
 
-__all__ = ["STORE_ENV", "Driver", "RunResult", "Subject", "parse_answer", "responses"]
+__all__ = ["STORE_ENV", "Driver", "RunResult", "Subject", "parse_yes_no", "responses"]
 
 STORE_ENV = "STATEHITL_DEMO_STORE"
 """The store the demo's ``inbox_app`` runs the refund graph on (default: the demo's, ``file://.statehitl``);
@@ -31,7 +31,7 @@ _YES = {"y", "yes"}
 _NO = {"n", "no"}
 
 
-def parse_answer(text: str, *, where: str = "--answer") -> Literal["y", "n"]:
+def parse_yes_no(text: str, *, where: str = "--answer") -> Literal["y", "n"]:
     """``y``/``yes`` -> ``"y"``, ``n``/``no`` -> ``"n"`` (any case); anything else is a ``CliError``."""
     word = text.strip().lower()
     if word in _YES:
@@ -251,7 +251,7 @@ class Driver(Generic[R]):
                 answer = "n"
             else:
                 try:
-                    answer = parse_answer(line, where="the answer")
+                    answer = parse_yes_no(line, where="the answer")
                 except CliError:
                     c.print("Please answer y or n.")
                     prompt = f"{question} [y/N] "
@@ -269,7 +269,7 @@ class Driver(Generic[R]):
         line = sys.stdin.readline()
         if not line:  # the pipe ended: no answer, the thread stays waiting
             return None
-        answer = parse_answer(line, where="the answer on stdin") if line.strip() else "n"
+        answer = parse_yes_no(line, where="the answer on stdin") if line.strip() else "n"
         self.c.print(f"\n{self._question(pending)} [y/N] {line.strip() or '(blank line: N)'}  (from stdin)")
         self.c.print()
         return answer

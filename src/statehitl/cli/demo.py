@@ -18,7 +18,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from statehitl.cli._console import DEFAULT_STORE, CliError, Console, compact_json, hanging, one_line
-from statehitl.cli._demo_driver import STORE_ENV, Driver, Subject, parse_answer, responses
+from statehitl.cli._demo_driver import STORE_ENV, Driver, Subject, parse_yes_no, responses
 from statehitl.cli.observer import TransitionPrinter
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from statehitl.graph import GraphRunResult, StateGraph
     from statehitl.interrupt import Interrupt
 
-__all__ = ["STORE_ENV", "add_parser", "build_graph", "inbox_app", "parse_answer", "run"]
+__all__ = ["STORE_ENV", "add_parser", "build_graph", "inbox_app", "parse_yes_no", "run"]
 
 DEFAULT_CUSTOMER = "Ada Lovelace"
 DEFAULT_REQUEST = "The blender arrived broken."
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         extra = [f"--{n}" for n in ("thread", *_REFUND_OPTIONS) if getattr(args, n) is not None]
         if extra:
             raise CliError(f"--resume continues an existing thread; {', '.join(extra)} only apply to a new run")
-        answer = parse_answer(args.answer) if args.answer is not None else None
+        answer = parse_yes_no(args.answer) if args.answer is not None else None
         thread = validate_thread_id(args.resume)
     else:
         answer = None

@@ -9,7 +9,6 @@ Commands that may meet a store before anything was written to it (a worker, a sw
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from statehitl.cli._console import CliError
@@ -23,10 +22,11 @@ __all__ = ["open_existing"]
 def open_existing(url: str) -> Checkpointer:
     """The checkpointer for ``url``; ``CliError`` (exit 2) when it is a file store whose directory is missing."""
     from statehitl.checkpoint.engine import Checkpointer
+    from statehitl.checkpoint.storage import directory_of
 
     checkpointer = Checkpointer.from_url(url)
-    root = getattr(checkpointer.storage, "root", None)
-    if isinstance(root, Path) and not root.is_dir():
+    root = directory_of(checkpointer.storage)
+    if root is not None and not root.is_dir():
         what = "is not a directory" if root.exists() else "does not exist"
         raise CliError(f"no store at {url}: the directory {root} {what} (is the path mistyped? nothing has been "
                        "stored there yet?)")

@@ -154,13 +154,14 @@ def build_worker(args: argparse.Namespace, console: Console) -> Worker:
 
 def cmd_worker(args: argparse.Namespace, console: Console) -> int:
     from statehitl._sync import run_sync
+    from statehitl.checkpoint.storage import has_change_feed
 
     worker = build_worker(args, console)
     _logging(console, args.quiet)
     if args.once:
         report = worker.run(once=True)
         return _summary(report, console)
-    streamed = callable(getattr(worker.checkpointer.storage, "change_feed", None))
+    streamed = has_change_feed(worker.checkpointer.storage)
     how = "reading its stream" if streamed else f"polling its index every {args.interval:g}s"
     logging.getLogger("statehitl.worker").info("watching %s (%s); Ctrl-C stops after the threads in hand",
                                                args.store, how)

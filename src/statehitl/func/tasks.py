@@ -24,19 +24,15 @@ from typing import Any
 from statehitl import interrupt_ids
 from statehitl._json import require_json
 from statehitl.errors import GraphValidationError
-from statehitl.graph.node_calls import current_run, enter_node, leave_node
+from statehitl.graph.node_calls import enter_node, get_stream_writer, leave_node
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
 
-__all__ = ["KEPT", "TaskCalls", "TaskEvent", "TaskFunction", "TaskUpdate", "task"]
+__all__ = ["TaskCalls", "TaskEvent", "TaskFunction", "TaskUpdate", "task"]
 
 _WORKERS = 64
 """At most this many task calls of one entrypoint run at once in threads."""
-
-KEPT = "tasks"
-"""The ``kind`` of an entrypoint node's progress: ``{"kind": KEPT, "results": {call key: result}}``."""
-
 
 @dataclasses.dataclass(frozen=True)
 class TaskEvent:
@@ -62,9 +58,7 @@ class TaskCalls:
 
     def __init__(self, ctx: NodeContext) -> None:
         self.ctx = ctx
-        progress = ctx.progress
-        kept = progress.get("results") if isinstance(progress, dict) and progress.get("kind") == KEPT else None
-        self.kept: dict[str, Any] = dict(kept or {})
+        self.kept: dict[str, Any] = _kept_results(ctx) if ctx.progress else {}
         self.done: dict[str, Any] = {}
         self.futures: list[Any] = []
         self._counts: dict[str, int] = {}
@@ -102,9 +96,7 @@ class TaskCalls:
     def _report(self, kind: str, payload: dict[str, Any]) -> None:
         """A ``stream_mode="tasks"`` event of a task call, as LangGraph's (its id ``step:key``): it travels with
         the custom chunks, whose order it shares, and the workflow's stream shows it as a task event."""
-        scope = current_run()
-        if scope is not None and scope.write is not None:
-            scope.write(TaskEvent(kind, payload))
+        get_stream_writer()(TaskEvent(kind, payload))
 
     def started(self, key: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self._report("task", {"id": f"{self.ctx.step}:{key}", "name": name, "input": (args, kwargs),
@@ -123,12 +115,13 @@ class TaskCalls:
             self.done[key] = result
         self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": None,
                                      "result": {"__return__": result}, "interrupts": []})
-        scope = current_run()
-        if scope is not None and scope.write is not None:
-            scope.write(TaskUpdate(name, result))
+        get_stream_writer()(TaskUpdate(name, result))
 
     def progress(self) -> dict[str, Any]:
-        return {"kind": KEPT, "results": {**self.kept, **self.done}}
+        """What the node keeps when it stops or fails (a ``WorkflowTasks``): every finished call's result."""
+        from statehitl.progress import WorkflowTasks  # the record kinds load when a run first stops
+
+        return WorkflowTasks(results={**self.kept, **self.done}).stored()
 
     def settle(self) -> None:
         """Wait for every task this run started in threads (whatever each returned or raised: the caller saw
@@ -285,3 +278,11 @@ def task(__func_or_none__: Callable[..., Any] | None = None, *, name: str | None
         return TaskFunction(fn, name=name, retry=policy)
 
     return decorate if __func_or_none__ is None else decorate(__func_or_none__)
+
+
+def _kept_results(ctx: NodeContext) -> dict[str, Any]:
+    """The results of the task calls that finished before the node last stopped in this step (its
+    ``WorkflowTasks``)."""
+    from statehitl.progress import WorkflowTasks
+
+    return dict(WorkflowTasks.load(ctx.progress, f"what entrypoint node {ctx.node!r} kept of its tasks").results)

@@ -25,12 +25,12 @@ from statehitl.func.schemas import context_jsonschema, input_jsonschema, output_
 from statehitl.func.tasks import TaskCalls, TaskEvent, TaskUpdate, enter_calls, leave_calls
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
-from statehitl.graph.node_calls import Runtime, current_run, node_config
+from statehitl.graph.node_calls import Runtime, current_run, get_stream_writer, node_config
 from statehitl.graph.retries import Policies
-from statehitl.graph.stream_events import StreamMode
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 from statehitl.runner_parts import keep_progress
+from statehitl.stream_sink import StreamMode
 
 __all__ = ["Workflow", "entrypoint"]
 
@@ -74,7 +74,7 @@ class _Body:
 
     def arguments(self, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         scope = current_run()
-        write = scope.write if scope is not None and scope.write is not None else _ignore
+        write = get_stream_writer()
         config = node_config(scope.config if scope is not None else {}, ctx, None)
         previous = state.get("saved") if self.keeps_previous else None
         store = scope.store if scope is not None else None

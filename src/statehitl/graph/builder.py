@@ -25,7 +25,7 @@ from statehitl.errors import GraphValidationError
 from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import node_handler, route_handler
 from statehitl.graph.retries import Policies
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
@@ -223,11 +223,12 @@ class StateGraph(Generic[M]):
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
         extra += reads.values()
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        state = GraphState(kind)
+        state = StateGraphSchema(kind)
         if state.message_channels:
-            from statehitl.graph.message_state import MessagesGraphState  # loaded by the graphs that have messages
+            # loaded by the graphs that have messages
+            from statehitl.graph.message_state import MessagesStateGraphSchema
 
-            state = MessagesGraphState(kind)
+            state = MessagesStateGraphSchema(kind)
         caches = {n: NodeCache(n, node.action, node.cache_policy, cache,
                                lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
                   for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None

@@ -6,7 +6,8 @@ interrupt responses), checks it before anything is written, and hands the positi
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,35 +22,31 @@ from statehitl.checkpoint.records import CheckpointRecord, RunStart
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import MachineChangedError, ResumeInputError
-from statehitl.event_stream import MODEL_TEXT, Emit, stream_run
-from statehitl.graph.caching import CachedWrites, cached_namespaces
-from statehitl.graph.graph_state import GraphState
+from statehitl.event_stream import Emit, stream_run
+from statehitl.graph.caching import cached_namespaces
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View, parse_view
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
+from statehitl.graph.run_stream import RunStream
 from statehitl.graph.run_targets import RunTarget, answer_form, check_step_limit, resume_input, run_target
 from statehitl.graph.snapshots import SnapshotReader
-from statehitl.graph.stream_events import (
-    STREAM_MODES,
-    RunOrigin,
-    StreamMode,
-    checkpoint_events,
-    message_events,
-    ordered_sender,
-    task_events,
-)
+from statehitl.graph.stream_events import CheckpointEvents, RunOrigin
 from statehitl.graph.subgraphs import invoke_inside
 from statehitl.graph.thread_state import ThreadState
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
-from statehitl.position import Position, Writes, resume_position, start_position
+from statehitl.position import Position
 from statehitl.resumable import ResumableApp, Resumed
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
+from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
-from statehitl.supersteps import plan_start
+from statehitl.runner_parts import LOOP_SHARED
+from statehitl.stream_sink import STREAM_MODES, StreamMode, StreamSink, current_scope, enter_scope, leave_scope
+from statehitl.supersteps import plan_start, stored_schedule
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, Namespace
@@ -82,7 +79,7 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
     def __init__(
         self,
         machine: Machine,
-        schema: GraphState,
+        schema: StateGraphSchema,
         hooks: HookRegistry,
         checkpointer: Checkpointer | None,
         *,
@@ -214,16 +211,21 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
         target = run_target(config, thread_id, checkpoint_id, step_limit, self.step_limit, durability=durability,
                             invocation_state=invocation_state, interrupt_before=interrupt_before,
                             interrupt_after=interrupt_after, context=context)
+        sinks: list[StreamSink] = []
 
         async def run(emit: Emit) -> Any:
-            return await self._run(input, target, ordered_sender(emit, modes, paired, subgraphs), subgraphs,
-                                   messages="messages" in modes)
+            sinks.append(StreamSink(emit, modes, paired=paired, subgraphs=subgraphs))
+            return await self._run(input, target, sinks[0])
 
-        async for chunk in stream_run(run, None):
-            yield chunk
+        try:
+            async with contextlib.aclosing(stream_run(run, None)) as chunks:  # closed early: the run stops now
+                async for chunk in chunks:
+                    yield chunk
+        finally:
+            for sink in sinks:
+                sink.close()
 
-    async def _run(self, input: Any, target: RunTarget, send: Callable[..., None] | None = None,
-                   subgraphs: bool = False, *, messages: bool = False) -> Any:
+    async def _run(self, input: Any, target: RunTarget, sink: StreamSink | None = None) -> Any:
         thread = target.thread
         head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
         # paths at START run while the position is worked out: they see the run's config, store and step limit
@@ -235,52 +237,47 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
         if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)
         at, resumed = begun
-        on_commit = None if send is None else checkpoint_events(self.snapshots, send, await self._origin(at, head),
-                                                                self._beginning(at))
-        after_step = None
-        updated = None
-        if send is not None:
-            send("values", self.schema.shown(at.state))
-
-            async def after_step(state: Any, writes: Writes, pending: list[str]) -> None:
-                if any(update for _, update in writes):  # a step that wrote nothing changed no value
-                    send("values", self.schema.shown(state))
-                await asyncio.sleep(0)  # the reader gets this step before the next one starts
-
-            def updated(node: str, returned: Any) -> None:
-                chunk = {node: self.schema.shown_update(node, returned)}
-                send("updates", {**chunk, "__metadata__": {"cached": True}} if isinstance(returned, CachedWrites)
-                     else chunk)
-
+        stream = None if sink is None else await self._stream(sink, at, head)
         pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed)
-        scope = RunScope(target.config, None if send is None else lambda chunk: send("custom", chunk), updated,
-                         tasks=None if send is None else task_events(self.schema, send), context=target.context,
-                         sink=(lambda namespace, mode, chunk: send(mode, chunk, namespace))
-                         if send is not None and subgraphs else None, store=self.store,
-                         messages=_message_stream(send) if send is not None and messages else None,
-                         step_limit=target.limit, first_step=at.step)
-        token = set_run(scope)
-        text = MODEL_TEXT.set(None if send is None else message_events(send))
+        token = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit,
+                                 first_step=at.step))
+        # None too, inside a streamed node's code: a graph run there streams nothing into it (and a run nobody
+        # streams, outside one, leaves the context as it is: each node call's context costs by its size)
+        streaming = enter_scope(stream) if stream is not None or current_scope() is not None else None
+        shared = None if stream is None else LOOP_SHARED.set(True)  # its reader is served while sync nodes run
         try:
+            if stream is not None:
+                stream.begin(at.state, shown=not (at.start is not None and at.start.kind == "input"
+                                                  and not at.start.update))  # no chunk for an input of nothing
             record, state = await self._runner.run(
                 at,
                 step_limit=target.limit,
                 durability=target.durability or self.durability,
                 invocation_state=target.invocation_state,
-                after_step=after_step,
                 pauses=pauses if pauses.before or pauses.after else None,
-                on_commit=on_commit,
+                watch=stream,
             )
         finally:
-            MODEL_TEXT.reset(text)
+            if shared is not None:
+                LOOP_SHARED.reset(shared)
+            if streaming is not None:
+                leave_scope(streaming)
             reset_run(token)
-        if send is not None and record.status == "interrupted":
-            asked = tuple(i.to_interrupt() for i in record.interrupts)
-            send("updates", {"__interrupt__": asked})
-            if asked and not self.schema.native:  # LangGraph's last values chunk says what the run waits on
-                send("values", {**self.snapshots.values(record, state), "__interrupt__": asked})
+        if stream is not None:
+            stream.finish(record, self.snapshots.values(record, state) if record.status == "interrupted" else None)
         await self._runner.remember_shape(record)
         return self._result(record, state)
+
+    async def _stream(self, sink: StreamSink, at: Position, head: Head | None) -> RunStream:
+        """The stream of a run from ``at``: its checkpoints too, when the graph has a checkpointer to show."""
+        checkpoints = None
+        if self._own_store:
+            put = functools.partial(sink.put, ())
+            checkpoints = CheckpointEvents(self.snapshots, put, await self._origin(at, head), self._beginning(at))
+        messages = None
+        if "messages" in sink.modes:
+            messages = _message_stream(lambda mode, chunk, namespace: sink.put(namespace, mode, chunk))
+        return RunStream(sink, self.schema, self.machine, checkpoints=checkpoints, messages=messages)
 
     async def _origin(self, at: Position, head: Head | None) -> RunOrigin:
         """Where the run from ``at`` began, for the checkpoints stream (what a run's first record shows)."""
@@ -289,12 +286,14 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
         if views is None or head is None:
             return RunOrigin(ThreadViews.empty(self.schema), at.state, None)
         parent = None
+        current = None
         if follows_head:
             shown = await views.at(None, head)
             parent = (head.record.seq, shown.key, head.record.step, head.record.pending)
+            current = shown if at.start is None else None  # a resume goes on from it: LangGraph shows it again
         before = self.schema.load(head.record.values) if follows_head and at.start and at.start.kind == "input" \
             else at.state
-        return RunOrigin(before, at.state, parent)
+        return RunOrigin(before, at.state, parent, current)
 
     def _beginning(self, at: Position) -> CheckpointRecord | None:
         """The run's first record as far as it is known before the run (its number, parent and ``start``): what
@@ -414,7 +413,8 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
             state = self.schema.initial(input)
             pending, schedule = plan_start(self.machine, state)
             given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
-            start = RunStart(update=self.schema.dump_update(given), pending=pending, schedule=schedule, step=0)
+            start = RunStart(update=self.schema.dump_update(given), pending=pending,
+                             schedule=stored_schedule(schedule), step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
@@ -422,7 +422,8 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
         state = self.schema.apply(self.schema.load(values), [("input", update)])
         pending, schedule = plan_start(self.machine, state)
         step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
-        start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=schedule, step=step)
+        start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=stored_schedule(schedule),
+                         step=step)
         return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule, step=step,
                               start=start), False
 

@@ -19,11 +19,12 @@ from statehitl.graph.caching import CachedWrites
 from statehitl.graph.state_channels import is_messages_reducer
 from statehitl.graph.state_kinds import StateKind
 
-__all__ = ["GraphState"]
+__all__ = ["StateGraphSchema"]
 
 
-class GraphState(StateSchema[Any]):
-    """The runner's state adapter for a StateGraph over ``kind``."""
+class StateGraphSchema(StateSchema[Any]):
+    """The runner's state adapter for a StateGraph over ``kind`` (named apart from Strands' multi-agent
+    ``GraphState``, which is a view of one call of a Graph)."""
 
     def __init__(self, kind: StateKind, *, nested: bool = False) -> None:
         super().__init__(kind.model, tag_values=True)  # LangGraph's values: datetimes, sets, bytes... as they were
@@ -32,12 +33,12 @@ class GraphState(StateSchema[Any]):
         self.nested = nested
         """The graph runs as a node of another: ``Command(graph=Command.PARENT)`` goes to that one."""
         self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
-        """Channels merged by ``add_messages`` (``message_state.MessagesGraphState`` holds and stores their writes
-        as messages; a plain ``GraphState`` has none)."""
+        """Channels merged by ``add_messages`` (``message_state.MessagesStateGraphSchema`` holds and stores their writes
+        as messages; a plain ``StateGraphSchema`` has none)."""
         if self.message_channels & self.tagged:  # messages are stored in their own JSON form (message_forms)
             self.tagged = self.tagged - self.message_channels
 
-    def as_nested(self) -> GraphState:
+    def as_nested(self) -> StateGraphSchema:
         """The adapter of this graph running as a node of another graph."""
         return type(self)(self.kind, nested=True)
 

@@ -3,7 +3,7 @@
 A write to such a channel is turned into held messages once, as the node's update is read (each message
 with its id), so the state the next node sees and the checkpoint's record of the write name the same ids;
 the record stores them in their JSON form (``message_forms``). Graphs without message channels use the
-plain ``GraphState``, which does none of this on its hot path.
+plain ``StateGraphSchema``, which does none of this on its hot path.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import Any
 from statehitl.channels import INPUT, writer_label
 from statehitl.commands import GOTO
 from statehitl.errors import InvalidUpdateError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.message_forms import coerce_all, stored_write
 
-__all__ = ["MessagesGraphState"]
+__all__ = ["MessagesStateGraphSchema"]
 
 
-class MessagesGraphState(GraphState):
-    """A ``GraphState`` whose message channels hold messages: what nodes, the input and ``update_state`` write
+class MessagesStateGraphSchema(StateGraphSchema):
+    """A ``StateGraphSchema`` whose message channels hold messages: what nodes, the input and ``update_state`` write
     to them is converted as ``add_messages`` converts it, and stored as JSON."""
 
     def initial(self, value: Any) -> Any:

@@ -15,15 +15,13 @@ from pydantic import BaseModel
 
 from statehitl.channels import StateSchema
 from statehitl.errors import InvalidUpdateError
-from statehitl.graph.graph_state import GraphState
-from statehitl.graph.node_calls import RunScope, current_run
 from statehitl.graph.result import GraphRunResult, run_result
+from statehitl.graph.run_stream import RunStream
 from statehitl.hooks.registry import HookRegistry
-from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
-from statehitl.position import Writes
 from statehitl.runner import Runner
+from statehitl.stream_sink import current_scope
 from statehitl.supersteps import plan_start
 
 __all__ = ["StateGraphNode"]
@@ -66,48 +64,17 @@ class StateGraphNode(Generic[M]):
             pending, schedule = plan_start(self.machine, state)
             at = started_run(call, state, pending)
             at.schedule = schedule
-        streamed = _streamed(schema)
-        if streamed is not None:  # where it starts, or goes on from on a resume, as LangGraph shows it
-            streamed.send("values", at.state)
+        stream = current_scope()
+        watch = stream if isinstance(stream, RunStream) and stream.machine is self.machine else None
+        if watch is not None:  # where it starts, or goes on from on a resume, as LangGraph shows it
+            watch.begin(at.state)
         end = await self._runner.run_nested(at, step_limit=self.step_limit, invocation_state=call.invocation_state,
-                                            prefix=call.interrupts.prefix, thread_id=call.thread_id,
-                                            after_step=None if streamed is None else streamed.after_step)
+                                            prefix=call.interrupts.prefix, thread_id=call.thread_id, watch=watch)
         result = run_result(call.thread_id, end.status, end.state, end.interrupts, end.step, end.cancelled)
         if end.status == "interrupted":
-            if streamed is not None:
-                streamed.stopped(end.state, end.interrupts)
             return NodeStopped(end.interrupts, kept_run(end, schema, call.state), result)
         sub = {**schema.dump_values(end.state), **{c: schema.dump_items(end.state, c, 0) for c in self.append_channels}}
         return NodeDone(sub, result, status="failed" if end.cancelled else "completed")
-
-
-class _Streamed:
-    """A subgraph's own ``values`` and interrupt chunks, under its namespace, while its parent streams with
-    ``subgraphs=True`` (its updates and custom chunks go there from its nodes)."""
-
-    def __init__(self, schema: GraphState, scope: RunScope) -> None:
-        self.schema, self.namespace, self.sink = schema, scope.namespace, scope.sink
-
-    def send(self, mode: str, state: Any, extra: dict[str, Any] | None = None) -> None:
-        assert self.sink is not None
-        self.sink(self.namespace, mode, {**self.schema.kind.values(state), **(extra or {})})
-
-    async def after_step(self, state: Any, writes: Writes, pending: list[str]) -> None:
-        if any(update for _, update in writes):
-            self.send("values", state)
-
-    def stopped(self, state: Any, interrupts: list[Interrupt]) -> None:
-        asked = tuple(interrupts)
-        assert self.sink is not None
-        self.sink(self.namespace, "updates", {"__interrupt__": asked})
-        self.send("values", state, {"__interrupt__": asked})
-
-
-def _streamed(schema: StateSchema[Any]) -> _Streamed | None:
-    scope = current_run()
-    if scope is None or scope.sink is None or not isinstance(schema, GraphState) or schema.native:
-        return None
-    return _Streamed(schema, scope)
 
 
 def _as_input(task: Any, fields: dict[str, Any]) -> dict[str, Any]:

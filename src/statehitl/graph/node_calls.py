@@ -6,28 +6,28 @@ by name ``config`` (LangGraph's RunnableConfig dict), ``writer`` (the custom str
 (the graph's ``BaseStore``, ``compile(store=)``); a
 second positional parameter with another name is statehitl's ``NodeContext``. While it runs, LangGraph's
 free functions (``interrupt``, ``get_stream_writer``, ``get_config``) find it through a context variable,
-which also reaches sync nodes run in worker threads.
+which also reaches sync nodes run in worker threads. What a node streams goes to the stream it runs in
+(``statehitl.stream_sink.current_scope``): its custom chunks and the messages of the chat models it calls; the
+runner reports its tasks and updates, not the node's wrapper.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl.errors import InterruptOutsideRunError
-from statehitl.graph.caching import CachedWrites, NodeCache
+from statehitl.graph.caching import NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.state_kinds import StateKind
-from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.stream_sink import current_scope
 
 if TYPE_CHECKING:
-    from statehitl.graph.message_stream import MessageStream
     from statehitl.store.base import BaseStore
 
 __all__ = [
@@ -45,10 +45,11 @@ __all__ = [
     "leave_node",
     "nested_scope",
     "node_handler",
-    "report_update",
     "reset_run",
     "route_handler",
     "set_run",
+    "task_input",
+    "task_key",
 ]
 
 StreamWriter = Callable[[Any], None]
@@ -60,25 +61,14 @@ _BY_NAME = ("config", "writer", "runtime", "store")
 
 @dataclass
 class RunScope:
-    """What one run gives every node call besides the state: the config, and where custom chunks go."""
+    """What one run gives every node call besides the state: the config, the context, the store and the step
+    count its managed values read (what it streams goes to the stream sink, ``current_scope``)."""
 
     config: dict[str, Any]
-    write: Callable[[Any], None] | None = None
-    updated: Callable[[str, Any], None] | None = None
-    """Called with each node's return value as it finishes (``stream_mode="updates"``), when streaming."""
-    tasks: Callable[[str, int, dict[str, Any]], None] | None = None
-    """Called with ``("task", step, payload)`` as a node starts and ``("task_result", step, payload)`` as it
-    ends (``stream_mode="tasks"``/``"debug"``), when streaming them."""
     context: Any = None
     """What the caller gave ``invoke(..., context=...)``: the run's ``Runtime.context`` (LangGraph 1's)."""
-    namespace: tuple[str, ...] = ()
-    """Where this run is: ``()`` for the graph invoked, ``("node:step", ...)`` for a subgraph inside it."""
-    sink: Callable[[tuple[str, ...], str, Any], None] | None = None
-    """Where subgraphs send their chunks, ``sink(namespace, mode, chunk)``: set by ``stream(subgraphs=True)``."""
     store: BaseStore | None = None
     """The graph's long-term memory (``compile(store=)``), which its subgraphs' nodes share."""
-    messages: MessageStream | None = None
-    """Where the messages of chat models called in nodes go (``stream_mode="messages"``), when streamed."""
     step_limit: int = 25
     """How many steps this invocation may take (``RemainingSteps`` counts down from it)."""
     first_step: int = 0
@@ -114,7 +104,7 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     scope = _RUN.get()
     if scope is None:
         raise RuntimeError("get_runtime() can only be called inside a node of a running StateGraph")
-    return Runtime(scope.context, scope.write or _ignore, scope.store)
+    return Runtime(scope.context, get_stream_writer(), scope.store)
 
 
 def get_store() -> BaseStore | None:
@@ -125,21 +115,13 @@ def get_store() -> BaseStore | None:
     return scope.store
 
 
-def nested_scope(label: str, shown: Callable[[str, Any], Any]) -> RunScope:
-    """The scope of a subgraph run labelled ``label`` inside the current run: the same config and custom
-    stream; its nodes' updates, ``shown(node, returned)``, go to ``stream(subgraphs=True)`` under its
-    namespace, and never as the parent's own."""
+def nested_scope() -> RunScope:
+    """The scope of a subgraph run inside the current run: the same config, context, store and step limit (its
+    stream is the run's, at a longer namespace: ``subgraphs.streamed_as``)."""
     outer = _RUN.get()
     if outer is None:
         return RunScope({})
-    if outer.sink is None:
-        return RunScope(outer.config, outer.write, context=outer.context, store=outer.store,
-                        step_limit=outer.step_limit)
-    namespace, sink = (*outer.namespace, label), outer.sink
-    return RunScope(outer.config, lambda chunk: sink(namespace, "custom", chunk),
-                    lambda node, returned: sink(namespace, "updates", {node: shown(node, returned)}),
-                    context=outer.context, namespace=namespace, sink=sink, store=outer.store, messages=outer.messages,
-                    step_limit=outer.step_limit)
+    return RunScope(outer.config, context=outer.context, store=outer.store, step_limit=outer.step_limit)
 
 
 def set_run(scope: RunScope) -> Any:
@@ -186,11 +168,10 @@ def interrupt(value: Any = None) -> Any:
 
 
 def get_stream_writer() -> Callable[[Any], None]:
-    """The writer of ``stream_mode="custom"`` chunks for the node that calls it (a no-op when not streaming)."""
-    scope = _RUN.get()
-    if scope is None or scope.write is None:
-        return _ignore
-    return scope.write
+    """The writer of ``stream_mode="custom"`` chunks for the node that calls it (a no-op when not streaming):
+    its chunks go to the stream the node runs in, also when it writes from another thread later."""
+    stream = current_scope()
+    return _ignore if stream is None else stream.custom
 
 
 def get_config() -> dict[str, Any]:
@@ -210,60 +191,14 @@ def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, An
     return {**config, "metadata": extra}
 
 
-def report_update(node: str, returned: Any) -> Any:
-    """Hand what ``node`` returned to a ``stream_mode="updates"`` reader, as soon as the node finished."""
+def _messages_watch(ctx: NodeContext, given: Any, metadata: dict[str, Any] | None) -> Any:
+    """What watches the chat models of one node call of a run streaming ``"messages"`` (a context manager
+    yielding the function its return value goes through), or None when nobody reads its messages."""
+    stream = current_scope()
+    if stream is None:
+        return None
     scope = _RUN.get()
-    if scope is not None and scope.updated is not None:
-        scope.updated(node, returned)
-    return returned
-
-
-@contextlib.contextmanager
-def _reported_task(report: Callable[[str, int, dict[str, Any]], None], name: str, ctx: NodeContext,
-                   given: Any) -> Iterator[list[Any]]:
-    """LangGraph's task events around one node call: what it was given, then what it returned (its
-    ``result``, to be appended to the yielded list), the interrupts it stopped on, or its error."""
-    task_id = task_key(ctx.step, ctx.node)
-    report("task", ctx.step + 1, {"id": task_id, "name": name, "input": given,
-                                  "triggers": ("__pregel_push",) if ctx.sent else (f"branch:to:{name}",)})
-    result: list[Any] = []
-    outcome: dict[str, Any] = {"id": task_id, "name": name, "error": None, "result": None, "interrupts": []}
-    try:
-        yield result
-    except InterruptRaised as stop:
-        outcome["result"] = {}
-        outcome["interrupts"] = [{"value": i.reason, "id": i.id, "response_schema": i.response_schema}
-                                 for i in stop.interrupts]
-        raise
-    except Exception as exc:
-        outcome["error"] = repr(exc)
-        raise
-    else:
-        outcome["result"] = result[0] if result[0] is not None else {}
-    finally:
-        if not (result and isinstance(result[0], CachedWrites)):  # LangGraph reports no result for a cache hit
-            report("task_result", ctx.step + 1, outcome)
-
-
-@contextlib.contextmanager
-def _watched(scope: RunScope, name: str, ctx: NodeContext, given: Any, metadata: dict[str, Any] | None
-             ) -> Iterator[Callable[[Any], Any]]:
-    """What watches one node call of a streamed run: its task events (``"tasks"``/``"debug"``) and the messages
-    its chat models stream and it returns (``"messages"``). Yields the function its return value goes through."""
-    with contextlib.ExitStack() as watching:
-        results = None if scope.tasks is None else watching.enter_context(
-            _reported_task(scope.tasks, name, ctx, given))
-        messages = None if scope.messages is None else watching.enter_context(
-            scope.messages.node(node_config(scope.config, ctx, metadata), given, scope.namespace))
-
-        def done(returned: Any) -> Any:
-            if messages is not None:
-                messages(returned)
-            if results is not None:
-                results.append(returned)
-            return returned
-
-        yield done
+    return stream.watch_messages(node_config(scope.config if scope is not None else {}, ctx, metadata), given)
 
 
 def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str, Any] | None:
@@ -277,6 +212,14 @@ def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str
 def task_key(step: int, task: str) -> str:
     """A task's id in snapshots and task events: the step it runs from, and its task (``node`` or ``node:i``)."""
     return f"{step}:{task}"
+
+
+def task_input(handler: Callable[..., Any], state: Any, step: int) -> Any:
+    """What the node run by ``handler`` in ``step`` is given of ``state`` (a task event's ``input``): its view
+    of the state, managed values included, as ``node_handler`` and ``subgraph_handler`` mark it on their
+    handlers; else the state itself."""
+    shown: Callable[[Any, int], Any] | None = getattr(handler, "shown_input", None)
+    return state if shown is None else shown(state, step)
 
 
 def _ignore(_: Any) -> None:
@@ -331,6 +274,11 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     named = sig.named
     managed = bool(kind.managed)
 
+    def shown_input(state: Any, step: int) -> Any:
+        scope = _RUN.get()
+        values = kind.managed_values(scope.remaining(step)) if managed and scope is not None else None
+        return state if as_is else kind.node_input(state, wants, values)
+
     def arguments(state: Any, ctx: NodeContext, scope: RunScope | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         values = _managed_now(kind, ctx.step, scope) if managed else None
         given = state if ctx.sent or as_is else kind.node_input(state, wants, values)
@@ -339,9 +287,9 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
             return args, {}
         scope = scope or RunScope({})
         kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
-                  else (scope.write or _ignore) if param == "writer"
+                  else get_stream_writer() if param == "writer"
                   else scope.store if param == "store"
-                  else Runtime(scope.context, scope.write or _ignore, scope.store) for param in named}
+                  else Runtime(scope.context, get_stream_writer(), scope.store) for param in named}
         return args, kwargs
 
     if sig.is_async:
@@ -349,46 +297,39 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         async def run_async(state: Any, ctx: NodeContext) -> Any:
             token = _CALL.set(ctx)
             try:
-                scope = _RUN.get()
-                args, kwargs = arguments(state, ctx, scope)
-                if scope is None:
+                args, kwargs = arguments(state, ctx, _RUN.get())
+                watch = _messages_watch(ctx, args[0], metadata)
+                if watch is None:
                     return await target(*args, **kwargs)
-                if scope.tasks is None and scope.messages is None:
+                with watch as done:
                     returned = await target(*args, **kwargs)
-                else:
-                    with _watched(scope, name, ctx, args[0], metadata) as done:
-                        returned = done(await target(*args, **kwargs))
-                if scope.updated is not None:
-                    scope.updated(name, returned)
+                    done(returned)
                 return returned
             finally:
                 _CALL.reset(token)
 
         run_async.__name__ = name
+        run_async.shown_input = shown_input  # type: ignore[attr-defined]
         return run_async
 
     def run(state: Any, ctx: NodeContext) -> Any:
         token = _CALL.set(ctx)
         try:
-            scope = _RUN.get()
-            if scope is None or (scope.tasks is None and scope.updated is None and scope.messages is None):
-                if not named and not two and not managed:  # not streamed: the call alone
-                    return target(state if ctx.sent or as_is else kind.node_input(state, wants))
-                args, kwargs = arguments(state, ctx, scope)
+            if not named and not two and not managed and current_scope() is None:  # not streamed: the call alone
+                return target(state if ctx.sent or as_is else kind.node_input(state, wants))
+            args, kwargs = arguments(state, ctx, _RUN.get())
+            watch = _messages_watch(ctx, args[0], metadata)
+            if watch is None:
                 return target(*args, **kwargs)
-            args, kwargs = arguments(state, ctx, scope)
-            if scope.tasks is None and scope.messages is None:
+            with watch as done:
                 returned = target(*args, **kwargs)
-            else:
-                with _watched(scope, name, ctx, args[0], metadata) as done:
-                    returned = done(target(*args, **kwargs))
-            if scope.updated is not None:
-                scope.updated(name, returned)
+                done(returned)
             return returned
         finally:
             _CALL.reset(token)
 
     run.__name__ = name
+    run.shown_input = shown_input  # type: ignore[attr-defined]
     return run
 
 

@@ -15,7 +15,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View
 from statehitl.graph.node_calls import task_key
 from statehitl.interrupt import Interrupt
@@ -96,7 +96,7 @@ class GraphTask(NamedTuple):
     result: Any = None
 
 
-class Subgraph(Protocol):
+class SubgraphSnapshots(Protocol):
     """What a snapshot reads of a node that is a compiled graph: its nodes, and its own reader."""
 
     machine: Machine
@@ -120,8 +120,8 @@ class SnapshotReader:
     """Reads one compiled graph's checkpoints (``graph.history.View``) as snapshots; ``subgraphs`` are its
     nodes that are compiled graphs."""
 
-    def __init__(self, machine: Machine, schema: GraphState,
-                 subgraphs: Mapping[str, Subgraph]) -> None:
+    def __init__(self, machine: Machine, schema: StateGraphSchema,
+                 subgraphs: Mapping[str, SubgraphSnapshots]) -> None:
         self.machine = machine
         self.schema = schema
         self.subgraphs = subgraphs
@@ -191,7 +191,7 @@ class SnapshotReader:
             node = task if task == START else self.machine.task_node(task)
             path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
             error = None
-            if view.own and record.error is not None and task in record.error.node.split(", "):
+            if view.own and record.error is not None and task in record.error.nodes:
                 error = RuntimeError(f"{record.error.type}: {record.error.message}")
             sub = self.subgraphs.get(node)
             inside = sub.machine.nodes if sub is not None else ()
@@ -206,18 +206,22 @@ class SnapshotReader:
                                    self._result(view.completed, task)))
         return tuple(tasks)
 
-    def kept(self, kept: dict[str, Any], config: dict[str, Any], parent: CheckpointRecord,
+    def kept(self, stored: dict[str, Any], config: dict[str, Any], parent: CheckpointRecord,
              interrupts: tuple[Interrupt, ...]) -> StateSnapshot[Any]:
-        """This graph's snapshot where it stopped running as a node of ``parent``'s graph (``kept``: what the
-        node keeps of it in ``parent``'s checkpoint)."""
-        state = self.schema.load({**kept["values"], **kept["appended"]})
-        pending = [t for t in kept["pending"] if t not in kept["completed"]]
+        """This graph's snapshot where it stopped running as a node of ``parent``'s graph (``stored``: the
+        ``KeptRun`` the node keeps of it in ``parent``'s checkpoint)."""
+        from statehitl.progress import KeptRun  # only a snapshot of a stopped subgraph reads one
+
+        kept = KeptRun.load(stored, f"what checkpoint {parent.checkpoint_id} of thread {parent.thread_id!r} kept "
+                                    "of a subgraph")
+        state = self.schema.load({**kept.values, **kept.appended})
+        pending = [t for t in kept.pending if t not in kept.completed]
         return StateSnapshot(
             self.schema.shown(state),
             tuple(self.machine.task_node(t) for t in pending),
-            config, {"source": "loop", "step": kept["step"], "parents": {}},
+            config, {"source": "loop", "step": kept.step, "parents": {}},
             _when(parent.created_at), None,
-            tuple(GraphTask(task_key(kept["step"], t), self.machine.task_node(t), ("__pregel_pull", t),
+            tuple(GraphTask(task_key(kept.step, t), self.machine.task_node(t), ("__pregel_pull", t),
                             None, tuple(i for i in interrupts if i.node == t)) for t in pending),
-            interrupts, status=Status.INTERRUPTED, step=kept["step"], checkpoint_id=parent.checkpoint_id,
+            interrupts, status=Status.INTERRUPTED, step=kept.step, checkpoint_id=parent.checkpoint_id,
         )

@@ -1,29 +1,27 @@
-"""What ``stream()`` yields besides updates and values: LangGraph's task, checkpoint, debug and message chunks,
-and the sender that keeps every chunk in order when sync nodes send them from worker threads."""
+"""The checkpoints a streamed run shows (``stream_mode="checkpoints"``, and ``"debug"``), and the message
+chunk of ``stream_mode="messages"``: LangGraph's shapes, derived from statehitl's records.
+
+LangGraph shows a checkpoint as its loop reaches it: the input checkpoint before the input's ``values``
+chunk, the checkpoint a run's first step runs on (or the one a resume or a replay goes on from) after it,
+and each step's checkpoint after that step's ``values`` chunk, before the next step's tasks. statehitl's
+records are fewer (``graph.history``): a run's first record also shows how the run began, and a record
+that restates the checkpoint before it (a step that stopped on interrupts) is no new checkpoint.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from statehitl.checkpoint.records import CheckpointRecord
-from statehitl.event_stream import Emit
-from statehitl.graph.graph_state import GraphState
 from statehitl.graph.history import BEFORE, View, ViewKey, parent_key, record_views
-from statehitl.graph.node_calls import current_node
 from statehitl.graph.snapshots import SnapshotReader
 
-__all__ = ["STREAM_MODES", "MessageChunk", "RunOrigin", "Send", "StreamMode", "checkpoint_events",
-           "message_events", "ordered_sender", "task_events"]
+__all__ = ["CheckpointEvents", "MessageChunk", "Put", "RunOrigin"]
 
-StreamMode = Literal["updates", "values", "custom", "tasks", "checkpoints", "debug", "messages"]
-STREAM_MODES = ("updates", "values", "custom", "tasks", "checkpoints", "debug", "messages")
-Send = Callable[..., None]
-"""``send(mode, chunk, namespace=())``: one chunk to the reader, if it asked for ``mode``."""
+Put = Callable[..., None]
+"""``put(mode, chunk, step=..., at=...)``: one chunk into the run's sink (``StreamSink.put`` at a namespace)."""
 
 
 @dataclass(frozen=True)
@@ -35,92 +33,58 @@ class MessageChunk:
     type: str = "AIMessageChunk"
 
 
-def ordered_sender(emit: Emit, modes: Sequence[str], paired: bool, subgraphs: bool) -> Send:
-    """The ``send`` of one streamed run, called on the run's loop. A chunk from a sync node in a worker thread
-    goes through the loop, and so does any chunk sent while such chunks wait there, so the reader gets them in
-    the order they were sent. ``paired``: chunks are ``(mode, chunk)``; ``subgraphs``: prefixed with their
-    namespace."""
-    loop, home = asyncio.get_running_loop(), threading.get_ident()
-    queued, lock = [0], threading.Lock()
-
-    def deliver(item: Any) -> None:
-        with lock:
-            queued[0] -= 1
-        emit(item)
-
-    def send(mode: str, chunk: Any, namespace: tuple[str, ...] = ()) -> None:
-        if mode not in modes:
-            return
-        item = (mode, chunk) if paired else chunk
-        item = (namespace, *item) if subgraphs and paired else (namespace, item) if subgraphs else item
-        if threading.get_ident() == home and not queued[0]:
-            emit(item)
-            return
-        with lock:
-            queued[0] += 1
-        if threading.get_ident() == home:
-            loop.call_soon(deliver, item)
-        else:
-            loop.call_soon_threadsafe(deliver, item)
-
-    return send
-
-
-def task_events(schema: GraphState, send: Send) -> Callable[[str, int, dict[str, Any]], None]:
-    """Where the nodes' task events go: ``stream_mode="tasks"`` and ``"debug"``."""
-
-    def task_event(kind: str, step: int, payload: dict[str, Any]) -> None:
-        if payload.get("result"):
-            payload = {**payload, "result": schema.shown_update(payload["name"], payload["result"]) or {}}
-        send("tasks", payload)
-        send("debug", {"step": step, "timestamp": datetime.now(UTC).isoformat(), "type": kind, "payload": payload})
-
-    return task_event
-
-
-def message_events(send: Send) -> Callable[[str], None]:
-    """Where the text of an agent running in a node goes: ``stream_mode="messages"``, as LangGraph's
-    ``(message chunk, metadata)`` pairs."""
-
-    def message_event(text: str) -> None:
-        node = current_node()
-        where = {} if node is None else {"langgraph_node": node.node.partition(":")[0],
-                                         "langgraph_step": node.step + 1, "thread_id": node.thread_id}
-        send("messages", (MessageChunk(text), where))
-
-    return message_event
-
-
 @dataclass
 class RunOrigin:
     """Where a streamed run began, for the checkpoints it shows before its own: the state before its input
-    (or the checkpoint it forks), the state its first step runs on, and the record it follows (its number,
-    the key it is shown under, its step and tasks: a record with the same step and tasks restates it)."""
+    (or the checkpoint it forks), the state its first step runs on, the record it follows (its number, the
+    key it is shown under, its step and tasks: a record with the same step and tasks restates it), and the
+    checkpoint it goes on from when it begins none of its own (a resume: ``current``)."""
 
     before: Any
     begin: Any
     parent: tuple[int, ViewKey, int, list[str]] | None
+    current: View | None = None
 
 
-def checkpoint_events(reader: SnapshotReader, send: Send, origin: RunOrigin, beginning: CheckpointRecord | None
-                      ) -> Callable[[CheckpointRecord, Any], None]:
-    """Where the run's checkpoints go: ``stream_mode="checkpoints"`` and ``"debug"``. How the run began (its
-    input's and first step's checkpoints, or a replay's fork, which its first record will show: ``beginning``,
-    that record as far as it is known before the run) goes out at once, before any node runs, as LangGraph
-    sends them; then each checkpoint as it is written. A record that restates the checkpoint before it (a
-    step that stopped on interrupts) is no new checkpoint, as in LangGraph."""
-    parent = origin.parent
-    if beginning is not None:
-        shown_parent = parent[1] if parent is not None else parent_key(beginning)
-        for view in record_views(beginning, beginning, shown_parent)[:-1]:
-            shown = origin.before if view.key.part == BEFORE or view.source == "fork" else origin.begin
-            _send_checkpoint(reader, send, view, shown)
+class CheckpointEvents:
+    """The checkpoints of one run as it writes them. How the run began (its input's and first step's
+    checkpoints, or a replay's fork, which its first record will show: ``beginning``, that record as far as
+    it is known before the run) goes out before any node runs, around the run's first ``values`` chunk
+    (``before_values``, ``after_values``), as LangGraph sends them; then each checkpoint as it is written."""
 
-    def checkpoint_event(record: CheckpointRecord, state: Any) -> None:
-        nonlocal parent
+    def __init__(self, reader: SnapshotReader, put: Put, origin: RunOrigin, beginning: CheckpointRecord | None
+                 ) -> None:
+        self.reader = reader
+        self.put = put
+        self.origin = origin
+        self.beginning = beginning
+        self.parent = origin.parent
+        self._opening = [] if beginning is None else record_views(beginning, beginning, self._first_parent())[:-1]
+
+    def _first_parent(self) -> ViewKey | None:
+        assert self.beginning is not None
+        return self.parent[1] if self.parent is not None else parent_key(self.beginning)
+
+    def before_values(self) -> None:
+        """The input checkpoint of a run that begins with one (LangGraph's step -1, before its input's values)."""
+        while self._opening and self._opening[0].key.part == BEFORE:
+            self._show(self._opening.pop(0), self.origin.before)
+
+    def after_values(self) -> None:
+        """The checkpoint the run's first step runs on: its first-step or fork checkpoint, or the checkpoint a
+        resume goes on from."""
+        for view in self._opening:
+            self._show(view, self.origin.before if view.source == "fork" else self.origin.begin)
+        self._opening = []
+        if self.beginning is None and self.origin.current is not None:
+            self._show(self.origin.current, self.origin.begin)
+
+    def committed(self, record: CheckpointRecord, state: Any) -> None:
+        """A checkpoint the run wrote (``state``: what it holds)."""
+        parent, beginning = self.parent, self.beginning
         if parent is not None and record.start is None and record.parent_view is None and \
                 record.parent_seq == parent[0] and record.step == parent[2] and record.pending == parent[3]:
-            parent = (record.seq, parent[1], record.step, record.pending)
+            self.parent = (record.seq, parent[1], record.step, record.pending)  # it restates the one before
             return
         shown_parent = parent[1] if parent is not None and record.parent_seq == parent[0] else parent_key(record)
         views = record_views(record, record, shown_parent)
@@ -128,23 +92,19 @@ def checkpoint_events(reader: SnapshotReader, send: Send, origin: RunOrigin, beg
             start = record.start
             views = [] if record.step == start.step and record.pending == start.pending else views[-1:]
         for view in views:
-            _send_checkpoint(reader, send, view, state)
-        parent = (record.seq, ViewKey(record.seq), record.step, record.pending)
+            self._show(view, state)
+        self.parent = (record.seq, ViewKey(record.seq), record.step, record.pending)
 
-    return checkpoint_event
-
-
-def _send_checkpoint(reader: SnapshotReader, send: Send, view: View, state: Any) -> None:
-    snapshot = reader.snapshot(view, state)
-    payload = {
-        "config": snapshot.config,
-        "parent_config": snapshot.parent_config,
-        "values": reader.shown_values(state, view.pending, view.completed),  # a dict, for a pydantic state too
-        "metadata": snapshot.metadata,
-        "next": list(snapshot.next),
-        "tasks": [{"id": t.id, "name": t.name, "interrupts": t.interrupts, "state": t.state}
-                  for t in snapshot.tasks if t.result is None],
-    }
-    send("checkpoints", payload)
-    send("debug", {"step": view.step, "timestamp": datetime.fromtimestamp(view.created_at, UTC).isoformat(),
-                   "type": "checkpoint", "payload": payload})
+    def _show(self, view: View, state: Any) -> None:
+        reader = self.reader
+        snapshot = reader.snapshot(view, state)
+        payload = {
+            "config": snapshot.config,
+            "parent_config": snapshot.parent_config,
+            "values": reader.shown_values(state, view.pending, view.completed),  # a dict, for a pydantic state too
+            "metadata": snapshot.metadata,
+            "next": list(snapshot.next),
+            "tasks": [{"id": t.id, "name": t.name, "interrupts": t.interrupts, "state": t.state}
+                      for t in snapshot.tasks if t.result is None],
+        }
+        self.put("checkpoints", payload, step=view.step, at=view.created_at)

@@ -8,29 +8,37 @@ subgraph from the node that asked, without re-running the ones before it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statehitl import interrupt_ids
 from statehitl.commands import ParentCommand
 from statehitl.errors import GraphValidationError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node import StateGraphNode
-from statehitl.graph.node_calls import current_run, nested_scope, node_config, report_update, reset_run, set_run
+from statehitl.graph.node_calls import current_run, nested_scope, node_config, reset_run, set_run
 from statehitl.graph.result import GraphRunResult
+from statehitl.graph.run_stream import RunStream
 from statehitl.graph.state_kinds import StateKind
 from statehitl.interrupt import InterruptContext, InterruptRaised
+from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeStopped, call_machine_node
 from statehitl.position import NodeContext
+from statehitl.stream_sink import current_scope, enter_scope, leave_scope
 
-__all__ = ["Subgraph", "invoke_inside", "subgraph_handler"]
+if TYPE_CHECKING:
+    from statehitl.progress import InvokedGraphs
+
+__all__ = ["Subgraph", "invoke_inside", "streamed_as", "subgraph_handler"]
 
 
 class Subgraph(Protocol):
     """What runs a compiled graph inside another: its nodes as one machine node, its state's adapter, whether
     it keeps its state between calls, and what its ``invoke`` returns for a run's result."""
 
-    schema: GraphState
+    schema: StateGraphSchema
+    machine: Machine
     keeps_state: bool
 
     def as_node(self) -> StateGraphNode[Any]: ...
@@ -49,10 +57,11 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
     async def run_subgraph(state: Any, ctx: NodeContext) -> Any:
         values = state if ctx.sent else parent.values(state)
         task = {k: v for k, v in values.items() if k in sub.schema.fields}
-        token = set_run(nested_scope(f"{name}:{ctx.step}", sub.schema.shown_update))
+        token = set_run(nested_scope())
         before = (getattr(state, kept) or {}) if kept is not None and not ctx.sent else {}
         try:
-            done = await call_machine_node(node, task, before, ctx)
+            with streamed_as(f"{name}:{ctx.step}", sub):
+                done = await call_machine_node(node, task, before, ctx)
         except ParentCommand as handed:  # a node of the subgraph sent its update and goto here
             returned: Any = handed.command
         else:
@@ -62,22 +71,38 @@ def subgraph_handler(name: str, sub: Subgraph, parent: StateKind,
         finally:
             reset_run(token)
         _stream_messages(sub, values, returned, ctx)
-        return report_update(name, returned)
+        return returned
 
     run_subgraph.__name__ = name
+    run_subgraph.shown_input = lambda state, step: parent.values(state)  # type: ignore[attr-defined]  # a task's input
     return run_subgraph
+
+
+@contextlib.contextmanager
+def streamed_as(label: str, sub: Subgraph) -> Iterator[None]:
+    """While ``sub`` runs as the subgraph labelled ``label`` of a streamed run, its stream is that run's at
+    the namespace one longer (``stream(subgraphs=True)`` shows it)."""
+    outer = current_scope()
+    if not isinstance(outer, RunStream):
+        yield
+        return
+    token = enter_scope(outer.nested(label, sub.schema, sub.machine))
+    try:
+        yield
+    finally:
+        leave_scope(token)
 
 
 def _stream_messages(sub: Subgraph, given: dict[str, Any], returned: Any, ctx: NodeContext) -> None:
     """The messages a subgraph added, sent as its node's (``stream_mode="messages"``), as LangGraph does."""
-    scope = current_run()
-    if scope is None or scope.messages is None or not isinstance(returned, dict):
+    stream = current_scope()
+    if not isinstance(stream, RunStream) or stream.messages is None or not isinstance(returned, dict):
         return
     from statehitl.graph.message_forms import coerce_all  # a run that streams messages loaded them already
 
-    scope.messages.given(given)
+    scope = current_run()
     held = {k: coerce_all(v) for k, v in returned.items() if k in sub.schema.message_channels}  # stored as JSON
-    scope.messages.returned(held, node_config(scope.config, ctx, None)["metadata"], scope.namespace)
+    stream.returned_messages(given, held, node_config(scope.config if scope is not None else {}, ctx, None))
 
 
 async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
@@ -91,22 +116,32 @@ async def invoke_inside(sub: Subgraph, input: Any, ctx: NodeContext) -> Any:
         )
     index = ctx.invoked
     ctx.invoked += 1
-    kept = ctx.progress if isinstance(ctx.progress, dict) and ctx.progress.get("kind") == _INVOKED else None
-    calls: dict[str, Any] = dict(kept["calls"]) if kept else {}
+    kept = _invoked(ctx)
+    calls: dict[str, Any] = {} if kept is None else dict(kept.calls)
     site = interrupt_ids.node(ctx.interrupts.prefix, ctx.step, ctx.node)
     context = InterruptContext(ctx.interrupts.responses, interrupt_ids.nested_call(site, index),
                                ctx.interrupts.thread, ctx.interrupts.digests)
     call = NodeCall(input, {}, context, ctx.thread_id, ctx.invocation_state, calls.get(str(index)))
-    token = set_run(nested_scope(f"{ctx.node}:{ctx.step}" if index == 0 else f"{ctx.node}:{ctx.step}:{index}",
-                                 sub.schema.shown_update))
+    token = set_run(nested_scope())
     try:
-        outcome = await sub.as_node().run_node(call)
+        with streamed_as(f"{ctx.node}:{ctx.step}" if index == 0 else f"{ctx.node}:{ctx.step}:{index}", sub):
+            outcome = await sub.as_node().run_node(call)
     finally:
         reset_run(token)
     if isinstance(outcome, NodeStopped):
         calls[str(index)] = outcome.kept
-        raise InterruptRaised(outcome.interrupts, progress={"kind": _INVOKED, "calls": calls})
+        from statehitl.progress import InvokedGraphs  # the record kinds load when a run first stops
+
+        raise InterruptRaised(outcome.interrupts, progress=InvokedGraphs(calls=calls).stored())
     return sub.result_of(outcome.result)
 
 
-_INVOKED = "invoked graphs"
+def _invoked(ctx: NodeContext) -> InvokedGraphs | None:
+    """What node ``ctx`` kept of the graphs it invoked when it last stopped, if it kept that."""
+    if ctx.progress is None:
+        return None
+    from statehitl.progress import InvokedGraphs
+
+    if not InvokedGraphs.holds(ctx.progress):
+        return None
+    return InvokedGraphs.load(ctx.progress, f"what node {ctx.node!r} kept of the graphs it invoked")

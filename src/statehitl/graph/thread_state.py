@@ -20,13 +20,13 @@ from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.errors import CheckpointNotFoundError, UnknownNodeError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import MAIN, PART_NAMES, View, checkpoint_order, parse_view
 from statehitl.graph.run_targets import RunTarget, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.machine import Machine
-from statehitl.supersteps import plan_step
+from statehitl.supersteps import plan_step, schedule_of, stored_schedule
 
 if TYPE_CHECKING:
     from statehitl.runner import Runner
@@ -38,7 +38,7 @@ class ThreadState:
     """The reading and editing half of ``CompiledStateGraph`` (which sets these attributes)."""
 
     machine: Machine
-    schema: GraphState
+    schema: StateGraphSchema
     checkpointer: Checkpointer
     snapshots: SnapshotReader
     step_limit: int
@@ -176,9 +176,10 @@ class ThreadState:
         which keeps waiting on the same interrupts (their ids derive from the step they were asked in)."""
         record = view.record
         if as_node is not None:
-            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, update)], view.schedule)
+            kept = schedule_of(view.schedule, f"checkpoint {view.id} of thread {record.thread_id!r}")
+            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, update)], kept)
             return {"step": view.step + 1, "status": "executing" if pending else "completed", "pending": pending,
-                    "schedule": schedule}
+                    "schedule": stored_schedule(schedule)}
         if keeps:
             return {"step": record.step if record.interrupts else record.step + 1, "status": record.status,
                     "pending": record.pending, "interrupts": record.interrupts, "completed": record.completed,

@@ -18,7 +18,7 @@ from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import CheckpointRecord, RunStart, StoredCheckpoint
 from statehitl.checkpoint.step_writes import resolve_writes
 from statehitl.errors import CheckpointNotFoundError
-from statehitl.graph.graph_state import GraphState
+from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import (
     BEFORE,
     MAIN,
@@ -33,8 +33,9 @@ from statehitl.graph.history import (
     view_at,
 )
 from statehitl.machine import Machine
-from statehitl.position import Position, start_position
-from statehitl.supersteps import plan_start
+from statehitl.position import Position
+from statehitl.run_start import start_position
+from statehitl.supersteps import plan_start, schedule_of, stored_schedule
 
 __all__ = ["ThreadViews"]
 
@@ -43,7 +44,7 @@ class ThreadViews:
     """Reads the checkpoints of ``thread`` on ``checkpointer`` for the graph ``machine`` whose state is
     ``schema``."""
 
-    def __init__(self, checkpointer: Checkpointer, machine: Machine, schema: GraphState, thread: str) -> None:
+    def __init__(self, checkpointer: Checkpointer, machine: Machine, schema: StateGraphSchema, thread: str) -> None:
         self.checkpointer = checkpointer
         self.machine = machine
         self.schema = schema
@@ -173,7 +174,7 @@ class ThreadViews:
         return self.empty(self.schema)
 
     @staticmethod
-    def empty(schema: GraphState) -> Any:
+    def empty(schema: StateGraphSchema) -> Any:
         """A thread's state before its first input: every channel unwritten."""
         try:
             return schema.initial(None)
@@ -188,7 +189,7 @@ class ThreadViews:
         assert head is not None
         self.checkpointer.ensure_free(head, None)
         if view.key.part != MAIN:  # a run's beginning: the branch follows that checkpoint, not its record's own
-            head.cursor.migrated = True
+            head.cursor.store_whole()
         parent_view = PART_NAMES.get(view.key.part)
         if view.key.part == BEFORE:  # a replay of a run's input: that input again, on a branch of its own
             assert view.record.start is not None
@@ -196,7 +197,8 @@ class ThreadViews:
             state = self.applied(state, update)
             pending, schedule = plan_start(self.machine, state)
             step = view.step + 2
-            start = RunStart(kind="replay", update=update, pending=pending, schedule=schedule, step=step)
+            start = RunStart(kind="replay", update=update, pending=pending, schedule=stored_schedule(schedule),
+                             step=step)
             return start_position(head, self.thread, state, pending, schedule=schedule, step=step, start=start,
                                   parent_view=parent_view)
         if more is not None:
@@ -205,12 +207,13 @@ class ThreadViews:
             pending, schedule = plan_start(self.machine, state)
             step = view.step + 2
             start = RunStart(kind="input", update=self.schema.dump_update(update), pending=pending,
-                             schedule=schedule, step=step)
+                             schedule=stored_schedule(schedule), step=step)
             return start_position(head, self.thread, state, pending, schedule=schedule, step=step, start=start,
                                   parent_view=parent_view)
         pending = list(view.pending)
         step = view.step + 1
         start = RunStart(kind="fork", pending=pending, schedule=view.schedule, step=step, completed=view.completed)
-        return start_position(head, self.thread, state, pending, schedule=view.schedule, step=step, start=start,
+        kept = schedule_of(view.schedule, f"checkpoint {view.id} of thread {self.thread!r}")
+        return start_position(head, self.thread, state, pending, schedule=kept, step=step, start=start,
                               parent_view=parent_view, completed=view.completed)
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from statehitl.checkpoint.answer_records import already_answered, answer_key, parse_answer, read_answers
-from statehitl.checkpoint.answer_records import record_answer as record_binding_answer
+from statehitl.checkpoint.answer_records import already_answered, answer_key, parse_answer, read_answers, record_answer
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer, Via
 from statehitl.errors import InterruptResponseError, NotInterruptedError, UnknownInterruptError
 from statehitl.values import encode_value
 
-__all__ = ["StoredAnswer", "already_answered", "read_answer", "read_thread_answers", "record_answer", "store_answer"]
+__all__ = ["StoredAnswer", "already_answered", "answer_waiting", "read_answer", "read_thread_answers", "store_answer"]
 
 
 async def waiting_checkpoint(checkpointer: Checkpointer, thread_id: str) -> CheckpointRecord:
@@ -31,9 +30,9 @@ async def waiting_checkpoint(checkpointer: Checkpointer, thread_id: str) -> Chec
     return record
 
 
-async def record_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: str, response: Any, *,
-                        responder: str | None = None, groups: Sequence[str] = (), comment: str | None = None,
-                        via: Via = "inbox") -> StoredAnswer:
+async def answer_waiting(checkpointer: Checkpointer, thread_id: str, interrupt_id: str, response: Any, *,
+                         responder: str | None = None, groups: Sequence[str] = (), comment: str | None = None,
+                         via: Via = "inbox") -> StoredAnswer:
     """Store the answer to the thread's waiting interrupt, once, forced to disk, and mark it in the index.
 
     ``AlreadyAnsweredError`` if a different answer came first (through any door); the same answer again
@@ -47,7 +46,7 @@ async def record_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id
 async def store_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: str, response: Any, *,
                        responder: str | None = None, groups: Sequence[str] = (), comment: str | None = None,
                        via: Via = "inbox") -> tuple[StoredAnswer, bool]:
-    """``record_answer``, and whether this call stored the answer (False: the same answer was there first),
+    """``answer_waiting``, and whether this call stored the answer (False: the same answer was there first),
     for a caller that counts what it did (a sweep: of racing sweepers, only one applied the default)."""
     response = encode_value(response, f"the response to interrupt {interrupt_id}", error=InterruptResponseError)
     record = await waiting_checkpoint(checkpointer, thread_id)
@@ -55,8 +54,8 @@ async def store_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id:
     if interrupt is None:
         raise UnknownInterruptError(f"thread {thread_id!r} is not waiting on interrupt {interrupt_id!r}; it waits "
                                     f"on {', '.join(i.id for i in record.interrupts)}")
-    return await record_binding_answer(checkpointer, record, interrupt, response, responder=responder,
-                                       groups=groups, comment=comment, via=via, durable=True, mark_index=True)
+    return await record_answer(checkpointer, record, interrupt, response, responder=responder,
+                               groups=groups, comment=comment, via=via, durable=True, mark_index=True)
 
 
 async def read_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id: str, checkpoint_seq: int

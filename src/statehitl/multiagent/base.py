@@ -25,8 +25,8 @@ from statehitl._sync import run_sync
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.memory_storage import MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord, FailureRecord
-from statehitl.errors import MachineChangedError, NodeCancelledError, ResumeInputError
+from statehitl.checkpoint.records import FailureRecord
+from statehitl.errors import MachineChangedError, NodeCancelledError
 from statehitl.event_stream import Emit, stream_run
 from statehitl.hooks.multiagent_events import (
     AfterMultiAgentInvocationEvent,
@@ -36,27 +36,24 @@ from statehitl.hooks.multiagent_events import (
 from statehitl.hooks.registry import HookEvent, HookProvider, HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, describe_change
+from statehitl.multiagent.call_rules import STEP_LIMIT, call_status, check_task, is_retry, node_results, span_attributes
 from statehitl.multiagent.executor import MultiAgentBase, shared_state
 from statehitl.multiagent.failures import load_exception
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, accumulated
 from statehitl.multiagent.resumed import ResumableOrchestrator
-from statehitl.multiagent.state import OrchestrationSchema, node_state_of, task_channel
-from statehitl.position import NodeContext, Position, Writes, resume_position, start_position
+from statehitl.multiagent.state import OrchestrationSchema, node_state_of
+from statehitl.nesting import NodeCall
+from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.resume import ContinueRun, ResumeRun, StartRun, plan_run
+from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Runner
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 
-__all__ = ["MultiAgentBase", "MultiAgentResult", "NodeResult", "Orchestrator", "Status", "call_status", "check_task",
-           "is_retry", "node_results", "span_attributes"]
+__all__ = ["MultiAgentBase", "MultiAgentResult", "NodeResult", "Orchestrator", "Status"]
 """``MultiAgentBase``, ``MultiAgentResult``, ``NodeResult`` and ``Status`` are here too, where Strands'
 custom nodes import them from (``strands.multiagent.base``)."""
-
-STEP_LIMIT = 100_000
-"""Steps an orchestration may take in one call: its own limits (node executions, handoffs, time) are
-what end a loop; this only keeps a graph with none of them set from running forever."""
-
 
 class Orchestrator(MultiAgentBase, ResumableOrchestrator):
     """An orchestrator of agents and other machines (a Graph, a Swarm): call it with a task, or with the
@@ -145,11 +142,11 @@ class Orchestrator(MultiAgentBase, ResumableOrchestrator):
     def _stopped_results(self, progress: Mapping[str, Any], error: FailureRecord | None) -> dict[str, dict[str, Any]]:
         """Stored results of nodes that stopped mid-call, which the state's ``results`` do not hold: the
         node whose step failed (``error``); a Swarm adds its node stopped on an interrupt (``progress``)."""
-        if error is None or error.node not in self.orchestrated:
-            return {}
+        if error is None or len(error.nodes) != 1 or error.nodes[0] not in self.orchestrated:
+            return {}  # a step that failed as a whole (its updates did not apply) has no failed node to show
         failed = NodeResult(load_exception({"exception": error.type, "message": error.message}),
                             status=Status.FAILED, execution_count=1)
-        return {error.node: failed.to_dict()}
+        return {error.nodes[0]: failed.to_dict()}
 
     def _node_handler(self, node_id: str) -> Callable[[dict[str, Any], NodeContext], Awaitable[dict[str, Any]]]:
         """The machine's handler for node ``node_id`` (the runner calls it with the state and its context).
@@ -214,7 +211,7 @@ class Orchestrator(MultiAgentBase, ResumableOrchestrator):
         self._last = (head, state)
         self._show(self._with_stopped(state, record.progress, record.error),
                    call_status(record.status, state, record.cancelled))
-        self._adopt(state)
+        self.adopt(state)
         self._shown_nodes(self._shown()[0], [i.node for i in record.interrupts])
 
     def _with_stopped(self, state: dict[str, Any], progress: Mapping[str, Any],
@@ -228,8 +225,8 @@ class Orchestrator(MultiAgentBase, ResumableOrchestrator):
     def _shown_nodes(self, state: dict[str, Any], interrupted: list[str]) -> None:
         """Show each node's outcome in its live node object (a Graph's ``GraphNode``); nothing by default."""
 
-    def _adopt(self, state: dict[str, Any], ran: Collection[str] = ()) -> None:
-        """Show the node states the orchestration keeps in the live node objects (``agent.messages``);
+    def adopt(self, state: dict[str, Any], ran: Collection[str] = ()) -> None:
+        """Show the node states the orchestration ``state`` keeps in the live node objects (``agent.messages``);
         the nodes that ran in this call (``ran``) show theirs already."""
         for node_id, node in self.orchestrated.items():
             if node_id in state.get("nodes", {}) and node_id not in ran:
@@ -310,7 +307,7 @@ class Orchestrator(MultiAgentBase, ResumableOrchestrator):
             shown = self._with_stopped(state, record.progress)
             self._show(shown, call_status(record.status, state, record.cancelled))  # before the After hooks
         await self._runner.remember_shape(record)
-        self._adopt(state, run.ran)
+        self.adopt(state, run.ran)
         if self.session_manager is None:
             assert at.cursor is not None
             self._last = (Head(record, at.cursor), state)
@@ -380,6 +377,29 @@ class Orchestrator(MultiAgentBase, ResumableOrchestrator):
         self._shown_nodes(state, [i.node for i in interrupts])
         return result
 
+    # -- as a node of another machine (``nested.OrchestratorNode``) ---------------------------------------
+
+    def start_nested(self, state: dict[str, Any], task: Any) -> tuple[dict[str, Any], list[str]]:
+        """Where a call on ``task`` as a node of another machine starts (``state``: the orchestration's
+        sub-state there): its state, and its first nodes."""
+        begun = self._begin(state, task)
+        return begun, self._entry(begun)
+
+    async def run_nested(self, at: Position, call: NodeCall) -> tuple[RunEnd, MultiAgentResult]:
+        """One call as a node of another machine, from ``at``, writing nothing (the enclosing checkpoint keeps
+        it): where it stopped, and its result, announced on ``call``'s stream and shown as a call's own is."""
+        async with self._invocation(call.invocation_state, call.emit) as run:
+            self._show(at.state, Status.EXECUTING)
+            end = await self._runner.run_nested(
+                at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,
+                thread_id=call.thread_id, runtime=run, after_step=lambda s, w, p: self._stepped(run, s, w, p))
+            shown = self._with_stopped(end.state, end.progress)
+            self._show(shown, call_status(end.status, end.state, end.cancelled))
+        self.adopt(end.state, run.ran)
+        result = self.build_result(end.status, shown, end.interrupts, end.cancelled, run)
+        run.event({"type": "multiagent_result", "result": result})  # its stream ends as a call's own does
+        return end, result
+
     # -- Strands' state snapshot ------------------------------------------------------------------------
 
     def serialize_state(self) -> dict[str, Any]:
@@ -434,48 +454,3 @@ class Orchestrator(MultiAgentBase, ResumableOrchestrator):
     def draw_mermaid(self) -> str:
         """The orchestration's machine as a Mermaid flowchart."""
         return self.machine.draw_mermaid()
-
-
-def call_status(status: str, state: dict[str, Any], cancelled: dict[str, str]) -> Status:
-    """How a call that stopped with the runner's ``status`` in ``state`` ended, as Strands says it (a
-    thread left ``executing`` is a call still running, or one whose process died)."""
-    if status == "interrupted":
-        return Status.INTERRUPTED
-    if status == "executing":
-        return Status.EXECUTING
-    if status == "failed" or cancelled or state.get("failure") is not None:
-        return Status.FAILED
-    return Status.COMPLETED
-
-
-def is_retry(task: Any, record: CheckpointRecord) -> bool:
-    """Whether ``task``, sent to a thread whose call stopped mid-way (its process died, or a step raised),
-    is that call's own task sent again: a retry, which goes on from where the call stopped instead of
-    running its finished nodes again."""
-    return (record.status in ("executing", "failed") and bool(record.pending)
-            and record.values.get("task") == task_channel(task))
-
-
-def span_attributes(given: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Strands' ``trace_attributes``: those whose value a span can hold (str, int, float, bool, or a list
-    of them), as Strands keeps them; the others are left out."""
-    scalar = (str, int, float, bool)
-    return {k: v for k, v in (given or {}).items()
-            if isinstance(v, scalar) or (isinstance(v, list) and all(isinstance(x, scalar) for x in v))}
-
-
-def check_task(task: Any, label: str) -> None:
-    """A task is a str or a list of content blocks (dicts); refuse anything else before it runs."""
-    if isinstance(task, str) or (isinstance(task, list) and task and all(isinstance(b, dict) and b for b in task)):
-        return
-    raise ResumeInputError(
-        f"{label}: a task must be a str or a list of content blocks like {{'text': ...}} (or, to answer "
-        f"interrupts, a list of {{'interruptResponse': ...}}); got {type(task).__name__}: {task!r}"
-    )
-
-
-def node_results(state: dict[str, Any], nodes: dict[str, OrchestratedNode]) -> dict[str, NodeResult]:
-    """This invocation's results so far, as objects (what edge conditions and node inputs read)."""
-    return {node_id: nodes[node_id].load_result(data) for node_id, data in state.get("results", {}).items()
-            if node_id in nodes}
-

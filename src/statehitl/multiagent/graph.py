@@ -21,13 +21,14 @@ from statehitl.errors import GraphValidationError, NodeCancelledError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import Orchestrator, node_results
+from statehitl.multiagent.base import Orchestrator
+from statehitl.multiagent.call_rules import node_results
 from statehitl.multiagent.graph_parts import GraphEdge, GraphNode, GraphState, graph_state
 from statehitl.multiagent.nested import OrchestratorNode
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import GraphResult, MultiAgentResult, NodeResult
 from statehitl.multiagent.state import (
-    Kind,
+    ChannelKind,
     OrchestrationSchema,
     node_state_of,
     node_update,
@@ -35,6 +36,7 @@ from statehitl.multiagent.state import (
     task_channel,
 )
 from statehitl.position import NodeContext, Writes
+from statehitl.progress import RestartedNode
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 
@@ -162,14 +164,10 @@ def _in_node_order(items: Iterable[T], nodes: dict[str, GraphNode], key: Callabl
     return sorted(items, key=lambda item: [position.get(n, len(position)) for n in key(item)])
 
 
-RESTARTED = "$restarted"
-"""Key of the progress kept for a node that started afresh and stopped on an interrupt: its own kept work."""
-
-
-def _unwrap(progress: Any) -> tuple[Any, bool]:
-    """A node's kept progress, and whether the node had started afresh (``RESTARTED``)."""
-    if isinstance(progress, dict) and progress.keys() == {RESTARTED}:
-        return progress[RESTARTED], True
+def _unwrap(progress: Any, node_id: str) -> tuple[Any, bool]:
+    """A node's kept progress, and whether the node had started afresh (a ``RestartedNode`` around it)."""
+    if RestartedNode.holds(progress):
+        return RestartedNode.load(progress, f"what graph node {node_id!r} kept").kept, True
     return progress, False
 
 
@@ -212,10 +210,10 @@ class Graph(Orchestrator):
         for graph_node in nodes.values():
             graph_node.attach(self.orchestrated[graph_node.node_id].machine)
         self._incoming = {n: [e for e in self.edges if e.to_node.node_id == n] for n in nodes}
-        channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "nodes": Kind.MERGE,
-                    "failure": Kind.REPLACE}
+        channels = {"task": ChannelKind.REPLACE, "results": ChannelKind.MERGE, "order": ChannelKind.EXTEND,
+                    "nodes": ChannelKind.MERGE, "failure": ChannelKind.REPLACE}
         for node in self.orchestrated.values():
-            channels.update({f"{node.node_id}/{c}": Kind.APPEND for c in node.machine.append_channels})
+            channels.update({f"{node.node_id}/{c}": ChannelKind.APPEND for c in node.machine.append_channels})
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
         self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
                     session_manager=session_manager, trace_attributes=trace_attributes)
@@ -265,7 +263,7 @@ class Graph(Orchestrator):
         run: OrchestrationRun = ctx.runtime
         node = self.orchestrated[node_id]
         shown, started = self.nodes[node_id], time.monotonic()
-        kept_before, restarted = _unwrap(ctx.progress)
+        kept_before, restarted = _unwrap(ctx.progress, node_id)
         resuming = kept_before is not None
         revisit = self.reset_on_revisit and node_id in state.get("results", {})
         # A node that starts afresh (a revisit, reset_executor_state) does so on resume too: its kept work
@@ -277,7 +275,7 @@ class Graph(Orchestrator):
 
         def keep(kept: Any, stopped: NodeResult) -> Any:  # as Strands shows an interrupted node's result
             shown.show(Status.INTERRUPTED, stopped)
-            return {RESTARTED: kept} if restart else kept
+            return RestartedNode.around(kept).stored() if restart else kept
 
         try:
             done, result = await call_node(node, task, sub, ctx, run, kept=kept_before, timeout=self.node_timeout,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from statehitl.errors import NodeCancelledError
-from statehitl.multiagent.base import STEP_LIMIT, Orchestrator, call_status
+from statehitl.multiagent.base import Orchestrator
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.status import Status
 
@@ -19,7 +19,8 @@ __all__ = ["OrchestratorNode"]
 
 
 class OrchestratorNode:
-    """``MachineNode`` for a Graph or Swarm (built by its ``as_node()``)."""
+    """``MachineNode`` for a Graph or Swarm (built by its ``as_node()``), on the orchestrator's public
+    interface for it (``Orchestrator.start_nested``, ``run_nested``, ``adopt``)."""
 
     def __init__(self, orchestrator: Orchestrator) -> None:
         self.orchestrator = orchestrator
@@ -29,27 +30,16 @@ class OrchestratorNode:
         return self.orchestrator.schema.fresh()
 
     def adopt_node_state(self, state: dict[str, Any]) -> None:
-        self.orchestrator._adopt(self.orchestrator.schema.load(state))
+        self.orchestrator.adopt(self.orchestrator.schema.load(state))
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
         orchestrator, schema = self.orchestrator, self.orchestrator.schema
         base = schema.load(call.state)
         if call.kept is None:
-            state = orchestrator._begin(base, call.task)
-            at = started_run(call, state, orchestrator._entry(state))
+            at = started_run(call, *orchestrator.start_nested(base, call.task))
         else:
             at = resumed_run(call.kept, schema, base, call)
-        async with orchestrator._invocation(call.invocation_state, call.emit) as run:
-            orchestrator._show(at.state, Status.EXECUTING)
-            end = await orchestrator._runner.run_nested(
-                at, step_limit=STEP_LIMIT, invocation_state=call.invocation_state, prefix=call.interrupts.prefix,
-                thread_id=call.thread_id, runtime=run,
-                after_step=lambda s, w, p: orchestrator._stepped(run, s, w, p))
-            shown = orchestrator._with_stopped(end.state, end.progress)
-            orchestrator._show(shown, call_status(end.status, end.state, end.cancelled))
-        orchestrator._adopt(end.state, run.ran)
-        result = orchestrator.build_result(end.status, shown, end.interrupts, end.cancelled, run)
-        run.event({"type": "multiagent_result", "result": result})  # its stream ends as a call's own does
+        end, result = await orchestrator.run_nested(at, call)
         if end.status == "interrupted":
             return NodeStopped(end.interrupts, kept_run(end, schema, base), result)
         if orchestrator.raises_on_cancel:  # a nested Graph fails its node, as a Graph call raises

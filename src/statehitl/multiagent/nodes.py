@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statehitl.errors import GraphValidationError
+from statehitl.event_stream import Emit
 from statehitl.interrupt import InterruptRaised
 from statehitl.multiagent.results import NodeResult
 from statehitl.nesting import MachineNode, NodeDone, NodeStopped, node_call
@@ -22,9 +23,6 @@ from statehitl.position import NodeContext
 from statehitl.status import Status
 
 __all__ = ["OrchestratedNode", "OrchestrationRun", "call_node", "failed_result", "machine_node_of"]
-
-Emit = Callable[[dict[str, Any]], None]
-
 
 def machine_node_of(executor: Any, where: str) -> MachineNode:
     """The ``MachineNode`` of a node's executor; a clear error for anything that cannot be one."""

@@ -25,7 +25,7 @@ from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.errors import InvalidUpdateError
 from statehitl.nesting import MachineNode
 
-__all__ = ["Kind", "OrchestrationSchema", "node_state_of", "node_update", "stored_task", "task_channel"]
+__all__ = ["ChannelKind", "OrchestrationSchema", "node_state_of", "node_update", "stored_task", "task_channel"]
 
 
 def task_channel(task: Any) -> Any:
@@ -39,7 +39,7 @@ def stored_task(state: dict[str, Any]) -> Any:
     return from_json_safe(state.get("task"))
 
 
-class Kind(enum.Enum):
+class ChannelKind(enum.Enum):
     APPEND = "append"
     EXTEND = "extend"
     MERGE = "merge"
@@ -55,10 +55,10 @@ class OrchestrationSchema:
     ``defaults`` gives each channel's value in a thread that never wrote it.
     """
 
-    def __init__(self, channels: Mapping[str, Kind], defaults: Mapping[str, Any]) -> None:
+    def __init__(self, channels: Mapping[str, ChannelKind], defaults: Mapping[str, Any]) -> None:
         self.channels = dict(channels)
         self.defaults = dict(defaults)
-        self.append_channels = frozenset(c for c, kind in self.channels.items() if kind is Kind.APPEND)
+        self.append_channels = frozenset(c for c, kind in self.channels.items() if kind is ChannelKind.APPEND)
 
     def describe(self) -> str:
         """The channels and their kinds, for the machine's fingerprint."""
@@ -95,9 +95,9 @@ class OrchestrationSchema:
         for node, update in writes:
             for name, value in update.items():
                 kind = self.channels[name]
-                if kind is Kind.APPEND or kind is Kind.EXTEND:
+                if kind is ChannelKind.APPEND or kind is ChannelKind.EXTEND:
                     new[name] = [*new.get(name, ()), *value]
-                elif kind is Kind.MERGE:
+                elif kind is ChannelKind.MERGE:
                     new[name] = {**new.get(name, {}), **value}
                 else:
                     if name in writers:

@@ -27,13 +27,15 @@ from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
 from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
-from statehitl.multiagent.base import Orchestrator, node_results
+from statehitl.multiagent.base import Orchestrator
+from statehitl.multiagent.call_rules import node_results
 from statehitl.multiagent.nested import OrchestratorNode
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun, call_node, failed_result, machine_node_of
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, SwarmResult, accumulated, zero_usage
-from statehitl.multiagent.state import Kind, OrchestrationSchema, stored_task, task_channel
+from statehitl.multiagent.state import ChannelKind, OrchestrationSchema, stored_task, task_channel
 from statehitl.nesting import MachineNode
 from statehitl.position import NodeContext, Writes
+from statehitl.progress import SwarmTurn
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 from statehitl.tools import tool
@@ -146,6 +148,11 @@ class _Turn:
 _turn: contextvars.ContextVar[_Turn] = contextvars.ContextVar("statehitl_swarm_turn")
 
 
+def _kept_turn(node_id: str, progress: Any) -> SwarmTurn | None:
+    """The turn agent ``node_id`` kept when it stopped (its step's progress), if it stopped mid-turn."""
+    return None if progress is None else SwarmTurn.load(progress, f"what swarm agent {node_id!r} kept of its turn")
+
+
 class Swarm(Orchestrator):
     """Agents that pass the task between them with ``handoff_to_agent`` until one answers without."""
 
@@ -191,8 +198,8 @@ class Swarm(Orchestrator):
         self.shared_context = SharedContext()
         self._turn: str | None = None
         """The agent whose turn is running (until its after hooks have run): ``state.current_node``."""
-        channels = {"task": Kind.REPLACE, "results": Kind.MERGE, "order": Kind.EXTEND, "handoff": Kind.REPLACE,
-                    "context": Kind.MERGE, "failure": Kind.REPLACE}
+        channels = {"task": ChannelKind.REPLACE, "results": ChannelKind.MERGE, "order": ChannelKind.EXTEND,
+                    "handoff": ChannelKind.REPLACE, "context": ChannelKind.MERGE, "failure": ChannelKind.REPLACE}
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "handoff": None,
                                                 "context": {}, "failure": None})
         specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.orchestrated]
@@ -225,20 +232,20 @@ class Swarm(Orchestrator):
     async def _run_node(self, node_id: str, state: dict[str, Any], ctx: NodeContext) -> dict[str, Any]:
         run: OrchestrationRun = ctx.runtime
         node = self.orchestrated[node_id]
-        kept = ctx.progress
+        kept = _kept_turn(node_id, ctx.progress)
         self._turn = node_id
         # What add_context added goes into the thread with this turn; kept with the turn if it stops.
-        added = _merged({} if kept is None else kept.get("added", {}), self.shared_context.taken())
-        turn = _Turn(**kept["turn"]) if kept is not None else _Turn(list(self.nodes))
+        added = _merged({} if kept is None else kept.added, self.shared_context.taken())
+        turn = _Turn(**kept.turn) if kept is not None else _Turn(list(self.nodes))
         token = _turn.set(turn)
         started = time.monotonic()
         update: dict[str, Any]
         try:
             task = None if kept is not None else self._node_input(state, node_id, _merged(state["context"], added))
             _, result = await call_node(node, task, node.machine.node_state(), ctx, run,
-                                        kept=None if kept is None else kept["node"], timeout=self.node_timeout,
-                                        keep=lambda inner, stopped: {"node": inner, "turn": vars(turn), "added": added,
-                                                                     "result": stopped.to_dict()},
+                                        kept=None if kept is None else kept.node, timeout=self.node_timeout,
+                                        keep=lambda inner, stopped: SwarmTurn(node=inner, turn=vars(turn), added=added,
+                                                                              result=stopped.to_dict()).stored(),
                                         stop_on_interrupt=True)
         except InterruptRaised:
             raise
@@ -278,8 +285,9 @@ class Swarm(Orchestrator):
         progress until its turn ends)."""
         stopped = super()._stopped_results(progress, error)
         for node_id, kept in progress.items():
-            if isinstance(kept, dict) and "result" in kept and node_id in self.orchestrated:
-                stopped[node_id] = kept["result"]
+            turn = _kept_turn(node_id, kept) if node_id in self.orchestrated else None
+            if turn is not None:
+                stopped[node_id] = turn.result
         return stopped
 
     def _with_stopped(self, state: dict[str, Any], progress: Mapping[str, Any],
@@ -287,9 +295,10 @@ class Swarm(Orchestrator):
         """Also with the context an agent stopped on an interrupt took from ``add_context``: its turn
         writes it into the thread when it ends."""
         shown = super()._with_stopped(state, progress, error)
-        for kept in progress.values():
-            if isinstance(kept, dict) and kept.get("added"):
-                shown = {**shown, "context": _merged(shown.get("context", {}), kept["added"])}
+        for node_id, kept in progress.items():
+            turn = _kept_turn(node_id, kept) if node_id in self.orchestrated else None
+            if turn is not None and turn.added:
+                shown = {**shown, "context": _merged(shown.get("context", {}), turn.added)}
         return shown
 
     def _snapshot(self, state: dict[str, Any], interrupted: list[str]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ it does in production: retries, backs off, and hands the backend the error or th
     faults.attempts["PutItem"], faults.injected["PutItem"], faults.delivered
     faults.detach()                                         # or: with BotoFaults(client) as faults:
 
-Kinds (``FaultKind``):
+Kinds (``BotoFaultKind``):
 
 - ``"landed-lost"``: the request is sent to the server (a write lands), then the client sees a read
   timeout (``ReadTimeoutError``): the outcome the client cannot know. botocore retries it.
@@ -50,13 +50,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 if TYPE_CHECKING:
     from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
-__all__ = ["KINDS", "BotoFaults", "FaultKind"]
+__all__ = ["KINDS", "BotoFaultKind", "BotoFaults"]
 
-FaultKind = Literal["landed-lost", "landed-500", "500", "reset", "timeout", "throttle"]
+BotoFaultKind = Literal["landed-lost", "landed-500", "500", "reset", "timeout", "throttle"]
 """What happens to a faulted request; see the module docstring."""
 
-KINDS: Final[tuple[FaultKind, ...]] = get_args(FaultKind)
-"""Every ``FaultKind``, for a test parametrized over all of them."""
+KINDS: Final[tuple[BotoFaultKind, ...]] = get_args(BotoFaultKind)
+"""Every ``BotoFaultKind``, for a test parametrized over all of them."""
 
 _JSON_PROTOCOLS = frozenset({"json", "rest-json"})
 _XML_PROTOCOLS = frozenset({"rest-xml", "query", "ec2"})
@@ -67,7 +67,7 @@ class _Rule:
     """One ``fail()``: which operation, what to do, how many attempts to let by first, how many to fault."""
 
     operation: str
-    kind: FaultKind
+    kind: BotoFaultKind
     skip: int
     remaining: int | None  # None: every attempt from now on
 
@@ -118,7 +118,7 @@ class BotoFaults:
         self._events.register(f"before-send.{self.service}", self._before_send, unique_id=f"{self._id}-send")
         self._events.register(f"before-call.{self.service}", self._before_call, unique_id=f"{self._id}-call")
 
-    def fail(self, operation: str, kind: FaultKind = "500", *, times: int | Literal["always"] = 1,
+    def fail(self, operation: str, kind: BotoFaultKind = "500", *, times: int | Literal["always"] = 1,
              after: int = 0) -> BotoFaults:
         """Fault ``times`` attempts of ``operation`` (botocore's name, ``PutItem``; ``"*"`` for any)
         after letting the next ``after`` through. Returns the faults, so calls chain."""
@@ -180,7 +180,7 @@ class BotoFaults:
                 self.delivered.append((operation, status))
         return self._fault(kind, request)
 
-    def _take(self, operation: str) -> FaultKind | None:
+    def _take(self, operation: str) -> BotoFaultKind | None:
         """The kind of the first armed rule for this attempt (called with the lock held); every matching
         rule still letting attempts by counts this one."""
         fired: _Rule | None = None
@@ -201,7 +201,7 @@ class BotoFaults:
 
     # -- what a faulted attempt meets -------------------------------------------------------------
 
-    def _fault(self, kind: FaultKind, request: AWSPreparedRequest) -> AWSResponse:
+    def _fault(self, kind: BotoFaultKind, request: AWSPreparedRequest) -> AWSResponse:
         from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
         if kind in ("landed-lost", "timeout"):

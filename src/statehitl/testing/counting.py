@@ -16,10 +16,11 @@ from statehitl.checkpoint.storage import (
     CLEANUP_MAX_AGE,
     Storage,
     SupportsCleanup,
-    compresses_by_default,
     has_list_versions,
     has_read_all,
     has_version,
+    has_writes_inline,
+    keeps_records_in_process,
 )
 
 __all__ = ["CountingStorage", "StorageCounts"]
@@ -53,9 +54,9 @@ class CountingStorage:
             self.version = self._version
         if has_list_versions(inner):
             self.list_versions = self._list_versions
-        if callable(getattr(inner, "writes_inline", None)):
-            self.writes_inline = inner.writes_inline  # type: ignore[attr-defined]
-        self.keeps_records_in_process = not compresses_by_default(inner)
+        if has_writes_inline(inner):
+            self.writes_inline = inner.writes_inline
+        self.keeps_records_in_process = keeps_records_in_process(inner)
 
     def reset(self) -> StorageCounts:
         """Start counting afresh; returns what was counted so far."""

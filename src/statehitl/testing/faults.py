@@ -32,10 +32,12 @@ from statehitl.checkpoint.storage import (
     CLEANUP_MAX_AGE,
     Storage,
     SupportsCleanup,
-    compresses_by_default,
+    cache_scope_of,
     has_list_versions,
     has_read_all,
     has_version,
+    has_writes_inline,
+    keeps_records_in_process,
 )
 from statehitl.errors import StorageError, StorageFullError, StorageThrottledError, StorageUnavailableError
 
@@ -84,11 +86,11 @@ class FaultyStorage:
             self.version = self._version
         if has_list_versions(inner):
             self.list_versions = self._list_versions
-        if callable(getattr(inner, "writes_inline", None)):
-            self.writes_inline = inner.writes_inline  # type: ignore[attr-defined]
-        self.keeps_records_in_process = not compresses_by_default(inner)
-        scope = getattr(inner, "cache_scope", None)
-        if isinstance(scope, str):  # a process-wide cache of warm threads must not mix it with the bare store
+        if has_writes_inline(inner):
+            self.writes_inline = inner.writes_inline
+        self.keeps_records_in_process = keeps_records_in_process(inner)
+        scope = cache_scope_of(inner)
+        if scope is not None:  # a process-wide cache of warm threads must not mix it with the bare store
             self.cache_scope = f"faulty:{id(self)}:{scope}"
 
     def fail_at(self, number: int, kind: FaultKind = "unavailable", *, times: int | None = 1) -> FaultyStorage:

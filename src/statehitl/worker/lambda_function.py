@@ -148,16 +148,16 @@ async def _pass(worker: Any) -> None:
 async def _apply(worker: Any, records: list[Mapping[str, Any]]) -> dict[str, Any]:
     """Act on a batch of stream records; the first record of a thread that failed on a transient store
     error is handed back to Lambda, which then retries the batch from there."""
-    from statehitl_checkpoint_dynamodb.streams import record_key
+    from statehitl_checkpoint_dynamodb.stream_records import stream_changes
 
     from statehitl.worker.report import changed_thread
 
-    keyed = [(record_key(record), str(record.get("dynamodb", {}).get("SequenceNumber", ""))) for record in records]
-    report = await worker.aapply_changes(key for key, _ in keyed if key is not None)
+    changes = stream_changes(records)  # the DynamoDB package reads its own stream records
+    report = await worker.aapply_changes(change.key for change in changes)
     await worker.notifier.drain()
     logger.info("statehitl worker: %d stream records: %s", len(records), dict(report.counts))
-    for key, sequence in keyed:
-        changed = changed_thread(key) if key is not None else None
-        if changed is not None and changed[1] in report.retry and sequence:
-            return {"batchItemFailures": [{"itemIdentifier": sequence}]}
+    for change in changes:
+        changed = changed_thread(change.key)
+        if changed is not None and changed[1] in report.retry and change.sequence:
+            return {"batchItemFailures": [{"itemIdentifier": change.sequence}]}
     return {"batchItemFailures": []}

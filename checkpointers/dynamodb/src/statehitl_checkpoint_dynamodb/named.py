@@ -13,41 +13,39 @@ tick of its schedule, which docs/workers.md says how to size.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from statehitl.checkpoint.storage import validate_prefix
 from statehitl_checkpoint_dynamodb._layout import join, token_chunks
-
-if TYPE_CHECKING:
-    from statehitl_checkpoint_dynamodb.storage import DynamoDBStorage
+from statehitl_checkpoint_dynamodb._table import Table
 
 __all__ = ["scan_named"]
 
 
-def scan_named(storage: DynamoDBStorage, prefix: str, name: str) -> dict[str, tuple[bytes, str]]:
+def scan_named(table: Table, prefix: str, name: str) -> dict[str, tuple[bytes, str]]:
     """Every live record whose key starts with ``prefix`` and whose last segment is ``name``, with its
     value and version token, by a strongly consistent filtered ``Scan`` (values over an item's size are
     read with their chunks)."""
     validate_prefix(prefix)
     kwargs: dict[str, Any] = {
-        "TableName": storage.table_name,
+        "TableName": table.name,
         "FilterExpression": "begins_with(#p, :p) AND #s = :n AND attribute_exists(#v)",
         "ProjectionExpression": "#p, #s, #v, #x, d",
-        "ExpressionAttributeNames": {"#p": "pk", "#s": "sk", "#v": "v", "#x": storage.ttl_attribute},
+        "ExpressionAttributeNames": {"#p": "pk", "#s": "sk", "#v": "v", "#x": table.ttl_attribute},
         "ExpressionAttributeValues": {":p": {"S": prefix}, ":n": {"S": name}},
         "ConsistentRead": True,
     }
     now = int(time.time())
     found: dict[str, tuple[bytes, str]] = {}
     while True:
-        with storage._errors("Scan"):
-            answer = storage.client.scan(**kwargs)
+        with table.errors("Scan"):
+            answer = table.client.scan(**kwargs)
         for item in answer.get("Items", []):
-            if storage._expired(item, now):
+            if table.expired(item, now):
                 continue
             key, token = join(item["pk"]["S"], item["sk"]["S"]), item["v"]["S"]
             if token_chunks(token)[1]:
-                if (whole := storage._read(key)) is not None:
+                if (whole := table.read(key)) is not None:
                     found[key] = whole
             else:
                 found[key] = item.get("d", {}).get("B", b""), token

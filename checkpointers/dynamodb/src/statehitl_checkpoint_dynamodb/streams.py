@@ -4,8 +4,8 @@ An answer is one conditional ``PutItem`` of ``threads/<thread>/a.<checkpoint>.<i
 table's stream on (``create_table(stream=True)``, view type ``KEYS_ONLY``), that write is itself the
 event a worker wakes on, so there is no second write (a queue message, a notification) that could be
 lost between the answer and the resume. ``TableStream`` reads every shard of the stream with boto3's
-``dynamodbstreams`` client and gives the storage keys written, in order within a shard;
-``record_key`` turns one stream record (from ``GetRecords`` or an AWS Lambda event) into its key.
+``dynamodbstreams`` client and gives the storage keys written, in order within a shard
+(``stream_records`` turns one stream record, from ``GetRecords`` or an AWS Lambda event, into its key).
 
 Where it starts reading, and why: the shards open when ``start()`` is called are read from ``LATEST``,
 and the worker then passes once over the thread index. Every write before that position is in the
@@ -30,20 +30,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from statehitl_checkpoint_dynamodb._client import error_code, translate_errors
-from statehitl_checkpoint_dynamodb._layout import is_marker, join
+from statehitl_checkpoint_dynamodb._table import OnTable, Table
 from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError, DynamoDBError
+from statehitl_checkpoint_dynamodb.stream_records import Change, record_change, record_key
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from statehitl_checkpoint_dynamodb.storage import DynamoDBStorage
-
 __all__ = ["Change", "StreamsClient", "TableStream", "record_key"]
+"""``Change`` and ``record_key`` are ``stream_records``', here too for the readers that import them from here."""
 
 _ITERATOR_LOST = frozenset({"ExpiredIteratorException", "TrimmedDataAccessException", "ResourceNotFoundException"})
 """GetRecords/GetShardIterator errors the reader recovers from itself (a new iterator, or the shards
@@ -61,33 +61,6 @@ class StreamsClient(Protocol):
     def get_shard_iterator(self, **kwargs: Any) -> dict[str, Any]: ...
 
     def get_records(self, **kwargs: Any) -> dict[str, Any]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """A storage key written, and the stream sequence number of the write (Lambda retries by it)."""
-
-    key: str
-    sequence: str
-
-
-def record_key(record: Mapping[str, Any]) -> str | None:
-    """The storage key a stream record says was written (an ``INSERT`` or ``MODIFY``), from its ``Keys``.
-
-    None for a delete (``REMOVE``: nothing to do), for the layout's partition markers and value chunks
-    (no record of their own), and for anything that is not a record of this table's layout. Works on
-    both shapes a record comes in: boto3's ``GetRecords`` and an AWS Lambda event.
-    """
-    if record.get("eventName") == "REMOVE":
-        return None
-    keys = record.get("dynamodb", {}).get("Keys", {})
-    pk = keys.get("pk", {}).get("S")
-    sk = keys.get("sk", {}).get("S")
-    if not isinstance(pk, str) or not isinstance(sk, str) or not pk or not sk:
-        return None
-    if is_marker(sk) or pk.startswith("#"):
-        return None
-    return join(pk, sk)
 
 
 @dataclass
@@ -110,10 +83,10 @@ class TableStream:
     when one ends. The calls are blocking (boto3): ``changes()`` runs them in a worker thread.
     """
 
-    def __init__(self, storage: DynamoDBStorage, *, client: StreamsClient | None = None,
+    def __init__(self, storage: OnTable, *, client: StreamsClient | None = None,
                  rediscover: float = 60.0) -> None:
         self.storage = storage
-        self.table = storage.table_name
+        self.table = storage.table.name
         self._client = client
         self.rediscover = rediscover
         self.stream_arn: str | None = None
@@ -123,7 +96,7 @@ class TableStream:
     @property
     def client(self) -> StreamsClient:
         if self._client is None:
-            self._client = _make_client(self.storage)
+            self._client = _make_client(self.storage.table)
         return self._client
 
     def _errors(self, action: str, passthrough: frozenset[str] = frozenset()
@@ -229,11 +202,10 @@ class TableStream:
                     continue
             records, shard.iterator = self._records(shard)
             for record in records:
-                sequence = str(record.get("dynamodb", {}).get("SequenceNumber", ""))
-                shard.last = sequence or shard.last
-                key = record_key(record)
-                if key is not None:
-                    changes.append(Change(key, sequence))
+                shard.last = str(record.get("dynamodb", {}).get("SequenceNumber", "")) or shard.last
+                change = record_change(record)
+                if change is not None:
+                    changes.append(change)
             if shard.iterator is None and not shard.done:  # closed and read to its end: its children come next
                 shard.done = ended = True
         if ended:
@@ -277,13 +249,12 @@ class TableStream:
                     await asyncio.wait_for(stop.wait(), idle)
 
 
-def _make_client(storage: DynamoDBStorage) -> StreamsClient:
-    """A ``dynamodbstreams`` client with the storage's settings, retrying as the storage's client does."""
+def _make_client(table: Table) -> StreamsClient:
+    """A ``dynamodbstreams`` client with the table's settings, retrying as the table's client does."""
     import boto3
     from botocore.config import Config
 
-    options = dict(storage._client_options)  # the same package: one place knows how a client is set up
-    given = storage._client
+    options, given = table.options, table.given_client  # one place knows how a client is set up
     config = Config(retries={"mode": "standard", "total_max_attempts": int(options.get("max_attempts") or 10)})
     region: str | None
     endpoint: str | None
