@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from statehitl.errors import InvalidUpdateError
 from statehitl.values import decode_value, encode_value
 
-__all__ = ["GOTO", "Command", "ParentCommand", "Send", "dump_goto", "goto_of", "goto_targets"]
+__all__ = ["GOTO", "Command", "ParentCommand", "Send", "dump_goto", "goto_of", "goto_targets", "loaded_arg"]
 
 N = TypeVar("N")
 
@@ -30,7 +30,8 @@ with the step's writes, so a step re-entered after an interrupt keeps where its 
 class Send:
     """Run ``node`` in the next step with ``arg`` as its input instead of the state (map-reduce).
 
-    Returned from a conditional edge's path function (one or a list) or as a ``Command``'s ``goto``.
+    Returned from a conditional edge's path function (one or a list) or as a ``Command``'s ``goto``. The
+    argument may be a ``Command`` too (the node gets it, and may return it): stored as ``{"$command": {...}}``.
     """
 
     node: str
@@ -42,8 +43,16 @@ class Send:
         self.stored_arg()
 
     def stored_arg(self) -> Any:
-        """The argument as it is stored (``values.encode_value``); ``ValueNotStorableError`` if it cannot be."""
-        return encode_value(self.arg, f"the argument of Send({self.node!r}, ...)")
+        """The argument as it is stored (``loaded_arg`` reads it back): tagged (``values.encode_value``), a
+        Command as its fields; ``ValueNotStorableError`` if it cannot be stored."""
+        arg, where = self.arg, f"the argument of Send({self.node!r}, ...)"
+        if not isinstance(arg, Command):
+            return encode_value(arg, where)
+        goto: Any = dump_goto(goto_targets(arg.goto, f"the Command of Send({self.node!r}, ...)"))
+        if isinstance(arg.goto, str | Send):  # one target, kept as one: the Command read back is the one sent
+            goto = goto[0]
+        return {_COMMAND: {"graph": arg.graph, "update": encode_value(arg.update, f"{where} (its update)"),
+                           "resume": encode_value(arg.resume, f"{where} (its resume)"), "goto": goto}}
 
     def to_json(self) -> dict[str, Any]:
         return {"node": self.node, "arg": self.stored_arg()}
@@ -79,6 +88,21 @@ class ParentCommand(Exception):  # control flow, like StopIteration, not an erro
         self.command = command
 
 
+_COMMAND = "$command"
+
+
+def loaded_arg(stored: Any) -> Any:
+    """A ``Send``'s argument as ``Send.stored_arg`` stored it: a Command rebuilt, any other value as it was
+    (``values.decode_value``)."""
+    if type(stored) is not dict or len(stored) != 1 or type(stored.get(_COMMAND)) is not dict:
+        return decode_value(stored)
+    fields = stored[_COMMAND]
+    goto = fields["goto"]
+    targets = goto_of({GOTO: goto if isinstance(goto, list) else [goto]})
+    return Command(graph=fields["graph"], update=decode_value(fields["update"]), resume=decode_value(fields["resume"]),
+                   goto=(targets or ()) if isinstance(goto, list) else targets[0])
+
+
 def goto_targets(goto: Any, who: str) -> list[str | Send]:
     """A ``goto`` as a list of node names and Sends (refusing anything else, with who gave it)."""
     items = [goto] if isinstance(goto, str | Send) else list(goto or ())
@@ -90,7 +114,7 @@ def goto_targets(goto: Any, who: str) -> list[str | Send]:
 
 def goto_of(update: dict[str, Any]) -> list[str | Send]:
     """The targets an update's ``GOTO`` entry holds, from a live Command or as stored (JSON)."""
-    return [Send(t["node"], decode_value(t["arg"])) if isinstance(t, dict) else t for t in update.get(GOTO, ())]
+    return [Send(t["node"], loaded_arg(t["arg"])) if isinstance(t, dict) else t for t in update.get(GOTO, ())]
 
 
 def dump_goto(targets: Sequence[str | Send]) -> list[Any]:

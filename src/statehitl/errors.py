@@ -195,7 +195,7 @@ class NotJSONError(StatehitlError, TypeError):
 
 
 class NestingTooDeepError(StatehitlError, ValueError):
-    """A value nests deeper than ``statehitl._json.MAX_NESTING`` levels of lists and objects: stored, it could
+    """A value nests deeper than ``statehitl.json_depth.MAX_NESTING`` levels of lists and objects: stored, it could
     not be read back (the JSON reader stops near 200 levels), so it is refused where it is written, and
     nothing is stored."""
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from statehitl.commands import Send
 from statehitl.errors import GraphValidationError
+from statehitl.routers import Router
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -70,41 +71,6 @@ class Join:
     def key(self) -> str:
         """How the scheduler names this join's progress in a checkpoint."""
         return f"{'+'.join(self.sources)}>{self.target}"
-
-
-@dataclass(frozen=True, slots=True)
-class Router:
-    """A transition chosen at run time: ``route(state)`` names the next node(s).
-
-    ``targets`` lists where it may go when that is known (a path map or a ``Literal`` return type);
-    None means anywhere, which keeps validation and drawing honest about what cannot be known.
-    ``path_map`` translates the router's return values into node names.
-    """
-
-    source: str
-    route: Callable[[Any], Any]
-    targets: tuple[str, ...] | None = None
-    path_map: dict[Any, str] | None = None
-
-    def resolve(self, state: Any) -> list[str | Send]:
-        chosen = self.route(state)
-        if isinstance(chosen, str) or not isinstance(chosen, Sequence):
-            chosen = [chosen]
-        if self.path_map is not None:
-            missing = [c for c in chosen
-                       if not isinstance(c, Send) and (not isinstance(c, Hashable) or c not in self.path_map)]
-            if missing:
-                raise GraphValidationError(
-                    f"the router after {self.source!r} returned {missing[0]!r}, which is not a key of its "
-                    f"path map {self.path_map!r}"
-                )
-        names = [c if isinstance(c, Send) else self.path_map[c] if self.path_map is not None else c for c in chosen]
-        for name in names:
-            if not isinstance(name, str | Send):
-                raise GraphValidationError(
-                    f"the router after {self.source!r} returned {name!r}; it must return node names"
-                )
-        return names
 
 
 _KNOWN_STRUCTURES: dict[tuple[Any, ...], dict[str, frozenset[str]]] = {}
@@ -159,6 +125,7 @@ class Machine:
             self.nodes[spec.name] = spec
         self.edges: tuple[Edge, ...] = tuple(edges)
         self.routers: tuple[Router, ...] = tuple(routers)
+        self.awaits = any(r.awaits for r in self.routers)  # an async path function: routes awaited (atargets)
         self._schema = schema
         self._check_references()
         self.joins_from = _by_node(self.nodes, ((s, j) for j in self.joins for s in dict.fromkeys(j.sources)))
@@ -355,18 +322,33 @@ class Machine:
         edges, routers = self.transitions[node]
         out: list[str | Send] = [e.target for e in edges if e.condition is None or e.condition(state)]
         for router in routers:
-            for target in router.resolve(state):
-                if isinstance(target, Send) and not self.supersteps:
-                    raise GraphValidationError(f"the router after {node!r} returned {target!r}; a Send "
-                                               "needs a machine that runs supersteps (a StateGraph)")
-                name = target.node if isinstance(target, Send) else target
-                if not self._known(name) or name == START or (isinstance(target, Send) and name == END):
-                    raise GraphValidationError(
-                        f"the router after {node!r} chose {target!r}, which is not a node "
-                        f"(known nodes: {sorted(self.nodes)})"
-                    )
-                out.append(target)
+            out.extend(self._chosen(node, router.resolve(state)))
         return out
+
+    async def atargets(self, node: str, state: Any) -> list[str | Send]:
+        """``targets``, with the routers that are coroutine functions awaited (a StateGraph's async path)."""
+        edges, routers = self.transitions[node]
+        out: list[str | Send] = [e.target for e in edges if e.condition is None or e.condition(state)]
+        for router in routers:
+            chosen = router.route(state)
+            if inspect.isawaitable(chosen):
+                chosen = await chosen
+            out.extend(self._chosen(node, router.names(chosen)))
+        return out
+
+    def _chosen(self, node: str, targets: list[str | Send]) -> list[str | Send]:
+        """A router's targets, each checked to be a node of this machine (a Send only where steps take it)."""
+        for target in targets:
+            if isinstance(target, Send) and not self.supersteps:
+                raise GraphValidationError(f"the router after {node!r} returned {target!r}; a Send "
+                                           "needs a machine that runs supersteps (a StateGraph)")
+            name = target.node if isinstance(target, Send) else target
+            if not self._known(name) or name == START or (isinstance(target, Send) and name == END):
+                raise GraphValidationError(
+                    f"the router after {node!r} chose {target!r}, which is not a node "
+                    f"(known nodes: {sorted(self.nodes)})"
+                )
+        return targets
 
     # -- drawing ----------------------------------------------------------------------------------
 

@@ -22,9 +22,10 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from statehitl._json import dump_written
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
-from statehitl.checkpoint.records import StoredCheckpoint
+from statehitl.checkpoint.records import Source, StoredCheckpoint
 from statehitl.errors import GraphRecursionError
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import ANSWERS_USED
@@ -206,22 +207,23 @@ class Runner:
 
     async def commit_update(
         self, cursor: Cursor, step: int, state: Any, writer: str, update: dict[str, Any], *, rewritten: bool = False,
-        **position: Any,
+        source: Source = "update", **position: Any,
     ) -> StoredCheckpoint:
         """Write a checkpoint that no step made: ``state`` after ``writer`` applied ``update`` outside a
         run (a human editing a graph's state, a direct tool call recorded in an agent's conversation).
 
         Durable and indexed like the checkpoint a run stops on; ``position`` gives its status and
         pending nodes (and, for a waiting thread, its interrupts and kept work). ``rewritten``: the
-        state's history was edited or migrated, not appended to, so this checkpoint stores it whole.
+        state's history was edited or migrated, not appended to, so this checkpoint stores it whole. ``source``:
+        what made it (an update, or a copy of a checkpoint: ``"fork"``).
         """
         cursor.store_whole(rewritten)
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
         try:
             return await self.checkpointer.commit(
                 cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
-                fingerprint=self.machine.fingerprint, step=step, source="update",
-                writes={writer: self.adapter.dump_update(update)}, **position,
+                fingerprint=self.machine.fingerprint, step=step, source=source,
+                writes={writer: dump_written(self.adapter.dump_update, writer, update)}, **position,
             )
         except IndexNotWritten as stale:  # the update is stored; only the listing is stale
             stale.raise_error()

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from statehitl.machine import END, Machine
-from statehitl.supersteps import Apply, plan_step
+from statehitl.supersteps import Apply, Routes, plan_step
 
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
@@ -35,10 +35,11 @@ class SchedulingPolicy(Protocol):
         ...
 
     def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None
-              ) -> tuple[list[str], Schedule | None]:
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None,
+              routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
         """What is pending after a step that ran ``ran`` from ``before`` to ``state``; ``done`` holds the
-        finished tasks' updates in ``ran``'s order (a cancelled node is in ``ran`` but not in ``done``)."""
+        finished tasks' updates in ``ran``'s order (a cancelled node is in ``ran`` but not in ``done``);
+        ``routes``: where their routers went, awaited beforehand where a router is async (``awaited_routes``)."""
         ...
 
 
@@ -55,8 +56,8 @@ class ReadySet:
         return [n for n in pending if not (blockers[n] & waiting)] or pending
 
     def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None
-              ) -> tuple[list[str], Schedule | None]:
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None,
+              routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
         left = [n for n in pending if n not in ran]
         for node, _ in done:
             left.extend(machine.next_nodes(node, state))
@@ -72,9 +73,9 @@ class Supersteps:
         return pending
 
     def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
-              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None
-              ) -> tuple[list[str], Schedule | None]:
-        return plan_step(machine, apply, before, done, schedule)
+              done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None,
+              routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
+        return plan_step(machine, apply, before, done, schedule, routes)
 
 
 READY_SET = ReadySet()

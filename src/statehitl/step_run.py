@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids, observe
+from statehitl._json import dump_written
 from statehitl.errors import NodeCancelledError
 from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
@@ -49,7 +50,7 @@ from statehitl.runner_parts import (
 )
 from statehitl.scheduling import SchedulingPolicy
 from statehitl.step_tasks import run_tasks
-from statehitl.supersteps import send_arg
+from statehitl.supersteps import Routes, awaited_routes, send_arg
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class StepExecutor:
 
     def dumped(self, writes: Writes) -> dict[str, dict[str, Any]]:
         """A step's updates as its checkpoint records them (``writes``): JSON, by node."""
-        return {n: self.adapter.dump_update(u) for n, u in writes if u}
+        return {n: dump_written(self.adapter.dump_update, n, u) for n, u in writes if u}
 
     def refused(self, state: Any, pending: list[str], *, kept: bool) -> dict[str, Any] | None:
         """The owner's refusal of the next step (a limit), asked before any hook of its nodes fires; a
@@ -130,7 +131,10 @@ class StepExecutor:
                 raise NodeFailed(node, exc) from None
             if type(outcome) is Done:
                 self.step_at = None
-                return self._moved(at, runnable, [(node, outcome.update)], {})
+                finished = [(node, outcome.update)]
+                if self.machine.awaits:  # an async path function: its routes awaited (a coroutine only then)
+                    return self._moved(at, runnable, finished, {}, await self._routes(at, finished))
+                return self._moved(at, runnable, finished, {}, None)
             outcomes = {node: outcome}
         else:
             outcomes = await self._outcomes(at, runnable)
@@ -147,12 +151,16 @@ class StepExecutor:
                 cancels[node] = outcome  # type: ignore[assignment]
         if stopped:
             return self._stopped(at, runnable, outcomes, done, stopped)
-        return self._moved(at, runnable, [(n, done[n]) for n in runnable if n in done], cancels)
+        finished = [(n, done[n]) for n in runnable if n in done]
+        return self._moved(at, runnable, finished, cancels, await self._routes(at, finished))
 
-    def _moved(self, at: Position, runnable: list[str], finished: Writes, cancels: dict[str, Cancelled]
-               ) -> StepResult:
+    async def _routes(self, at: Position, finished: Writes) -> Routes | None:
+        return await awaited_routes(self.machine, self.adapter.apply, at.state, finished)
+
+    def _moved(self, at: Position, runnable: list[str], finished: Writes, cancels: dict[str, Cancelled],
+               routes: Routes | None) -> StepResult:
         """The step finished: its updates applied (a cancelled node's too, where the owner gave one), and
-        what runs next."""
+        what runs next (``routes``: where its async routers went)."""
         applied = finished
         if cancels:
             done = dict(finished)
@@ -162,7 +170,7 @@ class StepExecutor:
         state = adapter.apply(at.state, applied)
         pending, schedule = self.policy.after(self.machine, adapter.apply, before=at.state, state=state,
                                               ran=runnable, done=finished, pending=at.pending,
-                                              schedule=at.schedule)
+                                              schedule=at.schedule, routes=routes)
         if self.halted is not None and self.halted(state):
             pending = []
         return StepResult(state, applied, {n: o.message for n, o in cancels.items()}, pending, schedule)
@@ -175,7 +183,8 @@ class StepExecutor:
         adapter = self.adapter
         adapter.apply(at.state, [(n, done[n]) for n in runnable if n in done])
         completed = dict(at.completed)
-        completed.update({n: adapter.dump_update(u) for n, u in done.items() if n not in completed})
+        completed.update({n: dump_written(adapter.dump_update, n, u) for n, u in done.items()
+                          if n not in completed})
         if observe.observers:
             for i in stopped:
                 observe.emit(InterruptRaisedTransition(i.id, i.name, i.node, i.source, i.reason))
@@ -230,7 +239,7 @@ class StepExecutor:
         if failures:
             # LangGraph's rule: a failed step keeps what its finished tasks wrote; its retry runs only the rest
             kept: dict[str, dict[str, Any]] = self.finished or {}
-            finished = {n: self.adapter.dump_update(u) for n, u in kept.items()}
+            finished = {n: dump_written(self.adapter.dump_update, n, u) for n, u in kept.items()}
             raise NodeFailed(*failures[0], finished)
         self.finished = None
         outcomes.update(ran)  # type: ignore[arg-type]  # no failures: every one is an outcome

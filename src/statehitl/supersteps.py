@@ -17,28 +17,48 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from statehitl.commands import GOTO, Send, goto_of
+from statehitl.commands import GOTO, Send, goto_of, loaded_arg
 from statehitl.errors import GraphValidationError
 from statehitl.machine import END, START, Machine
-from statehitl.values import decode_value
 
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["Apply", "plan_start", "plan_step", "schedule_of", "send_arg", "stored_schedule"]
+__all__ = ["Apply", "Routes", "awaited_routes", "plan_start", "plan_step", "schedule_of", "send_arg",
+           "stored_schedule", "with_goto"]
 
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
 """``apply(state, writes)``: the state after ``writes`` (the state adapter's reducers)."""
 
+Routes = dict[str, list[str | Send]]
+"""Where each finished task's routers went, by task, awaited beforehand (``awaited_routes``)."""
 
-def plan_start(machine: Machine, state: Any) -> tuple[list[str], Schedule | None]:
-    """The first step's tasks of a run from START on ``state``."""
-    return _tasks(machine, machine.targets(START, state), {})
+
+async def plan_start(machine: Machine, state: Any, goto: Sequence[str | Send] = ()
+                     ) -> tuple[list[str], Schedule | None]:
+    """The first step's tasks of a run from START on ``state`` (and ``goto``: the targets of a caller's
+    ``Command(goto=...)``)."""
+    return _tasks(machine, [*await machine.atargets(START, state), *goto], {})
+
+
+async def awaited_routes(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]]
+                         ) -> Routes | None:
+    """The targets of ``done``'s routers, each awaited where it is an async path function, for ``plan_step``;
+    None for a machine without one, whose steps are planned without a coroutine (a chain pays for none)."""
+    if not machine.awaits:
+        return None
+    routes: Routes = {}
+    for task, update in done:
+        node = machine.task_node(task)
+        if machine.transitions[node][1]:
+            routes[task] = await machine.atargets(node, apply(before, [(task, update)]))
+    return routes
 
 
 def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
-              schedule: Schedule | None) -> tuple[list[str], Schedule | None]:
-    """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``."""
+              schedule: Schedule | None, routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
+    """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``;
+    ``routes``: where its routers went, when they were awaited beforehand (``awaited_routes``)."""
     if len(done) == 1 and schedule is None:  # one node done, nothing kept: a chain's step
         task, update = done[0]
         fixed = machine.fixed_next.get(task)
@@ -52,7 +72,8 @@ def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str,
             targets.extend(goto_of(update))
         edges, routers = machine.transitions[node]
         if routers:
-            targets.extend(machine.targets(node, apply(before, [(task, update)])))
+            chosen = routes[task] if routes is not None else machine.targets(node, apply(before, [(task, update)]))
+            targets.extend(chosen)
         else:
             targets.extend(e.target for e in edges)
         for join in machine.joins_from[node]:
@@ -91,6 +112,30 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
     return [*sorted(pulled), *sends], Schedule(sends=sends, joins=joins, deferred=held)
 
 
+def with_goto(machine: Machine, pending: list[str], schedule: Schedule | None, goto: Sequence[str | Send]
+              ) -> tuple[list[str], Schedule | None]:
+    """``pending`` (with its ``schedule``) and the tasks of ``goto`` besides: a caller's ``Command(goto=...)``
+    on a thread that goes on from a step (LangGraph runs those nodes in that step)."""
+    sends = {} if schedule is None else dict(schedule.sends)
+    nodes = [t for t in pending if t not in sends]
+    for target in goto:
+        if isinstance(target, Send):
+            if target.node not in machine.nodes:
+                raise _unknown(machine, target.node)
+            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()  # as stored: read back by send_arg
+        elif target != END:
+            if target not in machine.nodes:
+                raise _unknown(machine, target)
+            nodes.append(target)
+    tasks = [*sorted(set(nodes)), *sends]
+    if not sends or (schedule is not None and sends == schedule.sends):
+        return tasks, schedule
+    from statehitl.progress import Schedule
+
+    kept = Schedule() if schedule is None else schedule
+    return tasks, kept.model_copy(update={"sends": sends})
+
+
 def schedule_of(stored: dict[str, Any], where: str) -> Schedule | None:
     """The schedule a checkpoint stores (``CheckpointRecord.schedule``), read through its model; ``where``
     names the checkpoint in the error if it cannot be. None when nothing waits."""
@@ -110,7 +155,7 @@ def send_arg(schedule: Schedule | None, task: str) -> tuple[bool, Any]:
     """Whether ``task`` is a Send's, and its argument (as it was given: the schedule holds it as stored)."""
     if schedule is None or task not in schedule.sends:
         return False, None
-    return True, decode_value(schedule.sends[task])
+    return True, loaded_arg(schedule.sends[task])
 
 
 def _unknown(machine: Machine, name: str) -> Exception:

@@ -57,8 +57,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from statehitl._json import MAX_NESTING, too_deep
 from statehitl.errors import CheckpointCorruptError, NestingTooDeepError, NotJSONError, ValueNotStorableError
+from statehitl.json_depth import MAX_NESTING, too_deep
 
 __all__ = ["TAG", "ValueTypes", "as_json", "decode_value", "encode_value", "needs_tags", "register"]
 

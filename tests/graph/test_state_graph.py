@@ -6,7 +6,7 @@ import asyncio
 from typing import Annotated, Any
 
 import pytest
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from statehitl.checkpoint import FileCheckpointer, MemoryCheckpointer
 from statehitl.errors import InvalidUpdateError
@@ -141,26 +141,32 @@ def test_async_nodes_and_context() -> None:
     assert seen == [("a", 0, "t", {"user": "ann"})]
 
 
-def test_unknown_field_is_an_invalid_update() -> None:
-    app = linear(("a", lambda s: {"colour": "red"}))
-    with pytest.raises(InvalidUpdateError, match=r"node 'a' wrote unknown field\(s\) \['colour'\]"):
-        app.invoke({"text": "x"})
+class Strict(Ticket):
+    model_config = ConfigDict(extra="forbid")
+
+
+def test_an_unknown_field_is_dropped_unless_the_model_forbids_extras() -> None:
+    app = linear(("a", lambda s: {"colour": "red", "approved": True}))
+    assert app.invoke({"text": "x"}) == {"text": "x", "log": [], "approved": True, "score": 0}  # as LangGraph drops it
+    strict = linear(("a", lambda s: {"colour": "red", "approved": True}), schema=Strict)
+    with pytest.raises(InvalidUpdateError, match=r"node 'a' wrote unknown channel\(s\) \['colour'\]; Strict forbids"):
+        strict.invoke({"text": "x"})
 
 
 @pytest.mark.parametrize("returned", [42, "text", ["log", "x"]])
 def test_update_of_the_wrong_kind_is_an_invalid_update(returned: Any) -> None:
     app = linear(("a", lambda s: returned))
-    with pytest.raises(InvalidUpdateError, match=r"node 'a' returned .*return a dict of field updates"):
+    with pytest.raises(InvalidUpdateError, match=r"node 'a' returned .*return a dict of channel updates"):
         app.invoke({"text": "x"})
 
 
-def test_model_of_another_class_is_an_invalid_update() -> None:
+def test_a_model_of_another_class_writes_the_fields_it_sets() -> None:
     class Other(BaseModel):
         text: str = ""
+        colour: str = ""
 
-    app = linear(("a", lambda s: Other()))
-    with pytest.raises(InvalidUpdateError, match=r"node 'a' returned a Other; return a dict, a Ticket or None"):
-        app.invoke({"text": "x"})
+    app = linear(("a", lambda s: Other(text="y", colour="red")))  # LangGraph's rule: its fields are updates
+    assert app.invoke({"text": "x", "score": 2}) == {"text": "y", "log": [], "approved": False, "score": 2}
 
 
 def test_value_of_the_wrong_type_is_an_invalid_update() -> None:
@@ -271,21 +277,21 @@ def test_input_may_be_a_dict_or_a_model() -> None:
 
 def test_input_that_does_not_fit_the_schema() -> None:
     app = linear(("a", lambda s: None))
-    with pytest.raises(InvalidUpdateError, match=r"input does not fit Ticket"):
-        app.invoke({"log": []})  # text is required
+    with pytest.raises(ValidationError, match=r"1 validation error for Ticket\ntext\n  Field required"):
+        app.invoke({"log": []})  # text is required: pydantic's error, as LangGraph raises it
     with pytest.raises(TypeError, match=r"input must be a dict or a Ticket, got str"):
         app.invoke("just text")
 
 
-KNOWN = r"; Ticket has \['text', 'log', 'approved', 'score'\]"
+KNOWN = r"; Strict forbids extra fields and has \['approved', 'log', 'score', 'text'\]"
 
 
 def test_an_unknown_input_field_is_refused_on_a_new_thread_and_nothing_is_stored(tmp_path, disk_snapshot) -> None:
-    app = linear(("a", lambda s: None), checkpointer=FileCheckpointer(tmp_path))
+    app = linear(("a", lambda s: None), checkpointer=FileCheckpointer(tmp_path), schema=Strict)
     app.invoke({"text": "x"}, thread_id="other")  # the store exists and holds something
     before = disk_snapshot(tmp_path)
 
-    with pytest.raises(InvalidUpdateError, match=r"^the input has unknown field\(s\) \['colour'\]" + KNOWN + "$"):
+    with pytest.raises(InvalidUpdateError, match=r"^the input has unknown channel\(s\) \['colour'\]" + KNOWN + "$"):
         app.invoke({"text": "x", "colour": "red"}, thread_id="new")
 
     assert disk_snapshot(tmp_path) == before
@@ -294,24 +300,24 @@ def test_an_unknown_input_field_is_refused_on_a_new_thread_and_nothing_is_stored
 
 def test_an_unknown_input_field_is_refused_on_an_existing_thread_and_nothing_is_stored(tmp_path,
                                                                                        disk_snapshot) -> None:
-    app = linear(("a", lambda s: None), checkpointer=FileCheckpointer(tmp_path))
+    app = linear(("a", lambda s: None), checkpointer=FileCheckpointer(tmp_path), schema=Strict)
     app.invoke({"text": "x"}, thread_id="t")
     before = disk_snapshot(tmp_path)
 
-    with pytest.raises(InvalidUpdateError, match=r"^the input has unknown field\(s\) \['colour', 'size'\]" + KNOWN):
+    with pytest.raises(InvalidUpdateError, match=r"^the input has unknown channel\(s\) \['colour', 'size'\]" + KNOWN):
         app.invoke({"colour": "red", "log": ["y"], "size": 2}, thread_id="t")
 
     assert disk_snapshot(tmp_path) == before
 
 
-def test_a_model_of_another_class_as_input_is_checked_field_by_field() -> None:
+def test_a_model_of_another_class_as_input_gives_the_fields_the_state_has() -> None:
     class Wider(BaseModel):
         text: str
         colour: str
 
-    app = linear(("a", lambda s: None))
-    with pytest.raises(InvalidUpdateError, match=r"the input has unknown field\(s\) \['colour'\]"):
-        app.invoke(Wider(text="x", colour="red"))
+    assert linear(("a", lambda s: None)).invoke(Wider(text="x", colour="red")).state == Ticket(text="x")
+    with pytest.raises(InvalidUpdateError, match=r"the input has unknown channel\(s\) \['colour'\]"):
+        linear(("a", lambda s: None), schema=Strict).invoke(Wider(text="x", colour="red"))
 
 
 def test_a_field_may_be_given_under_its_alias_in_a_new_thread_s_input() -> None:
@@ -346,8 +352,7 @@ def test_new_input_on_a_completed_thread_starts_from_start_on_the_current_state(
 def test_new_input_on_an_existing_thread_is_validated() -> None:
     app = linear(("a", lambda s: None), checkpointer=MemoryCheckpointer())
     app.invoke({"text": "x"}, thread_id="t")
-    with pytest.raises(InvalidUpdateError, match=r"unknown field"):
-        app.invoke({"nope": 1}, thread_id="t")
+    assert app.invoke({"nope": 1, "score": 1}, thread_id="t").state == Ticket(text="x", score=1)  # "nope" dropped
     with pytest.raises(InvalidUpdateError, match=r"^the input wrote an invalid value to 'score'"):
         app.invoke({"score": -3}, thread_id="t")
 

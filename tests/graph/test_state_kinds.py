@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
 
 import pytest
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypedDict
 
 from statehitl.channels import StateSchema, append
@@ -247,7 +247,7 @@ def test_pydantic_with_private_channels_stores_a_subclass_and_shows_the_user_cla
     assert issubclass(kind.model, Ticket)
     schema = StateSchema(kind.model)
     assert schema.reducers == {"log": append}
-    state = schema.initial(kind.input_of({"text": " a ", "secret": "s"}))
+    state = schema.initial(kind.input_of({"text": " a ", "secret": "s"}, kind.input_keys(Private) | {"text"}))
     state = schema.apply(state, [("n", kind.update_of({"log": "x", "question": "q"}, "n") or {})])
     mine = kind.node_input(state)
     assert type(mine) is Ticket
@@ -347,13 +347,25 @@ def test_a_view_of_an_undeclared_schema_is_refused() -> None:
 # -- updates and inputs ------------------------------------------------------------------------------
 
 
-def test_unknown_update_keys_are_refused_with_who_and_the_channels() -> None:
+def test_unknown_update_keys_are_dropped_as_langgraph_drops_them() -> None:
     kind = state_kind(Chat)
-    with pytest.raises(InvalidUpdateError, match=r"node 'n' wrote unknown channel\(s\) \['nope'\]; the state has "
-                       r"\['question', 'turns'"):
-        kind.update_of({"question": "q", "nope": 1}, "n")
+    assert kind.update_of({"question": "q", "nope": 1}, "n") == {"question": "q"}
     update = {"question": "q"}
-    assert kind.update_of(update, "n") is update
+    assert kind.update_of(update, "n") is update  # nothing to drop: the update itself
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = ""
+
+
+def test_a_pydantic_state_that_forbids_extras_refuses_unknown_keys_with_who_and_the_channels() -> None:
+    kind = state_kind(Closed)
+    with pytest.raises(InvalidUpdateError, match=r"node 'n' wrote unknown channel\(s\) \['nope'\]; Closed forbids "
+                       r"extra fields and has \['text'\]"):
+        kind.update_of({"text": "q", "nope": 1}, "n")
+    with pytest.raises(InvalidUpdateError, match=r"^the input has unknown channel\(s\) \['junk'\]"):
+        kind.input_of({"junk": 1})
 
 
 def test_a_return_value_that_is_no_update_is_refused() -> None:
@@ -362,16 +374,15 @@ def test_a_return_value_that_is_no_update_is_refused() -> None:
         kind.update_of(5, "x")
     with pytest.raises(InvalidUpdateError, match=r"^node 'x' returned"):  # the phrase, when given, is kept
         kind.update_of(5, "node 'x'")
-    with pytest.raises(InvalidUpdateError, match=r"^the input wrote unknown channel\(s\) \['junk'\]"):
-        kind.update_of({"junk": 1}, "input")
+    assert kind.update_of({"junk": 1}, "input") == {}
 
 
-def test_input_keys_of_the_input_schema_are_known_and_others_refused() -> None:
+def test_input_keeps_the_keys_of_the_input_schema_and_drops_others() -> None:
     kind = state_kind(Chat, extra=[Private])
-    assert kind.input_of({"secret": "s"}) == {"secret": "s"}
+    assert kind.input_of({"secret": "s", "turns": 1}, kind.input_keys(Private)) == {"secret": "s"}
+    assert kind.input_of({"secret": "s", "question": "q"}) == {"question": "q"}  # the state schema's keys
     assert kind.input_of(None) == {}
-    with pytest.raises(InvalidUpdateError, match=r"the input has unknown channel\(s\) \['junk'\]"):
-        kind.input_of({"question": "q", "junk": 1})
+    assert kind.input_of({"question": "q", "junk": 1}) == {"question": "q"}
     with pytest.raises(InvalidUpdateError, match="the input is str 'q'; give a dict of channel values or a Chat"):
         kind.input_of("q")
 

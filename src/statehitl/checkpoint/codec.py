@@ -21,10 +21,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from statehitl._json import MAX_NESTING, check_nesting
 from statehitl.checkpoint.payload_codecs import reading_chain, writing_chain
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointCorruptError
+from statehitl.json_depth import MAX_NESTING, check_nesting
 
 __all__ = ["decode", "decode_model", "encode", "encode_counted"]
 
@@ -44,7 +44,7 @@ def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str =
                    ) -> tuple[bytes, int]:
     """``encode``, and how many characters of ``record`` its bytes hold as U+FFFD (``_with_text_replaced``):
     a writer that keeps the record in memory must then read it back, to hold what the store holds.
-    ``NestingTooDeepError`` for a record nested deeper than the reader takes back (``_json.check_nesting``)."""
+    ``NestingTooDeepError`` for a record nested deeper than the reader takes back (``json_depth.check_nesting``)."""
     leave_out = getattr(record, "stored_exclude", None)
     exclude = leave_out() if leave_out is not None else None
     replaced = 0

@@ -26,8 +26,9 @@ from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph, Migration
 from statehitl.graph.graph_state import StateGraphSchema
-from statehitl.graph.node_calls import node_handler, route_handler
+from statehitl.graph.node_calls import is_async_callable, node_handler, route_handler
 from statehitl.graph.retries import Policies
+from statehitl.graph.runnables import is_runnable, node_name, runnable_node
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
 from statehitl.graph.subgraphs import subgraph_handler
 from statehitl.hooks.registry import HookProvider, HookRegistry
@@ -103,9 +104,9 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"add_node(cache_policy={cache_policy!r}): give a CachePolicy(ttl=..., "
                                        "key_func=...)")
         if action is None:
-            if isinstance(node, str) or not callable(node):
+            if isinstance(node, str) or not (callable(node) or is_runnable(node)):
                 raise GraphValidationError(f"add_node({node!r}) needs a handler: add_node(name, fn)")
-            name, action = str(getattr(node, "__name__", None) or getattr(node, "name", repr(node))), node
+            name, action = node_name(node), node
         elif isinstance(node, str):
             name = node
         else:
@@ -116,8 +117,8 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"node name {name!r}: ':' is reserved (it names a Send's task)")
         if name in self._nodes:
             raise GraphValidationError(f"node {name!r} is already in the graph; node names must be unique")
-        if not isinstance(action, CompiledStateGraph) and not callable(action):
-            raise GraphValidationError(f"node {name!r}: handler must be callable, got {action!r}")
+        if not isinstance(action, CompiledStateGraph) and not callable(action) and not is_runnable(action):
+            raise GraphValidationError(f"node {name!r}: handler must be callable or a Runnable, got {action!r}")
         targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
         self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer, cache_policy)
         return self
@@ -128,7 +129,7 @@ class StateGraph(Generic[M]):
             raise GraphValidationError("add_sequence() needs at least one node")
         previous: str | None = None
         for item in nodes:
-            name, fn = item if isinstance(item, tuple) else (getattr(item, "__name__", repr(item)), item)
+            name, fn = item if isinstance(item, tuple) else (node_name(item), item)
             self.add_node(name, fn)
             if previous is not None:
                 self.add_edge(previous, name)
@@ -221,21 +222,23 @@ class StateGraph(Generic[M]):
         if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads
             extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
-        extra += reads.values()
+        routes = [self._annotated(r.route) for r in self._routers]  # a path function's private schema too
+        extra += [*reads.values(), *routes]
         kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        state = StateGraphSchema(kind)
+        state = StateGraphSchema(kind, input_schema=self.input_schema)
         if state.message_channels:
             # loaded by the graphs that have messages
             from statehitl.graph.message_state import MessagesStateGraphSchema
 
-            state = MessagesStateGraphSchema(kind)
+            state = MessagesStateGraphSchema(kind, input_schema=self.input_schema)
         caches = {n: NodeCache(n, node.action, node.cache_policy, cache,
                                lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
                   for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None
                   and not isinstance(node.action, CompiledStateGraph)}
         specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n), cache=caches.get(n)))
                  for n, node in self._nodes.items()]
-        routers = [Router(r.source, route_handler(r.route, kind), r.targets, r.path_map) for r in self._routers]
+        routers = [Router(r.source, route_handler(r.route, kind, wants), r.targets, r.path_map,
+                          awaits=is_async_callable(r.route)) for r, wants in zip(self._routers, routes, strict=True)]
         machine = Machine(specs, self._edges, routers, name=name or self.name, schema=state.describe(),
                           supersteps=True, joins=self._joins,
                           destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations},
@@ -271,7 +274,12 @@ class StateGraph(Generic[M]):
             return node.input_schema
         if isinstance(node.action, CompiledStateGraph):
             return None
-        annotated = schema_of(node.action)
+        return self._annotated(node.action)
+
+    def _annotated(self, fn: Callable[..., Any]) -> Any:
+        """The schema ``fn``'s first parameter is annotated with (a node's or a path function's), if it reads
+        the state through one other than the state's own (see ``_reads``)."""
+        annotated = schema_of(fn)
         if annotated is None or annotated is self.state_schema:
             return None
         if isinstance(annotated, type) and issubclass(annotated, BaseModel) and isinstance(self.state_schema, type) \
@@ -285,7 +293,8 @@ class StateGraph(Generic[M]):
                  cache: NodeCache | None) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
             return subgraph_handler(name, node.action, kind, kept)
-        return node_handler(name, node.action, kind, reads, node.metadata, node.retry, cache=cache)
+        action = node.action if callable(node.action) else runnable_node(node.action)  # (add_node took only these)
+        return node_handler(name, action, kind, reads, node.metadata, node.retry, cache=cache)
 
 
 def _kept_state_channel(node: str) -> str:

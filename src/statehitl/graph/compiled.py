@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl._sync import iterate_sync, run_sync
+from statehitl.channels import INPUT
 from statehitl.checkpoint.answer_records import read_answers, record_answer
 from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer, Head
@@ -30,7 +31,17 @@ from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import RunScope, current_node, reset_run, set_run
 from statehitl.graph.result import GraphRunResult, run_result
 from statehitl.graph.run_stream import RunStream
-from statehitl.graph.run_targets import RunTarget, answer_form, check_step_limit, resume_input, run_target
+from statehitl.graph.run_targets import (
+    CommandInput,
+    RunTarget,
+    answer_form,
+    check_step_limit,
+    command_input,
+    commanded,
+    resume_input,
+    run_target,
+    stopped,
+)
 from statehitl.graph.snapshots import SnapshotReader
 from statehitl.graph.stream_events import CheckpointEvents, RunOrigin
 from statehitl.graph.subgraphs import invoke_inside
@@ -46,7 +57,7 @@ from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
 from statehitl.runner_parts import LOOP_SHARED
 from statehitl.stream_sink import STREAM_MODES, StreamMode, StreamSink, current_scope, enter_scope, leave_scope
-from statehitl.supersteps import plan_start, stored_schedule
+from statehitl.supersteps import plan_start, schedule_of, stored_schedule, with_goto
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, Namespace
@@ -319,11 +330,12 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
 
     def _returned(self, values: Any, thread: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
                   cancelled: dict[str, str], checkpoint_id: str) -> Any:
-        """``invoke``'s value: the values (a root state's own value when nothing waits), as a ``GraphRunResult``."""
+        """``invoke``'s value: the values as a ``GraphRunResult``; a root state's own value when nothing waits,
+        else only what it waits on, as LangGraph returns it (the result's ``.state`` holds the value)."""
         if self.schema.kind.kind == "root" and not interrupts:
             return values
         return run_result(thread, status, state, interrupts, step, cancelled, checkpoint_id,
-                          values if isinstance(values, dict) else {"root": values})
+                          values if isinstance(values, dict) else {})
 
     async def _begin(self, input: Any, target: RunTarget, head: Head | None) -> tuple[Position, bool] | _Reached:
         """Where the call's run begins, and whether it continues a stopped run; or what it reached already.
@@ -335,36 +347,43 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
         none, except that a thread waiting on interrupts nobody answered asks them again.
         """
         thread = target.thread
+        command = command_input(input, lambda given: self.schema.normalize_update(INPUT, given))
+        plain = resume_input(input, head)  # None for a Command without resume: the run goes on, with its command
         if target.checkpoint_id is not None and head is not None:
             views = ThreadViews(self.checkpointer, self.machine, self.schema, thread)
             view = await views.at(parse_view(thread, target.checkpoint_id), head)
             if not (view.own and view.record.seq == head.record.seq):
-                return await self._from_past(input, views, view, head)
-            if input is None and head.record.status == "interrupted" and head.record.interrupts \
+                return await self._from_past(input, views, view, head, command)
+            if plain is None and head.record.status == "interrupted" and head.record.interrupts \
                     and not await self._answered(head):  # a replay of the waiting step: its questions asked afresh
-                return await views.fork(view, await views.state(view)), False
+                return commanded(self.machine, await views.fork(view, await views.state(view)), command), False
+        if command is not None and plain is None and (head is None or not stopped(head)):
+            return await self._position(command.update, thread, head, command=command)  # a run of its goto
         if target.named and head is not None and input is None and head.record.status == "completed" \
                 and not head.record.pending:  # LangGraph's: a finished thread's end, reached again
             return _Reached(head.record, self.schema.load(head.record.values))
-        return await self._position(resume_input(input, head), thread, head, answer_form(head, target),
-                                   ask_again=target.named)
+        return await self._position(plain, thread, head, answer_form(head, target), ask_again=target.named,
+                                    command=command)
 
     async def _answered(self, head: Head) -> bool:
         """Whether an answer is stored for any of the interrupts the thread's current checkpoint waits on."""
         answers = head.answers if head.answers is not None else await read_answers(self.checkpointer, head.record)
         return bool(answers)
 
-    async def _from_past(self, input: Any, views: ThreadViews, view: View, head: Head
-                         ) -> tuple[Position, bool] | _Reached:
-        """A run from the past checkpoint ``view``: a new branch (a replay asks its interrupts afresh), or an
-        answer to one of its interrupts, which binds as any answer does."""
+    async def _from_past(self, input: Any, views: ThreadViews, view: View, head: Head,
+                         command: CommandInput | None = None) -> tuple[Position, bool] | _Reached:
+        """A run from the past checkpoint ``view``: a new branch (a replay asks its interrupts afresh; a
+        ``Command``'s update applied first, its goto run too), or an answer to one of its interrupts, which
+        binds as any answer does."""
         state = await views.state(view)
         if (isinstance(input, Command) and input.resume is not None) or is_response_list(input):
             return await self._answer_past(input, view, head)
-        if input is None:
-            if not view.pending:
+        if input is None or command is not None:
+            if command is not None:
+                state = self.schema.apply(state, [(INPUT, command.update)])
+            elif not view.pending:
                 return _Reached(view.record, state)  # replaying an end: nothing to run
-            return await views.fork(view, state), False
+            return commanded(self.machine, await views.fork(view, state), command), False
         return await views.fork(view, state, more=resume_input(input, head)), False
 
     async def _answer_past(self, input: Any, view: View, head: Head) -> tuple[Position, bool] | _Reached:
@@ -390,14 +409,16 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
                                      rewritten=migrated, meta=plan.meta), True
 
     async def _position(self, input: Any, thread: str, head: Head | None, form: str | None = None, *,
-                        ask_again: bool = False) -> tuple[Position, bool]:
+                        ask_again: bool = False, command: CommandInput | None = None) -> tuple[Position, bool]:
         """Turn the caller's input into where the runner starts (and whether it continues a stopped run);
         reject misfits before any write.
 
         Continuing a stopped run (answering interrupts, or ``None`` after a crash) first claims the
         thread, so a second process doing the same gets ``CheckpointConflict`` before anything runs.
         ``ask_again``: ``None`` on a thread waiting on interrupts nobody answered runs the step again, which
-        asks them again (LangGraph's way), instead of saying that no answer is stored.
+        asks them again (LangGraph's way), instead of saying that no answer is stored. ``command``: a caller's
+        ``Command``'s update, applied before the run's step (checked before the claim), and its goto, run in that
+        step; a new run of a thread that had not stopped runs only its goto.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
                         none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form,
@@ -406,23 +427,31 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
             answers = plan.answers if isinstance(plan, ResumeRun) else {}
-            return await resume_position(self.checkpointer, head, answers, self.schema.load(values),
-                                         rewritten=migrated, meta=plan.meta if isinstance(plan, ResumeRun) else None,
-                                         ask_again=ask_again), True
+            state = self.schema.load(values)
+            if command is not None:  # its update and goto are checked before the claim: a refusal changes nothing
+                state = self.schema.apply(state, [(INPUT, command.update)])
+                with_goto(self.machine, head.record.pending,
+                          schedule_of(head.record.schedule, f"thread {thread!r}"), command.goto)
+            at = await resume_position(self.checkpointer, head, answers, state, rewritten=migrated,
+                                       meta=plan.meta if isinstance(plan, ResumeRun) else None, ask_again=ask_again)
+            return commanded(self.machine, at, command), True
         if head is None:
             state = self.schema.initial(input)
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state, () if command is None else command.goto)
             given = {name: getattr(state, name) for name in state.model_fields_set}  # the input as validated
-            start = RunStart(update=self.schema.dump_update(given), pending=pending,
+            start = RunStart(update=self.schema.dump_input(given), pending=pending,
                              schedule=stored_schedule(schedule), step=0)
             return start_position(None, thread, state, pending, schedule=schedule, start=start), False
         self.checkpointer.ensure_free(head, None)
         values, migrated = await self._stored_values(head, resuming=False)
-        update = self.schema.input_update(input)
+        update = self.schema.input_update(input) if command is None else command.update
         state = self.schema.apply(self.schema.load(values), [("input", update)])
-        pending, schedule = plan_start(self.machine, state)
+        if command is not None:  # no input checkpoints: the update goes on from the thread's last step, as in LangGraph
+            pending, schedule = with_goto(self.machine, [], None, command.goto)
+            return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule), False
+        pending, schedule = await plan_start(self.machine, state)
         step = head.record.step + 2  # LangGraph's numbering: the input's checkpoint, then the first step's
-        start = RunStart(update=self.schema.dump_update(update), pending=pending, schedule=stored_schedule(schedule),
+        start = RunStart(update=self.schema.dump_input(update), pending=pending, schedule=stored_schedule(schedule),
                          step=step)
         return start_position(head, thread, state, pending, rewritten=migrated, schedule=schedule, step=step,
                               start=start), False
@@ -481,7 +510,4 @@ class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"
-
-
-
 

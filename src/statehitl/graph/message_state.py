@@ -8,13 +8,14 @@ plain ``StateGraphSchema``, which does none of this on its hot path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from statehitl.channels import INPUT, writer_label
-from statehitl.commands import GOTO
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.message_forms import coerce_all, stored_write
+from statehitl.graph.writes import SeveralWrites
 
 __all__ = ["MessagesStateGraphSchema"]
 
@@ -24,24 +25,22 @@ class MessagesStateGraphSchema(StateGraphSchema):
     to them is converted as ``add_messages`` converts it, and stored as JSON."""
 
     def initial(self, value: Any) -> Any:
-        if self.native and isinstance(value, dict):  # the user's own model: its field is not MessageList
+        if isinstance(value, dict):  # (the writes of a TypedDict state are not validated into MessageList)
             value = self._held(value, INPUT)
         return super().initial(value)
 
     def input_update(self, value: Any) -> dict[str, Any]:
-        update = super().input_update(value)
-        return update if self.native else self._held(update, INPUT)  # a native input went through normalize_update
+        return self._held(super().input_update(value), INPUT)
 
     def normalize_update(self, node: str, returned: Any) -> dict[str, Any]:
         return self._held(super().normalize_update(node, returned), node)
 
-    def shown_update(self, node: str, returned: Any) -> dict[str, Any] | None:
-        """What the node returned, as it returned it (LangGraph's updates stream shows the writes unconverted)."""
-        return {k: v for k, v in super().normalize_update(node, returned).items() if k != GOTO} or None
+    def load_update(self, node: str, stored: dict[str, Any]) -> dict[str, Any]:
+        return self._held(super().load_update(node, stored), node)
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
         if not self.message_channels.isdisjoint(update):
-            update = {k: stored_write(v) if k in self.message_channels else v for k, v in update.items()}
+            update = {k: _each(stored_write, v) if k in self.message_channels else v for k, v in update.items()}
         return super().dump_update(update)
 
     def _held(self, update: dict[str, Any], who: str) -> dict[str, Any]:
@@ -52,7 +51,14 @@ class MessagesStateGraphSchema(StateGraphSchema):
         held = dict(update)
         for channel in written:
             try:
-                held[channel] = coerce_all(update[channel])
+                held[channel] = _each(coerce_all, update[channel])
             except ValueError as exc:
                 raise InvalidUpdateError(f"{writer_label(who)} wrote to message channel {channel!r}: {exc}") from None
         return held
+
+
+def _each(convert: Callable[[Any], Any], written: Any) -> Any:
+    """``convert`` applied to a channel's write, or to each write when the node wrote the channel several times."""
+    if type(written) is SeveralWrites:
+        return SeveralWrites(tuple(convert(value) for value in written.values))
+    return convert(written)

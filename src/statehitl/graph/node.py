@@ -61,7 +61,7 @@ class StateGraphNode(Generic[M]):
                 state = schema.apply(schema.load(call.state), [("input", update)])
             else:
                 state = schema.initial(given)
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state)
             at = started_run(call, state, pending)
             at.schedule = schedule
         stream = current_scope()

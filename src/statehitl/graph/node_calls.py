@@ -42,6 +42,7 @@ __all__ = [
     "get_store",
     "get_stream_writer",
     "interrupt",
+    "is_async_callable",
     "leave_node",
     "nested_scope",
     "node_handler",
@@ -244,14 +245,21 @@ def _read_signature(fn: Callable[..., Any]) -> _Signature:
         return _Signature(1, (), is_async)
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     positional = [p for p in params if p.kind in kinds]
-    named = tuple(p.name for p in params[1:] if p.name in _BY_NAME and p.kind is not inspect.Parameter.VAR_KEYWORD)
+    stars = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+    named = tuple(p.name for p in params[1 if positional else 0:] if p.name in _BY_NAME and p.kind not in stars)
     # statehitl's NodeContext goes to a second positional parameter that needs a value (``fn(state, ctx)``);
-    # one with a default (``lambda s, n=n: ...``) is the function's own
+    # one with a default (``lambda s, n=n: ...``) is the function's own. ``fn(*args)`` takes the state there.
     rest = [p for p in positional[1:] if p.name not in _BY_NAME and p.default is inspect.Parameter.empty]
-    return _Signature(1 + len(rest[:1]) if positional else 0, named, is_async)
+    star = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    return _Signature(1 + len(rest[:1]) if positional else int(star), named, is_async)
 
 
 _signature: CodeCache[_Signature] = CodeCache(_read_signature)
+
+
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine (an ``async def`` function, or an object whose ``__call__`` is)."""
+    return _signature(fn).is_async
 
 
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
@@ -262,8 +270,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy; ``cache``: where
     its writes are cached (``add_node(cache_policy=)`` with ``compile(cache=)``)."""
     sig = _signature(fn)
-    if sig.positional == 0:
-        raise TypeError(f"node {name!r}: {fn!r} takes no argument; a node takes the state")
+    if sig.positional == 0:  # a node that takes no state: called without it
+        fn, sig = _stateless(fn, sig.is_async), _Signature(1, sig.named, sig.is_async)
     # the node reads the model itself, unless the run fills in some of its keys
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None and not kind.managed
     target = fn if retry is None else _attempts(fn, retry, sig.is_async)
@@ -333,6 +341,21 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     return run
 
 
+def _stateless(fn: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+    """``fn``, which takes no state, as a node function: the state it is given is left out of the call."""
+    if is_async:
+
+        async def without_state_async(state: Any, **named: Any) -> Any:
+            return await fn(**named)
+
+        return without_state_async
+
+    def without_state(state: Any, **named: Any) -> Any:
+        return fn(**named)
+
+    return without_state
+
+
 def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Callable[..., Any]:
     """``fn`` called again while ``policies`` say so; each attempt asks its interrupts afresh (their order
     and names restart), as a node that runs again does."""
@@ -364,17 +387,19 @@ def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Cal
     return attempt
 
 
-def route_handler(path: Callable[..., Any], kind: StateKind) -> Callable[[Any], Any]:
-    """A conditional edge's path function as the machine calls it: on the state's view, with ``config`` when
-    it asks for it."""
+def route_handler(path: Callable[..., Any], kind: StateKind, wants: Any = None) -> Callable[[Any], Any]:
+    """A conditional edge's path function as the machine calls it: on the state's view (``wants``: the view of
+    the schema its first parameter is annotated with, when not the state's; the state's view has its managed keys
+values), with ``config`` when it asks."""
     sig = _signature(path)
-    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and not kind.managed:
+    if kind.kind == "pydantic" and kind.model is kind.schema and not sig.named and wants is None \
+            and not kind.managed:
         return path  # a native router reads the model itself: nothing to adapt
 
     def route(state: Any) -> Any:
         scope = _RUN.get()
         managed = kind.managed_values(scope.remaining(scope.last_step)) if kind.managed and scope else None
-        given = kind.node_input(state, None, managed)
+        given = kind.node_input(state, wants, managed)
         if "config" in sig.named:
             scope = _RUN.get()
             return path(given, config=scope.config if scope is not None else {})

@@ -148,8 +148,9 @@ class RunStream:
             self.put("updates", {name: shown, "__metadata__": {"cached": True}})
             return
         self.put("updates", {name: shown})
-        self.put("tasks", {"id": task_key(step, task), "name": name, "error": None, "result": shown or {},
-                           "interrupts": []}, step=step + 1)
+        if self.sink.wants("tasks", self.namespace):  # its writes by channel (one written twice: {"$writes": [...]})
+            self.put("tasks", {"id": task_key(step, task), "name": name, "error": None,
+                               "result": self.schema.task_result(name, returned), "interrupts": []}, step=step + 1)
 
     def task_stopped(self, task: str, step: int, interrupts: list[Interrupt]) -> None:
         asked = tuple(interrupts)

@@ -11,10 +11,14 @@ from typing import Any
 
 from statehitl.checkpoint.engine import Head
 from statehitl.checkpoint.storage import validate_thread_id
-from statehitl.commands import Command
+from statehitl.commands import Command, goto_targets
 from statehitl.errors import ResumeInputError
+from statehitl.machine import Machine
+from statehitl.position import Position
+from statehitl.supersteps import with_goto
 
-__all__ = ["RunTarget", "answer_form", "check_step_limit", "resume_input", "run_target"]
+__all__ = ["CommandInput", "RunTarget", "answer_form", "check_step_limit", "command_input", "commanded",
+           "resume_input", "run_target", "stopped"]
 
 
 @dataclass(frozen=True)
@@ -66,16 +70,52 @@ def check_step_limit(limit: int) -> int:
     return limit
 
 
+class CommandInput:
+    """What a caller's ``Command`` does besides answering: ``update`` (channel writes, applied before the run's
+    step, as LangGraph applies a Command's writes) and ``goto`` (nodes, or Sends, run in that step too). A plain
+    class: a dataclass costs more to build at import than a run spends on it."""
+
+    __slots__ = ("goto", "update")
+
+    def __init__(self, update: dict[str, Any], goto: list[Any]) -> None:
+        self.update = update
+        self.goto = goto
+
+
+def command_input(input: Any, normalize: Any) -> CommandInput | None:
+    """The update and goto of a caller's ``Command`` (None: no Command, or one with neither); ``normalize`` turns
+    its update into channel writes, as a node's ``Command(update=...)`` is read."""
+    if not isinstance(input, Command):
+        return None
+    if input.graph is not None:
+        raise ResumeInputError("invoke(Command(graph=...)) is not supported: Command.PARENT is for a subgraph's "
+                               "node to route its parent graph")
+    if input.update is None and not input.goto:
+        return None
+    update = {} if input.update is None else normalize(Command(update=input.update))
+    return CommandInput(update, goto_targets(input.goto, "the input"))
+
+
+def stopped(head: Head) -> bool:
+    """Whether the thread stopped mid-run (on interrupts, a breakpoint, a failure, a crash): a run goes on."""
+    return bool(head.record.pending) or head.record.status == "interrupted"
+
+
+def commanded(machine: Machine, at: Position, command: CommandInput | None) -> Position:
+    """``at`` with a caller's ``Command``'s goto added to the tasks its step runs (its update is in the state)."""
+    if command is not None and command.goto:
+        at.pending, at.schedule = with_goto(machine, at.pending, at.schedule, command.goto)
+    return at
+
+
 def resume_input(input: Any, head: Head | None) -> Any:
     """A ``Command`` as the caller's input, in the terms ``plan_run`` takes: its ``resume`` as interruptResponse
-    blocks (one answer for the one interrupt waiting, or ``{interrupt_id: answer}``), its ``update`` as input."""
+    blocks (one answer for the one interrupt waiting, or ``{interrupt_id: answer}``); without one, None (its
+    update and goto, ``command_input``, go with the run that goes on)."""
     if not isinstance(input, Command):
         return input
-    if input.goto or input.graph is not None:
-        raise ResumeInputError("invoke(Command(goto=... / graph=...)) is not supported: pass Command(resume=...) "
-                               "to answer interrupts, or the update as a dict to start a run")
     if input.resume is None:
-        return input.update
+        return None
     waiting = [] if head is None else head.record.interrupts
     if head is not None and not waiting and head.record.status == "interrupted":
         return None  # stopped by interrupt_before/after: the resume goes on

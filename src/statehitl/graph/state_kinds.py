@@ -10,10 +10,10 @@ This module keeps that distinction inside a pydantic model: an absent channel ho
 in ``model_fields_set``; ``model_copy(update=...)`` adds what a step writes, and the model's serializer
 leaves absent channels out, so a checkpoint round trip keeps them absent.
 
-Deviations from LangGraph, on purpose: channels are validated by pydantic (lax mode), where LangGraph
-does not validate TypedDicts; unknown keys in a node's update or the caller's input are refused, where
-LangGraph drops them; a pydantic state's ``values`` has every field (as the model holds it: a nested
-model or a message stays an object), where LangGraph gives only the channels written so far.
+As in LangGraph, keys a schema does not have are dropped from a node's update and the caller's input (a
+pydantic state with ``extra="forbid"`` refuses them), and a pydantic state's ``values`` are its fields as
+the model holds them (a nested model or a message stays an object). One deviation: a pydantic state's
+``values`` has every field, where LangGraph gives only the channels written so far.
 """
 
 from __future__ import annotations
@@ -74,7 +74,12 @@ class StateKind:
         self.model: type[BaseModel] = model
         self.channels: tuple[str, ...] = tuple(channels)
         self._own = tuple(own)
-        self._known = frozenset(channels) | _aliases(model)
+        self._known = frozenset(channels)
+        self._own_input = frozenset(own) | _aliases(model)
+        self.zeros = {n: c.factory for n, c in channels.items() if c.starts_present and c.factory is not None}
+        """The reducer channels that exist from the start, with their zero value's factory."""
+        self.forbids_extra = kind == "pydantic" and schema.model_config.get("extra") == "forbid"
+        """A pydantic state with ``extra="forbid"``: keys it does not have are refused rather than dropped."""
         self._native = kind == "pydantic" and model is schema
         self._always = frozenset(channels) - tracked  # present whether written or not
         self.managed: dict[str, type[ManagedValue]] = dict(managed or {})
@@ -126,7 +131,7 @@ class StateKind:
         return self._present(state, self._own)
 
     def update_of(self, returned: Any, who: str) -> dict[str, Any] | None:
-        """A node's return value as ``{field: value}``; None means it wrote nothing."""
+        """A node's return value as ``{field: value}`` (keys the state lacks dropped); None: it wrote nothing."""
         if returned is None:
             return None
         if self.kind == "root":
@@ -139,12 +144,15 @@ class StateKind:
             )
         if self.managed:
             fields = self._writes(fields, returned, who)
-        self._refuse_unknown(fields, f"{_writer(who)} wrote")
-        return fields
+        return self._known_only(fields, self._known, who)
 
-    def input_of(self, given: Any) -> dict[str, Any]:
-        """A caller's input as ``{field: value}``; unknown keys are refused (LangGraph drops them, so a
-        typo would run the graph on a state missing what the caller meant to give)."""
+    def input_keys(self, schema: Any) -> frozenset[str]:
+        """The keys an input of ``schema`` (an input schema; None: the state schema) may give."""
+        return self._own_input if schema is None or schema is self.schema else frozenset(self._keys_of(schema))
+
+    def input_of(self, given: Any, keys: frozenset[str] | None = None) -> dict[str, Any]:
+        """A caller's input as ``{field: value}``: the ``keys`` of its input schema (``input_keys``; by default
+        the state schema's), others dropped, as LangGraph's input keeps only its input schema's channels."""
         if given is None:
             return {}
         if self.kind == "root":
@@ -157,18 +165,23 @@ class StateKind:
             )
         if self.managed:
             fields = self._writes(fields, given, "the input")
-        self._refuse_unknown(fields, "the input has")
-        return fields
+        return self._known_only(fields, self._own_input if keys is None else keys, None)
 
     # -- helpers --------------------------------------------------------------------------------------
 
-    def _refuse_unknown(self, fields: dict[str, Any], who: str) -> None:
-        unknown = [k for k in fields if k not in self._known]
-        if unknown:
-            raise InvalidUpdateError(
-                f"{who} unknown channel(s) {unknown}; the state has {list(self.channels)}. Declare a private "
-                "channel in a node's input annotation, the input_schema or the output_schema"
-            )
+    def _known_only(self, fields: dict[str, Any], keys: frozenset[str], who: str | None) -> dict[str, Any]:
+        """``fields`` without the keys not in ``keys``; a state that forbids extras refuses them instead (``who``
+        wrote them: a node's label, None for the input; named only in the error, so a write pays nothing for it)."""
+        for key in fields:
+            if key not in keys:
+                break
+        else:
+            return fields
+        if self.forbids_extra:
+            written = "the input has" if who is None else f"{_writer(who)} wrote"
+            raise InvalidUpdateError(f"{written} unknown channel(s) {[k for k in fields if k not in keys]}; "
+                                     f"{_name(self.schema)} forbids extra fields and has {sorted(keys)}")
+        return {k: v for k, v in fields.items() if k in keys}
 
     def _present(self, state: BaseModel, keys: Iterable[str]) -> dict[str, Any]:
         """The channels among ``keys`` that exist: written, or present from the start."""

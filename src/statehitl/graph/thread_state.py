@@ -19,19 +19,28 @@ from pydantic import BaseModel
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.engine import Checkpointer, Head
-from statehitl.errors import CheckpointNotFoundError, UnknownNodeError
+from statehitl.checkpoint.records import RunStart
+from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
 from statehitl.graph.graph_state import StateGraphSchema
-from statehitl.graph.history import MAIN, PART_NAMES, View, checkpoint_order, parse_view
+from statehitl.graph.history import BEFORE, MAIN, PART_NAMES, View, ViewKey, checkpoint_order, parse_view
 from statehitl.graph.run_targets import RunTarget, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
 from statehitl.graph.time_travel import ThreadViews
-from statehitl.machine import Machine
-from statehitl.supersteps import plan_step, schedule_of, stored_schedule
+from statehitl.machine import END, START, Machine
+from statehitl.run_start import start_position
+from statehitl.supersteps import awaited_routes, plan_start, plan_step, schedule_of, stored_schedule
 
 if TYPE_CHECKING:
+    from statehitl.progress import Schedule
     from statehitl.runner import Runner
 
-__all__ = ["ThreadState"]
+__all__ = ["COPY", "INPUT_NODE", "ThreadState"]
+
+COPY = "__copy__"
+"""``update_state``'s writer that copies a checkpoint (LangGraph's ``as_node="__copy__"``)."""
+INPUT_NODE = "__input__"
+"""``update_state``'s writer that makes an input checkpoint (LangGraph's ``as_node="__input__"``)."""
+_SPECIAL = frozenset({COPY, INPUT_NODE, START, END})
 
 
 class ThreadState:
@@ -139,45 +148,113 @@ class ThreadState:
         """Write a new checkpoint as if a node had returned ``values`` (merged through the reducers).
 
         With ``as_node`` the thread moves on along that node's transitions; without, it keeps the tasks of
-        the checkpoint updated. A config naming an earlier checkpoint forks the thread there. Returns the new
-        checkpoint's config when given a config (LangGraph's way), its snapshot when given a thread id.
+        the checkpoint updated. LangGraph's special writers: ``"__start__"`` writes ``values`` as the input
+        does and moves on along START's edges; ``"__input__"`` makes an input checkpoint, whose run (``invoke(
+        None, its config)``) applies ``values`` as the input; ``"__copy__"`` copies the checkpoint as a sibling
+        (``source="fork"``, its tasks asked afresh); ``"__end__"`` with None clears its tasks. A config naming
+        an earlier checkpoint forks the thread there. Returns the new checkpoint's config when given a config
+        (LangGraph's way), its snapshot when given a thread id.
         """
         target = self._target(config)
-        if as_node is not None and as_node not in self.machine.nodes:
+        if as_node is not None and as_node not in self.machine.nodes and as_node not in _SPECIAL:
             raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
                                    f"(its nodes: {sorted(self.machine.nodes)})")
+        if as_node == END and values is not None:
+            raise InvalidUpdateError("update_state(..., as_node='__end__') takes None as values: it clears the "
+                                     "checkpoint's tasks; to write values, name the node that writes them")
         head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if head is None:
-            raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update")
+            if as_node is None or as_node == COPY or target.checkpoint_id is not None:
+                raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint to update; name the node "
+                                              "that writes its first one (as_node=...)")
+            stored = await self._first_update(target.thread, values, as_node)
+            return await self._updated(target, stored.seq, as_node)
         self.checkpointer.ensure_free(head, None)
         views = self._views(target.thread)
         key = None if target.checkpoint_id is None else parse_view(target.thread, target.checkpoint_id)
         view = await views.at(key, head)
+        if as_node == COPY:
+            stored = await self._copied(view, head, await views.state(view))
+            return await self._updated(target, stored.seq, as_node)
         writer = as_node or "update_state"
-        update = self.schema.normalize_update(writer, values.model_dump(exclude_unset=True)
-                                              if isinstance(values, BaseModel) else values)
-        state = self.schema.apply(await views.state(view), [(writer, update)])
+        update = self._update_of(values, writer)
+        state = await views.state(view)
+        if as_node == END:  # the tasks that finished in the checkpoint's step keep their writes, as in LangGraph
+            state = self.schema.apply(state, [(n, self.schema.load_update(n, view.completed[n]))
+                                              for n in view.pending if n in view.completed])
+        state = self.schema.apply(state, [(writer, update)])
         keeps = not target.named and view.own and view.record.seq == head.record.seq
         at = head if view.own and view.record.seq == head.record.seq else \
             await self.checkpointer.head(target.thread, view.record.seq)
         assert at is not None
-        position = self._updated_position(view, state, as_node, update, keeps=keeps)
+        position = await self._updated_position(view, state, as_node, update, keeps=keeps)
         if view.key.part != MAIN:
             position["parent_view"] = PART_NAMES[view.key.part]
         stored = await self._runner.commit_update(at.cursor, position.pop("step"), state, writer, update,
                                                   rewritten=view.key.part != MAIN, **position)
-        if target.named:
-            return graph_config(target.thread, stored.checkpoint_id)
-        return await self.aget_state(target.thread, stored.checkpoint_id)
+        return await self._updated(target, stored.seq, as_node)
 
-    def _updated_position(self, view: View, state: Any, as_node: str | None, update: dict[str, Any], *,
+    async def _updated(self, target: RunTarget, seq: int, as_node: str | None) -> Any:
+        """What ``update_state`` returns for the checkpoint it wrote (record ``seq``): its config, or for a thread
+        id its snapshot; an ``__input__`` update's is its input checkpoint."""
+        shown = str(ViewKey(seq, BEFORE if as_node == INPUT_NODE else MAIN))
+        if target.named:
+            return graph_config(target.thread, shown)
+        return await self.aget_state(target.thread, shown)
+
+    def _update_of(self, values: Any, writer: str) -> dict[str, Any]:
+        given = values.model_dump(exclude_unset=True) if isinstance(values, BaseModel) else values
+        return self.schema.input_update(given) if writer in (START, INPUT_NODE) else \
+            self.schema.normalize_update(writer, given)
+
+    async def _first_update(self, thread: str, values: Any, as_node: str) -> Any:
+        """``update_state`` of a thread never run: its first checkpoint, step 0 (an input checkpoint, -1), after
+        the empty state."""
+        update = self._update_of(values, as_node)
+        state = self.schema.apply(ThreadViews.empty(self.schema), [(as_node, update)])
+        if as_node in _SPECIAL:
+            position = await self._special_position(-2 if as_node == INPUT_NODE else -1, state, as_node, update)
+        else:
+            pending, schedule = await self._planned(state, as_node, update, None)
+            position = {"step": 0, "status": "executing" if pending else "completed", "pending": pending,
+                        "schedule": stored_schedule(schedule)}
+        at = start_position(None, thread, state, position["pending"])
+        assert at.cursor is not None
+        return await self._runner.commit_update(at.cursor, position.pop("step"), state, as_node, update, **position)
+
+    async def _planned(self, state: Any, as_node: str, update: dict[str, Any], schedule: Schedule | None
+                       ) -> tuple[list[str], Schedule | None]:
+        """The tasks after ``as_node`` wrote ``update`` (its async routers awaited)."""
+        done = [(as_node, update)]
+        routes = await awaited_routes(self.machine, self.schema.apply, state, done)
+        return plan_step(self.machine, self.schema.apply, state, done, schedule, routes)
+
+    async def _copied(self, view: View, head: Head, state: Any) -> Any:
+        """``update_state(config, None, as_node="__copy__")``: a checkpoint with ``view``'s values and tasks, after
+        the checkpoint ``view`` follows (its sibling; after ``view`` itself when it follows none), one step on,
+        shown as a ``"fork"``. Its tasks run afresh: what finished or was asked in its step is not carried."""
+        parent = view.parent
+        at = await self.checkpointer.head(head.record.thread_id, view.record.seq if parent is None else parent.seq)
+        assert at is not None
+        position: dict[str, Any] = {"status": "executing" if view.pending else "completed",
+                                    "pending": list(view.pending), "schedule": view.schedule}
+        if parent is not None and parent.part != MAIN:
+            position["parent_view"] = PART_NAMES[parent.part]
+        elif parent is None and view.key.part != MAIN:
+            position["parent_view"] = PART_NAMES[view.key.part]
+        return await self._runner.commit_update(at.cursor, view.step + 1, state, COPY, {}, rewritten=True,
+                                                source="fork", **position)
+
+    async def _updated_position(self, view: View, state: Any, as_node: str | None, update: dict[str, Any], *,
                   keeps: bool) -> dict[str, Any]:
         """Where an update of ``view`` leaves the thread. ``keeps``: the native update of a waiting thread,
         which keeps waiting on the same interrupts (their ids derive from the step they were asked in)."""
         record = view.record
+        if as_node in (START, INPUT_NODE, END):
+            return await self._special_position(view.step, state, as_node, update)
         if as_node is not None:
             kept = schedule_of(view.schedule, f"checkpoint {view.id} of thread {record.thread_id!r}")
-            pending, schedule = plan_step(self.machine, self.schema.apply, state, [(as_node, update)], kept)
+            pending, schedule = await self._planned(state, as_node, update, kept)
             return {"step": view.step + 1, "status": "executing" if pending else "completed", "pending": pending,
                     "schedule": stored_schedule(schedule)}
         if keeps:
@@ -187,6 +264,21 @@ class ThreadState:
                     "schedule": record.schedule}
         return {"step": view.step + 1, "status": "executing" if view.pending else "completed",
                 "pending": view.pending, "completed": view.completed, "schedule": view.schedule}
+
+    async def _special_position(self, step: int, state: Any, as_node: str, update: dict[str, Any]) -> dict[str, Any]:
+        """Where an update of a checkpoint of ``step`` by START (the input's writes, then START's edges), by
+        ``__input__`` (a run's input, shown as its input checkpoint) or by END (no tasks left) leaves the thread."""
+        if as_node == END:
+            return {"step": step + 1, "status": "completed", "pending": [], "schedule": {}}
+        pending, planned = await plan_start(self.machine, state)
+        schedule = stored_schedule(planned)
+        position: dict[str, Any] = {"step": step + 1, "status": "executing" if pending else "completed",
+                                    "pending": pending, "schedule": schedule}
+        if as_node == INPUT_NODE:
+            step = step + 2
+            position.update(step=step, start=RunStart(update=self.schema.dump_input(update), pending=pending,
+                                                      schedule=schedule, step=step))
+        return position
 
     def update_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
         """Write a new checkpoint as if a node had returned ``values``; see ``aupdate_state``."""

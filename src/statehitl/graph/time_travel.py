@@ -156,7 +156,7 @@ class ThreadViews:
 
     def applied(self, state: Any, update: dict[str, Any]) -> Any:
         """``state`` with a stored input ``update`` applied (by the writer ``input``)."""
-        return self.schema.apply(state, [("input", self.schema.load_update("input", update))])  # stored: tags read back
+        return self.schema.apply(state, [("input", self.schema.load_update("input", update))])
 
     async def state_at(self, key: ViewKey | None) -> Any:
         """The state of the checkpoint a stored reference names (None: before the thread's first)."""
@@ -195,7 +195,7 @@ class ThreadViews:
             assert view.record.start is not None
             update = view.record.start.update
             state = self.applied(state, update)
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state)
             step = view.step + 2
             start = RunStart(kind="replay", update=update, pending=pending, schedule=stored_schedule(schedule),
                              step=step)
@@ -204,9 +204,9 @@ class ThreadViews:
         if more is not None:
             update = self.schema.input_update(more)
             state = self.schema.apply(state, [("input", update)])
-            pending, schedule = plan_start(self.machine, state)
+            pending, schedule = await plan_start(self.machine, state)
             step = view.step + 2
-            start = RunStart(kind="input", update=self.schema.dump_update(update), pending=pending,
+            start = RunStart(kind="input", update=self.schema.dump_input(update), pending=pending,
                              schedule=stored_schedule(schedule), step=step)
             return start_position(head, self.thread, state, pending, schedule=schedule, step=step, start=start,
                                   parent_view=parent_view)

@@ -1,0 +1,38 @@
+"""LangChain Runnables (a chain, a prompt, a tool, a chat model) as StateGraph nodes, as LangGraph takes them.
+
+A Runnable is not callable: LangGraph calls its ``invoke`` with the node's input and config. statehitl
+does the same through ``ainvoke``, so a Runnable node runs on the loop like an async function node. No
+LangChain module is imported here: a Runnable can only be given by a program that imported LangChain.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["is_runnable", "node_name", "runnable_node"]
+
+
+def is_runnable(action: Any) -> bool:
+    """Whether ``action`` is a LangChain ``Runnable`` (only if ``langchain_core`` was imported)."""
+    base = sys.modules.get("langchain_core.runnables.base")
+    return base is not None and isinstance(action, base.Runnable)
+
+
+def node_name(action: Any) -> str:
+    """The name ``add_node(action)`` gives a node, as LangGraph names it: a Runnable's own name, a function's
+    ``__name__``, else the class of the callable object."""
+    if is_runnable(action):
+        return str(action.get_name())
+    return str(getattr(action, "__name__", None) or type(action).__name__)
+
+
+def runnable_node(runnable: Any) -> Callable[..., Any]:
+    """An async node function that runs ``runnable`` on the node's input, with the node's config."""
+
+    async def run_runnable(state: Any, config: dict[str, Any]) -> Any:
+        return await runnable.ainvoke(state, config)
+
+    run_runnable.__name__ = node_name(runnable)
+    return run_runnable
