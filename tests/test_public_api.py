@@ -26,6 +26,7 @@ import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
 import statehitl.offload
+import statehitl.prebuilt
 import statehitl.resumable
 import statehitl.runtime
 import statehitl.session
@@ -52,6 +53,9 @@ PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "MessagesState", "NodeContext",
                       "START", "StateGraph", "StateSnapshot", "Status", "add_messages", "append"],
     statehitl.graph.message: ["MessagesState", "REMOVE_ALL_MESSAGES", "RemoveMessage", "add_messages"],
+    statehitl.prebuilt: ["APPROVAL_INTERRUPT", "AgentState", "InjectedIdempotencyKey", "InjectedState", "InjectedStore",
+                         "InjectedToolCallId", "ToolInvocationError", "ToolNode", "create_react_agent",
+                         "tools_condition"],
     statehitl.types: ["CachePolicy", "Command", "GraphTask", "Interrupt", "RetryPolicy", "Send", "Snapshot",
                       "StateSnapshot", "StreamWriter", "interrupt"],
     statehitl.config: ["get_config", "get_store", "get_stream_writer"],
