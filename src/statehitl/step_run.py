@@ -33,6 +33,7 @@ from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import ANSWERS_USED, Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import Machine
+from statehitl.offload import may_run_inline
 from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.runner_parts import (
     LOOP_SHARED,
@@ -97,6 +98,9 @@ class StepExecutor:
         several tasks, or a lone sync node cancelled while its thread ran on, keeps any)."""
         self._unanswered = InterruptContext({}, settings.prefix, settings.thread_id)
         """The interrupt context of every step that answers nothing (most): one per run."""
+        self.inline_allowed = may_run_inline(True)
+        """Whether a lone sync node may run on the loop's thread (not in a worker's or the inbox's resume:
+        ``statehitl.offload``); asked once per run."""
 
     def dumped(self, writes: Writes) -> dict[str, dict[str, Any]]:
         """A step's updates as its checkpoint records them (``writes``): JSON, by node."""
@@ -277,7 +281,7 @@ class StepExecutor:
                                        settings.runtime, progress, sent))
         watch = self.watch
         try:
-            if self.tracer is None and inline and not spec.is_async:
+            if self.tracer is None and inline and self.inline_allowed and not spec.is_async:
                 returned = spec.handler(*args)  # a lone sync node, untraced: called as it is
             else:
                 returned = await self._handler(spec, args, node, step, inline)

@@ -14,6 +14,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from statehitl.checkpoint import FileCheckpointer, InMemorySaver
+from statehitl.checkpoint.checkpoint_ids import untag
 from statehitl.errors import CheckpointNotFoundError, GraphValidationError, UnknownNodeError
 from statehitl.graph import START, MessagesState, StateGraph
 from statehitl.graph.message_state import MessagesStateGraphSchema
@@ -60,9 +61,20 @@ def test_a_subgraph_checkpoint_is_its_parents_record_and_costs_no_write_of_its_o
     assert len(records(app, "t")) == len(records(plain, "t")) == 1  # a stop inside a subgraph: the parent's
     sub = app.get_state(config("t"), subgraphs=True).tasks[0].state
     (record,) = records(app, "t")
-    assert sub.config["configurable"]["checkpoint_id"] == record.checkpoint_id
+    assert sub.checkpoint_id == untag("t", sub.config["configurable"]["checkpoint_id"]) == record.checkpoint_id
     assert sub.config["configurable"]["checkpoint_ns"] == "executor"
     assert record.progress["executor"]["pending"] == ["ask"]  # where it stands is the task's progress
+
+
+def test_a_subgraph_config_of_one_thread_is_refused_on_another() -> None:
+    app = parent_of(asking([], checkpointer=True), InMemorySaver())
+    app.invoke({"value": []}, config("t"))
+    app.invoke({"value": []}, config("u"))
+    sub = app.get_state(config("t"), subgraphs=True).tasks[0].state.config
+    other = {"configurable": {**sub["configurable"], "thread_id": "u"}}
+    with pytest.raises(CheckpointNotFoundError, match="another thread"):
+        app.get_state(other)
+    assert app.get_state(sub).next == ("ask",)
 
 
 def test_an_edit_of_a_subgraph_checkpoint_is_one_record_and_its_run_writes_what_a_run_does() -> None:

@@ -53,6 +53,7 @@ from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine, describe_change
 from statehitl.position import Position
+from statehitl.resumable import ResumableApp, Resumed
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
 from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
@@ -88,7 +89,7 @@ def _message_stream(send: Callable[..., None]) -> Any:
     return message_stream(send)
 
 
-class CompiledStateGraph(ThreadState, Generic[M]):
+class CompiledStateGraph(ThreadState, ResumableApp, Generic[M]):
     """A runnable StateGraph. Sync methods wrap the async ones (``ainvoke``, ``aget_state``, ...)."""
 
     def __init__(
@@ -152,6 +153,27 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         return _KEEPING[0]
 
     # -- running ----------------------------------------------------------------------------------
+
+    @property
+    def thread_store(self) -> Checkpointer:
+        """Where its threads live (``ResumableApp``)."""
+        return self.checkpointer
+
+    @property
+    def machine_name(self) -> str:
+        """The machine it runs (``ResumableApp``)."""
+        return self.machine.name
+
+    @property
+    def own_thread(self) -> str | None:
+        """Any thread of its store (``ResumableApp``)."""
+        return None
+
+    async def aresume_stored(self, thread_id: str) -> Resumed:
+        """``invoke(None, thread_id=...)``: apply the answers stored for the thread, or continue it
+        (``ResumableApp``)."""
+        result = await self.ainvoke(None, thread_id=thread_id)
+        return Resumed(result.status.value, tuple(result.interrupts), result)
 
     def invoke(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Any:
         """Run the thread: start or continue it with ``input``, or resume it. See ``ainvoke``."""
@@ -447,7 +469,8 @@ class CompiledStateGraph(ThreadState, Generic[M]):
         step; a new run of a thread that had not stopped runs only its goto.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
-                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form)
+                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form,
+                        tagged_answers=True)
         if isinstance(plan, ResumeRun | ContinueRun):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
+from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View
@@ -105,10 +106,11 @@ class GraphTask(NamedTuple):
 
 
 def graph_config(thread: str, checkpoint_id: str | None) -> dict[str, Any]:
-    """LangGraph's config naming a thread (and one of its checkpoints)."""
+    """LangGraph's config naming a thread (and one of its checkpoints, by an id that says its thread: used
+    with another thread, it is refused rather than taken for that thread's checkpoint of the same number)."""
     configurable = {"thread_id": thread, "checkpoint_ns": ""}
     if checkpoint_id is not None:
-        configurable["checkpoint_id"] = checkpoint_id
+        configurable["checkpoint_id"] = tagged(thread, checkpoint_id)
     return {"configurable": configurable}
 
 
@@ -150,6 +152,17 @@ class SnapshotReader:
         """The state's values as LangGraph shows them: with the writes of the nodes that finished in a step
         that stopped on interrupts already applied (``only``: an output schema's channels)."""
         return self.shown_values(state, record.pending, record.completed, only)
+
+    def _writes(self, writes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """A step's writes as the nodes wrote them (a datetime, not its tag)."""
+        if not self.schema.tagged:
+            return writes
+        return {node: self.schema.decoded(update) for node, update in writes.items()}
+
+    def _result(self, completed: dict[str, dict[str, Any]], task: str) -> dict[str, Any] | None:
+        """What ``task`` wrote, if it finished, as it wrote it."""
+        update = completed.get(task)
+        return update if update is None or not self.schema.tagged else self.schema.decoded(update)
 
     def shown_values(self, state: Any, pending: list[str], completed: dict[str, dict[str, Any]],
                      only: Any = None) -> Any:
@@ -199,7 +212,7 @@ class SnapshotReader:
             step=view.step,
             checkpoint_id=shown,
             parent_checkpoint_id=parent,
-            writes=record.writes if own else {},
+            writes=self._writes(record.writes) if own else {},
             cancelled=record.cancelled if own else {},
             error=failed,
         )
@@ -231,7 +244,8 @@ class SnapshotReader:
                 own = f"{node}:{task_key(at.step, task)}"
                 namespace = f"{level.namespace}|{own}" if level is not None and level.namespace else own
                 state = self._task_state(below, namespace, ids, asked, subgraphs)
-            tasks.append(GraphTask(task_key(at.step, task), node, path, error, asked, state, at.completed.get(task)))
+            tasks.append(GraphTask(task_key(at.step, task), node, path, error, asked, state,
+                                   self._result(at.completed, task)))
         return tuple(tasks)
 
     @staticmethod
@@ -252,10 +266,10 @@ class SnapshotReader:
         (waiting on the ``interrupts`` raised by its nodes and under them), or the state a graph compiled with
         ``checkpointer=True`` ended its last run with. Its config names it (LangGraph's ``checkpoint_ns``,
         ``checkpoint_id`` and ``checkpoint_map``: statehitl's subgraph checkpoint is its parent's record)."""
-        parents = {"": ids.view, **dict.fromkeys(level.outer, ids.record)}
+        record = tagged(ids.thread, ids.record)  # as a config carries a checkpoint id: saying its thread
+        parents = {"": tagged(ids.thread, ids.view), **dict.fromkeys(level.outer, record)}
         config = {"configurable": {"thread_id": ids.thread, "checkpoint_ns": level.namespace,
-                                   "checkpoint_id": ids.record,
-                                   "checkpoint_map": {**parents, level.namespace: ids.record}}}
+                                   "checkpoint_id": record, "checkpoint_map": {**parents, level.namespace: record}}}
         from statehitl.graph.subgraph_levels import waiting_nodes
 
         inside = waiting_nodes(level)

@@ -141,13 +141,16 @@ async def subgraph_history(graph: LevelGraph, views: ThreadViews, head: Head, co
     saver lists the checkpoint a config names)."""
     namespace = str(configurable.get("checkpoint_ns") or "")
     _known_namespace(graph, namespace)
+    thread = views.thread
     ceiling = None if before is None else (before.get("configurable") or {}).get("checkpoint_id")
+    below = None if ceiling is None else checkpoint_order(parse_view(thread, ceiling))
     named = configurable.get("checkpoint_id")
+    only = None if named is None else parse_view(thread, named)
     count = 0
     for record in sorted(await views.records(), key=lambda r: r.seq, reverse=True):
-        if named is not None and record.checkpoint_id != named:
+        if only is not None and (record.seq != only.seq or only.part != MAIN):  # (a run's beginning holds none)
             continue
-        if ceiling is not None and checkpoint_order(record.checkpoint_id) >= checkpoint_order(ceiling):
+        if below is not None and checkpoint_order(ViewKey(record.seq)) >= below:
             continue
         found = await locate(graph, views, head, {**configurable, "checkpoint_id": record.checkpoint_id,
                                                   "checkpoint_map": {}})

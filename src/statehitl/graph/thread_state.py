@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.answer_records import read_answers
+from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import RunStart
 from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
@@ -136,7 +137,7 @@ class ThreadState:
                     yield snapshot
             return
         ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
-        below = None if ceiling is None else checkpoint_order(ceiling)
+        below = None if ceiling is None else checkpoint_order(parse_view(target.thread, ceiling))
         views = self._views(target.thread)
         count = 0
         async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
@@ -248,7 +249,7 @@ class ThreadState:
             start=branch.start, parent_view=branch.parent_view)
         level = found.level
         assert level is not None
-        record_id = stored.checkpoint_id
+        record_id = tagged(stored.thread_id, stored.checkpoint_id)
         parents = {"": record_id, **dict.fromkeys(level.outer, record_id)}
         return {"configurable": {"thread_id": stored.thread_id, "checkpoint_ns": found.namespace,
                                  "checkpoint_id": record_id, "checkpoint_map": {**parents, found.namespace: record_id}}}
