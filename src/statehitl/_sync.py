@@ -61,13 +61,27 @@ class _ThreadLoop:
                     self.loop.run_until_complete(task)
             raise
 
-    def __del__(self) -> None:
-        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
-        # process is ending anyway.
-        if not sys.is_finalizing() and not self.loop.is_closed():
+    def close(self) -> None:
+        """Close the loop, on the thread that ran it (its async generators and executor shut down first)."""
+        if not self.loop.is_closed():
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.run_until_complete(self.loop.shutdown_default_executor())
             self.loop.close()
+
+    def __del__(self) -> None:
+        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
+        # process is ending anyway. Nor can it run where another loop is running (a thread's slot may be
+        # dropped on another thread): a thread of ``_on_own_thread`` closes its loop itself as it ends.
+        if not sys.is_finalizing() and not self.loop.is_closed() and not _loop_running():
+            self.close()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _thread_loop() -> _ThreadLoop:
@@ -165,6 +179,11 @@ def _on_own_thread(work: Callable[[], T]) -> Future[T]:
             outcome.set_result(work())
         except BaseException as exc:
             outcome.set_exception(exc)
+        finally:
+            holder: _ThreadLoop | None = getattr(_local, "loop", None)
+            if holder is not None:  # closed here, on its own thread, not whenever its slot is dropped
+                del _local.loop
+                holder.close()
 
     threading.Thread(target=run, name="statehitl-sync", daemon=True).start()
     return outcome
