@@ -61,12 +61,24 @@ class _ThreadLoop:
                     self.loop.run_until_complete(task)
             raise
 
-    def __del__(self) -> None:
-        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
-        # process is ending anyway.
-        if not sys.is_finalizing() and not self.loop.is_closed():
+    def close(self) -> None:
+        """Finish the loop's async generators and executor, and close it (from its own thread, not running)."""
+        if not self.loop.is_closed():
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.run_until_complete(self.loop.shutdown_default_executor())
+            self.loop.close()
+
+    def __del__(self) -> None:
+        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
+        # process is ending anyway. Collected in a thread whose own loop is running, it cannot run this
+        # one: it only closes it.
+        if sys.is_finalizing() or self.loop.is_closed() or self.loop.is_running():
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.close()
+        else:
             self.loop.close()
 
 
@@ -165,6 +177,11 @@ def _on_own_thread(work: Callable[[], T]) -> Future[T]:
             outcome.set_result(work())
         except BaseException as exc:
             outcome.set_exception(exc)
+        finally:
+            held: _ThreadLoop | None = getattr(_local, "loop", None)
+            if held is not None:
+                del _local.loop
+                held.close()
 
     threading.Thread(target=run, name="statehitl-sync", daemon=True).start()
     return outcome
