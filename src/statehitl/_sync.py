@@ -62,7 +62,7 @@ class _ThreadLoop:
             raise
 
     def close(self) -> None:
-        """Close the loop, on the thread that ran it (its async generators and executor shut down first)."""
+        """Finish the loop's async generators and executor, and close it (from its own thread, not running)."""
         if not self.loop.is_closed():
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.run_until_complete(self.loop.shutdown_default_executor())
@@ -70,18 +70,16 @@ class _ThreadLoop:
 
     def __del__(self) -> None:
         # At interpreter exit closing would start a thread to stop the executor, which hangs; the
-        # process is ending anyway. Nor can it run where another loop is running (a thread's slot may be
-        # dropped on another thread): a thread of ``_on_own_thread`` closes its loop itself as it ends.
-        if not sys.is_finalizing() and not self.loop.is_closed() and not _loop_running():
+        # process is ending anyway. Collected in a thread whose own loop is running, it cannot run this
+        # one: it only closes it.
+        if sys.is_finalizing() or self.loop.is_closed() or self.loop.is_running():
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
             self.close()
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+        else:
+            self.loop.close()
 
 
 def _thread_loop() -> _ThreadLoop:
@@ -180,10 +178,10 @@ def _on_own_thread(work: Callable[[], T]) -> Future[T]:
         except BaseException as exc:
             outcome.set_exception(exc)
         finally:
-            holder: _ThreadLoop | None = getattr(_local, "loop", None)
-            if holder is not None:  # closed here, on its own thread, not whenever its slot is dropped
+            held: _ThreadLoop | None = getattr(_local, "loop", None)
+            if held is not None:
                 del _local.loop
-                holder.close()
+                held.close()
 
     threading.Thread(target=run, name="statehitl-sync", daemon=True).start()
     return outcome

@@ -21,6 +21,7 @@ from statehitl.checkpoint.chain import ChannelBuilder, Cursor, Link, whole_recor
 from statehitl.checkpoint.index import (
     index_material,
     indexed_threads,
+    read_entries,
     read_index,
 )
 from statehitl.checkpoint.records import (
@@ -344,9 +345,12 @@ class ThreadReader(RecordStore):
         others: into ``unreadable`` (thread id: why) when given, else as a logged warning.
         """
         entries = []
-        for thread_id in await indexed_threads(self.storage):
+        bulk = await read_entries(self.storage, self.signing_key)
+        for thread_id in bulk if bulk is not None else await indexed_threads(self.storage):
             try:
-                entry = await self.thread_info(thread_id)
+                entry = await self.thread_info(thread_id) if bulk is None else bulk[thread_id]
+                if isinstance(entry, CheckpointCorruptError):
+                    raise entry
             except CheckpointCorruptError as exc:
                 if unreadable is None:
                     logger.warning("thread %s: its index entry cannot be read, left out of the listing: %s",
