@@ -22,6 +22,12 @@ three phases, each on a fresh table or directory:
    side effects doubled (an action that took effect twice, or under two keys), audit entries per
    applied answer (exactly one), re-runs absorbed by the idempotency key, and the latencies.
 
+In phases 2 and 3 a tenth of the threads act slowly (a sync node blocking 1.5 s: the others must go on
+meanwhile; their latency is left out of the percentiles, which measure the rest), and every answer is
+sent to a flaky webhook receiver (`worker_workload.FlakyReceiver`: a fifth of the deliveries refused
+with 503, and in phase 3 down for a while): every answer event must reach it (through the workers'
+outbox), none lost.
+
 The app and the ledger are in worker_workload.py. Progress goes to stderr; the tables to stdout; every
 number and the environment to benchmarks/results/worker.json.
 """
@@ -29,6 +35,7 @@ number and the environment to benchmarks/results/worker.json.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import random
@@ -48,6 +55,7 @@ from harness.environment import base_environment, filesystem, scratch_dir, versi
 from worker_workload import (
     LEDGER_ENV,
     STORE_ENV,
+    FlakyReceiver,
     app_on,
     applied_count,
     ledger_applied,
@@ -58,7 +66,7 @@ from worker_workload import (
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import AlreadyAnsweredError, NotInterruptedError, UnknownInterruptError
 from statehitl.inbox.answers import answer_waiting
-from statehitl.worker.thread_work import resume_stored
+from statehitl.resumable import resume_stored
 
 HERE = Path(__file__).resolve().parent
 BACKENDS = ("dynamodb", "file")
@@ -83,6 +91,14 @@ class Config:
     lease: float = 2.0
     interval: float = 0.2
     """The workers' --interval on DynamoDB (their timers: deadlines, held threads)."""
+    slow_share: float = 0.1
+    """The share of the threads of phases 2 and 3 whose action is a slow sync call (``SLOW_SECONDS``)."""
+    webhook_fail_rate: float = 0.2
+    """The share of webhook deliveries the receiver refuses (503)."""
+    webhook_down: float = 10.0
+    """Seconds the receiver is down in the middle of phase 3."""
+    delivery_schedule: str = "0.5,1,2,4,8,16,32"
+    """The workers' --delivery-schedule: the outbox's pauses between failed rounds (short, for a benchmark)."""
     file_interval: float = 0.5
     """The workers' --interval on the file store, a pass over the whole index each: 4 workers passing over
     2,500 threads every 0.2 s took a core of this machine's two; four at 0.5 s, staggered, still look
@@ -144,6 +160,33 @@ class Stores:
         if self.server is not None:
             self.server.stop()
             self.server = None
+
+
+SECRET = b"bench-worker-webhook-secret"
+
+
+def hook_args(cfg: Config, receiver: FlakyReceiver, workdir: Path) -> list[str]:
+    """The workers' options that send every answer to ``receiver`` through their outbox."""
+    secret = workdir / "webhook-secret"
+    secret.write_bytes(SECRET)
+    secret.chmod(0o600)
+    return ["--on-answer", receiver.url, "--webhook-secret-file", str(secret), "--delivery-schedule",
+            cfg.delivery_schedule]
+
+
+def slow_ones(names: list[str], share: float, seed: int) -> frozenset[str]:
+    rng = random.Random(seed)
+    return frozenset(name for name in names if rng.random() < share)
+
+
+async def events_delivered(receiver: FlakyReceiver, expected: set[str], timeout: float = 180.0) -> dict[str, Any]:
+    """Wait until ``receiver`` took the answer event of every thread in ``expected`` (or ``timeout``): what
+    reached it, once each, and what was lost."""
+    with contextlib.suppress(TimeoutError):
+        await until(lambda: expected <= receiver.answered(), timeout, "every answer event")
+    got = receiver.answered()
+    return {"events_expected": len(expected), "events_lost": len(expected - got), "event_copies": receiver.copies,
+            "deliveries_refused": receiver.refused, "bad_signatures": receiver.bad_signatures}
 
 
 class Fleet:
@@ -231,14 +274,15 @@ async def until(done: Any, timeout: float, what: str, pause: float = 0.02) -> No
 # --------------------------------------------------------------------------- the driver
 
 
-async def create(app: Any, names: list[str], deadlines: dict[str, float] | None = None) -> dict[str, str]:
-    """New threads, each stopped at its approval; their interrupt ids."""
+async def create(app: Any, names: list[str], deadlines: dict[str, float] | None = None,
+                 slow: frozenset[str] = frozenset()) -> dict[str, str]:
+    """New threads, each stopped at its approval (those in ``slow`` acting slowly); their interrupt ids."""
     slots = asyncio.Semaphore(16)
     found: dict[str, str] = {}
 
     async def one(name: str) -> None:
         async with slots:
-            state = {"thread": name, "expires_at": (deadlines or {}).get(name)}
+            state = {"thread": name, "expires_at": (deadlines or {}).get(name), "slow": name in slow}
             found[name] = (await app.ainvoke(state, thread_id=name)).interrupts[0].id
 
     await asyncio.gather(*(one(n) for n in names))
@@ -385,25 +429,31 @@ async def latency(backend: str, stores: Stores, cfg: Config, ledger: Path, workd
     ledger_reset(ledger)
     checkpointer = Checkpointer.from_url(store)
     names = [f"steady-{i}" for i in range(cfg.latency_threads)]
-    ids = await create(app_on(store), names)
-    fleet = Fleet(store, ledger, workdir / f"logs-latency-{backend}", ["--interval", str(cfg.interval_on(backend))])
-    for _ in range(cfg.workers):
-        fleet.start()
-    try:
-        await fleet.started_all()
-        await warm_up(checkpointer, app_on(store), ledger)
-        warmed = applied_count(ledger)
-        answered = await steady_answers(checkpointer, ids, names, cfg.latency_rate)
-        await until(lambda: applied_count(ledger) == warmed + len(names), 300, "the resumes")
-        done = await finals(checkpointer, names)
-    finally:
-        fleet.stop()
-    seconds = latencies(answered, done)
+    slow = slow_ones(names, cfg.slow_share, 2026)
+    ids = await create(app_on(store), names, slow=slow)
+    with FlakyReceiver(SECRET, cfg.webhook_fail_rate) as receiver:
+        fleet = Fleet(store, ledger, workdir / f"logs-latency-{backend}",
+                      ["--interval", str(cfg.interval_on(backend)), *hook_args(cfg, receiver, workdir)])
+        for _ in range(cfg.workers):
+            fleet.start()
+        try:
+            await fleet.started_all()
+            await warm_up(checkpointer, app_on(store), ledger)
+            warmed = applied_count(ledger)
+            answered = await steady_answers(checkpointer, ids, names, cfg.latency_rate)
+            await until(lambda: applied_count(ledger) == warmed + len(names), 300, "the resumes")
+            done = await finals(checkpointer, names)
+            events = await events_delivered(receiver, set(names))
+        finally:
+            fleet.stop()
+    seconds = latencies({n: a for n, a in answered.items() if n not in slow}, done)
     attempts = Counter(key for key, _ in ledger_attempts(ledger))
     result = {"backend": backend, "workers": cfg.workers, "threads": len(names), "rate": cfg.latency_rate,
-              "p50_ms": 1000 * percentile(seconds, 0.5), "p99_ms": 1000 * percentile(seconds, 0.99),
-              "max_ms": 1000 * max(seconds), "ran_twice": sum(1 for n in attempts.values() if n > 1)}
-    log(f"latency on {backend}: p50 {result['p50_ms']:.0f} ms, p99 {result['p99_ms']:.0f} ms")
+              "slow_threads": len(slow), "p50_ms": 1000 * percentile(seconds, 0.5),
+              "p99_ms": 1000 * percentile(seconds, 0.99), "max_ms": 1000 * max(seconds),
+              "ran_twice": sum(1 for n in attempts.values() if n > 1), **events}
+    log(f"latency on {backend}: p50 {result['p50_ms']:.0f} ms, p99 {result['p99_ms']:.0f} ms ({len(slow)} slow "
+        f"threads left out); events lost {events['events_lost']}, refused deliveries {events['deliveries_refused']}")
     return result
 
 
@@ -423,17 +473,26 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
     t0 = time.time()
     lead = 15.0  # the workers start and warm up before the first deadline
     deadlines = {name: 0.0 for name in expiring_names}  # set below, once creating took what it took
-    ids = await create(app, answered_names)
+    slow = slow_ones(answered_names, cfg.slow_share, 2027)
+    ids = await create(app, answered_names, slow=slow)
     begin = time.time() + lead
     for name in expiring_names:
         deadlines[name] = begin + rng.uniform(0.0, answering)
     ids.update(await create(app, expiring_names, deadlines))
     log(f"chaos on {backend}: {len(ids)} threads made in {time.time() - t0:.0f}s")
+    receiver = FlakyReceiver(SECRET, cfg.webhook_fail_rate).__enter__()
     fleet = Fleet(store, ledger, workdir / f"logs-chaos-{backend}",
-                  ["--interval", str(cfg.interval_on(backend)), "--lease", str(cfg.lease), "--retry-unknown"])
+                  ["--interval", str(cfg.interval_on(backend)), "--lease", str(cfg.lease), "--retry-unknown",
+                   *hook_args(cfg, receiver, workdir)])
     for _ in range(cfg.workers):
         fleet.start()
     stop_killing = asyncio.Event()
+
+    async def outage() -> None:
+        await asyncio.sleep(answering / 2)
+        receiver.down()
+        await asyncio.sleep(cfg.webhook_down)
+        receiver.up()
 
     async def killer() -> None:
         while not stop_killing.is_set():
@@ -452,6 +511,7 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
         warmed = applied_count(ledger)
         await asyncio.sleep(max(0.0, begin - time.time()))
         killing = asyncio.create_task(killer())
+        down = asyncio.create_task(outage())
         late_answers = [asyncio.create_task(late(name)) for name in expiring_names]
         answered = await steady_answers(checkpointer, ids, answered_names, cfg.chaos_rate)
         late_won = dict(await asyncio.gather(*late_answers))
@@ -468,10 +528,18 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
         settled = time.time()
         await asyncio.sleep(1.0)  # a second, wrong run would show in this second
         done = await finals(checkpointer, everything)
+        await down
+        events = await events_delivered(receiver, set(everything))
     finally:
         fleet.stop()
-    return chaos_report(backend, cfg, fleet.kills, checkpointer, ledger, answered, late_won, deadlines, done,
-                        settled - begin, await audits(checkpointer, everything))
+        receiver.__exit__(None, None, None)
+    report = chaos_report(backend, cfg, fleet.kills, checkpointer, ledger,
+                          {t: a for t, a in answered.items() if t not in slow}, late_won, deadlines, done,
+                          settled - begin, await audits(checkpointer, everything))
+    report.update(slow_threads=len(slow), **events)
+    log(f"chaos on {backend}: events lost {events['events_lost']}, copies {events['event_copies']}, refused "
+        f"deliveries {events['deliveries_refused']}")
+    return report
 
 
 async def audits(checkpointer: Checkpointer, names: list[str]) -> dict[str, list[Any]]:
@@ -545,15 +613,18 @@ def tables(runs: dict[str, list[dict[str, Any]]]) -> str:
                    f"{r['worker_per_second']:.1f} | {r['cost_ratio']:.2f}x | {r['direct_cpu_ms_per_resume']:.2f} / "
                    f"{r['answers_cpu_ms_per_thread']:.2f} + {r['worker_cpu_ms_per_resume']:.2f} | "
                    f"{r['cpu_ratio']:.2f}x |")
-    out += ["", "| backend | workers | answers | rate /s | p50 ms | p99 ms | max ms | actions run twice |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out += ["", "| backend | workers | answers (slow) | rate /s | p50 ms | p99 ms | max ms | actions run twice | "
+            "answer events lost / refused deliveries |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in runs["latency"]:
-        out.append(f"| {r['backend']} | {r['workers']} | {r['threads']} | {r['rate']:g} | {r['p50_ms']:.0f} | "
-                   f"{r['p99_ms']:.0f} | {r['max_ms']:.0f} | {r['ran_twice']} |")
+        out.append(f"| {r['backend']} | {r['workers']} | {r['threads']} ({r['slow_threads']}) | {r['rate']:g} | "
+                   f"{r['p50_ms']:.0f} | {r['p99_ms']:.0f} | {r['max_ms']:.0f} | {r['ran_twice']} | "
+                   f"{r['events_lost']} / {r['deliveries_refused']} |")
     out += ["", "| backend | answered + expiring | kills | lost | doubled side effects | applied audit rows per "
             "answer | threads retried after a kill | re-runs absorbed by the key | expiry / late answer won | "
-            "p50 / p99 ms (all) | p50 / p99 ms (no kill) | expiry applied after deadline p50 / p99 ms |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |"]
+            "p50 / p99 ms (all) | p50 / p99 ms (no kill) | expiry applied after deadline p50 / p99 ms | "
+            "slow threads | answer events lost / copies / refused deliveries |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- | ---: | --- |"]
     for r in runs["chaos"]:
         out.append(
             f"| {r['backend']} | {r['answered']} + {r['expiring']} | {r['kills']} | {r['lost']} | "
@@ -562,7 +633,8 @@ def tables(runs: dict[str, list[dict[str, Any]]]) -> str:
             f"{r['threads_retried_after_unknown_outcome']} | {r['reruns_absorbed_by_key']} | "
             f"{r['expiry_won']} / {r['late_answer_won']} | "
             f"{r['p50_ms']:.0f} / {r['p99_ms']:.0f} | {r['calm_p50_ms']:.0f} / {r['calm_p99_ms']:.0f} | "
-            f"{r['expiry_applied_after_deadline_p50_ms']:.0f} / {r['expiry_applied_after_deadline_p99_ms']:.0f} |")
+            f"{r['expiry_applied_after_deadline_p50_ms']:.0f} / {r['expiry_applied_after_deadline_p99_ms']:.0f} | "
+            f"{r['slow_threads']} | {r['events_lost']} / {r['event_copies']} / {r['deliveries_refused']} |")
     return "\n".join(out)
 
 
@@ -579,6 +651,11 @@ def check(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
     for r in runs["latency"]:
         if r["ran_twice"]:
             failures.append(f"latency on {r['backend']}: {r['ran_twice']} actions ran twice without a kill")
+    for phase in ("latency", "chaos"):
+        for r in runs[phase]:
+            if r["events_lost"] or r["bad_signatures"]:
+                failures.append(f"{phase} on {r['backend']}: {r['events_lost']} answer events lost, "
+                                f"{r['bad_signatures']} badly signed")
     return failures
 
 

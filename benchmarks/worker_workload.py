@@ -5,7 +5,13 @@ default for the threads that have one), `act` records the approved action in a l
 step's idempotency key, as a service that honours idempotency keys does: every call is an attempt
 (one line in the calling process's own attempts file), and only the first attempt of a key takes
 effect (a file created with O_EXCL). So the ledger tells how often each action ran and how often it
-took effect, across every process, killed ones included.
+took effect, across every process, killed ones included. A thread made with ``slow`` acts slowly, a sync
+node blocking for ``SLOW_SECONDS`` (a payment API taking its time): the worker must keep resuming the
+others meanwhile.
+
+``FlakyReceiver`` is the webhook receiver the workers tell of each answer: a real HTTP server in the
+driver's process that refuses a share of the deliveries (503) and can be down for a while, and counts
+each event once (by its ``webhook-id``), so the benchmark can say whether any event was lost.
 
 The workers are `statehitl worker --app worker_workload:build` processes (this directory on their
 PYTHONPATH, the store and ledger in `BENCH_WORKER_STORE` / `BENCH_WORKER_LEDGER`). The driver answers
@@ -16,6 +22,9 @@ the thread's index entry), as a reviewer answering in the inbox or on its page d
 from __future__ import annotations
 
 import os
+import random
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +32,18 @@ from pydantic import BaseModel
 
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.graph import END, START, NodeContext, StateGraph
+from statehitl.testing.webhooks import WebhookReceiver
 
 STORE_ENV = "BENCH_WORKER_STORE"
 LEDGER_ENV = "BENCH_WORKER_LEDGER"
 APPROVAL = "payout-approval"
+SLOW_SECONDS = 1.5
 
 
 class Payout(BaseModel):
     thread: str
     expires_at: float | None = None
+    slow: bool = False
     decision: Any = None
     paid: bool = False
 
@@ -42,6 +54,8 @@ def ask(state: Payout, ctx: NodeContext) -> dict[str, Any]:
 
 
 def act(state: Payout, ctx: NodeContext) -> dict[str, Any]:
+    if state.slow:
+        time.sleep(SLOW_SECONDS)  # a sync call that takes its time: blocking, as a sync HTTP client does
     ledger_apply(Path(os.environ[LEDGER_ENV]), ctx.idempotency_key, f"{ctx.thread_id} {state.decision}")
     return {"paid": True}
 
@@ -111,3 +125,29 @@ def ledger_attempts(root: Path) -> list[tuple[str, str]]:
 
 def applied_count(root: Path) -> int:
     return sum(1 for _ in os.scandir(root / "applied"))
+
+
+# --------------------------------------------------------------------------- the flaky receiver
+
+
+class FlakyReceiver(WebhookReceiver):
+    """A webhook receiver that refuses ``fail_rate`` of the deliveries with 503 at random (and all of them while
+    ``down()``); ``answered`` is the threads whose answer event it accepted, each once."""
+
+    def __init__(self, secret: bytes, fail_rate: float, seed: int = 7) -> None:
+        super().__init__(secret)
+        self.fail_rate = fail_rate
+        self.refused = 0
+        self._random = random.Random(seed)
+        self._flaky = threading.Lock()
+
+    def receive(self, body: bytes, headers: dict[str, str]) -> int:
+        with self._flaky:
+            refuse = self._random.random() < self.fail_rate
+        if refuse:
+            self.refused += 1
+            return 503
+        return super().receive(body, headers)
+
+    def answered(self) -> set[str]:
+        return {event["thread_id"] for event in list(self.events) if event["event"] == "answer"}

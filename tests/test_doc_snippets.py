@@ -319,6 +319,7 @@ def test_the_cancel_checkpoint_snapshot_and_storage_examples_in_agents(tmp_path:
                                             ("docs/agents.md", "## Storage"),
                                             ("docs/langgraph.md", "## Messages"),
                                             ("docs/langgraph.md", "## The store"),
+                                            ("docs/langgraph.md", "## The prebuilt agent and tool approvals"),
                                             ("docs/concepts.md", "**Fan-out.**"),
                                             ("docs/answers.md", "## Typed answers"),
                                             ("docs/answers.md", "## The answer vocabulary"),

@@ -248,3 +248,41 @@ def test_durable_steps_are_what_langgraph_gives(name: str, tmp_path: Path, capsy
         seen[lib] = outputs, sorted(p.name for p in store.iterdir() if p.suffix == ".txt")
         seen[lib] += tuple((store / f).read_text() for f in seen[lib][1])
     assert seen["statehitl"] == seen["langgraph"]
+
+
+# -- react_approval: statehitl's approve_tools, which LangGraph's create_react_agent has no counterpart of ---------
+
+LOOKED_UP = '{"item": "kettle", "cents": 4200}'
+ASKED = {"args": {"cents": 4200, "order_id": 42}, "id": "call-refund", "tool": "refund"}
+
+
+@pytest.mark.parametrize(("answer", "refund_message"), [
+    ("approve", "refunded 4200 cents on order 42"), ("edit:1500", "refunded 1500 cents on order 42"),
+    ("reject", "refunds over $40 need a manager")])
+def test_react_approval_main(answer: str, refund_message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    conversation = load("react_approval").main(answer)
+    assert conversation == [["human", "please refund order 42"], ["ai", ""], ["tool", LOOKED_UP],
+                            ["tool", refund_message], ["ai", f"Done: {LOOKED_UP}; {refund_message}"]]
+    asked = "asked: {'tool': 'refund', 'args': {'order_id': 42, 'cents': 4200}, 'id': 'call-refund'}"
+    assert asked in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("answer", "cents", "outcome"), [("approve", 4200, "applied"), ("edit:2000", 2000, "edited"),
+                                                          ("reject", None, "rejected")])
+def test_react_approval_durable(answer: str, cents: int | None, outcome: str, tmp_path: Path) -> None:
+    store = ["--store", str(tmp_path), "--thread", "refund-42"]
+    out, first = run("react_approval", "start", *store)
+    assert first == {"conversation": [["human", "please refund order 42"], ["ai", ""]], "waiting": [ASKED]}
+    assert "waiting on ('tools',)" in out
+    assert not (tmp_path / "ledger.txt").exists()  # the tools node waits before running any call
+    _, second = run("react_approval", "resume", *store, "--answer", answer)
+    assert second["audit"] == [[outcome, "ann"]]
+    assert second["conversation"][2] == ["tool", LOOKED_UP]
+    ledger = tmp_path / "ledger.txt"
+    lines = ledger.read_text().splitlines() if ledger.exists() else []
+    refunded = {"order_id": 42, "cents": cents, "key_prefix": "statehitl-"}
+    assert lines == ([] if cents is None else [json.dumps(refunded)])
+    again = subprocess.run([sys.executable, str(EXAMPLES / "react_approval.py"), "resume", *store],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode != 0  # nothing waits any more: a second resume runs nothing
+    assert (ledger.read_text().splitlines() if ledger.exists() else []) == lines

@@ -19,7 +19,10 @@ SOURCES = [ROOT / "src", *sorted((ROOT / "checkpointers").glob("*/src"))]
 NOT_PRIVATE = {"_replace", "_asdict", "_fields", "_make"}
 """Public despite the underscore: a named tuple's API (``typing.NamedTuple``), which any caller may use."""
 
-ALLOWED: dict[tuple[str, str], str] = {}
+ALLOWED: dict[tuple[str, str], str] = {
+    ("statehitl.prebuilt.injected", "type(tool)._run"): "LangChain's BaseTool._run, the method its subclasses "
+    "define as their body (LangChain's contract), not statehitl's own _run of the same name",
+}
 """``(module, "obj._name")`` reaches that are legitimate, each with why. Keep it short: the answer to a new
 reach is a public interface in the module reached into."""
 

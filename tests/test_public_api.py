@@ -27,6 +27,9 @@ import statehitl.managed
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
+import statehitl.offload
+import statehitl.prebuilt
+import statehitl.resumable
 import statehitl.runtime
 import statehitl.session
 import statehitl.storage
@@ -36,9 +39,13 @@ import statehitl.store
 import statehitl.store.base
 import statehitl.store.memory
 import statehitl.testing
+import statehitl.testing.builds
+import statehitl.testing.clocks
+import statehitl.testing.webhooks
 import statehitl.tools
 import statehitl.transitions
 import statehitl.types
+import statehitl.values
 import statehitl.vended_interventions
 import statehitl.vended_interventions.hitl
 import statehitl.worker
@@ -49,6 +56,9 @@ PUBLIC = {
                       "START", "StateGraph", "StateSnapshot", "Status", "add_messages", "append"],
     statehitl.graph.message: ["MessagesState", "REMOVE_ALL_MESSAGES", "RemoveMessage", "add_messages"],
     statehitl.graph.state: ["CompiledStateGraph", "StateGraph"],
+    statehitl.prebuilt: ["APPROVAL_INTERRUPT", "AgentState", "InjectedIdempotencyKey", "InjectedState", "InjectedStore",
+                         "InjectedToolCallId", "ToolInvocationError", "ToolNode", "create_react_agent",
+                         "tools_condition"],
     statehitl.types: ["All", "CachePolicy", "Checkpointer", "Command", "Durability", "GraphTask", "Interrupt",
                       "Overwrite", "PregelTask", "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StateUpdate",
                       "StreamMode", "StreamWriter", "TimeoutPolicy", "ensure_valid_checkpointer", "interrupt"],
@@ -112,13 +122,21 @@ PUBLIC = {
                            "storage_from_url", "validate_key", "validate_prefix", "validate_thread_id"],
     statehitl.testing: ["CountingStorage", "StorageCounts", "TransitionRecorder"],
     statehitl.inbox: ["Answered", "AppBuilder", "AuditRow", "PendingInterrupt", "StoredAnswer", "SweepReport",
-                      "UnappliedAnswer", "aanswer", "afind_pending", "answer", "apending", "aresume_answered",
-                      "asweep", "athread_audit_trail", "aunapplied", "build_app", "find_pending", "load_app",
-                      "open_store", "pending", "resume_answered", "sweep", "thread_audit_trail", "unapplied"],
-    statehitl.worker: ["CallableSink", "EVENT_HEADER", "EVENT_ID_HEADER", "Event", "Outcome", "RETRY_COMMENT", "Report",
-                       "Retrying", "SIGNATURE_HEADER", "Sink", "Webhook", "WebhookDeliveryError", "Worker",
-                       "WorkerSettings", "answer_event", "interrupt_event", "lambda_handler", "outcome_unknown_event",
-                       "sign", "verify_signature"],
+                      "UnappliedAnswer", "aanswer", "afind_pending", "answer", "apending", "apply_answered",
+                      "aresume_answered", "asweep", "athread_audit_trail", "aunapplied", "build_app", "find_pending",
+                      "load_app", "open_store", "pending", "resume_answered", "sweep", "thread_audit_trail",
+                      "unapplied"],
+    statehitl.resumable: ["ResumableApp", "Resumed", "as_resumable", "resume_stored"],
+    statehitl.offload: ["call_sync", "may_run_inline", "off_the_loop", "sync_pool"],
+    statehitl.values: ["TAG", "ValueTypes", "as_json", "decode_value", "encode_value", "needs_tags", "register"],
+    statehitl.testing.builds: ["BuildFailed", "FailingBuild", "SlowBuild"],
+    statehitl.testing.clocks: ["skew", "skewed"],
+    statehitl.testing.webhooks: ["WebhookReceiver"],
+    statehitl.worker: ["CallableSink", "EVENT_HEADER", "Event", "ID_HEADER", "OutboxEntry", "Outcome", "RETRY_COMMENT",
+                       "RETRY_SCHEDULE", "Report", "Retrying", "SIGNATURE_HEADER", "Sink", "TIMESTAMP_HEADER",
+                       "TOLERANCE", "Webhook", "WebhookDeliveryError", "Worker", "WorkerSettings", "answer_event",
+                       "delivery_failed_event", "interrupt_event", "lambda_handler", "outcome_unknown_event",
+                       "read_outbox", "retry_failed", "sign", "verify_signature", "webhook_id"],
 }
 
 

@@ -105,8 +105,8 @@ BAD_WHILE_INTERRUPTED = {
     "block not a dict": (lambda ids: [{"interruptResponse": "y"}], ResumeInputError, TypeError,
                          r"interruptResponse must be a dict"),
     "non-JSON response": (lambda ids: [response(ids[0], {"at": object()})], InterruptResponseError, TypeError,
-                          r"the response to interrupt 'left-q' must be JSON-serializable, but at \$\.at it holds "
-                          r"<object object"),
+                          r"the response to interrupt 'left-q' (must be JSON-serializable, but|cannot be stored:) "
+                          r"at \$\.at it holds (<object object|a builtins.object)"),
 }
 
 

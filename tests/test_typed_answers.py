@@ -13,6 +13,7 @@ import pytest
 from pydantic import AfterValidator, BaseModel, Field
 
 from replies import reply
+from statehitl import inbox, response_types
 from statehitl.answers import Answer, Approve, Edit, Reject, Respond, outcome_of
 from statehitl.checkpoint import FileCheckpointer, MemoryCheckpointer
 from statehitl.errors import InvalidResponseError, ResponseValidationError
@@ -113,10 +114,31 @@ def _upper(text: str) -> str:
     return text
 
 
-def test_answer_refused_on_rerun_writes_no_checkpoint_releases_the_claim_and_can_be_corrected(tmp_path):
-    """A validator no JSON schema states passes the early check; the handler's own type refuses it on re-run:
-    the run stops before any checkpoint or audit entry, and a corrected answer goes through at once (the
-    claim was released, not left to run out its lease)."""
+def test_in_the_process_that_asked_the_type_itself_refuses_an_answer_before_it_is_stored(tmp_path):
+    """The process that raised a typed interrupt knows its type: a validator no JSON schema states refuses the
+    answer at the door, before anything is stored or claimed, whatever door the answer comes through."""
+
+    def ask(state: State, ctx: NodeContext) -> dict[str, Any]:
+        return {"decision": ctx.interrupt("code", response_type=Annotated[str, AfterValidator(_upper)])}
+
+    checkpointer = FileCheckpointer(tmp_path)
+    app = one_node(ask, checkpointer)
+    waiting = app.invoke({}, thread_id="t").interrupts[0]
+    before = asyncio.run(checkpointer.storage.list("threads/t/"))
+    with pytest.raises(ResponseValidationError, match=r"answer to interrupt 'code' .* must be upper case; nothing"):
+        app.invoke(reply(waiting.id, "abc", responder="bob"), thread_id="t")
+    with pytest.raises(ResponseValidationError, match="must be upper case"):
+        inbox.answer(checkpointer, waiting.id, "abc", responder="bob")
+    assert asyncio.run(checkpointer.storage.list("threads/t/")) == before  # no answer, no claim
+    assert [p.id for p in inbox.pending(checkpointer)] == [waiting.id]
+    assert app.invoke(reply(waiting.id, "ABC", responder="ada"), thread_id="t").state.decision == "ABC"
+
+
+def test_answer_refused_on_rerun_writes_no_checkpoint_releases_the_claim_and_can_be_corrected(tmp_path, monkeypatch):
+    """A process that does not know the type (another one than asked) checks only the schema, which a
+    validator no JSON schema states passes; the handler's own type refuses it on re-run: the run stops
+    before any checkpoint, the answer is withdrawn and kept in the audit trail as refused, and a corrected
+    answer goes through at once (the claim was released, not left to run out its lease)."""
     runs: list[str] = []
 
     def ask(state: State, ctx: NodeContext) -> dict[str, Any]:
@@ -129,19 +151,24 @@ def test_answer_refused_on_rerun_writes_no_checkpoint_releases_the_claim_and_can
     waiting = app.invoke({}, thread_id="t").interrupts[0]
     head = app.get_state("t")
     stored = asyncio.run(checkpointer.storage.read(checkpointer._key("t", 0)))
+    monkeypatch.setattr(response_types, "known_type", lambda interrupt_id: None)  # as in another process
 
-    with pytest.raises(ResponseValidationError, match=r"response to interrupt 'code' .* must be upper case") as refused:
+    with pytest.raises(ResponseValidationError, match=r"response to interrupt 'code' .* must be upper case.* "
+                                                      r"withdrawn") as refused:
         app.invoke(reply(waiting.id, "abc", responder="bob"), thread_id="t")
     assert refused.value.refused_answer
+    assert refused.value.interrupt_id == waiting.id
     assert asyncio.run(checkpointer.storage.read(checkpointer._key("t", 0))) == stored  # the checkpoint, byte for byte
     after = app.get_state("t")
     assert (after.checkpoint_id, after.status, after.interrupts) == (head.checkpoint_id, "interrupted", head.interrupts)
-    assert app.audit("t") == []
+    assert [(e.outcome, e.response, e.responder, e.via) for e in app.audit("t")] == [("refused", "abc", "bob", "app")]
+    assert "must be upper case" in (app.audit("t")[0].why or "")
     assert runs == []
 
     done = app.invoke(reply(waiting.id, "ABC", responder="ada"), thread_id="t")
     assert done.state.decision == "ABC"
-    assert [(e.response, e.responder) for e in app.audit("t")] == [("ABC", "ada")]
+    assert [(e.outcome, e.response, e.responder) for e in app.audit("t")] == [("refused", "abc", "bob"),
+                                                                             ("applied", "ABC", "ada")]
 
 
 def test_a_node_that_raises_the_error_type_itself_fails_its_step(tmp_path):

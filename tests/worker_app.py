@@ -16,9 +16,9 @@ import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 
 from statehitl import Agent, tool
 from statehitl.checkpoint.engine import Checkpointer
@@ -155,3 +155,84 @@ def build_agent(thread_id: str) -> Agent:
     """The registration for agents: one agent per thread, on the session that thread is."""
     session = SessionManager.from_url(os.environ[STORE_ENV], session_id=thread_id)
     return Agent(model=AskThenFinish(), tools=[delete_files], session_manager=session, callback_handler=None)
+
+
+MEET_ENV = "STATEHITL_WORKER_TEST_MEET"
+MEET_COUNT_ENV = "STATEHITL_WORKER_TEST_MEET_COUNT"
+FLAKY_ENV = "STATEHITL_WORKER_TEST_FLAKY"
+
+
+def meet(kind: str, name: str) -> None:
+    """Wait until ``$STATEHITL_WORKER_TEST_MEET_COUNT`` callers of ``kind`` have arrived, each a file in
+    ``$STATEHITL_WORKER_TEST_MEET/<kind>``: they can all arrive only if they run at the same time. One left
+    waiting alone for 20 s says so (``alone.<kind>.<name>``) and raises."""
+    root = Path(os.environ[MEET_ENV])
+    folder = root / kind
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).touch()
+    deadline = time.monotonic() + 20
+    while len(list(folder.iterdir())) < int(os.environ[MEET_COUNT_ENV]):
+        if time.monotonic() > deadline:
+            (root / f"alone.{kind}.{name}").touch()
+            raise RuntimeError(f"{kind} {name} waited alone: nothing else ran meanwhile")
+        time.sleep(0.01)
+
+
+def act_together(state: Order, ctx: NodeContext) -> dict[str, Any]:
+    """A slow sync action (a payment API taking its time): it returns once the other threads' are running too."""
+    meet("node", ctx.thread_id)
+    Ledger(os.environ[LEDGER_ENV]).apply(ctx.idempotency_key, f"{ctx.thread_id} act {state.decision}")
+    return {"shipped": True}
+
+
+def meet_graph() -> Any:
+    """ask -> act_together: the app whose actions meet."""
+    store = os.environ[STORE_ENV]
+    if ("MeetGraph", store) not in _COMPILED:
+        g = StateGraph(Order, name="MeetGraph")
+        g.add_node("ask", ask)
+        g.add_node("act", act_together)
+        g.add_edge(START, "ask")
+        g.add_edge("ask", "act")
+        g.add_edge("act", END)
+        _COMPILED["MeetGraph", store] = g.compile(checkpointer=Checkpointer.from_url(store))
+    return _COMPILED["MeetGraph", store]
+
+
+def build_meet(thread_id: str) -> Any:
+    """A slow ``build`` (it opens a connection, say): it returns once the other threads' builds are running too."""
+    meet("build", thread_id)
+    return meet_graph()
+
+
+def build_flaky(thread_id: str) -> Any:
+    """``build`` failing on each thread's first call (a database restarting), counted across processes."""
+    from statehitl.testing.builds import FailingBuild
+
+    return FailingBuild(build, failures=1, state_dir=os.environ[FLAKY_ENV])(thread_id)
+
+
+def _upper(text: str) -> str:
+    if text != text.upper():
+        raise ValueError("must be upper case")
+    return text
+
+
+def ask_code(state: Order, ctx: NodeContext) -> dict[str, Any]:
+    """A typed interrupt whose type carries a validator no JSON schema states."""
+    return {"decision": ctx.interrupt("code", reason={"item": state.item},
+                                      response_type=Annotated[str, AfterValidator(_upper)])}
+
+
+def build_code(thread_id: str) -> Any:
+    """ask_code -> ship."""
+    store = os.environ[STORE_ENV]
+    if ("CodeGraph", store) not in _COMPILED:
+        g = StateGraph(Order, name="CodeGraph")
+        g.add_node("ask", ask_code)
+        g.add_node("ship", ship)
+        g.add_edge(START, "ask")
+        g.add_edge("ask", "ship")
+        g.add_edge("ship", END)
+        _COMPILED["CodeGraph", store] = g.compile(checkpointer=Checkpointer.from_url(store))
+    return _COMPILED["CodeGraph", store]

@@ -1,27 +1,25 @@
 """What the worker tests of every backend share: a webhook receiver on loopback, worker processes, waiting.
 
-``Receiver`` is a real HTTP server (``http.server`` on 127.0.0.1) that checks each POST's signature the
-way docs/workers.md tells a receiver to, keeps every event it accepted, and can answer the first
-requests with errors. ``WorkerProcess`` runs ``statehitl worker`` as a subprocess, the deployment shape,
+``Receiver`` is a real HTTP server on 127.0.0.1 (``statehitl.testing.webhooks.WebhookReceiver``) that
+checks each POST's signature the way docs/workers.md tells a receiver to, keeps every event it accepted
+once, and can answer the first requests with errors, or be down. ``WorkerProcess`` runs ``statehitl
+worker`` as a subprocess, the deployment shape,
 with the test apps (``worker_app.py``) importable.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from statehitl.worker import EVENT_ID_HEADER, SIGNATURE_HEADER, verify_signature
+from statehitl.testing.webhooks import WebhookReceiver
 
 TESTS = Path(__file__).resolve().parent
 TIMEOUT = 60.0
@@ -40,58 +38,16 @@ def wait_for(done: Callable[[], Any], *, timeout: float = TIMEOUT, what: str = "
         time.sleep(0.02)
 
 
-class Receiver:
-    """A webhook receiver: ``url``, the ``events`` it accepted (in order), and how many requests it got.
+Receiver = WebhookReceiver
+"""The receiver the worker tests send to: statehitl's own test receiver (``statehitl.testing.webhooks``)."""
 
-    ``fail`` lists statuses to answer the first requests with (``[503, 500]``: two failures, then 200);
-    a request whose signature does not verify is answered 401 and counted in ``bad_signatures``.
-    """
 
-    def __init__(self, secret: bytes, fail: list[int] | None = None) -> None:
-        self.secret = secret
-        self.fail = list(fail or [])
-        self.events: list[dict[str, Any]] = []
-        self.requests = 0
-        self.bad_signatures = 0
-        self._lock = threading.Lock()
-        receiver = self
+def answer_waiting(store: str, thread: str, response: object, responder: str = "ann") -> None:
+    """Answer the one interrupt ``thread`` waits on, in the inbox (stored, not applied)."""
+    from statehitl import inbox
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with receiver._lock:
-                    receiver.requests += 1
-                    status = receiver.fail.pop(0) if receiver.fail else 200
-                    if status == 200:
-                        if not verify_signature(receiver.secret, body, self.headers.get(SIGNATURE_HEADER)):
-                            receiver.bad_signatures += 1
-                            status = 401
-                        else:
-                            event = json.loads(body)
-                            assert event["id"] == self.headers.get(EVENT_ID_HEADER)
-                            receiver.events.append(event)
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> Receiver:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def ids(self, kind: str | None = None) -> list[str]:
-        with self._lock:
-            return [e["id"] for e in self.events if kind is None or e["event"] == kind]
+    [item] = [p for p in inbox.pending(store) if p.thread_id == thread]
+    inbox.answer(store, item.id, response, responder=responder)
 
 
 def worker_env(store: str, ledger: Path, **extra: str) -> dict[str, str]:
@@ -103,13 +59,17 @@ def worker_env(store: str, ledger: Path, **extra: str) -> dict[str, str]:
 
 
 class WorkerProcess:
-    """``statehitl worker ARGS`` in a subprocess; ``log`` is what it wrote to stderr so far."""
+    """``statehitl worker ARGS`` in a subprocess (its clock ``clock_skew`` seconds off); ``log`` is what it wrote
+    to stderr so far."""
 
-    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], log: Path, *, clock_skew: float = 0.0) -> None:
         self.log_path = log
         self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115
-        self.process = subprocess.Popen([sys.executable, "-m", "statehitl.cli", "worker", *args], env=env,
-                                        stdout=subprocess.PIPE, stderr=self._log, text=True)
+        command = [sys.executable, "-m", "statehitl.cli", "worker", *args]
+        if clock_skew:  # the worker's process with its clock moved (statehitl.testing.clocks)
+            command = [sys.executable, "-c", f"from statehitl.testing.clocks import skew; skew({clock_skew!r}); "
+                       f"from statehitl.cli import main; raise SystemExit(main(['worker', *{args!r}]))"]
+        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=self._log, text=True)
 
     @property
     def log(self) -> str:

@@ -2,6 +2,8 @@
 
 They are checked where they enter, so a bad value fails at the ``interrupt()`` call or the resume call
 that introduced it, not later inside a checkpoint write where the culprit is no longer visible.
+
+A value is also held to the one nesting limit (``json_depth.MAX_NESTING``) where it enters.
 """
 
 from __future__ import annotations
@@ -13,32 +15,44 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from statehitl.channels import writer_label
-from statehitl.errors import NotJSONError
+from statehitl.errors import NestingTooDeepError, NotJSONError
+from statehitl.json_depth import MAX_NESTING, too_deep
+
+__all__ = ["dump_written", "find_non_json", "require_json"]
 
 _SCALARS = (str, int, bool, type(None))
 
 
-def find_non_json(value: Any, path: str = "$") -> tuple[str, Any] | None:
-    """Return ``(path, value)`` of the first part of ``value`` that is not plain JSON, or None."""
+def find_non_json(value: Any, path: str = "$", depth: int = 0) -> tuple[str, Any] | None:
+    """Return ``(path, value)`` of the first part of ``value`` that is not plain JSON, or None.
+    A value nested deeper than ``MAX_NESTING`` raises ``NestingTooDeepError`` naming where."""
     if isinstance(value, _SCALARS):
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else (path, value)
-    if isinstance(value, list | tuple):
+    if not isinstance(value, list | tuple | dict):
+        return (path, value)
+    if depth >= MAX_NESTING:
+        raise NestingTooDeepError(too_deep(path))
+    return _find_inside(value, path, depth)
+
+
+def _find_inside(value: list[Any] | tuple[Any, ...] | dict[Any, Any], path: str, depth: int
+                 ) -> tuple[str, Any] | None:
+    """``find_non_json`` of each item of a list, or of each key and value of a dict."""
+    if not isinstance(value, dict):
         for index, item in enumerate(value):
-            found = find_non_json(item, f"{path}[{index}]")
+            found = find_non_json(item, f"{path}[{index}]", depth + 1)
             if found:
                 return found
         return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return (f"{path} key {key!r}", key)
-            found = find_non_json(item, f"{path}.{key}")
-            if found:
-                return found
-        return None
-    return (path, value)
+    for key, item in value.items():
+        if not isinstance(key, str):
+            return (f"{path} key {key!r}", key)
+        found = find_non_json(item, f"{path}.{key}", depth + 1)
+        if found:
+            return found
+    return None
 
 
 def require_json(value: Any, what: str, error: type[NotJSONError] = NotJSONError) -> None:
@@ -48,7 +62,10 @@ def require_json(value: Any, what: str, error: type[NotJSONError] = NotJSONError
     stored values (agent state) the plain ``NotJSONError``, so a handler for interrupt misuse does not
     catch a bad state value.
     """
-    found = find_non_json(value)
+    try:
+        found = find_non_json(value)
+    except NestingTooDeepError as exc:
+        raise NestingTooDeepError(f"{what}: {exc}") from None
     if found is not None:
         where, bad = found
         detail = "" if where == "$" else f" at {where}"

@@ -3,7 +3,9 @@
 statehitl is async inside; ``invoke()`` and friends are thin wrappers. A fresh event loop per call
 costs more than a whole step of a small graph, so each thread keeps one loop and reuses it. When the
 caller is already inside a running loop (Jupyter, an async web handler calling sync code), the
-coroutine runs on a private loop in a worker thread instead of failing with "loop already running".
+coroutine runs on a private loop in a thread of its own instead of failing with "loop already running".
+A thread per such call, not a pool: a notebook that keeps a half-read ``stream()`` holds its thread until
+the iterator goes, and with a pool of four, four of those made every later nested call wait forever.
 """
 
 from __future__ import annotations
@@ -14,19 +16,15 @@ import contextvars
 import queue
 import sys
 import threading
-from collections.abc import AsyncIterator, Coroutine, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
+from concurrent.futures import Future
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 _local = threading.local()
 _private: ContextVar[bool] = ContextVar("statehitl_private_loop", default=False)
-_pool: ThreadPoolExecutor | None = None  # for sync calls made inside a running loop, made on first need
-_pool_lock = threading.Lock()
 
 
 def on_private_loop() -> bool:
@@ -63,12 +61,24 @@ class _ThreadLoop:
                     self.loop.run_until_complete(task)
             raise
 
-    def __del__(self) -> None:
-        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
-        # process is ending anyway.
-        if not sys.is_finalizing() and not self.loop.is_closed():
+    def close(self) -> None:
+        """Finish the loop's async generators and executor, and close it (from its own thread, not running)."""
+        if not self.loop.is_closed():
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.run_until_complete(self.loop.shutdown_default_executor())
+            self.loop.close()
+
+    def __del__(self) -> None:
+        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
+        # process is ending anyway. Collected in a thread whose own loop is running, it cannot run this
+        # one: it only closes it.
+        if sys.is_finalizing() or self.loop.is_closed() or self.loop.is_running():
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.close()
+        else:
             self.loop.close()
 
 
@@ -87,7 +97,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return _thread_loop().run(coro)
     # in the caller's context: a graph invoked by a sync node's code finds the node it runs in
     context = contextvars.copy_context()
-    return _worker_pool().submit(context.run, lambda: _thread_loop().run(coro)).result()
+    return _on_own_thread(lambda: context.run(lambda: _thread_loop().run(coro))).result()
 
 
 def iterate_sync(events: AsyncIterator[T]) -> Iterator[T]:
@@ -120,7 +130,7 @@ def iterate_sync(events: AsyncIterator[T]) -> Iterator[T]:
         finally:
             source.close()  # closes the async iterator, on this worker's loop
 
-    pumping = _worker_pool().submit(pump)
+    pumping = _on_own_thread(pump)
     try:
         while True:
             wanted.put(True)
@@ -157,11 +167,21 @@ def _iterate_here(events: AsyncIterator[T]) -> Generator[T, None, None]:
             loop.run(close())
 
 
-def _worker_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # most programs never need it: not at import
+def _on_own_thread(work: Callable[[], T]) -> Future[T]:
+    """``work()`` on a new thread, its outcome in the future returned. The thread's loop (``_thread_loop``) is
+    closed when the thread ends."""
+    outcome: Future[T] = Future()
 
-            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="statehitl-sync")
-        return _pool
+    def run() -> None:
+        try:
+            outcome.set_result(work())
+        except BaseException as exc:
+            outcome.set_exception(exc)
+        finally:
+            held: _ThreadLoop | None = getattr(_local, "loop", None)
+            if held is not None:
+                del _local.loop
+                held.close()
+
+    threading.Thread(target=run, name="statehitl-sync", daemon=True).start()
+    return outcome

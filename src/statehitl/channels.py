@@ -20,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
+from statehitl.values import ValueTypes, decode_value, encode_value, needs_tags
 
 __all__ = ["INPUT", "Overwrite", "Rewritten", "StateSchema", "append", "append_items", "overwritten", "writer_label"]
 
@@ -104,9 +105,15 @@ def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
 
 
 class StateSchema(Generic[M]):
-    """Reduces, validates and serializes states of one pydantic model."""
+    """Reduces, validates and serializes states of one pydantic model.
 
-    def __init__(self, model: type[M]) -> None:
+    ``tag_values``: a channel whose type may hold what pydantic's JSON would change (``Any``, ``float``,
+    ``bytes``...: ``values.needs_tags``) is stored as tagged JSON (``statehitl.values``) and read back as it
+    was, and a write of a value it cannot store is refused naming the node and the channel. Every other
+    channel is stored by pydantic's JSON as it is, with no walk of its value.
+    """
+
+    def __init__(self, model: type[M], *, tag_values: bool = False) -> None:
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise TypeError(f"the state schema must be a pydantic BaseModel subclass, got {model!r}")
         self.model = model
@@ -124,6 +131,12 @@ class StateSchema(Generic[M]):
         self._ordinary = [n for n in self.fields if n not in self.append_channels]
         # the model validates a new thread's input, and takes a field under its alias there
         self._aliases = frozenset(info.alias for info in self.fields.values() if info.alias)
+        self.tagged = frozenset(n for n, info in self.fields.items() if tag_values and needs_tags(info.annotation))
+        """The channels stored as tagged JSON (see the class docstring)."""
+        self.value_types = ValueTypes.of_annotations(info.annotation for info in self.fields.values()
+                                                     if info.annotation is not None) if self.tagged else ValueTypes()
+        """The classes a tagged channel's values may be read back into: those the schema names (and registered)."""
+        self._last_encoded: dict[str, tuple[Any, Any]] = {}
 
     def describe(self) -> str:
         """A stable text of the schema's fields and types, for the machine fingerprint."""
@@ -217,6 +230,8 @@ class StateSchema(Generic[M]):
                             "or let only one of them write it"
                         )
                     merged[name] = self._validate(node, name, value)
+                    if name in self.tagged:
+                        self._storable(node, name, merged[name])
                 else:
                     merged[name] = self._reduced(state, merged, node, name, value, reducer)
                 writers[name] = node
@@ -226,24 +241,61 @@ class StateSchema(Generic[M]):
         return state.model_copy(update=merged)
 
     def _reduced(self, state: M, merged: dict[str, Any], node: str, name: str, value: Any, reducer: Reducer) -> Any:
+        """Channel ``name`` after ``reducer`` takes ``value``; of an append, only the new items are validated (and,
+        of a tagged channel, checked storable), not the whole history again."""
         current = merged[name] if name in merged else getattr(state, name)
-        if reducer is append:  # validates only the new items, not the whole history again
-            return [*current, *self._validate(node, name, append_items(value))]
-        if name in self.append_channels and isinstance(value, list):  # operator.add of two lists
-            return [*(current or ()), *self._validate(node, name, value)]
-        return self._validate(node, name, reducer(current, value))
+        if reducer is append or (name in self.append_channels and isinstance(value, list)):
+            added = self._validate(node, name, append_items(value) if reducer is append else value)
+            if name in self.tagged:
+                self._storable(node, name, added)
+            return [*(current or ()), *added]
+        reduced = self._validate(node, name, reducer(current, value))
+        if name in self.tagged:
+            self._storable(node, name, reduced)
+        return reduced
+
+    def _storable(self, node: str, name: str, value: Any) -> None:
+        """Check ``value`` storable in tagged channel ``name`` (``values.encode_value``), so that a value the store
+        cannot hold fails the step that wrote it, naming its node and channel, before anything is stored,
+        rather than the checkpoint's write."""
+        self._encoded(name, value, f"{writer_label(node)} wrote to channel {name!r} a value that")
+
+    def _encoded(self, name: str, value: Any, where: str = "") -> Any:
+        """``value`` of tagged channel ``name`` as stored. A step checks what it writes, stores it in its
+        checkpoint and records it in its writes: the last value encoded per channel is kept, and the same
+        object is not walked again (the identity of the object, not its contents: a channel not written
+        this step is walked anew)."""
+        last = self._last_encoded.get(name)
+        if last is not None and last[0] is value:
+            return last[1]
+        encoded = encode_value(value, where or f"channel {name!r}", self.value_types)
+        self._last_encoded[name] = (value, encoded)
+        return encoded
 
     # -- the engine's StateCodec: append-only channels are stored as deltas --------------------------
 
     def dump_values(self, state: M) -> dict[str, Any]:
         """The ordinary channels as JSON (append-only ones are stored as deltas by the engine)."""
-        if not self.append_channels:
-            return state.model_dump(mode="json")
-        return state.model_dump(mode="json", include=set(self._ordinary))
+        if not self.tagged:
+            if not self.append_channels:
+                return state.model_dump(mode="json")
+            return state.model_dump(mode="json", include=set(self._ordinary))
+        plain = [n for n in self._ordinary if n not in self.tagged]
+        dumped: dict[str, Any] = state.model_dump(mode="json", include=set(plain)) if plain else {}
+        return self.with_tagged(state, dumped, (n for n in self._ordinary if n in self.tagged))
+
+    def with_tagged(self, state: M, dumped: dict[str, Any], channels: Any) -> dict[str, Any]:
+        """``dumped`` with ``channels`` (tagged ones) added as tagged JSON, in the schema's order of fields."""
+        for name in channels:
+            dumped[name] = self._encoded(name, getattr(state, name))
+        return {name: dumped[name] for name in self.fields if name in dumped}
 
     def dump_items(self, state: M, channel: str, start: int) -> list[Any]:
         """Items ``start:`` of an append-only channel as JSON: only what a step added gets serialized."""
-        items: list[Any] = to_jsonable_python(getattr(state, channel)[start:])
+        added = getattr(state, channel)[start:]
+        if channel in self.tagged:
+            return [encode_value(item, f"channel {channel!r}", self.value_types) for item in added]
+        items: list[Any] = to_jsonable_python(added)
         return items
 
     def length(self, state: M, channel: str) -> int:
@@ -255,6 +307,8 @@ class StateSchema(Generic[M]):
 
     def load(self, values: dict[str, Any]) -> M:
         """A stored state back as the model; a mismatch means the thread was written by other code."""
+        if self.tagged:
+            values = self.decoded(values)
         try:
             return self.model.model_validate(values)
         except ValidationError as exc:
@@ -264,10 +318,26 @@ class StateSchema(Generic[M]):
             ) from None
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
-        dumped: dict[str, Any] = to_jsonable_python(update)
-        return dumped
+        if not self.tagged or not any(name in self.tagged for name in update):
+            dumped: dict[str, Any] = to_jsonable_python(update)
+            return dumped
+        return {name: self._encoded_write(name, value) if name in self.tagged
+                else to_jsonable_python(value) for name, value in update.items()}
+
+    def _encoded_write(self, name: str, value: Any) -> Any:
+        """A write to tagged channel ``name`` as stored: an ``Overwrite`` in its JSON form around its value
+        tagged (read back as an overwrite: ``overwritten``), any other value tagged."""
+        replacing, new = overwritten(value)
+        if replacing:
+            return {"value": self._encoded(name, new), "type": _OVERWRITE}
+        return self._encoded(name, value)
 
     def load_update(self, node: str, stored: dict[str, Any]) -> dict[str, Any]:
         """An update as ``dump_update`` stored it (a finished node's, kept across an interrupt), as the node
         returned it."""
-        return self.normalize_update(node, stored)
+        return self.normalize_update(node, self.decoded(stored) if self.tagged else stored)
+
+    def decoded(self, values: dict[str, Any]) -> dict[str, Any]:
+        """Stored channel values with the tagged channels' values read back (``values.decode_value``)."""
+        return {name: decode_value(value, self.value_types) if name in self.tagged else value
+                for name, value in values.items()}

@@ -3,7 +3,9 @@ update and where to go next, or a caller's resume).
 
 They live apart from the graph builder because the machine and the runner read them too: a router may
 return Sends, a node's update may carry a ``goto``. Both are kept in checkpoints, so a Send's argument
-must be JSON, checked where it is made rather than at the commit that would fail to store it.
+must be storable (JSON, or a value ``statehitl.values`` tags: a datetime, a set, bytes...), checked where
+it is made rather than at the commit that would fail to store it; it is stored tagged and given back to
+the node as it was.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from statehitl._json import require_json
 from statehitl.errors import InvalidUpdateError, ParentCommand
+from statehitl.values import decode_value, encode_value
 
 __all__ = ["GOTO", "HANDLED", "Command", "Handled", "ParentCommand", "Send", "dump_goto", "goto_of", "goto_targets",
            "loaded_arg"]
@@ -63,17 +65,19 @@ class Send:
     def __post_init__(self) -> None:
         if not isinstance(self.node, str):
             raise InvalidUpdateError(f"Send(node, arg): node must be a node name, got {self.node!r}")
-        require_json(self.stored_arg(), f"the argument of Send({self.node!r}, ...)")
+        self.stored_arg()
 
     def stored_arg(self) -> Any:
-        """The argument as it is stored (``loaded_arg`` reads it back)."""
-        arg = self.arg
+        """The argument as it is stored (``loaded_arg`` reads it back): tagged (``values.encode_value``), a
+        Command as its fields; ``ValueNotStorableError`` if it cannot be stored."""
+        arg, where = self.arg, f"the argument of Send({self.node!r}, ...)"
         if not isinstance(arg, Command):
-            return arg
+            return encode_value(arg, where)
         goto: Any = dump_goto(goto_targets(arg.goto, f"the Command of Send({self.node!r}, ...)"))
         if isinstance(arg.goto, str | Send):  # one target, kept as one: the Command read back is the one sent
             goto = goto[0]
-        return {_COMMAND: {"graph": arg.graph, "update": arg.update, "resume": arg.resume, "goto": goto}}
+        return {_COMMAND: {"graph": arg.graph, "update": encode_value(arg.update, f"{where} (its update)"),
+                           "resume": encode_value(arg.resume, f"{where} (its resume)"), "goto": goto}}
 
     def to_json(self) -> dict[str, Any]:
         return {"node": self.node, "arg": self.stored_arg()}
@@ -110,13 +114,14 @@ _COMMAND = "$command"
 
 
 def loaded_arg(stored: Any) -> Any:
-    """A ``Send``'s argument as ``Send.stored_arg`` stored it: a Command rebuilt, any other value as it is."""
+    """A ``Send``'s argument as ``Send.stored_arg`` stored it: a Command rebuilt, any other value as it was
+    (``values.decode_value``)."""
     if type(stored) is not dict or len(stored) != 1 or type(stored.get(_COMMAND)) is not dict:
-        return stored
+        return decode_value(stored)
     fields = stored[_COMMAND]
     goto = fields["goto"]
     targets = goto_of({GOTO: goto if isinstance(goto, list) else [goto]})
-    return Command(graph=fields["graph"], update=fields["update"], resume=fields["resume"],
+    return Command(graph=fields["graph"], update=decode_value(fields["update"]), resume=decode_value(fields["resume"]),
                    goto=(targets or ()) if isinstance(goto, list) else targets[0])
 
 

@@ -11,11 +11,13 @@ The tree::
      │                                           asyncio.CancelledError itself
      ├── AgentBusyError (RuntimeError)           an agent asked to do two things at once
      ├── NotJSONError (TypeError)                a value that must be stored is not JSON (agent state...)
+     │    └── ValueNotStorableError                 ... nor a standard or known type statehitl.values tags
+     ├── NestingTooDeepError (ValueError)        a value nested deeper than a stored value may (nothing stored)
      ├── NodeTimeoutError                        a StateGraph node ran past its ``timeout`` (LangGraph's)
- ├── AgentCheckpointError (ValueError)       a checkpointResume the agent cannot resume from (Strands'
- │                                           CheckpointException): another schema, another pause
- ├── SnapshotError (ValueError)              a snapshot that cannot be taken or loaded (Strands'
- │                                           SnapshotException): unknown field, schema, scope
+     ├── AgentCheckpointError (ValueError)       a checkpointResume the agent cannot resume from (Strands'
+     │                                           CheckpointException): another schema, another pause
+     ├── SnapshotError (ValueError)              a snapshot that cannot be taken or loaded (Strands'
+     │                                           SnapshotException): unknown field, schema, scope
      ├── InterruptError                          misuse of interrupts
      │    ├── InterruptReasonError (NotJSONError)   an interrupt's reason is not JSON
      │    ├── InterruptResponseError (NotJSONError) an answer's response is not JSON
@@ -51,6 +53,7 @@ The tree::
           ├── MachineChangedError (ValueError)      resuming a thread left by a different machine
           ├── CheckpointerNotFoundError (LookupError)  a URL scheme with no installed backend
           ├── ActionOutcomeUnknownError             an approved action began, and whether it finished is unknown
+          ├── ClockSkewError                        this machine's clock is too far off the store's to claim
           └── StorageError                          a backend could not do what was asked (``.transient`` says
                │                                    whether the same call may succeed later)
                ├── StorageNotFoundError (LookupError)     its bucket or table does not exist
@@ -87,6 +90,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointNotFoundError",
     "CheckpointerNotFoundError",
+    "ClockSkewError",
     "DigestMismatchError",
     "DirectToolCallError",
     "DuplicateInterruptNameError",
@@ -110,6 +114,7 @@ __all__ = [
     "InvalidThreadIdError",
     "InvalidUpdateError",
     "MachineChangedError",
+    "NestingTooDeepError",
     "NodeCancelledError",
     "NodeError",
     "NodeTimeoutError",
@@ -135,6 +140,7 @@ __all__ = [
     "UnknownInboxItemError",
     "UnknownInterruptError",
     "UnknownNodeError",
+    "ValueNotStorableError",
 ]
 
 
@@ -278,6 +284,19 @@ class NotJSONError(StatehitlError, TypeError):
     """A value that is stored in checkpoints is not JSON; the message names what was being checked."""
 
 
+class NestingTooDeepError(StatehitlError, ValueError):
+    """A value nests deeper than ``statehitl.json_depth.MAX_NESTING`` levels of lists and objects: stored, it could
+    not be read back (the JSON reader stops near 200 levels), so it is refused where it is written, and
+    nothing is stored."""
+
+
+class ValueNotStorableError(NotJSONError):
+    """A value written to a StateGraph's state, a ``Send`` or an answer that statehitl cannot store: not JSON,
+    not one of the standard types it tags (``statehitl.values``), not a class the schema names or
+    ``statehitl.values.register`` registered. Names where (node and channel, the Send, the answer) and what;
+    nothing is stored."""
+
+
 class AgentCheckpointError(StatehitlError, ValueError):
     """A ``{"checkpointResume": {"checkpoint": ...}}`` the agent cannot resume from: a checkpoint of another
     schema version or position than the pause its thread stopped at, or a thread that is not paused at all.
@@ -343,6 +362,9 @@ class InvalidResponseError(InterruptError, ValueError):
     """Raised while a run applied a human's answer (its type, its tool call, its edit was refused): the
     answer was never applied, so the run writes nothing and the thread still waits on it. Any other
     ``InvalidResponseError`` a node raises fails its step like any error."""
+    interrupt_id: str | None = None
+    """With ``refused_answer``: the interrupt whose answer was refused. Its stored answer is withdrawn,
+    whichever door stored it, and the refusal kept in the audit trail."""
 
 
 class ResponseValidationError(InvalidResponseError):
@@ -468,6 +490,17 @@ class ActionOutcomeUnknownError(CheckpointError):
         self.interrupt_ids = interrupt_ids
         self.owner = owner
         self.started_at = started_at
+
+
+class ClockSkewError(CheckpointError):
+    """This machine's clock is further off the store's (the ``Date`` of its responses) than the
+    checkpointer's ``max_clock_skew``: nothing is claimed. Leases are judged by the store's clock, but the
+    deadlines an interrupt carries and the times answers record are this machine's; fix the clock (NTP).
+    ``offset`` is the store's clock minus this machine's, in seconds."""
+
+    def __init__(self, message: str, *, offset: float = 0.0) -> None:
+        super().__init__(message)
+        self.offset = offset
 
 
 class StorageError(CheckpointError):

@@ -27,6 +27,7 @@ from statehitl.errors import (
 from statehitl.expiry import expiry
 from statehitl.interrupt_ids import interrupt_id
 from statehitl.responders import responders_of
+from statehitl.values import decode_value
 
 __all__ = ["Interrupt", "InterruptContext", "InterruptRaised", "InterruptScope"]
 
@@ -209,22 +210,12 @@ class InterruptScope:
         self.names.add(name)
         require_json(reason, f"the reason of interrupt {name!r}", InterruptReasonError)
         iid = interrupt_id(self.site, name, self.thread)
+        if response_type is not None:
+            _typed().remember_type(iid, response_type)  # so that a door in this process checks answers with it
         if iid in self.responses:
-            try:
-                answer = self._answer(iid, name, response_type, digest)
-            except InvalidResponseError as refused:
-                refused.refused_answer = True
-                raise
-            used = ANSWERS_USED.get()
-            if used is not None:
-                used.add(iid)
-            return answer
+            return self._answered(iid, name, response_type, digest)
         if response is not None:
-            if response_type is not None:
-                return _typed().validate_response(response_type, response,
-                                                  f"the preset response of interrupt {name!r}")
-            require_json(response, f"the response of interrupt {name!r}", InterruptReasonError)
-            return response
+            return _preset(name, response, response_type)
         if schema is None and response_type is not None:
             schema = _typed().response_schema(response_type)
         if expires is not None and schema is not None:
@@ -235,10 +226,26 @@ class InterruptScope:
                                          on_expire=None if expires is None else expires.response,
                                          responders=allowed)])
 
+    def _answered(self, iid: str, name: str, response_type: Any, digest: str | None) -> Any:
+        """The human's answer to ``iid``, noted as given to the run's handlers (``ANSWERS_USED``); one this
+        handler refuses says so (``refused_answer``), so the run withdraws it."""
+        try:
+            answer = self._answer(iid, name, response_type, digest)
+        except InvalidResponseError as refused:
+            refused.refused_answer, refused.interrupt_id = True, iid
+            raise
+        used = ANSWERS_USED.get()
+        if used is not None:
+            used.add(iid)
+        return answer
+
+    def id_of(self, name: str) -> str:
+        """The id an interrupt called ``name`` gets in this scope."""
+        return interrupt_id(self.site, name, self.thread)
 
     def has_answer(self, name: str) -> bool:
         """Whether the human's answer to interrupt ``name`` of this scope is known (a resumed run)."""
-        return interrupt_id(self.site, name, self.thread) in self.responses
+        return self.id_of(name) in self.responses
 
     def _answer(self, iid: str, name: str, response_type: Any, digest: str | None) -> Any:
         """The human's answer to interrupt ``iid``, checked against the tool call it was given for and
@@ -250,10 +257,19 @@ class InterruptScope:
                 f"that would run now is {digest} (its input changed since it was shown); nothing was applied, "
                 "the thread still waits: answer the call as it is now"
             )
-        found = self.responses[iid]
+        found = decode_value(self.responses[iid])  # stored as tagged JSON: a datetime answer is a datetime again
         if response_type is None:
             return found
         return _typed().validate_response(response_type, found, f"the response to interrupt {name!r} (id {iid})")
+
+
+def _preset(name: str, response: Any, response_type: Any) -> Any:
+    """An answer known in advance, checked as any response is."""
+    if response_type is not None:
+        return _typed().validate_response(response_type, response, f"the preset response of interrupt {name!r}")
+    require_json(response, f"the response of interrupt {name!r}", InterruptReasonError)
+    return response
+
 
 def _check_default(name: str, default: Any, schema: dict[str, Any]) -> None:
     """An ``on_expire`` default must be an answer the interrupt accepts, or a sweep could never apply it."""

@@ -121,17 +121,18 @@ class _Loads(StateCodec, Protocol):
     def load(self, values: dict[str, Any]) -> Any: ...
 
 
-def kept_run(end: RunEnd, codec: StateCodec, base: dict[str, Any]) -> dict[str, Any]:
+def kept_run(end: RunEnd, codec: StateCodec, base: dict[str, Any], *, paused: bool = False) -> dict[str, Any]:
     """What a nested run that stopped on interrupts keeps, as the enclosing checkpoint stores it (a
     ``progress.KeptRun``): where it stood, its state besides its growing lists, and only what those lists
-    gained beyond ``base`` (its sub-state at the call's start, which the enclosing checkpoint already holds)."""
+    gained beyond ``base`` (its sub-state at the call's start, which the enclosing checkpoint already holds).
+    ``paused``: it stopped at a breakpoint of its own instead, with nothing to answer."""
     from statehitl.progress import KeptRun  # the record kinds load when a run first stops, not at import
 
     return KeptRun(
         values=codec.dump_values(end.state),
         appended={c: codec.dump_items(end.state, c, len(base.get(c, ()))) for c in codec.append_channels},
         pending=end.pending, step=end.step, completed=end.completed, responses=end.responses, progress=end.progress,
-        schedule=end.schedule,
+        schedule=end.schedule, paused=paused,
     ).stored()
 
 

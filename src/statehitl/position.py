@@ -49,6 +49,9 @@ class NodeContext:
     invoked: int = 0
     """How many graphs the node invoked in its own code (``graph.subgraphs``): each call's order keeps
     its interrupts and its progress apart."""
+    writes: dict[str, Any] | None = None
+    """Channel writes the node's own machinery adds to what it returns, merged into its update: where a
+    StateGraph node keeps the state of a subgraph compiled with ``checkpointer=True`` between runs."""
     _scope: InterruptScope | None = None
 
     def interrupt(self, name: str, reason: Any = None, response: Any = None, *, response_type: Any = None,

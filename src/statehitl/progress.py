@@ -111,7 +111,7 @@ class KeptRun(KeptRecord):
     its state besides its growing lists, and only what those lists gained beyond the sub-state the
     enclosing checkpoint holds for it (``appended``)."""
 
-    OPTIONAL = ("schedule",)
+    OPTIONAL = ("schedule", "paused")
 
     values: dict[str, Any]
     appended: dict[str, list[Any]]
@@ -122,6 +122,9 @@ class KeptRun(KeptRecord):
     progress: dict[str, Any]
     """Its own nodes' progress, by node (each a record of this module, or a node's own JSON)."""
     schedule: Schedule | None = None
+    paused: bool = False
+    """It stopped at one of its own breakpoints (``interrupt_before``/``interrupt_after`` compiled into a
+    subgraph), with nothing to answer: its resume goes on past it."""
     kind: Literal["nested run"] = "nested run"
 
 
@@ -129,8 +132,13 @@ class InvokedGraphs(KeptRecord):
     """The graphs a StateGraph node invoked in its own code before it stopped: each one's kept run, by the
     order of the calls (``"0"``, ``"1"``...), so each goes on from its own place when the node runs again."""
 
+    OPTIONAL = ("graphs",)
+
     kind: Literal["invoked graphs"] = "invoked graphs"
     calls: dict[str, KeptRun]
+    graphs: dict[str, str] = Field(default_factory=dict)
+    """The machine fingerprint of each graph called, by the same order: which graph a subgraph config's
+    ``checkpoint_ns`` reaches there (``graph.subgraph_levels``)."""
 
 
 class ToolBatch(KeptRecord):

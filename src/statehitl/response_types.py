@@ -10,13 +10,20 @@ for a model), checked once more by the type itself, which is the authoritative c
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from statehitl.errors import ResponseValidationError
 
-__all__ = ["response_schema", "validate_response"]
+__all__ = ["check_answer", "known_type", "remember_type", "response_schema", "validate_response"]
+
+_KNOWN: OrderedDict[str, Any] = OrderedDict()
+"""The response types of the typed interrupts this process raised or answered, by interrupt id (which names
+its thread, step and call site): what lets every door check an answer with the type itself, validators
+and all, before it is stored, when the door runs in the process that asked."""
+_REMEMBERED = 4096
 
 
 @functools.lru_cache(maxsize=256)
@@ -69,3 +76,40 @@ def validate_response(response_type: Any, value: Any, where: str) -> Any:
             f"at {'.'.join(str(p) for p in e['loc']) or '$'}: {e['msg']}" for e in exc.errors(include_url=False)[:5]
         )
         raise ResponseValidationError(f"{where} is not a valid response: {problems}") from None
+
+
+def remember_type(interrupt_id: str, response_type: Any) -> None:
+    """Keep ``response_type`` as the type of interrupt ``interrupt_id`` (the most recent few thousand)."""
+    _KNOWN[interrupt_id] = response_type
+    _KNOWN.move_to_end(interrupt_id)
+    while len(_KNOWN) > _REMEMBERED:
+        _KNOWN.popitem(last=False)
+
+
+def known_type(interrupt_id: str) -> Any | None:
+    """The response type interrupt ``interrupt_id`` declared, if this process raised or answered it."""
+    return _KNOWN.get(interrupt_id)
+
+
+def check_answer(interrupt_id: str, schema: dict[str, Any] | None, response: Any, where: str) -> None:
+    """Refuse an answer before it is stored: against the interrupt's stored JSON schema, then against its
+    type itself where this process knows it (``remember_type``), which runs the validators a schema cannot
+    state (an ``AfterValidator``). ``ResponseValidationError`` naming ``where`` and each problem.
+
+    A door in another process knows only the schema: the type then checks the answer when the handler
+    re-runs, and an answer refused there is withdrawn, whichever door stored it."""
+    if schema is None:
+        return
+    from statehitl.json_schema_check import schema_errors
+    from statehitl.values import as_json, decode_value
+
+    problems = schema_errors(as_json(response), schema)
+    if problems:
+        raise ResponseValidationError(f"{where} is not a valid response: {'; '.join(problems)}; nothing was "
+                                      "applied, the thread still waits on it")
+    response_type = known_type(interrupt_id)
+    if response_type is not None:
+        try:
+            validate_response(response_type, decode_value(response), where)
+        except ResponseValidationError as exc:
+            raise ResponseValidationError(f"{exc}; nothing was applied, the thread still waits on it") from None

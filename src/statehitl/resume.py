@@ -27,6 +27,8 @@ from statehitl.errors import (
     UnknownInterruptError,
 )
 from statehitl.interrupt import Interrupt
+from statehitl.responders import may_answer
+from statehitl.values import as_json, encode_value
 
 __all__ = [
     "AnswerMeta",
@@ -82,7 +84,7 @@ RunPlan = StartRun | ResumeRun | ContinueRun
 
 
 def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_continues: bool,
-             lists_are_input: bool, answer_form: str | None = None) -> RunPlan:
+             lists_are_input: bool, answer_form: str | None = None, tagged_answers: bool = False) -> RunPlan:
     """What ``input`` means for the thread whose last checkpoint is ``record`` (None: never run).
 
     ``label`` names the thread in messages. ``none_continues``: ``None`` continues a stopped run
@@ -91,6 +93,8 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
     blocks or messages) rather than a mistake (a StateGraph takes a dict). ``answer_form``: how the
     caller's own code answers, for the message refusing new input on a waiting thread (a LangGraph
     program's ``Command(resume=...)``); by default the interruptResponse list every shape takes.
+    ``tagged_answers``: answers may be any value ``statehitl.values`` stores (a StateGraph's, as LangGraph's
+    ``Command(resume=)`` takes a datetime); else they must be JSON (Strands' rule for agents and orchestrators).
     """
     status = None if record is None else record.status
     if status == "interrupted" or (status == "failed" and record is not None and record.interrupts
@@ -104,7 +108,7 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
                 "with None as the input (invoke(None, config)) before giving it new input"
             )
         answers, meta = parse_answers(input, [i.to_interrupt() for i in record.interrupts], thread=label,
-                                      answer_form=answer_form)
+                                      answer_form=answer_form, tagged=tagged_answers)
         return ResumeRun(answers, meta)
     if is_response_list(input):
         why = "it has no checkpoint" if record is None else f"its status is {status}"
@@ -142,11 +146,12 @@ def parse_responses(payload: Any, pending: Sequence[Interrupt], *, thread: str) 
     return parse_answers(payload, pending, thread=thread)[0]
 
 
-def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str, answer_form: str | None = None
-                  ) -> tuple[dict[str, Any], dict[str, AnswerMeta]]:
+def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str, answer_form: str | None = None,
+                  tagged: bool = False) -> tuple[dict[str, Any], dict[str, AnswerMeta]]:
     """Validate ``payload`` against the ``pending`` interrupts of ``thread``: id -> response, and id ->
     who answered (for the blocks that say). ``answer_form``: what the refusal of a payload that is not a
-    list tells the caller to answer with (default: a list like ``_EXAMPLE``).
+    list tells the caller to answer with (default: a list like ``_EXAMPLE``). ``tagged``: a response may be
+    any value ``statehitl.values`` stores, and is returned as stored (tagged JSON); else it must be JSON.
 
     Besides the shape, each response is checked against its interrupt's ``response_schema`` and a
     block's ``digest`` against its interrupt's, so a wrong answer is refused here, before the thread
@@ -186,13 +191,22 @@ def parse_answers(payload: Any, pending: Sequence[Interrupt], *, thread: str, an
             )
         if iid in answers:
             raise InvalidResponseError(f"{thread}: interrupt {names[iid]!r} (id {iid}) is answered twice")
-        require_json(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", InterruptResponseError)
+        response = _stored_response(block["response"], f"{thread}: the response to interrupt {names[iid]!r}", tagged)
         _check_answer(block, by_id[iid], thread)
-        answers[iid] = block["response"]
+        answers[iid] = response
         responder, comment, groups = block.get("responder"), block.get("comment"), block.get("groups")
         if responder is not None or comment is not None or groups:
             meta[iid] = AnswerMeta(responder, comment, groups=tuple(groups or ()))
     return answers, meta
+
+
+def _stored_response(response: Any, what: str, tagged: bool) -> Any:
+    """A response as stored: tagged JSON when ``tagged`` (a datetime, a set, bytes come back as they were:
+    ``statehitl.values``), else checked to be JSON as it is."""
+    if tagged:
+        return encode_value(response, what, error=InterruptResponseError)
+    require_json(response, what, InterruptResponseError)
+    return response
 
 
 def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> None:
@@ -214,17 +228,22 @@ def _check_answer(block: dict[str, Any], interrupt: Interrupt, thread: str) -> N
             f"{where} was given for tool call {digest}, but the call waiting is {interrupt.digest} (other "
             "arguments than the ones shown); nothing was applied: answer the call as it is now"
         )
-    check_response(block["response"], interrupt.response_schema, where)
+    if may_answer(interrupt.responders, block.get("responder"), groups or ()):
+        # A responder who may not answer is refused where the answer is written, before its type is looked at:
+        # every door checks who answers first.
+        check_response(block["response"], interrupt.response_schema, where)
 
 
 def check_response(response: Any, schema: dict[str, Any] | None, where: str) -> None:
     """Refuse a response that does not fit its interrupt's response schema (None: any JSON fits), before
-    anything is stored or run: here at resume, and in the inbox before an answer is recorded."""
+    anything is stored or run: here at resume, and in the inbox before an answer is recorded. A value
+    JSON cannot hold (a datetime) is checked as its JSON form (an ISO string), as pydantic takes it."""
     if schema is None:
         return
     from statehitl.json_schema_check import schema_errors  # only typed interrupts need the checker
 
-    problems = schema_errors(response, schema)
+    problems = schema_errors(as_json(response), schema)
     if problems:
         raise ResponseValidationError(f"{where} is not a valid response: {'; '.join(problems)}; "
                                       "nothing was applied, the thread still waits on it")
+

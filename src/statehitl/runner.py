@@ -176,6 +176,7 @@ class Runner:
         thread_id: str,
         runtime: Any = None,
         after_step: AfterStep | None = None,
+        pauses: Pauses | None = None,
         watch: StepWatch | None = None,
     ) -> RunEnd:
         """Run this machine as a node of another machine, writing nothing: where it stops is returned.
@@ -183,16 +184,17 @@ class Runner:
         ``prefix`` keeps its interrupt ids apart from the enclosing machine's (``interrupt_ids.nested``
         of the enclosing node call's site); ``at.responses`` holds the enclosing run's answers, and
         each nested scope finds its own there. A run that hits ``step_limit`` raises ``GraphRecursionError`` (a
-        ``StepLimitError``).
+        ``StepLimitError``). ``pauses``: the machine's own breakpoints, where it stops (``RunEnd.paused``)
+        as on an interrupt with nothing to answer.
         """
         tracer = run_tracer()
         settings = RunSettings(thread_id, invocation_state, runtime, prefix, tracer, watch=watch)
-        run = RunLoop(self._executor(settings), at, step_limit=step_limit, pauses=None, after_step=after_step)
+        run = RunLoop(self._executor(settings), at, step_limit=step_limit, pauses=pauses, after_step=after_step)
         try:
             end = await self._traced(tracer, None, run.steps, _itself)
         except StepFailed as failed:  # the enclosing node fails with the error: its run records it
             raise failed.error from failed.error.__cause__
-        if end.status == "executing":
+        if end.status == "executing" and not end.paused:
             raise GraphRecursionError(
                 f"{self.machine.name!r} ran {step_limit} steps inside node {prefix.rstrip('/')!r} without "
                 f"reaching END (next: {end.pending}); raise its step limit if the loop is intended"

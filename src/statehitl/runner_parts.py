@@ -16,16 +16,18 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from statehitl.checkpoint.chain import StateCodec
+from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.records import FailureRecord, RecordStatus, StoredCheckpoint
+from statehitl.errors import StorageError
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, NodeSpec
+from statehitl.offload import may_run_inline, sync_pool
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
 
 __all__ = ["LOOP_SHARED", "Cancelled", "Done", "FinishedWhileCancelled", "NodeFailed", "NodeOutcome", "NodeRules",
            "Pauses", "RunSettings", "StateAdapter", "StepFailed", "StepWatch", "Stopped", "call_handler",
-           "keep_progress", "kept_progress", "record_source"]
+           "keep_progress", "kept_progress", "record_source", "say_acted"]
 
 LOOP_SHARED: ContextVar[bool] = ContextVar("statehitl_loop_shared", default=False)
 """Whether the running code shares the event loop with work that must not wait for it: a sibling task of a
@@ -154,10 +156,11 @@ class FinishedWhileCancelled(asyncio.CancelledError):
 
 
 async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> Any:
-    """Call a node's handler: awaited if async, else inline when it runs alone, else in a worker thread."""
+    """Call a node's handler: awaited if async, else inline when it runs alone (unless the context keeps sync
+    work off the loop, ``offload``), else in a worker thread."""
     if spec.is_async:
         return await spec.handler(*args)
-    if inline:
+    if may_run_inline(inline):
         return spec.handler(*args)
     return await in_thread(spec.handler, args)
 
@@ -167,7 +170,7 @@ async def in_thread(handler: Any, args: tuple[Any, ...]) -> Any:
     thread, so it waits for the thread's end before it is cancelled (``FinishedWhileCancelled``): a node
     is never left running unseen while its run is recorded as stopped."""
     call = functools.partial(contextvars.copy_context().run, handler, *args)
-    future = asyncio.get_running_loop().run_in_executor(None, call)
+    future = asyncio.get_running_loop().run_in_executor(sync_pool(), call)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
@@ -175,6 +178,20 @@ async def in_thread(handler: Any, args: tuple[Any, ...]) -> Any:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.shield(future)
         raise FinishedWhileCancelled(future) from None
+
+
+def say_acted(error: BaseException, cursor: Cursor, *, acted: bool) -> None:
+    """Make a store's error that ended a run acting on answers (``acted``: its handlers were given them, and
+    its claim recorded them) say so: a store's own message tells of the write it failed ("nothing was
+    recorded as done"), but the action may have run, and the thread waits on a human's go-ahead before
+    it runs again. Any other error is left as it is."""
+    if not (acted and cursor.acting is not None and isinstance(error, StorageError)):
+        return
+    thread_id = cursor.thread_id
+    error.args = (f"{error}; but this run had acted on the thread's answers before the write failed: the action "
+                  f"may have run, so thread {thread_id!r} now waits for a human to check it by its idempotency key "
+                  f"and allow a retry (statehitl threads retry {thread_id}); answering again or continuing will say "
+                  "its outcome is unknown until then",)
 
 
 def record_source(status: RecordStatus, fields: dict[str, Any]) -> str:

@@ -33,6 +33,7 @@ from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
 from statehitl.interrupt import ANSWERS_USED, Interrupt, InterruptContext, InterruptRaised
 from statehitl.machine import Machine
+from statehitl.offload import may_run_inline
 from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.runner_parts import (
     LOOP_SHARED,
@@ -97,6 +98,9 @@ class StepExecutor:
         several tasks, or a lone sync node cancelled while its thread ran on, keeps any)."""
         self._unanswered = InterruptContext({}, settings.prefix, settings.thread_id)
         """The interrupt context of every step that answers nothing (most): one per run."""
+        self.inline_allowed = may_run_inline(True)
+        """Whether a lone sync node may run on the loop's thread (not in a worker's or the inbox's resume:
+        ``statehitl.offload``); asked once per run."""
 
     def dumped(self, writes: Writes) -> dict[str, dict[str, Any]]:
         """A step's updates as its checkpoint records them (``writes``): JSON, by node."""
@@ -138,14 +142,16 @@ class StepExecutor:
         done: dict[str, dict[str, Any]] = {}
         stopped: list[Interrupt] = []
         cancels: dict[str, Cancelled] = {}
+        halted = False  # a node stopped: on interrupts, or with none (a subgraph at its own breakpoint)
         for node, outcome in outcomes.items():
             if type(outcome) is Done:
                 done[node] = outcome.update
             elif type(outcome) is Stopped:
                 stopped.extend(outcome.interrupts)
+                halted = True
             else:
                 cancels[node] = outcome  # type: ignore[assignment]
-        if stopped:
+        if halted:
             return self._stopped(at, runnable, outcomes, done, stopped)
         finished = [(n, done[n]) for n in runnable if n in done]
         return self._moved(at, runnable, finished, cancels, await self._routes(at, finished))
@@ -280,7 +286,7 @@ class StepExecutor:
                                        settings.runtime, progress, sent))
         watch = self.watch
         try:
-            if self.tracer is None and inline and not spec.is_async:
+            if self.tracer is None and inline and self.inline_allowed and not spec.is_async:
                 returned = spec.handler(*args)  # a lone sync node, untraced: called as it is
             else:
                 returned = await self._handler(spec, args, node, step, inline)
@@ -306,6 +312,8 @@ class StepExecutor:
                 await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, error=exc))
             raise
         update = self.adapter.normalize_update(node, returned)
+        if spec.takes_context and args[1].writes:  # what the node's machinery keeps besides what it returned
+            update = {**update, **args[1].writes}
         if watch is not None:
             watch.task_done(node, step, returned)
         if observe.observers:

@@ -154,7 +154,7 @@ def stored_schedule(schedule: Schedule | None) -> dict[str, Any]:
 
 
 def send_arg(schedule: Schedule | None, task: str) -> tuple[bool, Any]:
-    """Whether ``task`` is a Send's, and its argument."""
+    """Whether ``task`` is a Send's, and its argument (as it was given: the schedule holds it as stored)."""
     if schedule is None or task not in schedule.sends:
         return False, None
     return True, loaded_arg(schedule.sends[task])

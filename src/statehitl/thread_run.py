@@ -17,15 +17,15 @@ import contextlib
 from typing import TYPE_CHECKING, Any, Literal
 
 from statehitl import observe
-from statehitl.checkpoint.answer_records import withdraw_answers
 from statehitl.checkpoint.chain import Cursor
 from statehitl.checkpoint.engine import Checkpointer, IndexNotWritten
 from statehitl.checkpoint.records import AnswerRecord, RecordStatus, StoredCheckpoint
-from statehitl.errors import CheckpointConflict, GraphRecursionError, InvalidResponseError
+from statehitl.errors import CheckpointConflict, GraphRecursionError
 from statehitl.machine import Machine
 from statehitl.position import Position, RunEnd, Writes
+from statehitl.refused_answers import withdraw_refused
 from statehitl.run_loop import AfterStep, RunLoop
-from statehitl.runner_parts import Pauses, StateAdapter, StepFailed, record_source
+from statehitl.runner_parts import Pauses, StateAdapter, StepFailed, record_source, say_acted
 from statehitl.step_run import StepExecutor
 from statehitl.supersteps import stored_schedule
 from statehitl.telemetry import RunTracer
@@ -106,11 +106,15 @@ class ThreadRun(RunLoop):
             self.watch.committed(record, state)
         return record
 
-    def _first_fields(self, fields: dict[str, Any]) -> None:
+    def _first_fields(self, fields: dict[str, Any], outcome: Literal["failed"] | None = None) -> None:
         """What only the first checkpoint written after them carries: the audit entries of the answers this
-        resume applied (the audit trail, in the step's one write), and how the run began."""
+        resume applied (the audit trail, in the step's one write; ``outcome``: the step they were applied to
+        failed, and the thread waits to be answered again), and how the run began."""
         if self.answered:
-            fields["answered"] = [AnswerRecord.of(entry) for entry in self.answered]
+            records = [AnswerRecord.of(entry) for entry in self.answered]
+            if outcome is not None:
+                records = [record.model_copy(update={"outcome": outcome}) for record in records]
+            fields["answered"] = records
             self.answered = []
         if self.start is not None:
             fields["start"] = self.start
@@ -152,10 +156,10 @@ class ThreadRun(RunLoop):
     async def failed(self, failed: StepFailed) -> None:
         """Record a failed step: the thread says where it failed and why, in a checkpoint no lease holds, so
         it reads as failed and ``invoke(None, ...)`` retries the step. The answers were acted on before the
-        step failed, so the checkpoint carries their audit entries."""
+        step failed, so the checkpoint carries their audit entries, as failed."""
         at = failed.position
         fields: dict[str, Any] = {}
-        self._first_fields(fields)
+        self._first_fields(fields, "failed")
         executor = self.executor
         with contextlib.suppress(IndexNotWritten):  # the step's own error is the one to report
             await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, self.cursor, step=at.step,
@@ -208,6 +212,7 @@ class ThreadRun(RunLoop):
                                        state=state, status="executing", durable=True, index=self.index,
                                        tracer=self.tracer, pending=held.pending, schedule=held.schedule, **acting)
             elif self.last is None and not (cursor.acting is not None and acted):
+                # an answer refused on re-run: no door's answer may bind; withdrawn while the claim holds
+                await withdraw_refused(self.checkpointer, self.at, failure)
                 await self.checkpointer.release(cursor)
-                if isinstance(failure, InvalidResponseError) and failure.refused_answer and self.at.recorded:
-                    await withdraw_answers(self.checkpointer, self.at.recorded)  # refused: they must not bind
+        say_acted(failure, cursor, acted=acted)  # a store error after acting must not say "nothing was done"

@@ -179,13 +179,13 @@ def test_a_call_whose_input_changed_since_it_was_shown_is_not_run_on_the_old_app
                                                   rf"would run now is {now}"):
         agent(reply(waiting, {"type": "approve"}, responder="ada"))
     assert calls == []
-    assert agent.audit() == []
+    assert [(e.outcome, e.responder) for e in agent.audit()] == [("refused", "ada")]  # withdrawn, and kept as such
     assert {k: run(storage.read(k)) for k in keys} == stored  # every checkpoint as it was, byte for byte
     assert [i.id for i in agent.interrupts] == [waiting.id]
     quote["amount"] = 500  # the quote is back to what was approved: the approval applies
     agent(reply(waiting, {"type": "approve"}, responder="ada"))
     assert calls == [(500, "acme")]
-    assert [e.responder for e in agent.audit()] == ["ada"]
+    assert [(e.outcome, e.responder) for e in agent.audit()] == [("refused", "ada"), ("applied", "ada")]
 
 
 def test_a_tool_that_asks_from_inside_binds_its_interrupt_to_the_call(tmp_path):

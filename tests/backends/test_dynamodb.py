@@ -629,6 +629,19 @@ def test_an_interrupt_costs_its_pointer_and_the_inbox_answers_it_by_id(client: A
     assert "index/other/entry" not in read
 
 
+def test_listing_what_waits_is_one_scan_per_megabyte_not_two_requests_per_thread(client: Any, table: str) -> None:
+    """``threads()`` (the inbox's listing) reads every index entry in the table's filtered ``Scan`` (one request
+    per MB), as the worker's index pass does, instead of a listing and a ``Query`` + ``GetItem`` per thread."""
+    from statehitl import inbox
+
+    checkpointer = Checkpointer(DynamoDBStorage(table, client=client))
+    for thread in ("a", "b", "c", "d", "e"):
+        build_job(checkpointer, []).invoke({}, thread_id=thread)
+    counter = RequestCounter(client)
+    assert sorted(p.thread_id for p in inbox.pending(checkpointer)) == ["a", "b", "c", "d", "e"]
+    assert counter.take() == {"Scan": 1}
+
+
 def answer(result: Any, response: str = "y") -> list[dict[str, Any]]:
     return [{"interruptResponse": {"interruptId": i.id, "response": response}} for i in result.interrupts]
 

@@ -160,10 +160,12 @@ def test_a_live_run_started_with_input_cannot_be_taken_over(make_checkpointer) -
 
 def test_an_owner_names_host_and_process_and_differs_per_call() -> None:
     first, second = owner_id(), owner_id()
-    host, pid, nonce = first.rsplit(":", 2)
+    named, _, machine = first.partition("@")  # after "@": this boot of this machine and its pid namespace (Linux)
+    host, pid, nonce = named.rsplit(":", 2)
     assert (host, int(pid)) == (socket.gethostname(), os.getpid())
     assert len(nonce) == 8
-    assert second.rsplit(":", 1)[0] == f"{host}:{pid}"
+    assert second.partition("@")[0].rsplit(":", 1)[0] == f"{host}:{pid}"
+    assert second.partition("@")[2] == machine
     assert second != first
 
 

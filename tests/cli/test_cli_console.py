@@ -86,4 +86,4 @@ def test_help_exits_0_and_no_command_exits_2(cli):
 
     bare = cli()
     assert bare.code == 2
-    assert "{demo,threads,inbox,worker,draw,dynamodb,s3}" in bare.err
+    assert "{demo,threads,inbox,worker,deliveries,draw,dynamodb,s3}" in bare.err

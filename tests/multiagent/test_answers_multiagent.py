@@ -68,11 +68,11 @@ def test_an_agent_in_a_graph_binds_its_approval_to_the_call_and_edits_apply() ->
     with pytest.raises(DigestMismatchError, match="the call that would run now is"):
         graph(reply(waiting, {"type": "approve"}))
     assert RUNS == []
-    assert graph.audit() == []
+    assert [e.outcome for e in graph.audit()] == ["refused"]  # the second was refused on re-run: withdrawn
 
     live["text"] = "ship friday"
     result = graph(reply(waiting, {"type": "edit", "input": {"text": "ship saturday"}}, responder="pm"))
     assert result.status == Status.COMPLETED
     assert RUNS == ["note ship saturday"]
-    [entry] = graph.audit()
+    [_, entry] = graph.audit()
     assert (entry.outcome, entry.responder, entry.digest) == ("edited", "pm", waiting.digest)

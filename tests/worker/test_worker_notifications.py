@@ -7,6 +7,9 @@ docs/workers.md says a receiver should (``verify_signature`` over the raw body).
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import hmac
 import json
 import time
 from pathlib import Path
@@ -15,7 +18,7 @@ import pytest
 
 from statehitl import inbox
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.worker import Event, Retrying, Webhook, Worker, sign, verify_signature
+from statehitl.worker import TOLERANCE, Event, Retrying, Webhook, Worker, sign, verify_signature, webhook_id
 from statehitl.worker.notify import mark_key
 from worker_app import Ledger, build
 from worker_support import Receiver, wait_for, worker_env, workers
@@ -32,16 +35,28 @@ def _hook(receiver: Receiver, **retrying: float) -> Webhook:
     return Webhook(receiver.url, SECRET, retrying=Retrying(**retrying) if retrying else None)
 
 
-def test_the_signature_covers_the_body_and_names_its_scheme() -> None:
+def test_the_signature_follows_standard_webhooks_and_a_stale_delivery_is_refused() -> None:
     body = b'{"event":"answer","id":"t/a.000000000001.v2:x"}'
-    header = sign(SECRET, body)
-    assert header.startswith("sha256=")
-    assert len(header) == len("sha256=") + 64
-    assert verify_signature(SECRET, body, header)
-    assert not verify_signature(SECRET, body.replace(b"answer", b"answeR"), header)
-    assert not verify_signature(b"another secret", body, header)
-    assert not verify_signature(SECRET, body, header.removeprefix("sha256="))
-    assert not verify_signature(SECRET, body, None)
+    msg_id = webhook_id("t/a.000000000001.v2:x")
+    assert msg_id.startswith("msg_")
+    assert "." not in msg_id
+    now = 1_800_000_000
+    headers = {"webhook-id": msg_id, "webhook-timestamp": str(now),
+               "webhook-signature": sign(SECRET, msg_id, now, body)}
+    # What the Standard Webhooks libraries compute: HMAC-SHA256 of "id.timestamp.body", base64, after "v1,"
+    expected = base64.b64encode(hmac.new(SECRET, f"{msg_id}.{now}.".encode() + body, hashlib.sha256).digest())
+    assert headers["webhook-signature"] == "v1," + expected.decode()
+    assert verify_signature(SECRET, body, headers, now=now + 10)
+    assert verify_signature(SECRET, body, {k.upper(): v for k, v in headers.items()}, now=now)  # any case
+    assert not verify_signature(SECRET, body, headers, now=now + TOLERANCE + 1)  # a replay, later: refused
+    assert not verify_signature(SECRET, body.replace(b"answer", b"answeR"), headers, now=now)
+    assert not verify_signature(b"another secret", body, headers, now=now)
+    assert not verify_signature(SECRET, body, {**headers, "webhook-id": "msg_other"}, now=now)
+    assert not verify_signature(SECRET, body, {}, now=now)
+    rotated = {**headers, "webhook-signature": "v1,bm90IHRoaXM= " + headers["webhook-signature"]}
+    assert verify_signature(SECRET, body, rotated, now=now)  # one of several signatures (a rotated secret)
+    whsec = "whsec_" + base64.b64encode(SECRET).decode()  # the libraries' form of the same secret
+    assert sign(whsec.encode(), msg_id, now, body) == headers["webhook-signature"]
     with pytest.raises(ValueError, match="needs a shared secret"):
         Webhook("http://127.0.0.1:9/", b"")
 
@@ -113,17 +128,17 @@ def test_a_webhook_that_fails_twice_then_succeeds_gets_the_event_once(app_store:
         assert receiver.requests == 3
 
 
-def test_a_webhook_that_refuses_for_good_is_logged_and_tried_again_when_seen_again(
+def test_a_webhook_that_refuses_is_logged_and_tried_again_from_the_outbox(
         app_store: str, ledger: Ledger, caplog: pytest.LogCaptureFixture) -> None:
     at = build("t").invoke({"item": "x"}, thread_id="x").checkpoint_id
     with Receiver(SECRET, fail=[400]) as receiver:
-        first = Worker(app_store, build, on_interrupt=_hook(receiver, backoff=0.01), lease_seconds=0.01)
+        first = Worker(app_store, build, on_interrupt=_hook(receiver, backoff=0.01), delivery_schedule=(0.05,))
         first.run(once=True)
-        assert receiver.requests == 1  # a 400 is final: the same request would get the same answer
+        assert receiver.requests == 1  # a 400 ends the round at once: the same request would get the same answer
         assert "was not delivered" in caplog.text
         assert first.notifier.failed == 1
-        time.sleep(0.02)  # its marker's lease runs out
-        Worker(app_store, build, on_interrupt=_hook(receiver)).run(once=True)
+        time.sleep(0.07)  # the next round is due
+        Worker(app_store, build, on_interrupt=_hook(receiver)).run(once=True)  # another worker, from the outbox
         assert receiver.ids() == [f"x/i.{at}"]
 
 

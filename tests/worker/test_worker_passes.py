@@ -173,3 +173,34 @@ def test_with_one_app_a_resume_reads_the_thread_once(app_store: str, ledger: Led
     assert list(ledger.applied().values()) == ["t1 ship y"]
     reads = {op: n for op, n in counted.counts.calls.items() if op not in ("write", "create")}
     assert reads == {"read_all": 1, "read": 1}  # the thread's one bulk read; the index entry before its update
+
+
+def test_a_thread_whose_build_keeps_failing_is_tried_again_with_growing_pauses(
+        app_store: str, ledger: Ledger, caplog: pytest.LogCaptureFixture) -> None:
+    """A polling worker passes over the index every ``interval``; a thread whose ``build`` keeps failing is
+    not built again at every pass but after pauses that double (each drawn between half and all of it), and
+    its error is logged once. The worker's clock is a counter, so the test waits for nothing."""
+    build("t").invoke({"item": "x"}, thread_id="x")
+    _answer(app_store, "x", "y")
+    builds: list[str] = []
+
+    def broken(thread_id: str) -> object:
+        builds.append(thread_id)
+        raise ConnectionError("the database is restarting")
+
+    now = [time.time()]
+    worker = Worker(app_store, broken, interval=1.0, clock=lambda: now[0])
+
+    async def a_minute_of_passes() -> None:
+        for _ in range(240):  # a pass every 0.25 s of the worker's clock
+            await worker.apass()
+            now[0] += 0.25
+
+    asyncio.run(a_minute_of_passes())
+
+    # pauses of 0.5-1, 1-2, 2-4, 4-8, 8-16, 16-32 s after the builds: 6 or 7 builds in 60 s, never 240
+    assert 6 <= len(builds) <= 7, builds
+    assert [r.levelname for r in caplog.records if "the database is restarting" in r.getMessage()] == ["ERROR"]
+    assert worker.report.counts["failed"] == len(builds)
+    assert Worker(app_store, build).run(once=True).resumed == 1  # the database is back: applied at once
+    assert list(ledger.applied().values()) == ["x ship y"]

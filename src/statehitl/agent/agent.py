@@ -34,6 +34,7 @@ from statehitl.hooks.registry import HookEvent, HookOrder, HookProvider, HookReg
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.models.base import Model
+from statehitl.resumable import ResumableApp, Resumed
 from statehitl.runner import Durability
 from statehitl.session.manager import SessionManager
 from statehitl.telemetry import trace_invocation
@@ -51,7 +52,7 @@ __all__ = ["Agent"]
 _DEFAULT_HANDLER: Any = object()
 
 
-class Agent:
+class Agent(ResumableApp):
     """An agent: call it with a prompt; when it stops on an interrupt, call it with the answers.
 
     ``model`` is a ``Model`` (or a Bedrock model id string). ``session_manager`` persists the agent
@@ -307,6 +308,28 @@ class Agent:
             raise TypeError(f"add_hook expects (EventType, callback); got ({event_type!r}, {callback!r})")
 
     # -- calling ------------------------------------------------------------------------------------
+
+    @property
+    def thread_store(self) -> Checkpointer:
+        """Where its threads live (``ResumableApp``)."""
+        return self._thread.checkpointer
+
+    @property
+    def machine_name(self) -> str:
+        """The machine it runs (``ResumableApp``)."""
+        return self.machine.name
+
+    @property
+    def own_thread(self) -> str | None:
+        """Its session thread (``ResumableApp``)."""
+        return self.thread_id
+
+    async def aresume_stored(self, thread_id: str) -> Resumed:
+        """A bare ``agent()`` on its thread: apply the stored answers, or continue (``ResumableApp``)."""
+        self.check_thread(thread_id)
+        result = await self.invoke_async(None)
+        status = "interrupted" if result.stop_reason == "interrupt" else "completed"
+        return Resumed(status, tuple(result.interrupts), result)
 
     def __call__(self, prompt: Any = None, *, invocation_state: dict[str, Any] | None = None,
                  cancel_signal: threading.Event | None = None, **kwargs: Any) -> AgentResult:

@@ -22,7 +22,7 @@ audit trail (``refusals.py``).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from statehitl.checkpoint.codec import decode_model, encode
@@ -35,7 +35,7 @@ from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, Checkpoin
 from statehitl.responders import may_answer
 
 __all__ = ["ANSWER_MARK", "already_answered", "answer_key", "answer_prefix", "answers_in", "is_answer_key",
-           "parse_answer", "read_answers", "record_answer", "same_answer", "withdraw_answers"]
+           "parse_answer", "read_answers", "record_answer", "same_answer", "unmark_index", "withdraw_answers"]
 
 ANSWER_MARK = "a."
 """How an answer's name in its thread starts (slots are digits, so answers list after them)."""
@@ -100,19 +100,26 @@ async def record_answer(checkpointer: RecordStore, record: CheckpointRecord, int
     thread itself (listings then show the interrupt as answered, not yet applied, and a worker finds
     the thread).
 
-    An interrupt that names its ``responders`` takes an answer only from one of them: ``responder``, or
-    a member of one of ``groups`` (what the door knows of the responder). Anyone else, or an answer
-    naming nobody, is ``ResponderNotAllowedError``, and the refusal is stored for the audit trail. That
-    check comes first, before the stored answer is looked at, so a refused responder learns nothing of
-    an answer given before (not who gave it, not whether theirs was the same). An expiry default
-    (``via="expiry"`` with the interrupt's own ``on_expire``) is always allowed: the interrupt's author
-    chose it.
+    Every door's checks, here in one place and in one order: an interrupt that names its ``responders``
+    takes an answer only from one of them: ``responder``, or a member of one of ``groups`` (what the door
+    knows of the responder). Anyone else, or an answer naming nobody, is ``ResponderNotAllowedError``, and
+    the refusal is stored for the audit trail. That check comes first, before the stored answer is
+    looked at, so a refused responder learns nothing of an answer given before (not who gave it, not
+    whether theirs was the same). Then the answer's type: the interrupt's schema, and its type itself
+    where this process knows it (``response_types.check_answer``): ``ResponseValidationError``, nothing
+    stored. An expiry default (``via="expiry"`` with the interrupt's own ``on_expire``) is always allowed:
+    the interrupt's author chose it, and it was checked where it was declared.
     """
     thread = record.thread_id
-    if interrupt.responders and not _expiry_default(interrupt, response, via) and not may_answer(
-            interrupt.responders, responder, groups):
+    default = _expiry_default(interrupt, response, via)
+    if interrupt.responders and not default and not may_answer(interrupt.responders, responder, groups):
         raise await refuse(checkpointer, record, interrupt, response, responder=responder, groups=groups,
                            comment=comment, via=via)
+    if interrupt.response_schema is not None and not default:  # a default was checked where it was declared
+        from statehitl.response_types import check_answer
+
+        check_answer(interrupt.id, interrupt.response_schema, response,
+                     f"thread {thread!r}: the answer to interrupt {interrupt.name!r} (id {interrupt.id})")
     key = answer_key(thread, record.seq, interrupt.id)
     answer = StoredAnswer(thread_id=thread, checkpoint_id=record.checkpoint_id, interrupt_id=interrupt.id,
                           name=interrupt.name, response=response, responder=responder, comment=comment,
@@ -164,15 +171,34 @@ def answers_in(found: Mapping[str, tuple[bytes, str]], record: CheckpointRecord,
 async def _mark_index(checkpointer: RecordStore, record: CheckpointRecord, answer: StoredAnswer) -> None:
     """Add ``answer`` to the thread's index entry, if the entry still describes ``record``: a hint, so a
     store that keeps refusing the compare-and-set leaves it out rather than fail an answer already stored."""
-    key = index_key(record.thread_id)
+    mark = AnsweredMark(interrupt_id=answer.interrupt_id, responder=answer.responder, via=answer.via,
+                        at=answer.answered_at)
+    await _edit_marks(checkpointer, record.thread_id, record.seq,
+                      lambda marks: None if any(m.interrupt_id == mark.interrupt_id for m in marks) else [*marks, mark])
+
+
+async def unmark_index(checkpointer: RecordStore, thread_id: str, checkpoint_seq: int, interrupt_id: str) -> None:
+    """Take the mark of a withdrawn answer out of the thread's index entry (if it still describes checkpoint
+    ``checkpoint_seq``), so listings show the interrupt as pending again and workers do not look for it."""
+    await _edit_marks(checkpointer, thread_id, checkpoint_seq, lambda marks: (
+        [m for m in marks if m.interrupt_id != interrupt_id] if any(m.interrupt_id == interrupt_id for m in marks)
+        else None))
+
+
+async def _edit_marks(checkpointer: RecordStore, thread_id: str, checkpoint_seq: int,
+                      edit: Callable[[list[AnsweredMark]], list[AnsweredMark] | None]) -> None:
+    """Rewrite the answered marks of the thread's index entry as ``edit`` says (None: leave it), by
+    compare-and-set, while the entry describes checkpoint ``checkpoint_seq``. Best effort: the marks are a
+    hint for listings and workers, which read the answers themselves before acting."""
+    key = index_key(thread_id)
     for _ in range(_INDEX_ROUNDS):
-        entry, version = await read_index_versioned(checkpointer.storage, record.thread_id, checkpointer.signing_key)
-        if entry is None or entry.seq != record.seq or any(m.interrupt_id == answer.interrupt_id
-                                                            for m in entry.answered):
+        entry, version = await read_index_versioned(checkpointer.storage, thread_id, checkpointer.signing_key)
+        if entry is None or entry.seq != checkpoint_seq:
             return
-        mark = AnsweredMark(interrupt_id=answer.interrupt_id, responder=answer.responder, via=answer.via,
-                            at=answer.answered_at)
-        marked = entry.model_copy(update={"answered": [*entry.answered, mark]})
+        marks = edit(list(entry.answered))
+        if marks is None:
+            return
+        marked = entry.model_copy(update={"answered": marks})
         try:
             await checkpointer.storage.write(key, encode(marked, checkpointer.signing_key, place=key),
                                              expect=version or ABSENT, durable=False)

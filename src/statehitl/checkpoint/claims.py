@@ -41,7 +41,7 @@ from statehitl.errors import (
     StorageError,
 )
 
-__all__ = ["ThreadClaims", "owner_id"]
+__all__ = ["ThreadClaims", "owner_id", "process_gone"]
 
 
 class ThreadClaims(ThreadReader):
@@ -50,12 +50,12 @@ class ThreadClaims(ThreadReader):
     def ensure_free(self, head: Head, owner: str | None) -> None:
         """Raise ``CheckpointConflict`` if another run holds the thread (a live claim or run lease), and
         ``ActionOutcomeUnknownError`` if the last resume acted on answers and never recorded how it ended."""
-        now = time.time()
+        now = self.store_now()
         record, thread = head.record, head.record.thread_id
         holder = head.claim
         if holder is not None and holder.owner != owner:
             ended = _ENDED_HERE.get(holder.owner)  # None: running, or another process's
-            alive = holder.lease_until > now and ended is None
+            alive = holder.lease_until > now and ended is None and not process_gone(holder.owner)
             if holder.acting and not alive and ended is not False:
                 raise _outcome_unknown(holder, record)
             if alive:
@@ -68,9 +68,11 @@ class ThreadClaims(ThreadReader):
         if head.cursor.slot == record.seq and record.status == "executing" and (record.owner is None
                                                                                 or record.owner != owner):
             if _running_elsewhere(record, now):
+                until = record.lease_until or now
                 raise CheckpointConflict(
-                    f"thread {thread!r} is running in another process ({record.owner}); it can be taken over "
-                    f"if that process stops renewing its lease (in {(record.lease_until or now) - now:.1f}s)"
+                    f"thread {thread!r} is running in another process ({record.owner}); it can be taken over once "
+                    f"that process stops renewing its lease, at {time.strftime('%H:%M:%S', time.localtime(until))} "
+                    f"(in {until - now:.1f}s), or at once should that process be gone and have run on this machine"
                 )
             if record.acting is not None:
                 raise _outcome_unknown_mid_run(record)
@@ -84,8 +86,9 @@ class ThreadClaims(ThreadReader):
         written durably: it is the record that the action started, and must outlive a power cut that
         the action's own effects outlive.
         """
+        self.check_clock(head.record.thread_id)
         self.ensure_free(head, owner)
-        now = time.time()
+        now = self.store_now()
         record, thread = head.record, head.record.thread_id
         # A claim of this process's whose run never started did nothing: this one says so, for the audit.
         never_ran = head.claim is not None and _ENDED_HERE.get(head.claim.owner) is False
@@ -94,7 +97,7 @@ class ThreadClaims(ThreadReader):
             seq=head.cursor.next_slot,
             parent_seq=record.seq,
             owner=owner,
-            lease_until=now + self.lease_seconds,
+            lease_until=now + self.lease_length(),
             created_at=now,
             answered=answered or [],
             settles="released" if never_ran else None,
@@ -182,7 +185,7 @@ class ThreadClaims(ThreadReader):
     async def _settle(self, thread_id: str, seq: int, parent: int, owner: str, how: Literal["released", "retry"],
                       comment: str | None = None) -> None:
         """Write the claim that settles the one in slot ``seq - 1``; someone who moved on first wins."""
-        now = time.time()
+        now = self.store_now()
         settled = ClaimRecord(thread_id=thread_id, seq=seq, parent_seq=parent, owner=owner, lease_until=now,
                               created_at=now, settles=how, comment=comment)
         key = self._key(thread_id, seq)
@@ -191,14 +194,53 @@ class ThreadClaims(ThreadReader):
 
 
 def owner_id() -> str:
-    """Who holds a claim: host and process (for the conflict message), and a nonce for this call."""
-    return f"{_this_process()}:{os.urandom(4).hex()}"
+    """Who holds a claim: host and process (for the conflict message), a nonce for this call, and, where it can
+    be told (Linux), which machine and process namespace, after ``@``: so that a process on the same machine
+    can tell that the holder is gone (``process_gone``)."""
+    machine = _machine()
+    return f"{_this_process()}:{os.urandom(4).hex()}" + (f"@{machine}" if machine else "")
 
 
 @functools.cache
 def _this_process() -> str:
     """``host:pid``, asked once: both are system calls, which cost more than the rest of ``owner_id``."""
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@functools.cache
+def _machine() -> str | None:
+    """This boot of this machine and this process's pid namespace (Linux), or None where they cannot be told.
+    The boot id tells machines apart that share a hostname; the namespace, containers that share a kernel."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
+            boot_id = boot.read().strip().replace("-", "")[:16]
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
+    return f"{boot_id}.{namespace}" if boot_id else None
+
+
+def process_gone(owner: str) -> bool:
+    """Whether the process that holds a lease as ``owner`` is known to be gone: it ran on this machine, in
+    this process namespace, and no process has its pid now. Its lease then protects nothing, and is taken
+    over at once instead of when it runs out. Anything that cannot be told (another machine, an owner
+    written before owners said their machine) is taken to be alive."""
+    named, at, machine = owner.rpartition("@")
+    if not at or machine != _machine():
+        return False
+    parts = named.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return False  # this process: whether its run is over is _ENDED_HERE's to say
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists, and belongs to another user
+        return False
+    return False
 
 
 # A forked worker is another process: it asks again, so that it names its own pid.
@@ -257,5 +299,6 @@ def _running_elsewhere(record: CheckpointRecord, now: float) -> bool:
         and record.lease_until is not None
         and record.lease_until > now
         and record.owner not in _ENDED_HERE
+        and not process_gone(record.owner)
     )
 

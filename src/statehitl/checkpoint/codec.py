@@ -24,6 +24,7 @@ from pydantic_core import PydanticSerializationError, from_json, to_json
 from statehitl.checkpoint.payload_codecs import reading_chain, writing_chain
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointCorruptError
+from statehitl.json_depth import MAX_NESTING, check_nesting
 
 __all__ = ["decode", "decode_model", "encode", "encode_counted"]
 
@@ -42,7 +43,8 @@ def encode(record: BaseModel, signing_key: bytes | None, *, place: str = "", com
 def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str = "", compress: bool = False
                    ) -> tuple[bytes, int]:
     """``encode``, and how many characters of ``record`` its bytes hold as U+FFFD (``_with_text_replaced``):
-    a writer that keeps the record in memory must then read it back, to hold what the store holds."""
+    a writer that keeps the record in memory must then read it back, to hold what the store holds.
+    ``NestingTooDeepError`` for a record nested deeper than the reader takes back (``json_depth.check_nesting``)."""
     leave_out = getattr(record, "stored_exclude", None)
     exclude = leave_out() if leave_out is not None else None
     replaced = 0
@@ -52,6 +54,8 @@ def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str =
         if "surrogates not allowed" not in str(exc):
             raise
         body, replaced = _with_text_replaced(record, exclude)
+    if body.count(b"[") + body.count(b"{") > MAX_NESTING:  # else it cannot nest that deep: no call at all
+        check_nesting(body, f"the {type(record).__name__} record {place!r}" if place else f"a {type(record).__name__}")
     if compress or signing_key:
         body = writing_chain(signing_key or None, compress).encode(body, place)
     return body, replaced

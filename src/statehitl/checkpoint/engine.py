@@ -36,6 +36,7 @@ from typing import Any, NoReturn, TypeVar, cast
 from statehitl.checkpoint.audit import read_audit
 from statehitl.checkpoint.chain import Cursor, StateCodec
 from statehitl.checkpoint.claims import ThreadClaims, owner_id
+from statehitl.checkpoint.clock import MAX_CLOCK_SKEW
 from statehitl.checkpoint.codec import decode_model, encode_counted
 from statehitl.checkpoint.index import index_material, write_index
 from statehitl.checkpoint.reading import Head, checkpoints_of
@@ -58,6 +59,7 @@ from statehitl.checkpoint.storage import (
     has_list_versions,
     has_read_all,
     has_version,
+    server_clock_of,
     writes_inline,
 )
 from statehitl.checkpoint.url import checkpointer_options_of, storage_from_url
@@ -74,7 +76,9 @@ class Checkpointer(ThreadClaims, ThreadRetention):
 
     ``signing_key`` signs every record (HMAC-SHA256) and refuses modified ones; ``ttl`` (seconds)
     marks threads idle that long as expired for ``sweep_expired``; ``lease_seconds`` is how long a
-    claim or a running step holds a thread before another process may take it over. ``compress``
+    claim or a running step holds a thread before another process may take it over, judged by the store's
+    clock where it has one (S3, DynamoDB: ``checkpoint/clock.py``), and ``max_clock_skew`` how far this
+    machine's clock may be off that one before claims are refused (``ClockSkewError``). ``compress``
     stores the thread's records compressed (``checkpoint/codec.py``): about 2.4x fewer bytes written,
     stored and read, for 8-30 µs per write. ``None`` (the default) compresses on every
     store but ``MemoryStorage``, whose bytes cost nothing (``storage.compresses_by_default``). Every
@@ -90,6 +94,7 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         ttl: float | None = None,
         lease_seconds: float = 60.0,
         compress: bool | None = None,
+        max_clock_skew: float = MAX_CLOCK_SKEW,
     ) -> None:
         if compress is not None and not isinstance(compress, bool):
             raise TypeError(f"compress must be True, False or None (the store's default), got {compress!r}")
@@ -97,10 +102,14 @@ class Checkpointer(ThreadClaims, ThreadRetention):
             raise ValueError(f"lease_seconds must be positive, got {lease_seconds!r}")
         if ttl is not None and ttl <= 0:
             raise ValueError(f"ttl must be positive seconds or None, got {ttl!r}")
+        if not max_clock_skew > 0:
+            raise ValueError(f"max_clock_skew must be positive seconds, got {max_clock_skew!r}")
         self.storage = storage
         self.signing_key = signing_key
         self.ttl = ttl
         self.lease_seconds = lease_seconds
+        self.max_clock_skew = max_clock_skew
+        self._clock = server_clock_of(storage)
         self.compress = compresses_by_default(storage) if compress is None else compress
         self._bulk = has_read_all(storage)
         """Whether records are written as deltas from their parent and chains read in one bulk read."""
@@ -155,7 +164,7 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         record, stored, link = build_step_record(cursor, state, codec, fields, machine=machine,
                                                  fingerprint=fingerprint, status=status, delta=self._bulk,
                                                  created_at=_created_at(now),
-                                                 lease_until=now + self.lease_seconds if held else None)
+                                                 lease_until=self.lease_end() if held else None)
         key = self._key(cursor.thread_id, record.seq)
         data, replaced = encode_counted(stored, self.signing_key, place=key, compress=self.compress)
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed

@@ -24,11 +24,12 @@ from typing import Any
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.interrupt_index import point_to_thread
 from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
-from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
+from statehitl.checkpoint.storage import ABSENT, Storage, has_read_named, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
 __all__ = [
-    "INDEX_PREFIX", "index_key", "index_material", "index_prefix", "indexed_threads", "read_index", "write_index",
+    "INDEX_PREFIX", "index_key", "index_material", "index_prefix", "indexed_threads", "read_entries", "read_index",
+    "write_index",
 ]
 
 INDEX_PREFIX = "index/"
@@ -73,6 +74,25 @@ def _parse(key: str, data: bytes, signing_key: bytes | None) -> ThreadIndex:
         raise CheckpointCorruptError(f"index record {key!r} is the entry of thread {entry.thread_id!r} (copied here "
                                      "from elsewhere, or edited)")
     return entry
+
+
+async def read_entries(storage: Storage, signing_key: bytes | None
+                       ) -> dict[str, ThreadIndex | CheckpointCorruptError] | None:
+    """Every thread's index entry (or why it cannot be read), by thread id, in the store's bulk read of one
+    record name across partitions (``SupportsReadNamed``: DynamoDB's filtered ``Scan``, one request per MB
+    of the table, where a listing and a read per thread cost 2N + 1 requests); None for a store without one."""
+    if not has_read_named(storage):
+        return None
+    entries: dict[str, ThreadIndex | CheckpointCorruptError] = {}
+    for key, (data, _) in (await storage.read_named(INDEX_PREFIX, _ENTRY)).items():
+        parts = key.split("/")
+        if len(parts) != 3:
+            continue
+        try:
+            entries[parts[1]] = _parse(key, data, signing_key)
+        except CheckpointCorruptError as exc:
+            entries[parts[1]] = exc
+    return dict(sorted(entries.items()))
 
 
 async def read_index(storage: Storage, thread_id: str, signing_key: bytes | None) -> ThreadIndex | None:

@@ -9,16 +9,19 @@ says which records each store writes).
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from statehitl.checkpoint import checkpoint_ids
 from statehitl.checkpoint.answer_records import answers_in, is_answer_key
 from statehitl.checkpoint.chain import ChannelBuilder, Cursor, Link, whole_record
 from statehitl.checkpoint.index import (
     index_material,
     indexed_threads,
+    read_entries,
     read_index,
 )
 from statehitl.checkpoint.records import (
@@ -34,13 +37,15 @@ from statehitl.checkpoint.storage import (
     ABSENT,
     read_prefix,
 )
-from statehitl.checkpoint.store_base import SLOTS, RecordStore
+from statehitl.checkpoint.store_base import RecordStore
 from statehitl.errors import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
 )
 
 __all__ = ["Head", "ThreadReader", "offering_head"]
+
+logger = logging.getLogger("statehitl.checkpoint")
 
 @dataclass
 class Head:
@@ -329,16 +334,30 @@ class ThreadReader(RecordStore):
 
     # -- the thread index ---------------------------------------------------------------------------
 
-    async def threads(self, status: RecordStatus | None = None) -> list[ThreadIndex]:
+    async def threads(self, status: RecordStatus | None = None, *,
+                      unreadable: dict[str, str] | None = None) -> list[ThreadIndex]:
         """Every thread's index entry (optionally only those with ``status``), by thread id.
 
         Reads one small record per thread, never checkpoints: ``threads("interrupted")`` is the list of
         threads waiting on a human, with their pending interrupts. (The listing it starts from also
-        passes over the audit entries ``prune`` kept beside the index entries.)
+        passes over the audit entries ``prune`` kept beside the index entries.) An entry that cannot be
+        read (damaged, or written outside statehitl) is left out and reported, never allowed to hide the
+        others: into ``unreadable`` (thread id: why) when given, else as a logged warning.
         """
         entries = []
-        for thread_id in await indexed_threads(self.storage):
-            entry = await self.thread_info(thread_id)
+        bulk = await read_entries(self.storage, self.signing_key)
+        for thread_id in bulk if bulk is not None else await indexed_threads(self.storage):
+            try:
+                entry = await self.thread_info(thread_id) if bulk is None else bulk[thread_id]
+                if isinstance(entry, CheckpointCorruptError):
+                    raise entry
+            except CheckpointCorruptError as exc:
+                if unreadable is None:
+                    logger.warning("thread %s: its index entry cannot be read, left out of the listing: %s",
+                                   thread_id, exc)
+                else:
+                    unreadable[thread_id] = str(exc)
+                continue
             if entry is not None and (status is None or entry.status == status):
                 entries.append(entry)
         return entries
@@ -348,13 +367,7 @@ class ThreadReader(RecordStore):
         return await read_index(self.storage, thread_id, self.signing_key)
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
-    try:
-        seq = int(checkpoint_id)
-    except (TypeError, ValueError):
-        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}") from None
-    if not 0 <= seq < SLOTS:
-        raise CheckpointNotFoundError(f"{checkpoint_id!r} is not a checkpoint id of thread {thread_id!r}")
-    return seq
+    return checkpoint_ids.parse(thread_id, checkpoint_id)  # another thread's tagged id is refused, not forked from
 
 
 

@@ -99,8 +99,10 @@ class AuditEntry(BaseModel):
     how it ended (its process stopped, or the store failed: see ``ActionOutcomeUnknownError``),
     ``retried``, a human's go-ahead to run such an action again (``responder`` and ``comment`` are theirs;
     ``interrupt_id`` and ``name`` are empty, ``checkpoint_id`` is where the thread went on from), and
-    ``refused``, an answer from someone the interrupt's ``responders`` do not name, which was never stored
-    as the answer (``RefusedAnswer``; ``responder`` is who tried, None when the answer named nobody).
+    ``refused``, an answer that never bound (``RefusedAnswer``): from someone the interrupt's ``responders``
+    do not name (``responder`` is who tried, None when the answer named nobody), or one the handler's type
+    refused when it re-ran, withdrawn whichever door stored it (``why`` says so).
+    ``failed``: an answer applied to a step whose node then raised (the thread waits on it again).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -115,13 +117,15 @@ class AuditEntry(BaseModel):
     responder: str | None = None
     comment: str | None = None
     at: float
-    outcome: Literal["applied", "rejected", "edited", "unknown", "retried", "refused"] = "applied"
+    outcome: Literal["applied", "rejected", "edited", "unknown", "retried", "refused", "failed"] = "applied"
     node: str = ""
     source: str = "node"
     digest: str | None = None
     checkpoint_id: str | None = None
     via: Via | None = None
     """The door the answer came through (None: recorded before doors were)."""
+    why: str | None = None
+    """For a ``refused`` answer that was stored and withdrawn on re-run: why the handler refused it."""
 
 
 class AnswerRecord(BaseModel):
@@ -138,7 +142,7 @@ class AnswerRecord(BaseModel):
     responder: str | None = None
     comment: str | None = None
     at: float
-    outcome: Literal["applied", "rejected", "edited", "unknown"] = "applied"
+    outcome: Literal["applied", "rejected", "edited", "unknown", "failed"] = "applied"
     via: Via | None = None
 
     @classmethod
@@ -339,9 +343,11 @@ class StoredAnswer(BaseModel):
 
 
 class RefusedAnswer(BaseModel):
-    """An answer refused because its responder is not among the interrupt's ``responders``: never stored as
-    the interrupt's answer, kept for the audit trail under ``threads/<thread>/r.<checkpoint>.<interrupt>.<nonce>``
-    (create-once, one per refusal; ``checkpoint/refusals.py``).
+    """An answer that never bound, kept for the audit trail under
+    ``threads/<thread>/r.<checkpoint>.<interrupt>.<nonce>`` (create-once, one per refusal;
+    ``checkpoint/refusals.py``): refused because its responder is not among the interrupt's
+    ``responders`` (never stored as the answer), or stored by a door that could not check its type and
+    refused by the handler's type when it re-ran, then withdrawn (``why`` says what the type said).
 
     Whole in itself: it holds the interrupt as asked (its name, reason and who may answer), so the trail
     still shows it once ``prune`` has deleted the checkpoint that asked. ``groups`` are the groups the door
@@ -361,9 +367,10 @@ class RefusedAnswer(BaseModel):
     comment: str | None = None
     refused_at: float
     via: Via = "app"
+    why: str | None = None
 
     def stored_exclude(self) -> set[str]:
-        omitted = {name for name in ("responder", "comment") if getattr(self, name) is None}
+        omitted = {name for name in ("responder", "comment", "why") if getattr(self, name) is None}
         return omitted | ({"groups"} if not self.groups else set())
 
 

@@ -1,4 +1,5 @@
-"""Refused answers: an answer from someone an interrupt's ``responders`` do not name, kept for the audit trail.
+"""Refused answers, kept for the audit trail: an answer from someone an interrupt's ``responders`` do not name,
+or one stored by a door that could not check its type and refused by the handler's type on re-run.
 
 The check runs inside the create-once write of the answer (``answer_records.record_answer``), before
 the answer is stored, so a refused answer never binds: the interrupt still waits, and a later answer
@@ -28,7 +29,8 @@ from statehitl.checkpoint.store_base import RecordStore
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, ResponderNotAllowedError, StorageError
 from statehitl.responders import bare_groups, describe
 
-__all__ = ["REFUSAL_MARK", "is_refusal_key", "parse_refusal", "refusal_entries", "refusal_key", "refuse"]
+__all__ = ["REFUSAL_MARK", "is_refusal_key", "keep_refusal", "parse_refusal", "refusal_entries", "refusal_key",
+           "refuse"]
 
 REFUSAL_MARK = "r."
 """How a refused answer's name in its thread starts (slots are digits, answers ``a.``)."""
@@ -83,25 +85,35 @@ async def refuse(checkpointer: RecordStore, record: CheckpointRecord, interrupt:
     allowed), and the error says the refusal is missing from the trail."""
     thread = record.thread_id
     said = bare_groups(groups)
-    # The clock first, so that two refusals within one millisecond (what refused_at keeps) still read in
-    # order; then random, so that two writers never meet on one key.
-    key = refusal_key(thread, record.seq, interrupt.id, f"{time.time_ns():x}{os.urandom(6).hex()}")
-    refused = RefusedAnswer(thread_id=thread, checkpoint_id=record.checkpoint_id, interrupt=interrupt,
-                            response=response, responder=responder, groups=list(said), comment=comment,
-                            refused_at=round(time.time(), 3), via=via)
     message = not_allowed_message(thread, interrupt, responder, said)
+    kept = await keep_refusal(checkpointer, thread, record.seq, interrupt, response, responder=responder, groups=said,
+                              comment=comment, via=via)
+    if kept is not None:
+        message = f"{message} (the refusal could not be kept in the audit trail: {kept})"
     error = ResponderNotAllowedError(message, thread_id=thread, interrupt_id=interrupt.id, responder=responder,
                                      groups=said, responders=tuple(interrupt.responders or ()))
+    error.__cause__ = kept
+    return error
+
+
+async def keep_refusal(checkpointer: RecordStore, thread_id: str, checkpoint_seq: int, interrupt: InterruptRecord,
+                       response: Any, *, responder: str | None, groups: Sequence[str] = (), comment: str | None,
+                       via: Via, why: str | None = None) -> StorageError | None:
+    """Store a refusal of ``response`` to ``interrupt`` of checkpoint ``checkpoint_seq``, create-once and
+    durably; the store's error if it could not (the refusal stands, only its record is missing)."""
+    # The clock first, so that two refusals within one millisecond (what refused_at keeps) still read in
+    # order; then random, so that two writers never meet on one key.
+    key = refusal_key(thread_id, checkpoint_seq, interrupt.id, f"{time.time_ns():x}{os.urandom(6).hex()}")
+    refused = RefusedAnswer(thread_id=thread_id, checkpoint_id=f"{checkpoint_seq:012d}", interrupt=interrupt,
+                            response=response, responder=responder, groups=list(groups), comment=comment,
+                            refused_at=round(time.time(), 3), via=via, why=why)
     try:
         await checkpointer.create(key, encode(refused, checkpointer.signing_key, place=key), durable=True)
     except CheckpointConflict:
         pass  # eight random bytes met an earlier refusal's: that one stands in the trail
     except StorageError as exc:
-        error = ResponderNotAllowedError(f"{message} (the refusal could not be kept in the audit trail: {exc})",
-                                         thread_id=thread, interrupt_id=interrupt.id, responder=responder,
-                                         groups=said, responders=tuple(interrupt.responders or ()))
-        error.__cause__ = exc
-    return error
+        return exc
+    return None
 
 
 def refusal_entries(found: Mapping[str, tuple[bytes, str]], thread_id: str, signing_key: bytes | None
@@ -118,6 +130,6 @@ def refusal_entries(found: Mapping[str, tuple[bytes, str]], thread_id: str, sign
             thread_id=thread_id, interrupt_id=asked.id, name=asked.name, reason=asked.reason,
             response=refused.response, responder=refused.responder, comment=refused.comment, at=refused.refused_at,
             outcome="refused", node=asked.node, source=asked.source, digest=asked.digest,
-            checkpoint_id=refused.checkpoint_id, via=refused.via)))
+            checkpoint_id=refused.checkpoint_id, via=refused.via, why=refused.why)))
     entries.sort(key=lambda found_entry: (found_entry[0], found_entry[1].at))  # stable: keys break ties
     return entries

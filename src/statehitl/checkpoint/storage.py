@@ -64,6 +64,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeGuard, runtime_checkable
 
+from statehitl.checkpoint.clock import StoreClock
 from statehitl.errors import InvalidThreadIdError
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "ChangeFeed",
     "HasCacheScope",
     "HasDirectory",
+    "HasServerClock",
     "KeepsRecordsInProcess",
     "Storage",
     "StorageFactory",
@@ -94,6 +96,7 @@ __all__ = [
     "has_writes_inline",
     "keeps_records_in_process",
     "read_prefix",
+    "server_clock_of",
     "validate_key",
     "validate_prefix",
     "validate_thread_id",
@@ -253,6 +256,15 @@ class HasDirectory(Protocol):
 
 
 @runtime_checkable
+class HasServerClock(Protocol):
+    """The optional clock of a store that answers over HTTP (S3, DynamoDB: the ``Date`` of its responses):
+    leases are written and judged by it rather than by each machine's own (``checkpoint/clock.py``)."""
+
+    @property
+    def server_clock(self) -> StoreClock: ...
+
+
+@runtime_checkable
 class StorageFactory(Protocol):
     """What a ``statehitl.checkpointers`` entry point names: something that builds a store from a URL.
 
@@ -332,6 +344,12 @@ def directory_of(storage: object) -> Path | None:
     """The directory the store keeps its files in (``HasDirectory``), or None."""
     root = getattr(storage, "root", None)
     return root if isinstance(root, Path) else None
+
+
+def server_clock_of(storage: object) -> StoreClock | None:
+    """The store's own clock (``HasServerClock``), or None: this machine's clock is the store's."""
+    clock = getattr(storage, "server_clock", None)
+    return clock if isinstance(clock, StoreClock) else None
 
 
 async def read_prefix(storage: Storage, prefix: str) -> dict[str, tuple[bytes, str]]:

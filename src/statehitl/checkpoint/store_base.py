@@ -10,11 +10,13 @@ create-once write that checks whether a failed write landed after all.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from statehitl.checkpoint.clock import StoreClock, lease_override
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.records import (
     ClaimRecord,
@@ -28,6 +30,7 @@ from statehitl.checkpoint.storage import (
 from statehitl.checkpoint.warm import WarmHeads
 from statehitl.errors import (
     CheckpointCorruptError,
+    ClockSkewError,
     StorageError,
 )
 
@@ -54,6 +57,39 @@ class RecordStore:
     _listed: bool
     """Whether the listing that finds the newest key also gives its version token (no second request)."""
     _warm: WarmHeads
+    max_clock_skew: float
+    _clock: StoreClock | None
+    """The store's own clock (``checkpoint/clock.py``), when its responses say the time (S3, DynamoDB)."""
+
+    def lease_length(self) -> float:
+        """How long a claim or running step written now holds its thread: the lease of the caller's context
+        (``clock.leased``, a worker's ``--lease``), else ``lease_seconds``."""
+        return lease_override() or self.lease_seconds
+
+    def lease_end(self) -> float:
+        """When a claim or running step written now stops holding its thread (the store's time): one call on
+        every held commit."""
+        now = time.time() if self._clock is None else self._clock.now()
+        return now + (lease_override() or self.lease_seconds)
+
+    def store_now(self) -> float:
+        """The time leases are written and judged in: the store's clock where it has one, else this machine's."""
+        return time.time() if self._clock is None else self._clock.now()
+
+    def check_clock(self, thread_id: str) -> None:
+        """``ClockSkewError`` when this machine's clock is further off the store's than ``max_clock_skew``:
+        before a claim, so that a broken clock acts on nothing."""
+        if self._clock is None or not self._clock.known:
+            return
+        offset = self._clock.offset
+        if abs(offset) > self.max_clock_skew:
+            ahead = "behind" if offset > 0 else "ahead of"
+            raise ClockSkewError(
+                f"thread {thread_id!r} was not claimed: this machine's clock is {abs(offset):.0f}s {ahead} the store's "
+                f"(from the Date of its responses), more than max_clock_skew={self.max_clock_skew:g}s. Leases are "
+                "judged by the store's clock, but deadlines and answer times are this machine's: fix its clock "
+                "(NTP) before it acts on anything", offset=offset,
+            )
 
     @staticmethod
     def _prefix(thread_id: str) -> str:

@@ -1,4 +1,5 @@
-"""The ``statehitl`` command line: ``demo``, ``threads``, ``inbox``, ``worker``, ``draw``, ``dynamodb``, ``s3``.
+"""The ``statehitl`` command line: ``demo``, ``threads``, ``inbox``, ``worker``, ``deliveries``, ``draw``,
+``dynamodb``, ``s3``.
 
 ``main(argv)`` returns the exit code instead of exiting, so tests and other programs can call it.
 Bad input (an unknown thread, a store URL with no backend, an answer that is not y or n, a malformed
@@ -44,18 +45,20 @@ class _Version(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``statehitl`` argument parser."""
-    from statehitl.cli import demo, draw, dynamodb, inbox, s3, threads, worker
+    from statehitl.cli import deliveries, demo, draw, dynamodb, inbox, s3, threads, worker
 
     parser = _Parser(
         prog="statehitl",
         description="statehitl: state machines that stop for a human and resume from a durable checkpoint.",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="{demo,threads,inbox,worker,draw,dynamodb,s3}")
+    commands = parser.add_subparsers(dest="command",
+                                     metavar="{demo,threads,inbox,worker,deliveries,draw,dynamodb,s3}")
     demo.add_parser(commands)
     threads.add_parser(commands)
     inbox.add_parser(commands)
     worker.add_parser(commands)
+    deliveries.add_parser(commands)
     draw.add_parser(commands)
     dynamodb.add_parser(commands)
     s3.add_parser(commands)

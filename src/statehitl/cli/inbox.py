@@ -159,6 +159,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         c.print(f"nothing waiting on a human in {args.store}")
     if looked.unapplied:
         _unapplied_table(console, looked.unapplied)
+    for thread, why in sorted(looked.unreadable.items()):  # one bad entry must not hide the others: say so
+        _warn(console, f"thread {thread}: its index entry cannot be read, so its interrupts are not listed: {why}")
     return 0
 
 
@@ -228,6 +230,9 @@ def cmd_answer(args: argparse.Namespace, console: Console) -> int:
     item = done.interrupt
     c = console
     c.print(f"answered {item.name} on thread {item.thread_id} with {compact_json(done.answer.response)}")
+    bound = done.bound_by()
+    if bound is not None:
+        c.print(bound)
     if args.app is None:
         c.print(c.style("stored: a worker on this store applies it (statehitl worker --app module:build), or the "
                         "app's next call on the thread without answers (invoke(None), a bare agent call, "

@@ -69,9 +69,10 @@ def add_parser(commands: Any) -> None:
                            description="The audit trail of THREAD: one entry per answer applied to its "
                                        "interrupts: when, the interrupt and the reason shown, who answered "
                                        "and their comment, the response and its outcome (applied, rejected, "
-                                       "edited; an expiry default is answered by 'expiry'), and every answer "
-                                       "refused because its responder may not answer (refused). Kept when old "
-                                       "checkpoints are pruned.")
+                                       "edited; an expiry default is answered by 'expiry'; failed when the node "
+                                       "that took it raised), and every answer refused because its responder may "
+                                       "not answer, or withdrawn when the handler's type refused it (refused). "
+                                       "Kept when old checkpoints are pruned.")
     audit.add_argument("thread", metavar="THREAD")
     store_option(audit)
     audit.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
@@ -303,7 +304,7 @@ def _parent(parent: int | None, older: CheckpointRecord | None, listed: set[int]
 # -- audit ------------------------------------------------------------------------------------------
 
 _OUTCOME_STYLE = {"applied": "green", "rejected": "red", "edited": "yellow", "unknown": "red", "retried": "yellow",
-                  "refused": "red"}
+                  "refused": "red", "failed": "red"}
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -329,14 +330,17 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             c.print(f"{c.style(when_text(entry.at), 'dim')}  {outcome}  a retry allowed by {who}"
                     f"{': ' + entry.comment if entry.comment else ''}")
             continue
-        if entry.outcome == "refused":  # never applied: who tried, through which door, is the point
+        if entry.outcome == "refused" and entry.why is None:  # never applied: who tried, through which door
             who = f"{entry.responder or '(nobody named)'} ({entry.via}), who may not answer it"
+        elif entry.outcome == "refused":  # stored by a door that could not check its type, withdrawn on re-run
+            who = f"{who} ({entry.via}), withdrawn: the handler's type refused it"
         c.print(f"{c.style(when_text(entry.at), 'dim')}  {outcome}  {entry.name}  by {who}")
         fields = [("interrupt", [f"{entry.interrupt_id} ({entry.source}{' at ' + entry.node if entry.node else ''}, "
                                  f"checkpoint {entry.checkpoint_id})"]),
                   ("reason", [compact_json(entry.reason)]),
                   ("response", [compact_json(entry.response)]),
                   ("comment", [entry.comment] if entry.comment else []),
+                  ("why", [entry.why] if entry.why else []),
                   ("tool call", [entry.digest] if entry.digest else [])]
         for label, lines in fields:
             for line in hanging(f"  {label.ljust(10)}  ", lines):

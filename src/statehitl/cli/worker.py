@@ -76,12 +76,26 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--on-answer", action="append", default=[], metavar="URL",
                         help="POST each answer stored to this webhook, signed; repeatable")
     parser.add_argument("--webhook-secret-file", metavar="PATH",
-                        help=f"the shared secret webhooks are signed with (HMAC-SHA256), from this file; without it, "
-                             f"${SECRET_ENV}")
+                        help=f"the shared secret webhooks are signed with (Standard Webhooks' HMAC-SHA256; a whsec_ "
+                             f"secret is base64 after its prefix), from this file; without it, ${SECRET_ENV}")
+    parser.add_argument("--delivery-schedule", type=_schedule, metavar="SECONDS,...",
+                        help="the pauses between an event's failed delivery rounds, comma-separated seconds "
+                             "(default 5,300,1800,7200,18000,36000,50400,72000,86400: about three days, after "
+                             "which the event is given up: statehitl deliveries lists it)")
     parser.add_argument("--concurrency", type=_positive(int), default=8, metavar="N",
                         help="threads worked on at once (default 8)")
     parser.add_argument("--quiet", action="store_true", help="log only warnings and errors")
     parser.set_defaults(handler=cmd_worker)
+
+
+def _schedule(text: str) -> tuple[float, ...]:
+    try:
+        pauses = tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not comma-separated seconds: {text!r}") from None
+    if not pauses or any(p < 0 for p in pauses):
+        raise argparse.ArgumentTypeError(f"give one or more pauses, none negative: {text!r}")
+    return pauses
 
 
 def _secret(args: argparse.Namespace, console: Console) -> bytes | None:
@@ -132,9 +146,10 @@ def build_worker(args: argparse.Namespace, console: Console) -> Worker:
         answer_hooks = [Webhook(url, secret or b"") for url in args.on_answer]
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    schedule = {} if args.delivery_schedule is None else {"delivery_schedule": args.delivery_schedule}
     return Worker(args.store, [load_app(spec) for spec in args.app], app_names=args.app, interval=args.interval,
                   lease_seconds=args.lease, retry_unknown=args.retry_unknown, on_interrupt=interrupt_hooks,
-                  on_answer=answer_hooks, concurrency=args.concurrency)
+                  on_answer=answer_hooks, concurrency=args.concurrency, **schedule)
 
 
 def cmd_worker(args: argparse.Namespace, console: Console) -> int:
@@ -179,6 +194,8 @@ def _summary(report: Report, console: Console) -> int:
         parts.append(f"retried {count_text(counts['retried'], 'action')} of unknown outcome")
     if counts["busy"]:
         parts.append(f"{count_text(counts['busy'], 'thread')} held by another process")
+    if counts["refused"]:
+        parts.append(f"withdrew {count_text(counts['refused'], 'answer')} their handler refused")
     console.print("; ".join(parts))
     for thread in sorted(report.unknown):
         console.print(f"thread {thread}: an action of unknown outcome waits on a human: check it by its idempotency "

@@ -10,7 +10,6 @@ that made them.
 
 from __future__ import annotations
 
-import re
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -32,8 +31,9 @@ from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, Tim
 from statehitl.graph.retries import Policies
 from statehitl.graph.run_targets import check_durability
 from statehitl.graph.runnables import is_runnable, node_name, runnable_node
+from statehitl.graph.state_channels import kept_state_channel
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
-from statehitl.graph.subgraphs import subgraph_handler
+from statehitl.graph.subgraphs import keeping_states, subgraph_handler
 from statehitl.graph.surface import compiled_nodes
 from statehitl.graph.validation import check_breakpoints, check_edges, check_timeouts
 from statehitl.graph.value_types import ensure_valid_checkpointer
@@ -273,33 +273,15 @@ class StateGraph(Generic[M]):
         """
         ensure_valid_checkpointer(checkpointer)
         handlers = self._error_handlers()
-        check_edges(name or self.name, self._nodes, self._edges, self._joins, self._routers,
-                    {n: node.destinations for n, node in self._nodes.items() if node.destinations})
-        for breakpoints in (interrupt_before, interrupt_after):
-            if breakpoints and breakpoints != "*":
-                check_breakpoints(list(breakpoints), self._nodes, {h.name for h in handlers.values()})
-        timeouts = {n: t for n, node in self._nodes.items() if (t := node.timeout or self._defaults.timeout)}
-        if timeouts:
-            check_timeouts(timeouts, {n: _is_async(self._nodes[n].action) for n in timeouts})
-        extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
-        kept = {n: _kept_state_channel(n) for n, node in self._nodes.items()
-                if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
-        if kept:  # where each subgraph compiled with checkpointer=True keeps its state, a channel no node reads
-            extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
+        timeouts = self._checked(name, handlers, interrupt_before, interrupt_after)
+        functions = {n: node.action for n, node in self._nodes.items()
+                     if not isinstance(node.action, CompiledStateGraph)}
+        kept = self._kept_channels(functions)
         reads = {n: self._reads(node) for n, node in self._nodes.items()}
         routes = [self._annotated(r.route) for r in self._routers]  # a path function's private schema too
-        extra += [*reads.values(), *routes]
-        kind = state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
-        state = StateGraphSchema(kind, input_schema=self.input_schema)
-        if state.message_channels:
-            # loaded by the graphs that have messages
-            from statehitl.graph.message_state import MessagesStateGraphSchema
-
-            state = MessagesStateGraphSchema(kind, input_schema=self.input_schema)
-        caches = {n: NodeCache(n, node.action, node.cache_policy, cache,
-                               lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
-                  for n, node in self._nodes.items() if node.cache_policy is not None and cache is not None
-                  and not isinstance(node.action, CompiledStateGraph)}
+        kind = self._kind(kept, [*reads.values(), *routes])
+        state = _state_adapter(kind, self.input_schema, frozenset(kept.values()))
+        caches = self._caches(state, cache)
         specs = [NodeSpec.from_callable(n, self._handler(n, node, kind, kept.get(n), reads.get(n),
                                                          timeout=timeouts.get(n), on_error=handlers.get(n),
                                                          cache=caches.get(n)))
@@ -310,13 +292,10 @@ class StateGraph(Generic[M]):
                           supersteps=True, joins=self._joins,
                           destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations},
                           deferred=[n for n, node in self._nodes.items() if node.defer])
-        registry = HookRegistry()
-        for hook in hooks:
-            registry.add(hook)
         return CompiledStateGraph(
             machine,
             state,
-            registry,
+            _registry(hooks),
             None if isinstance(checkpointer, bool) else checkpointer,
             step_limit=step_limit,
             durability=check_durability(durability),
@@ -326,6 +305,7 @@ class StateGraph(Generic[M]):
             interrupt_after=_breakpoints(interrupt_after, machine),
             output_schema=self.output_schema,
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
+            functions=functions,
             keeps_state=checkpointer is True,
             input_schema=self.input_schema,
             context_schema=self.context_schema,
@@ -336,6 +316,20 @@ class StateGraph(Generic[M]):
             cache=cache,
             cached={n: c.namespace for n, c in caches.items()},
         )
+
+    def _checked(self, name: str | None, handlers: dict[str, ErrorHandler], interrupt_before: Any,
+                 interrupt_after: Any) -> dict[str, TimeoutPolicy]:
+        """Check the graph's edges, breakpoints and timeouts (a ``GraphValidationError`` in LangGraph's words),
+        and return each node's timeout (its own, else ``set_node_defaults``')."""
+        check_edges(name or self.name, self._nodes, self._edges, self._joins, self._routers,
+                    {n: node.destinations for n, node in self._nodes.items() if node.destinations})
+        for breakpoints in (interrupt_before, interrupt_after):
+            if breakpoints and breakpoints != "*":
+                check_breakpoints(list(breakpoints), self._nodes, {h.name for h in handlers.values()})
+        timeouts = {n: t for n, node in self._nodes.items() if (t := node.timeout or self._defaults.timeout)}
+        if timeouts:
+            check_timeouts(timeouts, {n: _is_async(self._nodes[n].action) for n in timeouts})
+        return timeouts
 
     def _error_handlers(self) -> dict[str, ErrorHandler]:
         """Each node's error handler: its own (``__error_handler__<node>``), else the default one
@@ -370,6 +364,37 @@ class StateGraph(Generic[M]):
                        "error_handler": handlers.get(name), "timeout": timeouts.get(name)}
                 for name, node in self._nodes.items()}
 
+    def _kind(self, kept: dict[str, str], reads: list[Any]) -> StateKind:
+        """The state's channels: its schema's, the input/output schemas', those nodes and path functions read
+        through (``reads``), and where each subgraph compiled with ``checkpointer=True`` keeps its state
+        (``kept``, a channel no node reads)."""
+        extra = [s for s in (self.input_schema, self.output_schema) if s is not None]
+        if kept:
+            extra.append(TypedDict(f"{self.name}SubgraphStates", dict.fromkeys(kept.values(), dict | None)))  # type: ignore[operator]
+        extra += reads
+        return state_kind(self.state_schema, extra=[s for s in extra if s is not None and s is not self.state_schema])
+
+    def _caches(self, state: StateGraphSchema, cache: BaseCache | None) -> dict[str, NodeCache]:
+        """Where each node with a ``cache_policy`` keeps its writes (none without ``compile(cache=)``)."""
+        if cache is None:
+            return {}
+        return {n: NodeCache(n, node.action, node.cache_policy, cache,
+                             lambda node, returned: state.dump_update(state.normalize_update(node, returned)))
+                for n, node in self._nodes.items()
+                if node.cache_policy is not None and not isinstance(node.action, CompiledStateGraph)}
+
+    def _kept_channels(self, functions: dict[str, Callable[..., Any]]) -> dict[str, str]:
+        """The parent's channel for each node that runs a graph compiled with ``checkpointer=True``: as a
+        node, or invoked in the node's code (found as LangGraph finds a node's subgraphs)."""
+        kept = {n: kept_state_channel(n) for n, node in self._nodes.items()
+                if isinstance(node.action, CompiledStateGraph) and node.action.keeps_state}
+        if CompiledStateGraph.keeping_exists():  # a node's code may invoke one: it keeps that one's state too
+            from statehitl.graph.subgraph_refs import graphs_reached  # loaded once such a graph exists
+
+            kept.update({n: kept_state_channel(n) for n, fn in functions.items()
+                         if any(g.keeps_state for g in graphs_reached(fn, CompiledStateGraph))})
+        return kept
+
     def _reads(self, node: _Node) -> Any:
         """The schema a node reads the state through, if not the state's own: ``add_node(input_schema=)``, or
         its first parameter's annotation (LangGraph's private channels), unless that is a pydantic model on a
@@ -401,8 +426,9 @@ class StateGraph(Generic[M]):
             handler = subgraph_handler(name, node.action, kind, kept)
             return handler if on_error is None else guarded_node(handler, on_error, name, kind)
         action = node.action if callable(node.action) else runnable_node(node.action)  # (add_node took only these)
-        return node_handler(name, action, kind, reads, node.metadata, node.retry or self._defaults.retry_policy,
-                            timeout=timeout, on_error=on_error, cache=cache)
+        handler = node_handler(name, action, kind, reads, node.metadata, node.retry or self._defaults.retry_policy,
+                               timeout=timeout, on_error=on_error, cache=cache)
+        return handler if kept is None else keeping_states(handler, kept)
 
 
 def _is_async(action: Any) -> bool:
@@ -410,9 +436,25 @@ def _is_async(action: Any) -> bool:
     return isinstance(action, CompiledStateGraph) or (callable(action) and is_async_callable(action))
 
 
-def _kept_state_channel(node: str) -> str:
-    """The parent's channel that holds the state of the stateful subgraph at ``node``."""
-    return "subgraph_state_" + re.sub(r"\W", "_", node)
+def _state_adapter(kind: StateKind, input_schema: Any, hidden: frozenset[str]) -> StateGraphSchema:
+    """The runner's adapter for a graph over ``kind`` taking ``input_schema``, whose private ``hidden`` channels
+    keep its stateful subgraphs' states: a ``MessagesStateGraphSchema`` when the state has message channels,
+    else the plain one."""
+    state = StateGraphSchema(kind, input_schema=input_schema, hidden=hidden)
+    if not state.message_channels:
+        return state
+    # loaded by the graphs that have messages
+    from statehitl.graph.message_state import MessagesStateGraphSchema
+
+    return MessagesStateGraphSchema(kind, input_schema=input_schema, hidden=hidden)
+
+
+def _registry(hooks: Sequence[HookProvider | HookRegistry]) -> HookRegistry:
+    """One registry of what ``compile(hooks=)`` gave."""
+    registry = HookRegistry()
+    for hook in hooks:
+        registry.add(hook)
+    return registry
 
 
 def _breakpoints(nodes: Sequence[str] | Literal["*"] | None, machine: Machine) -> frozenset[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -40,6 +41,7 @@ from statehitl.graph.run_targets import (
     check_step_limit,
     command_input,
     commanded,
+    namespace_of,
     resume_input,
     run_target,
     stopped,
@@ -53,8 +55,9 @@ from statehitl.graph.thread_state import ThreadState
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
-from statehitl.machine import Machine, describe_change
+from statehitl.machine import START, Machine, describe_change
 from statehitl.position import Position
+from statehitl.resumable import ResumableApp, Resumed
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
 from statehitl.run_start import resume_position, start_position
 from statehitl.runner import Durability, Pauses, Runner
@@ -67,6 +70,9 @@ if TYPE_CHECKING:
     from statehitl.store.base import BaseStore
 
 __all__ = ["CompiledStateGraph", "Migration"]
+
+_KEEPING = [False]
+"""Whether a graph was compiled with ``checkpointer=True`` in this process."""
 
 M = TypeVar("M")
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
@@ -96,7 +102,7 @@ def _message_stream(send: Callable[..., None]) -> Any:
     return message_stream(send)
 
 
-class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
+class CompiledStateGraph(ThreadState, GraphSurface, ResumableApp, Generic[M]):
     """A runnable StateGraph. Sync methods wrap the async ones (``ainvoke``, ``aget_state``, ...)."""
 
     def __init__(
@@ -114,6 +120,7 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
         interrupt_after: frozenset[str] = frozenset(),
         output_schema: Any = None,
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
+        functions: dict[str, Callable[..., Any]] | None = None,
         keeps_state: bool = False,
         input_schema: Any = None,
         context_schema: Any = None,
@@ -154,13 +161,44 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
         """Where nodes with a ``cache_policy`` keep their writes (``compile(cache=)``)."""
         self._cached = cached or {}
         """The cache namespace of each node with a ``cache_policy``, by node name."""
-        self.snapshots = SnapshotReader(machine, schema, self.subgraphs)
+        self._functions = functions or {}
+        self._invoked = None
+        if keeps_state:
+            _KEEPING[0] = True
+        self.snapshots = SnapshotReader(machine, schema, self.subgraphs, self)
         # A graph without a checkpointer keeps its threads in a store of its own, which nothing lists: its
         # runs write no index entries (as an agent without a session writes none).
         self._runner = Runner(machine, schema, hooks, self.checkpointer, source=self, run_span="invoke_graph",
                               index=self._own_store)
 
+    @staticmethod
+    def keeping_exists() -> bool:
+        """Whether a graph was compiled with ``checkpointer=True`` in this process: until one is, no node's
+        code can invoke one, and ``compile()`` looks for none."""
+        return _KEEPING[0]
+
     # -- running ----------------------------------------------------------------------------------
+
+    @property
+    def thread_store(self) -> Checkpointer:
+        """Where its threads live (``ResumableApp``)."""
+        return self.checkpointer
+
+    @property
+    def machine_name(self) -> str:
+        """The machine it runs (``ResumableApp``)."""
+        return self.machine.name
+
+    @property
+    def own_thread(self) -> str | None:
+        """Any thread of its store (``ResumableApp``)."""
+        return None
+
+    async def aresume_stored(self, thread_id: str) -> Resumed:
+        """``invoke(None, thread_id=...)``: apply the answers stored for the thread, or continue it
+        (``ResumableApp``)."""
+        result = await self.ainvoke(None, thread_id=thread_id)
+        return Resumed(result.status.value, tuple(result.interrupts), result)
 
     def invoke(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Any:
         """Run the thread: start or continue it with ``input``, or resume it. See ``ainvoke``."""
@@ -205,6 +243,9 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
         node = current_node()
         if node is not None and not self._own_store and checkpoint_id is None:
             return await invoke_inside(self, input, node)  # called in a node's code: a subgraph of its graph
+        if self.keeps_state:
+            raise RuntimeError("checkpointer=True cannot be used for root graphs: a graph compiled with it keeps its "
+                               "state in the thread of the graph it runs in, as a node or in a node's code")
         target = self._call_target(config, thread_id, checkpoint_id, step_limit, durability=durability,
                                    invocation_state=invocation_state, interrupt_before=interrupt_before,
                                    interrupt_after=interrupt_after, context=context, control=control)
@@ -276,12 +317,15 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
     async def _run(self, input: Any, target: RunTarget, sink: StreamSink | None = None) -> Any:
         thread = target.thread
         head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
-        # paths at START run while the position is worked out: they see the run's config, store and step limit
-        starting = set_run(RunScope(target.config, context=target.context, store=self.store, step_limit=target.limit))
-        try:
+        if head is None and not self.machine.transitions[START][1]:  # a new run whose first step is fixed
             begun = await self._begin(input, target, head)
-        finally:
-            reset_run(starting)
+        else:  # paths run while the position is worked out: they see the run's config, store and step limit
+            starting = set_run(RunScope(target.config, context=target.context, store=self.store,
+                                        step_limit=target.limit))
+            try:
+                begun = await self._begin(input, target, head)
+            finally:
+                reset_run(starting)
         if isinstance(begun, _Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)
         at, resumed = begun
@@ -389,6 +433,11 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
         none, except that a thread waiting on interrupts nobody answered asks them again.
         """
         thread = target.thread
+        if head is not None and target.named and namespace_of(target.config):  # a subgraph's checkpoint
+            begun = await self._from_subgraph(input, target, head)
+            if begun is not None:
+                return begun
+            target = dataclasses.replace(target, checkpoint_id=None)  # it is the thread's current one
         command = command_input(input, lambda given: self.schema.normalize_update(INPUT, given))
         plain = resume_input(input, head)  # None for a Command without resume: the run goes on, with its command
         if target.checkpoint_id is not None and head is not None:
@@ -406,6 +455,27 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
             return _Reached(head.record, self.schema.load(head.record.values))
         return await self._position(plain, thread, head, answer_form(head, target), ask_again=target.named,
                                     command=command)
+
+    async def _from_subgraph(self, input: Any, target: RunTarget, head: Head
+                             ) -> tuple[Position, bool] | _Reached | None:
+        """A run from a subgraph's checkpoint (its config from ``get_state(config, subgraphs=True)``): a replay
+        is a branch at the parent checkpoint whose task goes on inside the subgraph from there; answers
+        answer the record that holds it. None: that record is the thread's current one, which the call goes
+        on from as from the thread's."""
+        from statehitl.graph.subgraph_travel import locate, replay_from  # loaded with a subgraph's config
+
+        views = ThreadViews(self.checkpointer, self.machine, self.schema, target.thread)
+        found = await locate(self, views, head, target.config["configurable"])
+        current = found.record.seq == head.record.seq
+        if (isinstance(input, Command) and input.resume is not None) or is_response_list(input):
+            # the config of an edit (nothing waits there) answers what the run from it stopped on, if current
+            current = current or (not found.record.interrupts and found.view.record.seq == head.record.seq)
+            return None if current else await self._answer_past(input, dataclasses.replace(found.view,
+                                                                                           record=found.record), head)
+        if input is None:
+            return None if current and head.record.status != "interrupted" else (await replay_from(views, found),
+                                                                                  False)
+        return await self._from_past(input, views, found.view, head)
 
     async def _answered(self, head: Head) -> bool:
         """Whether an answer is stored for any of the interrupts the thread's current checkpoint waits on."""
@@ -463,7 +533,8 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
         step; a new run of a thread that had not stopped runs only its goto.
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
-                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form)
+                        none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form,
+                        tagged_answers=True)
         if isinstance(plan, ResumeRun | ContinueRun):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
@@ -541,9 +612,13 @@ class CompiledStateGraph(ThreadState, GraphSurface, Generic[M]):
         """The machine as a Mermaid flowchart."""
         return self.machine.draw_mermaid()
 
-    def as_node(self) -> StateGraphNode[Any]:
-        """This app as a node of another machine (a Graph's node): ``statehitl.nesting``."""
-        return StateGraphNode(self.machine, self.schema.as_nested(), self.hooks, self.step_limit, self)
+    def as_node(self, *, breakpoints: bool = False) -> StateGraphNode[Any]:
+        """This app as a node of another machine (a Graph's node): ``statehitl.nesting``. ``breakpoints``: its
+        ``interrupt_before``/``interrupt_after`` stop it there (a subgraph of a StateGraph, whose parent stops
+        too); a node of a Strands Graph or Swarm runs through them."""
+        pauses = Pauses(self.interrupt_before, self.interrupt_after) \
+            if breakpoints and (self.interrupt_before or self.interrupt_after) else None
+        return StateGraphNode(self.machine, self.schema.as_nested(), self.hooks, self.step_limit, self, pauses=pauses)
 
     def __repr__(self) -> str:
         return f"CompiledStateGraph({self.machine.name!r}, nodes={list(self.machine.nodes)})"

@@ -36,12 +36,16 @@ class StateGraphSchema(StateSchema[Any]):
     """The runner's state adapter for a StateGraph over ``kind``, whose input is ``input_schema`` (None: the
     state schema); named apart from Strands' multi-agent ``GraphState``, which is a view of one call of a Graph."""
 
-    def __init__(self, kind: StateKind, *, nested: bool = False, input_schema: Any = None) -> None:
-        super().__init__(kind.model)
+    def __init__(self, kind: StateKind, *, nested: bool = False, input_schema: Any = None,
+                 hidden: frozenset[str] = frozenset()) -> None:
+        super().__init__(kind.model, tag_values=True)  # LangGraph's values: datetimes, sets, bytes... as they were
         self.kind = kind
         self.native = kind.kind == "pydantic" and kind.model is kind.schema
         self.nested = nested
         """The graph runs as a node of another: ``Command(graph=Command.PARENT)`` goes to that one."""
+        self.hidden = hidden
+        """Private channels no reader is shown: where subgraphs compiled with ``checkpointer=True`` keep
+        their state (``graph.subgraphs``)."""
         self.validates = kind.kind == "pydantic"
         """Writes are validated against their channels' types (a pydantic state), else taken as they are."""
         self.input_schema = input_schema
@@ -53,10 +57,12 @@ class StateGraphSchema(StateSchema[Any]):
         self.message_channels = frozenset(n for n, r in self.reducers.items() if is_messages_reducer(r))
         """Channels merged by ``add_messages`` (``message_state.MessagesStateGraphSchema`` holds and stores their writes
         as messages; a plain ``StateGraphSchema`` has none)."""
+        if self.message_channels & self.tagged:  # messages are stored in their own JSON form (message_forms)
+            self.tagged = self.tagged - self.message_channels
 
     def as_nested(self) -> StateGraphSchema:
-        """The adapter of this graph running as a node of another graph."""
-        return type(self)(self.kind, nested=True, input_schema=self.input_schema)
+        """The adapter of this graph running as a node of another graph (of this adapter's own class)."""
+        return type(self)(self.kind, nested=True, input_schema=self.input_schema, hidden=self.hidden)
 
     def shown(self, state: Any) -> Any:
         """The state as a reader sees it: the model itself for a native pydantic state, else its values."""
@@ -79,6 +85,8 @@ class StateGraphSchema(StateSchema[Any]):
             return self._validated_start(value)
         given = self.kind.input_of(value, self._input_keys)
         if self.reducers.keys().isdisjoint(given):  # nothing to reduce (and nothing validated): the input as it is
+            for name in self.tagged.intersection(given):  # but refused here, naming the input, if it cannot be stored
+                self._storable(INPUT, name, given[name])
             zeros = {name: make() for name, make in self.kind.zeros.items()}
             return self.model.model_construct(set(given), **zeros, **given)
         return self.apply(self.empty(), [(INPUT, given)])
@@ -142,6 +150,8 @@ class StateGraphSchema(StateSchema[Any]):
         return self._stored(stored)
 
     def _stored(self, stored: dict[str, Any]) -> dict[str, Any]:
+        if self.tagged:  # tagged channels' values read back (a channel's several writes, each of them)
+            stored = self.decoded(stored)
         update = {k: SeveralWrites.stored(v) or v for k, v in stored.items() if k != GOTO}
         if GOTO in stored:
             update[GOTO] = goto_of(stored)
@@ -156,7 +166,15 @@ class StateGraphSchema(StateSchema[Any]):
 
     def shown_update(self, node: str, returned: Any) -> Any:
         """What ``stream_mode="updates"`` shows of what ``node`` returned: its writes (None for none), a list of
-        them when it wrote a channel more than once, a root state's value itself."""
+        them when it wrote a channel more than once, a root state's value itself; never a ``hidden`` channel."""
+        shown = self._shown_update(node, returned)
+        if not self.hidden or shown is None or self._root:
+            return shown
+        if type(shown) is dict:
+            return {k: v for k, v in shown.items() if k not in self.hidden} or None
+        return [one for one in shown if one.keys().isdisjoint(self.hidden)] or None
+
+    def _shown_update(self, node: str, returned: Any) -> Any:
         if returned is None:
             return None
         if isinstance(returned, Handled):  # shown as its error handler's write
@@ -176,8 +194,9 @@ class StateGraphSchema(StateSchema[Any]):
         """What a task's result shows of what ``node`` returned (``stream_mode="tasks"``): its channel writes,
         a channel written more than once as ``{"$writes": [...]}``."""
         update = self.normalize_update(node, returned)
+        hidden = self.hidden
         return {k: v.to_json(lambda x: x) if isinstance(v, SeveralWrites) else v for k, v in update.items()
-                if k not in _ROUTING}
+                if k not in _ROUTING and k not in hidden}
 
     # -- applying and storing -------------------------------------------------------------------------
 
@@ -210,7 +229,8 @@ class StateGraphSchema(StateSchema[Any]):
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
         if GOTO not in update and SeveralWrites not in map(type, update.values()):
             return super().dump_update(update)  # HANDLED is a node's name: JSON as it is
-        rest = {k: v.to_json(_jsonable) if type(v) is SeveralWrites else v for k, v in update.items() if k != GOTO}
+        rest = {k: v.to_json(_as_given if k in self.tagged else _jsonable) if type(v) is SeveralWrites else v
+                for k, v in update.items() if k != GOTO}  # (a tagged channel's writes are tagged one by one)
         dumped = super().dump_update(rest)
         if GOTO in update:
             dumped[GOTO] = dump_goto(update[GOTO])
@@ -226,8 +246,13 @@ class StateGraphSchema(StateSchema[Any]):
         # channels never written stay absent when the thread is read back, as LangGraph's state lacks them; a
         # value that does not fit its annotation (not enforced) is stored as it is
         dumped: dict[str, Any] = state.model_dump(mode="json", exclude_unset=True,
-                                                  exclude=set(self.append_channels) or None, warnings=False)
-        return dumped
+                                                  exclude=set(self.append_channels | self.tagged) or None,
+                                                  warnings=False)
+        if not self.tagged:
+            return dumped
+        present = state.model_fields_set
+        return self.with_tagged(state, dumped, (n for n in self.tagged
+                                                if n in present and n not in self.append_channels))
 
     def load(self, values: dict[str, Any]) -> Any:
         """A stored state back as the model. Values of a state whose annotations are not enforced are read
@@ -235,14 +260,19 @@ class StateGraphSchema(StateSchema[Any]):
         are always read as messages (one that is none means the record is corrupt)."""
         if self.validates:
             return super().load(values)
+        stored, values = values, self.decoded(values) if self.tagged else values
         try:
             return self.model.model_validate(values)
         except ValidationError as exc:
             misfits = {e["loc"][0] for e in exc.errors() if e["loc"]}
         if not self.message_channels.isdisjoint(misfits):
-            return super().load(values)  # (raises CheckpointCorruptError)
+            return super().load(stored)  # (raises CheckpointCorruptError)
         fitting = self.model.model_validate({k: v for k, v in values.items() if k not in misfits})
         return fitting.model_copy(update={k: values[k] for k in misfits if k in values})
+
+
+def _as_given(value: Any) -> Any:
+    return value
 
 
 def _jsonable(value: Any) -> Any:

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from statehitl.checkpoint import checkpoint_ids
 from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, RecordStatus, ViewPart
 from statehitl.errors import CheckpointNotFoundError
 
@@ -53,8 +54,9 @@ class ViewKey:
 
 
 def parse_view(thread_id: str, checkpoint_id: str | int) -> ViewKey:
-    """The ``ViewKey`` a checkpoint id names; ``CheckpointNotFoundError`` for one that names none."""
-    text = str(checkpoint_id)
+    """The ``ViewKey`` a checkpoint id of ``thread_id`` names (bare, or tagged with its thread as configs carry
+    it: ``checkpoint_ids``); ``CheckpointNotFoundError`` for one that names none, or another thread's."""
+    text = checkpoint_ids.untag(thread_id, str(checkpoint_id))  # a config's id says its thread: not another's
     seq_text, dot, part_text = text.partition(".")
     try:
         seq = int(seq_text)
@@ -66,9 +68,9 @@ def parse_view(thread_id: str, checkpoint_id: str | int) -> ViewKey:
     return ViewKey(seq, part)
 
 
-def checkpoint_order(checkpoint_id: str) -> tuple[int, int]:
-    """A sort key of checkpoint ids in the order their checkpoints were made."""
-    key = parse_view("", checkpoint_id)
+def checkpoint_order(checkpoint: str | ViewKey) -> tuple[int, int]:
+    """A sort key of checkpoints (bare ids, or keys) in the order they were made."""
+    key = checkpoint if isinstance(checkpoint, ViewKey) else parse_view("", checkpoint)
     return key.seq, {BEFORE: 0, BEGIN: 1, MAIN: 2}[key.part]
 
 

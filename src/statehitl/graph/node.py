@@ -20,7 +20,7 @@ from statehitl.graph.run_stream import RunStream
 from statehitl.hooks.registry import HookRegistry
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
-from statehitl.runner import Runner
+from statehitl.runner import Pauses, Runner
 from statehitl.stream_sink import current_scope
 from statehitl.supersteps import plan_start
 
@@ -34,10 +34,12 @@ class StateGraphNode(Generic[M]):
     its node hook events name)."""
 
     def __init__(self, machine: Machine, schema: StateSchema[M], hooks: HookRegistry, step_limit: int,
-                 app: Any) -> None:
+                 app: Any, *, pauses: Pauses | None = None) -> None:
         self.machine = machine
         self.schema = schema
         self.step_limit = step_limit
+        self.pauses = pauses
+        """The graph's own ``interrupt_before``/``interrupt_after``: it stops there, and so does its parent."""
         self.append_channels = schema.append_channels
         self._runner = Runner(machine, schema, hooks, None, source=app, run_span="invoke_graph")
 
@@ -52,29 +54,46 @@ class StateGraphNode(Generic[M]):
 
     async def run_node(self, call: NodeCall) -> NodeDone | NodeStopped:
         schema = self.schema
+        stream = current_scope()
+        watch = stream if isinstance(stream, RunStream) and stream.machine is self.machine else None
+        before: Any = None
         if call.kept is not None:
             at = resumed_run(call.kept, schema, call.state, call)
         else:
             given = _as_input(call.task, schema.fields)
-            if call.state:
-                update = schema.normalize_update("input", given)
-                state = schema.apply(schema.load(call.state), [("input", update)])
+            before = schema.load(call.state) if call.state else None
+            if before is not None:
+                state = schema.apply(before, [("input", schema.normalize_update("input", given))])
             else:
                 state = schema.initial(given)
             pending, schedule = await plan_start(self.machine, state)
             at = started_run(call, state, pending)
             at.schedule = schedule
-        stream = current_scope()
-        watch = stream if isinstance(stream, RunStream) and stream.machine is self.machine else None
         if watch is not None:  # where it starts, or goes on from on a resume, as LangGraph shows it
+            if watch.sink.wants("checkpoints", watch.namespace):
+                from statehitl.graph.subgraph_stream import stream_checkpoints  # loaded by the first one shown
+
+                stream_checkpoints(watch, call.thread_id, at, before, new=call.kept is None)
             watch.begin(at.state)
+        pauses = self.pauses
+        if pauses is not None and _paused(call.kept):
+            pauses = Pauses(pauses.before, pauses.after, resumed=True)  # going on from its breakpoint
         end = await self._runner.run_nested(at, step_limit=self.step_limit, invocation_state=call.invocation_state,
-                                            prefix=call.interrupts.prefix, thread_id=call.thread_id, watch=watch)
+                                            prefix=call.interrupts.prefix, thread_id=call.thread_id, watch=watch,
+                                            pauses=pauses)
+        if end.paused:  # its breakpoint stops the parent too, with nothing to answer (LangGraph's)
+            kept = kept_run(end, schema, call.state, paused=True)
+            return NodeStopped([], kept, run_result(call.thread_id, "interrupted", end.state, [], end.step, {}))
         result = run_result(call.thread_id, end.status, end.state, end.interrupts, end.step, end.cancelled)
         if end.status == "interrupted":
             return NodeStopped(end.interrupts, kept_run(end, schema, call.state), result)
         sub = {**schema.dump_values(end.state), **{c: schema.dump_items(end.state, c, 0) for c in self.append_channels}}
         return NodeDone(sub, result, status="failed" if end.cancelled else "completed")
+
+
+def _paused(kept: Any) -> bool:
+    """Whether a nested run's kept place (as stored, or read: a ``KeptRun``) is one of its own breakpoints."""
+    return bool(kept.get("paused")) if isinstance(kept, dict) else bool(getattr(kept, "paused", False))
 
 
 def _as_input(task: Any, fields: dict[str, Any]) -> dict[str, Any]:

@@ -84,6 +84,9 @@ class RunScope:
     """The step this invocation began at."""
     last_step: int | None = None
     """The step of the latest node call: the step whose conditional edges run next (None: none ran yet)."""
+    namespace: tuple[str, ...] = ()
+    """Where the run is: () for a thread's own graph, a subgraph's LangGraph namespace (``("node:<task id>",)``,
+    ``("node",)`` for one that keeps its state); its nodes' configs carry it as ``checkpoint_ns``."""
 
     def remaining(self, step: int | None) -> int:
         """LangGraph's ``RemainingSteps`` for a node of ``step`` (a path at the start: one more than the first
@@ -134,14 +137,16 @@ def get_store() -> BaseStore | None:
     return scope.store
 
 
-def nested_scope() -> RunScope:
-    """The scope of a subgraph run inside the current run: the same config, context, store and step limit (its
-    stream is the run's, at a longer namespace: ``subgraphs.streamed_as``)."""
+def nested_scope(labels: tuple[str, ...] = ()) -> RunScope:
+    """The scope of a subgraph run inside the current run, at the current namespace and ``labels`` after it
+    (LangGraph's ``("node:<task id>",)``, ``("node",)`` for a subgraph that keeps its state, a call's order
+    after them for a node's later calls): the same config, context, store and step limit (its stream is the
+    run's, at that namespace: ``subgraphs.streamed_as``)."""
     outer = _RUN.get()
     if outer is None:
-        return RunScope({})
+        return RunScope({}, namespace=labels)
     return RunScope(outer.config, context=outer.context, store=outer.store, step_limit=outer.step_limit,
-                    control=outer.control, began=outer.began)
+                    control=outer.control, began=outer.began, namespace=(*outer.namespace, *labels))
 
 
 def set_run(scope: RunScope) -> Any:
@@ -212,15 +217,21 @@ def get_config() -> dict[str, Any]:
     if scope is None:
         raise RuntimeError("get_config() can only be called inside a node of a running StateGraph")
     ctx = _CALL.get()
-    return scope.config if ctx is None else node_config(scope.config, ctx, None)
+    return scope.config if ctx is None else node_config(scope.config, ctx, None, scope.namespace)
 
 
-def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """The run's config as one node call sees it: its ``metadata`` says which node and step, as LangGraph's
-    does, with what ``add_node(metadata=)`` gave the node."""
-    extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": ctx.node.partition(":")[0],
-             "langgraph_step": ctx.step + 1}
-    return {**config, "metadata": extra}
+def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, Any] | None,
+                namespace: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The run's config as one node call sees it, as LangGraph's: its ``metadata`` says which node and step,
+    with what ``add_node(metadata=)`` gave the node, and its ``checkpoint_ns`` is the node call's own
+    namespace (``node:<task id>``, after the namespace of the subgraph it runs in)."""
+    name = ctx.node.partition(":")[0]
+    own = "|".join((*namespace, f"{name}:{task_key(ctx.step, ctx.node)}"))
+    extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": name,
+             "langgraph_step": ctx.step + 1, "langgraph_checkpoint_ns": own}
+    if namespace:
+        extra["checkpoint_ns"] = "|".join(namespace)
+    return {**config, "configurable": {**(config.get("configurable") or {}), "checkpoint_ns": own}, "metadata": extra}
 
 
 def _messages_watch(ctx: NodeContext, given: Any, metadata: dict[str, Any] | None) -> Any:
@@ -230,7 +241,9 @@ def _messages_watch(ctx: NodeContext, given: Any, metadata: dict[str, Any] | Non
     if stream is None:
         return None
     scope = _RUN.get()
-    return stream.watch_messages(node_config(scope.config if scope is not None else {}, ctx, metadata), given)
+    if scope is None:
+        return stream.watch_messages(node_config({}, ctx, metadata), given)
+    return stream.watch_messages(node_config(scope.config, ctx, metadata, scope.namespace), given)
 
 
 def _managed_now(kind: StateKind, step: int, scope: RunScope | None) -> dict[str, Any] | None:
@@ -331,7 +344,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         if not named:
             return args, {}
         scope = scope or RunScope({})
-        kwargs = {param: node_config(scope.config, ctx, metadata) if param == "config"
+        kwargs = {param: node_config(scope.config, ctx, metadata, scope.namespace) if param == "config"
                   else get_stream_writer() if param == "writer"
                   else scope.store if param == "store"
                   else node_runtime(scope, ctx) for param in named}
@@ -419,7 +432,7 @@ def _attempts(fn: Callable[..., Any], policies: Policies, is_async: bool) -> Cal
         ctx = _CALL.get()
         if ctx is not None:
             ctx.asked = ctx.invoked = 0
-            ctx._scope = None
+            ctx._scope, ctx.writes = None, None
         attempt[0] += 1
         runtime = kwargs.get("runtime")
         if isinstance(runtime, Runtime) and runtime.execution_info is not None:

@@ -58,10 +58,13 @@ class RunStream:
         """A checkpoint written, shown once the values of its step are (before the next step's tasks)."""
         self._before: Any = None
         """The state the step in flight runs on: what an interrupting task's ``values`` chunk shows."""
+        self.stepped: Callable[[Any, list[str]], None] | None = None
+        """Told each step's state and what runs next: a subgraph's checkpoints, which no record shows
+        (``subgraph_stream``)."""
 
-    def nested(self, label: str, schema: StateGraphSchema, machine: Machine) -> RunStream:
-        """The stream of a subgraph run labelled ``label`` inside this one."""
-        namespace = (*self.namespace, label)
+    def nested(self, labels: Namespace, schema: StateGraphSchema, machine: Machine) -> RunStream:
+        """The stream of a subgraph run at ``labels`` after this one's namespace (LangGraph's ``node:<task id>``)."""
+        namespace = (*self.namespace, *labels)
         messages = self.messages if self.sink.wants("messages", namespace) else None
         return RunStream(self.sink, schema, machine, namespace=namespace, messages=messages)
 
@@ -109,11 +112,14 @@ class RunStream:
     def finish(self, record: CheckpointRecord, values: Any) -> None:
         """The run stopped at ``record`` (``values``: its values as a snapshot shows them). A breakpoint says so
         with an empty ``__interrupt__``; a step that stopped on interrupts after some of its tasks finished
-        shows the state with their writes applied, as LangGraph's last ``values`` chunk does."""
+        shows the state with their writes applied, as LangGraph's last ``values`` chunk does (so does a step that a
+        subgraph's breakpoint stopped)."""
         self._show_held()
         if record.status != "interrupted":
             return
         if not record.interrupts:
+            if record.completed:  # a subgraph's breakpoint stopped the step part-way: its siblings' writes shown
+                self.put("values", values)
             self.put("updates", {"__interrupt__": ()})
         elif any(record.completed.values()) and not self.schema.native:
             self.put("values", values)
@@ -154,6 +160,8 @@ class RunStream:
                                "result": self.schema.task_result(name, returned), "interrupts": []}, step=step + 1)
 
     def task_stopped(self, task: str, step: int, interrupts: list[Interrupt]) -> None:
+        if not interrupts:  # a subgraph stopped at its own breakpoint: the run's end says so (``finish``)
+            return
         asked = tuple(interrupts)
         self.put("updates", {"__interrupt__": asked})
         if self.sink.wants("values", self.namespace) and not self.schema.native:
@@ -172,6 +180,8 @@ class RunStream:
     async def step_applied(self, state: Any, writes: Writes, pending: list[str]) -> None:
         if any(update for _, update in writes):  # a step that wrote nothing changed no value
             self.put("values", self.schema.shown(state))
+        if self.stepped is not None:
+            self.stepped(state, pending)
         await asyncio.sleep(0)  # the reader gets this step before the next one starts
 
     def committed(self, record: CheckpointRecord, state: Any) -> None:

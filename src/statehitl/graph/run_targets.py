@@ -18,7 +18,7 @@ from statehitl.position import Position
 from statehitl.supersteps import with_goto
 
 __all__ = ["CommandInput", "RunTarget", "answer_form", "check_step_limit", "command_input", "commanded",
-           "resume_input", "run_target", "stopped"]
+           "namespace_of", "resume_input", "run_target", "stopped"]
 
 
 @dataclass(frozen=True)
@@ -184,3 +184,11 @@ def answer_form(head: Head | None, target: RunTarget) -> str | None:
     if len(waiting) == 1:
         return "graph.invoke(Command(resume=answer), config)"
     return "graph.invoke(Command(resume={interrupt_id: answer, ...}), config), one answer per interrupt id"
+
+
+def namespace_of(config: dict[str, Any] | str | None) -> str:
+    """The ``checkpoint_ns`` a config names ("" for the graph's own checkpoints; a subgraph's otherwise,
+    which ``graph.subgraph_travel`` addresses)."""
+    if not isinstance(config, dict):
+        return ""
+    return str((config.get("configurable") or {}).get("checkpoint_ns") or "")

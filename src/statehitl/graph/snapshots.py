@@ -9,10 +9,12 @@ inside a task its own snapshot, read from what the task keeps of it (``nesting.k
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
+from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View
@@ -21,7 +23,16 @@ from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
 from statehitl.status import Status
 
-__all__ = ["GraphTask", "PregelTask", "SnapshotReader", "StateSnapshot", "empty_snapshot", "graph_config"]
+if TYPE_CHECKING:  # a graph with subgraphs loads their levels with its first snapshot
+    from statehitl.graph.subgraph_levels import Level, LevelGraph
+
+    class Subgraph(LevelGraph, Protocol):
+        """What a snapshot reads of a graph that runs inside another: its run's levels, and its own reader."""
+
+        snapshots: SnapshotReader
+
+__all__ = ["CheckpointIds", "GraphTask", "PregelTask", "SnapshotReader", "StateSnapshot", "empty_snapshot",
+           "graph_config"]
 
 M = TypeVar("M")
 
@@ -99,18 +110,12 @@ PregelTask = GraphTask
 """LangGraph's name for a checkpoint's task (``langgraph.types.PregelTask``): the same 7-field named tuple."""
 
 
-class SubgraphSnapshots(Protocol):
-    """What a snapshot reads of a node that is a compiled graph: its nodes, and its own reader."""
-
-    machine: Machine
-    snapshots: SnapshotReader
-
-
 def graph_config(thread: str, checkpoint_id: str | None) -> dict[str, Any]:
-    """LangGraph's config naming a thread (and one of its checkpoints)."""
+    """LangGraph's config naming a thread (and one of its checkpoints, by an id that says its thread: used
+    with another thread, it is refused rather than taken for that thread's checkpoint of the same number)."""
     configurable = {"thread_id": thread, "checkpoint_ns": ""}
     if checkpoint_id is not None:
-        configurable["checkpoint_id"] = checkpoint_id
+        configurable["checkpoint_id"] = tagged(thread, checkpoint_id)
     return {"configurable": configurable}
 
 
@@ -123,15 +128,46 @@ class SnapshotReader:
     nodes that are compiled graphs."""
 
     def __init__(self, machine: Machine, schema: StateGraphSchema,
-                 subgraphs: Mapping[str, SubgraphSnapshots]) -> None:
+                 subgraphs: Mapping[str, Subgraph], graph: LevelGraph | None = None) -> None:
         self.machine = machine
         self.schema = schema
         self.subgraphs = subgraphs
+        self._graph = None if graph is None else weakref.ref(graph)
+        """The compiled graph read (its subgraphs' runs are read through it), when there is one: a weak
+        reference, as the graph holds this reader (a cycle would leave every compiled graph to the collector)."""
+        self._plain = graph is None
+        """Its snapshots hold no subgraph runs (no node is a graph, and none's code reaches one): told on the
+        first snapshot, then a plain graph's snapshots pay nothing for subgraphs."""
+
+    @property
+    def graph(self) -> LevelGraph | None:
+        return None if self._graph is None else self._graph()
+
+    def _level_graph(self) -> LevelGraph | None:
+        """The graph read, when its snapshots may hold subgraph runs; None for a plain graph."""
+        if self._plain:
+            return None
+        graph = self.graph
+        if graph is not None and not (graph.subgraphs or graph.invoked):
+            self._plain = True
+            return None
+        return graph
 
     def values(self, record: CheckpointRecord, state: Any, only: Any = None) -> Any:
         """The state's values as LangGraph shows them: with the writes of the nodes that finished in a step
         that stopped on interrupts already applied (``only``: an output schema's channels)."""
         return self.shown_values(state, record.pending, record.completed, only)
+
+    def _writes(self, writes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """A step's writes as the nodes wrote them (a datetime, not its tag)."""
+        if not self.schema.tagged:
+            return writes
+        return {node: self.schema.decoded(update) for node, update in writes.items()}
+
+    def _result(self, completed: dict[str, dict[str, Any]], task: str) -> dict[str, Any] | None:
+        """What ``task`` wrote, if it finished, as it wrote it."""
+        update = completed.get(task)
+        return update if update is None or not self.schema.tagged else self.schema.decoded(update)
 
     def shown_values(self, state: Any, pending: list[str], completed: dict[str, dict[str, Any]],
                      only: Any = None) -> Any:
@@ -153,66 +189,116 @@ class SnapshotReader:
         return {name: index for index, name in enumerate(self.machine.nodes)}
 
     def snapshot(self, view: View, state: Any, subgraphs: bool = False) -> StateSnapshot[Any]:
-        """``view`` as a snapshot, its state being ``state``."""
+        """``view`` as a snapshot, its state being ``state``; ``subgraphs``: a task holding a subgraph's run
+        has that run's snapshot as its ``state`` (else a config naming its namespace)."""
         record = view.record
         interrupts = tuple(i.to_interrupt() for i in view.interrupts)
         parent = None if view.parent is None else str(view.parent)
+        shown, own = view.id, view.own
+        graph = self._level_graph()
+        top = ids = None
+        if graph is not None:
+            from statehitl.graph.subgraph_levels import top_level
+
+            top = top_level(graph, state, view.step, pending=view.pending, completed=view.completed,
+                            progress=record.progress if own else {}, schedule=view.schedule)
+            ids = CheckpointIds(record.thread_id, shown, record.checkpoint_id if own else shown, view.created_at)
+        failed = record.error if own else None
         return StateSnapshot(
             state if self.schema.native else self.shown_values(state, view.pending, view.completed),
             self.next(view.pending, view.completed),
-            graph_config(record.thread_id, view.id),
+            graph_config(record.thread_id, shown),
             {"source": view.source, "step": view.step, "parents": {}},
             _when(view.created_at),
             None if parent is None else graph_config(record.thread_id, parent),
-            self.tasks(view, interrupts, subgraphs),
+            self.tasks(top, view, interrupts, ids, subgraphs=subgraphs, failed=failed),
             interrupts,
             status=Status(view.status),
             step=view.step,
-            checkpoint_id=view.id,
+            checkpoint_id=shown,
             parent_checkpoint_id=parent,
-            writes=record.writes if view.own else {},
-            cancelled=record.cancelled if view.own else {},
-            error=record.error if view.own else None,
+            writes=self._writes(record.writes) if own else {},
+            cancelled=record.cancelled if own else {},
+            error=failed,
         )
 
-    def tasks(self, view: View, interrupts: tuple[Interrupt, ...], subgraphs: bool) -> tuple[GraphTask, ...]:
-        record = view.record
+    def tasks(self, level: Level | None, at: View | Level, interrupts: tuple[Interrupt, ...],
+              ids: CheckpointIds | None, *, subgraphs: bool, failed: FailureRecord | None = None
+              ) -> tuple[GraphTask, ...]:
+        """The tasks of the step ``at`` stands at (a checkpoint's, or a subgraph run's ``level``): each with the
+        interrupts it waits on (those raised inside its subgraphs too), its error, its result if it finished,
+        and for a subgraph its run's snapshot (``subgraphs``) or a config naming its namespace (``ids``: the
+        checkpoint's, None for a plain graph's)."""
         tasks = []
-        for task in view.pending:
+        graph = None if ids is None else self.graph
+        for task in at.pending:
             node = task if task == START else self.machine.task_node(task)
             path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
             error = None
-            if view.own and record.error is not None and task in record.error.nodes:
-                error = RuntimeError(f"{record.error.type}: {record.error.message}")
-            sub = self.subgraphs.get(node)
-            inside = sub.machine.nodes if sub is not None else ()
-            asked = tuple(i for i in interrupts if i.node == task or i.node in inside)
+            if failed is not None and task in failed.nodes:
+                error = RuntimeError(f"{failed.type}: {failed.message}")
+            asked = tuple(i for i in interrupts if i.node == task)
             state: Any = None
-            if sub is not None:  # LangGraph's task state: the subgraph's config, or with subgraphs=True its snapshot
-                config = graph_config(record.thread_id, None)
-                config["configurable"]["checkpoint_ns"] = f"{node}:{view.step}"
-                kept = record.progress.get(task) if view.own else None
-                state = sub.snapshots.kept(kept, config, record, asked) if subgraphs and kept is not None else config
-            tasks.append(GraphTask(task_key(view.step, task), node, path, error, asked, state,
-                                   view.completed.get(task)))
+            if ids is not None and (node in self.subgraphs or (graph is not None and node in graph.invoked)):
+                from statehitl.graph.subgraph_levels import level_below, waiting_nodes
+
+                below = None if level is None else level_below(level, task)
+                if below is not None:
+                    inside = waiting_nodes(below)
+                    asked = tuple(i for i in interrupts if i.node == task or i.node in inside)
+                own = f"{node}:{task_key(at.step, task)}"
+                namespace = f"{level.namespace}|{own}" if level is not None and level.namespace else own
+                state = self._task_state(below, namespace, ids, asked, subgraphs)
+            tasks.append(GraphTask(task_key(at.step, task), node, path, error, asked, state,
+                                   self._result(at.completed, task)))
         return tuple(tasks)
 
-    def kept(self, stored: dict[str, Any], config: dict[str, Any], parent: CheckpointRecord,
-             interrupts: tuple[Interrupt, ...]) -> StateSnapshot[Any]:
-        """This graph's snapshot where it stopped running as a node of ``parent``'s graph (``stored``: the
-        ``KeptRun`` the node keeps of it in ``parent``'s checkpoint)."""
-        from statehitl.progress import KeptRun  # only a snapshot of a stopped subgraph reads one
+    @staticmethod
+    def _task_state(below: Level | None, namespace: str, ids: CheckpointIds, interrupts: tuple[Interrupt, ...],
+                    subgraphs: bool) -> Any:
+        """A subgraph task's ``state``: a config naming the namespace it runs in, or (``subgraphs``) the
+        snapshot of the run it holds, or of no run (LangGraph's empty snapshot) when it holds none."""
+        config = {"configurable": {"thread_id": ids.thread, "checkpoint_ns": namespace}}
+        if not subgraphs:
+            return config
+        if below is None:
+            return StateSnapshot({}, (), config, None, None, None, (), ())
+        return cast("Subgraph", below.graph).snapshots.level_snapshot(below, ids, interrupts, subgraphs=True)
 
-        kept = KeptRun.load(stored, f"what checkpoint {parent.checkpoint_id} of thread {parent.thread_id!r} kept "
-                                    "of a subgraph")
-        state = self.schema.load({**kept.values, **kept.appended})
-        pending = [t for t in kept.pending if t not in kept.completed]
+    def level_snapshot(self, level: Level, ids: CheckpointIds, interrupts: tuple[Interrupt, ...], *,
+                       subgraphs: bool) -> StateSnapshot[Any]:
+        """The snapshot of a run of this graph inside the checkpoint ``ids`` names (``level``): stopped inside
+        (waiting on the ``interrupts`` raised by its nodes and under them), or the state a graph compiled with
+        ``checkpointer=True`` ended its last run with. Its config names it (LangGraph's ``checkpoint_ns``,
+        ``checkpoint_id`` and ``checkpoint_map``: statehitl's subgraph checkpoint is its parent's record)."""
+        record = tagged(ids.thread, ids.record)  # as a config carries a checkpoint id: saying its thread
+        parents = {"": tagged(ids.thread, ids.view), **dict.fromkeys(level.outer, record)}
+        config = {"configurable": {"thread_id": ids.thread, "checkpoint_ns": level.namespace,
+                                   "checkpoint_id": record, "checkpoint_map": {**parents, level.namespace: record}}}
+        from statehitl.graph.subgraph_levels import waiting_nodes
+
+        inside = waiting_nodes(level)
+        asked = tuple(i for i in interrupts if i.node in inside)
+        state = level.state
         return StateSnapshot(
-            self.schema.shown(state),
-            tuple(self.machine.task_node(t) for t in pending),
-            config, {"source": "loop", "step": kept.step, "parents": {}},
-            _when(parent.created_at), None,
-            tuple(GraphTask(task_key(kept.step, t), self.machine.task_node(t), ("__pregel_pull", t),
-                            None, tuple(i for i in interrupts if i.node == t)) for t in pending),
-            interrupts, status=Status.INTERRUPTED, step=kept.step, checkpoint_id=parent.checkpoint_id,
+            state if self.schema.native else self.shown_values(state, level.pending, level.completed),
+            self.next(level.pending, level.completed), config,
+            {"source": "loop", "step": level.step, "parents": parents}, _when(ids.created_at), None,
+            self.tasks(level, level, asked, ids, subgraphs=subgraphs), asked,
+            status=Status.INTERRUPTED if level.stopped else Status.COMPLETED, step=level.step,
+            checkpoint_id=ids.record,
         )
+
+
+class CheckpointIds:
+    """Which checkpoint a snapshot shows: its thread, the parent checkpoint shown (``view``: its view id)
+    and the record that holds its subgraphs' runs (``record``), and when it was written. (A plain class: a
+    dataclass costs every import of statehitl.graph its generated methods.)"""
+
+    __slots__ = ("created_at", "record", "thread", "view")
+
+    def __init__(self, thread: str, view: str, record: str, created_at: float) -> None:
+        self.thread = thread
+        self.view = view
+        self.record = record
+        self.created_at = created_at

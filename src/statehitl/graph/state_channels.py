@@ -13,6 +13,7 @@ import collections.abc
 import dataclasses
 import functools
 import inspect
+import re
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated, Any, Literal, NotRequired, Required, get_args, get_origin, get_type_hints
@@ -24,7 +25,8 @@ from statehitl.channels import append
 from statehitl.managed import ManagedValue, managed_value
 
 __all__ = ["Channel", "Kind", "Reducer", "absent_aware_base", "build_model", "channel_of", "channels_of",
-           "hints_of", "is_field_schema", "is_messages_reducer", "kind_of", "managed_of", "unrequire"]
+           "hints_of", "is_field_schema", "is_messages_reducer", "kept_state_channel", "kind_of", "managed_of",
+           "unrequire"]
 
 Kind = Literal["pydantic", "typeddict", "dataclass", "root"]
 Reducer = Callable[[Any, Any], Any]
@@ -245,3 +247,9 @@ def build_model(name: str, channels: Iterable[Channel], base: Any) -> type[BaseM
         warnings.simplefilter("ignore")
         model: type[BaseModel] = create_model(name, __base__=base, **fields)
     return model
+
+
+def kept_state_channel(node: str) -> str:
+    """The parent's private channel where node ``node`` keeps the state of the subgraph compiled with
+    ``checkpointer=True`` that it is (the state itself), or that it invokes (``{call order: state}``)."""
+    return "subgraph_state_" + re.sub(r"\W", "_", node)

@@ -1,46 +1,69 @@
-"""Which compiled graph a node's function reaches: LangGraph's ``graph.nodes[name].subgraphs``.
+"""The graphs a node's function can reach: LangGraph's way of finding the subgraphs a node invokes in its
+own code, read once at ``compile()``.
 
-A node that calls ``sub.invoke(...)`` in its code runs ``sub`` as its subgraph; what reads the compiled graph
-(``nodes``, drawing) finds ``sub`` from the function's code, without running it: the values its closure
-captures, the globals its code names, and each value along an attribute path its code (or a function nested
-in it) loads from one of those (``holder.payload.graph``). A subscript, ``self.attr``, or a global named only in
-a nested function are out of reach, as in LangGraph; code the compiler dropped loads nothing.
+A graph ``.invoke()``d inside a node runs as that node's subgraph whatever the function looks like; what
+``compile()`` needs to know beforehand is where such a graph keeps its state when it was compiled with
+``checkpointer=True`` (a private channel of the parent, one per node), and which graphs to read a stopped
+call's snapshot with (``get_state(config, subgraphs=True)``). As in LangGraph, a function's reach is what
+it captures in its closure, the module globals it names, and the attributes it loads from those (``self.
+graph``, ``agents.writer``): an over-approximation, which only costs a channel that is never written.
 """
 
 from __future__ import annotations
 
 import dis
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import CodeType, FunctionType
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["reached_values", "subgraph_of"]
+__all__ = ["graphs_reached", "reached_values", "subgraph_of"]
 
-_CHAIN_LINKS = ("LOAD_ATTR", "LOAD_METHOD")
+G = TypeVar("G")
+
+_LEAVES = (int, float, str, bytes, bool, type(None), complex)
+"""Values that hold nothing else: a function that captures only these reaches no graph."""
 
 
 def reached_values(fn: Callable[..., Any]) -> list[Any]:
-    """The values ``fn`` reaches from outside its own scope (an over-approximation: a value may come back
-    that no run would reach). A callable without code of its own (a builtin, a ``functools.partial``)
-    reaches nothing."""
-    fn = getattr(fn, "__func__", fn)  # a bound method: its function
-    wrapped = getattr(fn, "__wrapped__", None)
+    """The values ``fn`` reaches from outside its own scope: its closure's cells, the globals its code (and
+    the code of the functions defined in it) names, and each value along an attribute path it loads."""
+    func: Any = getattr(fn, "__func__", fn)  # a bound method: its function
+    wrapped = getattr(func, "__wrapped__", None)
     if callable(wrapped):
-        fn = getattr(wrapped, "__func__", wrapped)
-    if not isinstance(fn, FunctionType):
-        return []
-    code = fn.__code__
-    cells = dict(_readable_cells(code, fn.__closure__ or ()))
-    names = {name: fn.__globals__[name] for name in code.co_names if name in fn.__globals__}
-    values = list(cells.values())
-    for nested in _codes(code):
-        values.extend(_chains(nested, names, cells))
+        func = getattr(wrapped, "__func__", wrapped)
+    if not isinstance(func, FunctionType):
+        call = getattr(type(fn), "__call__", None)  # noqa: B004 - a callable object: its method, bound to it
+        return [] if not isinstance(call, FunctionType) else [fn, *reached_values(call)]
+    cells = _cells(func)
+    read = _read(func.__code__)
+    names = {name: func.__globals__[name] for name in read.names if name in func.__globals__}
+    values = [*cells.values(), *names.values()]
+    if all(isinstance(v, _LEAVES) for v in values):
+        return values
+    for scope, name, attributes in read.paths:
+        value = (names if scope == "global" else cells).get(name)
+        for attribute in attributes:
+            if value is None:
+                break
+            value = getattr(value, attribute, None)
+            if value is not None:
+                values.append(value)
     return values
+
+
+def graphs_reached(fn: Callable[..., Any], kind: type[G]) -> list[G]:
+    """The instances of ``kind`` (a compiled graph's class) ``fn`` reaches, each once, in the order found."""
+    found: dict[int, G] = {}
+    for value in reached_values(fn):
+        if isinstance(value, kind) and id(value) not in found:
+            found[id(value)] = value
+    return list(found.values())
 
 
 def subgraph_of(action: Any, is_graph: Callable[[Any], bool]) -> Any:
     """The first graph (``is_graph``) ``action`` is, or its function reaches (a bound method reached counts as
-    the object it is bound to: ``graph.invoke``); None if none."""
+    the object it is bound to: ``graph.invoke``), for ``graph.nodes[name].subgraphs``; None if none."""
     if is_graph(action):
         return action
     for value in reached_values(action):
@@ -50,36 +73,57 @@ def subgraph_of(action: Any, is_graph: Callable[[Any], bool]) -> Any:
     return None
 
 
-def _readable_cells(code: CodeType, closure: tuple[Any, ...]) -> Iterator[tuple[str, Any]]:
-    for name, cell in zip(code.co_freevars, closure, strict=False):
+def _cells(func: FunctionType) -> dict[str, Any]:
+    cells: dict[str, Any] = {}
+    for name, cell in zip(func.__code__.co_freevars, func.__closure__ or (), strict=False):
         try:
-            yield name, cell.cell_contents
-        except ValueError:  # a cell never filled (a name assigned after the function was made)
+            cells[name] = cell.cell_contents
+        except ValueError:  # an empty cell: a recursive function not bound yet
             continue
+    return cells
 
 
-def _codes(code: CodeType) -> Iterator[CodeType]:
-    """``code`` and the code of every function, lambda and comprehension nested in it."""
-    pending = [code]
-    while pending:
-        current = pending.pop(0)
-        yield current
-        pending.extend(c for c in current.co_consts if isinstance(c, CodeType))
+@dataclass(frozen=True)
+class _Read:
+    """What a code object (with the code defined in it) names: globals, and attribute paths from a global
+    or a captured name (``("global", "self", ("graph",))``); read once per code object."""
+
+    names: frozenset[str]
+    paths: tuple[tuple[str, str, tuple[str, ...]], ...]
 
 
-def _chains(code: CodeType, names: dict[str, Any], cells: dict[str, Any]) -> Iterator[Any]:
-    """Each value an attribute path in ``code`` loads, from a global or captured name to its last attribute."""
-    value: Any = None
-    for instruction in dis.get_instructions(code):
-        op = instruction.opname
-        if op == "LOAD_GLOBAL":
-            value = names.get(instruction.argval)
-        elif op == "LOAD_DEREF":
-            value = cells.get(instruction.argval)
-        elif op in _CHAIN_LINKS and value is not None:
-            value = getattr(value, instruction.argval, None)
-        else:
-            value = None  # anything else ends the path: `a, b.c` is not `a.c`
-            continue
-        if value is not None:
-            yield value
+_READS: dict[CodeType, _Read] = {}
+_READS_MAX = 1024
+
+
+def _read(code: CodeType) -> _Read:
+    """The names and attribute paths of ``code``: from its bytecode, each path a load of a global or a
+    captured name then the attribute loads that follow it (a graph built per request reads its functions'
+    code once)."""
+    known = _READS.get(code)
+    if known is not None:
+        return known
+    codes = [code]
+    for c in codes:
+        codes.extend(k for k in c.co_consts if isinstance(k, CodeType))
+    paths: list[tuple[str, str, tuple[str, ...]]] = []
+    for c in codes:
+        start: tuple[str, str] | None = None
+        attributes: list[str] = []
+        for instruction in dis.get_instructions(c):
+            opname = instruction.opname
+            if opname in ("LOAD_ATTR", "LOAD_METHOD") and start is not None:
+                attributes.append(str(instruction.argval))
+                continue
+            if start is not None and attributes:  # any other instruction ends the path
+                paths.append((*start, tuple(attributes)))
+            start, attributes = None, []
+            if opname in ("LOAD_GLOBAL", "LOAD_DEREF"):
+                start = ("global" if opname == "LOAD_GLOBAL" else "cell", str(instruction.argval))
+        if start is not None and attributes:
+            paths.append((*start, tuple(attributes)))
+    read = _Read(frozenset(name for c in codes for name in c.co_names), tuple(dict.fromkeys(paths)))
+    if len(_READS) >= _READS_MAX:
+        _READS.pop(next(iter(_READS)))
+    _READS[code] = read
+    return read

@@ -85,7 +85,7 @@ class GraphSurface:
     name: str
     config: dict[str, Any] | None
     build_nodes: Callable[[], dict[str, CompiledNode]]
-    subgraphs: dict[str, Any]
+    subgraphs: Mapping[str, Any]
     input_schema: Any
     output_schema: Any
     context_schema: Any

@@ -11,19 +11,20 @@ same interrupts (a human editing the state before answering).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.answer_records import read_answers
+from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import RunStart
 from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import BEFORE, MAIN, PART_NAMES, View, ViewKey, checkpoint_order, parse_view
-from statehitl.graph.run_targets import RunTarget, run_target
+from statehitl.graph.run_targets import RunTarget, namespace_of, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.machine import END, START, Machine
@@ -31,6 +32,7 @@ from statehitl.run_start import start_position
 from statehitl.supersteps import awaited_routes, plan_start, plan_step, schedule_of, stored_schedule
 
 if TYPE_CHECKING:
+    from statehitl.graph.subgraph_levels import LevelGraph
     from statehitl.progress import Schedule
     from statehitl.runner import Runner
 
@@ -51,7 +53,22 @@ class ThreadState:
     checkpointer: Checkpointer
     snapshots: SnapshotReader
     step_limit: int
+    subgraphs: Mapping[str, LevelGraph]
+    keeps_state: bool
     _runner: Runner
+    _functions: Mapping[str, Callable[..., Any]]
+    _invoked: dict[str, list[LevelGraph]] | None
+
+    @property
+    def invoked(self) -> Mapping[str, Sequence[LevelGraph]]:
+        """The compiled graphs each node's function reaches (``graph.subgraph_refs``), those it may invoke:
+        read on first need (a stopped call's snapshot), not at every ``compile()``."""
+        if self._invoked is None:
+            from statehitl.graph.subgraph_refs import graphs_reached  # read with the first subgraph snapshot
+
+            reached = {n: graphs_reached(fn, type(self)) for n, fn in self._functions.items()}
+            self._invoked = {n: list(graphs) for n, graphs in reached.items() if graphs}
+        return self._invoked
 
     def _target(self, config: dict[str, Any] | str | None, checkpoint_id: str | None = None) -> RunTarget:
         return run_target(config, None, checkpoint_id, None, self.step_limit)
@@ -68,6 +85,13 @@ class ThreadState:
         has its snapshot as ``task.state``."""
         target = self._target(config, checkpoint_id)
         head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
+        if namespace_of(config):  # a subgraph's checkpoint (``get_state(config, subgraphs=True)``'s task configs)
+            from statehitl.graph.subgraph_travel import locate, subgraph_snapshot  # loaded with a subgraph's config
+
+            if head is None:
+                return StateSnapshot({}, (), target.config, None, None, None, (), ())
+            found = await locate(self, self._views(target.thread), head, target.config["configurable"])
+            return subgraph_snapshot(found, target.config, subgraphs=subgraphs)
         if head is None:
             if target.checkpoint_id is not None:
                 raise CheckpointNotFoundError(f"thread {target.thread!r} has no checkpoint {target.checkpoint_id}")
@@ -102,8 +126,18 @@ class ThreadState:
         """The thread's checkpoints, newest first (LangGraph's ``get_state_history``): ``before`` a
         checkpoint's config, only those whose metadata has ``filter``'s items, at most ``limit``."""
         target = self._target(config)
+        if namespace_of(config):  # a subgraph's checkpoints
+            from statehitl.graph.subgraph_travel import subgraph_history  # loaded with a subgraph's config
+
+            head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
+            if head is not None:
+                async for snapshot in subgraph_history(self, self._views(target.thread), head,
+                                                       target.config["configurable"], filter=filter,
+                                                       before=before, limit=limit):
+                    yield snapshot
+            return
         ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
-        below = None if ceiling is None else checkpoint_order(ceiling)
+        below = None if ceiling is None else checkpoint_order(parse_view(target.thread, ceiling))
         views = self._views(target.thread)
         count = 0
         async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
@@ -156,7 +190,8 @@ class ThreadState:
         (LangGraph's way), its snapshot when given a thread id.
         """
         target = self._target(config)
-        if as_node is not None and as_node not in self.machine.nodes and as_node not in _SPECIAL:
+        if as_node is not None and as_node not in self.machine.nodes and as_node not in _SPECIAL \
+                and not namespace_of(config):
             raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
                                    f"(its nodes: {sorted(self.machine.nodes)})")
         if as_node == END and values is not None:
@@ -171,6 +206,8 @@ class ThreadState:
             return await self._updated(target, stored.seq, as_node)
         self.checkpointer.ensure_free(head, None)
         views = self._views(target.thread)
+        if namespace_of(config):
+            return await self._update_subgraph(views, head, target.config["configurable"], values, as_node)
         key = None if target.checkpoint_id is None else parse_view(target.thread, target.checkpoint_id)
         view = await views.at(key, head)
         if as_node == COPY:
@@ -193,6 +230,29 @@ class ThreadState:
         stored = await self._runner.commit_update(at.cursor, position.pop("step"), state, writer, update,
                                                   rewritten=view.key.part != MAIN, **position)
         return await self._updated(target, stored.seq, as_node)
+
+    async def _update_subgraph(self, views: ThreadViews, head: Head, configurable: dict[str, Any], values: Any,
+                               as_node: str | None) -> dict[str, Any]:
+        """``update_state`` of a subgraph's checkpoint: a branch at the parent checkpoint that runs it, whose
+        first record keeps the subgraph's edited state as its task's progress (``invoke(None, the config
+        returned)`` runs the branch from there). Returns that checkpoint's config in the subgraph."""
+        from statehitl.graph.subgraph_travel import edited_progress, locate  # loaded with a subgraph's config
+
+        found = await locate(self, views, head, configurable)
+        progress = await edited_progress(found, values, as_node)
+        state = await views.state(found.view)
+        branch = await views.fork(found.view, state)
+        assert branch.cursor is not None, "a branch begins after a record of the thread"
+        stored = await self._runner.commit_update(
+            branch.cursor, branch.step, state, "update_state", {}, status="executing", pending=branch.pending,
+            completed=branch.completed, progress=progress, schedule=stored_schedule(branch.schedule),
+            start=branch.start, parent_view=branch.parent_view)
+        level = found.level
+        assert level is not None
+        record_id = tagged(stored.thread_id, stored.checkpoint_id)
+        parents = {"": record_id, **dict.fromkeys(level.outer, record_id)}
+        return {"configurable": {"thread_id": stored.thread_id, "checkpoint_ns": found.namespace,
+                                 "checkpoint_id": record_id, "checkpoint_map": {**parents, found.namespace: record_id}}}
 
     async def _updated(self, target: RunTarget, seq: int, as_node: str | None) -> Any:
         """What ``update_state`` returns for the checkpoint it wrote (record ``seq``): its config, or for a thread

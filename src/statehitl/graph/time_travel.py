@@ -149,9 +149,13 @@ class ThreadViews:
 
     async def history(self) -> list[View]:
         """Every checkpoint of the thread, newest first."""
+        return history_views(await self.records())
+
+    async def records(self) -> list[CheckpointRecord]:
+        """Every record of the thread, whole (each read once, and kept for this reader's later reads)."""
         records = await self.checkpointer.history(self.thread)
         self._records.update((r.seq, r) for r in records)
-        return history_views(records)
+        return records
 
     async def state(self, view: View) -> Any:
         """The state ``view`` shows: its record's, or for a run's beginning, derived from the checkpoint

@@ -201,7 +201,7 @@ class BeforeToolCallEvent(InterruptibleEvent):
         try:
             check_edit(edit, self.input_schema, f"the answer to interrupt {name!r} on tool {self.tool_use['name']!r}")
         except InvalidResponseError as refused:
-            refused.refused_answer = True
+            self.refuse_answer(refused, name)
             raise
         self.tool_use = {**self.tool_use, "input": edit.input}
 

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from statehitl import observe
-from statehitl.errors import InterruptOutsideRunError
+from statehitl.errors import InterruptOutsideRunError, InvalidResponseError
 from statehitl.interrupt import Interrupt, InterruptRaised, InterruptScope
 from statehitl.transitions import HookFired
 
@@ -81,6 +81,12 @@ class InterruptibleEvent(HookEvent):
         it, and ``interrupt(name, ...)`` will return the answer rather than stop. Lets a hook skip work
         that only decides whether to ask (a classifier's model call) when the question was already put."""
         return self._active_scope(name).has_answer(name)
+
+    def refuse_answer(self, error: InvalidResponseError, name: str) -> None:
+        """Mark ``error`` as this run's refusal of the human's answer to interrupt ``name`` (a hook's own
+        check, past the interrupt's type): the run then withdraws that answer whichever door stored it
+        (``statehitl.refused_answers``), and the interrupt waits to be answered again."""
+        error.refused_answer, error.interrupt_id = True, self._active_scope(name).id_of(name)
 
     def _active_scope(self, name: str) -> InterruptScope:
         if self._scope is None:

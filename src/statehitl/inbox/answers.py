@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from statehitl._json import require_json
 from statehitl.checkpoint.answer_records import already_answered, answer_key, parse_answer, read_answers, record_answer
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer, Via
 from statehitl.errors import InterruptResponseError, NotInterruptedError, UnknownInterruptError
+from statehitl.values import encode_value
 
 __all__ = ["StoredAnswer", "already_answered", "answer_waiting", "read_answer", "read_thread_answers", "store_answer"]
 
@@ -48,7 +48,7 @@ async def store_answer(checkpointer: Checkpointer, thread_id: str, interrupt_id:
                        via: Via = "inbox") -> tuple[StoredAnswer, bool]:
     """``answer_waiting``, and whether this call stored the answer (False: the same answer was there first),
     for a caller that counts what it did (a sweep: of racing sweepers, only one applied the default)."""
-    require_json(response, f"the response to interrupt {interrupt_id}", InterruptResponseError)
+    response = encode_value(response, f"the response to interrupt {interrupt_id}", error=InterruptResponseError)
     record = await waiting_checkpoint(checkpointer, thread_id)
     interrupt = next((i for i in record.interrupts if i.id == interrupt_id), None)
     if interrupt is None:

@@ -8,8 +8,9 @@ The registration protocol is one callable, named on the command line as ``module
 - a ``Graph`` or ``Swarm`` (any ``Orchestrator``) whose session is that thread.
 
 ``build`` is called once per thread resumed, so a factory can give each thread its own agent.
-Applying answers always goes through the app's ordinary resume call, so the engine's claim and
-compare-and-set make sure that of several processes applying the same answers only one runs them.
+Applying answers always goes through the app's ordinary resume call (``statehitl.resumable``, the one
+contract every shape implements), so the engine's claim and compare-and-set make sure that of several
+processes applying the same answers only one runs them.
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ from statehitl.errors import (
     ResumeInputError,
     UnknownInterruptError,
 )
+from statehitl.resumable import ResumableApp, Resumed, as_resumable, resume_stored
 
-__all__ = ["AppBuilder", "aresume_answered", "build_app", "load_app", "resume_answered"]
+__all__ = ["AppBuilder", "apply_answered", "aresume_answered", "build_app", "load_app", "resume_answered"]
 
-AppBuilder = Callable[[str], Any]
-"""``build(thread_id) -> app``: a CompiledStateGraph, an Agent on that thread's session, or a Graph/Swarm."""
+AppBuilder = Callable[[str], object]
+"""``build(thread_id) -> app``: a CompiledStateGraph, an Agent on that thread's session, or a Graph/Swarm
+(each a ``ResumableApp``)."""
 
 
 def load_app(spec: str) -> AppBuilder:
@@ -57,18 +60,17 @@ def load_app(spec: str) -> AppBuilder:
     return builder
 
 
-def build_app(builder: AppBuilder, thread_id: str) -> Any:
+def build_app(builder: AppBuilder, thread_id: str) -> ResumableApp:
     """Call ``builder(thread_id)`` and check it returned something that can resume the thread."""
     app = builder(thread_id)
     if inspect.isawaitable(app):
         raise AppLoadError("the --app build function returned an awaitable; it must return the app itself")
-    if _kind(app) is None:
-        raise AppLoadError(f"the --app build function returned a {type(app).__name__} for thread {thread_id!r}; "
-                           "expected a compiled StateGraph, an Agent or a Graph/Swarm")
-    return app
+    resumable = as_resumable(app, f"the --app build function, for thread {thread_id!r},")
+    resumable.check_thread(thread_id)
+    return resumable
 
 
-async def aresume_answered(app: Any, thread_id: str | None = None) -> Any:
+async def aresume_answered(app: ResumableApp, thread_id: str | None = None) -> Any:
     """Apply the answers stored for the thread (by the inbox or an expiry sweep) to ``app``.
 
     This is the call an application makes to pick up answers given while it was not running:
@@ -77,45 +79,27 @@ async def aresume_answered(app: Any, thread_id: str | None = None) -> Any:
     nothing is to be applied: no answer is stored for what the thread waits on, the thread is not
     waiting, or another process is applying (or has applied) them right now.
     """
-    kind = _kind(app)
-    if kind is None:
-        raise AppLoadError(f"cannot resume with a {type(app).__name__}; expected a compiled StateGraph, an Agent or "
-                           "a Graph/Swarm")
-    if kind == "graph":
-        if thread_id is None:
-            raise AppLoadError("resume_answered(graph, thread_id=...) needs the thread id for a StateGraph")
-        thread = thread_id
-    else:
-        thread = app.thread_id
-        if thread_id is not None and thread_id != thread:
-            raise AppLoadError(f"the app built for thread {thread_id!r} runs thread {thread!r}; build(thread_id) "
-                               "must return an agent or orchestrator on that thread's session")
+    done = await apply_answered(as_resumable(app, "resume_answered was given an app that"), thread_id)
+    return None if done is None else done.result
+
+
+async def apply_answered(app: ResumableApp, thread_id: str | None = None, *, lease_seconds: float | None = None
+                         ) -> Resumed | None:
+    """``aresume_answered`` as ``Resumed`` (the status and interrupts the resume stopped on, the app's result):
+    what the inbox's doors use to report a resume."""
+    thread = thread_id if thread_id is not None else app.own_thread
+    if thread is None:
+        raise AppLoadError("resume_answered(graph, thread_id=...) needs the thread id for a StateGraph")
     try:
-        if kind == "graph":
-            return await app.ainvoke(None, thread_id=thread)
-        return await app.invoke_async(None)
+        return await resume_stored(app, thread, lease_seconds=lease_seconds)
     except (CheckpointConflict, NotInterruptedError, UnknownInterruptError, ResumeInputError):
         # Nothing stored to apply, the thread is not waiting, or another process claimed it first (it
         # applies these answers) or already moved it on.
         return None
 
 
-def resume_answered(app: Any, thread_id: str | None = None) -> Any:
+def resume_answered(app: ResumableApp, thread_id: str | None = None) -> Any:
     """Sync ``aresume_answered``."""
     from statehitl._sync import run_sync
 
     return run_sync(aresume_answered(app, thread_id))
-
-
-def _kind(app: Any) -> str | None:
-    from statehitl.agent import Agent
-    from statehitl.graph.compiled import CompiledStateGraph
-    from statehitl.multiagent.base import Orchestrator
-
-    if isinstance(app, CompiledStateGraph):
-        return "graph"
-    if isinstance(app, Agent):
-        return "agent"
-    if isinstance(app, Orchestrator):
-        return "orchestrator"
-    return None

@@ -20,7 +20,7 @@ from statehitl.inbox.listing import open_store
 __all__ = ["AuditRow", "athread_audit_trail", "thread_audit_trail"]
 
 Outcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited", "unknown", "retried",
-                  "refused"]
+                  "refused", "failed"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,10 +98,12 @@ def _reason(value: Any) -> str:
 
 def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf: str,
               identity: Identity = ANONYMOUS, now: float | None = None,
-              unapplied: list[UnappliedAnswer] | None = None) -> str:
+              unapplied: list[UnappliedAnswer] | None = None, unreadable: Mapping[str, str] | None = None) -> str:
     """Every pending interrupt, newest first, each with its reason and a form to answer it; each form
     carries ``csrf`` (``CSRF_FIELD``), the value the server checks a post against. Below them, the
-    ``unapplied`` answers: given, and not yet acted on (a worker or the app's next call applies them).
+    ``unapplied`` answers: given, and not yet acted on (a worker or the app's next call applies them);
+    then the threads whose index entry could not be read (``unreadable``), named, so that one damaged
+    entry is seen and hides nothing else.
 
     ``identity`` is who the inbox's authentication says is reading: known, the forms answer as them and
     have no name box, and an interrupt they may not answer shows who may instead of a form. Unknown, a
@@ -115,7 +117,16 @@ def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf:
     who = f' You answer as <span id="identity">{escape(identity.describe())}</span>.' if identity.known else ""
     return _page("statehitl inbox", f'<h1>statehitl inbox <small>{escape(store)}</small></h1>'
                  f'<p class="meta">{len(items)} pending, newest first. Answering {escape(after)}.{who}</p>{body}'
-                 f'{_unapplied(unapplied or [], moment)}')
+                 f'{_unapplied(unapplied or [], moment)}{_unreadable(unreadable or {})}')
+
+
+def _unreadable(threads: Mapping[str, str]) -> str:
+    if not threads:
+        return ""
+    rows = "".join(f'<li class="unreadable">thread {escape(t)}: {escape(why)}</li>'
+                   for t, why in sorted(threads.items()))
+    return f'<h2>Threads whose index entry cannot be read ({len(threads)})</h2><ul>{rows}</ul>'
+
 
 
 def _unapplied(answers: list[UnappliedAnswer], now: float) -> str:

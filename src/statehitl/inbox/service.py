@@ -7,6 +7,7 @@ in the store for the application's ``resume_answered`` call.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,22 +16,36 @@ from typing import Any
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import Via
 from statehitl.errors import AlreadyAnsweredError
-from statehitl.inbox.answers import StoredAnswer, answer_waiting, store_answer
-from statehitl.inbox.apps import AppBuilder, aresume_answered, build_app
-from statehitl.inbox.listing import PendingInterrupt, afind_pending, open_store, scan
-from statehitl.resume import check_response
+from statehitl.inbox.answers import StoredAnswer, store_answer
+from statehitl.inbox.apps import AppBuilder, apply_answered, build_app
+from statehitl.inbox.listing import PendingInterrupt, afind_answerable, open_store, scan
+from statehitl.inbox.text import when_text
 
 __all__ = ["Answered", "SweepReport", "aanswer", "answer", "answer_pending", "asweep", "sweep"]
 
 
 @dataclass(frozen=True, slots=True)
 class Answered:
-    """What answering did: the stored answer, and the thread's status after a resume (None: not resumed)."""
+    """What answering did: the binding answer, whether this call gave it, and the thread's status after a
+    resume (None: not resumed)."""
 
     interrupt: PendingInterrupt
     answer: StoredAnswer
     status: str | None = None
     result: Any = None
+    first: bool = True
+    """Whether this call's answer is the one that binds. False: the same answer was stored first, and binds
+    as given then (``answer`` says by whom, through which door, when; the audit trail credits them)."""
+
+    def bound_by(self) -> str | None:
+        """For a repeat of an answer given first by someone else, who gave it, how and when (None when this
+        call's answer binds): what every door tells a second reviewer who gave the same answer."""
+        if self.first:
+            return None
+        first = self.answer
+        who = "its expiry default" if first.via == "expiry" else (first.responder or "someone unnamed")
+        return (f"the same answer was given first by {who} ({first.via}) at {when_text(first.answered_at)}; that "
+                "answer binds, and the audit trail credits it")
 
 
 @dataclass
@@ -42,43 +57,52 @@ class SweepReport:
 
 
 async def aanswer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
-                  groups: Sequence[str] = (), build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
+                  groups: Sequence[str] = (), comment: str | None = None, build: AppBuilder | None = None,
+                  via: Via = "inbox") -> Answered:
     """Answer a pending interrupt. ``AlreadyAnsweredError`` if it was answered first (by anyone).
 
     ``responder`` is who answers and ``groups`` the groups they belong to: the caller vouches for both
-    (the terminal trusts its user, the page its authentication). An interrupt that names who may answer
+    (the terminal trusts its user, the page its authentication); ``comment`` is what they say about it (kept
+    in the audit trail). An interrupt that names who may answer
     refuses anyone else with ``ResponderNotAllowedError``, and keeps the refusal in the audit trail.
     With ``build`` the thread is resumed now, in this process; without it the answer is stored, and a
     worker (``statehitl worker``) or the application's next call on the thread without answers
     (``invoke(None)``, a bare agent call, ``resume_answered``) applies it.
     """
     checkpointer = open_store(store)
-    return await answer_pending(checkpointer, await afind_pending(checkpointer, interrupt_id), response,
-                                responder=responder, groups=groups, build=build, via=via)
+    return await answer_pending(checkpointer, await afind_answerable(checkpointer, interrupt_id), response,
+                                responder=responder, groups=groups, comment=comment, build=build, via=via)
 
 
 async def answer_pending(checkpointer: Checkpointer, item: PendingInterrupt, response: Any, *,
-                         responder: str | None = None, groups: Sequence[str] = (), build: AppBuilder | None = None,
-                         via: Via = "inbox") -> Answered:
-    """``aanswer`` for an interrupt already found (the web page looks it up to build the response)."""
-    # A typed interrupt refuses a wrong answer here, before it is recorded: once stored it would be the
-    # first answer, which wins, and the thread could never be answered right.
-    check_response(response, item.response_schema, f"the answer to interrupt {item.name!r} (id {item.id})")
-    stored = await answer_waiting(checkpointer, item.thread_id, item.id, response, responder=responder,
-                                  groups=groups, via=via)
+                         responder: str | None = None, groups: Sequence[str] = (), comment: str | None = None,
+                         build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
+    """``aanswer`` for an interrupt already found (the web page looks it up to build the response).
+
+    The answer's one write checks, in order, who answers (a refusal is audited and says nothing of an
+    earlier answer), then its type (the schema; the type itself where this process knows it), then that
+    no different answer came first. With ``build``, the resume that follows checks the type once more
+    as the handler takes it, and an answer refused there is withdrawn, so the door reports the refusal
+    and the interrupt can be answered again."""
+    stored, first = await store_answer(checkpointer, item.thread_id, item.id, response, responder=responder,
+                                       groups=groups, comment=comment, via=via)
     if build is None:
-        return Answered(item, stored)
-    result = await aresume_answered(build_app(build, item.thread_id), item.thread_id)
-    return Answered(item, stored, _status(result), result)
+        return Answered(item, stored, first=first)
+    app = await asyncio.to_thread(build_app, build, item.thread_id)  # the user's code: off the loop
+    done = await apply_answered(app, item.thread_id)
+    if done is None:
+        return Answered(item, stored, first=first)
+    return Answered(item, stored, done.status, done.result, first=first)
 
 
 def answer(store: str | Checkpointer, interrupt_id: str, response: Any, *, responder: str | None = None,
-           groups: Sequence[str] = (), build: AppBuilder | None = None, via: Via = "inbox") -> Answered:
+           groups: Sequence[str] = (), comment: str | None = None, build: AppBuilder | None = None,
+           via: Via = "inbox") -> Answered:
     """Sync ``aanswer``."""
     from statehitl._sync import run_sync
 
-    return run_sync(aanswer(store, interrupt_id, response, responder=responder, groups=groups, build=build,
-                            via=via))
+    return run_sync(aanswer(store, interrupt_id, response, responder=responder, groups=groups, comment=comment,
+                            build=build, via=via))
 
 
 async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: float | None = None) -> SweepReport:
@@ -108,7 +132,7 @@ async def asweep(store: str | Checkpointer, app: AppBuilder | None = None, now: 
         report.expired.append(item)
     if app is not None:  # every waiting thread with a stored answer: this sweep's defaults and earlier answers
         for thread in sorted(answered & set(looked.waiting)):
-            if await aresume_answered(build_app(app, thread), thread) is not None:
+            if await apply_answered(await asyncio.to_thread(build_app, app, thread), thread) is not None:
                 report.resumed.append(thread)
     return report
 
@@ -119,12 +143,3 @@ def sweep(store: str | Checkpointer, app: AppBuilder | None = None, now: float |
 
     return run_sync(asweep(store, app, now))
 
-
-def _status(result: Any) -> str | None:
-    if result is None:
-        return None
-    status = getattr(result, "status", None)
-    if status is None:
-        stop = getattr(result, "stop_reason", None)  # an AgentResult
-        return "interrupted" if stop == "interrupt" else ("completed" if stop is not None else None)
-    return str(getattr(status, "value", status))

@@ -59,7 +59,7 @@ from statehitl.errors import (
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.audit import athread_audit_trail
 from statehitl.inbox.identity import ANONYMOUS, Identity, from_headers, header_name
-from statehitl.inbox.listing import PendingInterrupt, afind_pending, apending, aunapplied, open_store, scan
+from statehitl.inbox.listing import PendingInterrupt, afind_answerable, apending, aunapplied, open_store, scan
 from statehitl.inbox.page import (
     CONTENT_SECURITY_POLICY,
     CSRF_FIELD,
@@ -347,7 +347,8 @@ def _html(body: str, status: int = 200) -> web.Response:
 async def _index(request: web.Request) -> web.Response:
     looked = await scan(request.app[_STORE])
     return _html(list_page(looked.pending, request.app[_LABEL], resumes=request.app[_BUILD] is not None,
-                           csrf=request.app[_SECRETS].csrf, identity=_identity(request), unapplied=looked.unapplied))
+                           csrf=request.app[_SECRETS].csrf, identity=_identity(request), unapplied=looked.unapplied,
+                           unreadable=looked.unreadable))
 
 
 async def _thread(request: web.Request) -> web.Response:
@@ -362,6 +363,9 @@ async def _thread(request: web.Request) -> web.Response:
 def _done(done: Answered) -> str:
     item = done.interrupt
     said = f"Answered {item.name} on thread {item.thread_id} with {json.dumps(done.answer.response)}"
+    bound = done.bound_by()
+    if bound is not None:
+        said = f"{said}: {bound}"
     if done.status is not None:
         return f"{said}; the thread resumed and is now {done.status}."
     return f"{said}; the answer is stored, and a worker (statehitl worker) or the app's next call applies it."
@@ -374,7 +378,7 @@ async def _answer_form(request: web.Request) -> web.Response:
                                                   "inbox and answer from there.", error=True), 403)
     identity = _identity(request)
     try:
-        item = await afind_pending(request.app[_STORE], request.match_info["id"])
+        item = await afind_answerable(request.app[_STORE], request.match_info["id"])
         response = form_response(item.response_schema, form)
         responder, groups = _responder(identity, item, form.get(RESPONDER_FIELD))
         done = await answer_pending(request.app[_STORE], item, response, responder=responder, groups=groups,
@@ -434,7 +438,7 @@ async def _api_answer(request: web.Request) -> web.Response:
     identity = _identity(request)
     typed = body.get("responder")
     try:
-        item = await afind_pending(request.app[_STORE], request.match_info["id"])
+        item = await afind_answerable(request.app[_STORE], request.match_info["id"])
         responder, groups = _responder(identity, item, typed if isinstance(typed, str) else None)
         done = await answer_pending(request.app[_STORE], item, body["response"], responder=responder, groups=groups,
                                     build=request.app[_BUILD], via="page")
@@ -447,7 +451,8 @@ async def _api_answer(request: web.Request) -> web.Response:
     except (InboxError, StatehitlError, ValueError) as exc:
         return web.json_response({"error": str(exc)}, status=400)
     return web.json_response({"thread_id": done.interrupt.thread_id, "interrupt_id": done.interrupt.id,
-                              "status": done.status, "message": _done(done)})
+                              "status": done.status, "message": _done(done), "first": done.first,
+                              "responder": done.answer.responder, "via": done.answer.via})
 
 
 def serve(store: str, *, host: str = "127.0.0.1", port: int = 8421, token: str | None = None,

@@ -41,8 +41,13 @@ def apply_confirm(event: BeforeToolCallEvent, action: Confirm, handler_name: str
         responders=action.responders, expires_in=action.expires_in, expires_at=action.expires_at,
         on_expire=action.on_expire,
     )
-    typed = tool_answer_of(answer, f"the answer to interrupt {handler_name!r} on tool {event.tool_use['name']!r}",
-                           from_human=from_human)
+    try:
+        typed = tool_answer_of(answer, f"the answer to interrupt {handler_name!r} on tool "
+                               f"{event.tool_use['name']!r}", from_human=from_human)
+    except InvalidResponseError as refused:
+        if refused.refused_answer:
+            event.refuse_answer(refused, handler_name)  # withdrawn whichever door stored it
+        raise
     if isinstance(typed, Approve):
         return False
     if isinstance(typed, Reject):

@@ -41,6 +41,7 @@ from statehitl.multiagent.executor import MultiAgentBase, shared_state
 from statehitl.multiagent.failures import load_exception
 from statehitl.multiagent.nodes import OrchestratedNode, OrchestrationRun
 from statehitl.multiagent.results import MultiAgentResult, NodeResult, accumulated
+from statehitl.multiagent.resumed import ResumableOrchestrator
 from statehitl.multiagent.state import OrchestrationSchema, node_state_of
 from statehitl.nesting import NodeCall
 from statehitl.position import NodeContext, Position, RunEnd, Writes
@@ -54,7 +55,7 @@ __all__ = ["MultiAgentBase", "MultiAgentResult", "NodeResult", "Orchestrator", "
 """``MultiAgentBase``, ``MultiAgentResult``, ``NodeResult`` and ``Status`` are here too, where Strands'
 custom nodes import them from (``strands.multiagent.base``)."""
 
-class Orchestrator(MultiAgentBase):
+class Orchestrator(MultiAgentBase, ResumableOrchestrator):
     """An orchestrator of agents and other machines (a Graph, a Swarm): call it with a task, or with the
     answers to its interrupts. ``graph(task)``, ``await graph.invoke_async(task)``, ``graph.stream_async(task)``."""
 

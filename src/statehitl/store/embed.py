@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from statehitl._sync import on_private_loop
 from statehitl.errors import InvalidIndexError
 
 __all__ = ["Embedder", "cosine", "texts_at", "tokenize_path"]
@@ -56,11 +57,11 @@ class Embedder:
         if hasattr(embed, "aembed_documents"):
             vectors = await embed.aembed_documents(texts)
         elif hasattr(embed, "embed_documents"):
-            vectors = await asyncio.to_thread(embed.embed_documents, texts)
+            vectors = await _off_loop(embed.embed_documents, texts)
         elif _is_async(embed):
             vectors = await embed(texts)
         else:
-            vectors = await asyncio.to_thread(embed, texts)
+            vectors = await _off_loop(embed, texts)
         return self._checked(vectors, len(texts))
 
     async def query(self, text: str) -> list[float]:
@@ -69,7 +70,7 @@ class Embedder:
         if hasattr(embed, "aembed_query"):
             return self._checked([await embed.aembed_query(text)], 1)[0]
         if hasattr(embed, "embed_query"):
-            return self._checked([await asyncio.to_thread(embed.embed_query, text)], 1)[0]
+            return self._checked([await _off_loop(embed.embed_query, text)], 1)[0]
         return (await self.documents([text]))[0]
 
     def _checked(self, vectors: Any, count: int) -> list[list[float]]:
@@ -175,3 +176,14 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=False)) / norm if norm else 0.0
 
+
+
+async def _off_loop(fn: Any, arg: Any) -> Any:
+    """A sync embedding function's call: in a worker thread, so a loop serving other work keeps serving it;
+    inline under a sync call (``store.put`` from a sync node, a script's ``store.search``), whose private loop
+    has nothing else to serve. There the hop bought nothing, and a sync store call made inside a running loop
+    (its batch runs on a helper thread's loop) then waited on a second executor's thread: a sync node's
+    ``store.put`` was seen to hang there, the executor's result never reaching the helper's loop."""
+    if on_private_loop():
+        return fn(arg)
+    return await asyncio.to_thread(fn, arg)

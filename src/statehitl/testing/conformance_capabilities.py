@@ -14,10 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from statehitl.checkpoint.clock import StoreClock
 from statehitl.checkpoint.storage import (
     ABSENT,
     HasCacheScope,
     HasDirectory,
+    HasServerClock,
     KeepsRecordsInProcess,
     Storage,
     SupportsChangeFeed,
@@ -36,6 +38,7 @@ from statehitl.checkpoint.storage import (
     has_read_named,
     has_version,
     has_writes_inline,
+    server_clock_of,
 )
 from statehitl.testing.conformance_base import ConformanceBase
 
@@ -66,10 +69,12 @@ CAPABILITIES: tuple[Capability, ...] = (
                lambda s: isinstance(getattr(s, "keeps_records_in_process", None), bool), False),
     Capability("cache_scope", HasCacheScope, lambda s: cache_scope_of(s) is not None, False),
     Capability("root", HasDirectory, lambda s: directory_of(s) is not None, False),
+    Capability("server_clock", HasServerClock, lambda s: server_clock_of(s) is not None, False),
 )
 """Every optional capability of a store, besides the four methods every store has."""
 
-_TYPES: dict[str, type] = {"keeps_records_in_process": bool, "cache_scope": str, "root": Path}
+_TYPES: dict[str, type] = {"keeps_records_in_process": bool, "cache_scope": str, "root": Path,
+                           "server_clock": StoreClock}
 
 
 class CapabilityContract(ConformanceBase):

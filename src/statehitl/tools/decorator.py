@@ -8,7 +8,6 @@ of the docstring, which is how Strands users already write their tools.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import re
@@ -21,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from statehitl.errors import InterruptError
 from statehitl.interrupt import InterruptRaised
+from statehitl.offload import call_sync, may_run_inline
 from statehitl.types.tools import AgentTool, ToolContext, ToolResult, ToolSpec, ToolUse, error_result
 
 __all__ = ["DecoratedFunctionTool", "tool"]
@@ -228,10 +228,10 @@ class DecoratedFunctionTool(AgentTool, Generic[P, R]):
         try:
             if plan.is_async:
                 value = await func(**kwargs)
-            elif inline:
+            elif may_run_inline(inline):
                 value = func(**kwargs)
             else:
-                value = await asyncio.to_thread(func, **kwargs)
+                value = await call_sync(func, **kwargs)
         except (InterruptRaised, InterruptError):
             raise
         except Exception as exc:

@@ -4,9 +4,10 @@ whose outcome nobody recorded. Plain data built from stored records; no I/O.
 Each event has an ``id`` that is the same wherever and however often it is derived (from a stream
 record, a redelivered one, an index pass, another worker): ``<thread>/<name>``, where ``name`` is
 ``i.<checkpoint>`` for the interrupts a checkpoint waits on, ``a.<checkpoint>.<interrupt>`` for an
-answer (the name of the answer record itself) and ``u.<slot>`` for the claim whose action's outcome is
-unknown. That id names the create-once marker that makes the event go out once (``notify.py``), and
-it is in the payload, so a receiver can tell a resent event from a new one.
+answer (the name of the answer record itself), ``u.<slot>`` for the claim whose action's outcome is
+unknown, and ``f.<name>`` for the delivery of event ``<name>`` given up. That id names the event's
+outbox entry and marker, which make it go out once (``notify.py``), and it is in the payload (and, as
+a digest, in the ``webhook-id`` header), so a receiver can tell a resent event from a new one.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Any, Literal
 from statehitl.checkpoint.records import StoredAnswer, ThreadIndex
 from statehitl.errors import ActionOutcomeUnknownError
 
-__all__ = ["Event", "EventKind", "answer_event", "interrupt_event", "outcome_unknown_event"]
+__all__ = ["Event", "EventKind", "answer_event", "delivery_failed_event", "interrupt_event", "outcome_unknown_event"]
 
-EventKind = Literal["interrupt", "answer", "outcome_unknown"]
+EventKind = Literal["interrupt", "answer", "outcome_unknown", "delivery_failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +29,9 @@ class Event:
 
     ``kind``: ``interrupt`` (the thread waits on interrupts a human must answer), ``answer`` (an answer
     to one of them was stored, through any door), ``outcome_unknown`` (a run acted on answers and
-    stopped without recording how; a human must check and allow a retry). ``name`` is the event's
-    name within its thread, ``data`` the rest of its payload.
+    stopped without recording how; a human must check and allow a retry), ``delivery_failed`` (another
+    event was given up after its outbox's schedule of retries). ``name`` is the event's name within its
+    thread, ``data`` the rest of its payload.
     """
 
     kind: EventKind
@@ -84,4 +86,11 @@ def outcome_unknown_event(error: ActionOutcomeUnknownError, slot: int) -> Event:
     return Event("outcome_unknown", error.thread_id, f"u.{slot:012d}", {
         "interrupt_ids": list(error.interrupt_ids), "owner": error.owner, "started_at": error.started_at,
         "message": str(error),
+    })
+
+
+def delivery_failed_event(event: Event, rounds: int, error: str) -> Event:
+    """The event of ``event`` given up after ``rounds`` failed rounds of delivery (``notify.py``)."""
+    return Event("delivery_failed", event.thread_id, f"f.{event.name}", {
+        "event_id": event.id, "event_kind": event.kind, "rounds": rounds, "error": error,
     })

@@ -128,7 +128,7 @@ def _worker() -> Any:
 def lambda_handler(event: Mapping[str, Any], context: Any = None) -> dict[str, Any]:
     """The AWS Lambda entry point (``statehitl.worker.lambda_handler``): stream records, or a scheduled pass."""
     from statehitl._sync import run_sync
-    from statehitl.worker.worker import Report
+    from statehitl.worker.report import Report
 
     worker = _worker()
     worker.report = Report()  # this invocation's
@@ -150,7 +150,7 @@ async def _apply(worker: Any, records: list[Mapping[str, Any]]) -> dict[str, Any
     error is handed back to Lambda, which then retries the batch from there."""
     from statehitl_checkpoint_dynamodb.stream_records import stream_changes
 
-    from statehitl.worker.worker import changed_thread
+    from statehitl.worker.report import changed_thread
 
     changes = stream_changes(records)  # the DynamoDB package reads its own stream records
     report = await worker.aapply_changes(change.key for change in changes)

@@ -17,18 +17,24 @@ It reads the thread (its newest checkpoint and the answers stored for it), and t
 - answers given to the application's own call are that call's to apply (it claims the thread right
   after storing them): they are left to it for one lease, and applied only if it did not (its
   process died in between);
+- the resume's handler refused a stored answer (its type's validator, which the door that stored it
+  could not run): **refused**; the run withdrew the answer (audited as refused), and the interrupt
+  waits on a new one: nothing to retry;
 - anything else (completed, failed, gone): **done**, nothing to do.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.answer_records import record_answer as record_binding_answer
@@ -38,19 +44,22 @@ from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, Stor
 from statehitl.errors import (
     ActionOutcomeUnknownError,
     AlreadyAnsweredError,
-    AppLoadError,
     CheckpointConflict,
+    InvalidResponseError,
     NotInterruptedError,
     ResumeInputError,
     UnknownInterruptError,
 )
+from statehitl.resumable import ResumableApp, resume_stored
 from statehitl.worker.events import answer_event, outcome_unknown_event
 from statehitl.worker.notify import Notifier
 from statehitl.worker.routing import Apps
 
-__all__ = ["RETRY_COMMENT", "Outcome", "ThreadWork", "resume_stored"]
+__all__ = ["RETRY_COMMENT", "Outcome", "ThreadWork"]
 
 logger = logging.getLogger("statehitl.worker")
+
+T = TypeVar("T")
 
 RETRY_COMMENT = ("statehitl worker --retry-unknown: retried on its own, as the app says every action honours its "
                  "idempotency key")
@@ -61,7 +70,7 @@ UNKNOWN_LOOK = 30.0
 human's go-ahead (``threads retry``) writes no answer and no index entry, so a stream-fed worker learns of
 it only by looking again."""
 
-What = Literal["resumed", "busy", "waiting", "unknown", "done", "failed"]
+What = Literal["resumed", "busy", "waiting", "unknown", "refused", "done", "failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,28 +91,52 @@ class Outcome:
 
 
 class ThreadWork:
-    """Works on one thread at a time (see the module docstring); a worker runs many of these at once."""
+    """Works on one thread at a time (see the module docstring); a worker runs many of these at once.
+
+    ``lease_seconds``: the lease of the resumes' claims (the worker's ``--lease``; None: each app's own).
+    The app's ``build`` and its sync nodes and tools run in a thread pool of their own (``threads``
+    threads): they are the user's code and may take their time, and the loop's default pool is the
+    store's (boto3's requests run there)."""
 
     def __init__(self, checkpointer: Checkpointer, apps: Apps, notifier: Notifier, *, retry_unknown: bool,
-                 clock: Callable[[], float] = time.time) -> None:
+                 lease_seconds: float | None = None, clock: Callable[[], float] = time.time, threads: int = 12) -> None:
         self.checkpointer = checkpointer
         self.apps = apps
         self.notifier = notifier
         self.retry_unknown = retry_unknown
+        self.lease_seconds = lease_seconds
         self.clock = clock
+        self.threads = threads
+        self._pool: ThreadPoolExecutor | None = None
         self._reported: set[tuple[str, int]] = set()
         """Unknown outcomes already logged, by thread and claim slot: a pass meets them again and again."""
 
     @property
+    def pool(self) -> ThreadPoolExecutor:
+        """The threads the apps' code runs in (made when first needed)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="statehitl-app")
+        return self._pool
+
+    def close(self) -> None:
+        """Let the apps' threads go once their work is done (a worker stopping)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+    async def _in_pool(self, func: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(func, *args))
+
+    @property
     def lease(self) -> float:
-        return self.apps.lease_seconds or self.checkpointer.lease_seconds
+        """How long a resume's claim holds a thread: when to look again at a thread another worker holds."""
+        return self.lease_seconds or self.checkpointer.lease_seconds
 
     async def __call__(self, thread_id: str) -> Outcome:
         # With one app, the thread is read through the app's own checkpointer, which its resume then
         # needs not read again (``offering_head``): per resume, the reads of the head and the answers.
-        app = self.apps.sole(thread_id)
-        own: Checkpointer | None = getattr(app, "checkpointer", None)  # None: an app without one, which its resume says
-        checkpointer = self.checkpointer if own is None else own
+        app = await self._in_pool(self.apps.sole, thread_id)
+        checkpointer = self.checkpointer if app is None else app.thread_store
         head = await checkpointer.head(thread_id)
         if head is None:
             return Outcome(thread_id, "done")
@@ -122,8 +155,8 @@ class ThreadWork:
         offered: Head | None = None if retried else head
         if record.status == "interrupted" and not retried:
             answers = head.answers if head.answers is not None else await read_answers(checkpointer, record)
-            for answer in answers.values():
-                self.notifier.submit(answer_event(answer))
+            for answer in answers.values():  # in the outbox before the thread moves on: then nothing derives them
+                await self.notifier.enqueue(answer_event(answer))
             now = self.clock()
             for interrupt in record.interrupts:
                 if interrupt.id not in answers and interrupt.expires_at is not None and interrupt.expires_at <= now:
@@ -133,7 +166,7 @@ class ThreadWork:
                     answers[interrupt.id] = stored
                     if created:
                         expired.append(interrupt.id)
-                    self.notifier.submit(answer_event(stored))
+                    await self.notifier.enqueue(answer_event(stored))
             if not answers:
                 deadlines = [i.expires_at for i in record.interrupts if i.expires_at is not None]
                 return Outcome(thread_id, "waiting", retry_at=min(deadlines) if deadlines else None)
@@ -144,19 +177,19 @@ class ThreadWork:
         elif record.status != "executing" and not retried:
             return Outcome(thread_id, "done")
         if app is None:
-            app = self.apps.app_for(thread_id, record.machine)
-        if own is None:
+            app = await self._in_pool(self.apps.app_for, thread_id, record.machine)
             offered = None  # read through the worker's checkpointer, not the app's
         return await self._resume(thread_id, app, offered, tuple(expired), retried)
 
-    async def _resume(self, thread_id: str, app: Any, offered: Head | None, expired: tuple[str, ...],
+    async def _resume(self, thread_id: str, app: ResumableApp, offered: Head | None, expired: tuple[str, ...],
                       retried: bool) -> Outcome:
         for _ in range(2):  # once more after a retry the head read above could not see coming
-            offer = contextlib.nullcontext() if offered is None else offering_head(app.checkpointer, offered)
+            offer = contextlib.nullcontext() if offered is None else offering_head(app.thread_store, offered)
             offered = None
             try:
                 with offer:
-                    result = await resume_stored(app, thread_id)
+                    resumed = await resume_stored(app, thread_id, lease_seconds=self.lease_seconds,
+                                                  executor=self.pool)
             except CheckpointConflict:
                 return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
             except ActionOutcomeUnknownError as error:
@@ -168,11 +201,16 @@ class ThreadWork:
                 continue
             except (NotInterruptedError, UnknownInterruptError, ResumeInputError):
                 return Outcome(thread_id, "done", expired=expired, retried=retried)
-            status = _status(result)
-            logger.info("thread %s: resumed (%s)%s%s", thread_id, status,
+            except InvalidResponseError as error:
+                if not error.refused_answer:
+                    raise
+                # Withdrawn by the run that refused it: the interrupt waits on a new answer, nothing to retry.
+                logger.warning("thread %s: %s", thread_id, error)
+                return Outcome(thread_id, "refused", expired=expired, retried=retried, error=str(error))
+            logger.info("thread %s: resumed (%s)%s%s", thread_id, resumed.status,
                         f", expiry default applied to {', '.join(expired)}" if expired else "",
                         ", after retrying an action of unknown outcome" if retried else "")
-            return Outcome(thread_id, "resumed", status, expired=expired, retried=retried, result=result)
+            return Outcome(thread_id, "resumed", resumed.status, expired=expired, retried=retried, result=resumed)
         return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
 
     def _left_to_app(self, answers: dict[str, StoredAnswer], now: float) -> float | None:
@@ -213,28 +251,8 @@ class ThreadWork:
                        error=str(error))
 
 
-async def resume_stored(app: Any, thread_id: str) -> Any:
-    """The app's own resume call without answers, which applies what is stored (``invoke(None)``, a bare
-    agent call); raises what it raises (``CheckpointConflict`` when another process holds the thread)."""
-    from statehitl.graph.compiled import CompiledStateGraph
-
-    if isinstance(app, CompiledStateGraph):
-        return await app.ainvoke(None, thread_id=thread_id)
-    if app.thread_id != thread_id:
-        raise AppLoadError(f"the app built for thread {thread_id!r} runs thread {app.thread_id!r}; build(thread_id) "
-                           "must return an agent or orchestrator on that thread's session")
-    return await app.invoke_async(None)
-
-
 def _lease_end(head: Head, fallback: float) -> float:
     if head.claim is not None:
         return head.claim.lease_until
     return head.record.lease_until or fallback
 
-
-def _status(result: Any) -> str:
-    status = getattr(result, "status", None)
-    if status is not None:
-        return str(getattr(status, "value", status))
-    stop = getattr(result, "stop_reason", None)  # an AgentResult
-    return "interrupted" if stop == "interrupt" else "completed"

@@ -1,25 +1,35 @@
-"""Sinks: where a worker's events go. A Python callable, or a webhook URL POSTed JSON signed with HMAC.
+"""Sinks: where a worker's events go. A Python callable, or a webhook URL POSTed JSON signed as Standard
+Webhooks says (https://www.standardwebhooks.com), so receivers can verify with the usual libraries.
 
 A webhook is sent the event's JSON (``Event.payload``) as the body, with
 
-- ``X-Statehitl-Signature: sha256=<hex>``, the HMAC-SHA256 of the exact body bytes under the shared
-  secret (the header names its scheme, so another can follow without breaking receivers);
-- ``X-Statehitl-Event`` (the kind) and ``X-Statehitl-Event-Id`` (the event's id, also in the body),
-  so a receiver that got an event twice (see ``notify.py`` for when) can tell.
+- ``webhook-id``: the event's id for receivers (``webhook_id``: ``msg_`` and a digest of the event's
+  own id, which is in the body as ``id``), the same on every attempt and from every worker, so a
+  receiver that got an event twice (see ``notify.py`` for when) drops the copy;
+- ``webhook-timestamp``: the attempt's time, integer epoch seconds;
+- ``webhook-signature``: ``v1,`` and the base64 HMAC-SHA256 of ``{webhook-id}.{webhook-timestamp}.{body}``
+  under the shared secret (a ``whsec_`` secret is base64 after its prefix, as the libraries take it;
+  any other secret is used as its bytes);
+- ``X-Statehitl-Event``: the event's kind.
 
-The body holds ``sent_at``, so a receiver that also refuses old bodies is safe from replays of a
-captured request. ``verify_signature`` is the receiver's check, for Python receivers and the docs.
+``verify_signature`` is the receiver's check, for Python receivers and the docs: the signature, in
+constant time, and a timestamp within ``TOLERANCE`` seconds of now (a captured request replayed later
+is refused).
 
 A delivery that fails (no connection, a timeout, a ``5xx``, ``408``, ``425`` or ``429``) is tried again
-after an exponentially growing pause (honouring ``Retry-After``), up to ``attempts`` tries; any other
-answer that is not ``2xx`` is final, since sending the same request again would get the same answer. A
-callable sink is retried the same way when it raises. Only the stdlib is used (``urllib``), in a worker
-thread, so the event loop keeps resuming threads while a slow receiver answers.
+a few times at once, after a short growing pause (``Retrying``, honouring ``Retry-After``); if the
+receiver is still down the event stays in the durable outbox (``notify.py``), which tries again over
+hours. Any other answer that is not ``2xx`` (a ``4xx``, a redirect) is final for this attempt: the
+outbox tries again later all the same, since a receiver can be fixed. Only the stdlib is used
+(``urllib``), in threads of its own, so neither the event loop nor the store's requests (in the loop's
+default pool) wait for a slow receiver.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import hashlib
 import hmac
 import inspect
@@ -30,7 +40,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,44 +49,74 @@ from statehitl.errors import StatehitlError
 from statehitl.worker.events import Event
 
 __all__ = [
-    "EVENT_HEADER", "EVENT_ID_HEADER", "SIGNATURE_HEADER", "CallableSink", "Retrying", "Sink", "Webhook",
-    "WebhookDeliveryError", "as_sink", "sign", "verify_signature",
+    "EVENT_HEADER", "ID_HEADER", "SIGNATURE_HEADER", "TIMESTAMP_HEADER", "TOLERANCE", "CallableSink", "Retrying",
+    "Sink", "Webhook", "WebhookDeliveryError", "as_sink", "sign", "signing_key", "sink_id", "verify_signature",
+    "webhook_id",
 ]
 
 logger = logging.getLogger("statehitl.worker")
 
-SIGNATURE_HEADER = "X-Statehitl-Signature"
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+SIGNATURE_HEADER = "webhook-signature"
 EVENT_HEADER = "X-Statehitl-Event"
-EVENT_ID_HEADER = "X-Statehitl-Event-Id"
-_SCHEME = "sha256="
+TOLERANCE = 300.0
+"""Seconds a delivery's ``webhook-timestamp`` may be from the receiver's clock (Standard Webhooks' five minutes)."""
+_SCHEME = "v1,"
 _RETRIED_STATUSES = frozenset({408, 425, 429})
 
 
 class WebhookDeliveryError(StatehitlError):
-    """A sink did not take an event: the receiver refused it for good, or every attempt failed."""
+    """A sink did not take an event: the receiver refused it, or every attempt of this round failed."""
 
 
-def sign(secret: bytes, body: bytes) -> str:
-    """The signature header's value for ``body``: ``sha256=`` and the hex HMAC-SHA256 under ``secret``."""
-    return _SCHEME + hmac.new(secret, body, hashlib.sha256).hexdigest()
+def webhook_id(event_id: str) -> str:
+    """The ``webhook-id`` of an event: ``msg_`` and 32 hex digits of its id's SHA-256 (an event's own id holds
+    dots and slashes, which Standard Webhooks keeps out of the signed content's delimiters)."""
+    return "msg_" + hashlib.sha256(event_id.encode()).hexdigest()[:32]
 
 
-def verify_signature(secret: bytes, body: bytes, header: str | None) -> bool:
-    """Whether ``header`` (the request's ``X-Statehitl-Signature``) signs ``body`` (the raw bytes received,
-    before any JSON parsing) under ``secret``; compared in constant time."""
-    if not header or not header.startswith(_SCHEME):
+def signing_key(secret: bytes) -> bytes:
+    """The HMAC key of a shared secret: a ``whsec_`` secret's base64 after the prefix, else the bytes as given."""
+    if secret.startswith(b"whsec_"):
+        try:
+            return base64.b64decode(secret[len(b"whsec_"):], validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("a whsec_ secret is base64 after its prefix") from None
+    return secret
+
+
+def sign(secret: bytes, msg_id: str, timestamp: int, body: bytes) -> str:
+    """The ``webhook-signature`` of ``body``: ``v1,`` and the base64 HMAC-SHA256 of ``{id}.{timestamp}.{body}``."""
+    content = f"{msg_id}.{timestamp}.".encode() + body
+    return _SCHEME + base64.b64encode(hmac.new(signing_key(secret), content, hashlib.sha256).digest()).decode()
+
+
+def verify_signature(secret: bytes, body: bytes, headers: Mapping[str, str], *, tolerance: float = TOLERANCE,
+                     now: float | None = None) -> bool:
+    """Whether a request with ``headers`` (any case) and ``body`` (the raw bytes received, before any JSON
+    parsing) is signed with ``secret`` and recent: its ``webhook-timestamp`` within ``tolerance`` seconds of
+    ``now`` (a replay of a captured request is refused), one of its ``webhook-signature`` signatures right
+    (compared in constant time)."""
+    given = {name.lower(): value for name, value in headers.items()}
+    msg_id, stamp, signatures = given.get(ID_HEADER), given.get(TIMESTAMP_HEADER), given.get(SIGNATURE_HEADER)
+    if not msg_id or not stamp or not signatures or not stamp.isdigit():
         return False
-    return hmac.compare_digest(header, sign(secret, body))
+    if abs((time.time() if now is None else now) - int(stamp)) > tolerance:
+        return False
+    expected = sign(secret, msg_id, int(stamp), body)
+    return any(hmac.compare_digest(candidate, expected) for candidate in signatures.split())
 
 
 @dataclass(frozen=True)
 class Retrying:
-    """How a sink retries: ``attempts`` tries in all, pausing ``backoff`` seconds after the first failure,
-    doubling up to ``max_backoff`` (each pause drawn between half and all of that, so senders spread)."""
+    """How one delivery round retries at once: ``attempts`` tries in all, pausing ``backoff`` seconds after
+    the first failure, doubling up to ``max_backoff`` (each pause drawn between half and all of that, so
+    senders spread). A round that fails leaves the event to the outbox's schedule (``notify.py``)."""
 
-    attempts: int = 6
+    attempts: int = 3
     backoff: float = 0.5
-    max_backoff: float = 30.0
+    max_backoff: float = 5.0
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
@@ -99,6 +140,7 @@ class Webhook:
             raise ValueError(f"a webhook URL is http:// or https:// with a host, not {url!r}")
         if not secret:
             raise ValueError(f"the webhook {url} needs a shared secret to sign its events with")
+        signing_key(secret)  # a whsec_ secret that is not base64 is refused here, not at the first event
         self.url = url
         self.secret = secret
         self.retrying = retrying or Retrying()
@@ -108,8 +150,10 @@ class Webhook:
         """The signed POST of ``event`` (its body the payload's compact JSON)."""
         body = json.dumps(event.payload(sent_at), separators=(",", ":"), ensure_ascii=False,
                           default=repr).encode()
-        headers = {"Content-Type": "application/json", "User-Agent": "statehitl-worker",
-                   SIGNATURE_HEADER: sign(self.secret, body), EVENT_HEADER: event.kind, EVENT_ID_HEADER: event.id}
+        msg_id, stamp = webhook_id(event.id), int(sent_at)
+        headers = {"Content-Type": "application/json", "User-Agent": "statehitl-worker", ID_HEADER: msg_id,
+                   TIMESTAMP_HEADER: str(stamp), SIGNATURE_HEADER: sign(self.secret, msg_id, stamp, body),
+                   EVENT_HEADER: event.kind}
         return urllib.request.Request(self.url, data=body, headers=headers, method="POST")
 
     def _post(self, request: urllib.request.Request) -> tuple[int, float | None]:
@@ -126,7 +170,8 @@ class Webhook:
     async def __call__(self, event: Event) -> None:
         failures = 0
         while True:
-            status, asked = await asyncio.to_thread(self._post, self.request(event, time.time()))
+            request = self.request(event, time.time())
+            status, asked = await asyncio.get_running_loop().run_in_executor(_POSTS, self._post, request)
             if 200 <= status < 300:
                 return
             failures += 1
@@ -134,7 +179,7 @@ class Webhook:
             what = "no answer" if status == 0 else f"HTTP {status}"
             if not retried or failures >= self.retrying.attempts:
                 raise WebhookDeliveryError(f"webhook {self.url} did not take event {event.id} ({what}, after "
-                                           f"{failures} attempt{'s' if failures > 1 else ''})")
+                                           f"{failures} attempt{'s' if failures > 1 else ''} in a row)")
             pause = self.retrying.pause(failures, asked)
             logger.info("webhook %s: %s for event %s; trying again in %.2fs", self.url, what, event.id, pause)
             await asyncio.sleep(pause)
@@ -176,6 +221,15 @@ Sink = Webhook | CallableSink | Callable[[Event], Any]
 """What ``on_interrupt=`` and ``on_answer=`` take: a ``Webhook``, or a callable given the ``Event``."""
 
 
+def sink_id(sink: Callable[[Event], Awaitable[None]]) -> str:
+    """What names a sink in the outbox, the same in every worker: a webhook's URL, a callable's qualified name."""
+    if isinstance(sink, Webhook):
+        return sink.url
+    function = sink.function if isinstance(sink, CallableSink) else sink
+    module = getattr(function, "__module__", None) or ""
+    return f"{module}:{getattr(function, '__qualname__', None) or type(function).__qualname__}"
+
+
 def as_sink(sink: Sink) -> Callable[[Event], Awaitable[None]]:
     """``sink`` as one awaitable call that retries (a bare callable is wrapped in ``CallableSink``)."""
     if isinstance(sink, Webhook | CallableSink):
@@ -195,6 +249,10 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirects)
+
+_POSTS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="statehitl-webhook")
+"""The threads webhook requests wait in: their own, so a receiver that is slow to answer (up to the timeout)
+never holds the loop's default pool, where the store's requests run (boto3's, for every resume)."""
 
 
 def _retry_after(value: str | None) -> float | None:

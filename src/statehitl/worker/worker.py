@@ -24,31 +24,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import heapq
 import logging
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from statehitl.checkpoint.answer_records import answer_prefix, is_answer_key, parse_answer
+from statehitl.checkpoint.answer_records import answer_prefix, parse_answer
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.index import INDEX_PREFIX, read_index
+from statehitl.checkpoint.index import read_index
 from statehitl.checkpoint.records import ThreadIndex
 from statehitl.errors import CheckpointCorruptError, StorageError
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.listing import open_store
+from statehitl.resumable import Resumed
 from statehitl.worker.events import answer_event, interrupt_event
 from statehitl.worker.index_watch import IndexWatch
-from statehitl.worker.notify import Notifier
+from statehitl.worker.notify import RETRY_SCHEDULE, Notifier
+from statehitl.worker.pacing import Pacing
+from statehitl.worker.report import Report, changed_thread
 from statehitl.worker.routing import Apps
 from statehitl.worker.thread_work import Outcome, ThreadWork
 from statehitl.worker.webhook import Sink
 
-__all__ = ["ChangeFeed", "Report", "Worker", "changed_thread"]
+__all__ = ["ChangeFeed", "Worker"]
 
 logger = logging.getLogger("statehitl.worker")
 
@@ -62,50 +62,6 @@ class ChangeFeed(Protocol):
     def poll(self) -> Sequence[Any]: ...
 
 
-@dataclass
-class Report:
-    """What a worker did: outcomes counted by kind, the threads that need a human, and failures."""
-
-    counts: Counter[str] = field(default_factory=Counter)
-    unknown: set[str] = field(default_factory=set)
-    """Threads left with an action of unknown outcome (without ``retry_unknown``)."""
-    failed: dict[str, str] = field(default_factory=dict)
-    """Threads whose work raised, with the error (the last few hundred)."""
-    retry: set[str] = field(default_factory=set)
-    """Threads to look at again after a transient store error (the Lambda handler asks for them again)."""
-
-    def add(self, outcome: Outcome) -> None:
-        self.counts[outcome.what] += 1
-        self.counts["expired"] += len(outcome.expired)
-        self.counts["retried"] += outcome.retried
-        if outcome.what == "unknown":
-            self.unknown.add(outcome.thread_id)
-        else:
-            self.unknown.discard(outcome.thread_id)
-        if outcome.what == "failed" and outcome.error is not None:
-            self.failed[outcome.thread_id] = outcome.error
-            while len(self.failed) > 500:
-                del self.failed[next(iter(self.failed))]
-
-    @property
-    def resumed(self) -> int:
-        return self.counts["resumed"]
-
-    @property
-    def expired(self) -> int:
-        return self.counts["expired"]
-
-
-def changed_thread(key: str) -> tuple[str, str] | None:
-    """``("answer", thread)`` for an answer record's key, ``("entry", thread)`` for an index entry's, else None
-    (checkpoints, claims, markers: nothing a worker acts on)."""
-    if key.startswith("threads/") and is_answer_key(key):
-        return "answer", key.split("/", 2)[1]
-    if key.startswith(INDEX_PREFIX) and key.endswith("/entry") and key.count("/") == 2:
-        return "entry", key.split("/", 2)[1]
-    return None
-
-
 class Worker:
     """Resumes answered threads and applies expiry defaults on ``store`` (a URL or a ``Checkpointer``).
 
@@ -115,40 +71,44 @@ class Worker:
     ``lease_seconds``: the claims' lease of the worker and its apps (how soon a thread whose resuming
     process died is taken over). ``retry_unknown``: retry actions of unknown outcome without a human
     (only for apps whose every action honours its idempotency key). ``on_interrupt`` / ``on_answer``:
-    sinks for the events (``webhook.Sink``). ``concurrency``: threads worked on at once.
+    sinks for the events (``webhook.Sink``), sent through the durable outbox, whose failed rounds are tried
+    again after ``delivery_schedule`` (seconds, ``notify.RETRY_SCHEDULE``). ``concurrency``: threads worked
+    on at once.
     """
 
     def __init__(self, store: str | Checkpointer, apps: AppBuilder | Sequence[AppBuilder], *,
                  app_names: Sequence[str] | None = None, interval: float = 1.0, lease_seconds: float | None = None,
                  retry_unknown: bool = False, on_interrupt: Sink | Sequence[Sink] = (),
                  on_answer: Sink | Sequence[Sink] = (), concurrency: int = 8,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, delivery_schedule: Sequence[float] = RETRY_SCHEDULE
+                 ) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be positive seconds, got {interval!r}")
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency!r}")
+        if lease_seconds is not None and not lease_seconds > 0:
+            raise ValueError(f"lease_seconds must be positive, got {lease_seconds!r}")
         self.checkpointer = open_store(store)
-        if lease_seconds is not None:
-            if lease_seconds <= 0:
-                raise ValueError(f"lease_seconds must be positive, got {lease_seconds!r}")
-            self.checkpointer.lease_seconds = lease_seconds
+        self.lease_seconds = lease_seconds
+        """The lease of this worker's resumes (None: each app's own); set per call, never on the apps."""
         builders = list(apps) if isinstance(apps, Sequence) else [apps]
-        self.apps = Apps(builders, names=app_names, lease_seconds=lease_seconds)
+        self.apps = Apps(builders, names=app_names)
         self.interval = interval
         self.clock = clock
-        self.notifier = Notifier(self.checkpointer, {"interrupt": _sinks(on_interrupt), "answer": _sinks(on_answer),
-                                                     "outcome_unknown": _sinks(on_interrupt)},
-                                 lease=self.checkpointer.lease_seconds, clock=clock)
-        self.work = ThreadWork(self.checkpointer, self.apps, self.notifier, retry_unknown=retry_unknown, clock=clock)
+        lease = lease_seconds or self.checkpointer.lease_seconds
+        attention = _sinks(on_interrupt)  # what a human must look at: new interrupts, unknown outcomes, lost events
+        self.notifier = Notifier(self.checkpointer, {"interrupt": attention, "answer": _sinks(on_answer),
+                                                     "outcome_unknown": attention, "delivery_failed": attention},
+                                 lease=lease, clock=clock, schedule=delivery_schedule)
+        self.work = ThreadWork(self.checkpointer, self.apps, self.notifier, retry_unknown=retry_unknown,
+                               lease_seconds=lease_seconds, clock=clock, threads=concurrency + 4)
         self.concurrency = concurrency
         self._slots: asyncio.Semaphore | None = None
         self._trickle: asyncio.Semaphore | None = None
         self._running: dict[str, asyncio.Task[Outcome]] = {}
         self._again: set[str] = set()
-        self._timers: list[tuple[float, str]] = []
-        self._due: dict[str, float] = {}
+        self.pacing = Pacing(interval, clock)
         self._watch: IndexWatch | None = None
-        self._failures: dict[str, str] = {}
         self.report = Report()
 
     # -- one thread, many threads ---------------------------------------------------------------------
@@ -156,23 +116,23 @@ class Worker:
     async def aprocess(self, thread_id: str) -> Outcome:
         """Work on one thread now (``thread_work``); a failure is logged and returned, never raised: one
         thread's trouble must not stop the worker (a store that fails everything fails its passes and its
-        stream too, which do stop it). A store error is looked at again later (a timer, the next pass)."""
+        stream too, which do stop it). A thread that failed is looked at again after a pause that doubles
+        with each failure in a row (``backoff``): a timer when stream-fed, a later pass when polling."""
         try:
             outcome = await self.work(thread_id)
         except StorageError as exc:
-            wait = self.interval if exc.transient else max(self.interval, 30.0)
-            logger.warning("thread %s: the store failed (%s); looking again in %.1fs", thread_id, exc, wait)
-            outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=str(exc))
+            wait = self.pacing.failed(thread_id, str(exc))
             if exc.transient:
                 self.report.retry.add(thread_id)
+            else:
+                wait = max(wait, 30.0)
+            logger.warning("thread %s: the store failed (%s); looking again in %.1fs", thread_id, exc, wait)
+            outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=str(exc))
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            if self._failures.get(thread_id) != error:  # a pass meets a thread that keeps failing again and again
-                logger.error("thread %s: %s", thread_id, error, exc_info=exc)
-                self._failures[thread_id] = error
-                while len(self._failures) > 10_000:
-                    del self._failures[next(iter(self._failures))]
-            outcome = Outcome(thread_id, "failed", error=error)
+            wait = self.pacing.failed(thread_id, error, exc=exc)
+            outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=error)
+        self.pacing.settle(outcome)
         self.report.add(outcome)
         if outcome.what != "failed" or outcome.retry_at is None:
             self.report.retry.discard(thread_id)
@@ -208,15 +168,14 @@ class Worker:
             self._running.pop(thread_id, None)
         if outcome.retry_at is not None and self._timed:
             self.schedule(thread_id, outcome.retry_at)
-        elif outcome.what == "resumed" and self._timed:
+        elif isinstance(outcome.result, Resumed) and self._timed:
             self._schedule_result(thread_id, outcome.result)
         return outcome
 
-    def _schedule_result(self, thread_id: str, result: Any) -> None:
+    def _schedule_result(self, thread_id: str, resumed: Resumed) -> None:
         """After a resume that stopped on new interrupts, their first deadline: this worker wrote the index
         entry that holds them, and does not read it back (``_handled``)."""
-        deadlines = [i.expires_at for i in getattr(result, "interrupts", None) or ()
-                     if getattr(i, "expires_at", None) is not None]
+        deadlines = [i.expires_at for i in resumed.interrupts if i.expires_at is not None]
         if deadlines:
             self.schedule(thread_id, min(deadlines))
 
@@ -225,7 +184,7 @@ class Worker:
         written meanwhile (the mark of the answer it is applying, a run it lost the race to) needs no read,
         since that look reads the thread itself. Once done with it, the next entry is read: it may be a new
         run's, with a deadline."""
-        return thread_id in self._running or thread_id in self._due
+        return thread_id in self._running or self.pacing.scheduled(thread_id)
 
     def _all(self, threads: Iterable[str], *, again: bool, trickle: bool = False) -> list[asyncio.Task[Outcome]]:
         return [self._task(t, again=again, trickle=trickle) for t in dict.fromkeys(threads)]
@@ -235,19 +194,7 @@ class Worker:
 
     def schedule(self, thread_id: str, at: float) -> None:
         """Look at ``thread_id`` again at ``at`` (epoch seconds), or earlier if already due earlier."""
-        if self._due.get(thread_id, float("inf")) <= at:
-            return
-        self._due[thread_id] = at
-        heapq.heappush(self._timers, (at, thread_id))
-
-    def _pop_due(self) -> list[str]:
-        now, due = self.clock(), []
-        while self._timers and self._timers[0][0] <= now:
-            at, thread = heapq.heappop(self._timers)
-            if self._due.get(thread) == at:
-                del self._due[thread]
-                due.append(thread)
-        return due
+        self.pacing.schedule(thread_id, at)
 
     # -- passes over the index, and changes -------------------------------------------------------------
 
@@ -255,6 +202,8 @@ class Worker:
         """One pass over the index: every thread with stored answers not yet applied or an interrupt past
         its deadline is worked on; ``on_interrupt`` sinks hear of every thread waiting. ``wait``: return once
         that work is done (else at once: a polling worker's next pass does not wait for a slow resume)."""
+        if self.notifier.sinks:
+            await self.notifier.scan()  # events a dead worker, or a receiver that was down, left in the outbox
         if self._watch is None:
             # A store with a change stream is passed over rarely (at start, --once): one bulk read is fewest requests.
             streamed = callable(getattr(self.checkpointer.storage, "change_feed", None))
@@ -268,20 +217,8 @@ class Worker:
             if entry.status != "interrupted":
                 continue
             self.notifier.submit(interrupt_event(entry))
-            answered = {mark.interrupt_id for mark in entry.answered}
-            deadlines = [i.expires_at for i in entry.interrupts if i.id not in answered and i.expires_at is not None]
-            fresh = max((mark.at for mark in entry.answered), default=0.0) + min(self.work.lease, _FRESH)
-            if any(at <= now for at in deadlines):
+            if not self.pacing.pausing(thread, now) and self._due_now(thread, entry, now):
                 due.append(thread)
-            elif answered and self._timed and fresh > now:
-                # A stream-fed worker's first pass: an answer stored seconds ago is most likely in the hands of
-                # the workers that read it in the stream; look a little later rather than race them for it (a
-                # fleet restarting a worker would otherwise redo every answer in flight).
-                self.schedule(thread, fresh)
-            elif answered:
-                due.append(thread)
-            elif deadlines and self._timed:
-                self.schedule(thread, min(deadlines))
         if self.notifier.wants("answer"):
             for thread, before in read.before.items():
                 await self._answers_since(before, read.entries.get(thread))
@@ -293,6 +230,24 @@ class Worker:
         if wait:
             await asyncio.gather(*started)
         return self.report
+
+    def _due_now(self, thread: str, entry: ThreadIndex, now: float) -> bool:
+        """Whether a pass works on the waiting ``thread`` now (an answer stored, a deadline passed); a stream-fed
+        worker schedules a later look instead where one is due later."""
+        answered = {mark.interrupt_id for mark in entry.answered}
+        deadlines = [i.expires_at for i in entry.interrupts if i.id not in answered and i.expires_at is not None]
+        fresh = max((mark.at for mark in entry.answered), default=0.0) + min(self.work.lease, _FRESH)
+        if any(at <= now for at in deadlines):
+            return True
+        if answered and self._timed and fresh > now:
+            # A stream-fed worker's first pass: an answer stored seconds ago is most likely in the hands of
+            # the workers that read it in the stream; look a little later rather than race them for it (a
+            # fleet restarting a worker would otherwise redo every answer in flight).
+            self.schedule(thread, fresh)
+            return False
+        if deadlines and self._timed and not answered:
+            self.schedule(thread, min(deadlines))
+        return bool(answered)
 
     async def _answers_since(self, before: ThreadIndex | None, now: ThreadIndex | None) -> None:
         """Answer events for a thread that moved on from the checkpoint it waited at: its answers were given
@@ -363,8 +318,11 @@ class Worker:
         """Run until ``stop`` is set (or, with ``once``, one pass over the index: what is due now), then wait
         for the threads being worked on and the events being sent. Returns the report."""
         if once:
-            await self.apass()
-            await self.notifier.drain()
+            try:
+                await self.apass()
+                await self.notifier.drain()
+            finally:
+                self.work.close()
             return self.report
         stop = stop or asyncio.Event()
         feed = self._feed()
@@ -389,6 +347,8 @@ class Worker:
             await asyncio.gather(*tasks, stopped, return_exceptions=True)
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
             await self.notifier.drain()
+            self.notifier.close()
+            self.work.close()
         return self.report
 
     async def _guarded(self, work: Any, what: str) -> None:
@@ -402,13 +362,17 @@ class Worker:
 
     async def _ticker(self, stop: asyncio.Event, polling: bool) -> None:
         """Every ``interval`` (from the start of the last round, whatever its resumes take): a pass over the
-        index when polling, else the threads whose timer is due."""
+        index when polling, else the threads whose timer is due, and the outbox every ``_OUTBOX_LOOK``."""
+        outbox = time.monotonic()
         while not stop.is_set():
             started = time.monotonic()
             if polling:
                 await self._guarded(self.apass(wait=False), "a pass over the index")
             else:
-                self._all(self._pop_due(), again=True)
+                self._all(self.pacing.pop_due(), again=True)
+                if self.notifier.sinks and started - outbox >= _OUTBOX_LOOK:
+                    outbox = started
+                    await self._guarded(self.notifier.scan(), "a look at the outbox")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), max(0.0, started + self.interval - time.monotonic()))
 
@@ -453,6 +417,10 @@ class Worker:
 
         return run_sync(self.arun(once=once))
 
+
+_OUTBOX_LOOK = 10.0
+"""Seconds between a stream-fed worker's looks at the outbox, for events another worker left (it died, or
+its receiver was down): a polling worker looks at every pass."""
 
 _TRICKLE = 2
 """Threads a stream-fed worker's first pass works on at once (of its ``concurrency``), so that a worker

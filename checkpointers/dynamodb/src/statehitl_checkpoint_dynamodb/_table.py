@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
+from statehitl.checkpoint.clock import StoreClock, watch_boto_client
 from statehitl.errors import CheckpointCorruptError
 from statehitl_checkpoint_dynamodb._client import batch_get, batch_write, make_client, translate_errors
 from statehitl_checkpoint_dynamodb._layout import ROOT, chunk_keys, chunk_partition, join, marker_chain, split_key
@@ -67,6 +68,9 @@ class Table:
         self.ttl_seconds = ttl_seconds
         self.ttl_attribute = ttl_attribute
         self._client = client
+        self.server_clock = StoreClock() if client is None else watch_boto_client(client)
+        """DynamoDB's clock, from the ``Date`` of its responses: the engine judges leases by it
+        (``checkpoint/clock.py``). Fed once the client is built."""
         self._lock = threading.Lock()
         self._registered: dict[str, float] = {}
         """Partitions whose marker chain is known to exist, and until when (math.inf without TTL), so a write
@@ -77,7 +81,9 @@ class Table:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    self._client = make_client(**self.options, table=self.name)
+                    client = make_client(**self.options, table=self.name)
+                    watch_boto_client(client, self.server_clock)
+                    self._client = client
         return self._client
 
     @property

@@ -35,6 +35,7 @@ from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from statehitl.checkpoint.clock import StoreClock
     from statehitl_checkpoint_dynamodb.streams import TableStream
 
 __all__ = ["DynamoDBStorage"]
@@ -96,6 +97,12 @@ class DynamoDBStorage:
         """Which table this is, for the engine's process-wide cache of warm threads (``HasCacheScope``): the
         endpoint (or region and profile) and the table, without building a client."""
         return self.table.scope
+
+    @property
+    def server_clock(self) -> StoreClock:
+        """DynamoDB's clock, from the ``Date`` of the table's responses (``HasServerClock``): the engine
+        writes and judges leases by it (``checkpoint/clock.py``)."""
+        return self.table.server_clock
 
     @property
     def client(self) -> DynamoDBClient:

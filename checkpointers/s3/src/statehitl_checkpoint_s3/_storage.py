@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from statehitl._echo import echo
+from statehitl.checkpoint.clock import watch_boto_client
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import (
     CheckpointConflict,
@@ -128,6 +129,8 @@ class S3Storage:
             # The common case, from a URL or plain arguments, shares one client per process.
             self.client = shared_client(**options) if session is None else make_client(session=session, **options)
             self._owns_client = session is not None
+        self.server_clock = watch_boto_client(self.client)
+        """S3's clock, from the ``Date`` of its responses: the engine judges leases by it (``checkpoint/clock.py``)."""
 
     @property
     def cache_scope(self) -> str:

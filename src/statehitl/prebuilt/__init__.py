@@ -1,0 +1,23 @@
+"""LangGraph's ``langgraph.prebuilt`` on statehitl (the ``statehitl[langchain]`` extra): ``ToolNode``,
+``tools_condition``, ``create_react_agent`` and the injected tool arguments, plus statehitl's approval of tool
+calls (``approve_tools=``) and the idempotency key each call is given (``InjectedIdempotencyKey``).
+
+Imported only by ``import statehitl.prebuilt``: ``import statehitl`` never loads langchain-core.
+"""
+
+from __future__ import annotations
+
+try:
+    import langchain_core  # noqa: F401
+except ImportError as missing:  # say what to install, not only what is missing
+    from statehitl.graph.message_forms import needs_langchain
+
+    raise ImportError(needs_langchain("statehitl.prebuilt")) from missing
+
+from statehitl.prebuilt.approvals import APPROVAL_INTERRUPT
+from statehitl.prebuilt.injected import InjectedIdempotencyKey, InjectedState, InjectedStore, InjectedToolCallId
+from statehitl.prebuilt.react_agent import AgentState, create_react_agent
+from statehitl.prebuilt.tool_node import ToolInvocationError, ToolNode, tools_condition
+
+__all__ = ["APPROVAL_INTERRUPT", "AgentState", "InjectedIdempotencyKey", "InjectedState", "InjectedStore",
+           "InjectedToolCallId", "ToolInvocationError", "ToolNode", "create_react_agent", "tools_condition"]
