@@ -14,7 +14,7 @@ nothing of the kind keeps None.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from statehitl.commands import GOTO, HANDLED, Send, goto_of, loaded_arg
@@ -92,17 +92,8 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
            deferred: Sequence[str] = ()) -> tuple[list[str], Schedule | None]:
     """The tasks ``targets`` make, and what waits: the joins' progress, and deferred nodes (``add_node(defer=
     True)``), which run only once nothing else is left to run."""
-    pulled: set[str] = set()
     sends: dict[str, Any] = {}
-    for target in targets:
-        if isinstance(target, Send):
-            if target.node not in machine.nodes:
-                raise _unknown(machine, target.node)
-            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()  # as stored: read back by send_arg
-        elif target != END:
-            if target not in machine.nodes:
-                raise _unknown(machine, target)
-            pulled.add(target)
+    pulled = set(_named_targets(machine, targets, sends))
     held = sorted((pulled & machine.deferred) | set(deferred))
     pulled -= machine.deferred
     if held and not pulled and not sends:  # nothing else left: the deferred nodes' turn
@@ -114,21 +105,28 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
     return [*sorted(pulled), *sends], Schedule(sends=sends, joins=joins, deferred=held)
 
 
+def _named_targets(machine: Machine, targets: Iterable[str | Send], sends: dict[str, Any]) -> list[str]:
+    """The nodes ``targets`` name (END left out), in order; each ``Send`` added to ``sends`` as a task of its own,
+    its argument as stored (read back by ``send_arg``). An unknown node is refused."""
+    named = []
+    for target in targets:
+        if isinstance(target, Send):
+            if target.node not in machine.nodes:
+                raise _unknown(machine, target.node)
+            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()
+        elif target != END:
+            if target not in machine.nodes:
+                raise _unknown(machine, target)
+            named.append(target)
+    return named
+
+
 def with_goto(machine: Machine, pending: list[str], schedule: Schedule | None, goto: Sequence[str | Send]
               ) -> tuple[list[str], Schedule | None]:
     """``pending`` (with its ``schedule``) and the tasks of ``goto`` besides: a caller's ``Command(goto=...)``
     on a thread that goes on from a step (LangGraph runs those nodes in that step)."""
     sends = {} if schedule is None else dict(schedule.sends)
-    nodes = [t for t in pending if t not in sends]
-    for target in goto:
-        if isinstance(target, Send):
-            if target.node not in machine.nodes:
-                raise _unknown(machine, target.node)
-            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()  # as stored: read back by send_arg
-        elif target != END:
-            if target not in machine.nodes:
-                raise _unknown(machine, target)
-            nodes.append(target)
+    nodes = [t for t in pending if t not in sends] + _named_targets(machine, goto, sends)
     tasks = [*sorted(set(nodes)), *sends]
     if not sends or (schedule is not None and sends == schedule.sends):
         return tasks, schedule
