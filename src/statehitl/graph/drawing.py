@@ -5,7 +5,8 @@
 Nodes are ``__start__``, the graph's nodes in the order they were added, and ``__end__``; edges go where the
 machine's transitions go, sorted by source and target as LangGraph lists them, conditional (a router, a
 ``Command(goto=)`` destination, a Send) or not (an edge, a waiting edge), a router's path-map key as the
-edge's label, and a node with no way out leading to ``__end__``. ``xray=True`` (or a depth) draws a subgraph
+edge's label, and a node with no way out leading to ``__end__``; the plain edges into ``__end__`` (a finish
+point's, or a dead end's) come last, by source, as LangGraph draws them. ``xray=True`` (or a depth) draws a subgraph
 node as its own nodes, named ``node:inner``.
 """
 
@@ -48,11 +49,13 @@ def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[s
     drawn = Drawing({START: None, **{name: actions.get(name) for name in names}, END: None})
     labels = _labels(machine)
     graph = machine.graph
+    endings: list[DrawnEdge] = [DrawnEdge(name, END) for name in machine.nodes if graph.out_degree(name) == 0]
     for source, target, data in graph.edges(data=True):
         conditional = data.get("kind") not in ("edge", "join")
-        drawn.edges.append(DrawnEdge(source, target, labels.get((source, target)), conditional))
+        edge = DrawnEdge(source, target, labels.get((source, target)), conditional)
+        (endings if target == END and not conditional else drawn.edges).append(edge)
     drawn.edges.sort(key=lambda e: (e.source, e.target))
-    drawn.edges.extend(DrawnEdge(name, END) for name in machine.nodes if graph.out_degree(name) == 0)
+    drawn.edges.extend(sorted(endings, key=lambda e: e.source))
     if xray > 0:
         for name in list(machine.nodes):
             inner = subgraphs(name)
