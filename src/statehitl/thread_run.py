@@ -116,8 +116,9 @@ class ThreadRun(RunLoop):
                 records = [record.model_copy(update={"outcome": outcome}) for record in records]
             fields["answered"] = records
             self.answered = []
-        if self.start is not None:
-            fields["start"] = self.start
+        if self.start is not None:  # an "exit" run saves no checkpoint of its beginning: none is shown
+            shown = self.durability != "exit"
+            fields["start"] = self.start if shown else self.start.model_copy(update={"shown": False})
             self.start = None
         if self.parent_view is not None:
             fields["parent_view"] = self.parent_view

@@ -46,3 +46,28 @@ def drawing_program(load: Load) -> dict[str, Any]:
 def test_plain_edges_into_end_are_drawn_last() -> None:
     seen = on_both(drawing_program)
     assert seen["edges"][-1] == ("other", "__end__", None, False)
+
+
+def exit_durability_program(load: Load) -> list[Any]:
+    """``durability="exit"`` saves only the checkpoint a run stops on: no input or first-step checkpoint, the
+    steps still counted, each run's checkpoint following the last one saved."""
+    graph = load("graph").StateGraph(Text)
+    for name in ("a", "b", "c"):
+        graph.add_node(name, lambda state, name=name: {"text": name})
+    graph.add_edge("__start__", "a").add_edge("a", "b").add_edge("b", "c")
+    app = graph.compile(checkpointer=load("checkpoint.memory").InMemorySaver(), interrupt_after=["a"])
+    config = {"configurable": {"thread_id": "t"}}
+    seen: list[Any] = []
+    for given in ({"text": "x"}, None, {"text": "y"}):
+        seen.append(app.invoke(given, config, durability="exit"))
+        history = list(app.get_state_history(config))
+        ids = [snapshot.config["configurable"]["checkpoint_id"] for snapshot in history]
+        seen.append([(s.values, s.next, s.metadata["source"], s.metadata["step"],
+                      ids.index(s.parent_config["configurable"]["checkpoint_id"]) if s.parent_config else None)
+                     for s in history])
+    return seen
+
+
+def test_an_exit_run_shows_only_where_it_stopped() -> None:
+    seen = on_both(exit_durability_program)
+    assert [len(history) for history in seen[1::2]] == [1, 2, 3]

@@ -136,10 +136,15 @@ class RunStart(BaseModel):
     step: int = Field(ge=0)
     completed: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """A fork of a step that stopped part-way: the updates of the tasks that finished in it, kept."""
+    shown: bool = True
+    """False for a run with ``durability="exit"``, whose beginning LangGraph never saves: the history shows only
+    the checkpoint the run stopped on."""
 
     def stored_exclude(self) -> set[str]:
         """The fields at their default, which the stored record leaves out (``StoredCheckpoint``'s rule)."""
         left_out = {name for name in ("update", "pending", "schedule", "completed") if not getattr(self, name)}
+        if self.shown:
+            left_out.add("shown")
         if self.kind == "input":
             left_out.add("kind")
         return left_out

@@ -7,7 +7,7 @@ that step. statehitl writes fewer records and derives the rest, so they cost no 
 
 - a run's first record carries how it began (``RunStart``): it shows the input checkpoint (the state
   before the input) and the first-step checkpoint (the input applied), or a replay's fork checkpoint,
-  before its own;
+  before its own (not for a run with ``durability="exit"``, which LangGraph saves only where it stops);
 - a record that says how the step of the checkpoint before it stopped (an interrupt, a failure, the same
   step asked again after a resume: same step, same tasks, no ``start``) *restates* that checkpoint: it is
   shown as that checkpoint, under its id, with what it says now.
@@ -123,7 +123,7 @@ def record_views(root: CheckpointRecord, content: CheckpointRecord, parent: View
     the shown checkpoint ``root`` follows (its own parent's key, resolved to what shows it). ``derive=False``:
     not the run's beginning, which is derived from the record before it (``prune`` deleted that one)."""
     views: list[View] = []
-    start = root.start if derive else None
+    start = root.start if derive and (root.start is None or root.start.shown) else None
     when = root.created_at
     main_source = _SOURCES.get(root.source, "loop")
     if start is not None:
