@@ -71,3 +71,47 @@ def exit_durability_program(load: Load) -> list[Any]:
 def test_an_exit_run_shows_only_where_it_stopped() -> None:
     seen = on_both(exit_durability_program)
     assert [len(history) for history in seen[1::2]] == [1, 2, 3]
+
+
+def drain_program(load: Load) -> list[Any]:
+    """``RunControl.request_drain()`` stops a run before its next step with ``GraphDrained`` (its reason in the
+    message), the thread saved where it stopped, so ``invoke(None)`` goes on; drained before it began, nothing
+    runs; asked in the last step, the run finishes."""
+    runtime, errors = load("runtime"), load("errors")
+    seen: list[Any] = []
+
+    def build(control: Any) -> Any:
+        graph = load("graph").StateGraph(Text)
+        graph.add_node("first", lambda state: control.request_drain("sigterm") or {"text": "1"})
+        graph.add_node("second", lambda state: {"text": "2"})
+        graph.add_edge("__start__", "first").add_edge("first", "second")
+        return graph
+
+    for checkpointer in (None, load("checkpoint.memory").InMemorySaver()):
+        control = runtime.RunControl()
+        app = build(control).compile(checkpointer=checkpointer)
+        config = {"configurable": {"thread_id": "t"}}
+        try:
+            seen.append(app.invoke({"text": ">"}, config, control=control))
+        except errors.GraphDrained as drained:
+            seen.append(("drained", str(drained), control.drain_requested, control.drain_reason))
+        if checkpointer is not None:
+            seen.append((app.get_state(config).values, app.get_state(config).next))
+            seen.append(app.invoke(None, config))
+    ended = runtime.RunControl()
+    last = load("graph").StateGraph(Text)
+    last.add_node("only", lambda state: ended.request_drain() or {"text": "!"})
+    last.add_edge("__start__", "only")
+    seen.append(last.compile().invoke({"text": ""}, control=ended))
+    early = runtime.RunControl()
+    early.request_drain("before")
+    try:
+        seen.append(build(early).compile().invoke({"text": ""}, control=early))
+    except errors.GraphDrained as drained:
+        seen.append(("drained", str(drained)))
+    return seen
+
+
+def test_a_drained_run_stops_between_steps() -> None:
+    seen = on_both(drain_program)
+    assert seen[0][0] == "drained"

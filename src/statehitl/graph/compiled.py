@@ -335,7 +335,7 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
             reset_run(token)
         if stream is not None:
             stream.finish(record, self.snapshots.values(record, state) if record.status == "interrupted" else None)
-        if control is not None and control.drain_requested and record.status == "executing" and record.pending:
+        if control is not None and control.drain_requested and record.pending and not record.interrupts:
             raise GraphDrained(control.drain_reason or "shutdown")  # stopped between steps, its checkpoint written
         await self._runner.remember_shape(record)
         return self._result(record, state)
