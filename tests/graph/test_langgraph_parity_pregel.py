@@ -115,3 +115,35 @@ def drain_program(load: Load) -> list[Any]:
 def test_a_drained_run_stops_between_steps() -> None:
     seen = on_both(drain_program)
     assert seen[0][0] == "drained"
+
+
+def failed_task_program(load: Load) -> list[Any]:
+    """A failed step's task shows its error as LangGraph shows a stored one, the exception's repr (a str), in
+    ``get_state`` and in the history, before and after ``invoke(None)`` retried it."""
+    calls: list[int] = []
+
+    def flaky(state: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("Simulated failure")
+        return {"text": "ok"}
+
+    graph = load("graph").StateGraph(Text)
+    graph.add_node("flaky", flaky)
+    graph.add_edge("__start__", "flaky")
+    app = graph.compile(checkpointer=load("checkpoint.memory").InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    seen: list[Any] = []
+    try:
+        app.invoke({"text": ""}, config)
+    except RuntimeError as error:
+        seen.append(repr(error))
+    seen.append([(t.name, t.error) for t in app.get_state(config).tasks])
+    seen.append(app.invoke(None, config))
+    seen.append([[(t.name, t.error) for t in s.tasks] for s in app.get_state_history(config)])
+    return seen
+
+
+def test_a_failed_task_shows_its_error_as_text() -> None:
+    seen = on_both(failed_task_program)
+    assert seen[1] == [("flaky", "RuntimeError('Simulated failure')")]

@@ -95,12 +95,13 @@ def empty_snapshot(thread: str) -> StateSnapshot[Any]:
 
 class GraphTask(NamedTuple):
     """A task of a checkpoint's step (LangGraph's ``PregelTask``): its node, and the interrupts it waits on,
-    its error, or its result when it finished before the others stopped."""
+    its error (as LangGraph shows a stored one: the exception's repr, ``"RuntimeError('down')"``), or its
+    result when it finished before the others stopped."""
 
     id: str
     name: str
     path: tuple[str, ...]
-    error: Exception | None = None
+    error: str | None = None
     interrupts: tuple[Interrupt, ...] = ()
     state: Any = None
     result: Any = None
@@ -236,7 +237,7 @@ class SnapshotReader:
             path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
             error = None
             if failed is not None and task in failed.nodes:
-                error = RuntimeError(f"{failed.type}: {failed.message}")
+                error = f"{failed.type}({failed.message!r})"
             asked = tuple(i for i in interrupts if i.node == task)
             state: Any = None
             if ids is not None and (node in self.subgraphs or (graph is not None and node in graph.invoked)):
