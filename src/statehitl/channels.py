@@ -213,9 +213,9 @@ class StateSchema(Generic[M]):
                 replacing, new = overwritten(value)
                 if replacing:
                     if name in replaced:
-                        raise InvalidUpdateError(f"{writer_label(node)} wrote Overwrite to {name!r}, which another "
-                                                 "write of this step overwrote already; one Overwrite per channel "
-                                                 "per step")
+                        raise InvalidUpdateError("Can receive only one Overwrite value per super-step. "
+                                                 f"({writer_label(node)} wrote Overwrite to {name!r}, which another "
+                                                 "write of this step overwrote already)")
                     replaced.add(name)
                     merged[name] = self._validate(node, name, new)
                     if name in self.append_channels and isinstance(merged[name], list):
@@ -225,8 +225,8 @@ class StateSchema(Generic[M]):
                 elif reducer is None:
                     if name in writers:
                         raise InvalidUpdateError(
-                            f"nodes {writers[name]!r} and {node!r} both wrote {name!r} in the same step, "
-                            f"but {name!r} has no reducer; give it one, e.g. Annotated[list[str], append], "
+                            f"At key {name!r}: nodes {writers[name]!r} and {node!r} both wrote {name!r} in the same "
+                            f"step, but {name!r} has no reducer; give it one, e.g. Annotated[list[str], append], "
                             "or let only one of them write it"
                         )
                     merged[name] = self._validate(node, name, value)

@@ -147,3 +147,53 @@ def failed_task_program(load: Load) -> list[Any]:
 def test_a_failed_task_shows_its_error_as_text() -> None:
     seen = on_both(failed_task_program)
     assert seen[1] == [("flaky", "RuntimeError('Simulated failure')")]
+
+
+def one_argument(current: Any) -> Any:
+    return current
+
+
+class BadReducer(TypedDict):
+    hello: Annotated[str, one_argument]
+
+
+def error_words_program(load: Load) -> list[Any]:
+    """Errors carry LangGraph's words, which programs match on: two plain writes of one key in a step, two
+    Overwrites of one channel in a step, a reducer that does not take two arguments, removing a message the
+    channel does not hold. Observed: the error's type and whether LangGraph's phrase is in its message."""
+    from langchain_core.messages import AIMessage, RemoveMessage
+
+    graph_module, types = load("graph"), load("types")
+    seen: list[Any] = []
+
+    def outcome(call: Callable[[], Any], phrase: str) -> None:
+        try:
+            call()
+            seen.append("no error")
+        except Exception as error:  # the observation is the error itself
+            seen.append((type(error).__name__, phrase in str(error)))
+
+    class Plain(TypedDict):
+        hello: str
+
+    both = graph_module.StateGraph(Plain)
+    both.add_node("a", lambda state: {"hello": "a"}).add_node("b", lambda state: {"hello": "b"})
+    both.add_edge("__start__", "a").add_edge("__start__", "b")
+    outcome(lambda: both.compile().invoke({"hello": ""}), "At key 'hello'")
+
+    overwrites = graph_module.StateGraph(Text)
+    overwrites.add_node("a", lambda state: {"text": types.Overwrite("a")})
+    overwrites.add_node("b", lambda state: {"text": types.Overwrite("b")})
+    overwrites.add_edge("__start__", "a").add_edge("__start__", "b")
+    outcome(lambda: overwrites.compile().invoke({"text": ""}), "Can receive only one Overwrite value per super-step.")
+
+    outcome(lambda: graph_module.StateGraph(BadReducer), "Invalid reducer")
+    add_messages = load("graph.message").add_messages
+    outcome(lambda: add_messages([AIMessage("hi", id="1")], [RemoveMessage(id="2")]),
+            "Attempting to delete a message with an ID that doesn't exist")
+    return seen
+
+
+def test_errors_carry_langgraphs_words() -> None:
+    seen = on_both(error_words_program)
+    assert all(observed != "no error" and observed[1] for observed in seen)

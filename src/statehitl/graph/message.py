@@ -45,7 +45,8 @@ def _merged(left: Messages, right: Messages, format: Format) -> list[Any]:
         at = where.get(id_of(message))
         if is_remove(message):
             if at is None:
-                raise ValueError(f"RemoveMessage(id={id_of(message)!r}) removes a message the channel does not hold")
+                raise ValueError("Attempting to delete a message with an ID that doesn't exist: "
+                                 f"RemoveMessage(id={id_of(message)!r}) names none the channel holds")
             removed.add(id_of(message))
         elif at is not None:
             removed.discard(id_of(message))

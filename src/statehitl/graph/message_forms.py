@@ -153,7 +153,8 @@ def load_all(value: Any) -> list[Any]:
     held = coerce_all(value)
     removed = [id_of(m) for m in held if is_remove(m)]
     if removed:
-        raise ValueError(f"RemoveMessage(id={removed[0]!r}) removes a message the channel does not hold")
+        raise ValueError("Attempting to delete a message with an ID that doesn't exist: "
+                         f"RemoveMessage(id={removed[0]!r}) names none the channel holds")
     return held
 
 

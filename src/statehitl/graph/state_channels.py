@@ -120,7 +120,7 @@ def _reducer(name: str, meta: tuple[Any, ...]) -> Reducer | None:
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(positional) != 2 and not any(p.kind is p.VAR_POSITIONAL for p in params):
         raise ValueError(
-            f"the reducer of channel {name!r}, {getattr(reducer, '__name__', reducer)!r}, takes "
+            f"Invalid reducer for channel {name!r}: {getattr(reducer, '__name__', reducer)!r} takes "
             f"{inspect.signature(reducer)}; a reducer takes two arguments: (current, new) -> merged"
         )
     return reducer
