@@ -197,3 +197,30 @@ def error_words_program(load: Load) -> list[Any]:
 def test_errors_carry_langgraphs_words() -> None:
     seen = on_both(error_words_program)
     assert all(observed != "no error" and observed[1] for observed in seen)
+
+
+def task_results_program(load: Load) -> list[Any]:
+    """A past checkpoint's tasks carry what they wrote (``task.result``): the input as ``__start__`` wrote it,
+    each node's update (``{}`` for a node that wrote nothing, without where a ``Command`` sent it); the
+    checkpoint whose step has not run, None."""
+    types = load("types")
+
+    def one(state: Any) -> Any:
+        return types.Command(update={"text": "1"}, goto="quiet")
+
+    graph = load("graph").StateGraph(Text)
+    graph.add_node("one", one).add_node("quiet", lambda state: None)
+    graph.add_edge("__start__", "one")
+    app = graph.compile(checkpointer=load("checkpoint.memory").InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"text": ">"}, config)
+    seen = [[(t.name, t.result) for t in s.tasks] for s in app.get_state_history(config)]
+    app.update_state(config, {"text": "!"}, as_node="one")
+    seen.append([(t.name, t.result) for t in app.get_state(config).tasks])
+    seen.append([[(t.name, t.result) for t in s.tasks] for s in app.get_state_history(config, limit=2)])
+    return seen
+
+
+def test_past_tasks_show_what_they_wrote() -> None:
+    seen = on_both(task_results_program)
+    assert seen[3] == [("__start__", {"text": ">"})]

@@ -28,7 +28,7 @@ from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, Reco
 from statehitl.errors import CheckpointNotFoundError
 
 __all__ = ["BEFORE", "BEGIN", "MAIN", "PART_NAMES", "View", "ViewKey", "checkpoint_order", "history_views",
-           "parent_key", "parse_view", "record_views", "restates", "shown_key", "view_at"]
+           "parent_key", "parse_view", "record_views", "restates", "shown_key", "step_results", "view_at"]
 
 MAIN, BEFORE, BEGIN = 0, 1, 2
 """The parts of a record: its own checkpoint, the state before its run's input, its run's first step (or a
@@ -100,6 +100,20 @@ class View:
     def own(self) -> bool:
         """Whether this is a record's own checkpoint (not one derived from how its run began)."""
         return self.key.part == MAIN
+
+
+def step_results(view: View) -> tuple[str, dict[str, dict[str, Any]]] | None:
+    """What the tasks of the checkpoint before ``view`` wrote, as LangGraph shows them on that checkpoint's
+    tasks (``task.result``): ``(its id, writes by task)``. A record's own checkpoint holds the writes of the step
+    that made it; the first checkpoint after a run's input, the input as ``__start__`` wrote it."""
+    if view.parent is None:
+        return None
+    start = view.record.start
+    if view.parent.part == BEFORE and view.parent.seq == view.key.seq and start is not None:
+        return str(view.parent), {"__start__": start.update}
+    if view.own:
+        return str(view.parent), view.record.writes
+    return None
 
 
 def restates(record: CheckpointRecord, parent: CheckpointRecord) -> bool:

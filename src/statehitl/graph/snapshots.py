@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, c
 
 from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
+from statehitl.commands import GOTO
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View
 from statehitl.graph.node_calls import task_key
@@ -166,8 +167,11 @@ class SnapshotReader:
         return {node: self.schema.decoded(update) for node, update in writes.items()}
 
     def _result(self, completed: dict[str, dict[str, Any]], task: str) -> dict[str, Any] | None:
-        """What ``task`` wrote, if it finished, as it wrote it."""
+        """What ``task`` wrote, if it finished, as it wrote it (where a ``Command`` sent it, LangGraph's result
+        does not say)."""
         update = completed.get(task)
+        if update is not None and GOTO in update:
+            update = {key: value for key, value in update.items() if key != GOTO}
         return update if update is None or not self.schema.tagged else self.schema.decoded(update)
 
     def shown_values(self, state: Any, pending: list[str], completed: dict[str, dict[str, Any]],
@@ -189,9 +193,11 @@ class SnapshotReader:
     def _order(self) -> dict[str, int]:
         return {name: index for index, name in enumerate(self.machine.nodes)}
 
-    def snapshot(self, view: View, state: Any, subgraphs: bool = False) -> StateSnapshot[Any]:
+    def snapshot(self, view: View, state: Any, subgraphs: bool = False, *,
+                 results: dict[str, dict[str, Any]] | None = None) -> StateSnapshot[Any]:
         """``view`` as a snapshot, its state being ``state``; ``subgraphs``: a task holding a subgraph's run
-        has that run's snapshot as its ``state`` (else a config naming its namespace)."""
+        has that run's snapshot as its ``state`` (else a config naming its namespace). ``results``: what its
+        tasks wrote, by task, when a later checkpoint says (its step ran)."""
         record = view.record
         interrupts = tuple(i.to_interrupt() for i in view.interrupts)
         parent = None if view.parent is None else str(view.parent)
@@ -212,7 +218,7 @@ class SnapshotReader:
             {"source": view.source, "step": view.step, "parents": {}},
             _when(view.created_at),
             None if parent is None else graph_config(record.thread_id, parent),
-            self.tasks(top, view, interrupts, ids, subgraphs=subgraphs, failed=failed),
+            self.tasks(top, view, interrupts, ids, subgraphs=subgraphs, failed=failed, results=results),
             interrupts,
             status=Status(view.status),
             step=view.step,
@@ -224,12 +230,13 @@ class SnapshotReader:
         )
 
     def tasks(self, level: Level | None, at: View | Level, interrupts: tuple[Interrupt, ...],
-              ids: CheckpointIds | None, *, subgraphs: bool, failed: FailureRecord | None = None
-              ) -> tuple[GraphTask, ...]:
+              ids: CheckpointIds | None, *, subgraphs: bool, failed: FailureRecord | None = None,
+              results: dict[str, dict[str, Any]] | None = None) -> tuple[GraphTask, ...]:
         """The tasks of the step ``at`` stands at (a checkpoint's, or a subgraph run's ``level``): each with the
         interrupts it waits on (those raised inside its subgraphs too), its error, its result if it finished,
         and for a subgraph its run's snapshot (``subgraphs``) or a config naming its namespace (``ids``: the
-        checkpoint's, None for a plain graph's)."""
+        checkpoint's, None for a plain graph's). ``results``: what each task of a step that ran wrote (``{}``:
+        nothing)."""
         tasks = []
         graph = None if ids is None else self.graph
         for task in at.pending:
@@ -250,8 +257,10 @@ class SnapshotReader:
                 own = f"{node}:{task_key(at.step, task)}"
                 namespace = f"{level.namespace}|{own}" if level is not None and level.namespace else own
                 state = self._task_state(below, namespace, ids, asked, subgraphs)
-            tasks.append(GraphTask(task_key(at.step, task), node, path, error, asked, state,
-                                   self._result(at.completed, task)))
+            result = self._result(at.completed, task)
+            if result is None and results is not None:
+                result = self._result(results, task) or {}
+            tasks.append(GraphTask(task_key(at.step, task), node, path, error, asked, state, result))
         return tuple(tasks)
 
     @staticmethod

@@ -23,7 +23,7 @@ from statehitl.checkpoint.engine import Checkpointer, Head
 from statehitl.checkpoint.records import RunStart
 from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
 from statehitl.graph.graph_state import StateGraphSchema
-from statehitl.graph.history import BEFORE, MAIN, PART_NAMES, View, ViewKey, checkpoint_order, parse_view
+from statehitl.graph.history import BEFORE, MAIN, PART_NAMES, View, ViewKey, checkpoint_order, parse_view, step_results
 from statehitl.graph.run_targets import RunTarget, namespace_of, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
 from statehitl.graph.time_travel import ThreadViews
@@ -140,9 +140,13 @@ class ThreadState:
         below = None if ceiling is None else checkpoint_order(parse_view(target.thread, ceiling))
         views = self._views(target.thread)
         count = 0
+        results: dict[str, dict[str, dict[str, Any]]] = {}  # by checkpoint, what its tasks wrote (a later one says)
         async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
                                        ) as walk:
             async for view in walk:
+                done = step_results(view)
+                if done is not None:
+                    results[done[0]] = done[1]
                 if below is not None and checkpoint_order(view.id) >= below:
                     continue
                 metadata = {"source": view.source, "step": view.step, "parents": {}}
@@ -151,7 +155,7 @@ class ThreadState:
                 if limit is not None and count >= limit:
                     return
                 count += 1
-                yield self.snapshots.snapshot(view, await views.state(view))
+                yield self.snapshots.snapshot(view, await views.state(view), results=results.pop(view.id, None))
 
     async def _walk(self, views: ThreadViews, thread: str, *, paged: bool) -> AsyncGenerator[View, None]:
         """The checkpoints newest first: read record by record from the newest for a page (its cost is the
