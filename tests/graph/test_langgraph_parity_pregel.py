@@ -224,3 +224,38 @@ def task_results_program(load: Load) -> list[Any]:
 def test_past_tasks_show_what_they_wrote() -> None:
     seen = on_both(task_results_program)
     assert seen[3] == [("__start__", {"text": ">"})]
+
+
+def input_update_program(load: Load) -> list[Any]:
+    """``update_state(..., as_node="__input__")`` shows only an input checkpoint (the input is ``__start__``'s
+    to write) until a run applies it; a ``__start__`` update then writes its values in place of that input (a
+    step-0 ``"update"``), and ``invoke(None)`` runs from there; a thread whose input is run directly shows the
+    run's step-0 ``"loop"`` checkpoint."""
+    graph = load("graph").StateGraph(Text)
+    graph.add_node("agent", lambda state: {"text": "a"}).add_node("tool", lambda state: {"text": "t"})
+    graph.add_edge("__start__", "agent").add_edge("agent", "tool")
+    app = graph.compile(checkpointer=load("checkpoint.memory").InMemorySaver())
+
+    def history(config: dict[str, Any]) -> list[Any]:
+        snapshots = list(app.get_state_history(config))
+        ids = [s.config["configurable"]["checkpoint_id"] for s in snapshots]
+        return [(s.values, s.next, s.metadata["step"], s.metadata["source"], [(t.name, t.result) for t in s.tasks],
+                 ids.index(s.parent_config["configurable"]["checkpoint_id"]) if s.parent_config else None)
+                for s in snapshots]
+
+    seen: list[Any] = []
+    replaced = {"configurable": {"thread_id": "replaced"}}
+    app.update_state(replaced, {"text": "in"}, as_node="__input__")
+    seen.append((app.get_state(replaced).values, app.get_state(replaced).next, history(replaced)))
+    app.update_state(replaced, {"text": "in2"}, as_node="__start__")
+    seen.append(history(replaced))
+    seen.append((app.invoke(None, replaced), history(replaced)))
+    direct = {"configurable": {"thread_id": "direct"}}
+    app.update_state(direct, {"text": "in"}, as_node="__input__")
+    seen.append((app.invoke(None, direct), history(direct)))
+    return seen
+
+
+def test_an_input_update_waits_for_its_run() -> None:
+    seen = on_both(input_update_program)
+    assert len(seen[0][2]) == 1

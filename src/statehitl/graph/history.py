@@ -28,7 +28,8 @@ from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, Reco
 from statehitl.errors import CheckpointNotFoundError
 
 __all__ = ["BEFORE", "BEGIN", "MAIN", "PART_NAMES", "View", "ViewKey", "checkpoint_order", "history_views",
-           "parent_key", "parse_view", "record_views", "restates", "shown_key", "step_results", "view_at"]
+           "parent_key", "parse_view", "record_views", "restates", "shown_key", "step_results", "unrun_input",
+           "view_at"]
 
 MAIN, BEFORE, BEGIN = 0, 1, 2
 """The parts of a record: its own checkpoint, the state before its run's input, its run's first step (or a
@@ -123,6 +124,16 @@ def restates(record: CheckpointRecord, parent: CheckpointRecord) -> bool:
             and record.step == parent.step and record.pending == parent.pending)
 
 
+def unrun_input(record: CheckpointRecord) -> bool:
+    """Whether ``record`` is an input that ``update_state(..., as_node="__input__")`` wrote and no run has applied
+    yet. LangGraph writes only the input checkpoint for it; the checkpoint with the input applied is the first
+    of the run that applies it, so until a run follows the record (or a ``__start__`` update replaces the
+    input), only its input checkpoint is shown."""
+    start = record.start
+    return (record.source == "update" and start is not None and start.kind == "input" and record.step == start.step
+            and record.pending == start.pending)
+
+
 def parent_key(record: CheckpointRecord) -> ViewKey | None:
     """The checkpoint ``record`` (or, for a run's first record, its run) follows, as stored."""
     if record.parent_seq is None:
@@ -131,11 +142,12 @@ def parent_key(record: CheckpointRecord) -> ViewKey | None:
 
 
 def record_views(root: CheckpointRecord, content: CheckpointRecord, parent: ViewKey | None, *,
-                 derive: bool = True) -> list[View]:
+                 derive: bool = True, followed: bool = True) -> list[View]:
     """The checkpoints a record shows, oldest first: its run's beginning (when ``root`` began one), then its
     own, with what ``content`` (the newest record restating ``root``, or ``root`` itself) says. ``parent``:
     the shown checkpoint ``root`` follows (its own parent's key, resolved to what shows it). ``derive=False``:
-    not the run's beginning, which is derived from the record before it (``prune`` deleted that one)."""
+    not the run's beginning, which is derived from the record before it (``prune`` deleted that one).
+    ``followed=False``: no record follows its own checkpoint, which an ``unrun_input`` then does not show."""
     views: list[View] = []
     start = root.start if derive and (root.start is None or root.start.shown) else None
     when = root.created_at
@@ -154,6 +166,8 @@ def record_views(root: CheckpointRecord, content: CheckpointRecord, parent: View
             views.append(View(ViewKey(root.seq, BEGIN), root, start.step, begun, "executing", list(start.pending),
                               dict(start.schedule), dict(start.completed), [], when - _ROOM, parent))
             parent = views[-1].key
+        if not followed and views and unrun_input(root):
+            return views
     views.append(View(ViewKey(root.seq), content, content.step, main_source, content.status, list(content.pending),
                       dict(content.schedule), dict(content.completed), list(content.interrupts), when, parent))
     return views
@@ -180,13 +194,13 @@ async def view_at(key: ViewKey | None, head: CheckpointRecord, shape: Read, whol
         newest = await _newest_restating(root, head, shape)
         content = head if newest.seq == head.seq else await whole(newest.seq) or newest
     parent = await shown_key(parent_key(root), shape)
-    views = record_views(root, content, parent)
+    views = record_views(root, content, parent, followed=key is not None or root.seq != head.seq)
     wanted = MAIN if key is None else key.part
     for view in views:
         if view.key.part == wanted:
             return view
-    if wanted == BEGIN:  # the run stopped in its first step: its first-step checkpoint is the record's own
-        return views[-1]
+    if wanted != BEFORE:  # the run stopped in its first step (its first-step checkpoint is the record's own), or
+        return views[-1]  # the thread's current checkpoint is an input no run has applied
     raise CheckpointNotFoundError(f"thread {head.thread_id!r} has no checkpoint {key}")
 
 
@@ -226,6 +240,7 @@ async def shown_key(key: ViewKey | None, read: Read) -> ViewKey | None:
 def history_views(records: Iterable[CheckpointRecord]) -> list[View]:
     """Every checkpoint of a thread whose records (every one, each whole) are ``records``, newest first."""
     by_seq = {r.seq: r for r in records}
+    followed = {key for r in by_seq.values() if (key := parent_key(r)) is not None}
     root_of: dict[int, int] = {}
     newest: dict[int, CheckpointRecord] = {}
     for seq in sorted(by_seq):
@@ -241,5 +256,6 @@ def history_views(records: Iterable[CheckpointRecord]) -> list[View]:
         if ref is not None and ref.part == MAIN:
             ref = ViewKey(root_of.get(ref.seq, ref.seq))
         pruned = ref is not None and ref.seq not in by_seq
-        shown.extend(reversed(record_views(first, newest[root_seq], None if pruned else ref, derive=not pruned)))
+        shown.extend(reversed(record_views(first, newest[root_seq], None if pruned else ref, derive=not pruned,
+                                           followed=ViewKey(root_seq) in followed)))
     return shown

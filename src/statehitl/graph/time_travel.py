@@ -114,10 +114,13 @@ class ThreadViews:
         self._head = head.record
         self._records[head.record.seq] = head.record
         waiting: dict[int, CheckpointRecord] = {}  # a record restated by newer ones -> the newest of those
+        followed: set[ViewKey] = set()  # the checkpoints a newer record follows
         for seq in range(head.record.seq, -1, -1):
             record = await self.shape(seq)
             if record is None:
                 continue  # a claim's number
+            if (own_parent := parent_key(record)) is not None:
+                followed.add(own_parent)
             content = waiting.pop(seq, record)
             parent = None
             if record.parent_seq is not None and record.start is None and record.parent_view is None:
@@ -130,7 +133,7 @@ class ThreadViews:
                 ref = await shown_key(ref, self.shape)
             if content.seq != head.record.seq:
                 content = await self.read(content.seq) or content
-            for view in reversed(record_views(record, content, ref)):
+            for view in reversed(record_views(record, content, ref, followed=ViewKey(seq) in followed)):
                 yield view
 
     async def shape(self, seq: int) -> CheckpointRecord | None:
