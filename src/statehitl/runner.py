@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from statehitl._json import dump_written
@@ -222,13 +222,21 @@ class Runner:
         state's history was edited or migrated, not appended to, so this checkpoint stores it whole. ``source``:
         what made it (an update, or a copy of a checkpoint: ``"fork"``).
         """
+        return await self.commit_updates(cursor, step, state, {writer: update}, rewritten=rewritten, source=source,
+                                         **position)
+
+    async def commit_updates(
+        self, cursor: Cursor, step: int, state: Any, updates: Mapping[str, dict[str, Any]], *,
+        rewritten: bool = False, source: Source = "update", **position: Any,
+    ) -> StoredCheckpoint:
+        """``commit_update`` of the updates of several writers at once (by writer), as one step's."""
         cursor.store_whole(rewritten)
         assert self.checkpointer is not None, "a nested-only runner writes nothing"
+        writes = {writer: dump_written(self.adapter.dump_update, writer, update) for writer, update in updates.items()}
         try:
             return await self.checkpointer.commit(
                 cursor, state, self.adapter, durable=True, index=True, machine=self.machine.name,
-                fingerprint=self.machine.fingerprint, step=step, source=source,
-                writes={writer: dump_written(self.adapter.dump_update, writer, update)}, **position,
+                fingerprint=self.machine.fingerprint, step=step, source=source, writes=writes, **position,
             )
         except IndexNotWritten as stale:  # the update is stored; only the listing is stale
             stale.raise_error()

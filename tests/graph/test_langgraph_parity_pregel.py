@@ -259,3 +259,49 @@ def input_update_program(load: Load) -> list[Any]:
 def test_an_input_update_waits_for_its_run() -> None:
     seen = on_both(input_update_program)
     assert len(seen[0][2]) == 1
+
+
+class Mapped(TypedDict, total=False):
+    text: str
+    side: str
+    items: Annotated[list, operator.add]  # type: ignore[type-arg]
+
+
+def bulk_supersteps_program(load: Load) -> list[Any]:
+    """``bulk_update_state``'s supersteps: each one checkpoint, as if its nodes had run in one step (their next
+    tasks planned together, an update as a node with pending Sends taking the next of them); a superstep of
+    several updates names a node for each; two plain writes of a key in one superstep are refused; no
+    superstep, or an empty one, is a ``ValueError``."""
+    types, graph_module = load("types"), load("graph")
+
+    def fan(state: Any) -> Any:
+        return types.Command(goto=[types.Send("item", {"i": 0}), types.Send("item", {"i": 1})], update={"text": "map"})
+
+    graph = graph_module.StateGraph(Mapped)
+    graph.add_node("agent", lambda state: {"text": "agent"}).add_node("fan", fan)
+    graph.add_node("item", lambda state: {"items": [state["i"]]}).add_node("side", lambda state: {"side": "s"})
+    graph.add_edge("__start__", "agent").add_edge("agent", "fan").add_edge("agent", "side")
+    app = graph.compile(checkpointer=load("checkpoint.memory").InMemorySaver())
+    update = types.StateUpdate
+    config = {"configurable": {"thread_id": "bulk"}}
+    app.bulk_update_state(config, [
+        [update({"text": "in"}, "__input__")], [update({"text": "in"}, "__start__")], [update({"text": "a"}, "agent")],
+        [update(types.Command(goto=[types.Send("item", {"i": 0}), types.Send("item", {"i": 1})],
+                              update={"text": "map"}), "fan"), update({"side": "s"}, "side")],
+        [update({"items": [0]}, "item"), update({"items": [1]}, "item")]])
+    seen: list[Any] = [[(s.values, s.next, s.metadata["step"], s.metadata["source"],
+                         [(t.name, t.result) for t in s.tasks]) for s in app.get_state_history(config)]]
+    for bad in ([[update({"text": "x"}, None), update({"side": "y"}, None)]],
+                [[update({"text": "x"}, "agent"), update({"text": "y"}, "side")]], [], [[]]):
+        try:
+            app.bulk_update_state(config, bad)
+            seen.append("no error")
+        except (ValueError, load("errors").InvalidUpdateError) as error:
+            seen.append(type(error).__name__)
+    seen.append(len(list(app.get_state_history(config))))
+    return seen
+
+
+def test_a_bulk_superstep_is_one_checkpoint() -> None:
+    seen = on_both(bulk_supersteps_program)
+    assert len(seen[0]) == 5

@@ -349,17 +349,94 @@ class ThreadState:
         return run_sync(self.aupdate_state(config, values, as_node))
 
     async def abulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
-        """Several ``update_state`` calls in order, each ``StateUpdate``-like ``(values, as_node)`` pair."""
+        """Supersteps of ``StateUpdate``-like ``(values, as_node)`` pairs, in order (LangGraph's): each superstep
+        is one checkpoint, as if its nodes had run in one step (their writes applied together through the
+        reducers, an update as a node with pending Sends taking the next of them). A superstep of several
+        updates names a node for each. Every superstep is checked before anything is written."""
+        steps = [[(u.values, u.as_node) if hasattr(u, "values") else tuple(u) for u in step] for step in supersteps]
+        if not steps:
+            raise ValueError("No supersteps provided: bulk_update_state takes a list of supersteps of updates")
+        for step in steps:
+            if not step:
+                raise ValueError("No updates provided: each superstep of bulk_update_state holds one update or more")
+            if len(step) > 1 and (named := [n for _, n in step if n is None or n in _SPECIAL]):
+                raise InvalidUpdateError(f"a superstep of several updates names a node for each, and not "
+                                         f"{named[0]!r}: give that update a superstep of its own")
         result: Any = config
-        for superstep in supersteps:
-            for update in superstep:
-                values, as_node = (update.values, update.as_node) if hasattr(update, "values") else update
-                result = await self.aupdate_state(result, values, as_node)
+        for step in steps:
+            if len(step) == 1:
+                result = await self.aupdate_state(result, *step[0])
+            else:
+                result = await self._superstep_update(result, step)
         return result
+
+    async def _superstep_update(self, config: dict[str, Any], step: list[tuple[Any, str]]) -> Any:
+        """One checkpoint for several nodes' updates of the checkpoint ``config`` names, one step on."""
+        target = self._target(config)
+        for _, as_node in step:
+            if as_node not in self.machine.nodes:
+                raise UnknownNodeError(f"as_node {as_node!r} is not a node of {self.machine.name!r} "
+                                       f"(its nodes: {sorted(self.machine.nodes)})")
+        head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
+        views = self._views(target.thread)
+        view = None if head is None else await views.at(
+            None if target.checkpoint_id is None else parse_view(target.thread, target.checkpoint_id), head)
+        updates = _by_task([(n, self._update_of(values, n)) for values, n in step], self.machine,
+                           [] if view is None else view.pending)
+        if head is None or view is None:
+            state = self.schema.apply(ThreadViews.empty(self.schema), updates)
+            pending, schedule = await self._planned_all(state, updates, None)
+            cursor = start_position(None, target.thread, state, pending).cursor
+            step_number, position = 0, dict[str, Any]()
+        else:
+            self.checkpointer.ensure_free(head, None)
+            state = self.schema.apply(await views.state(view), updates)
+            kept = schedule_of(view.schedule, f"checkpoint {view.id} of thread {target.thread!r}")
+            pending, schedule = await self._planned_all(state, updates, kept)
+            at = head if view.own and view.record.seq == head.record.seq else \
+                await self.checkpointer.head(target.thread, view.record.seq)
+            assert at is not None, "the checkpoint viewed is the thread's"
+            cursor, step_number = at.cursor, view.step + 1
+            position = {} if view.key.part == MAIN else {"parent_view": PART_NAMES[view.key.part]}
+        assert cursor is not None, "an update begins after a record of the thread, or a new one"
+        stored = await self._runner.commit_updates(
+            cursor, step_number, state, _writes(updates), rewritten=view is not None and view.key.part != MAIN,
+            status="executing" if pending else "completed", pending=pending, schedule=stored_schedule(schedule),
+            **position)
+        return await self._updated(target, stored.seq, None)
+
+    async def _planned_all(self, state: Any, done: list[tuple[str, dict[str, Any]]], schedule: Schedule | None
+                           ) -> tuple[list[str], Schedule | None]:
+        """The tasks after ``done`` (each task and its update) were written in one step (their async routers
+        awaited)."""
+        routes = await awaited_routes(self.machine, self.schema.apply, state, done)
+        return plan_step(self.machine, self.schema.apply, state, done, schedule, routes)
 
     def bulk_update_state(self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Any:
         """Several ``update_state`` calls in order; see ``abulk_update_state``."""
         return run_sync(self.abulk_update_state(config, supersteps))
+
+
+def _by_task(updates: list[tuple[str, dict[str, Any]]], machine: Machine, pending: list[str]
+             ) -> list[tuple[str, dict[str, Any]]]:
+    """A superstep's updates, each with the task it stands for: an update as a node with pending Sends is the
+    next of those Sends' (``node:0``, ``node:1``...), as LangGraph's is."""
+    sends = [t for t in pending if machine.task_node(t) != t]
+    by_task = []
+    for node, update in updates:
+        task = next((t for t in sends if machine.task_node(t) == node), node)
+        if task in sends:
+            sends.remove(task)
+        by_task.append((task, update))
+    return by_task
+
+
+def _writes(updates: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """What a superstep's checkpoint records each task wrote (a node's second update merged into its first)."""
+    writes: dict[str, dict[str, Any]] = {}
+    for task, update in updates:
+        writes[task] = {**writes.get(task, {}), **update}
+    return writes
 
 
 async def _listed(snapshots: AsyncIterator[StateSnapshot[Any]]) -> list[StateSnapshot[Any]]:
