@@ -305,3 +305,33 @@ def bulk_supersteps_program(load: Load) -> list[Any]:
 def test_a_bulk_superstep_is_one_checkpoint() -> None:
     seen = on_both(bulk_supersteps_program)
     assert len(seen[0]) == 5
+
+
+def xray_program(load: Load) -> list[Any]:
+    """``get_graph(xray=)`` draws a subgraph node as the subgraph's own nodes (``node:inner``), ``True`` every
+    level deep and a number that many, with the subgraph's ``__start__``/``__end__`` left out where LangGraph
+    trims them (one edge, and another node then starts or ends it)."""
+    graph_module = load("graph")
+
+    def looped(name: str, inner: Any) -> Any:
+        graph = graph_module.StateGraph(Text)
+        graph.add_node(f"{name}_one", lambda state: {"text": "."}).add_node(f"{name}_two", inner)
+        graph.add_edge("__start__", f"{name}_one").add_edge(f"{name}_two", f"{name}_one")
+        graph.add_conditional_edges(f"{name}_one", lambda state: "1", {"0": f"{name}_two", "1": "__end__"})
+        return graph.compile()
+
+    nested = looped("gp", looped("p", looped("c", lambda state: {"text": "!"})))
+    sinks_inner = graph_module.StateGraph(Text)
+    for name in ("one", "two", "three"):
+        sinks_inner.add_node(name, lambda state: {"text": "."})
+    sinks_inner.add_edge("__start__", "one").add_conditional_edges("one", lambda state: "two", ["two", "three"])
+    sinks = graph_module.StateGraph(Text)
+    sinks.add_node("uno", lambda state: {"text": "."}).add_node("inner", sinks_inner.compile())
+    sinks.add_edge("__start__", "uno").add_edge("uno", "inner")
+    return [app.get_graph(xray=xray).draw_mermaid(with_styles=False)
+            for app, xray in ((nested, True), (nested, 1), (nested, False), (sinks.compile(), True))]
+
+
+def test_xray_draws_subgraphs_in_place() -> None:
+    seen = on_both(xray_program)
+    assert "gp_two\\3ap_two\\3ac_one" in seen[0]

@@ -40,11 +40,11 @@ class Drawing:
     edges: list[DrawnEdge] = field(default_factory=list)
 
 
-def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[str], Machine | None],
+def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[str, int], Drawing | None],
             xray: int) -> Drawing:
     """``machine`` drawn: ``actions`` are what runs at its nodes (functions or graphs, error handlers among
-    them), in the order to list them; ``subgraphs(node)`` the machine of a node that runs a compiled graph,
-    drawn in place when ``xray`` is above 0."""
+    them), in the order to list them; ``subgraphs(node, depth)`` the drawing (its own subgraphs ``depth`` levels
+    deep) of a node that runs a compiled graph, drawn in place when ``xray`` is above 0."""
     names = list(actions) or list(machine.nodes)
     drawn = Drawing({START: None, **{name: actions.get(name) for name in names}, END: None})
     labels = _labels(machine)
@@ -58,9 +58,9 @@ def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[s
     drawn.edges.extend(sorted(endings, key=lambda e: e.source))
     if xray > 0:
         for name in list(machine.nodes):
-            inner = subgraphs(name)
+            inner = subgraphs(name, xray - 1)
             if inner is not None:
-                _expand(drawn, name, drawing(inner, {}, lambda _: None, xray - 1))
+                _expand(drawn, name, inner)
     return drawn
 
 
@@ -74,25 +74,55 @@ def _labels(machine: Machine) -> dict[tuple[str, str], str]:
     return labels
 
 
+def _ends(drawn: Drawing, *, first: bool, exclude: tuple[str, ...] = ()) -> str | None:
+    """The one node no edge leads into (``first``; else the one no edge leaves), not counting ``exclude``d
+    nodes and their edges; None when there is none, or several (LangChain's rule)."""
+    ends = {e.target if first else e.source for e in drawn.edges if (e.source if first else e.target) not in exclude}
+    found = [name for name in drawn.nodes if name not in exclude and name not in ends]
+    return found[0] if len(found) == 1 else None
+
+
+def _trim(drawn: Drawing, name: str) -> None:
+    drawn.nodes.pop(name)
+    drawn.edges = [e for e in drawn.edges if name not in (e.source, e.target)]
+
+
+def _trimmed(inner: Drawing) -> tuple[str, str] | None:
+    """Where a subgraph drawn in place starts and ends, as LangGraph (LangChain's ``Graph``) trims it: its
+    ``__start__`` is left out when it has one edge and another node is then where it starts, its ``__end__``
+    likewise; None when it has no single start and end (it is then drawn as one node)."""
+    if len(inner.nodes) <= 1 or _ends(inner, first=True) is None or _ends(inner, first=False) is None:
+        return None
+    for first in (True, False):
+        end = _ends(inner, first=first)
+        edges = {e for e in inner.edges if (e.source if first else e.target) == end}
+        if end is not None and _ends(inner, first=first, exclude=(end,)) is not None and len(edges) == 1:
+            _trim(inner, end)
+    start, finish = _ends(inner, first=True), _ends(inner, first=False)
+    return None if start is None or finish is None else (start, finish)
+
+
 def _expand(drawn: Drawing, node: str, inner: Drawing) -> None:
-    """Draw ``node`` as ``inner``'s nodes (``node:name``): the edges into it go to where ``inner`` starts, the
-    edges out of it leave from where ``inner`` ends."""
-    firsts = [e.target for e in inner.edges if e.source == START and e.target != END]
-    lasts = [e.source for e in inner.edges if e.target == END and e.source != START]
+    """Draw ``node`` as ``inner``'s nodes (``node:name``, its own ``__start__`` and ``__end__`` among them unless
+    trimmed, as LangGraph draws them): the edges into it go to where ``inner`` starts, the edges out of it leave
+    from where it ends."""
+    ends = _trimmed(inner)
+    if ends is None:
+        return
+    start, finish = ends
     nodes = list(drawn.nodes.items())
     at = [name for name, _ in nodes].index(node)
-    inside = [(f"{node}:{name}", action) for name, action in inner.nodes.items() if name not in (START, END)]
+    inside = [(f"{node}:{name}", action) for name, action in inner.nodes.items()]
     drawn.nodes = dict(nodes[:at] + inside + nodes[at + 1:])
     edges: list[DrawnEdge] = []
     for edge in drawn.edges:
         if edge.target == node:
-            edges.extend(DrawnEdge(edge.source, f"{node}:{first}", edge.label, edge.conditional) for first in firsts)
+            edges.append(DrawnEdge(edge.source, f"{node}:{start}", edge.label, edge.conditional))
         elif edge.source == node:
-            edges.extend(DrawnEdge(f"{node}:{last}", edge.target, edge.label, edge.conditional) for last in lasts)
+            edges.append(DrawnEdge(f"{node}:{finish}", edge.target, edge.label, edge.conditional))
         else:
             edges.append(edge)
-    edges.extend(DrawnEdge(f"{node}:{e.source}", f"{node}:{e.target}", e.label, e.conditional)
-                 for e in inner.edges if START not in (e.source, e.target) and END not in (e.source, e.target))
+    edges.extend(DrawnEdge(f"{node}:{e.source}", f"{node}:{e.target}", e.label, e.conditional) for e in inner.edges)
     drawn.edges = edges
 
 

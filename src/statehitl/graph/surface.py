@@ -19,9 +19,13 @@ from statehitl._sync import run_sync
 from statehitl.machine import START, Machine
 
 if TYPE_CHECKING:
+    from statehitl.graph.drawing import Drawing
     from statehitl.graph.state_kinds import StateKind
 
 __all__ = ["CompiledNode", "GraphSurface", "compiled_nodes", "merged_config"]
+
+_EVERY_LEVEL = 1 << 10
+"""How deep ``get_graph(xray=True)`` draws: every level of subgraphs (none nests this deep)."""
 
 
 class CompiledNode:
@@ -172,20 +176,26 @@ class GraphSurface:
         """The graph to draw: LangChain's ``Graph`` (``draw_mermaid()``, ``draw_ascii()``, ``to_json()``,
         ``nodes``, ``edges``) when ``langchain-core`` is installed, else statehitl's ``Machine`` (which draws
         with ``draw_mermaid()`` too, and stays at ``graph.machine``). ``xray``: draw subgraph nodes as their own
-        nodes (``True``, or how many levels deep)."""
-        from statehitl.graph.drawing import drawing, langchain_graph  # drawing is not running
+        nodes (``True``: every level, or how many levels deep)."""
+        from statehitl.graph.drawing import langchain_graph  # drawing is not running
 
-        drawn = drawing(self.machine, {n: node.bound for n, node in self.compiled_nodes.items() if n != START},
-                        self._subgraph_machine, int(xray))
+        depth = xray if not isinstance(xray, bool) else _EVERY_LEVEL if xray else 0
         try:
-            return langchain_graph(drawn)
+            return langchain_graph(self.drawing(depth))
         except ImportError:  # no langchain-core: the machine draws itself
             return self.machine
 
-    def _subgraph_machine(self, node: str) -> Machine | None:
+    def drawing(self, xray: int) -> Drawing:
+        """This graph's nodes and edges as ``get_graph`` draws them, its subgraphs ``xray`` levels deep."""
+        from statehitl.graph.drawing import drawing
+
+        return drawing(self.machine, {n: node.bound for n, node in self.compiled_nodes.items() if n != START},
+                       self._subgraph_drawing, xray)
+
+    def _subgraph_drawing(self, node: str, xray: int) -> Drawing | None:
         compiled = self.compiled_nodes.get(node)
         inner = compiled.subgraphs[0] if compiled is not None and compiled.subgraphs else None
-        return getattr(inner, "machine", None)
+        return inner.drawing(xray) if isinstance(inner, GraphSurface) else None
 
 
 def compiled_nodes(actions: Mapping[str, Any], policies: Mapping[str, dict[str, Any]],
