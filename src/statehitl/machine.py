@@ -98,7 +98,7 @@ class Machine:
         require_exit: bool = True,
         supersteps: bool = False,
         joins: Iterable[Join] = (),
-        destinations: Mapping[str, Sequence[str]] | None = None,
+        destinations: Mapping[str, Sequence[str] | Mapping[str, str]] | None = None,
         deferred: Iterable[str] = (),
     ) -> None:
         """``require_exit=False`` lets nodes have no path to END: an orchestrator whose loops end by
@@ -108,12 +108,14 @@ class Machine:
         node runs in the step, a node without a way out ends its branch, nodes may be reached only by
         ``Send`` or ``Command(goto=)``, and ``joins`` are waiting edges. Otherwise a node waits for the
         pending nodes that can still reach it (the multi-agent Graph's rule). ``destinations``: where a
-        node's ``Command(goto=)`` may go, drawn and validated like a router's targets; ``deferred`` nodes
-        run only once nothing else is left to run (LangGraph's ``defer=True``)."""
+        node's ``Command(goto=)`` may go, drawn and validated like a router's targets (a mapping of them to
+        the labels their edges are drawn with); ``deferred`` nodes run only once nothing else is left to run
+        (LangGraph's ``defer=True``)."""
         self.name = name
         self.supersteps = supersteps
         self.joins: tuple[Join, ...] = tuple(joins)
         self.destinations = {n: tuple(targets) for n, targets in (destinations or {}).items()}
+        self.destination_labels = {n: dict(t) for n, t in (destinations or {}).items() if isinstance(t, Mapping)}
         self.deferred = frozenset(deferred)
         self._require_exit = require_exit and not supersteps
         self.nodes: dict[str, NodeSpec] = {}

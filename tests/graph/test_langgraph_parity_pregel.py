@@ -27,7 +27,8 @@ class Text(TypedDict):
 
 def drawing_program(load: Load) -> dict[str, Any]:
     """The order of a drawn graph's edges: a finish point's and a dead end's plain edges into ``__end__`` come
-    last, while a router's edge to ``__end__`` is listed by source and target like any other."""
+    last, while a router's edge to ``__end__`` is listed by source and target like any other; the labels of
+    ``add_node(destinations={node: label})`` on their edges."""
     graph = load("graph").StateGraph(Text)
     for name in ("up", "side", "other", "down", "loop"):
         graph.add_node(name, lambda state: {"text": "."})
@@ -39,8 +40,14 @@ def drawing_program(load: Load) -> dict[str, Any]:
     graph.add_conditional_edges("loop", lambda state: "__end__", {"again": "loop", "done": "__end__"})
     graph.set_finish_point("other")
     drawn = graph.compile().get_graph()
+    labelled = load("graph").StateGraph(Text)
+    labelled.add_node("pick", lambda state: load("types").Command(goto="left"),
+                      destinations={"left": "L", "right": "R"})
+    labelled.add_node("left", lambda state: {"text": "l"}).add_node("right", lambda state: {"text": "r"})
+    labelled.add_edge("__start__", "pick")
     return {"mermaid": drawn.draw_mermaid(with_styles=False),
-            "edges": [(e.source, e.target, e.data, e.conditional) for e in drawn.edges]}
+            "edges": [(e.source, e.target, e.data, e.conditional) for e in drawn.edges],
+            "labelled": [(e.source, e.target, e.data, e.conditional) for e in labelled.compile().get_graph().edges]}
 
 
 def test_plain_edges_into_end_are_drawn_last() -> None:

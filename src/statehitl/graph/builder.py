@@ -54,7 +54,7 @@ M = TypeVar("M")
 class _Node:
     action: Callable[..., Any] | CompiledStateGraph[Any]
     input_schema: Any
-    destinations: tuple[str, ...] | None
+    destinations: tuple[str, ...] | dict[str, str] | None
     metadata: dict[str, Any] | None
     retry: Policies | None
     defer: bool
@@ -146,7 +146,8 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"node {name!r}: handler must be callable or a Runnable, got {action!r}")
         if error_handler is not None and not callable(error_handler):
             raise GraphValidationError(f"node {name!r}: error_handler must be callable, got {error_handler!r}")
-        targets = tuple(destinations) if destinations is not None else _goto_targets(action)  # a dict: node -> label
+        targets = (dict(destinations) if isinstance(destinations, dict) else tuple(destinations)) \
+            if destinations is not None else _goto_targets(action)  # a dict: node -> the label its edge is drawn with
         self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer, error_handler,
                                   TimeoutPolicy.coerce(timeout), cache_policy)
         return self

@@ -65,8 +65,11 @@ def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[s
 
 
 def _labels(machine: Machine) -> dict[tuple[str, str], str]:
-    """A router's path-map keys as the labels of its edges, where a key is not its target's name."""
-    labels: dict[tuple[str, str], str] = {}
+    """A router's path-map keys as the labels of its edges, where a key is not its target's name, and the
+    labels ``add_node(destinations={node: label})`` gave."""
+    labels: dict[tuple[str, str], str] = {
+        (source, target): label for source, given in machine.destination_labels.items()
+        for target, label in given.items()}
     for router in machine.routers:
         for key, target in (router.path_map or {}).items():
             if str(key) != target:
