@@ -3,6 +3,7 @@ with ``statehitl`` as the root; what statehitl's run observes must equal what La
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import operator
 from collections.abc import Callable
@@ -342,3 +343,43 @@ def xray_program(load: Load) -> list[Any]:
 def test_xray_draws_subgraphs_in_place() -> None:
     seen = on_both(xray_program)
     assert "gp_two\\3ap_two\\3ac_one" in seen[0]
+
+
+def invoked_parent_command_program(load: Load) -> list[Any]:
+    """A graph invoked in a node's code whose node returns ``Command(graph=Command.PARENT, ...)`` hands that
+    Command to the node, which the parent graph applies as the node's own (update, then goto), sync or async."""
+    types, graph_module = load("types"), load("graph")
+
+    def hand_up(state: Any) -> Any:
+        return types.Command(update={"text": "<"}, goto="there", graph=types.Command.PARENT)
+
+    inner = graph_module.StateGraph(Text)
+    inner.add_node("hand_up", hand_up).add_edge("__start__", "hand_up")
+    compiled = inner.compile()
+
+    def calls(state: Any) -> Any:
+        return compiled.invoke(state)
+
+    async def acalls(state: Any) -> Any:
+        return await compiled.ainvoke(state)
+
+    seen = []
+    for node in (calls, acalls):
+        outer = graph_module.StateGraph(Text)
+        outer.add_node("child", node, destinations=("here", "there"))
+        outer.add_node("here", lambda state: {"text": "h"}).add_node("there", lambda state: {"text": "t"})
+        outer.add_edge("__start__", "child")
+        app = outer.compile()
+
+        async def both(app: Any = app) -> Any:
+            return await app.ainvoke({"text": ">"}), [chunk async for chunk in app.astream({"text": ">"})]
+
+        seen.append(asyncio.run(both()))
+        if node is calls:
+            seen.append((app.invoke({"text": ">"}), list(app.stream({"text": ">"}))))
+    return seen
+
+
+def test_a_command_for_the_parent_from_an_invoked_graph() -> None:
+    seen = on_both(invoked_parent_command_program)
+    assert seen[0][0] == {"text": "><t"}

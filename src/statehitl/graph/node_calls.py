@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from statehitl.control_flow import ParentCommand
 from statehitl.errors import InterruptOutsideRunError
 from statehitl.graph.caching import NodeCache
 from statehitl.graph.code_cache import CodeCache
@@ -363,6 +364,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
                     returned = await target(*args, **kwargs)
                     done(returned)
                 return returned
+            except ParentCommand as handed:  # a graph the node invoked sent this graph a Command: the node's
+                return handed.command
             finally:
                 _CALL.reset(token)
 
@@ -383,6 +386,8 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
                 returned = target(*args, **kwargs)
                 done(returned)
             return returned
+        except ParentCommand as handed:  # a graph the node invoked sent this graph a Command: the node's
+            return handed.command
         finally:
             _CALL.reset(token)
 
