@@ -383,3 +383,31 @@ def invoked_parent_command_program(load: Load) -> list[Any]:
 def test_a_command_for_the_parent_from_an_invoked_graph() -> None:
     seen = on_both(invoked_parent_command_program)
     assert seen[0][0] == {"text": "><t"}
+
+
+def streamed_checkpoints_program(load: Load) -> list[Any]:
+    """The checkpoints a ``"debug"`` stream sends are the history's, ids and parents included, whatever the
+    durability (``"sync"`` writes a run's beginning before its first step)."""
+    graph = load("graph").StateGraph(Text)
+    graph.add_node("one", lambda state: {"text": "1"}).add_node("two", lambda state: {"text": "2"})
+    graph.add_edge("__start__", "one").add_edge("one", "two")
+    app = graph.compile(checkpointer=load("checkpoint.memory").InMemorySaver())
+    seen = []
+    for durability in ("sync", "async"):
+        config = {"configurable": {"thread_id": durability}}
+        events = [e["payload"] for e in app.stream({"text": ">"}, config, stream_mode="debug", durability=durability)
+                  if e["type"] == "checkpoint"]
+        history = list(reversed(list(app.get_state_history(config))))
+        ids = [s.config["configurable"]["checkpoint_id"] for s in history]
+
+        def at(config: Any, ids: list[str] = ids) -> Any:
+            return None if config is None else ids.index(config["configurable"]["checkpoint_id"])
+
+        seen.append([(at(e["config"]), at(e["parent_config"]), e["metadata"]["step"], e["next"]) for e in events])
+        seen.append([(at(s.config), at(s.parent_config), s.metadata["step"], list(s.next)) for s in history])
+    return seen
+
+
+def test_streamed_checkpoints_are_the_historys() -> None:
+    seen = on_both(streamed_checkpoints_program)
+    assert seen[0] == seen[1]

@@ -304,7 +304,8 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         if isinstance(begun, Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
             return self._result(begun.record, begun.state)
         at, resumed = begun
-        stream = None if sink is None else await self._stream(sink, at, head)
+        stream = None if sink is None else await self._stream(sink, at, head,
+                                                              sync=(target.durability or self.durability) == "sync")
         control = target.control
         pauses = Pauses(self.interrupt_before | target.before, self.interrupt_after | target.after, resumed,
                         drained=None if control is None else lambda: control.drain_requested)
@@ -340,12 +341,14 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         await self._runner.remember_shape(record)
         return self._result(record, state)
 
-    async def _stream(self, sink: StreamSink, at: Position, head: Head | None) -> RunStream:
-        """The stream of a run from ``at``: its checkpoints too, when the graph has a checkpointer to show."""
+    async def _stream(self, sink: StreamSink, at: Position, head: Head | None, *, sync: bool) -> RunStream:
+        """The stream of a run from ``at``: its checkpoints too, when the graph has a checkpointer to show
+        (``sync``: the run writes its beginning before its first step)."""
         checkpoints = None
         if self._own_store:
             put = functools.partial(sink.put, ())
-            checkpoints = CheckpointEvents(self.snapshots, put, await self._origin(at, head), self._beginning(at))
+            checkpoints = CheckpointEvents(self.snapshots, put, await self._origin(at, head),
+                                           self._beginning(at, sync=sync))
         messages = None
         if "messages" in sink.modes:
             messages = _message_stream(lambda mode, chunk, namespace: sink.put(namespace, mode, chunk))
@@ -367,15 +370,17 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
             else at.state
         return RunOrigin(before, at.state, parent, current)
 
-    def _beginning(self, at: Position) -> CheckpointRecord | None:
+    def _beginning(self, at: Position, *, sync: bool) -> CheckpointRecord | None:
         """The run's first record as far as it is known before the run (its number, parent and ``start``): what
-        the checkpoints stream shows of how the run began before any node runs."""
+        the checkpoints stream shows of how the run began before any node runs. ``sync``: that record is written
+        before the first step (its own checkpoint is the first step's)."""
         if at.start is None or at.cursor is None:
             return None
         fields: dict[str, Any] = {"thread_id": at.cursor.thread_id, "seq": at.cursor.next_slot,
                                   "parent_seq": at.cursor.parent,
                   "created_at": time.time(), "machine": self.machine.name, "fingerprint": self.machine.fingerprint,
-                  "status": "executing", "step": at.start.step + 1, "start": at.start, "parent_view": at.parent_view}
+                  "status": "executing", "step": at.start.step + (0 if sync else 1), "start": at.start,
+                  "parent_view": at.parent_view, "pending": list(at.start.pending) if sync else []}
         return CheckpointRecord.model_construct(**fields)
 
     def _result(self, record: CheckpointRecord, state: Any) -> Any:

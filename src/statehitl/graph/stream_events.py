@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statehitl.checkpoint.records import CheckpointRecord
-from statehitl.graph.history import BEFORE, View, ViewKey, parent_key, record_views
+from statehitl.graph.history import BEFORE, BEGIN, View, ViewKey, parent_key, record_views
 from statehitl.graph.snapshots import SnapshotReader
 
 __all__ = ["CheckpointEvents", "MessageChunk", "Put", "RunOrigin"]
@@ -60,6 +60,9 @@ class CheckpointEvents:
         self.beginning = beginning
         self.parent = origin.parent
         self._opening = [] if beginning is None else record_views(beginning, beginning, self._first_parent())[:-1]
+        self._begun = any(view.key.part == BEGIN for view in self._opening)
+        """Whether the opening shows the first step's checkpoint (else the run's first record does, as its own:
+        one written before the first step, ``durability="sync"``)."""
 
     def _first_parent(self) -> ViewKey | None:
         assert self.beginning is not None
@@ -90,7 +93,7 @@ class CheckpointEvents:
         views = record_views(record, record, shown_parent)
         if beginning is not None and record.start is not None:  # its beginning went out before the run
             start = record.start
-            views = [] if record.step == start.step and record.pending == start.pending else views[-1:]
+            views = [] if record.step == start.step and record.pending == start.pending and self._begun else views[-1:]
         for view in views:
             self._show(view, state)
         self.parent = (record.seq, ViewKey(record.seq), record.step, record.pending)
