@@ -411,3 +411,33 @@ def streamed_checkpoints_program(load: Load) -> list[Any]:
 def test_streamed_checkpoints_are_the_historys() -> None:
     seen = on_both(streamed_checkpoints_program)
     assert seen[0] == seen[1]
+
+
+def config_metadata_program(load: Load) -> list[Any]:
+    """A node's ``config["metadata"]`` repeats the run's ids its ``configurable`` holds (``thread_id``,
+    ``run_id``, ``assistant_id``, ``graph_id``, ``task_id``), never its other keys, and a ``"messages"`` chunk's
+    metadata does too; the run's own ``metadata`` wins."""
+    from langchain_core.messages import AIMessage
+    from langchain_core.runnables import RunnableConfig
+
+    seen: list[Any] = []
+
+    def node(state: Any, config: RunnableConfig) -> Any:
+        seen.append(sorted((k, v) for k, v in config["metadata"].items() if not k.startswith("langgraph_")))
+        return {"messages": [AIMessage("hi", id="1")]}
+
+    graph = load("graph").StateGraph(load("graph.message").MessagesState)
+    graph.add_node("node", node).add_edge("__start__", "node")
+    app = graph.compile(checkpointer=load("checkpoint.memory").InMemorySaver())
+    config = {"configurable": {"thread_id": "t", "run_id": "r", "assistant_id": "a", "graph_id": "g",
+                               "task_id": "k", "model": "m", "api_key": "secret", "nested": {"x": 1}},
+              "metadata": {"mine": 1, "graph_id": "own"}}
+    chunks = list(app.stream({"messages": []}, config, stream_mode="messages"))
+    seen.append([sorted((k, v) for k, v in metadata.items() if not k.startswith(("langgraph_", "ls_")))
+                 for _, metadata in chunks])
+    return seen
+
+
+def test_a_nodes_metadata_repeats_the_runs_ids() -> None:
+    seen = on_both(config_metadata_program)
+    assert ("run_id", "r") in seen[0]
