@@ -221,21 +221,15 @@ def get_config() -> dict[str, Any]:
     return scope.config if ctx is None else node_config(scope.config, ctx, None, scope.namespace)
 
 
-# the ``configurable`` keys a node's ``config["metadata"]`` repeats, as LangGraph's ("messages" chunks show them)
-_TO_METADATA = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
-
-
 def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, Any] | None,
                 namespace: tuple[str, ...] = ()) -> dict[str, Any]:
     """The run's config as one node call sees it, as LangGraph's: its ``metadata`` says which node and step,
-    with what ``add_node(metadata=)`` gave the node and the run's ids its ``configurable`` holds (``thread_id``,
-    ``run_id``...), and its ``checkpoint_ns`` is the node call's own namespace (``node:<task id>``, after the
-    namespace of the subgraph it runs in)."""
+    with what ``add_node(metadata=)`` gave the node, and its ``checkpoint_ns`` is the node call's own
+    namespace (``node:<task id>``, after the namespace of the subgraph it runs in)."""
     name = ctx.node.partition(":")[0]
     own = "|".join((*namespace, f"{name}:{task_key(ctx.step, ctx.node)}"))
-    given, configurable = {**(config.get("metadata") or {}), **(metadata or {})}, config.get("configurable") or {}
-    extra = {**{k: configurable[k] for k in _TO_METADATA if configurable.get(k) and k not in given}, **given,
-             "langgraph_node": name, "langgraph_step": ctx.step + 1, "langgraph_checkpoint_ns": own}
+    extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": name,
+             "langgraph_step": ctx.step + 1, "langgraph_checkpoint_ns": own}
     if namespace:
         extra["checkpoint_ns"] = "|".join(namespace)
     return {**config, "configurable": {**(config.get("configurable") or {}), "checkpoint_ns": own}, "metadata": extra}

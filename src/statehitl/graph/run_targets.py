@@ -49,7 +49,8 @@ def run_target(config: dict[str, Any] | str | None, thread_id: Any, checkpoint_i
                interrupt_after: Sequence[str] | None = None, context: Any = None,
                require_thread: bool = False, control: Any = None) -> RunTarget:
     """The target of a call given ``config`` (a LangGraph config or a thread id) and statehitl's keywords,
-    which win. A thread id of any type is ``str()``-ed (``uuid4()``, ``42``), as LangGraph's. Without a thread:
+    which win. A thread id of any type is ``str()``-ed (``uuid4()``, ``42``), as LangGraph's (its ``metadata``
+    repeats the run's ids the caller's ``configurable`` holds, as given). Without a thread:
     ``require_thread`` (a graph compiled with a checkpointer, called with a config) is LangGraph's error,
     else a new thread with a random id."""
     if isinstance(config, str):
@@ -68,6 +69,9 @@ def run_target(config: dict[str, Any] | str | None, thread_id: Any, checkpoint_i
         )
     thread = validate_thread_id(thread if isinstance(thread, str) else str(thread)) if thread is not None \
         else os.urandom(16).hex()
+    metadata = {**{k: configurable[k] for k in _TO_METADATA if configurable.get(k)}, **(given.get("metadata") or {})}
+    if metadata:
+        given["metadata"] = metadata
     checkpoint = checkpoint_id or configurable.get("checkpoint_id")
     limit = step_limit if step_limit is not None else given.get("recursion_limit")
     limit = default_limit if limit is None else check_step_limit(limit)
@@ -79,6 +83,9 @@ def run_target(config: dict[str, Any] | str | None, thread_id: Any, checkpoint_i
 
 
 _DURABILITY = {"sync": "sync", "async": "step", "step": "step", "exit": "exit"}
+_TO_METADATA = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
+"""The ``configurable`` keys a call's ``metadata`` repeats, as LangGraph's does (so a node's ``config["metadata"]``
+and a ``"messages"`` chunk's metadata show them); a thread statehitl names for a call that named none is not."""
 
 
 def check_durability(durability: Any) -> Any:
