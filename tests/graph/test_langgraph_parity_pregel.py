@@ -441,3 +441,29 @@ def config_metadata_program(load: Load) -> list[Any]:
 def test_a_nodes_metadata_repeats_the_runs_ids() -> None:
     seen = on_both(config_metadata_program)
     assert ("run_id", "r") in seen[0]
+
+
+def execution_info_program(load: Load) -> list[Any]:
+    """``runtime.execution_info.checkpoint_ns`` is the node call's own namespace (``node:<task id>``), a
+    subgraph node's after its subgraph's (``outer:<task id>|inner:<task id>``), holding its ``task_id``."""
+    seen: list[Any] = []
+
+    def note(state: Any, runtime: Any) -> Any:
+        info = runtime.execution_info
+        parts = info.checkpoint_ns.split("|")
+        seen.append(([p.partition(":")[0] for p in parts], info.task_id in parts[-1], info.thread_id))
+        return {"text": "."}
+
+    inner = load("graph").StateGraph(Text)
+    inner.add_node("inner_node", note).add_edge("__start__", "inner_node")
+    outer = load("graph").StateGraph(Text)
+    outer.add_node("main_node", note).add_node("sub", inner.compile())
+    outer.add_edge("__start__", "main_node").add_edge("main_node", "sub")
+    outer.compile(checkpointer=load("checkpoint.memory").InMemorySaver()).invoke(
+        {"text": ""}, {"configurable": {"thread_id": "t"}})
+    return seen
+
+
+def test_execution_info_names_the_calls_namespace() -> None:
+    seen = on_both(execution_info_program)
+    assert seen[1][0] == ["sub", "inner_node"]

@@ -113,7 +113,7 @@ def node_runtime(scope: RunScope, ctx: NodeContext | None) -> Runtime[Any]:
     configurable = scope.config.get("configurable") or {}
     info = None
     if ctx is not None:
-        info = ExecutionInfo(checkpoint_id=scope.began, checkpoint_ns=str(configurable.get("checkpoint_ns", "")),
+        info = ExecutionInfo(checkpoint_id=scope.began, checkpoint_ns=_own_namespace(ctx, scope.namespace),
                              task_id=task_key(ctx.step, ctx.node), thread_id=ctx.thread_id,
                              run_id=_text(scope.config.get("run_id")), node_attempt=1,
                              node_first_attempt_time=time.time())
@@ -226,13 +226,17 @@ def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, An
     """The run's config as one node call sees it, as LangGraph's: its ``metadata`` says which node and step,
     with what ``add_node(metadata=)`` gave the node, and its ``checkpoint_ns`` is the node call's own
     namespace (``node:<task id>``, after the namespace of the subgraph it runs in)."""
-    name = ctx.node.partition(":")[0]
-    own = "|".join((*namespace, f"{name}:{task_key(ctx.step, ctx.node)}"))
+    name, own = ctx.node.partition(":")[0], _own_namespace(ctx, namespace)
     extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": name,
              "langgraph_step": ctx.step + 1, "langgraph_checkpoint_ns": own}
     if namespace:
         extra["checkpoint_ns"] = "|".join(namespace)
     return {**config, "configurable": {**(config.get("configurable") or {}), "checkpoint_ns": own}, "metadata": extra}
+
+
+def _own_namespace(ctx: NodeContext, namespace: tuple[str, ...]) -> str:
+    """A node call's own namespace: ``node:<task id>``, after the namespace of the subgraph it runs in."""
+    return "|".join((*namespace, f"{ctx.node.partition(':')[0]}:{task_key(ctx.step, ctx.node)}"))
 
 
 def _messages_watch(ctx: NodeContext, given: Any, metadata: dict[str, Any] | None) -> Any:
