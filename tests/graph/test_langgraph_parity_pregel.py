@@ -467,3 +467,49 @@ def execution_info_program(load: Load) -> list[Any]:
 def test_execution_info_names_the_calls_namespace() -> None:
     seen = on_both(execution_info_program)
     assert seen[1][0] == ["sub", "inner_node"]
+
+
+class Holder:
+    def __init__(self, payload: Any) -> None:
+        self.payload = payload
+
+
+HELD: dict[str, Any] = {}
+
+
+def detection_program(load: Load) -> list[Any]:
+    """Which graph ``compiled.nodes[name].subgraphs`` finds in a node's function: one it captures, or one a
+    function defined in it reaches from a captured holder; not a global only a function defined in it names."""
+    graph_module = load("graph")
+
+    def leaf(name: str) -> Any:
+        graph = graph_module.StateGraph(Text)
+        graph.add_node("x", lambda state: {"text": "."}).add_edge("__start__", "x")
+        return graph.compile(name=name)
+
+    HELD["graph"] = leaf("module_global")
+    holder = Holder(leaf("captured"))
+
+    def global_in_nested(state: Any) -> Any:
+        def inner() -> Any:
+            return HELD["graph"].invoke(state)
+
+        return inner()
+
+    def captured_in_nested(state: Any) -> Any:
+        def inner() -> Any:
+            return holder.payload.invoke(state)
+
+        return inner()
+
+    found = []
+    for node in (global_in_nested, captured_in_nested):
+        graph = graph_module.StateGraph(Text)
+        graph.add_node("n", node).add_edge("__start__", "n")
+        subgraphs = graph.compile().nodes["n"].subgraphs
+        found.append(getattr(subgraphs[0], "name", "?") if subgraphs else None)
+    return found
+
+
+def test_subgraph_detection_reads_what_langgraph_reads() -> None:
+    assert on_both(detection_program) == [None, "captured"]

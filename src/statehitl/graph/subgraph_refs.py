@@ -26,8 +26,8 @@ _LEAVES = (int, float, str, bytes, bool, type(None), complex)
 
 
 def reached_values(fn: Callable[..., Any]) -> list[Any]:
-    """The values ``fn`` reaches from outside its own scope: its closure's cells, the globals its code (and
-    the code of the functions defined in it) names, and each value along an attribute path it loads."""
+    """The values ``fn`` reaches from outside its own scope: its closure's cells, the globals its code names,
+    and each value along an attribute path it (or a function defined in it, from a captured name) loads."""
     func: Any = getattr(fn, "__func__", fn)  # a bound method: its function
     wrapped = getattr(func, "__wrapped__", None)
     if callable(wrapped):
@@ -98,8 +98,9 @@ _READS_MAX = 1024
 
 def _read(code: CodeType) -> _Read:
     """The names and attribute paths of ``code``: from its bytecode, each path a load of a global or a
-    captured name then the attribute loads that follow it (a graph built per request reads its functions'
-    code once)."""
+    captured name then the attribute loads that follow it; in the functions defined in it, only paths from a
+    captured name (LangGraph does not look for their globals). A graph built per request reads its functions'
+    code once."""
     known = _READS.get(code)
     if known is not None:
         return known
@@ -118,11 +119,11 @@ def _read(code: CodeType) -> _Read:
             if start is not None and attributes:  # any other instruction ends the path
                 paths.append((*start, tuple(attributes)))
             start, attributes = None, []
-            if opname in ("LOAD_GLOBAL", "LOAD_DEREF"):
-                start = ("global" if opname == "LOAD_GLOBAL" else "cell", str(instruction.argval))
+            if opname == "LOAD_DEREF" or (opname == "LOAD_GLOBAL" and c is code):  # a nested function's globals
+                start = ("global" if opname == "LOAD_GLOBAL" else "cell", str(instruction.argval))  # are not read
         if start is not None and attributes:
             paths.append((*start, tuple(attributes)))
-    read = _Read(frozenset(name for c in codes for name in c.co_names), tuple(dict.fromkeys(paths)))
+    read = _Read(frozenset(code.co_names), tuple(dict.fromkeys(paths)))
     if len(_READS) >= _READS_MAX:
         _READS.pop(next(iter(_READS)))
     _READS[code] = read
