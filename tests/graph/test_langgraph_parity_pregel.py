@@ -474,7 +474,7 @@ class Holder:
         self.payload = payload
 
 
-HELD: dict[str, Any] = {}
+MODULE_GRAPH: Any = None
 
 
 def detection_program(load: Load) -> list[Any]:
@@ -487,12 +487,13 @@ def detection_program(load: Load) -> list[Any]:
         graph.add_node("x", lambda state: {"text": "."}).add_edge("__start__", "x")
         return graph.compile(name=name)
 
-    HELD["graph"] = leaf("module_global")
+    global MODULE_GRAPH
+    MODULE_GRAPH = leaf("module_global")
     holder = Holder(leaf("captured"))
 
     def global_in_nested(state: Any) -> Any:
         def inner() -> Any:
-            return HELD["graph"].invoke(state)
+            return MODULE_GRAPH.invoke(state)
 
         return inner()
 
