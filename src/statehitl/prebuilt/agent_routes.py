@@ -1,8 +1,9 @@
 """Where ``create_react_agent`` goes after each node, as LangGraph routes it.
 
 After the model: to the tools while its reply holds calls (version "v2" sends each call to ``"tools"`` as a task of
-its own, carrying the state, LangGraph's ``ToolCallWithContext``), else to the finish (the end, or the structured
-answer). After a post-model hook: its pending calls (those no tool message answers yet) are sent, each as its own
+its own, carrying the state, LangGraph's ``ToolCallWithContext``; a pydantic or dataclass state, which a ``Send``
+cannot carry, goes to ``"tools"`` as in "v1", all calls in one task), else to the finish (the end, or the
+structured answer). After a post-model hook: its pending calls (those no tool message answers yet) are sent, each as its own
 task; after the tools: back to the entry, unless a ``return_direct`` tool answered.
 """
 
@@ -21,10 +22,9 @@ from statehitl.prebuilt.agent_model import state_value
 __all__ = ["Routes"]
 
 
-def _sends(calls: list[ToolCall], state: Any) -> list[Send]:
+def _sends(calls: list[ToolCall], state: dict[str, Any]) -> list[Send]:
     """Each call as a task of node ``"tools"``, with the state it was made in."""
-    carried = dict(state) if isinstance(state, dict) else state
-    return [Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": carried})
+    return [Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": dict(state)})
             for call in calls]
 
 
@@ -42,15 +42,17 @@ class Routes:
         last = state_value(state, "messages")[-1]
         if not isinstance(last, AIMessage) or not last.tool_calls:
             return self.finish
-        return _sends(list(last.tool_calls), _sent_state(state)) if self.send_calls else "tools"
+        return _sends(list(last.tool_calls), state) if self.send_calls and isinstance(state, dict) else "tools"
 
     def after_post_hook(self, state: Any) -> Any:
         messages = state_value(state, "messages")
         answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
         last_ai = next(m for m in reversed(messages) if isinstance(m, AIMessage))
         pending = [c for c in last_ai.tool_calls if c["id"] not in answered]
-        if pending:
-            return _sends(pending, _sent_state(state))
+        if pending and isinstance(state, dict):
+            return _sends(pending, state)
+        if pending:  # a model or dataclass state is not carried by a Send: the tools node runs the reply's calls
+            return "tools"
         if isinstance(messages[-1], ToolMessage):
             return self.entry
         return self.finish
@@ -66,10 +68,3 @@ class Routes:
         if isinstance(message, AIMessage) and any(c["name"] in self.return_direct for c in message.tool_calls):
             return END
         return self.entry
-
-
-def _sent_state(state: Any) -> Any:
-    """The state a sent call carries: the graph's values (the managed ``remaining_steps`` is the run's, not data)."""
-    if isinstance(state, dict):
-        return {k: v for k, v in state.items() if k != "remaining_steps"}
-    return state

@@ -18,7 +18,7 @@ from pydantic import BaseModel, create_model
 
 from statehitl.graph import END, StateGraph
 from statehitl.graph.message import add_messages
-from statehitl.managed import RemainingSteps
+from statehitl.managed import RemainingSteps, managed_value
 from statehitl.prebuilt.agent_model import ModelCall, Prompt, bound, structured_node
 from statehitl.prebuilt.agent_routes import Routes
 from statehitl.prebuilt.tool_node import ToolNode
@@ -67,13 +67,22 @@ def structured_state(schema: Any) -> Any:
     return TypedDict("AgentStateWithStructuredResponse", fields)  # type: ignore[operator]
 
 
-def _hook_input_schema(state_schema: Any) -> Any:
-    """The agent node's input with a pre-model hook: the state plus the hook's ``llm_input_messages``."""
+def _with_hook_input(state_schema: Any) -> Any:
+    """The state with a pre-model hook: plus the hook's ``llm_input_messages`` (a channel of its own, which the
+    graph neither takes nor returns: LangGraph's input schema of node ``"agent"``)."""
     if isinstance(state_schema, type) and issubclass(state_schema, BaseModel):
         return create_model("CallModelInputSchema", llm_input_messages=(list[AnyMessage], []), __base__=state_schema)
     fields = {**typing.get_type_hints(state_schema, include_extras=True),
               "llm_input_messages": NotRequired[list[AnyMessage]]}
     return TypedDict("CallModelInputSchema", fields)  # type: ignore[operator]
+
+
+def _data_of(state_schema: Any) -> Any:
+    """The state's data fields, what the graph takes and returns (its managed values, ``remaining_steps``, are the
+    run's)."""
+    hints = typing.get_type_hints(state_schema, include_extras=True)
+    return TypedDict(f"{state_schema.__name__}Data",  # type: ignore[operator]
+                     {k: NotRequired[v] for k, v in hints.items() if managed_value(v) is None})
 
 
 def _checked_schema(state_schema: Any, response_format: Any) -> Any:
@@ -100,26 +109,27 @@ def _tool_node(tools: Sequence[BaseTool | Callable[..., Any]] | ToolNode, approv
 
 
 def _wire(workflow: StateGraph[Any], routes: Routes, hooks: tuple[Any, Any], has_tools: bool) -> None:
-    """The edges: entry (the pre-model hook or the agent), agent, post-model hook, tools, and the finish."""
+    """The edges, in LangGraph's order (its drawing lists them so): the hooks', the routes out of the post-model
+    hook, the agent and the tools, and last the edges into the finish."""
     pre, post = hooks
     workflow.set_entry_point(routes.entry)
     if pre is not None:
         workflow.add_edge("pre_model_hook", "agent")
+    last = "post_model_hook" if post is not None else "agent"
     if post is not None:
         workflow.add_edge("agent", "post_model_hook")
-        if has_tools:
-            workflow.add_conditional_edges("post_model_hook", routes.after_post_hook,
-                                           [routes.entry, "tools", routes.finish])
+    if has_tools:
+        route = routes.after_post_hook if post is not None else routes.after_agent
+        targets = [routes.entry, "tools", routes.finish] if post is not None else ["tools", routes.finish]
+        workflow.add_conditional_edges(last, route, targets)
+        if routes.return_direct:
+            workflow.add_conditional_edges("tools", routes.after_tools, [routes.entry, END])
         else:
-            workflow.add_edge("post_model_hook", routes.finish)
-    elif has_tools:
-        workflow.add_conditional_edges("agent", routes.after_agent, ["tools", routes.finish])
+            workflow.add_edge("tools", routes.entry)
     else:
-        workflow.add_edge("agent", routes.finish)
-    if has_tools and routes.return_direct:
-        workflow.add_conditional_edges("tools", routes.after_tools, [routes.entry, END])
-    elif has_tools:
-        workflow.add_edge("tools", routes.entry)
+        workflow.add_edge(last, routes.finish)
+    if routes.finish != END:
+        workflow.add_edge(routes.finish, END)
 
 
 def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable[..., Any]] | ToolNode, *, prompt: Prompt = None,
@@ -151,15 +161,15 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable[..., Any]
     finish = END if response_format is None else "generate_structured_response"
     routes = Routes("pre_model_hook" if pre_model_hook is not None else "agent", finish, return_direct,
                     post_hook=post_model_hook is not None, send_calls=version == "v2")
-    workflow: StateGraph[Any] = StateGraph(schema, context_schema)
-    workflow.add_node("agent", call.node(),
-                      input_schema=_hook_input_schema(schema) if pre_model_hook is not None else None)
+    workflow: StateGraph[Any] = (StateGraph(schema, context_schema) if pre_model_hook is None else
+                                 StateGraph(_with_hook_input(schema), context_schema, input_schema=_data_of(schema),
+                                            output_schema=_data_of(schema)))
+    workflow.add_node("agent", call.node())
     for node, hook in (("pre_model_hook", pre_model_hook), ("post_model_hook", post_model_hook)):
         if hook is not None:
             workflow.add_node(node, hook)
     if response_format is not None:
         workflow.add_node(finish, structured_node(call, response_format))
-        workflow.add_edge(finish, END)
     if tool_list:
         workflow.add_node("tools", tool_node)
     _wire(workflow, routes, (pre_model_hook, post_model_hook), bool(tool_list))
