@@ -50,9 +50,10 @@ def validate_chat_history(messages: Sequence[BaseMessage]) -> None:
                          "tool invocation to return to the LLM) - this is required by most LLM providers.")
 
 
-async def _prompted(prompt: Prompt, state: Any) -> Any:
+async def _prompted(prompt: Prompt, state: Any, given: dict[str, Any]) -> Any:
     """What the model is given: the messages after the prompt (a system text or message), or what a function or
-    runnable makes of the state."""
+    runnable makes of the state (a function may also take ``config``, ``store`` and ``runtime``, from ``given``,
+    as a LangGraph node does)."""
     messages = list(state_value(state, "messages"))
     if prompt is None:
         return messages
@@ -61,10 +62,13 @@ async def _prompted(prompt: Prompt, state: Any) -> Any:
     if isinstance(prompt, SystemMessage):
         return [prompt, *messages]
     if isinstance(prompt, Runnable):
-        return await prompt.ainvoke(state)
+        return await prompt.ainvoke(state, given["config"])
     if callable(prompt):
-        made = prompt(state)
-        return await made if inspect.isawaitable(made) else made
+        params = inspect.signature(prompt).parameters
+        made = prompt(state, **{name: value for name, value in given.items() if name in params})
+        made = await made if inspect.isawaitable(made) else made
+        # a function returning a runnable (a prompt template) has it run on the state, as LangChain's lambdas do
+        return await made.ainvoke(state, given["config"]) if isinstance(made, Runnable) else made
     raise ValueError(f"Got unexpected type for `prompt`: {type(prompt)}")
 
 
@@ -77,17 +81,18 @@ def _bound_tools(model: Any) -> list[Any] | None:
     return None
 
 
-def bound(model: Any, tools: Sequence[BaseTool]) -> Any:
-    """The model with the tools bound, as LangGraph binds them: unless the caller bound them already (then the
-    same tools, by name, or a ValueError saying which differ)."""
-    if not tools:
+def bound(model: Any, tools: Sequence[BaseTool], builtin: Sequence[dict[str, Any]] = ()) -> Any:
+    """The model with the tools bound (and ``builtin``, the provider's own tools given as dicts, which only the
+    model runs), as LangGraph binds them: unless the caller bound them already (then the same tools, by name, or
+    a ValueError saying which differ)."""
+    if not tools and not builtin:
         return model
     already = _bound_tools(model)
     if already is None:
-        return model.bind_tools(list(tools)) if hasattr(model, "bind_tools") else model
-    if len(already) != len(tools):
+        return model.bind_tools([*tools, *builtin]) if hasattr(model, "bind_tools") else model
+    if len(already) - len(builtin) != len(tools):
         raise ValueError("Number of tools in the model.bind_tools() and tools passed to create_react_agent must "
-                         f"match Got {len(tools)} tools, expected {len(already)}")
+                         f"match Got {len(tools)} tools, expected {len(already) - len(builtin)}")
     names = {t.get("function", {}).get("name") if t.get("type") == "function" else t.get("name") for t in already}
     missing = {t.name for t in tools} - names
     if missing:
@@ -132,9 +137,10 @@ class ModelCall:
         return state.model_copy(update={"messages": messages}) if hasattr(state, "model_copy") else state
 
     def node(self) -> Callable[..., Any]:
-        async def agent(state: Any, config: dict[str, Any], runtime: Any) -> dict[str, Any]:
+        async def agent(state: Any, config: dict[str, Any], runtime: Any, store: Any) -> dict[str, Any]:
             model = await self.resolved(state, runtime)
-            response = await model.ainvoke(await _prompted(self.prompt, self.model_state(state)), config)
+            given = {"config": config, "store": store, "runtime": runtime}
+            response = await model.ainvoke(await _prompted(self.prompt, self.model_state(state), given), config)
             response.name = self.name
             return {"messages": [self._checked(state, response)]}
 

@@ -3,8 +3,8 @@
 After the model: to the tools while its reply holds calls (version "v2" sends each call to ``"tools"`` as a task of
 its own, carrying the state, LangGraph's ``ToolCallWithContext``; a pydantic or dataclass state, which a ``Send``
 cannot carry, goes to ``"tools"`` as in "v1", all calls in one task), else to the finish (the end, or the
-structured answer). After a post-model hook: its pending calls (those no tool message answers yet) are sent, each as its own
-task; after the tools: back to the entry, unless a ``return_direct`` tool answered.
+structured answer). After a post-model hook: its pending calls (those no tool message answers yet) are sent, each
+as its own task; after the tools: back to the entry, unless a ``return_direct`` tool answered.
 """
 
 from __future__ import annotations

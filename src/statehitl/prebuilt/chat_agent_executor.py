@@ -99,13 +99,21 @@ def _schema_of(response_format: Any) -> Any:
     return response_format[1] if isinstance(response_format, tuple) else response_format
 
 
-def _tool_node(tools: Sequence[BaseTool | Callable[..., Any]] | ToolNode, approve_tools: bool | Sequence[str],
-               responders: list[str] | None) -> ToolNode:
+Tools = Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] | ToolNode
+"""What ``create_react_agent`` runs: tools (langchain-core tools, functions, provider built-ins as dicts) or a
+``ToolNode``."""
+
+
+def _tool_node(tools: Tools, approve_tools: bool | Sequence[str],
+               responders: list[str] | None) -> tuple[ToolNode, list[Any]]:
+    """The tools node, and the provider's built-in tools (dicts) the model is given but no node runs."""
     if isinstance(tools, ToolNode):
         if approve_tools:
             raise ValueError("approve_tools goes to the ToolNode you pass: ToolNode(tools, approve_tools=...)")
-        return tools
-    return ToolNode(tools, approve_tools=approve_tools, responders=responders)
+        return tools, []
+    builtin = [t for t in tools if isinstance(t, dict)]
+    runnable = [t for t in tools if not isinstance(t, dict)]
+    return ToolNode(runnable, approve_tools=approve_tools, responders=responders), builtin
 
 
 def _wire(workflow: StateGraph[Any], routes: Routes, hooks: tuple[Any, Any], has_tools: bool) -> None:
@@ -132,7 +140,7 @@ def _wire(workflow: StateGraph[Any], routes: Routes, hooks: tuple[Any, Any], has
         workflow.add_edge(routes.finish, END)
 
 
-def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable[..., Any]] | ToolNode, *, prompt: Prompt = None,
+def create_react_agent(model: Any, tools: Tools, *, prompt: Prompt = None,
                        response_format: Any = None, pre_model_hook: Any = None, post_model_hook: Any = None,
                        state_schema: Any = None, context_schema: Any = None, checkpointer: Any = None,
                        store: Any = None, interrupt_before: list[str] | None = None,
@@ -152,11 +160,11 @@ def create_react_agent(model: Any, tools: Sequence[BaseTool | Callable[..., Any]
                         f"not the model name {model!r}")
     if version not in ("v1", "v2"):
         raise ValueError(f"Invalid version {version}. Supported versions are 'v1' and 'v2'.")
-    tool_node = _tool_node(tools, approve_tools, responders)
+    tool_node, builtin = _tool_node(tools, approve_tools, responders)
     tool_list = list(tool_node.tools_by_name.values())
     schema = _checked_schema(state_schema, response_format)
     return_direct = frozenset(t.name for t in tool_list if t.return_direct)
-    call = ModelCall(model if callable(model) and not hasattr(model, "invoke") else bound(model, tool_list),
+    call = ModelCall(model if callable(model) and not hasattr(model, "invoke") else bound(model, tool_list, builtin),
                      tool_list, prompt, name, return_direct, uses_hook_input=pre_model_hook is not None)
     finish = END if response_format is None else "generate_structured_response"
     routes = Routes("pre_model_hook" if pre_model_hook is not None else "agent", finish, return_direct,
