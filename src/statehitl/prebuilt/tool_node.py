@@ -170,7 +170,7 @@ class ToolNode:
         try:
             if self.wrap_tool_call is not None:
                 return self.wrap_tool_call(request, lambda req: self._execute(req, shape))
-            return asyncio.run(self._awrapped(request, shape))
+            return _run_async(lambda: self._awrapped(request, shape))
         except (GraphInterrupt, InterruptRaised, ParentCommand):
             raise
         except Exception as error:
@@ -245,10 +245,23 @@ def _error_message(content: str, call: ToolCall) -> ToolMessage:
 
 
 def _invoke(tool: BaseTool, given: dict[str, Any], config: dict[str, Any]) -> Any:
-    """A tool with only a coroutine runs on its own loop in this worker thread."""
+    """A tool with only a coroutine runs on a loop of its own."""
     if getattr(tool, "func", True) is None and getattr(tool, "coroutine", None) is not None:
-        return asyncio.run(tool.ainvoke(given, config))  # type: ignore[arg-type]
+        return _run_async(lambda: tool.ainvoke(given, config))  # type: ignore[arg-type]
     return tool.invoke(given, config)  # type: ignore[arg-type]
+
+
+def _run_async(make: Callable[[], Any]) -> Any:
+    """Run the coroutine ``make`` returns to its end from sync code: on a loop of its own in this thread, or, where
+    this thread runs a loop already (a lone call run inline by an async run), in a worker thread (with this
+    context, so the run's config and stream reach it)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(context.run, lambda: asyncio.run(make())).result()
 
 
 def _handled_types(flag: ErrorHandling) -> tuple[type[Exception], ...]:
