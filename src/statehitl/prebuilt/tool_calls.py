@@ -21,7 +21,7 @@ from typing_extensions import TypeVar
 __all__ = ["AsyncToolCallWrapper", "ToolCallRequest", "ToolCallWithContext", "ToolCallWrapper", "ToolRuntime",
            "no_writer"]
 
-ContextT = TypeVar("ContextT", default=None)
+ContextT = TypeVar("ContextT", default=Any)
 StateT = TypeVar("StateT", default=Any)
 
 
