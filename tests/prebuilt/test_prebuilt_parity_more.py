@@ -349,3 +349,31 @@ def test_approved_call_runs_once_through_the_wrapper_with_its_key(version: str) 
     assert done["messages"][-1].content == "done"
     app.invoke(None, config)
     assert len(PAID) == 1
+
+
+class Prefs(BaseModel):
+    unit: str
+
+
+def test_a_state_value_only_its_schema_names_reaches_an_injected_tool() -> None:
+    # statehitl's Send cannot store such a value: the calls then run in one task, with the same messages
+    def program(ns: SimpleNamespace) -> Any:
+        def temp(city: str, prefs: Any) -> str:
+            """Temperature in a city."""
+            return f"3 {prefs.unit} in {city}"
+
+        temp.__annotations__ = {"city": str, "prefs": Annotated[Prefs, ns.InjectedState("prefs")], "return": str}
+        state = _with_steps(ns, create_model_state(ns))
+        model = FakeModel(responses=[calls(("temp", {"city": "Oslo"}, "c1")), AIMessage("done", id="ai-2")])
+        app = ns.create_react_agent(model, [tool(temp)], state_schema=state)
+        return shown(app.invoke({"messages": [HumanMessage("t?", id="h1")], "prefs": Prefs(unit="C")})["messages"])
+
+    run_both(program)
+
+
+def create_model_state(ns: SimpleNamespace) -> Any:
+    class State(ns.MessagesState):  # type: ignore[name-defined,misc]
+        prefs: Prefs
+
+    State.__annotations__["prefs"] = Prefs
+    return State

@@ -1,10 +1,11 @@
 """Where ``create_react_agent`` goes after each node, as LangGraph routes it.
 
 After the model: to the tools while its reply holds calls (version "v2" sends each call to ``"tools"`` as a task of
-its own, carrying the state, LangGraph's ``ToolCallWithContext``; a pydantic or dataclass state, which a ``Send``
-cannot carry, goes to ``"tools"`` as in "v1", all calls in one task), else to the finish (the end, or the
-structured answer). After a post-model hook: its pending calls (those no tool message answers yet) are sent, each
-as its own task; after the tools: back to the entry, unless a ``return_direct`` tool answered.
+its own, carrying the state, LangGraph's ``ToolCallWithContext``; a pydantic or dataclass state, or one holding a
+value only its schema names, which a ``Send`` cannot carry, goes to ``"tools"`` as in "v1", all calls in one task),
+else to the finish (the end, or the structured answer). After a post-model hook: its pending calls (those no tool
+message answers yet) are sent, each as its own task; after the tools: back to the entry, unless a ``return_direct``
+tool answered.
 """
 
 from __future__ import annotations
@@ -16,16 +17,21 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 
 import statehitl.graph.langchain_messages  # noqa: F401  (registers the message classes a sent call's state holds)
 from statehitl.commands import Send
+from statehitl.errors import ValueNotStorableError
 from statehitl.graph import END
 from statehitl.prebuilt.agent_model import state_value
 
 __all__ = ["Routes"]
 
 
-def _sends(calls: list[ToolCall], state: dict[str, Any]) -> list[Send]:
-    """Each call as a task of node ``"tools"``, with the state it was made in."""
-    return [Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": dict(state)})
-            for call in calls]
+def _sends(calls: list[ToolCall], state: dict[str, Any]) -> list[Send] | str:
+    """Each call as a task of node ``"tools"``, with the state it was made in; ``"tools"`` (one task for them
+    all, as "v1") when the state holds a value a ``Send`` cannot store (one only its schema names)."""
+    try:
+        return [Send("tools", {"__type": "tool_call_with_context", "tool_call": call, "state": dict(state)})
+                for call in calls]
+    except ValueNotStorableError:
+        return "tools"
 
 
 @dataclass(frozen=True)
