@@ -377,3 +377,24 @@ def create_model_state(ns: SimpleNamespace) -> Any:
 
     State.__annotations__["prefs"] = Prefs
     return State
+
+
+def test_an_interrupt_in_a_tool_is_never_a_tool_error() -> None:
+    def program(ns: SimpleNamespace) -> Any:
+        interrupt = importlib.import_module(f"{ns.lib}.types").interrupt
+
+        @tool
+        def refund(cents: int) -> str:
+            """Refund, once a human says so."""
+            return f"refunded {cents}: {interrupt({'cents': cents})}"
+
+        model = FakeModel(responses=[calls(("refund", {"cents": 5}, "c1"), ("add", {"a": 1, "b": 1}, "c2")),
+                                     AIMessage("done", id="ai-2")])
+        app = ns.create_react_agent(model, ns.ToolNode([refund, add], handle_tool_errors=True),
+                                    checkpointer=ns.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        asked = app.invoke({"messages": [HumanMessage("refund", id="h1")]}, config)["__interrupt__"]
+        done = app.invoke(ns.Command(resume="yes"), config)
+        return [i.value for i in asked], shown(done["messages"])
+
+    run_both(program)

@@ -25,10 +25,8 @@ from langchain_core.tools import BaseTool, ToolException
 from langchain_core.tools import tool as as_tool
 from pydantic import ValidationError
 
-from statehitl.commands import ParentCommand
-from statehitl.errors import GraphInterrupt
+from statehitl.errors import GraphBubbleUp
 from statehitl.graph.node_calls import current_node, get_runtime
-from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 from statehitl.prebuilt.approvals import Approvals, ApprovedCall, idempotency_key
 from statehitl.prebuilt.injected import InjectedState, InjectedStore, injections_of
@@ -171,7 +169,7 @@ class ToolNode:
             if self.wrap_tool_call is not None:
                 return self.wrap_tool_call(request, lambda req: self._execute(req, shape))
             return _run_async(lambda: self._awrapped(request, shape))
-        except (GraphInterrupt, InterruptRaised, ParentCommand):
+        except GraphBubbleUp:  # an interrupt, a parent Command, a drain: control flow, never a tool error
             raise
         except Exception as error:
             if self.handle_tool_errors is None or self.handle_tool_errors is False:
@@ -204,7 +202,7 @@ class ToolNode:
                 shown = [e for e in error.errors() if not (e.get("loc") and e["loc"][0] in injections.hidden)]
                 raise ToolInvocationError(call["name"], error, call["args"], shown) from error
             return normalized(response, call, shape, self.messages_key)
-        except (GraphInterrupt, InterruptRaised, ParentCommand):
+        except GraphBubbleUp:  # an interrupt, a parent Command, a drain: control flow, never a tool error
             raise
         except Exception as error:
             return _error_message(self._error_content(error), call)
