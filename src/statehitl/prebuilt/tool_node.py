@@ -166,22 +166,28 @@ class ToolNode:
         if self.wrap_tool_call is None and self.awrap_tool_call is None:
             return self._execute(request, shape)
         try:
-            if self.wrap_tool_call is not None:
-                return self.wrap_tool_call(request, lambda req: self._execute(req, shape))
-            return _run_async(lambda: self._awrapped(request, shape))
+            return self._wrapped(request, shape)
         except GraphBubbleUp:  # an interrupt, a parent Command, a drain: control flow, never a tool error
             raise
-        except Exception as error:
-            if self.handle_tool_errors is None or self.handle_tool_errors is False:
+        except Exception as error:  # what the wrapper raised: answered as handle_tool_errors says
+            if self.handle_tool_errors is False:
                 raise
             return _error_message(self._error_content(error), call)
 
-    async def _awrapped(self, request: ToolCallRequest, shape: InputShape) -> Any:
+    def _wrapped(self, request: ToolCallRequest, shape: InputShape) -> Any:
+        """The call through the wrapper (``wrap_tool_call``, else ``awrap_tool_call`` on a loop of its own)."""
+        if self.wrap_tool_call is not None:
+            return self.wrap_tool_call(request, lambda req: self._execute(req, shape))
+        awrap = self.awrap_tool_call
+        if awrap is None:
+            return self._execute(request, shape)
+        return _run_async(lambda: self._awrapped(awrap, request, shape))
+
+    async def _awrapped(self, awrap: AsyncToolCallWrapper, request: ToolCallRequest, shape: InputShape) -> Any:
         async def execute(req: ToolCallRequest) -> Any:
             return self._execute(req, shape)
 
-        assert self.awrap_tool_call is not None  # (checked by the caller)
-        return await self.awrap_tool_call(request, execute)
+        return await awrap(request, execute)
 
     def _execute(self, request: ToolCallRequest, shape: InputShape) -> Any:
         """One run of a call as ``request`` has it: an unknown tool answered with an error, the injected arguments
