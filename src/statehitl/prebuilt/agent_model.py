@@ -23,6 +23,7 @@ __all__ = [
     "ModelCall",
     "Prompt",
     "bound",
+    "is_dynamic",
     "state_value",
     "structured_node",
     "validate_chat_history",
@@ -31,6 +32,11 @@ __all__ = [
 NEED_MORE_STEPS = "Sorry, need more steps to process this request."
 
 Prompt = str | SystemMessage | Callable[[Any], Any] | Runnable[Any, Any] | None
+
+
+def is_dynamic(model: Any) -> bool:
+    """Whether ``model`` is LangGraph's dynamic model: a function choosing the model for each call."""
+    return callable(model) and not isinstance(model, Runnable)
 
 
 def state_value(state: Any, key: str, default: Any = None) -> Any:
@@ -106,20 +112,15 @@ class ModelCall:
 
     model: Any
     """A chat model or runnable (tools bound), or a function of (state, runtime) returning one."""
-    tools: Sequence[BaseTool]
     prompt: Prompt
     name: str | None
     return_direct: frozenset[str]
     uses_hook_input: bool = False
     """A ``pre_model_hook`` may hand the model ``llm_input_messages`` instead of the state's messages."""
 
-    @property
-    def dynamic(self) -> bool:
-        return callable(self.model) and not isinstance(self.model, Runnable)
-
     async def resolved(self, state: Any, runtime: Any) -> Any:
         """The model for this call: the static one, or what the dynamic function returns for this state."""
-        if not self.dynamic:
+        if not is_dynamic(self.model):
             return self.model
         made = self.model(state, runtime)
         return await made if inspect.isawaitable(made) else made

@@ -19,7 +19,7 @@ from pydantic import BaseModel, create_model
 from statehitl.graph import END, StateGraph
 from statehitl.graph.message import add_messages
 from statehitl.managed import RemainingSteps, managed_value
-from statehitl.prebuilt.agent_model import ModelCall, Prompt, bound, structured_node
+from statehitl.prebuilt.agent_model import ModelCall, Prompt, bound, is_dynamic, structured_node
 from statehitl.prebuilt.agent_routes import Routes
 from statehitl.prebuilt.tool_node import ToolNode
 
@@ -164,8 +164,8 @@ def create_react_agent(model: Any, tools: Tools, *, prompt: Prompt = None,
     tool_list = list(tool_node.tools_by_name.values())
     schema = _checked_schema(state_schema, response_format)
     return_direct = frozenset(t.name for t in tool_list if t.return_direct)
-    call = ModelCall(model if callable(model) and not hasattr(model, "invoke") else bound(model, tool_list, builtin),
-                     tool_list, prompt, name, return_direct, uses_hook_input=pre_model_hook is not None)
+    call = ModelCall(model if is_dynamic(model) else bound(model, tool_list, builtin), prompt, name, return_direct,
+                     uses_hook_input=pre_model_hook is not None)
     finish = END if response_format is None else "generate_structured_response"
     routes = Routes("pre_model_hook" if pre_model_hook is not None else "agent", finish, return_direct,
                     post_hook=post_model_hook is not None, send_calls=version == "v2")
