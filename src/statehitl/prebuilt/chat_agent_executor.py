@@ -117,8 +117,8 @@ def _tool_node(tools: Tools, approve_tools: bool | Sequence[str],
 
 
 def _wire(workflow: StateGraph[Any], routes: Routes, hooks: tuple[Any, Any], has_tools: bool) -> None:
-    """The edges, in LangGraph's order (its drawing lists them so): the hooks', the routes out of the post-model
-    hook, the agent and the tools, and last the edges into the finish."""
+    """The edges LangGraph adds, in its order (its drawing lists them so): the hooks', the routes out of the
+    post-model hook, the agent and the tools; the last node of the run has none (it ends the run)."""
     pre, post = hooks
     workflow.set_entry_point(routes.entry)
     if pre is not None:
@@ -134,10 +134,8 @@ def _wire(workflow: StateGraph[Any], routes: Routes, hooks: tuple[Any, Any], has
             workflow.add_conditional_edges("tools", routes.after_tools, [routes.entry, END])
         else:
             workflow.add_edge("tools", routes.entry)
-    else:
+    elif routes.finish != END:  # a node with no edge out ends the run (LangGraph adds no edge to the end)
         workflow.add_edge(last, routes.finish)
-    if routes.finish != END:
-        workflow.add_edge(routes.finish, END)
 
 
 def create_react_agent(model: Any, tools: Tools, *, prompt: Prompt = None,
