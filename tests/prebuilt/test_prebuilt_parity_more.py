@@ -398,3 +398,23 @@ def test_an_interrupt_in_a_tool_is_never_a_tool_error() -> None:
         return [i.value for i in asked], shown(done["messages"])
 
     run_both(program)
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_push_message_from_a_tool(version: str) -> None:
+    def program(ns: SimpleNamespace) -> Any:
+        @tool
+        def work(n: int) -> str:
+            """Work on something, saying so first."""
+            ns.push_message(AIMessage(f"working on {n}", id=f"w{n}"))
+            return f"did {n}"
+
+        model = FakeModel(responses=[calls(("work", {"n": 1}, "c1"), ("work", {"n": 2}, "c2")),
+                                     AIMessage("ok", id="ai-2")])
+        app = ns.create_react_agent(model, [work], version=version)
+        given = {"messages": [HumanMessage("go", id="h1")]}
+        streamed = sorted((m.content, meta["langgraph_node"]) for m, meta in app.stream(given, stream_mode="messages"))
+        model.i = 0
+        return streamed, sorted(m.content for m in app.invoke(given)["messages"])
+
+    run_both(program)
