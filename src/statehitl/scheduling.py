@@ -75,7 +75,7 @@ class Supersteps:
     def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
               done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None,
               routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
-        return plan_step(machine, apply, before, done, schedule, routes)
+        return plan_step(machine, apply, before, done, schedule, routes=routes)
 
 
 READY_SET = ReadySet()

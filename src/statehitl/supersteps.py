@@ -56,7 +56,7 @@ async def awaited_routes(machine: Machine, apply: Apply, before: Any, done: list
 
 
 def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
-              schedule: Schedule | None, routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
+              schedule: Schedule | None, *, routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
     """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``;
     ``routes``: where its routers went, when they were awaited beforehand (``awaited_routes``)."""
     if len(done) == 1 and schedule is None:  # one node done, nothing kept: a chain's step

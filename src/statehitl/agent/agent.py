@@ -70,7 +70,7 @@ class Agent(ResumableApp):
     ``SnapshotSessionManager`` without ``storage=`` uses it.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - Strands' Agent(model, tools, system_prompt, ...) is called positionally
         self,
         model: Model | str | None = None,
         tools: Sequence[Any] | None = None,

@@ -186,7 +186,7 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         if replaced:  # the store holds other text than this record: the next read takes the store's
             self._warm.forget(cursor.thread_id)
         else:
-            self._warm.advance(cursor.thread_id, parent, data, token, record, cursor.chain)
+            self._warm.advance(cursor.thread_id, parent, data, token, record, chain=cursor.chain)
         if indexed is not None:
             _stale_index(indexed, record)
         return record
@@ -244,8 +244,8 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         refusals: dict[str, tuple[bytes, str]] = {}
         records = await self._records(thread_id, refusals=refusals)
         claims = {seq: s.record for seq, s in records.items() if isinstance(s.record, ClaimRecord)}
-        return await read_audit(self.storage, thread_id, checkpoints_of(records), self.signing_key, claims,
-                                refusal_entries(refusals, thread_id, self.signing_key))
+        return await read_audit(self.storage, thread_id, checkpoints_of(records), self.signing_key, claims=claims,
+                                refused=refusal_entries(refusals, thread_id, self.signing_key))
 
     # -- machines -----------------------------------------------------------------------------------
 

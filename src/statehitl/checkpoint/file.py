@@ -236,10 +236,10 @@ class FileStorage:
                 with PARSED_LOGS.lock:
                     view = PARSED_LOGS.keep(path, fresh)
             member = Member(view.end + len(record) - len(data) - 1, len(data), version)
-            self._append(path, fd, log, view, record, {name: member}, durable)
+            self._append(path, fd, log, view, record, changes={name: member}, durable=durable)
         return version
 
-    def _append(self, path: str, fd: int, log: LockedLog, view: LogView, frames: bytes,
+    def _append(self, path: str, fd: int, log: LockedLog, view: LogView, frames: bytes, *,
                 changes: dict[str, Member | None], durable: bool) -> None:
         """Write ``frames`` where the log's data ends (the log is locked and ``log.size`` bytes long)."""
         size = log.size
@@ -378,7 +378,7 @@ class FileStorage:
                     PARSED_LOGS.forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
-                    self._append(path, fd, log, view, tombstones, dict.fromkeys(doomed), durable=False)
+                    self._append(path, fd, log, view, tombstones, changes=dict.fromkeys(doomed), durable=False)
                 removed += len(doomed)
         return removed
 

@@ -79,7 +79,7 @@ class Subject(ABC, Generic[R]):
     inbox_app: str = ""
     """``MODULE:ATTR`` the inbox resumes this demo's threads with (``--app``), if it has one."""
 
-    def __init__(self, console: Console, thread: str, store: str, checkpointer: Checkpointer, machine: Machine,
+    def __init__(self, console: Console, thread: str, store: str, *, checkpointer: Checkpointer, machine: Machine,
                  printer: TransitionPrinter) -> None:
         self.console = console
         self.thread = thread

@@ -322,7 +322,7 @@ class StateGraph(Generic[M]):
         """Check the graph's edges, breakpoints and timeouts (a ``GraphValidationError`` in LangGraph's words),
         and return each node's timeout (its own, else ``set_node_defaults``')."""
         check_edges(name or self.name, self._nodes, self._edges, self._joins, self._routers,
-                    {n: node.destinations for n, node in self._nodes.items() if node.destinations})
+                    destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations})
         for breakpoints in (interrupt_before, interrupt_after):
             if breakpoints and breakpoints != "*":
                 check_breakpoints(list(breakpoints), self._nodes, {h.name for h in handlers.values()})
@@ -426,7 +426,8 @@ class StateGraph(Generic[M]):
             handler = subgraph_handler(name, node.action, kind, kept)
             return handler if on_error is None else guarded_node(handler, on_error, name, kind)
         action = node.action if callable(node.action) else runnable_node(node.action)  # (add_node took only these)
-        handler = node_handler(name, action, kind, reads, node.metadata, node.retry or self._defaults.retry_policy,
+        handler = node_handler(name, action, kind, reads, metadata=node.metadata,
+                               retry=node.retry or self._defaults.retry_policy,
                                timeout=timeout, on_error=on_error, cache=cache)
         return handler if kept is None else keeping_states(handler, kept)
 

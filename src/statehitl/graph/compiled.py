@@ -380,23 +380,23 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
 
     def _result(self, record: CheckpointRecord, state: Any) -> Any:
         return self._returned(self.snapshots.values(record, state, self.output_schema), record.thread_id,
-                              record.status, state, [i.to_interrupt() for i in record.interrupts], record.step,
-                              record.cancelled, record.checkpoint_id)
+                              record.status, state, interrupts=[i.to_interrupt() for i in record.interrupts],
+                              step=record.step, cancelled=record.cancelled, checkpoint_id=record.checkpoint_id)
 
     def result_of(self, result: GraphRunResult[Any]) -> Any:
         """What ``invoke`` returns for a run that ended with ``result`` inside another graph's node."""
         return self._returned(self.schema.kind.values(result.state, self.output_schema), result.thread_id,
-                              result.status.value, result.state, result.interrupts, result.step, result.cancelled,
-                              result.checkpoint_id)
+                              result.status.value, result.state, interrupts=result.interrupts, step=result.step,
+                              cancelled=result.cancelled, checkpoint_id=result.checkpoint_id)
 
-    def _returned(self, values: Any, thread: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
-                  cancelled: dict[str, str], checkpoint_id: str) -> Any:
+    def _returned(self, values: Any, thread: str, status: str, state: Any, *, interrupts: list[Interrupt],
+                  step: int, cancelled: dict[str, str], checkpoint_id: str) -> Any:
         """``invoke``'s value: the values as a ``GraphRunResult``; a root state's own value when nothing waits,
         else only what it waits on, as LangGraph returns it (the result's ``.state`` holds the value)."""
         if self.schema.kind.kind == "root" and not interrupts:
             return values
-        return run_result(thread, status, state, interrupts, step, cancelled, checkpoint_id,
-                          values if isinstance(values, dict) else {})
+        return run_result(thread, status, state, interrupts=interrupts, step=step, cancelled=cancelled,
+                          checkpoint_id=checkpoint_id, values=values if isinstance(values, dict) else {})
 
     async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Forget the cached writes of ``nodes`` (of every cached node when None)."""

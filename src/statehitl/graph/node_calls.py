@@ -306,8 +306,8 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     return _signature(fn).is_async
 
 
-def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
-                 metadata: dict[str, Any] | None = None, retry: Policies | None = None, *,
+def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None, *,
+                 metadata: dict[str, Any] | None = None, retry: Policies | None = None,
                  timeout: TimeoutPolicy | None = None, on_error: ErrorHandler | None = None,
                  cache: NodeCache | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.

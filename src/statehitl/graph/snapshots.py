@@ -68,7 +68,8 @@ class StateSnapshot(_Checkpoint, Generic[M]):
     """Answers stored for ``interrupts`` and not yet applied, by interrupt id (the inbox, the page or an
     expiry answered; ``invoke(None, config)`` or a worker applies them)."""
 
-    def __new__(cls, values: Any, next: tuple[str, ...], config: dict[str, Any], metadata: dict[str, Any] | None,
+    def __new__(  # noqa: PLR0917 - LangGraph's StateSnapshot is a NamedTuple, built from its 8 fields in order
+                cls, values: Any, next: tuple[str, ...], config: dict[str, Any], metadata: dict[str, Any] | None,
                 created_at: str | None, parent_config: dict[str, Any] | None, tasks: tuple[GraphTask, ...],
                 interrupts: tuple[Interrupt, ...], *, status: Status = Status.COMPLETED, step: int = 0,
                 checkpoint_id: str | None = None, parent_checkpoint_id: str | None = None,

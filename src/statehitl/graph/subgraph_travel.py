@@ -193,7 +193,7 @@ async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str |
         where = f"the schedule of subgraph {found.namespace!r} in checkpoint {found.record.checkpoint_id}"
         routes = await awaited_routes(graph.machine, schema.apply, state, done)
         pending, schedule = plan_step(graph.machine, schema.apply, state, done, schedule_of(level.schedule, where),
-                                      routes)
+                                      routes=routes)
         kept.update(pending=pending, completed={}, progress={})
         kept.pop("schedule", None)
         if schedule is not None:

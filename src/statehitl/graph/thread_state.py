@@ -287,7 +287,7 @@ class ThreadState:
         """The tasks after ``as_node`` wrote ``update`` (its async routers awaited)."""
         done = [(as_node, update)]
         routes = await awaited_routes(self.machine, self.schema.apply, state, done)
-        return plan_step(self.machine, self.schema.apply, state, done, schedule, routes)
+        return plan_step(self.machine, self.schema.apply, state, done, schedule, routes=routes)
 
     async def _copied(self, view: View, head: Head, state: Any) -> Any:
         """``update_state(config, None, as_node="__copy__")``: a checkpoint with ``view``'s values and tasks, after

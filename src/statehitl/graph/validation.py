@@ -14,7 +14,7 @@ __all__ = ["check_breakpoints", "check_edges", "check_timeouts"]
 
 
 def check_edges(name: str, nodes: Iterable[str], edges: Sequence[Edge], joins: Sequence[Join],
-                routers: Sequence[Router], destinations: Mapping[str, Sequence[str]]) -> None:
+                routers: Sequence[Router], *, destinations: Mapping[str, Sequence[str]]) -> None:
     """Every edge starts at a node (or START) and ends at one (or END), and something leaves START."""
     known = set(nodes)
     if not known:

@@ -190,7 +190,8 @@ class Graph(Orchestrator):
     kind = "graph"
     raises_on_cancel = True
 
-    def __init__(self, nodes: dict[str, GraphNode], edges: Iterable[GraphEdge], entry_points: Iterable[GraphNode],
+    def __init__(  # noqa: PLR0917 - Strands' Graph(nodes, edges, entry_points, ...) takes these positionally
+                 self, nodes: dict[str, GraphNode], edges: Iterable[GraphEdge], entry_points: Iterable[GraphNode],
                  max_node_executions: int | None = None, execution_timeout: float | None = None,
                  node_timeout: float | None = None, reset_on_revisit: bool = False,
                  session_manager: SessionManager | None = None,
@@ -235,7 +236,8 @@ class Graph(Orchestrator):
 
     def _build_view(self, state: dict[str, Any], status: Status) -> GraphState:
         return graph_state(stored_task(state), status, node_results(state, self.orchestrated),
-                           list(state.get("order", ())), self.nodes, self.edges, self.entry_points, self._clock())
+                           list(state.get("order", ())), nodes=self.nodes, edges=self.edges,
+                           entry_points=self.entry_points, clock=self._clock())
 
     def _machine(self, name: str, schema: OrchestrationSchema) -> Machine:
         specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.orchestrated]

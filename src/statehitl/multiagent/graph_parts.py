@@ -117,7 +117,7 @@ class GraphState:
     entry_points: list[GraphNode] = field(default_factory=list)
 
 
-def graph_state(task: Any, status: Status, results: dict[str, NodeResult], order: list[str],
+def graph_state(task: Any, status: Status, results: dict[str, NodeResult], order: list[str], *,
                 nodes: dict[str, GraphNode], edges: list[GraphEdge], entry_points: list[GraphNode],
                 clock: tuple[float, int]) -> GraphState:
     """The ``GraphState`` of a call: ``results`` and ``order`` by node id; ``clock`` is when the call began
