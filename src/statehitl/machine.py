@@ -25,7 +25,6 @@ from statehitl.routers import Router
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["END", "START", "Edge", "Join", "Machine", "NodeSpec", "Router"]
 
 T = TypeVar("T")
 

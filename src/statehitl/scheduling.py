@@ -21,8 +21,6 @@ from statehitl.supersteps import Apply, Routes, plan_step
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["READY_SET", "SUPERSTEPS", "ReadySet", "SchedulingPolicy", "Supersteps", "policy_of"]
-
 
 class SchedulingPolicy(Protocol):
     """Which of the pending nodes a step runs, and what is pending after it."""

@@ -56,8 +56,6 @@ from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, Node
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["StepExecutor", "StepResult"]
-
 
 @dataclass(frozen=True, slots=True)
 class StepResult:

@@ -24,8 +24,6 @@ from statehitl.machine import END, START, Machine
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["Apply", "Routes", "awaited_routes", "plan_start", "plan_step", "schedule_of", "send_arg",
-           "stored_schedule", "with_goto"]
 
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
 """``apply(state, writes)``: the state after ``writes`` (the state adapter's reducers)."""

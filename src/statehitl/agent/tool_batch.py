@@ -29,8 +29,6 @@ from statehitl.transitions import ToolFinished
 from statehitl.types.content import Message
 from statehitl.types.tools import AgentTool, ToolContext, ToolResult, ToolUse, error_result
 
-__all__ = ["call_tool", "error_result", "run_tools"]
-
 
 async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
     """The ``tools`` node: run the pending turn's tool calls; its update is the turn and its results."""

@@ -36,9 +36,6 @@ from statehitl.checkpoint.records import SCHEMA_VERSION, AuditEntry, ClaimRecord
 from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
-__all__ = ["AuditEntry", "ResumeAudit", "audit_prefix", "keep_audit",
-           "read_audit", "whole_entries"]
-
 
 class ResumeAudit(BaseModel):
     """The entries of one checkpoint (or, as first stored, of one resume's claim), kept beside the index."""

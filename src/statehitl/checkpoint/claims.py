@@ -41,8 +41,6 @@ from statehitl.errors import (
     StorageError,
 )
 
-__all__ = ["ThreadClaims", "owner_id", "process_gone"]
-
 
 class ThreadClaims(ThreadReader):
     """The claiming side of a ``Checkpointer``."""
@@ -288,7 +286,6 @@ def _outcome_unknown_mid_run(record: CheckpointRecord) -> ActionOutcomeUnknownEr
         f"with `statehitl threads retry {record.thread_id}` or checkpointer.retry_unknown(...), and continue",
         thread_id=record.thread_id, owner=record.owner or "", started_at=record.created_at,
     )
-
 
 
 def _running_elsewhere(record: CheckpointRecord, now: float) -> bool:

@@ -35,11 +35,11 @@ from typing import Any, NoReturn, TypeVar, cast
 
 from statehitl.checkpoint.audit import read_audit
 from statehitl.checkpoint.chain import Cursor, StateCodec
-from statehitl.checkpoint.claims import ThreadClaims, owner_id
+from statehitl.checkpoint.claims import ThreadClaims
 from statehitl.checkpoint.clock import MAX_CLOCK_SKEW
 from statehitl.checkpoint.codec import decode_model, encode_counted
 from statehitl.checkpoint.index import index_material, write_index
-from statehitl.checkpoint.reading import Head, checkpoints_of
+from statehitl.checkpoint.reading import checkpoints_of
 from statehitl.checkpoint.records import (
     AuditEntry,
     CheckpointRecord,
@@ -65,8 +65,6 @@ from statehitl.checkpoint.storage import (
 from statehitl.checkpoint.url import checkpointer_options_of, storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
-
-__all__ = ["Checkpointer", "Head", "IndexNotWritten", "owner_id"]
 
 T = TypeVar("T")
 

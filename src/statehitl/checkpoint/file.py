@@ -66,8 +66,6 @@ from statehitl.errors import (
     StorageError,
 )
 
-__all__ = ["FileStorage"]
-
 T = TypeVar("T")
 
 LOG_SUFFIX = "~log"
@@ -75,7 +73,6 @@ _FIRST_READ = 4096
 """Bytes a view reads first when it takes in new frames; more only if a frame runs past them."""
 _COMPACT_AT = 64 * 1024
 """A log over this size is rewritten once most of it is replaced or deleted records (index entries)."""
-
 
 
 async def _in_thread(func: Callable[..., T], *args: Any) -> T:

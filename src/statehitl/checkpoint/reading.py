@@ -43,8 +43,6 @@ from statehitl.errors import (
     CheckpointNotFoundError,
 )
 
-__all__ = ["Head", "ThreadReader", "offering_head"]
-
 logger = logging.getLogger("statehitl.checkpoint")
 
 @dataclass
@@ -98,7 +96,6 @@ def _take_offered(checkpointer: ThreadReader, thread_id: str) -> Head | None:
         return None
     holder.clear()
     return head
-
 
 
 class ThreadReader(RecordStore):
@@ -375,8 +372,6 @@ class ThreadReader(RecordStore):
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
     return checkpoint_ids.parse(thread_id, checkpoint_id)  # another thread's tagged id is refused, not forked from
-
-
 
 
 class _Stored(NamedTuple):

@@ -35,8 +35,6 @@ from statehitl.checkpoint.chain import Link
 from statehitl.checkpoint.records import CheckpointRecord, StoredCheckpoint
 from statehitl.checkpoint.step_writes import resolve_writes
 
-__all__ = ["WarmHeads", "shared_heads"]
-
 
 @dataclass(slots=True)
 class _Warm:

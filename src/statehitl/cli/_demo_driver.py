@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from statehitl.interrupt import Interrupt
     from statehitl.machine import Machine
 
-__all__ = ["STORE_ENV", "Driver", "RunResult", "Subject", "parse_yes_no", "responses"]
 
 STORE_ENV = "STATEHITL_DEMO_STORE"
 """The store the demo's ``inbox_app`` runs the refund graph on (default: the demo's, ``file://.statehitl``);

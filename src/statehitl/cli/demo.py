@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from statehitl.graph import GraphRunResult, StateGraph
     from statehitl.interrupt import Interrupt
 
-__all__ = ["STORE_ENV", "add_parser", "build_graph", "inbox_app", "parse_yes_no", "run"]
 
 DEFAULT_CUSTOMER = "Ada Lovelace"
 DEFAULT_REQUEST = "The blender arrived broken."

@@ -24,11 +24,12 @@ from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
 from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
-from statehitl.graph.compiled import CompiledStateGraph, Migration
+from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import guarded_node, is_async_callable, node_handler, route_handler
 from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, TimeoutPolicy, handler_name
 from statehitl.graph.retries import Policies
+from statehitl.graph.run_begin import Migration
 from statehitl.graph.run_targets import check_durability
 from statehitl.graph.runnables import is_runnable, node_name, runnable_node
 from statehitl.graph.state_channels import kept_state_channel
@@ -38,14 +39,14 @@ from statehitl.graph.surface import compiled_nodes
 from statehitl.graph.validation import check_breakpoints, check_edges, check_timeouts
 from statehitl.graph.value_types import ensure_valid_checkpointer
 from statehitl.hooks.registry import HookProvider, HookRegistry
-from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
-from statehitl.runner import Durability
+from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec
+from statehitl.routers import Router
+from statehitl.thread_run import Durability
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache
     from statehitl.store.base import BaseStore
 
-__all__ = ["StateGraph"]
 
 M = TypeVar("M")
 

@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl._sync import iterate_sync, run_sync
-from statehitl.checkpoint.audit import AuditEntry
-from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory_storage import MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.checkpoint.reading import Head
+from statehitl.checkpoint.records import AuditEntry, CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import GraphDrained
 from statehitl.event_stream import Emit, stream_run
@@ -46,15 +46,15 @@ from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
 from statehitl.position import Position
 from statehitl.resumable import ResumableApp, Resumed
-from statehitl.runner import Durability, Pauses, Runner
-from statehitl.runner_parts import LOOP_SHARED
+from statehitl.runner import Runner
+from statehitl.runner_parts import LOOP_SHARED, Pauses
 from statehitl.stream_sink import StreamMode, StreamSink, current_scope, enter_scope, leave_scope
+from statehitl.thread_run import Durability
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, Namespace
     from statehitl.store.base import BaseStore
 
-__all__ = ["CompiledStateGraph", "Migration"]
 
 _KEEPING = [False]
 """Whether a graph was compiled with ``checkpointer=True`` in this process."""

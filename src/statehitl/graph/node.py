@@ -20,11 +20,10 @@ from statehitl.graph.run_stream import RunStream
 from statehitl.hooks.registry import HookRegistry
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
-from statehitl.runner import Pauses, Runner
+from statehitl.runner import Runner
+from statehitl.runner_parts import Pauses
 from statehitl.stream_sink import current_scope
 from statehitl.supersteps import plan_start
-
-__all__ = ["StateGraphNode"]
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -33,29 +33,6 @@ from statehitl.stream_sink import current_scope
 if TYPE_CHECKING:
     from statehitl.store.base import BaseStore
 
-__all__ = [
-    "RunScope",
-    "Runtime",
-    "StreamWriter",
-    "current_node",
-    "current_run",
-    "enter_node",
-    "get_config",
-    "get_runtime",
-    "get_store",
-    "get_stream_writer",
-    "guarded_node",
-    "interrupt",
-    "is_async_callable",
-    "leave_node",
-    "nested_scope",
-    "node_handler",
-    "reset_run",
-    "route_handler",
-    "set_run",
-    "task_input",
-    "task_key",
-]
 
 StreamWriter = Callable[[Any], None]
 """What ``get_stream_writer()`` returns and a node's ``writer`` argument is: it sends one custom chunk."""

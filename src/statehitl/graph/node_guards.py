@@ -26,9 +26,6 @@ from statehitl.graph.code_cache import CodeCache
 from statehitl.position import NodeContext
 from statehitl.runner_parts import keep_progress
 
-__all__ = ["DEFAULT_ERROR_HANDLER", "ErrorHandler", "TimeoutPolicy", "handled", "handler_name", "heartbeat",
-           "timed", "touch"]
-
 DEFAULT_ERROR_HANDLER = "__default_error_handler__"
 """The node name of ``set_node_defaults(error_handler=)``'s handler (LangGraph's)."""
 

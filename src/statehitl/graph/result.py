@@ -16,7 +16,6 @@ from statehitl.status import Status
 if TYPE_CHECKING:
     from statehitl.channels import StateSchema
 
-__all__ = ["GraphRunResult", "run_result", "stop_reason"]
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from statehitl.checkpoint.checkpoint_ids import tagged
-from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
+from statehitl.checkpoint.record_parts import FailureRecord
+from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View
 from statehitl.graph.node_calls import task_key
@@ -31,11 +32,8 @@ if TYPE_CHECKING:  # a graph with subgraphs loads their levels with its first sn
 
         snapshots: SnapshotReader
 
-__all__ = ["CheckpointIds", "GraphTask", "PregelTask", "SnapshotReader", "StateSnapshot", "empty_snapshot",
-           "graph_config"]
 
 M = TypeVar("M")
-
 
 
 class _Checkpoint(NamedTuple):

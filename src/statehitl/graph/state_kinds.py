@@ -43,8 +43,6 @@ from statehitl.graph.state_channels import (
 )
 from statehitl.managed import ManagedValue, refuse_writes, values_of
 
-__all__ = ["ROOT", "StateKind", "schema_of", "state_kind"]
-
 ROOT = "root"
 """The one channel of a root-value schema (``StateGraph(Annotated[list, operator.add])``).
 

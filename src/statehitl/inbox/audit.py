@@ -17,8 +17,6 @@ from statehitl.checkpoint.records import Via
 from statehitl.inbox.answers import read_thread_answers
 from statehitl.inbox.listing import open_store
 
-__all__ = ["AuditRow", "athread_audit_trail", "thread_audit_trail"]
-
 AuditOutcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited", "unknown",
                        "retried", "refused", "failed"]
 

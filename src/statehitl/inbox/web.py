@@ -71,8 +71,6 @@ from statehitl.inbox.page import (
 )
 from statehitl.inbox.service import Answered, answer_pending
 
-__all__ = ["allowed_host_names", "cookie_name", "exposure_error", "is_loopback", "make_app", "serve"]
-
 _SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Frame-Options": "DENY",

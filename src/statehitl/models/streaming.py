@@ -19,8 +19,6 @@ from statehitl.models.errors import ModelError
 from statehitl.types.content import ContentBlock, Message, Role
 from statehitl.types.streaming import StreamEvent, Usage
 
-__all__ = ["ModelTurn", "block_events", "collect_turn", "delta_event"]
-
 logger = logging.getLogger(__name__)
 
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from statehitl.errors import GraphValidationError, NodeCancelledError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
-from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
+from statehitl.machine import END, START, Edge, Machine, NodeSpec
 from statehitl.multiagent.base import Orchestrator
 from statehitl.multiagent.call_rules import node_results
 from statehitl.multiagent.graph_parts import GraphEdge, GraphNode, GraphState, graph_state
@@ -37,6 +37,7 @@ from statehitl.multiagent.state import (
 )
 from statehitl.position import NodeContext, Writes
 from statehitl.progress import RestartedNode
+from statehitl.routers import Router
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 

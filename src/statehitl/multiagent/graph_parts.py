@@ -20,8 +20,6 @@ from statehitl.multiagent.results import NodeResult, accumulated, zero_usage
 from statehitl.nesting import MachineNode
 from statehitl.status import Status
 
-__all__ = ["GraphEdge", "GraphNode", "GraphState", "graph_state"]
-
 
 @dataclass(eq=False)
 class GraphNode:

@@ -23,8 +23,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 from pydantic import ValidationError
 
-from statehitl.commands import ParentCommand
-from statehitl.errors import GraphInterrupt
+from statehitl.errors import GraphInterrupt, ParentCommand
 from statehitl.graph.node_calls import current_node
 from statehitl.position import NodeContext
 from statehitl.prebuilt.approvals import Approvals, ApprovedCall, idempotency_key

@@ -25,8 +25,6 @@ from statehitl.checkpoint.records import ThreadIndex
 from statehitl.checkpoint.storage import has_list_versions, has_read_named, read_prefix
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["IndexRead", "IndexWatch"]
-
 _ENTRY = "/entry"
 
 

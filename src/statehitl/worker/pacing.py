@@ -16,8 +16,6 @@ from collections.abc import Callable
 
 from statehitl.worker.thread_work import ThreadOutcome
 
-__all__ = ["MAX_BACKOFF", "Pacing"]
-
 logger = logging.getLogger("statehitl.worker")
 
 MAX_BACKOFF = 300.0

@@ -9,8 +9,6 @@ from statehitl.checkpoint.answer_records import is_answer_key
 from statehitl.checkpoint.index import INDEX_PREFIX
 from statehitl.worker.thread_work import ThreadOutcome
 
-__all__ = ["Report", "changed_thread"]
-
 
 @dataclass
 class Report:

@@ -38,9 +38,10 @@ from typing import Any, Literal, TypeVar
 
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.answer_records import record_answer as record_binding_answer
-from statehitl.checkpoint.engine import Checkpointer, Head
-from statehitl.checkpoint.reading import offering_head
-from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, StoredAnswer
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.reading import Head, offering_head
+from statehitl.checkpoint.record_parts import InterruptRecord
+from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer
 from statehitl.errors import (
     ActionOutcomeUnknownError,
     AlreadyAnsweredError,
@@ -54,8 +55,6 @@ from statehitl.resumable import ResumableApp, resume_stored
 from statehitl.worker.events import answer_event, outcome_unknown_event
 from statehitl.worker.notify import Notifier
 from statehitl.worker.routing import Apps
-
-__all__ = ["RETRY_COMMENT", "ThreadOutcome", "ThreadWork"]
 
 logger = logging.getLogger("statehitl.worker")
 

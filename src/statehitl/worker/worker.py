@@ -49,8 +49,6 @@ from statehitl.worker.routing import Apps
 from statehitl.worker.thread_work import ThreadOutcome, ThreadWork
 from statehitl.worker.webhook import Sink
 
-__all__ = ["Worker"]
-
 logger = logging.getLogger("statehitl.worker")
 
 
