@@ -34,8 +34,6 @@ from langchain_core.messages import (
 
 from statehitl.values import register
 
-__all__ = ["coerce", "dumped", "is_message", "is_remove", "loaded", "openai_format", "remove"]
-
 for _message_class in (AIMessage, ChatMessage, FunctionMessage, HumanMessage, RemoveMessage, SystemMessage,
                        ToolMessage):
     register(_message_class)

@@ -13,8 +13,6 @@ from typing import Any
 from statehitl.graph.message_forms import coerce_all, id_of, langchain
 from statehitl.graph.node_calls import current_node, get_config
 
-__all__ = ["push_message"]
-
 _PUSHING = threading.Lock()
 """Tools of one node run in threads of their own: their pushes to the node's writes are made one at a time."""
 

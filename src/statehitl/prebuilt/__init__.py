@@ -15,9 +15,11 @@ except ImportError as missing:  # say what to install, not only what is missing
 
     raise ImportError(needs_langchain("statehitl.prebuilt")) from missing
 
+from langchain_core.tools import InjectedToolCallId
+
 from statehitl.prebuilt.approvals import APPROVAL_INTERRUPT
 from statehitl.prebuilt.chat_agent_executor import AgentState, create_react_agent
-from statehitl.prebuilt.injected import InjectedIdempotencyKey, InjectedState, InjectedStore, InjectedToolCallId
+from statehitl.prebuilt.injected import InjectedIdempotencyKey, InjectedState, InjectedStore
 from statehitl.prebuilt.tool_calls import ToolRuntime
 from statehitl.prebuilt.tool_node import ToolInvocationError, ToolNode, tools_condition
 from statehitl.prebuilt.tool_validator import ValidationNode

@@ -18,17 +18,6 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableSequence
 from langchain_core.tools import BaseTool
 
-__all__ = [
-    "NEED_MORE_STEPS",
-    "ModelCall",
-    "Prompt",
-    "bound",
-    "is_dynamic",
-    "state_value",
-    "structured_node",
-    "validate_chat_history",
-]
-
 NEED_MORE_STEPS = "Sorry, need more steps to process this request."
 
 Prompt = str | SystemMessage | Callable[[Any], Any] | Runnable[Any, Any] | None

@@ -21,8 +21,6 @@ from statehitl.errors import ValueNotStorableError
 from statehitl.graph import END
 from statehitl.prebuilt.agent_model import state_value
 
-__all__ = ["Routes"]
-
 
 def _sends(calls: list[ToolCall], state: dict[str, Any]) -> list[Send] | str:
     """Each call as a task of node ``"tools"``, with the state it was made in; ``"tools"`` (one task for them

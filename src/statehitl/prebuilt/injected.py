@@ -14,12 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.tools import BaseTool, InjectedToolArg, InjectedToolCallId
+from langchain_core.tools import BaseTool, InjectedToolArg
 
 from statehitl.prebuilt.tool_calls import ToolRuntime
-
-__all__ = ["InjectedIdempotencyKey", "InjectedState", "InjectedStore", "InjectedToolCallId", "Injections",
-           "injections_of"]
 
 
 class InjectedState(InjectedToolArg):

@@ -18,9 +18,6 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools.base import _DirectlyInjectedToolArg
 from typing_extensions import TypeVar
 
-__all__ = ["AsyncToolCallWrapper", "ToolCallRequest", "ToolCallWithContext", "ToolCallWrapper", "ToolRuntime",
-           "no_writer"]
-
 ContextT = TypeVar("ContextT", default=Any)
 StateT = TypeVar("StateT", default=Any)
 

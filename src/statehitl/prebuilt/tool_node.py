@@ -97,11 +97,11 @@ class ToolNode:
         self._injections = {name: injections_of(t) for name, t in self.tools_by_name.items()}
         self.approvals = Approvals.of(approve_tools, self.tools_by_name, responders)
 
-    def __call__(self, input: Any, ctx: NodeContext, config: dict[str, Any], store: Any, runtime: Any) -> Any:
+    def __call__(self, input: Any, ctx: NodeContext, *, config: dict[str, Any], store: Any, runtime: Any) -> Any:
         """The node's handler in a graph: approvals first (which may stop the node), then the calls."""
         calls, shape = self._calls(input)
         approved = self.approvals.decide(calls, ctx)
-        return self._answer(approved, shape, _state_of(input), config, _Run(ctx, store, runtime))
+        return self._answer(approved, shape, _state_of(input), config, run=_Run(ctx, store, runtime))
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, *, store: Any = None) -> Any:
         """Run the calls outside a graph (or inside a node of one): calls needing approval can only wait in a
@@ -110,7 +110,7 @@ class ToolNode:
         calls, shape = self._calls(input)
         approved = self.approvals.decide(calls, ctx)
         runtime = get_runtime() if ctx is not None else None
-        return self._answer(approved, shape, _state_of(input), config or {}, _Run(ctx, store, runtime))
+        return self._answer(approved, shape, _state_of(input), config or {}, run=_Run(ctx, store, runtime))
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, *, store: Any = None) -> Any:
         """``invoke`` from async code: the calls run in worker threads (a coroutine tool on a loop of its own)."""
@@ -135,7 +135,7 @@ class ToolNode:
             raise ValueError("No AIMessage found in input")
         return list(last.tool_calls), shape  # type: ignore[return-value]
 
-    def _answer(self, approved: list[ApprovedCall], shape: InputShape, state: Any, config: dict[str, Any],
+    def _answer(self, approved: list[ApprovedCall], shape: InputShape, state: Any, config: dict[str, Any], *,
                 run: _Run) -> Any:
         def one(call: ApprovedCall) -> Any:
             if call.refusal is not None:

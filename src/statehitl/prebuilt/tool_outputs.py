@@ -21,8 +21,6 @@ from langchain_core.messages.tool import ToolOutputMixin
 from statehitl.commands import Command, Send
 from statehitl.graph.message import REMOVE_ALL_MESSAGES
 
-__all__ = ["InputShape", "combined", "content_of", "normalized"]
-
 InputShape = Literal["list", "dict", "tool_calls"]
 """How the node was given its calls: messages as the state, a state with a messages key, or the calls themselves."""
 
