@@ -43,8 +43,6 @@ from statehitl.graph.state_channels import (
 )
 from statehitl.managed import ManagedValue, refuse_writes, values_of
 
-__all__ = ["ROOT", "StateKind", "schema_of", "state_kind"]
-
 ROOT = "root"
 """The one channel of a root-value schema (``StateGraph(Annotated[list, operator.add])``).
 
@@ -66,8 +64,8 @@ class StateKind:
     ``input_of`` turn what it gives back into the ``{field: value}`` updates ``StateSchema`` applies.
     """
 
-    def __init__(self, kind: Kind, schema: Any, model: type[BaseModel], channels: dict[str, Channel],
-                 own: Sequence[str], tracked: frozenset[str], *,
+    def __init__(self, kind: Kind, schema: Any, model: type[BaseModel], channels: dict[str, Channel], *,
+                 own: Sequence[str], tracked: frozenset[str],
                  managed: dict[str, type[ManagedValue]] | None = None) -> None:
         self.kind: Kind = kind
         self.schema: Any = schema
@@ -85,6 +83,7 @@ class StateKind:
         self.managed: dict[str, type[ManagedValue]] = dict(managed or {})
         """Keys of the schema the run fills in (``statehitl.managed``), with how."""
         self._views: dict[Any, View] = {}
+        self._view_keys: dict[Any, frozenset[str]] = {}
         self._own_view = self._view_for(schema, own)
 
     def __repr__(self) -> str:
@@ -100,7 +99,8 @@ class StateKind:
             if self._native:
                 return state.model_copy(update=extra) if extra else state
             return self._own_view(state, extra)
-        return self._view(wants)(state, {})
+        view = self._view(wants)
+        return view(state, {k: v for k, v in extra.items() if k in self._view_keys[wants]} if extra else {})
 
     def managed_values(self, remaining: int) -> dict[str, Any]:
         """The managed keys' values when ``remaining`` steps remain."""
@@ -192,7 +192,7 @@ class StateKind:
         if not is_field_schema(schema):
             raise TypeError(f"{schema!r} is not a state schema (a TypedDict, dataclass or pydantic model)")
         keys = tuple(hints_of(schema))
-        missing = [k for k in keys if k not in self.channels]
+        missing = [k for k in keys if k not in self.channels and k not in self.managed]
         if missing:
             raise ValueError(
                 f"{_name(schema)} has key(s) {missing} that are not channels of the state; pass it in "
@@ -203,7 +203,9 @@ class StateKind:
     def _view(self, schema: Any) -> View:
         view = self._views.get(schema)
         if view is None:
-            view = self._views[schema] = self._view_for(schema, self._keys_of(schema))
+            keys = self._keys_of(schema)
+            self._view_keys[schema] = frozenset(keys)  # a managed key of the state the schema names gets its value
+            view = self._views[schema] = self._view_for(schema, keys)
         return view
 
     def _view_for(self, schema: Any, keys: Sequence[str]) -> View:
@@ -221,7 +223,7 @@ class StateKind:
             return lambda state, extra: schema.model_construct(
                 state.model_fields_set & set(keys), **{k: getattr(state, k) for k in keys}, **extra
             )
-        return lambda state, extra: schema.model_validate(self._present(state, keys))
+        return lambda state, extra: schema.model_validate({**self._present(state, keys), **extra})
 
 
 def _aliases(model: type[BaseModel]) -> frozenset[str]:
@@ -294,7 +296,7 @@ def _state_kind(schema: Any, others: list[Any]) -> StateKind:
     channels = {**own, **private}
     tracked = frozenset(n for n, c in channels.items() if not c.starts_present)
     model = build_model(f"{_name(schema)}Channels", channels.values(), absent_aware_base(tracked))
-    return StateKind(kind, schema, model, channels, list(own), tracked, managed=managed)
+    return StateKind(kind, schema, model, channels, own=list(own), tracked=tracked, managed=managed)
 
 
 def _pydantic_kind(schema: type[BaseModel], own: dict[str, Channel], private: dict[str, Channel],
@@ -307,11 +309,12 @@ def _pydantic_kind(schema: type[BaseModel], own: dict[str, Channel], private: di
         raise ValueError(f"{schema.__name__}.{required[0]} is filled in by the run ({managed[required[0]].name}); "
                          "on a pydantic state give it a default (= 0), since the state is stored as the model")
     if not private:
-        return StateKind("pydantic", schema, schema, own, list(own), frozenset(), managed=managed)
+        return StateKind("pydantic", schema, schema, own, own=list(own), tracked=frozenset(), managed=managed)
     tracked = frozenset(n for n, c in private.items() if not c.starts_present)
     base = (absent_aware_base(tracked), schema)
     model = build_model(f"{schema.__name__}Channels", private.values(), base)
-    return StateKind("pydantic", schema, model, {**own, **private}, list(own), tracked, managed=managed)
+    return StateKind("pydantic", schema, model, {**own, **private}, own=list(own), tracked=tracked,
+                     managed=managed)
 
 
 def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
@@ -323,7 +326,7 @@ def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
     channel = channel_of(ROOT, schema, None)
     tracked = frozenset() if channel.starts_present else frozenset({ROOT})
     model = build_model("RootChannels", [channel], absent_aware_base(tracked))
-    return StateKind("root", schema, model, {ROOT: channel}, [ROOT], tracked)
+    return StateKind("root", schema, model, {ROOT: channel}, own=[ROOT], tracked=tracked)
 
 
 def schema_of(fn: Callable[..., Any]) -> Any | None:

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from statehitl.graph.drawing import Drawing
     from statehitl.graph.state_kinds import StateKind
 
-__all__ = ["CompiledNode", "GraphSurface", "compiled_nodes", "merged_config"]
-
 _EVERY_LEVEL = 1 << 10
 """How deep ``get_graph(xray=True)`` draws: every level of subgraphs (none nests this deep)."""
 
