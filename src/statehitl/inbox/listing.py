@@ -21,7 +21,7 @@ from statehitl.inbox.by_id import follow_pointers
 
 __all__ = [
     "PendingInterrupt", "Scan", "UnappliedAnswer", "afind_answerable", "afind_pending", "apending", "aunapplied",
-    "find_pending", "pending", "scan", "unapplied",
+    "find_pending", "pending", "pending_item", "scan", "unapplied",
 ]
 
 
