@@ -24,9 +24,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from statehitl._echo import echo
 from statehitl.checkpoint.index import thread_of_key
+from statehitl.checkpoint.storage import cache_scope_of
 from statehitl.errors import InvalidCursorError
 
-__all__ = ["Listing", "PageCursor", "check_limit", "decode_cursor", "encode_cursor"]
+__all__ = ["Listing", "PageCursor", "check_limit", "cursor_after", "decode_cursor", "encode_cursor", "store_mark"]
 
 Listing = Literal["pending", "threads"]
 """Which listing a cursor pages: the inbox's pending interrupts, or the threads (with a status filter)."""
@@ -73,10 +74,19 @@ def encode_cursor(cursor: PageCursor, signing_key: bytes | None) -> str:
     return base64.urlsafe_b64encode(payload + _digest(payload, signing_key)).decode().rstrip("=")
 
 
-def decode_cursor(text: object, *, listing: Listing, scope: str | None, signing_key: bytes | None,
+def cursor_after(listing: Listing, after: str, *, storage: object, signing_key: bytes | None,
+                 within: str | None = None, status: str | None = None) -> str:
+    """The cursor of a page of ``listing`` on ``storage`` that goes on after the index entry ``after``."""
+    cursor = PageCursor(listing=listing, store=store_mark(cache_scope_of(storage)), status=status, after=after,
+                        within=within)
+    return encode_cursor(cursor, signing_key)
+
+
+def decode_cursor(text: object, *, listing: Listing, storage: object, signing_key: bytes | None,
                   status: str | None = None) -> PageCursor:
-    """The cursor ``text`` is, checked to be one this ``listing`` (with this ``status`` filter) gave for the
-    store whose ``cache_scope`` is ``scope``; ``InvalidCursorError`` saying what is wrong otherwise."""
+    """The cursor ``text`` is, checked to be one this ``listing`` (with this ``status`` filter) gave for
+    ``storage``'s data; ``InvalidCursorError`` saying what is wrong otherwise."""
+    scope = cache_scope_of(storage)
     payload = _payload(text, signing_key)
     try:
         cursor = PageCursor.model_validate_json(payload)

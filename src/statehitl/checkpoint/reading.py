@@ -381,9 +381,12 @@ class ThreadReader(RecordStore):
         """The next ``limit`` threads' index entries (only those with ``status``, if given) after the key
         ``after`` (None: from the start), in the store's paging order (``entries_after``), and the key the
         next page starts after: None once the store has no more. A page reads about ``limit`` entries
-        (more where many threads have another status), never the whole index."""
+        (more where many threads have another status), never the whole index: one more than it shows, so
+        that a page which reaches the end of the store says so rather than lead to an empty one."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit!r}")
         found: list[ThreadIndex] = []
-        async with contextlib.aclosing(self.entries_after(after, batch=max(limit, 1), unreadable=unreadable)) as read:
+        async with contextlib.aclosing(self.entries_after(after, batch=limit + 1, unreadable=unreadable)) as read:
             async for key, entry, last in read:
                 if status is None or entry.status == status:
                     found.append(entry)

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.index import thread_of_key
-from statehitl.checkpoint.page_cursor import PageCursor, check_limit, decode_cursor, encode_cursor, store_mark
+from statehitl.checkpoint.page_cursor import PageCursor, check_limit, cursor_after, decode_cursor
 from statehitl.checkpoint.records import ThreadIndex
-from statehitl.checkpoint.storage import cache_scope_of
 from statehitl.errors import CheckpointCorruptError
 from statehitl.inbox.listing import PendingInterrupt, open_store, pending_item
 
@@ -33,8 +32,8 @@ class PendingPage:
 
     items: list[PendingInterrupt]
     next_cursor: str | None
-    """Pass it back as ``cursor=`` for the next page; None once the listing has ended. (A page that ends
-    exactly where the store does may still give one, whose page is then empty.)"""
+    """Pass it back as ``cursor=`` for the next page; None once the listing has ended. (A page reads one
+    thread more than it needs to tell; if that thread is answered before the next page, that page is empty.)"""
     unreadable: dict[str, str] = field(default_factory=dict)
     """Threads of this page whose index entry could not be read, with why: left out, never hiding the others."""
 
@@ -59,7 +58,7 @@ async def apending_page(store: str | Checkpointer, *, limit: int, cursor: str | 
     limit = check_limit(limit)
     checkpointer = open_store(store)
     start = None if cursor is None else decode_cursor(
-        cursor, listing="pending", scope=cache_scope_of(checkpointer.storage), signing_key=checkpointer.signing_key)
+        cursor, listing="pending", storage=checkpointer.storage, signing_key=checkpointer.signing_key)
     pager = _Pager(checkpointer, limit)
     after = None
     if start is not None:
@@ -68,7 +67,7 @@ async def apending_page(store: str | Checkpointer, *, limit: int, cursor: str | 
             return pager.page(after, within=pager.items[-1].id)
         if len(pager.items) == limit:
             return pager.page(after)
-    async with contextlib.aclosing(checkpointer.entries_after(after, batch=limit,
+    async with contextlib.aclosing(checkpointer.entries_after(after, batch=limit + 1,
                                                                unreadable=pager.unreadable)) as entries:
         async for key, entry, last in entries:
             waiting = waiting_on(entry)
@@ -112,9 +111,7 @@ class _Pager:
         return len(rest) > self.limit
 
     def page(self, after: str | None, *, within: str | None = None) -> PendingPage:
-        cursor = None
-        if after is not None:
-            mark = store_mark(cache_scope_of(self.checkpointer.storage))
-            cursor = encode_cursor(PageCursor(listing="pending", store=mark, after=after, within=within),
-                                   self.checkpointer.signing_key)
+        cursor = None if after is None else cursor_after(
+            "pending", after, storage=self.checkpointer.storage, signing_key=self.checkpointer.signing_key,
+            within=within)
         return PendingPage(self.items, cursor, self.unreadable)
