@@ -7,8 +7,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from paging_program import leave_waiting
 
+from paging_program import leave_waiting
 from statehitl import inbox
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.cli import main
