@@ -14,6 +14,7 @@ answered between two pages is not shown again; another thread is never skipped o
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from statehitl.checkpoint.engine import Checkpointer
@@ -23,7 +24,7 @@ from statehitl.checkpoint.records import ThreadIndex
 from statehitl.errors import CheckpointCorruptError
 from statehitl.inbox.listing import PendingInterrupt, open_store, pending_item
 
-__all__ = ["PendingPage", "apending_page", "pending_page", "waiting_on"]
+__all__ = ["PendingPage", "apending_page", "page_request", "pending_page", "waiting_on"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,24 @@ async def apending_page(store: str | Checkpointer, *, limit: int, cursor: str | 
             if len(pager.items) == limit:
                 return pager.page(None if last else key)
     return pager.page(None)
+
+
+def page_request(query: Mapping[str, str]) -> tuple[int, str | None] | None:
+    """The page a web request's query asks for (``?limit=N&cursor=C``) as ``(limit, cursor)``, or None for
+    the whole listing; ``ValueError`` naming what is wrong with it (the cursor itself is checked by
+    ``apending_page``)."""
+    limit, cursor = query.get("limit"), query.get("cursor")
+    if limit is None:
+        if cursor is not None:
+            raise ValueError("cursor= continues a paged listing: give the limit= it was made with too")
+        return None
+    try:
+        size = int(limit)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise ValueError(f"limit= must be a whole number of at least 1 (items per page), not {limit!r}")
+    return size, cursor
 
 
 def pending_page(store: str | Checkpointer, *, limit: int, cursor: str | None = None) -> PendingPage:
