@@ -4,6 +4,7 @@ skipped or shown twice, a bad cursor is refused saying why, and a page reads in 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,29 @@ def test_one_page_reads_in_proportion_to_the_page_not_the_store(storage: Storage
     assert len(counts.keys_read) == 12, counts.keys_read  # each page reads one entry more, to tell where it ends
     assert counts.calls["read_named_page"] == 2
     assert counts.calls["list"] == 0
+
+
+def test_an_unreadable_entry_is_named_and_hides_nothing(storage: Storage) -> None:
+    checkpointer = Checkpointer(storage)
+    leave_waiting(checkpointer, THREADS[:4])
+    asyncio.run(damage(storage, "index/job-001/entry"))
+    page = inbox.pending_page(checkpointer, limit=10)
+    assert [p.thread_id for p in page.items] == ["job-000", "job-002", "job-003"]
+    assert list(page.unreadable) == ["job-001"]
+    assert page.next_cursor is None
+
+
+async def damage(storage: Storage, key: str) -> None:
+    found = await storage.read(key)
+    assert found is not None
+    await storage.write(key, b"not an index entry", expect=found[1])
+
+
+def test_an_interrupt_answered_inside_a_thread_between_pages_is_not_shown(storage: Storage) -> None:
+    checkpointer = Checkpointer(storage)
+    leave_waiting(checkpointer, ["a", "b", "c"], twice={"b"})
+    first = inbox.pending_page(checkpointer, limit=2)
+    rest = [p for p in inbox.pending(checkpointer) if p.thread_id == "b" and p.id != first.items[1].id]
+    inbox.answer(checkpointer, rest[0].id, "no")
+    second = inbox.pending_page(checkpointer, limit=2, cursor=first.next_cursor)
+    assert [p.thread_id for p in second.items] == ["c"]
