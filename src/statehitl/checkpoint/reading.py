@@ -398,6 +398,7 @@ class ThreadReader(RecordStore):
         """One thread's index entry: where its last run stopped, and what it waits on."""
         return await read_index(self.storage, thread_id, self.signing_key)
 
+
 def _left_out(thread_id: str, exc: CheckpointCorruptError, unreadable: dict[str, str] | None) -> None:
     """A thread whose index entry cannot be read, left out of a listing: said in ``unreadable`` (thread id:
     why) when the caller collects them, else logged."""
