@@ -21,6 +21,11 @@ from statehitl_checkpoint_dynamodb._table import Table
 
 __all__ = ["MAX_SCAN", "scan_named", "scan_named_page"]
 
+_FIRST_SHARE = 8
+"""The first ``Scan`` of a page guesses one item in this many matches: a thread is its index entry, a few
+records and markers (about 1 in 5 match for a thread stopped at its first step, fewer for longer ones).
+Too low a guess costs another request; too high, items read past the page's end (1.4 x the table over
+a whole listing paged by 1,000 at 1 in 8, measured on DynamoDB Local, against 1.25 x at 1 in 4)."""
 MAX_SCAN = 10_000
 """Most items one ``Scan`` of a page evaluates (it stops at 1 MB before that if the items are large)."""
 
@@ -102,5 +107,5 @@ def scan_named_page(table: Table, prefix: str, name: str, limit: int,
 def _evaluate(wanted: int, scanned: int, matched: int) -> int:
     """How many items the next ``Scan`` should evaluate to find ``wanted`` more matches, given how many of
     the ``scanned`` items so far ``matched`` (a quarter more than the estimate, and a few to spare)."""
-    share = 1 / 8 if scanned == 0 else max(matched, 1) / scanned
+    share = 1 / _FIRST_SHARE if scanned == 0 else max(matched, 1) / scanned
     return max(wanted, min(MAX_SCAN, int(wanted / share * 1.25) + 8))
