@@ -27,8 +27,6 @@ from statehitl.checkpoint.index import thread_of_key
 from statehitl.checkpoint.storage import cache_scope_of
 from statehitl.errors import InvalidCursorError
 
-__all__ = ["Listing", "PageCursor", "check_limit", "cursor_after", "decode_cursor", "encode_cursor", "store_mark"]
-
 Listing = Literal["pending", "threads"]
 """Which listing a cursor pages: the inbox's pending interrupts, or the threads (with a status filter)."""
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from statehitl._text import when_text
 from statehitl.cli._console import (
     DEFAULT_STORE,
     CliError,
@@ -25,14 +26,12 @@ from statehitl.cli._console import (
     hanging,
     page_options,
     print_table,
-    when_text,
 )
 
 if TYPE_CHECKING:
     from statehitl.inbox import AppBuilder, PendingInterrupt, UnappliedAnswer
     from statehitl.inbox.identity import Identity
 
-__all__ = ["DEFAULT_PORT", "TOKEN_ENV", "add_parser", "cmd_answer", "cmd_list", "cmd_serve", "cmd_show", "cmd_sweep"]
 
 DEFAULT_PORT = 8421
 TOKEN_ENV = "STATEHITL_INBOX_TOKEN"
@@ -372,7 +371,8 @@ def _headers(args: argparse.Namespace, tokens: dict[str, Identity] | None) -> tu
 
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     try:
-        from statehitl.inbox.web import allowed_host_names, exposure_error, is_loopback, serve
+        from statehitl.inbox.web import serve
+        from statehitl.inbox.web_hosts import allowed_host_names, exposure_error, is_loopback
     except ImportError as exc:
         from statehitl._install import install_command
 

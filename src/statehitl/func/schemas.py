@@ -11,8 +11,6 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-__all__ = ["context_jsonschema", "input_jsonschema", "output_jsonschema"]
-
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:

@@ -29,8 +29,6 @@ from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
 
-__all__ = ["TaskCalls", "TaskEvent", "TaskFunction", "TaskUpdate", "task"]
-
 _WORKERS = 64
 """At most this many task calls of one entrypoint run at once in threads."""
 

@@ -18,8 +18,6 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
 from langchain_core.runnables.config import RunnableConfig, var_child_runnable_config
 
-__all__ = ["ChatModelTokens", "MessageStream", "node_context"]
-
 T = TypeVar("T")
 
 class MessageStream(Protocol):

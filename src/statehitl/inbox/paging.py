@@ -24,8 +24,6 @@ from statehitl.checkpoint.records import ThreadIndex
 from statehitl.errors import CheckpointCorruptError
 from statehitl.inbox.listing import PendingInterrupt, open_store, pending_item
 
-__all__ = ["PendingPage", "apending_page", "page_request", "pending_page", "waiting_on"]
-
 
 @dataclass(frozen=True, slots=True)
 class PendingPage:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
-__all__ = ["allowed_host_names", "cookie_name", "exposure_error", "is_loopback"]
-
 
 def cookie_name(port: int) -> str:
     """The session cookie of the inbox on ``port``: cookies are not port-isolated, so two inboxes (or an

@@ -19,8 +19,6 @@ from statehitl.checkpoint.storage import validate_prefix
 from statehitl_checkpoint_dynamodb._layout import join, split_key, token_chunks
 from statehitl_checkpoint_dynamodb._table import Table
 
-__all__ = ["MAX_SCAN", "scan_named", "scan_named_page"]
-
 _FIRST_SHARE = 8
 """The first ``Scan`` of a page guesses one item in this many matches: a thread is its index entry, a few
 records and markers (about 1 in 5 match for a thread stopped at its first step, fewer for longer ones).
