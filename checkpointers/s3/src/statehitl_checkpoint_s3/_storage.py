@@ -306,11 +306,8 @@ class S3Storage:
             page = self._call("ListObjectsV2", full, self.client.list_objects_v2, MaxKeys=wanted, **params)
             for item in page.get("Contents", []):
                 key = item["Key"][len(self._base) :]
-                try:
-                    validate_key(key)
-                except InvalidThreadIdError:
-                    continue
-                found.append((key, str(item["ETag"])))
+                if _valid(key):
+                    found.append((key, str(item["ETag"])))
             if not page.get("IsTruncated"):
                 break
             params["ContinuationToken"] = page["NextContinuationToken"]
