@@ -15,7 +15,8 @@ Rows (issue 41's targets in brackets):
 - compile: a chain of N nodes [linear]
 - a step on a list channel reduced by ``operator.add`` holding N bytes [<= 30 ms at 10 MB; bytes ~ what was added]
 - answering one interrupt (``inbox.answer``) with N others pending, file store [<= 50 ms]
-- listing N pending interrupts on DynamoDB Local [<= 2 s at 10,000]
+- listing N pending interrupts on DynamoDB Local: a page of 50, every page of 1,000, and the whole listing at
+  once [<= 2 s at 10,000, paginated]
 The thread builders use a tmpfs when there is one (``--tmpdir``): what grows here is CPU and reads, not fsyncs.
 """
 
@@ -263,7 +264,11 @@ def backlog_rows(sizes: tuple[int, ...], work: Path) -> list[Growth]:
 
 
 def dynamodb_rows(sizes: tuple[int, ...]) -> list[Growth]:
-    """statehitl only, on DynamoDB Local: what listing the pending interrupts costs."""
+    """statehitl only, on DynamoDB Local: what listing the pending interrupts costs, a page and whole.
+
+    The table is filled as ``clone_threads`` says (batch writes of a real thread's items, one real index
+    entry per thread): building 10,000 threads through the app one by one would take most of an hour.
+    """
     import os
 
     from statehitl_checkpoint_dynamodb import DynamoDBStorage, create_table
@@ -276,26 +281,103 @@ def dynamodb_rows(sizes: tuple[int, ...]) -> list[Growth]:
     from statehitl.types import interrupt
 
     os.environ.update(DUMMY_AWS_ENV)
-    row = Growth("inbox.pending with N pending (DynamoDB Local)", "ms", sizes)
-    row.seconds["statehitl"] = []
+    page = Growth("inbox.pending_page(limit=50), a page from the middle (DynamoDB Local)", "ms", sizes)
+    paged = Growth("every inbox.pending_page(limit=1000), the whole listing paged (DynamoDB Local)", "ms", sizes)
+    whole = Growth("inbox.pending, the whole listing at once (DynamoDB Local)", "ms", sizes)
+    for row in (page, paged, whole):
+        row.seconds["statehitl"] = []
     g = StateGraph(Counter)
     g.add_node("ask", lambda s: {"n": interrupt("ok?")})
     g.add_edge(START, "ask")
     g.add_edge("ask", END)
     root = Path(__file__).resolve().parent.parent
     with DynamoDBLocal(root / ".cache" / "dynamodb-local") as endpoint:
-        made = 0
         table = f"growth-{uuid.uuid4().hex[:8]}"
         create_table({"endpoint_url": endpoint, "region_name": "us-east-1"}, table)
-        cp = Checkpointer(DynamoDBStorage(table, region_name="us-east-1", endpoint_url=endpoint))
-        app = g.compile(checkpointer=cp)
+        storage = DynamoDBStorage(table, region_name="us-east-1", endpoint_url=endpoint)
+        cp = Checkpointer(storage)
+        g.compile(checkpointer=cp).invoke({"n": 0}, config("template"))
+        made = 0
         for size in sizes:
-            while made < size:
-                app.invoke({"n": 0}, config(f"t{made}"))
-                made += 1
-            row.seconds["statehitl"].append(median(lambda: timed(lambda: inbox.pending(cp)), reps=1))
-            print(f"  dynamodb {size}: {row.seconds['statehitl'][-1]:.2f} s", file=sys.stderr)
-    return [row]
+            clone_threads(storage, range(made, size))
+            made = size
+            middle = inbox.pending_page(cp, limit=size // 2).next_cursor
+            inbox.pending(cp)  # a warm-up: DynamoDB Local's first scan of new items runs cold (JIT, page cache)
+            page.seconds["statehitl"].append(median(lambda middle=middle: timed(
+                lambda: inbox.pending_page(cp, limit=50, cursor=middle))))
+            paged.seconds["statehitl"].append(median(lambda size=size: timed(lambda: every_page(cp, 1000, size + 1))))
+            whole.seconds["statehitl"].append(median(lambda: timed(lambda: inbox.pending(cp))))
+            print(f"  dynamodb {size}: page {page.seconds['statehitl'][-1] * 1e3:.1f} ms, "
+                  f"paged {paged.seconds['statehitl'][-1]:.2f} s, whole {whole.seconds['statehitl'][-1]:.2f} s",
+                  file=sys.stderr)
+    return [page, paged, whole]
+
+
+def every_page(cp: Any, limit: int, expected: int) -> None:
+    """Page through the whole inbox, checking it lists every pending interrupt once."""
+    from statehitl import inbox
+
+    seen: set[str] = set()
+    cursor = None
+    while True:
+        got = inbox.pending_page(cp, limit=limit, cursor=cursor)
+        seen.update(item.id for item in got.items)
+        if got.next_cursor is None:
+            break
+        cursor = got.next_cursor
+    assert len(seen) == expected, (len(seen), expected)
+
+
+def clone_threads(storage: Any, numbers: range) -> None:
+    """Threads ``c<number>`` waiting on an interrupt, written with ``BatchWriteItem``: each gets a copy of every
+    item of the thread ``template`` (its checkpoint records, the markers of its partitions, its interrupt's
+    pointer: the same count and sizes, so the table the listing scans has the shape the app would leave)
+    under its own keys, and an index entry of its own, encoded for it with an interrupt id of its own, which
+    is all the listing reads. (The copied records still name ``template`` inside: the listing never reads
+    them, a resume of a clone would refuse them.)"""
+    import hashlib
+
+    from statehitl.checkpoint.codec import decode_model, encode
+    from statehitl.checkpoint.records import ThreadIndex
+
+    client = storage.client
+    every = scan_all(client, storage.table_name)
+    template = [item for item in every if "template" in item["pk"]["S"] + item["sk"]["S"]]
+    pointers = [item for item in every if item["pk"]["S"].startswith("ids/")]
+    entry_item = next(i for i in template if i["pk"]["S"] == "index/template" and i["sk"]["S"] == "entry")
+    entry = decode_model(ThreadIndex, "template entry", entry_item["d"]["B"], None, place="index/template/entry")
+    requests = []
+    for number in numbers:
+        thread = f"c{number:06d}"
+        digest = hashlib.sha256(thread.encode()).hexdigest()[:32]
+        for item in template:
+            copy = {**item, "pk": {"S": item["pk"]["S"].replace("template", thread)},
+                    "sk": {"S": item["sk"]["S"].replace("template", thread)}}
+            if "v" in item:
+                copy["v"] = {"S": uuid.uuid4().hex}
+            if item is entry_item:
+                interrupt = entry.interrupts[0].model_copy(update={"id": f"v2:{digest}"})
+                mine = entry.model_copy(update={"thread_id": thread, "interrupts": [interrupt]})
+                copy["d"] = {"B": encode(mine, None, place=f"index/{thread}/entry")}
+            requests.append({"PutRequest": {"Item": copy}})
+        for item in pointers[:1]:  # the template's one interrupt pointer, as ids/<2 digits>/<digest>.v2
+            copy = {**item, "pk": {"S": f"ids/{digest[:2]}"}, "sk": {"S": f"{digest}.v2"}, "v": {"S": uuid.uuid4().hex}}
+            requests.append({"PutRequest": {"Item": copy}})
+    for start in range(0, len(requests), 25):
+        batch = {storage.table_name: requests[start : start + 25]}
+        while batch:
+            batch = client.batch_write_item(RequestItems=batch).get("UnprocessedItems") or {}
+
+
+def scan_all(client: Any, table: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
+    while True:
+        answer = client.scan(**kwargs)
+        items.extend(answer["Items"])
+        if "LastEvaluatedKey" not in answer:
+            return items
+        kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
 
 
 # --------------------------------------------------------------------------- output

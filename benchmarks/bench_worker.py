@@ -39,6 +39,7 @@ import contextlib
 import dataclasses
 import os
 import random
+import re
 import signal
 import statistics
 import subprocess
@@ -64,6 +65,7 @@ from worker_workload import (
 )
 
 from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.index import read_index
 from statehitl.errors import AlreadyAnsweredError, NotInterruptedError, UnknownInterruptError
 from statehitl.inbox.answers import answer_waiting
 from statehitl.resumable import resume_stored
@@ -540,7 +542,7 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
         settled = time.time()
         await asyncio.sleep(1.0)  # a second, wrong run would show in this second
         done = await finals(checkpointer, everything)
-        explain_lost(backend, done, fleet.logs)
+        await explain_lost(backend, checkpointer, done, fleet.logs)
         await down
         events = await events_delivered(receiver, set(everything), checkpointer)
     finally:
@@ -556,16 +558,23 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
     return report
 
 
-def explain_lost(backend: str, done: dict[str, Any], logs: Path, shown: int = 3) -> None:
-    """For the first threads not completed: what their newest checkpoint says, and the workers' last log
-    lines about them, so a loss can be told from a thread still paused after failures."""
+async def explain_lost(backend: str, checkpointer: Checkpointer, done: dict[str, Any], logs: Path,
+                       shown: int = 3) -> None:
+    """For the first threads not completed: their newest checkpoint, its claim, their index entry (what a
+    polling worker goes by) and the workers' last log lines about them, so a loss can be told from a thread
+    still paused after failures."""
     lost = sorted(n for n, record in done.items() if record is None or record.status != "completed")
     for name in lost[:shown]:
-        record = done[name]
+        head = await checkpointer.head(name)
+        entry = await read_index(checkpointer.storage, name, checkpointer.signing_key)
         log(f"chaos on {backend}: not completed: {name}: "
-            f"{'no checkpoint' if record is None else f'{record.status} at seq {record.seq}'}")
+            + ("no checkpoint" if head is None else
+               f"{head.record.status} at seq {head.record.seq}, lease_until {head.record.lease_until}, "
+               f"claim {head.claim!r}")
+            + f"; index entry: {entry!r}")
+        pattern = re.compile(rf"\b{re.escape(name)}\b(?!-)")
         lines = [line for path in sorted(logs.glob("*")) if path.is_file()
-                 for line in path.read_text(errors="replace").splitlines() if name in line]
+                 for line in path.read_text(errors="replace").splitlines() if pattern.search(line)]
         for line in lines[-8:]:
             log(f"    {line[:300]}")
 

@@ -47,6 +47,7 @@ The tree::
      │    └── StoreCorruptError (ValueError)        a stored item that cannot be read back
      └── CheckpointError
           ├── InvalidThreadIdError (ValueError)     a thread id that could escape its store
+          ├── InvalidCursorError (ValueError)       a listing's page cursor that is altered, or not this listing's
           ├── CheckpointNotFoundError (KeyError)    no such checkpoint (or no checkpoint at all) on a thread
           ├── CheckpointConflict                    another writer committed first (compare-and-set lost)
           ├── CheckpointCorruptError (ValueError)   a stored record that cannot be read back
@@ -87,7 +88,7 @@ __all__ = [
     "DirectToolCallError", "DuplicateInterruptNameError", "EmptyInputError", "GraphBubbleUp", "GraphDrained",
     "GraphInterrupt", "GraphRecursionError", "GraphValidationError", "InboxError", "InterruptError",
     "InterruptNameError", "InterruptOutsideRunError", "InterruptReasonError", "InterruptResponseError",
-    "InvalidExpiryError", "InvalidIndexError", "InvalidNamespaceError", "InvalidRespondersError",
+    "InvalidCursorError", "InvalidExpiryError", "InvalidIndexError", "InvalidNamespaceError", "InvalidRespondersError",
     "InvalidResponseError", "InvalidThreadIdError", "InvalidUpdateError", "MachineChangedError",
     "NestingTooDeepError", "NodeCancelledError", "NodeError", "NodeTimeoutError", "NotInterruptedError",
     "NotJSONError", "ParentCommand", "ResponderNotAllowedError", "ResponseValidationError", "ResumeInputError",
@@ -342,6 +343,11 @@ class CheckpointError(StatehitlError):
 
 class InvalidThreadIdError(CheckpointError, ValueError):
     """A thread id contains characters that could escape the store (separators, ``..``)."""
+
+
+class InvalidCursorError(CheckpointError, ValueError):
+    """A page cursor (``--cursor``, ``cursor=``) that this listing of this store did not give: altered or cut
+    short, from another store or listing, or from another version of statehitl."""
 
 
 class CheckpointNotFoundError(CheckpointError, _Unquoted):

@@ -16,7 +16,7 @@ from inbox_app import actions, build
 from served import Served, serve
 
 from statehitl import inbox
-from statehitl.inbox.web import cookie_name
+from statehitl.inbox.web_hosts import cookie_name
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

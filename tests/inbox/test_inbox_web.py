@@ -18,7 +18,8 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.graph import END, START, NodeContext, StateGraph
 from statehitl.inbox.listing import PendingInterrupt
 from statehitl.inbox.page import form_response, list_page
-from statehitl.inbox.web import cookie_name, make_app
+from statehitl.inbox.web import make_app
+from statehitl.inbox.web_hosts import cookie_name
 
 
 def client_run(store: str, check: Any, **options: Any) -> None:

@@ -60,9 +60,10 @@ from statehitl.checkpoint.file_log import (
 )
 from statehitl.checkpoint.file_names import fsync_covers_new_name
 from statehitl.checkpoint.file_views import PARSED_LOGS
-from statehitl.checkpoint.storage import ABSENT, CLEANUP_MAX_AGE, validate_key, validate_prefix
+from statehitl.checkpoint.storage import ABSENT, CLEANUP_MAX_AGE, NamedRecords, validate_key, validate_prefix
 from statehitl.errors import (
     CheckpointConflict,
+    InvalidThreadIdError,
     StorageError,
 )
 
@@ -361,6 +362,20 @@ class FileStorage:
                 found[lead + name] = check_digest(path, name, m, data), m.version
         return found
 
+    def _read_named_page(self, prefix: str, name: str, limit: int, after: str | None) -> list[tuple[str, bytes, str]]:
+        """Records ``<dir>/name`` of the logs under ``prefix``, in key order after ``after``: the walk names
+        every log (one directory listing per directory), and only the page's logs are opened."""
+        keys = sorted(key for directory, _ in self._logs(prefix)
+                      if (key := f"{directory}/{name}").startswith(prefix) and (after is None or key > after))
+        found: list[tuple[str, bytes, str]] = []
+        for key in keys:
+            if len(found) >= limit:
+                break
+            with contextlib.suppress(InvalidThreadIdError):  # a file put there by hand: not one of ours
+                if (value := self._read(key)) is not None:
+                    found.append((key, *value))
+        return found
+
     def _delete(self, prefix: str) -> int:
         removed = 0
         for directory, path in list(self._logs(prefix)):
@@ -441,6 +456,15 @@ class FileStorage:
         """Every key under ``prefix`` with its value (``SupportsReadAll``)."""
         try:
             return self._read_all(prefix)
+        except OSError as exc:
+            raise self._failed(exc, "read", prefix) from exc
+
+    async def read_named_page(self, prefix: str, name: str, *, limit: int,
+                              after: str | None = None) -> NamedRecords:
+        """The next ``limit`` records named ``name`` under ``prefix`` after the key ``after``, in key order
+        (``SupportsReadNamedPage``): the directories are listed, and only the page's logs read."""
+        try:
+            return self._read_named_page(validate_prefix(prefix), name, limit, after)
         except OSError as exc:
             raise self._failed(exc, "read", prefix) from exc
 

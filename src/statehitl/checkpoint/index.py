@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any
+from typing import Any, NamedTuple
 
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.interrupt_index import point_to_thread
 from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
-from statehitl.checkpoint.storage import ABSENT, Storage, has_read_named, validate_thread_id
+from statehitl.checkpoint.storage import ABSENT, Storage, has_read_named, read_named_page, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
 INDEX_PREFIX = "index/"
@@ -88,6 +88,41 @@ async def read_entries(storage: Storage, signing_key: bytes | None
         except CheckpointCorruptError as exc:
             entries[parts[1]] = exc
     return dict(sorted(entries.items()))
+
+
+class EntryRead(NamedTuple):
+    """One thread's index entry as a page read it: its key (where the next page starts after), its thread,
+    and the entry, or why it cannot be read."""
+
+    key: str
+    thread_id: str
+    entry: ThreadIndex | CheckpointCorruptError
+
+
+def thread_of_key(key: str) -> str | None:
+    """The thread whose index entry ``key`` is (``index/<thread>/entry``), or None for any other key."""
+    parts = key.split("/")
+    if len(parts) != 3 or f"{parts[0]}/" != INDEX_PREFIX or parts[2] != _ENTRY:
+        return None
+    return parts[1]
+
+
+async def read_entries_page(storage: Storage, signing_key: bytes | None, *, limit: int,
+                            after: str | None) -> tuple[list[EntryRead], str | None]:
+    """The next ``limit`` index entries after the key ``after``, in the store's paging order
+    (``storage.read_named_page``), and the key the next page starts after (None: the store has no more).
+    A record of that name that is no thread's entry (deeper, put there by hand) is passed over."""
+    found = await read_named_page(storage, INDEX_PREFIX, _ENTRY, limit=limit, after=after)
+    entries = []
+    for key, data, _ in found:
+        thread_id = thread_of_key(key)
+        if thread_id is None:
+            continue
+        try:
+            entries.append(EntryRead(key, thread_id, _parse(key, data, signing_key)))
+        except CheckpointCorruptError as exc:
+            entries.append(EntryRead(key, thread_id, exc))
+    return entries, (found[-1][0] if len(found) == limit else None)
 
 
 async def read_index(storage: Storage, thread_id: str, signing_key: bytes | None) -> ThreadIndex | None:

@@ -12,7 +12,7 @@ import itertools
 import threading
 from typing import ClassVar
 
-from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
+from statehitl.checkpoint.storage import ABSENT, NamedRecords, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
 
 
@@ -103,6 +103,21 @@ class MemoryStorage:
         validate_prefix(prefix)
         with self._lock:
             return {key: self._data[key] for key in _matching(self._keys, prefix, None)}
+
+    async def read_named_page(self, prefix: str, name: str, *, limit: int,
+                              after: str | None = None) -> NamedRecords:
+        """The next ``limit`` records named ``name`` under ``prefix`` after the key ``after``, in key order
+        (``SupportsReadNamedPage``): a binary search to where the page starts, then the keys it passes."""
+        validate_prefix(prefix)
+        found: list[tuple[str, bytes, str]] = []
+        with self._lock:
+            start = bisect.bisect_left(self._keys, prefix) if after is None else bisect.bisect_right(self._keys, after)
+            for key in itertools.islice(self._keys, start, None):
+                if len(found) >= limit or not key.startswith(prefix):
+                    break
+                if key.rsplit("/", 1)[-1] == name:
+                    found.append((key, *self._data[key]))
+        return found
 
     async def delete(self, prefix: str) -> int:
         validate_prefix(prefix)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -22,6 +22,7 @@ from statehitl.checkpoint.index import (
     index_material,
     indexed_threads,
     read_entries,
+    read_entries_page,
     read_index,
 )
 from statehitl.checkpoint.records import (
@@ -356,19 +357,60 @@ class ThreadReader(RecordStore):
                 if isinstance(entry, CheckpointCorruptError):
                     raise entry
             except CheckpointCorruptError as exc:
-                if unreadable is None:
-                    logger.warning("thread %s: its index entry cannot be read, left out of the listing: %s",
-                                   thread_id, exc)
-                else:
-                    unreadable[thread_id] = str(exc)
+                _left_out(thread_id, exc, unreadable)
                 continue
             if entry is not None and (status is None or entry.status == status):
                 entries.append(entry)
         return entries
 
+    async def entries_after(self, after: str | None, *, batch: int,
+                            unreadable: dict[str, str] | None = None) -> AsyncGenerator[tuple[str, ThreadIndex, bool]]:
+        """The threads' index entries after the key ``after``, in the store's paging order (by thread id, but
+        DynamoDB's scan order on DynamoDB), read ``batch`` at a time: each as its key (where a next page
+        starts after), the entry, and whether it is the store's last. Unreadable ones are left out and
+        reported as ``threads`` does."""
+        while True:
+            entries, next_after = await read_entries_page(self.storage, self.signing_key, limit=batch, after=after)
+            for number, read in enumerate(entries, 1):
+                if isinstance(read.entry, CheckpointCorruptError):
+                    _left_out(read.thread_id, read.entry, unreadable)
+                    continue
+                yield read.key, read.entry, next_after is None and number == len(entries)
+            if next_after is None:
+                return
+            after = next_after
+
+    async def threads_page(self, status: RecordStatus | None = None, *, limit: int, after: str | None = None,
+                           unreadable: dict[str, str] | None = None) -> tuple[list[ThreadIndex], str | None]:
+        """The next ``limit`` threads' index entries (only those with ``status``, if given) after the key
+        ``after`` (None: from the start), in the store's paging order (``entries_after``), and the key the
+        next page starts after: None once the store has no more. A page reads about ``limit`` entries
+        (more where many threads have another status), never the whole index: one more than it shows, so
+        that a page which reaches the end of the store says so rather than lead to an empty one."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit!r}")
+        found: list[ThreadIndex] = []
+        async with contextlib.aclosing(self.entries_after(after, batch=limit + 1, unreadable=unreadable)) as read:
+            async for key, entry, last in read:
+                if status is None or entry.status == status:
+                    found.append(entry)
+                if len(found) >= limit:
+                    return found, None if last else key
+        return found, None
+
     async def thread_info(self, thread_id: str) -> ThreadIndex | None:
         """One thread's index entry: where its last run stopped, and what it waits on."""
         return await read_index(self.storage, thread_id, self.signing_key)
+
+
+def _left_out(thread_id: str, exc: CheckpointCorruptError, unreadable: dict[str, str] | None) -> None:
+    """A thread whose index entry cannot be read, left out of a listing: said in ``unreadable`` (thread id:
+    why) when the caller collects them, else logged."""
+    if unreadable is None:
+        logger.warning("thread %s: its index entry cannot be read, left out of the listing: %s", thread_id, exc)
+    else:
+        unreadable[thread_id] = str(exc)
+
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
     return checkpoint_ids.parse(thread_id, checkpoint_id)  # another thread's tagged id is refused, not forked from

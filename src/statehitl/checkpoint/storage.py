@@ -35,6 +35,10 @@ backend states it rather than relying on a naming convention:
 - ``SupportsReadNamed``: optional. ``read_named(prefix, name)`` gives every record under ``prefix`` whose
   last key segment is ``name``, as ``read_all`` would, in fewer requests than a read per partition
   (DynamoDB's filtered ``Scan``): a worker's pass over every thread's index entry.
+- ``SupportsReadNamedPage``: optional. ``read_named_page(prefix, name, limit=, after=)`` gives the next
+  ``limit`` records of one name under ``prefix`` after the key ``after``, in an order of the store's own
+  that holds across calls: a page of the inbox costs requests in proportion to the page, not the store.
+  Without it, ``read_named_page`` (the helper here) lists the prefix in key order and reads the page.
 - ``SupportsChangeFeed``: optional. ``change_feed()`` is a ``ChangeFeed`` of the keys written to the store
   (DynamoDB's table stream): a worker follows it to resume a thread once its answer is stored.
 - ``HasDirectory``: optional. ``root`` is the directory a store keeps its files in (the file store), so
@@ -75,6 +79,7 @@ __all__ = [
     "HasDirectory",
     "HasServerClock",
     "KeepsRecordsInProcess",
+    "NamedRecords",
     "Storage",
     "StorageFactory",
     "SupportsChangeFeed",
@@ -82,6 +87,7 @@ __all__ = [
     "SupportsListVersions",
     "SupportsReadAll",
     "SupportsReadNamed",
+    "SupportsReadNamedPage",
     "SupportsVersion",
     "SupportsWritesInline",
     "cache_scope_of",
@@ -92,9 +98,11 @@ __all__ = [
     "has_list_versions",
     "has_read_all",
     "has_read_named",
+    "has_read_named_page",
     "has_version",
     "has_writes_inline",
     "keeps_records_in_process",
+    "read_named_page",
     "read_prefix",
     "server_clock_of",
     "validate_key",
@@ -102,6 +110,9 @@ __all__ = [
     "validate_thread_id",
     "writes_inline",
 ]
+
+NamedRecords = list[tuple[str, bytes, str]]
+"""Records as ``read_named_page`` gives them: ``(key, value, version token)``, in the store's order."""
 
 ABSENT: Final = "absent"
 """``expect=ABSENT``: the write succeeds only if the key does not exist yet (create-once)."""
@@ -230,6 +241,26 @@ class SupportsReadNamed(Protocol):
         ...
 
 
+@runtime_checkable
+class SupportsReadNamedPage(Protocol):
+    """The optional page of one record name across partitions: what pages the inbox, in requests that grow
+    with the page rather than with the store (S3's ``ListObjectsV2`` from ``StartAfter``, DynamoDB's
+    ``Scan`` from an ``ExclusiveStartKey``)."""
+
+    async def read_named_page(self, prefix: str, name: str, *, limit: int,
+                              after: str | None = None) -> NamedRecords:
+        """The first ``limit`` records under ``prefix`` whose last ``/``-segment is ``name`` and that come
+        after the key ``after`` (None: from the start), each as ``(key, value, token)``, in the store's order.
+
+        That order is the store's own (by key where it lists keys in order; DynamoDB's is its table's scan
+        order) and must hold across calls: a record rewritten between two calls keeps its place, so a
+        caller that continues after the last key of a page never sees a record twice or misses one that
+        was there all along. Fewer than ``limit`` records means there are no more. ``after`` need not
+        exist any longer (it may have been deleted since it was returned).
+        """
+        ...
+
+
 class ChangeFeed(Protocol):
     """A store's stream of written keys: ``start`` positions it at its end, ``poll`` returns what was written
     since (objects with a ``key``), in order. Blocking calls: a worker runs them in a thread."""
@@ -305,6 +336,11 @@ def has_read_named(storage: object) -> TypeGuard[SupportsReadNamed]:
     return callable(getattr(storage, "read_named", None))
 
 
+def has_read_named_page(storage: object) -> TypeGuard[SupportsReadNamedPage]:
+    """``isinstance(storage, SupportsReadNamedPage)``, for one attribute lookup (see ``has_read_all``)."""
+    return callable(getattr(storage, "read_named_page", None))
+
+
 def has_change_feed(storage: object) -> TypeGuard[SupportsChangeFeed]:
     """``isinstance(storage, SupportsChangeFeed)``, for one attribute lookup (see ``has_read_all``)."""
     return callable(getattr(storage, "change_feed", None))
@@ -363,6 +399,27 @@ async def read_prefix(storage: Storage, prefix: str) -> dict[str, tuple[bytes, s
         value = await storage.read(key)
         if value is not None:
             found[key] = value
+    return found
+
+
+async def read_named_page(storage: Storage, prefix: str, name: str, *, limit: int,
+                          after: str | None = None) -> NamedRecords:
+    """``storage.read_named_page`` where the store has it (``SupportsReadNamedPage``); else the keys under
+    ``prefix`` in key order after ``after`` and of name ``name``, read one by one until ``limit`` are found
+    (one deleted meanwhile is passed over): the listing grows with the store, the reads with the page."""
+    if limit <= 0:
+        return []
+    if has_read_named_page(storage):
+        return await storage.read_named_page(prefix, name, limit=limit, after=after)
+    found: NamedRecords = []
+    for key in await storage.list(prefix):
+        if (after is not None and key <= after) or key.rsplit("/", 1)[-1] != name:
+            continue
+        value = await storage.read(key)
+        if value is not None:
+            found.append((key, *value))
+            if len(found) == limit:
+                break
     return found
 
 

@@ -71,14 +71,15 @@ def _input_errors() -> tuple[type[BaseException], ...]:
         CheckpointerNotFoundError,
         GraphValidationError,
         InterruptError,
+        InvalidCursorError,
         InvalidThreadIdError,
         InvalidUpdateError,
         StorageConfigError,
         UnknownInboxItemError,
     )
 
-    return (CliError, CheckpointerNotFoundError, StorageConfigError, InvalidThreadIdError, InterruptError,
-            GraphValidationError, InvalidUpdateError, UnknownInboxItemError, AppLoadError)
+    return (CliError, CheckpointerNotFoundError, StorageConfigError, InvalidThreadIdError, InvalidCursorError,
+            InterruptError, GraphValidationError, InvalidUpdateError, UnknownInboxItemError, AppLoadError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

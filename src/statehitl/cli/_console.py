@@ -4,6 +4,7 @@ only on a terminal that did not opt out (``NO_COLOR``, ``TERM=dumb``). No depend
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
@@ -21,6 +22,26 @@ COMMAND_ENV = "STATEHITL_COMMAND"
 
 class CliError(Exception):
     """Bad input on the command line: printed as one line on stderr, exit code 2."""
+
+
+def page_size(text: str) -> int:
+    """``--limit``'s value: a whole number of at least 1."""
+    try:
+        size = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return size
+
+
+def page_options(parser: argparse.ArgumentParser, what: str, *, default: Any = None) -> None:
+    """``--limit N`` and ``--cursor C`` on a listing of ``what``: one page, and the page after it."""
+    parser.add_argument("--limit", type=page_size, metavar="N", default=default,
+                        help=f"show one page of at most N {what}, then the command for the next page (the "
+                             "store is read from where the last page stopped, never whole)")
+    parser.add_argument("--cursor", metavar="C", default=default,
+                        help="the next page: the cursor a page printed (with the same --limit)")
 
 
 def count_text(n: int, noun: str) -> str:

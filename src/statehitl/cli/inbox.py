@@ -1,6 +1,7 @@
 """``statehitl inbox``: what waits on a human across a store, answered from the terminal or a web page.
 
-``statehitl inbox`` lists every pending interrupt (newest first) from the thread index; ``show``,
+``statehitl inbox`` lists every pending interrupt (newest first) from the thread index, or one page of
+them with ``--limit N`` (by thread id; ``--cursor`` for the next page, whose command it prints); ``show``,
 ``answer``, ``sweep`` and ``serve`` work on the same store. Like ``threads``, it needs no import of the
 app that wrote the threads, except to resume them at once (``--app module:build``).
 """
@@ -23,6 +24,7 @@ from statehitl.cli._console import (
     compact_json,
     count_text,
     hanging,
+    page_options,
     print_table,
 )
 
@@ -60,6 +62,7 @@ def add_parser(commands: Any) -> None:
         p.add_argument("--app", metavar="MODULE:BUILD", help=_APP_HELP)
 
     store_option(parser, DEFAULT_STORE)
+    page_options(parser, "interrupts")
     parser.set_defaults(handler=cmd_list)
     sub = parser.add_subparsers(dest="inbox_command", metavar="{list,show,answer,sweep,serve}")
     # The subcommands take --store too, after their name; unset there, the one before it holds.
@@ -67,6 +70,7 @@ def add_parser(commands: Any) -> None:
                         description="One line per pending interrupt, newest first: id, thread, name, age, expiry, "
                                     "reason.")
     store_option(ls, argparse.SUPPRESS)
+    page_options(ls, "interrupts", default=argparse.SUPPRESS)
     ls.set_defaults(handler=cmd_list)
 
     show = sub.add_parser("show", help="one pending interrupt in full",
@@ -150,6 +154,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from statehitl.cli.stores import open_existing
     from statehitl.inbox.listing import scan
 
+    if args.limit is not None or args.cursor is not None:
+        return _list_page(args, console)
     looked = run_sync(scan(open_existing(args.store)))
     c = console
     if looked.pending:
@@ -160,6 +166,29 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         _unapplied_table(console, looked.unapplied)
     for thread, why in sorted(looked.unreadable.items()):  # one bad entry must not hide the others: say so
         _warn(console, f"thread {thread}: its index entry cannot be read, so its interrupts are not listed: {why}")
+    return 0
+
+
+def _list_page(args: argparse.Namespace, console: Console) -> int:
+    """One page of the pending interrupts (``--limit``, from ``--cursor``), and the command for the next."""
+    from statehitl.cli.stores import open_existing
+    from statehitl.inbox.paging import pending_page
+
+    if args.limit is None:
+        raise CliError("--cursor continues a paged listing: give the --limit it was made with too")
+    page = pending_page(open_existing(args.store), limit=args.limit, cursor=args.cursor)
+    c = console
+    if page.items:
+        _pending_table(args, console, page.items)
+    else:
+        c.print(f"nothing {'more ' if args.cursor else ''}waiting on a human in {args.store}")
+    for thread, why in sorted(page.unreadable.items()):
+        _warn(console, f"thread {thread}: its index entry cannot be read, so its interrupts are not listed: {why}")
+    if page.next_cursor is None:
+        c.print(c.style("end of the list", "dim"))
+    else:
+        command = cli_command("inbox", "--limit", str(args.limit), "--cursor", page.next_cursor, store=args.store)
+        c.print(f"next page: {command}")
     return 0
 
 
@@ -342,7 +371,8 @@ def _headers(args: argparse.Namespace, tokens: dict[str, Identity] | None) -> tu
 
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     try:
-        from statehitl.inbox.web import allowed_host_names, exposure_error, is_loopback, serve
+        from statehitl.inbox.web import serve
+        from statehitl.inbox.web_hosts import allowed_host_names, exposure_error, is_loopback
     except ImportError as exc:
         from statehitl._install import install_command
 

@@ -14,10 +14,12 @@ from statehitl.cli._console import (
     DEFAULT_STORE,
     CliError,
     Console,
+    cli_command,
     compact_json,
     count_text,
     hanging,
     one_line,
+    page_options,
     table_head,
 )
 
@@ -54,6 +56,7 @@ def add_parser(commands: Any) -> None:
     ls.add_argument("--status", choices=_STATUSES,
                     help="only threads with this status (interrupted: waiting on a human; failed: a node raised, "
                          "or a hook cancelled one; executing: running, or stopped mid-way)")
+    page_options(ls, "threads")
     ls.set_defaults(handler=cmd_list)
 
     show = sub.add_parser("show", help="a thread's checkpoint history, newest first",
@@ -177,12 +180,16 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
             rows.append((thread, entry, why))
         return rows
 
-    rows = run_sync(collect())
+    next_cursor: str | None = None
+    if args.limit is not None or args.cursor is not None:
+        rows, next_cursor = run_sync(_collect_page(checkpointer, args))
+    else:
+        rows = run_sync(collect())
     c = console
     if not rows:
         memory = f" ({_MEMORY})" if args.store.startswith("memory://") else ""
-        c.print(f"no threads in {args.store}{memory}")
-        return 0
+        c.print(f"no {'more ' if args.cursor else ''}threads in {args.store}{memory}")
+        return _next_page(console, args, next_cursor)
     table: list[tuple[str, str, str, str, str, str]] = []
     for thread, found, why in rows:
         if isinstance(found, str):
@@ -203,6 +210,47 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
             waiting,
         ]
         c.print("  ".join(cells))
+    return _next_page(console, args, next_cursor)
+
+
+async def _collect_page(checkpointer: Checkpointer, args: argparse.Namespace
+                        ) -> tuple[list[tuple[str, ThreadIndex | str, str]], str | None]:
+    """``threads list --limit N [--cursor C]``: one page of rows, read from where the cursor's page stopped
+    (``Checkpointer.threads_page``), and the next page's cursor (None at the end)."""
+    from statehitl.checkpoint.page_cursor import cursor_after, decode_cursor
+    from statehitl.errors import StatehitlError
+
+    if args.limit is None:
+        raise CliError("--cursor continues a paged listing: give the --limit it was made with too")
+    storage, key = checkpointer.storage, checkpointer.signing_key
+    start = None if args.cursor is None else decode_cursor(args.cursor, listing="threads", storage=storage,
+                                                           signing_key=key, status=args.status)
+    unreadable: dict[str, str] = {}
+    entries, after = await checkpointer.threads_page(args.status, limit=args.limit,
+                                                     after=None if start is None else start.after,
+                                                     unreadable=unreadable)
+    rows: list[tuple[str, ThreadIndex | str, str]] = []
+    for entry in entries:
+        try:
+            rows.append((entry.thread_id, entry, await _why_failed(checkpointer, entry)))
+        except StatehitlError as exc:
+            rows.append((entry.thread_id, one_line(str(exc)), ""))
+    rows.extend((thread, one_line(why), "") for thread, why in sorted(unreadable.items()))
+    cursor = None if after is None else cursor_after("threads", after, storage=storage, signing_key=key,
+                                                     status=args.status)
+    return rows, cursor
+
+
+def _next_page(console: Console, args: argparse.Namespace, cursor: str | None) -> int:
+    """After a page of ``threads list --limit``: the command for the next page, or that the list ended."""
+    if args.limit is None:
+        return 0
+    if cursor is None:
+        console.print(console.style("end of the list", "dim"))
+        return 0
+    words = ["threads", "list", "--limit", str(args.limit), *(["--status", args.status] if args.status else []),
+             "--cursor", cursor]
+    console.print(f"next page: {cli_command(*words, store=args.store)}")
     return 0
 
 

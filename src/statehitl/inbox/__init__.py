@@ -1,7 +1,8 @@
 """The inbox: every interrupt waiting on a human across a store, answered from the terminal, a web page
 or code, and expiry (``expires_in=``/``on_expire=``) applied by a sweep.
 
-``pending`` lists from the thread index alone; ``answer`` stores an answer once (the first wins) and,
+``pending`` lists from the thread index alone (``pending_page`` a page at a time, with a cursor);
+``answer`` stores an answer once (the first wins) and,
 given the app's ``build(thread_id)``, resumes the thread through the engine at once; otherwise a worker
 (``statehitl worker``) or the application's next call applies it (``resume_answered(app, thread_id)``),
 and ``unapplied`` lists the answers stored and not yet applied.
@@ -25,6 +26,7 @@ from statehitl.inbox.listing import (
     pending,
     unapplied,
 )
+from statehitl.inbox.paging import PendingPage, apending_page, pending_page
 from statehitl.inbox.service import Answered, SweepReport, aanswer, answer, asweep, sweep
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "AppBuilder",
     "AuditRow",
     "PendingInterrupt",
+    "PendingPage",
     "StoredAnswer",
     "SweepReport",
     "UnappliedAnswer",
@@ -39,6 +42,7 @@ __all__ = [
     "afind_pending",
     "answer",
     "apending",
+    "apending_page",
     "apply_answered",
     "aresume_answered",
     "asweep",
@@ -49,6 +53,7 @@ __all__ = [
     "load_app",
     "open_store",
     "pending",
+    "pending_page",
     "resume_answered",
     "sweep",
     "thread_audit_trail",

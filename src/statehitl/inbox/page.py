@@ -96,7 +96,8 @@ def _reason(value: Any) -> str:
 
 def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf: str,
               identity: Identity = ANONYMOUS, now: float | None = None,
-              unapplied: list[UnappliedAnswer] | None = None, unreadable: Mapping[str, str] | None = None) -> str:
+              unapplied: list[UnappliedAnswer] | None = None, unreadable: Mapping[str, str] | None = None,
+              paged: bool = False, next_page: str | None = None) -> str:
     """Every pending interrupt, newest first, each with its reason and a form to answer it; each form
     carries ``csrf`` (``CSRF_FIELD``), the value the server checks a post against. Below them, the
     ``unapplied`` answers: given, and not yet acted on (a worker or the app's next call applies them);
@@ -106,15 +107,23 @@ def list_page(items: list[PendingInterrupt], store: str, *, resumes: bool, csrf:
     ``identity`` is who the inbox's authentication says is reading: known, the forms answer as them and
     have no name box, and an interrupt they may not answer shows who may instead of a form. Unknown, a
     form asks for a name (a label for the trail), and an interrupt that names who may answer has no form:
-    a typed name vouches for nobody."""
+    a typed name vouches for nobody.
+
+    ``paged`` makes it one page of the list (``inbox.pending_page``, by thread), ending with a link to
+    ``next_page`` (None: the last page)."""
     moment = time.time() if now is None else now
     after = ("resumes the thread now" if resumes
              else "is stored; a worker (statehitl worker) or the app's next call applies it")
     cards = [_card(item, moment, csrf, identity) for item in items]
     body = "".join(cards) if cards else '<p id="empty">Nothing is waiting on a human.</p>'
     who = f' You answer as <span id="identity">{escape(identity.describe())}</span>.' if identity.known else ""
+    order, more = "newest first", ""
+    if paged:
+        order = "on this page, by thread"
+        more = (f'<p><a id="next-page" href="{escape(next_page)}">Next page</a></p>' if next_page
+                else '<p class="meta" id="last-page">End of the list.</p>')
     return _page("statehitl inbox", f'<h1>statehitl inbox <small>{escape(store)}</small></h1>'
-                 f'<p class="meta">{len(items)} pending, newest first. Answering {escape(after)}.{who}</p>{body}'
+                 f'<p class="meta">{len(items)} pending, {order}. Answering {escape(after)}.{who}</p>{body}{more}'
                  f'{_unapplied(unapplied or [], moment)}{_unreadable(unreadable or {})}')
 
 

@@ -6,7 +6,9 @@ so the page runs on the same event loop as the engine's async calls, with no ASG
 Routes: ``GET /`` the list with a form per interrupt; ``POST /answer/{id}`` answers (the first answer
 wins, a later one gets "already answered", 409); ``GET /thread/{thread}`` the thread's audit trail;
 ``GET /api/pending`` and ``POST /api/answer/{id}`` the same as JSON, and ``GET /api/unapplied`` the answers
-stored and not yet applied (also listed on the page).
+stored and not yet applied (also listed on the page). ``/`` and ``/api/pending`` give one page at a time
+with ``?limit=N`` (then ``&cursor=`` as the page gave it; the API answers ``{"items": [...],
+"next_cursor": ...}``), read from where the last page stopped (``paging.py``).
 
 Safety, in the order ``_guard`` applies it (docs/inbox.md, "Security", says the same to users):
 
@@ -45,6 +47,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -52,6 +55,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.errors import (
     AlreadyAnsweredError,
     InboxError,
+    InvalidCursorError,
     ResponderNotAllowedError,
     StatehitlError,
     UnknownInboxItemError,
@@ -69,7 +73,9 @@ from statehitl.inbox.page import (
     list_page,
     message_page,
 )
+from statehitl.inbox.paging import PendingPage, apending_page, page_request
 from statehitl.inbox.service import Answered, answer_pending
+from statehitl.inbox.web_hosts import allowed_host_names, cookie_name, exposure_error
 
 _SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
@@ -135,47 +141,6 @@ _IDENTITY: Any = web.RequestKey("identity", Identity) if hasattr(web, "RequestKe
 """Where ``_guard`` leaves the request's ``Identity`` for the handlers: a typed key where aiohttp has them
 (recent versions warn about plain ones), else a plain one (``aiohttp>=3.9`` is what the extra asks for)."""
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def cookie_name(port: int) -> str:
-    """The session cookie of the inbox on ``port``: cookies are not port-isolated, so two inboxes (or an
-    inbox and another local app) on one host would otherwise overwrite each other's."""
-    return f"statehitl_inbox_{port}"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` serves this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def exposure_error(host: str, token: str | bool | None, insecure_no_token: bool) -> str | None:
-    """Why serving on ``host`` this way is refused (None: it is not): a non-loopback address without a
-    token (``token``: the token, or whether there is one) lets anyone who reaches it read every reason
-    and answer, so that takes an explicit opt-in. A proxy's identity header is no token: anyone who
-    reaches the port directly can send it."""
-    if not token and not is_loopback(host) and not insecure_no_token:
-        return (f"--host {host} is reachable from other machines, and without a token anyone who reaches it can "
-                "answer: give a token (--token-file PATH or STATEHITL_INBOX_TOKEN), or --insecure-no-token to "
-                "serve it open anyway")
-    return None
-
-
-def allowed_host_names(names: Iterable[str]) -> frozenset[str]:
-    """``names`` as the ``Host`` values they allow (lowercased); ``ValueError`` for one that is not a host
-    name with an optional port (a URL, a path, a space), since it could never match."""
-    allowed = set()
-    for name in names:
-        host = name.strip().lower()
-        if not host or any(c in host for c in "/?#@ \t") or host.startswith(":"):
-            raise ValueError(f"--allowed-host takes a name as the Host header carries it (inbox.example.com, "
-                             f"inbox.example.com:8443), got {name!r}")
-        allowed.add(host)
-    return frozenset(allowed)
 
 
 def make_app(store: str | Checkpointer, *, token: str | None = None, tokens: Mapping[str, Identity] | None = None,
@@ -342,7 +307,28 @@ def _html(body: str, status: int = 200) -> web.Response:
     return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
 
 
+async def _asked_page(request: web.Request) -> tuple[PendingPage, str | None] | str | None:
+    """The page the query asks for (``?limit=N&cursor=C``) and the address of the next one; None for the
+    whole listing; why not, for a query that asks wrongly (a bad limit, a cursor this inbox did not give)."""
+    try:
+        asked = page_request(request.query)
+        if asked is None:
+            return None
+        page = await apending_page(request.app[_STORE], limit=asked[0], cursor=asked[1])
+    except (InvalidCursorError, ValueError) as exc:
+        return str(exc)
+    following = page.next_cursor and "?" + urlencode({"limit": asked[0], "cursor": page.next_cursor})
+    return page, following or None
+
+
 async def _index(request: web.Request) -> web.Response:
+    paged = await _asked_page(request)
+    if isinstance(paged, str):
+        return _html(message_page("Not a page of this inbox", paged, error=True), 400)
+    if paged is not None:
+        return _html(list_page(paged[0].items, request.app[_LABEL], resumes=request.app[_BUILD] is not None,
+                               csrf=request.app[_SECRETS].csrf, identity=_identity(request),
+                               unreadable=paged[0].unreadable, paged=True, next_page=paged[1]))
     looked = await scan(request.app[_STORE])
     return _html(list_page(looked.pending, request.app[_LABEL], resumes=request.app[_BUILD] is not None,
                            csrf=request.app[_SECRETS].csrf, identity=_identity(request), unapplied=looked.unapplied,
@@ -416,6 +402,11 @@ def _not_allowed(exc: ResponderNotAllowedError, identity: Identity) -> str:
 
 
 async def _api_pending(request: web.Request) -> web.Response:
+    paged = await _asked_page(request)
+    if isinstance(paged, str):
+        return web.json_response({"error": paged}, status=400)
+    if paged is not None:
+        return web.json_response({"items": [asdict(i) for i in paged[0].items], "next_cursor": paged[0].next_cursor})
     return web.json_response([asdict(i) for i in await apending(request.app[_STORE])])
 
 

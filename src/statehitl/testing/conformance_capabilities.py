@@ -27,6 +27,7 @@ from statehitl.checkpoint.storage import (
     SupportsListVersions,
     SupportsReadAll,
     SupportsReadNamed,
+    SupportsReadNamedPage,
     SupportsVersion,
     SupportsWritesInline,
     cache_scope_of,
@@ -36,6 +37,7 @@ from statehitl.checkpoint.storage import (
     has_list_versions,
     has_read_all,
     has_read_named,
+    has_read_named_page,
     has_version,
     has_writes_inline,
     server_clock_of,
@@ -64,6 +66,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("cleanup", SupportsCleanup, has_cleanup, True),
     Capability("writes_inline", SupportsWritesInline, has_writes_inline, True),
     Capability("read_named", SupportsReadNamed, has_read_named, True),
+    Capability("read_named_page", SupportsReadNamedPage, has_read_named_page, True),
     Capability("change_feed", SupportsChangeFeed, has_change_feed, True),
     Capability("keeps_records_in_process", KeepsRecordsInProcess,
                lambda s: isinstance(getattr(s, "keeps_records_in_process", None), bool), False),
@@ -98,7 +101,8 @@ class CapabilityContract(ConformanceBase):
     def test_each_declared_capability_keeps_its_promise(self, storage: Storage, prefix: str) -> None:
         """``writes_inline()`` a bool, ``cache_scope`` a name that stays, ``change_feed()`` a new feed each time
         (following writes needs a store whose changes are streamed, which the backend's own tests set up),
-        ``read_named`` what ``read`` gives, ``cleanup`` nothing a read or a listing reaches."""
+        ``read_named`` what ``read`` gives, ``read_named_page`` pages that cover them once each in an order that
+        holds, ``cleanup`` nothing a read or a listing reaches."""
         if has_writes_inline(storage):
             assert type(storage.writes_inline()) is bool
         scope = cache_scope_of(storage)
@@ -112,6 +116,8 @@ class CapabilityContract(ConformanceBase):
             assert callable(getattr(feed, "poll", None))
         if isinstance(storage, SupportsReadNamed):
             self.run(self._read_named(storage, storage, prefix))
+        if isinstance(storage, SupportsReadNamedPage):
+            self.run(self._read_named_page(storage, storage, prefix))
         if isinstance(storage, SupportsCleanup):
             self.run(self._cleanup(storage, storage, prefix))
 
@@ -130,6 +136,40 @@ class CapabilityContract(ConformanceBase):
         assert sorted(named) == wanted, f"read_named gave keys {sorted(named)}"
         for key in wanted:
             assert named[key] == await storage.read(key), f"read_named gave another value for {key!r}"
+
+    @staticmethod
+    async def _read_named_page(storage: Storage, paged: SupportsReadNamedPage, prefix: str) -> None:
+        """Pages of two cover every record of the name once, with what ``read`` gives; the same order on a
+        second pass, though a record was rewritten and another deleted (the page's last key) meanwhile."""
+        keys = [f"{prefix}pg/t{i}/{name}" for i in range(7) for name in ("audit.1", "entry")]
+        keys.append(f"{prefix}pgx/t9/entry")
+        for key in keys:
+            await storage.write(key, key.encode(), expect=ABSENT)
+
+        async def every_page(size: int) -> list[str]:
+            seen: list[str] = []
+            after = None
+            while page := await paged.read_named_page(f"{prefix}pg/", "entry", limit=size, after=after):
+                assert len(page) <= size, f"read_named_page(limit={size}) gave {len(page)} records"
+                for key, data, token in page:
+                    assert (data, token) == await storage.read(key), f"read_named_page gave another value for {key!r}"
+                seen.extend(key for key, _, _ in page)
+                after = page[-1][0]
+                if len(page) < size:
+                    break
+            return seen
+
+        first = await every_page(2)
+        assert sorted(first) == sorted(k for k in keys if k.startswith(f"{prefix}pg/") and k.endswith("/entry")), first
+        page = await paged.read_named_page(f"{prefix}pg/", "entry", limit=3)
+        assert [key for key, _, _ in page] == first[:3]
+        rewritten = await storage.read(first[3])
+        assert rewritten is not None
+        await storage.write(first[3], b"again", expect=rewritten[1])
+        await storage.delete(first[2])
+        rest = await paged.read_named_page(f"{prefix}pg/", "entry", limit=10, after=first[2])
+        assert [key for key, _, _ in rest] == first[3:], "a rewrite or a deleted 'after' moved the records on"
+        assert await paged.read_named_page(f"{prefix}pg/", "entry", limit=0) == []
 
     @staticmethod
     async def _cleanup(storage: Storage, cleaned: SupportsCleanup, prefix: str) -> None:

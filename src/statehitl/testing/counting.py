@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 
 from statehitl.checkpoint.storage import (
     CLEANUP_MAX_AGE,
+    NamedRecords,
     Storage,
     SupportsCleanup,
     has_list_versions,
     has_read_all,
+    has_read_named_page,
     has_version,
     has_writes_inline,
     keeps_records_in_process,
@@ -37,7 +39,8 @@ class StorageCounts:
 class CountingStorage:
     """Delegates to ``inner`` and counts every call.
 
-    The optional methods of a store (``read_all``, ``version``, ``list_versions``, ``writes_inline``)
+    The optional methods of a store (``read_all``, ``version``, ``list_versions``, ``writes_inline``,
+    ``read_named_page``)
     are there exactly when ``inner`` has them, and ``keeps_records_in_process`` is ``inner``'s: they
     decide how the engine writes and reads checkpoints, so a counted store must be used exactly as the
     bare one would be.
@@ -54,6 +57,8 @@ class CountingStorage:
             self.list_versions = self._list_versions
         if has_writes_inline(inner):
             self.writes_inline = inner.writes_inline
+        if has_read_named_page(inner):
+            self.read_named_page = self._read_named_page
         self.keeps_records_in_process = keeps_records_in_process(inner)
 
     def reset(self) -> StorageCounts:
@@ -94,6 +99,16 @@ class CountingStorage:
         found: dict[str, tuple[bytes, str]] = await self.inner.read_all(prefix)  # type: ignore[attr-defined]
         self.counts.bytes_read += sum(len(data) for data, _ in found.values())
         self.counts.keys_read.extend(found)
+        return found
+
+    async def _read_named_page(self, prefix: str, name: str, *, limit: int,
+                               after: str | None = None) -> NamedRecords:
+        """The inner store's ``read_named_page``, counted as one call, its records as read."""
+        self.counts.calls["read_named_page"] += 1
+        found: list[tuple[str, bytes, str]] = await self.inner.read_named_page(  # type: ignore[attr-defined]
+            prefix, name, limit=limit, after=after)
+        self.counts.bytes_read += sum(len(data) for _, data, _ in found)
+        self.counts.keys_read.extend(key for key, _, _ in found)
         return found
 
     async def _version(self, key: str) -> str | None:

@@ -16,6 +16,8 @@ Requests per primitive, for the engine's keys (``threads/<t>/<slot>``, ``index/<
   time this process writes into a nested partition it has not seen, which registers the partition).
 - ``list(prefix)``: one ``Query`` per 1 MB page of the prefix's partition (``list(p, limit=1)`` is one
   request), plus one per nested partition under the prefix; a prefix without ``/`` is a ``Scan``.
+- ``read_named_page``: filtered ``Scan`` requests from an ``ExclusiveStartKey``, each evaluating about as
+  many items as the page still needs over the share of items that match (``named.py``).
 - ``delete(prefix)``: the listing, then one ``BatchWriteItem`` per 25 items.
 """
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, validate_prefix
+from statehitl.checkpoint.storage import CLEANUP_MAX_AGE, NamedRecords, validate_prefix
 from statehitl_checkpoint_dynamodb._layout import split_key
 from statehitl_checkpoint_dynamodb._listing import delete, list_keys, read_all
 from statehitl_checkpoint_dynamodb._table import ClientOptions, Table
@@ -114,6 +116,16 @@ class DynamoDBStorage:
         from statehitl_checkpoint_dynamodb.named import scan_named
 
         return await asyncio.to_thread(scan_named, self.table, prefix, name)
+
+    async def read_named_page(self, prefix: str, name: str, *, limit: int,
+                              after: str | None = None) -> NamedRecords:
+        """The next ``limit`` records named ``name`` under ``prefix`` after the key ``after``, in the table's
+        scan order (``SupportsReadNamedPage``): filtered ``Scan`` requests from ``after`` that evaluate about
+        as many items as the page needs (``named.scan_named_page``)."""
+        from statehitl_checkpoint_dynamodb.named import scan_named_page
+
+        validate_prefix(prefix)
+        return await asyncio.to_thread(scan_named_page, self.table, prefix, name, limit, after)
 
     def change_feed(self) -> TableStream:
         """The table's DynamoDB stream as a feed of the keys written (``streams.TableStream``): what

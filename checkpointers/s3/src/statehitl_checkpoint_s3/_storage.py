@@ -8,6 +8,7 @@ S3 has had conditional writes since 2024, which is all the checkpoint engine nee
   the other gets 412 (or 409 when they race), which becomes ``CheckpointConflict``.
 - ``list``   = ListObjectsV2, page by page (S3 returns keys in byte order, which is the contract's);
   ``list_versions`` is the same listing with each object's ETag.
+- ``read_named_page`` = ListObjectsV2 from ``StartAfter``, then a GetObject per record of the page.
 - ``delete`` = that listing, then DeleteObjects in batches of 1000 (S3's maximum per request).
 
 boto3 is synchronous, so each primitive runs in a worker thread (``asyncio.to_thread``): the event
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from statehitl._echo import echo
 from statehitl.checkpoint.clock import watch_boto_client
-from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
+from statehitl.checkpoint.storage import ABSENT, NamedRecords, validate_key, validate_prefix
 from statehitl.errors import (
     CheckpointConflict,
     InvalidThreadIdError,
@@ -62,6 +63,16 @@ def _retried(error: BaseException | None) -> bool:
     if not isinstance(response, dict):
         return False
     return int(response.get("ResponseMetadata", {}).get("RetryAttempts", 0) or 0) > 0
+
+
+def _valid(key: str) -> bool:
+    """Whether an object's key (under the store's prefix) is a storage key: a console "folder" marker, or a
+    file uploaded by hand, is not one of the engine's records."""
+    try:
+        validate_key(key)
+    except InvalidThreadIdError:
+        return False
+    return True
 
 
 def _plausible_token(token: str) -> bool:
@@ -295,15 +306,32 @@ class S3Storage:
             page = self._call("ListObjectsV2", full, self.client.list_objects_v2, MaxKeys=wanted, **params)
             for item in page.get("Contents", []):
                 key = item["Key"][len(self._base) :]
-                try:
-                    validate_key(key)
-                except InvalidThreadIdError:
-                    continue
-                found.append((key, str(item["ETag"])))
+                if _valid(key):
+                    found.append((key, str(item["ETag"])))
             if not page.get("IsTruncated"):
                 break
             params["ContinuationToken"] = page["NextContinuationToken"]
         return found[:limit]
+
+    def _named_keys(self, prefix: str, name: str, limit: int, after: str | None) -> tuple[list[str], bool]:
+        """The first ``limit`` keys under ``prefix`` after ``after`` whose last segment is ``name``, from
+        ``ListObjectsV2`` pages that start after it (``StartAfter``) and ask for little more than the page
+        needs; and whether more keys may follow."""
+        full = self._base + prefix
+        params: dict[str, Any] = {"Prefix": full, **({"StartAfter": self._base + after} if after else {})}
+        found: list[str] = []
+        while True:
+            wanted = min(PAGE_SIZE, 2 * (limit - len(found)) + 16)  # other names between: an audit entry or two
+            page = self._call("ListObjectsV2", full, self.client.list_objects_v2, MaxKeys=wanted, **params)
+            for item in page.get("Contents", []):
+                key = item["Key"][len(self._base) :]
+                if key.rsplit("/", 1)[-1] == name and _valid(key):
+                    found.append(key)
+                    if len(found) == limit:
+                        return found, True
+            if not page.get("IsTruncated"):
+                return found, False
+            params = {"Prefix": full, "ContinuationToken": page["NextContinuationToken"]}
 
     def _delete(self, prefix: str) -> int:
         keys = [key for key, _ in self._list(prefix, None)]
@@ -358,6 +386,24 @@ class S3Storage:
 
     async def list(self, prefix: str, *, limit: int | None = None) -> list[str]:
         return [key for key, _ in await self.list_versions(prefix, limit=limit)]
+
+    async def read_named_page(self, prefix: str, name: str, *, limit: int,
+                              after: str | None = None) -> NamedRecords:
+        """The next ``limit`` objects named ``name`` under ``prefix`` after the key ``after``, in key order
+        (``SupportsReadNamedPage``): ``ListObjectsV2`` from ``StartAfter`` (a request per ~2 x ``limit``
+        keys it passes), then a ``GetObject`` per record, several at once."""
+        validate_prefix(prefix)
+        if after is not None:
+            validate_key(after)
+        found: list[tuple[str, bytes, str]] = []
+        while len(found) < limit:
+            keys, more = await asyncio.to_thread(self._named_keys, prefix, name, limit - len(found), after)
+            values = await asyncio.gather(*(asyncio.to_thread(self._read, self._object(key)) for key in keys))
+            found.extend((key, *value) for key, value in zip(keys, values, strict=True) if value is not None)
+            if not more or not keys:
+                break
+            after = keys[-1]  # one was deleted since it was listed: the page goes on past it
+        return found
 
     async def delete(self, prefix: str) -> int:
         return await asyncio.to_thread(self._delete, validate_prefix(prefix))
