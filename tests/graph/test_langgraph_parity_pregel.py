@@ -514,3 +514,29 @@ def detection_program(load: Load) -> list[Any]:
 
 def test_subgraph_detection_reads_what_langgraph_reads() -> None:
     assert on_both(detection_program) == [None, "captured"]
+
+
+def copy_with_updates_program(load: Load) -> list[Any]:
+    """``update_state(config, [StateUpdate(...)], as_node="__copy__")`` copies the checkpoint and applies the
+    updates as the copy's next step, in one call; a copy of a checkpoint that follows none has no parent."""
+    types = load("types")
+    graph = load("graph").StateGraph(Text)
+    graph.add_node("one", lambda state: {"text": "1"}).add_node("two", lambda state: {"text": "2"})
+    graph.add_edge("__start__", "one").add_edge("one", "two")
+    app = graph.compile(checkpointer=load("checkpoint.memory").InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"text": ">"}, config)
+    first = list(app.get_state_history(config))[-1]
+    seen: list[Any] = [app.invoke(None, app.update_state(first.config, [types.StateUpdate({"text": "*"}, "__start__")],
+                                                         as_node="__copy__"))]
+    snapshots = list(app.get_state_history(config))
+    ids = [s.config["configurable"]["checkpoint_id"] for s in snapshots]
+    seen.append([(s.values, s.next, s.metadata["step"], s.metadata["source"], [(t.name, t.result) for t in s.tasks],
+                  ids.index(s.parent_config["configurable"]["checkpoint_id"]) if s.parent_config else None)
+                 for s in snapshots])
+    return seen
+
+
+def test_a_copy_takes_its_updates_in_one_call() -> None:
+    seen = on_both(copy_with_updates_program)
+    assert seen[0] == {"text": "*12"}

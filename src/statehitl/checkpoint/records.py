@@ -55,9 +55,10 @@ goes on), ``interrupted`` (waiting on a human), ``completed``, ``failed`` (a nod
 ``cancelled`` names)."""
 Source = Literal["input", "step", "interrupt", "cancel", "update", "error", "fork"]
 
-ViewPart = Literal["input", "loop", "fork"]
+ViewPart = Literal["input", "loop", "fork", "root"]
 """A checkpoint a record shows besides its own (``statehitl.graph.history``): the state before a run's
-input, the state the run's first step ran on, or the checkpoint a replay forked."""
+input, the state the run's first step ran on, or the checkpoint a replay forked; ``"root"``: none, the
+record is shown without a parent (a copy of a checkpoint that follows none)."""
 
 
 Via = Literal["app", "inbox", "page", "expiry"]

@@ -133,7 +133,7 @@ def unrun_input(record: CheckpointRecord) -> bool:
 
 def parent_key(record: CheckpointRecord) -> ViewKey | None:
     """The checkpoint ``record`` (or, for a run's first record, its run) follows, as stored."""
-    if record.parent_seq is None:
+    if record.parent_seq is None or record.parent_view == "root":
         return None
     return ViewKey(record.parent_seq, _PARTS[record.parent_view] if record.parent_view else MAIN)
 

@@ -216,6 +216,8 @@ class ThreadState:
         view = await views.at(key, head)
         if as_node == COPY:
             stored = await self._copied(view, head, await views.state(view))
+            if isinstance(values, list) and values:  # a copy updated in one go: the updates are its next step's
+                return await self.abulk_update_state(graph_config(target.thread, str(ViewKey(stored.seq))), [values])
             return await self._updated(target, stored.seq, as_node)
         writer = as_node or "update_state"
         update = self._update_of(values, writer)
@@ -295,8 +297,9 @@ class ThreadState:
 
     async def _copied(self, view: View, head: Head, state: Any) -> Any:
         """``update_state(config, None, as_node="__copy__")``: a checkpoint with ``view``'s values and tasks, after
-        the checkpoint ``view`` follows (its sibling; after ``view`` itself when it follows none), one step on,
-        shown as a ``"fork"``. Its tasks run afresh: what finished or was asked in its step is not carried."""
+        the checkpoint ``view`` follows (its sibling; when it follows none, stored after it but shown without a
+        parent, as LangGraph's), one step on, shown as a ``"fork"``. Its tasks run afresh: what finished or was
+        asked in its step is not carried."""
         parent = view.parent
         at = await self.checkpointer.head(head.record.thread_id, view.record.seq if parent is None else parent.seq)
         assert at is not None
@@ -304,8 +307,8 @@ class ThreadState:
                                     "pending": list(view.pending), "schedule": view.schedule}
         if parent is not None and parent.part != MAIN:
             position["parent_view"] = PART_NAMES[parent.part]
-        elif parent is None and view.key.part != MAIN:
-            position["parent_view"] = PART_NAMES[view.key.part]
+        elif parent is None:
+            position["parent_view"] = "root"
         return await self._runner.commit_update(at.cursor, view.step + 1, state, COPY, {}, rewritten=True,
                                                 source="fork", **position)
 
