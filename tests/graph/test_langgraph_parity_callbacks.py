@@ -1,0 +1,186 @@
+"""LangChain callbacks on a graph run, as LangGraph calls them: programs run on LangGraph and on statehitl.
+
+As in ``test_langgraph_parity``: each program is written once against a namespace of each library's names, run
+on the real LangGraph and on statehitl, and what it observes must be equal. Here that is what a
+``GraphCallbackHandler`` is told (interrupts, resumes, the checkpoints they name) and what a LangChain tracer
+records of the run (one root run, its input, output and error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import SimpleNamespace
+from typing import Any, TypedDict
+
+import pytest
+from langchain_core.tracers import BaseTracer
+from langchain_core.tracers.schemas import Run
+from test_langgraph_parity import config, plain
+
+
+def names(library: str) -> SimpleNamespace:
+    if library == "statehitl":
+        from statehitl.callbacks import GraphCallbackHandler
+        from statehitl.checkpoint import InMemorySaver
+        from statehitl.graph import START, StateGraph
+        from statehitl.types import Command, interrupt
+    else:
+        from langgraph.callbacks import GraphCallbackHandler  # type: ignore[no-redef]
+        from langgraph.checkpoint.memory import InMemorySaver  # type: ignore[assignment]
+        from langgraph.graph import START, StateGraph  # type: ignore[assignment]
+        from langgraph.types import Command, interrupt  # type: ignore[assignment]
+    return SimpleNamespace(GraphCallbackHandler=GraphCallbackHandler, InMemorySaver=InMemorySaver, START=START,
+                           StateGraph=StateGraph, Command=Command, interrupt=interrupt)
+
+
+class Answer(TypedDict):
+    answer: str | None
+    log: str
+
+
+class Tracer(BaseTracer):
+    """A LangChain tracer keeping the root runs it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[Run] = []
+
+    def _persist_run(self, run: Run) -> None:
+        self.runs.append(run)
+
+
+def recorder(lg: SimpleNamespace, *, raise_on: str = "", raise_error: bool = False) -> Any:
+    """A graph handler writing down each event (kind, status, namespace, interrupt values, checkpoint id)."""
+
+    class Recorder(lg.GraphCallbackHandler):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            self.events: list[tuple[Any, ...]] = []
+            self.raise_error = raise_error
+
+        def on_interrupt(self, event: Any) -> None:
+            self.events.append(("interrupt", event.status, event.checkpoint_ns,
+                                [i.value for i in event.interrupts], event.checkpoint_id, event.run_id is not None))
+            if raise_on == "interrupt":
+                raise ValueError("boom")
+
+        def on_resume(self, event: Any) -> None:
+            self.events.append(("resume", event.status, event.checkpoint_ns, event.checkpoint_id))
+            if raise_on == "resume":
+                raise ValueError("boom")
+
+    return Recorder()
+
+
+def asking_graph(lg: SimpleNamespace, **compile_options: Any) -> Any:
+    def first(state: Answer) -> dict[str, Any]:
+        return {"log": state["log"] + "first;"}
+
+    def ask(state: Answer) -> dict[str, Any]:
+        return {"answer": lg.interrupt("which?"), "log": state["log"] + "ask;"}
+
+    g = lg.StateGraph(Answer)
+    g.add_node("first", first)
+    g.add_node("ask", ask)
+    g.add_edge(lg.START, "first")
+    g.add_edge("first", "ask")
+    return g.compile(checkpointer=lg.InMemorySaver(), **compile_options)
+
+
+def checkpoint_of(app: Any, cfg: dict[str, Any]) -> str:
+    return str(app.get_state(cfg).config["configurable"]["checkpoint_id"])
+
+
+def lifecycle_events(lg: SimpleNamespace) -> list[Any]:
+    """A breakpoint's stop, a resume past it, an ``interrupt()``'s stop, its answer, a finished thread continued
+    and a new input: each event names the checkpoint ``get_state`` shows at that moment (the one the run stopped
+    at, or the one it went on from); a new input on the thread is no resume; a plain LangChain handler in the
+    same list is told nothing of it."""
+    app = asking_graph(lg, interrupt_before=["first"])
+    handler = recorder(lg)
+    cfg = {**config("t"), "callbacks": [Tracer(), handler]}
+    seen: list[Any] = []
+    for given in [{"answer": None, "log": ""}, None, lg.Command(resume="blue"), None, {"answer": "x", "log": ""}]:
+        before = checkpoint_of(app, config("t")) if app.get_state(config("t")).values else None
+        seen.append(plain(app.invoke(given, cfg)))
+        after = checkpoint_of(app, config("t"))
+        seen.append([(*event[:-2], event[-2] == (after if event[0] == "interrupt" else before), *event[-1:])
+                     if event[0] == "interrupt" else (*event[:-1], event[-1] == before) for event in handler.events])
+        handler.events.clear()
+    return seen
+
+
+def raising_handlers(lg: SimpleNamespace) -> list[Any]:
+    """A handler that raises is passed over (the run goes on, the next handler is told) unless it sets
+    ``raise_error``: then its error is the call's."""
+    seen: list[Any] = []
+    for raise_on in ["interrupt", "resume"]:
+        app = asking_graph(lg)
+        after = recorder(lg)
+        cfg = {**config(raise_on), "callbacks": [recorder(lg, raise_on=raise_on), after]}
+        seen.append(plain(app.invoke({"answer": None, "log": ""}, cfg)))
+        seen.append(plain(app.invoke(lg.Command(resume="red"), cfg)))
+        seen.append([event[0] for event in after.events])
+    app = asking_graph(lg)
+    try:
+        app.invoke({"answer": None, "log": ""}, {**config("e"), "callbacks": [recorder(lg, raise_on="interrupt",
+                                                                                         raise_error=True)]})
+    except ValueError as exc:
+        seen.append(("raised", str(exc)))
+    seen.append(app.get_state(config("e")).next)  # the stop is written before the handlers are told
+    return seen
+
+
+def async_handlers(lg: SimpleNamespace) -> list[Any]:
+    """``ainvoke`` awaits a handler's ``async def`` methods."""
+
+    class Async(lg.GraphCallbackHandler):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            self.kinds: list[str] = []
+
+        async def on_interrupt(self, event: Any) -> None:
+            await asyncio.sleep(0)
+            self.kinds.append(f"interrupt:{event.status}")
+
+        async def on_resume(self, event: Any) -> None:
+            self.kinds.append(f"resume:{event.status}")
+
+    app = asking_graph(lg)
+    handler = Async()
+    cfg = {**config("a"), "callbacks": [handler]}
+
+    async def run() -> list[Any]:
+        return [plain(await app.ainvoke({"answer": None, "log": ""}, cfg)),
+                plain(await app.ainvoke(lg.Command(resume="green"), cfg))]
+
+    return [asyncio.run(run()), handler.kinds]
+
+
+def traced_runs(lg: SimpleNamespace) -> list[Any]:
+    """A tracer in the callbacks sees each call as one root run named ``run_name``: its input (a non-dict one
+    under ``"input"``), its output values (without the interrupts it stopped on), and the error of a failed one."""
+    app = asking_graph(lg)
+    tracer = Tracer()
+    cfg = {**config("r"), "callbacks": [tracer], "run_name": "approval"}
+    app.invoke({"answer": None, "log": ""}, cfg)
+    app.invoke(lg.Command(resume="yes"), cfg)
+
+    def broken(state: Answer) -> dict[str, Any]:
+        raise KeyError("missing")
+
+    g = lg.StateGraph(Answer)
+    g.add_node("broken", broken)
+    g.add_edge(lg.START, "broken")
+    with contextlib.suppress(KeyError):
+        g.compile().invoke({"answer": None, "log": ""}, {"callbacks": [tracer], "run_name": "failing"})
+    return [(run.name, run.parent_run_id, run.inputs if run.name != "approval" or "input" not in run.inputs
+             else {"input": plain(run.inputs["input"]) if run.inputs["input"] is None else "command"},
+             run.outputs, None if run.error is None else run.error.splitlines()[0][:8]) for run in tracer.runs]
+
+
+PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
+def test_the_program_sees_what_it_sees_on_langgraph(program: Any) -> None:
+    assert program(names("statehitl")) == program(names("langgraph"))
