@@ -19,12 +19,14 @@ import functools
 import inspect
 import threading
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 from statehitl import interrupt_ids
 from statehitl._json import require_json
 from statehitl.errors import GraphValidationError
 from statehitl.graph.node_calls import enter_node, get_stream_writer, leave_node
+from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused, timed
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
@@ -160,11 +162,15 @@ def leave_calls(token: contextvars.Token[TaskCalls | None]) -> None:
 class TaskFunction:
     """What ``@task`` makes: calling it inside an entrypoint starts the task and returns its future."""
 
-    def __init__(self, fn: Callable[..., Any], *, name: str | None, retry: Policies | None) -> None:
+    def __init__(self, fn: Callable[..., Any], *, name: str | None, retry: Policies | None,
+                 timeout: TimeoutPolicy | None = None) -> None:
         self.fn = fn
         self.name: str = name or _name_of(fn)
         self.retry = retry
         self.is_async = inspect.iscoroutinefunction(fn)
+        if timeout is not None and not self.is_async:
+            raise sync_timeout_refused("Task", self.name)
+        self.timeout = timeout
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -236,7 +242,8 @@ class TaskFunction:
         return retried(lambda: self.fn(*args, **kwargs), self.retry)
 
     async def _attempts_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call: Callable[[], Awaitable[Any]] = lambda: self.fn(*args, **kwargs)  # noqa: E731
+        fn = self.fn if self.timeout is None else timed(self.fn, self.timeout, self.name)  # each attempt timed
+        call: Callable[[], Awaitable[Any]] = lambda: fn(*args, **kwargs)  # noqa: E731
         if self.retry is None:
             return await call()
         return await retried_async(call, self.retry)
@@ -265,17 +272,21 @@ def _ready(value: Any, loop: asyncio.AbstractEventLoop | None) -> Any:
 
 
 def task(__func_or_none__: Callable[..., Any] | None = None, *, name: str | None = None,
-         retry_policy: Policies | None = None, retry: Policies | None = None, cache_policy: Any = None) -> Any:
-    """LangGraph's ``@task`` (``@task`` or ``@task(name=, retry_policy=)``): a function called inside an
-    ``@entrypoint`` as a step whose finished result is kept, so a resumed workflow does not run it again.
-    Calling it returns a future: ``.result()`` in a sync entrypoint, ``await`` in an async one."""
+         retry_policy: Policies | None = None, retry: Policies | None = None, cache_policy: Any = None,
+         timeout: float | timedelta | TimeoutPolicy | None = None) -> Any:
+    """LangGraph's ``@task`` (``@task`` or ``@task(name=, retry_policy=, timeout=)``): a function called inside
+    an ``@entrypoint`` as a step whose finished result is kept, so a resumed workflow does not run it again.
+    Calling it returns a future: ``.result()`` in a sync entrypoint, ``await`` in an async one. ``timeout``
+    (an async function's only, as ``add_node(timeout=)``): each attempt past it is cancelled and raises
+    ``NodeTimeoutError``, which the retry policy may retry; a limit not above 0 is refused here."""
     if cache_policy is not None:
         raise GraphValidationError(f"task {name or getattr(__func_or_none__, '__name__', '')!r}: cache_policy= is "
                                    "not supported (statehitl keeps a task's result in its thread, not in a cache)")
     policy = retry_policy if retry_policy is not None else retry
+    limits = TimeoutPolicy.coerce(timeout)
 
     def decorate(fn: Callable[..., Any]) -> TaskFunction:
-        return TaskFunction(fn, name=name, retry=policy)
+        return TaskFunction(fn, name=name, retry=policy, timeout=limits)
 
     return decorate if __func_or_none__ is None else decorate(__func_or_none__)
 

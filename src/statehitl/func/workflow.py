@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from datetime import timedelta
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
 from statehitl._json import require_json
@@ -26,6 +27,7 @@ from statehitl.func.tasks import TaskCalls, TaskEvent, TaskUpdate, enter_calls, 
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.node_calls import Runtime, current_run, get_stream_writer, node_config
+from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused
 from statehitl.graph.retries import Policies
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
@@ -308,11 +310,14 @@ class entrypoint(Generic[T]):
 
     def __init__(self, checkpointer: Checkpointer | None = None, store: Any = None, cache: Any = None,
                  context_schema: Any = None, cache_policy: Any = None, *, retry_policy: Policies | None = None,
-                 config_schema: Any = None, name: str | None = None, step_limit: int = 25) -> None:
+                 config_schema: Any = None, name: str | None = None, step_limit: int = 25,
+                 timeout: float | timedelta | TimeoutPolicy | None = None) -> None:
         if cache is not None or cache_policy is not None:
             raise GraphValidationError("entrypoint(cache=, cache_policy=) is not supported: a task's result is kept "
                                        "in its thread")
         self.retry_policy = retry_policy
+        self.timeout = TimeoutPolicy.coerce(timeout)
+        """Each attempt of the workflow's function (an async one's only), as ``add_node(timeout=)``."""
         self.checkpointer = checkpointer
         self.store = store
         self.context_schema = context_schema
@@ -323,8 +328,10 @@ class entrypoint(Generic[T]):
         body = _Body(fn, keeps_previous=self.checkpointer is not None)
         if self.name:
             body.name = self.name
+        if self.timeout is not None and not body.is_async:
+            raise sync_timeout_refused("Entrypoint", body.name)
         builder: StateGraph[Any] = StateGraph(WorkflowState)
-        builder.add_node(body.name, body.node(), retry_policy=self.retry_policy)
+        builder.add_node(body.name, body.node(), retry_policy=self.retry_policy, timeout=self.timeout)
         builder.set_entry_point(body.name)
         builder.set_finish_point(body.name)
         graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name, store=self.store)

@@ -18,6 +18,8 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
 from langchain_core.runnables.config import RunnableConfig, var_child_runnable_config
 
+from statehitl.graph.node_guards import touch
+
 __all__ = ["ChatModelTokens", "MessageStream", "node_context"]
 
 T = TypeVar("T")
@@ -60,6 +62,7 @@ class ChatModelTokens(BaseCallbackHandler):
     def on_llm_new_token(self, token: str | list[str | dict[str, Any]], *,
                          chunk: GenerationChunk | ChatGenerationChunk | None = None, run_id: UUID,
                          parent_run_id: UUID | None = None, tags: list[str] | None = None, **kwargs: Any) -> None:
+        touch()  # a token is progress for the node's idle_timeout (refresh_on="auto"), as LangGraph counts it
         metadata = self.runs.get(run_id)
         if metadata is not None and isinstance(chunk, ChatGenerationChunk):
             self.stream.emit(chunk.message, metadata, self.namespace)
