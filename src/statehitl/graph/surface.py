@@ -104,8 +104,12 @@ class GraphSurface:
         return self.build_nodes()
 
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
-        """The graph's name (``compile(name=)``), with ``suffix`` appended."""
-        return f"{name or self.name}{suffix or ''}"
+        """The graph's name (``compile(name=)``) with ``suffix`` as LangChain joins them: ``OrdersInput`` after
+        a capital, ``orders_input`` after a small letter."""
+        base = name or self.name
+        if not suffix:
+            return base
+        return f"{base}{suffix.title()}" if base[:1].isupper() else f"{base}_{suffix.lower()}"
 
     def with_config(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> Self:
         """A copy of the graph whose calls start from ``config`` (and ``kwargs``, config keys such as
