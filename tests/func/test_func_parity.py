@@ -8,11 +8,14 @@ interrupt ids (each library derives its own) replaced by the interrupts' values.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
 import threading
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 # LangGraph itself is the oracle (./dev.sh test installs its group): a missing one fails, never skips
 from langgraph.runtime import Runtime
@@ -325,6 +328,43 @@ def nested_and_mixed_tasks(lg: SimpleNamespace) -> list[Any]:
             asyncio.run(run_mixed()), calls]
 
 
+class Ticket(BaseModel):
+    title: str
+    opened: datetime.datetime
+    labels: set[str] = set()
+
+
+@dataclasses.dataclass
+class Triage:
+    ticket: Ticket
+    urgent: bool
+
+
+def models_as_values(lg: SimpleNamespace) -> list[Any]:
+    """An entrypoint's input, its tasks' results and its value may be the models and dataclasses its
+    annotations name (and the standard types: datetimes, sets): a resumed run reads its kept results back as
+    those classes, and ``previous`` is the saved value, as it was."""
+    ran: list[str] = []
+
+    @lg.task
+    def triage(ticket: Ticket) -> Triage:
+        ran.append("triage")
+        return Triage(ticket=ticket.model_copy(update={"labels": ticket.labels | {"seen"}}), urgent=True)
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    def workflow(ticket: Ticket, *, previous: Triage | None = None) -> Triage:
+        done = triage(ticket).result()
+        assert isinstance(done, Triage) and isinstance(done.ticket, Ticket)
+        note = lg.interrupt(f"urgent {done.ticket.title}? (before: {type(previous).__name__})")
+        return dataclasses.replace(done, urgent=note == "yes")
+
+    opened = datetime.datetime(2026, 12, 6, 9, 30, tzinfo=datetime.UTC)
+    first = workflow.invoke(Ticket(title="disk", opened=opened, labels={"ops"}), config("m"))
+    second = workflow.invoke(lg.Command(resume="yes"), config("m"))
+    third = workflow.invoke(Ticket(title="net", opened=opened), config("m"))
+    return [first, second, workflow.get_state(config("m")).values, third, ran]
+
+
 def retried_entrypoint(lg: SimpleNamespace) -> list[Any]:
     """An entrypoint with a retry policy runs again after it raised, its tasks too (LangGraph's: only a failed
     run's retry with invoke(None) keeps them)."""
@@ -428,7 +468,7 @@ PROGRAMS = [store_across_threads, sequential_tasks, parallel_tasks, interrupt_in
             previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
             runtime_and_context, nested_and_mixed_tasks, retried_entrypoint, task_events,
-            json_schemas, update_state_gives_previous]
+            json_schemas, update_state_gives_previous, models_as_values]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

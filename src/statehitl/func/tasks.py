@@ -23,13 +23,14 @@ from datetime import timedelta
 from typing import Any
 
 from statehitl import interrupt_ids
-from statehitl._json import require_json
-from statehitl.errors import GraphValidationError
+from statehitl.errors import GraphValidationError, NotJSONError
+from statehitl.func.schemas import value_types
 from statehitl.graph.node_calls import enter_node, get_stream_writer, leave_node
 from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused, timed
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.values import ValueTypes, decode_value, encode_value
 
 __all__ = ["TaskCalls", "TaskEvent", "TaskFunction", "TaskUpdate", "task"]
 
@@ -111,10 +112,13 @@ class TaskCalls:
             self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": repr(error),
                                          "result": {}, "interrupts": []})
 
-    def finished(self, key: str, name: str, result: Any) -> None:
-        require_json(result, f"task {name!r}'s result (kept in the checkpoint so a resume does not run it again)")
+    def finished(self, key: str, name: str, result: Any, known: ValueTypes) -> None:
+        """A call returned ``result``: kept as JSON (the standard types and the classes the task's annotations
+        name, ``known``, tagged), so a resume hands it back without running the task."""
+        kept = encode_value(result, f"task {name!r}'s result (kept in the checkpoint so a resume does not run it "
+                                    "again)", known, error=NotJSONError)
         with self._lock:
-            self.done[key] = result
+            self.done[key] = kept
         self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": None,
                                      "result": {"__return__": result}, "interrupts": []})
         get_stream_writer()(TaskUpdate(name, result))
@@ -168,6 +172,8 @@ class TaskFunction:
         self.name: str = name or _name_of(fn)
         self.retry = retry
         self.is_async = inspect.iscoroutinefunction(fn)
+        self.known = value_types(fn)
+        """The classes the function's annotations name: its result is kept as them and read back into them."""
         if timeout is not None and not self.is_async:
             raise sync_timeout_refused("Task", self.name)
         self.timeout = timeout
@@ -185,7 +191,7 @@ class TaskFunction:
             loop = None
         if key in calls.kept:  # LangGraph's stream shows the kept call start, and no end
             calls.started(key, self.name, args, kwargs)
-            return _ready(calls.kept[key], loop)
+            return _ready(decode_value(calls.kept[key], self.known), loop)
         ctx = calls.task_context(key)
         future = self._start_async(calls, ctx, key, args, kwargs) if loop is not None \
             else self._start_sync(calls, ctx, key, args, kwargs)
@@ -217,7 +223,7 @@ class TaskFunction:
             raise
         finally:
             leave_node(token)
-        calls.finished(key, self.name, result)
+        calls.finished(key, self.name, result, self.known)
         return result
 
     async def _call_async(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
@@ -233,7 +239,7 @@ class TaskFunction:
             raise
         finally:
             leave_node(token)
-        calls.finished(key, self.name, result)
+        calls.finished(key, self.name, result, self.known)
         return result
 
     def _attempts(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
