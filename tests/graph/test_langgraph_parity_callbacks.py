@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any, TypedDict
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tracers import BaseTracer
 from langchain_core.tracers.schemas import Run
 from test_langgraph_parity import config, plain
@@ -178,7 +179,39 @@ def traced_runs(lg: SimpleNamespace) -> list[Any]:
              run.outputs, None if run.error is None else run.error.splitlines()[0][:8]) for run in tracer.runs]
 
 
-PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs]
+def nested_runs(lg: SimpleNamespace) -> list[Any]:
+    """A chat model or a Runnable a node calls with its config runs inside the call's one root run (LangGraph
+    also has a run per node between them, which statehitl does not make: compared without the node runs)."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.runnables import RunnableLambda
+
+    model = FakeListChatModel(responses=["hi", "there", "again"])
+
+    def chat(state: Answer, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": state["log"] + str(model.invoke("q", config).content)}
+
+    g = lg.StateGraph(Answer)
+    g.add_node("chat", chat)
+    g.add_node("lam", RunnableLambda(lambda state: {"log": state["log"] + ";lam"}))
+    g.add_edge(lg.START, "chat")
+    g.add_edge("chat", "lam")
+    app = g.compile()
+    seen: list[Any] = []
+    for mode in ["values", "messages"]:
+        tracer = Tracer()
+        app.invoke({"answer": None, "log": ""}, {"callbacks": [tracer], "run_name": "nested"}, stream_mode=mode)
+        inside: list[Run] = [child for run in tracer.runs for child in run.child_runs]
+        names: list[str] = []
+        while inside:
+            run = inside.pop(0)
+            inside.extend(run.child_runs)
+            if run.name not in ("chat", "lam"):
+                names.append(run.name)
+        seen.append(([run.name for run in tracer.runs], sorted(names)))
+    return seen
+
+
+PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs, nested_runs]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

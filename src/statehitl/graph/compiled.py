@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -297,8 +298,10 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
             return self._result(*await self._run_from(input, target, sink, head))
         from statehitl.graph.run_callbacks import observed_run  # a call with LangChain callbacks has langchain-core
 
-        async def run() -> tuple[CheckpointRecord, Any]:
-            record, state = await self._run_from(input, target, sink, head)
+        async def run(callbacks: Any) -> tuple[CheckpointRecord, Any]:  # the nodes' callbacks: the run's children
+            config = {**{k: v for k, v in target.config.items() if k not in ("run_name", "run_id")},
+                      "callbacks": callbacks}  # the run's own name and id are not its children's
+            record, state = await self._run_from(input, dataclasses.replace(target, config=config), sink, head)
             return record, self._result(record, state)
 
         async def shown() -> str:  # the thread's current checkpoint as get_state names it

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any, Protocol, TypeVar, cast
 from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
 from langchain_core.runnables.config import RunnableConfig, var_child_runnable_config
 
@@ -84,7 +84,11 @@ def node_context(config: dict[str, Any], stream: MessageStream, namespace: tuple
     """Run a node call under a LangChain config whose callbacks include the stream's handler (and the caller's own
     callbacks, when its config lists some), and whose metadata is the node's."""
     own = config.get("callbacks")
-    handlers = [ChatModelTokens(stream, namespace), *(own if isinstance(own, list) else ())]
+    tokens = ChatModelTokens(stream, namespace)
+    handlers: Any = [tokens, *(own if isinstance(own, list) else ())]
+    if isinstance(own, BaseCallbackManager):  # the graph's run's child manager (a call with callbacks)
+        handlers = own.copy()
+        handlers.add_handler(tokens, inherit=True)
     token = var_child_runnable_config.set(cast(RunnableConfig, {**config, "callbacks": handlers}))
     try:
         yield
