@@ -13,6 +13,7 @@ drift between machines.  See benchmarks/README.md for what every row measures.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -205,6 +206,32 @@ def langgraph_chain_trial(variant: Variant, workdir: Path, stack: contextlib.Exi
     return trial
 
 
+def typeddict_chain_trial(side: str) -> Trial:
+    """LangGraph's own program (TypedDict state, `invoke(input, config)`, a dict back), on `side`'s modules.
+
+    The same source runs on both: only the import of StateGraph, START and END differs, which is the
+    port the LangGraph guide promises. No checkpointer, so the row is the scheduler's cost per step.
+    """
+    graph_module = importlib.import_module(f"{side}.graph")
+
+    def noop(state: LGState) -> None:
+        return None
+
+    g = graph_module.StateGraph(LGState)
+    add_linear_chain(g, noop, graph_module.START, graph_module.END, CHAIN_LEN)
+    app = g.compile()
+    config = {"recursion_limit": STEP_LIMIT}
+
+    def trial(thread_id: str) -> float:
+        t0 = time.perf_counter()
+        result = app.invoke({"n": 0}, config)
+        elapsed = time.perf_counter() - t0
+        assert result == {"n": 0}, result
+        return elapsed
+
+    return trial
+
+
 def langgraph_review_app(saver: Any) -> Any:
     """Build and compile prepare -> review(interrupt) -> END on the given saver."""
     from langgraph.graph import END, START, StateGraph
@@ -272,6 +299,16 @@ def bench_chains(cfg: Config, workdir: Path, sides: list[str]) -> list[Row]:
     return rows
 
 
+def bench_typeddict_chain(cfg: Config, sides: list[str]) -> Row:
+    trials = {side: typeddict_chain_trial(side) for side in sides}
+    raw = run_interleaved(trials, cfg.chain_warmup, cfg.chain_reps, "chain-typeddict")
+    samples = {side: to_us_per_step(times) for side, times in raw.items()}
+    label = f"{CHAIN_LEN}-node chain, LangGraph's program (TypedDict state), no checkpointer"
+    row = PEER.row(label, "µs/step", samples)
+    PEER.progress(row)
+    return row
+
+
 def bench_roundtrip(cfg: Config, workdir: Path, sides: list[str]) -> Row:
     with contextlib.ExitStack() as stack:
         trials: dict[str, Trial] = {}
@@ -318,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     with scratch_dir(args.tmpdir) as workdir:
         env = environment(workdir, cfg, sides)
         rows = bench_chains(cfg, workdir, sides)
+        rows.append(bench_typeddict_chain(cfg, sides))
         rows.append(bench_roundtrip(cfg, workdir, sides))
         cold_row, baseline_ms = bench_cold_start(cfg, workdir, sides)
         rows.append(cold_row)
