@@ -211,7 +211,26 @@ def nested_runs(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
-PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs, nested_runs]
+def streamed_runs(lg: SimpleNamespace) -> list[Any]:
+    """A streamed call is one traced run too, told to the graph handlers as ``invoke`` is: its chunks are the
+    stream's, its run's output the values it ended with."""
+    app = asking_graph(lg)
+    handler = recorder(lg)
+    tracer = Tracer()
+    cfg = {**config("s"), "callbacks": [handler, tracer]}
+    seen: list[Any] = [plain(list(app.stream({"answer": None, "log": ""}, cfg, stream_mode="updates"))),
+                       plain(list(app.stream(lg.Command(resume="ok"), cfg, stream_mode="values")))]
+
+    async def run() -> list[Any]:
+        return [chunk async for chunk in app.astream(None, cfg, stream_mode="updates")]
+
+    seen.append(asyncio.run(run()))
+    seen.append([event[:3] for event in handler.events])
+    seen.append([(run.name == app.get_name(), run.outputs) for run in tracer.runs])
+    return seen
+
+
+PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs, nested_runs, streamed_runs]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
