@@ -311,7 +311,7 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
 
         resumes = head is not None and (input is None or isinstance(input, Command))
         return await observed_run(target.config, input, name=self.get_name(), run=run, shown=shown,
-                                  resumes=(target.checkpoint_id or await shown()) if resumes else None,
+                                  resumes=(target.checkpoint_id or "") if resumes else None,
                                   before=self.interrupt_before | target.before)
 
     async def _run_from(self, input: Any, target: RunTarget, sink: StreamSink | None, head: Head | None

@@ -45,16 +45,16 @@ async def observed_run(config: dict[str, Any], input: Any, *, name: str, resumes
     """``run(callbacks)`` (the record a run ended at and its values; ``callbacks`` is what its nodes' config
     carries, so that the Runnables and chat models they call are the chain run's children) as one chain run
     of ``config``'s callbacks named ``name`` (or the config's ``run_name``). ``resumes``: the checkpoint the
-    run goes on from (None: a run that resumes nothing); ``before``: the run's ``interrupt_before`` nodes, to
-    name a breakpoint stop; ``shown()``: the id of the thread's current checkpoint, as ``get_state`` shows it
-    (read only for a handler to tell)."""
+    run goes on from ("": the thread's current one; None: a run that resumes nothing); ``before``: the run's
+    ``interrupt_before`` nodes, to name a breakpoint stop; ``shown()``: the id of the thread's current
+    checkpoint, as ``get_state`` shows it (read only for a handler to tell)."""
     manager = AsyncCallbackManager.configure(config.get("callbacks"), inheritable_tags=config.get("tags"),
                                              inheritable_metadata=config.get("metadata"))
     chain = await manager.on_chain_start(None, input, name=config.get("run_name", name), run_id=config.get("run_id"))
     events = AsyncGraphCallbackManager.configure(config.get("callbacks"), run_id=chain.run_id)
     try:
         if resumes is not None and events.handlers:
-            await events.on_resume(GraphResumeEvent(chain.run_id, "pending", resumes, ()))
+            await events.on_resume(GraphResumeEvent(chain.run_id, "pending", resumes or await shown(), ()))
         record, values = await run(chain.get_child())
         status = _stop(record, before)
         if status is not None and events.handlers:
