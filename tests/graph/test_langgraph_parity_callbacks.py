@@ -230,7 +230,38 @@ def streamed_runs(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
-PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs, nested_runs, streamed_runs]
+def event_streams(lg: SimpleNamespace) -> list[Any]:
+    """``astream_events(version="v2")``: the run's own events (start, one ``on_chain_stream`` per chunk ``astream``
+    yields, end) as LangGraph's, filters and ``stream_mode`` taken; the chat model a node calls with its config
+    streams its events inside the run (LangGraph also has a run per node between them: compared without it)."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    model = FakeListChatModel(responses=["hey"])
+
+    def chat(state: Answer, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": state["log"] + str(model.invoke("q", config).content)}
+
+    g = lg.StateGraph(Answer)
+    g.add_node("chat", chat)
+    g.add_node("after", lambda state: {"answer": "done"})
+    g.add_edge(lg.START, "chat")
+    g.add_edge("chat", "after")
+    app = g.compile(name="Assistant")
+
+    async def run(**options: Any) -> list[Any]:
+        seen = []
+        async for event in app.astream_events({"answer": None, "log": ""}, version="v2", **options):
+            if not event["parent_ids"]:
+                seen.append((event["event"], event["name"], event["data"]))
+            elif event["name"] not in ("chat", "after"):
+                seen.append((event["event"], event["name"]))
+        return seen
+
+    return [asyncio.run(run()), asyncio.run(run(stream_mode="values")), asyncio.run(run(include_names=["Assistant"]))]
+
+
+PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs, nested_runs, streamed_runs,
+            event_streams]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -190,6 +190,17 @@ class Workflow:
             item = shown if not isinstance(stream_mode, str) else shown[1]
             yield item if not subgraphs else ((), *item) if not isinstance(stream_mode, str) else ((), item)
 
+    def astream_events(self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
+                       **options: Any) -> AsyncIterator[dict[str, Any]]:
+        """LangChain's event stream of a run (needs langchain-core), as a compiled graph's."""
+        from statehitl.graph.run_events import stream_events
+
+        return stream_events(self, input, config, version=version, **options)
+
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        """The workflow's name (the function's, or ``entrypoint(name=)``), as the graph joins a suffix."""
+        return self.graph.get_name(suffix, name=name)
+
     def _graph_input(self, input: Any) -> Any:
         """What the graph is given: a resume as it is; new input as the ``input`` channel, stored as ``stored``
         keeps it (the function sees the same value when it runs again on a resume, in any process)."""

@@ -123,6 +123,15 @@ class GraphSurface:
             setattr(clone, key, value)
         return clone
 
+    def astream_events(self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
+                       **options: Any) -> AsyncIterator[dict[str, Any]]:
+        """LangChain's event stream of a run (needs langchain-core): the run's ``on_chain_start``, each chunk
+        ``astream`` yields as ``on_chain_stream``, its end, and the events of the chat models and Runnables its
+        nodes call with their config (``statehitl.graph.run_events``)."""
+        from statehitl.graph.run_events import stream_events
+
+        return stream_events(self, input, config, version=version, **options)
+
     def batch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
         """``invoke`` for each input (with ``config``, or one config per input in a list), run concurrently."""
         return run_sync(self.abatch(inputs, config, **options))
