@@ -15,6 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 from uuid import UUID
 
+try:
+    import langchain_core  # noqa: F401
+except ImportError as missing:  # say what to install, not only what is missing
+    from statehitl.graph.message_forms import needs_langchain
+
+    raise ImportError(needs_langchain("statehitl.callbacks")) from missing
+
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.callbacks.manager import ahandle_event, handle_event
 

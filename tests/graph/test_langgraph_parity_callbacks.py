@@ -267,3 +267,25 @@ PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs, nes
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
 def test_the_program_sees_what_it_sees_on_langgraph(program: Any) -> None:
     assert program(names("statehitl")) == program(names("langgraph"))
+
+
+def test_without_langchain_the_import_says_what_to_install() -> None:
+    """The handlers are LangChain handlers: without langchain-core the module says which extra to install."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nsys.modules['langchain_core'] = None\nimport statehitl\n"
+            "try:\n    import statehitl.callbacks\nexcept ImportError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert "statehitl.callbacks needs langchain-core, the statehitl[langchain] extra" in done.stdout
+
+
+def test_a_callbacks_value_of_no_known_kind_is_refused_as_langgraph_refuses_it() -> None:
+    seen = []
+    for library in ("statehitl", "langgraph"):
+        module = __import__(f"{library}.callbacks", fromlist=["get_sync_graph_callback_manager_for_config"])
+        try:
+            module.get_sync_graph_callback_manager_for_config({"callbacks": "not handlers"})
+        except TypeError as exc:
+            seen.append("callbacks must be a handler, sequence, or manager" in str(exc))
+    assert seen == [True, True]
