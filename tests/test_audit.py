@@ -13,9 +13,10 @@ from pydantic import BaseModel
 
 from replies import reply
 from statehitl.checkpoint import Checkpointer, FileCheckpointer, MemoryCheckpointer
-from statehitl.checkpoint.audit import AuditEntry, ResumeAudit, audit_prefix
+from statehitl.checkpoint.audit import ResumeAudit, audit_prefix
 from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.file import FileStorage
+from statehitl.checkpoint.records import AuditEntry
 from statehitl.checkpoint.storage import ABSENT
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, NotInterruptedError, UnknownInterruptError
 from statehitl.graph import END, START, NodeContext, StateGraph

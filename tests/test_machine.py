@@ -10,7 +10,8 @@ from pydantic import BaseModel
 
 from statehitl.errors import GraphValidationError
 from statehitl.graph import END, START, StateGraph
-from statehitl.machine import Edge, Machine, NodeSpec, Router
+from statehitl.machine import Edge, Machine, NodeSpec
+from statehitl.routers import Router
 
 
 class S(BaseModel):

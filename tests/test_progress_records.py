@@ -15,7 +15,8 @@ import stored_records
 from statehitl import Agent, tool
 from statehitl.checkpoint import FileCheckpointer
 from statehitl.checkpoint.codec import encode
-from statehitl.checkpoint.records import CheckpointRecord, FailureRecord
+from statehitl.checkpoint.record_parts import FailureRecord
+from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 from statehitl.graph import END, START, NodeContext, StateGraph, Status
 from statehitl.models import ScriptedModel

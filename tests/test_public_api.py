@@ -139,9 +139,10 @@ PUBLIC = {
     statehitl.testing.webhooks: ["WebhookReceiver"],
     statehitl.worker: ["CallableSink", "EVENT_HEADER", "Event", "ID_HEADER", "OutboxEntry", "Outcome", "RETRY_COMMENT",
                        "RETRY_SCHEDULE", "Report", "Retrying", "SIGNATURE_HEADER", "Sink", "TIMESTAMP_HEADER",
-                       "TOLERANCE", "Webhook", "WebhookDeliveryError", "Worker", "WorkerSettings", "answer_event",
-                       "delivery_failed_event", "interrupt_event", "lambda_handler", "outcome_unknown_event",
-                       "read_outbox", "retry_failed", "sign", "verify_signature", "webhook_id"],
+                       "TOLERANCE", "ThreadOutcome", "Webhook", "WebhookDeliveryError", "Worker", "WorkerSettings",
+                       "answer_event", "delivery_failed_event", "interrupt_event", "lambda_handler",
+                       "outcome_unknown_event", "read_outbox", "retry_failed", "sign", "verify_signature",
+                       "webhook_id"],
 }
 
 

@@ -7,8 +7,6 @@ statehitl's, so every layer, the backends included, can use it.
 
 from __future__ import annotations
 
-__all__ = ["ECHO_LIMIT", "echo"]
-
 ECHO_LIMIT = 60
 """Characters of a value a message quotes before it shortens it."""
 

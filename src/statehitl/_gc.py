@@ -17,8 +17,6 @@ from typing import ParamSpec, TypeVar
 P = ParamSpec("P")
 T = TypeVar("T")
 
-__all__ = ["collector_paused"]
-
 
 def collector_paused(build: Callable[P, T]) -> Callable[P, T]:
     """``build`` run with the cyclic garbage collector paused (a synchronous, CPU-only build)."""

@@ -18,8 +18,6 @@ import shlex
 import sys
 from pathlib import Path
 
-__all__ = ["install_command", "install_command_for"]
-
 
 def install_command(extra: str) -> str:
     """The command that installs ``statehitl[extra]`` into the environment this process runs in."""

@@ -18,8 +18,6 @@ from statehitl.channels import writer_label
 from statehitl.errors import NestingTooDeepError, NotJSONError
 from statehitl.json_depth import MAX_NESTING, too_deep
 
-__all__ = ["dump_written", "find_non_json", "require_json"]
-
 _SCALARS = (str, int, bool, type(None))
 
 

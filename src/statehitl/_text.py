@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["when_text"]
-
 
 def when_text(moment: float) -> str:
     """``2026-12-03 14:05:09``: a moment in local time, as every listing shows it."""

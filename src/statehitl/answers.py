@@ -83,12 +83,13 @@ Answer = Annotated[Approve | Reject | Edit | Respond, Field(discriminator="type"
 ToolAnswer = Annotated[Approve | Reject | Edit, Field(discriminator="type")]
 """An answer to "may this tool call run?"."""
 
-Outcome = Literal["applied", "rejected", "edited"]
+AnswerOutcome = Literal["applied", "rejected", "edited"]
 """What an applied answer did (``AuditEntry.outcome``)."""
-_OUTCOMES: dict[str, Outcome] = {"approve": "applied", "reject": "rejected", "edit": "edited", "respond": "applied"}
+_OUTCOMES: dict[str, AnswerOutcome] = {"approve": "applied", "reject": "rejected", "edit": "edited",
+                                       "respond": "applied"}
 
 
-def outcome_of(response: Any) -> Outcome:
+def outcome_of(response: Any) -> AnswerOutcome:
     """What an answer did, for the audit trail: ``rejected``, ``edited``, else ``applied``."""
     kind = getattr(response, "type", None)
     if kind is None and isinstance(response, dict):

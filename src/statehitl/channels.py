@@ -233,14 +233,14 @@ class StateSchema(Generic[M]):
                     if name in self.tagged:
                         self._storable(node, name, merged[name])
                 else:
-                    merged[name] = self._reduced(state, merged, node, name, value, reducer)
+                    merged[name] = self._reduced(state, merged, node, name, value, reducer=reducer)
                 writers[name] = node
         for name in self.append_channels:  # an earlier step's Overwrite is stored already: extend it again
             if name not in merged and type(getattr(state, name, None)) is Rewritten:
                 merged[name] = list(getattr(state, name))
         return state.model_copy(update=merged)
 
-    def _reduced(self, state: M, merged: dict[str, Any], node: str, name: str, value: Any, reducer: Reducer) -> Any:
+    def _reduced(self, state: M, merged: dict[str, Any], node: str, name: str, value: Any, *, reducer: Reducer) -> Any:
         """Channel ``name`` after ``reducer`` takes ``value``; of an append, only the new items are validated (and,
         of a tagged channel, checked storable), not the whole history again."""
         current = merged[name] if name in merged else getattr(state, name)

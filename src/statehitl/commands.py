@@ -14,11 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from statehitl.errors import InvalidUpdateError, ParentCommand
+from statehitl.errors import InvalidUpdateError
 from statehitl.values import decode_value, encode_value
-
-__all__ = ["GOTO", "HANDLED", "Command", "Handled", "ParentCommand", "Send", "dump_goto", "goto_of", "goto_targets",
-           "loaded_arg"]
 
 N = TypeVar("N")
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["GraphBubbleUp", "GraphDrained", "GraphInterrupt", "NodeError", "ParentCommand"]
-
 
 class GraphBubbleUp(Exception):  # LangGraph's name; control flow, not an error
     """What a node raises to stop and hand something up (an interrupt, a command for the parent graph, a

@@ -15,8 +15,6 @@ from typing import Any, TypeVar
 
 from statehitl.stream_sink import current_scope
 
-__all__ = ["Emit", "stream_run", "with_model_text"]
-
 T = TypeVar("T")
 Emit = Callable[[Any], None]
 

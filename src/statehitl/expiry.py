@@ -15,8 +15,6 @@ from typing import Any
 from statehitl._json import require_json
 from statehitl.errors import InterruptReasonError, InvalidExpiryError
 
-__all__ = ["Expiry", "expiry"]
-
 
 @dataclass(frozen=True, slots=True)
 class Expiry:

@@ -78,7 +78,8 @@ class Interrupt:
     responders: list[str] | None = None
     """Who may answer: names and ``group:NAME`` groups (``statehitl.responders``); None: anyone."""
 
-    def __init__(self, id: Any = _UNSET, name: str | None = None, reason: Any = None, response: Any = None,
+    def __init__(  # noqa: PLR0917 - the seed's Interrupt(id, name, reason, response, ...) is called positionally
+                 self, id: Any = _UNSET, name: str | None = None, reason: Any = None, response: Any = None,
                  source: str = "node", node: str = "", response_schema: dict[str, Any] | None = None,
                  digest: str | None = None, expires_at: float | None = None, on_expire: Any = None,
                  responders: list[str] | None = None, *, value: Any = _UNSET) -> None:

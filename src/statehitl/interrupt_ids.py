@@ -20,20 +20,6 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = [
-    "DIRECT_CALL",
-    "action_key",
-    "before_node_hook",
-    "before_tool_hook",
-    "before_tools_hook",
-    "interrupt_id",
-    "is_legacy",
-    "nested",
-    "nested_call",
-    "node",
-    "tool_call",
-]
-
 DIRECT_CALL = "direct"
 """The site of ``agent.tool.<name>()``: no run can resume it, so its ids are never stored."""
 

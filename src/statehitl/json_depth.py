@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from statehitl.errors import NestingTooDeepError
 
-__all__ = ["MAX_NESTING", "check_nesting", "nesting_of", "too_deep"]
-
 MAX_NESTING = 100
 """Levels of lists and objects a stored value may nest (a record adds a few of its own around it)."""
 

@@ -105,20 +105,10 @@ def _check(value: Any, schema: Any, root: _Walk, path: str, errors: list[str]) -
     tagged = _tagged_option(value, schema, root, path, errors)
     if tagged is not None:
         _check(value, tagged, root, path, errors)
-    for word in ("anyOf", "oneOf"):
-        if word in schema and tagged is None:
-            closest: tuple[int, list[str]] | None = None
-            for option in schema[word]:
-                problems = _errors_in(value, option, root, path)
-                if not problems:
-                    break
-                # The closest shape (of the value's JSON type, then fewest problems) is almost always the
-                # one meant: report its problems.
-                distance = (0 if _type_fits(value, option, root) else 1, len(problems))
-                if closest is None or distance < (closest[0], len(closest[1])):
-                    closest = (distance[0], problems)
-            else:
-                errors.extend(closest[1] if closest is not None else [])
+    else:
+        for word in ("anyOf", "oneOf"):
+            if word in schema:
+                errors.extend(_closest_problems(value, schema[word], root, path))
     for option in schema.get("allOf", ()):
         _check(value, option, root, path, errors)
     if isinstance(value, dict):
@@ -129,6 +119,20 @@ def _check(value: Any, schema: Any, root: _Walk, path: str, errors: list[str]) -
         _check_string(value, schema, path, errors)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         _check_number(value, schema, path, errors)
+
+
+def _closest_problems(value: Any, options: list[Any], root: _Walk, path: str) -> list[str]:
+    """Nothing when ``value`` fits one of a union's ``options``; else the problems of the closest shape (of the
+    value's JSON type, then with fewest problems), which is almost always the one meant."""
+    closest: tuple[int, list[str]] | None = None
+    for option in options:
+        problems = _errors_in(value, option, root, path)
+        if not problems:
+            return []
+        distance = (0 if _type_fits(value, option, root) else 1, len(problems))
+        if closest is None or distance < (closest[0], len(closest[1])):
+            closest = (distance[0], problems)
+    return closest[1] if closest is not None else []
 
 
 def _type_fits(value: Any, schema: Any, root: _Walk) -> bool:

@@ -25,7 +25,6 @@ from statehitl.routers import Router
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["END", "START", "Edge", "Join", "Machine", "NodeSpec", "Router"]
 
 T = TypeVar("T")
 
@@ -163,6 +162,11 @@ class Machine:
         return name in self.nodes or name in RESERVED
 
     def _check_references(self) -> None:
+        self._check_edge_ends()
+        self._check_branch_targets()
+
+    def _check_edge_ends(self) -> None:
+        """Every edge and join starts and ends at a node (or START/END, where something may leave or enter)."""
         for edge in self.edges:
             for end, role in ((edge.source, "source"), (edge.target, "target")):
                 if not self._known(end):
@@ -186,6 +190,9 @@ class Machine:
                     f"edge {list(join.sources)} -> {join.target!r}: {join.target!r} is not a node "
                     f"(known nodes: {sorted(self.nodes)})"
                 )
+
+    def _check_branch_targets(self) -> None:
+        """Every node a node says it may go to, and every router's source and declared targets, is a node."""
         for node, targets in self.destinations.items():
             for target in targets:
                 if not self._known(target) or target == START:

@@ -10,15 +10,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids
-from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.records import InterruptRecord, RecordStatus, RunStart, ViewPart
+from statehitl.checkpoint.record_parts import InterruptRecord, RunStart
+from statehitl.checkpoint.records import AuditEntry, RecordStatus, ViewPart
 from statehitl.interrupt import Interrupt, InterruptContext, InterruptScope
 
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["NodeContext", "Position", "RunEnd", "Writes"]
 
 Writes = list[tuple[str, dict[str, Any]]]
 """One step's updates: ``(node, update)`` in the order the nodes were scheduled."""

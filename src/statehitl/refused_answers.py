@@ -16,13 +16,11 @@ with who answered, through which door, and why the type refused it.
 from __future__ import annotations
 
 from statehitl.checkpoint.answer_records import answer_key, unmark_index, withdraw_answers
-from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.records import AuditEntry
 from statehitl.checkpoint.refusals import keep_refusal
 from statehitl.errors import InvalidResponseError
 from statehitl.position import Position
-
-__all__ = ["withdraw_refused"]
 
 
 async def withdraw_refused(checkpointer: Checkpointer, at: Position, error: BaseException) -> None:

@@ -18,8 +18,6 @@ from collections.abc import Iterable, Sequence
 
 from statehitl.errors import InvalidRespondersError
 
-__all__ = ["GROUP", "bare_groups", "describe", "may_answer", "responders_of"]
-
 GROUP = "group:"
 """How a responder list names a group rather than a person: ``"group:finance"``."""
 

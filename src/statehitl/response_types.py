@@ -17,8 +17,6 @@ from pydantic import TypeAdapter, ValidationError
 
 from statehitl.errors import ResponseValidationError
 
-__all__ = ["check_answer", "known_type", "remember_type", "response_schema", "validate_response"]
-
 _KNOWN: OrderedDict[str, Any] = OrderedDict()
 """The response types of the typed interrupts this process raised or answered, by interrupt id (which names
 its thread, step and call site): what lets every door check an answer with the type itself, validators

@@ -15,8 +15,6 @@ from typing import Any
 from statehitl.commands import Send
 from statehitl.errors import GraphValidationError
 
-__all__ = ["Router"]
-
 
 @dataclass(frozen=True, slots=True)
 class Router:

@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from statehitl import observe
-from statehitl.checkpoint.records import AuditEntry, InterruptRecord
+from statehitl.checkpoint.record_parts import InterruptRecord
+from statehitl.checkpoint.records import AuditEntry
 from statehitl.errors import InvalidResponseError
 from statehitl.position import Position, RunEnd, Writes
 from statehitl.runner_parts import NodeFailed, Pauses, StepFailed, kept_progress
@@ -25,7 +26,6 @@ from statehitl.transitions import StepApplied
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["AfterStep", "RunLoop"]
 
 AfterStep = Callable[[Any, Writes, list[str]], Awaitable[None]]
 """``after_step(state, writes, next)``: called once a step's updates are applied (and its checkpoint, if

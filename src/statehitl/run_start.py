@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from statehitl import observe
 from statehitl.checkpoint.answer_records import answer_key, read_answers, record_answer
-from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.chain import Cursor
-from statehitl.checkpoint.engine import Checkpointer, Head, owner_id
-from statehitl.checkpoint.records import AnswerRecord, CheckpointRecord, InterruptRecord, RunStart, ViewPart
+from statehitl.checkpoint.claims import owner_id
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.reading import Head
+from statehitl.checkpoint.record_parts import InterruptRecord, RunStart
+from statehitl.checkpoint.records import AnswerRecord, AuditEntry, CheckpointRecord, ViewPart
 from statehitl.errors import ResumeInputError
 from statehitl.position import Position
 from statehitl.responders import may_answer
@@ -28,8 +30,6 @@ from statehitl.transitions import ClaimTaken, InterruptAnswered
 
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
-
-__all__ = ["audit_entries", "bind_answers", "resume_position", "start_position"]
 
 
 def start_position(head: Head | None, thread_id: str, state: Any, pending: list[str], *,

@@ -38,8 +38,6 @@ from statehitl.step_run import StepExecutor
 from statehitl.telemetry import RunTracer, run_tracer
 from statehitl.thread_run import Durability, ThreadRun
 
-__all__ = ["AfterStep", "Durability", "NodeRules", "Pauses", "Runner", "StateAdapter", "StepWatch"]
-
 T = TypeVar("T")
 
 

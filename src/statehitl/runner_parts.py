@@ -17,17 +17,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from statehitl.checkpoint.chain import Cursor, StateCodec
-from statehitl.checkpoint.records import FailureRecord, RecordStatus, StoredCheckpoint
+from statehitl.checkpoint.record_parts import FailureRecord
+from statehitl.checkpoint.records import RecordStatus, StoredCheckpoint
 from statehitl.errors import StorageError
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine, NodeSpec
 from statehitl.offload import may_run_inline, sync_pool
 from statehitl.position import Position, Writes
 from statehitl.telemetry import RunTracer
-
-__all__ = ["LOOP_SHARED", "Cancelled", "Done", "FinishedWhileCancelled", "NodeFailed", "NodeOutcome", "NodeRules",
-           "Pauses", "RunSettings", "StateAdapter", "StepFailed", "StepWatch", "Stopped", "call_handler",
-           "keep_progress", "kept_progress", "record_source", "say_acted"]
 
 LOOP_SHARED: ContextVar[bool] = ContextVar("statehitl_loop_shared", default=False)
 """Whether the running code shares the event loop with work that must not wait for it: a sibling task of a

@@ -21,8 +21,6 @@ from statehitl.supersteps import Apply, Routes, plan_step
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["READY_SET", "SUPERSTEPS", "ReadySet", "SchedulingPolicy", "Supersteps", "policy_of"]
-
 
 class SchedulingPolicy(Protocol):
     """Which of the pending nodes a step runs, and what is pending after it."""
@@ -75,7 +73,7 @@ class Supersteps:
     def after(self, machine: Machine, apply: Apply, *, before: Any, state: Any, ran: list[str],
               done: list[tuple[str, dict[str, Any]]], pending: list[str], schedule: Schedule | None,
               routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
-        return plan_step(machine, apply, before, done, schedule, routes)
+        return plan_step(machine, apply, before, done, schedule, routes=routes)
 
 
 READY_SET = ReadySet()

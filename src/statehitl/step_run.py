@@ -56,8 +56,6 @@ from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, Node
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["StepExecutor", "StepResult"]
-
 
 @dataclass(frozen=True, slots=True)
 class StepResult:
@@ -291,11 +289,7 @@ class StepExecutor:
             else:
                 returned = await self._handler(spec, args, node, step, inline)
         except InterruptRaised as stop:
-            if observe.observers:
-                observe.emit(NodeExited(node, "interrupted"))
-            if watch is not None:
-                watch.task_stopped(node, step, stop.interrupts)
-            return Stopped(stop.interrupts, stop.progress)
+            return self._interrupted(node, step, stop)
         except FinishedWhileCancelled as cancelled:
             self._finished_anyway(node, step, cancelled)
             raise
@@ -305,11 +299,7 @@ class StepExecutor:
                 raise
             raise NodeCancelledError(node) from cancel  # the node's own: a failure, as LangGraph reports it
         except Exception as exc:
-            if watch is not None:
-                watch.task_failed(node, step, exc)
-            # As Strands does: a node that raised has still been called (its hooks close what they opened).
-            if hooks.has_callbacks(AfterNodeCallEvent):
-                await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, error=exc))
+            await self._failed(node, step, exc)
             raise
         update = self.adapter.normalize_update(node, returned)
         if spec.takes_context and args[1].writes:  # what the node's machinery keeps besides what it returned
@@ -321,6 +311,22 @@ class StepExecutor:
         if hooks.has_callbacks(AfterNodeCallEvent):
             await hooks.fire(AfterNodeCallEvent(self.source, node, settings.invocation_state, update))
         return Done(update)
+
+    def _interrupted(self, node: str, step: int, stop: InterruptRaised) -> Stopped:
+        """A node that raised interrupts: told to the observers and the watch, kept with its progress."""
+        if observe.observers:
+            observe.emit(NodeExited(node, "interrupted"))
+        if self.watch is not None:
+            self.watch.task_stopped(node, step, stop.interrupts)
+        return Stopped(stop.interrupts, stop.progress)
+
+    async def _failed(self, node: str, step: int, exc: Exception) -> None:
+        """A node that raised: told to the watch and, as Strands does, to its after-call hooks (a node that
+        raised has still been called, so they close what they opened)."""
+        if self.watch is not None:
+            self.watch.task_failed(node, step, exc)
+        if self.hooks.has_callbacks(AfterNodeCallEvent):
+            await self.hooks.fire(AfterNodeCallEvent(self.source, node, self.settings.invocation_state, error=exc))
 
     def _finished_anyway(self, node: str, step: int, cancelled: FinishedWhileCancelled) -> None:
         """A sync node whose call was cancelled while its thread ran on: what it returned is kept as a finished

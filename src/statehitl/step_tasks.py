@@ -18,8 +18,6 @@ from typing import Any, TypeVar
 from statehitl import observe
 from statehitl.transitions import Transition
 
-__all__ = ["CANCELLED", "run_tasks"]
-
 Item = TypeVar("Item")
 T = TypeVar("T")
 

@@ -22,9 +22,6 @@ from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-__all__ = ["STREAM_MODES", "Namespace", "StreamMode", "StreamScope", "StreamSink", "current_scope", "enter_scope",
-           "leave_scope"]
-
 StreamMode = Literal["updates", "values", "custom", "tasks", "checkpoints", "debug", "messages"]
 STREAM_MODES: tuple[StreamMode, ...] = ("updates", "values", "custom", "tasks", "checkpoints", "debug", "messages")
 

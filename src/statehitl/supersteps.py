@@ -24,8 +24,6 @@ from statehitl.machine import END, START, Machine
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["Apply", "Routes", "awaited_routes", "plan_start", "plan_step", "schedule_of", "send_arg",
-           "stored_schedule", "with_goto"]
 
 Apply = Callable[[Any, list[tuple[str, dict[str, Any]]]], Any]
 """``apply(state, writes)``: the state after ``writes`` (the state adapter's reducers)."""
@@ -56,7 +54,7 @@ async def awaited_routes(machine: Machine, apply: Apply, before: Any, done: list
 
 
 def plan_step(machine: Machine, apply: Apply, before: Any, done: list[tuple[str, dict[str, Any]]],
-              schedule: Schedule | None, routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
+              schedule: Schedule | None, *, routes: Routes | None = None) -> tuple[list[str], Schedule | None]:
     """The next step's tasks after ``done`` (each finished task and its update, in order) left ``before``;
     ``routes``: where its routers went, when they were awaited beforehand (``awaited_routes``)."""
     if len(done) == 1 and schedule is None:  # one node done, nothing kept: a chain's step

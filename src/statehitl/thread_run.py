@@ -34,7 +34,6 @@ from statehitl.transitions import CheckpointWritten
 if TYPE_CHECKING:
     from statehitl.progress import Schedule
 
-__all__ = ["Durability", "ThreadRun", "write_checkpoint"]
 
 Durability = Literal["sync", "step", "exit"]
 """When checkpoints are written: ``sync`` fsyncs after every step; ``step`` (default) writes every step

@@ -18,7 +18,8 @@ import boto3
 import pytest
 from statehitl_checkpoint_dynamodb import DynamoDBStorage
 from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError
-from statehitl_checkpoint_dynamodb.streams import TableStream, _Shard, record_key
+from statehitl_checkpoint_dynamodb.stream_records import record_key
+from statehitl_checkpoint_dynamodb.streams import TableStream, _Shard
 from statehitl_checkpoint_s3.local import DUMMY_AWS_ENV
 
 from conftest import REGION

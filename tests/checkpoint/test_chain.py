@@ -13,7 +13,8 @@ from pydantic import BaseModel
 from plain_storage import PrimitivesOnly
 from statehitl.checkpoint import Checkpointer, MemoryStorage
 from statehitl.checkpoint.chain import assemble, base_depth
-from statehitl.checkpoint.records import Piece, StoredCheckpoint
+from statehitl.checkpoint.record_parts import Piece
+from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import CheckpointCorruptError
 from statehitl.graph import END, START, StateGraph, append
 from statehitl.testing import CountingStorage

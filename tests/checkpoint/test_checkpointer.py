@@ -24,16 +24,9 @@ from statehitl.checkpoint import (
     validate_thread_id,
 )
 from statehitl.checkpoint.codec import decode, encode
-from statehitl.checkpoint.engine import Head
-from statehitl.checkpoint.records import (
-    SCHEMA_VERSION,
-    ClaimRecord,
-    InterruptRecord,
-    MachineShape,
-    Piece,
-    StoredCheckpoint,
-    ThreadIndex,
-)
+from statehitl.checkpoint.reading import Head
+from statehitl.checkpoint.record_parts import InterruptRecord, Piece
+from statehitl.checkpoint.records import SCHEMA_VERSION, ClaimRecord, MachineShape, StoredCheckpoint, ThreadIndex
 from statehitl.checkpoint.storage import writes_inline
 from statehitl.errors import (
     CheckpointConflict,

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from resume_processes import assert_one_winner, park_for_race, race_resumes
 from statehitl.checkpoint import Checkpointer, FileStorage, MemoryStorage
-from statehitl.checkpoint.engine import owner_id
+from statehitl.checkpoint.claims import owner_id
 from statehitl.errors import CheckpointConflict
 from statehitl.graph import END, START, NodeContext, StateGraph
 

@@ -24,9 +24,9 @@ from statehitl.agent.result import AgentMetrics, AgentResult
 from statehitl.agent.runtime import AgentRuntime, EmitEvent, LoopRun
 from statehitl.agent.state import AgentState
 from statehitl.agent.thread import AgentThread
-from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory_storage import MemoryStorage
+from statehitl.checkpoint.records import AuditEntry
 from statehitl.event_stream import stream_run, with_model_text
 from statehitl.handlers import PrintingCallbackHandler
 from statehitl.hooks.agent_events import AfterInvocationEvent
@@ -35,9 +35,9 @@ from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.models.base import Model
 from statehitl.resumable import ResumableApp, Resumed
-from statehitl.runner import Durability
 from statehitl.session.manager import SessionManager
 from statehitl.telemetry import trace_invocation
+from statehitl.thread_run import Durability
 from statehitl.tools.executors import ConcurrentToolExecutor, ToolExecutor
 from statehitl.tools.registry import ToolRegistry
 from statehitl.types.content import Messages
@@ -70,7 +70,7 @@ class Agent(ResumableApp):
     ``SnapshotSessionManager`` without ``storage=`` uses it.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - Strands' Agent(model, tools, system_prompt, ...) is called positionally
         self,
         model: Model | str | None = None,
         tools: Sequence[Any] | None = None,

@@ -18,8 +18,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["from_json_safe", "to_json_safe"]
-
 _TAG = "$bytes"
 _TAG_UTF8 = _TAG.encode()
 _TAG_LIKE = re.compile(r"\$+bytes")

@@ -19,8 +19,6 @@ from __future__ import annotations
 import threading
 from typing import Any, Final
 
-__all__ = ["CANCELLED_BY_USER", "DENIED_INVOCATION", "TOOL_CANCELLED", "Cancellation", "StreamWatch"]
-
 CANCELLED_BY_USER: Final = "Cancelled by user"
 """The reply that stands in for a model stream cut by a cancel (Strands' words)."""
 

@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
     from statehitl.machine import Machine
 
-__all__ = ["CHECKPOINT_PAUSES", "INTERRUPTED_TOOL_TEXT", "CancellablePauses", "checkpoint_pauses",
-           "checkpoint_resume", "first_cycle", "paused_at", "unanswered_results"]
 
 CHECKPOINT_PAUSES = Pauses(after=frozenset({"model", "tools"}))
 """Where an agent with ``checkpointing=True`` stops: after each node, when another follows."""

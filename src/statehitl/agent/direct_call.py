@@ -29,8 +29,6 @@ from statehitl.interrupt import Interrupt, InterruptContext
 from statehitl.types.content import Message
 from statehitl.types.tools import AgentTool, ToolResult, ToolUse
 
-__all__ = ["ToolCaller"]
-
 
 class ToolCaller:
     """``agent.tool``: ``agent.tool.name(**input)`` calls the tool ``name`` and returns its ``ToolResult``.

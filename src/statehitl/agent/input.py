@@ -7,8 +7,6 @@ from typing import Any
 from statehitl.errors import ResumeInputError
 from statehitl.types.content import Message
 
-__all__ = ["to_messages"]
-
 _SHAPES = "a str, a list of content blocks, a list of messages, interrupt responses, or None"
 
 

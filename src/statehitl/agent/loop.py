@@ -29,12 +29,11 @@ from statehitl.hooks.agent_events import (
 )
 from statehitl.hooks.registry import cancel_text
 from statehitl.interrupt import Interrupt
-from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
+from statehitl.machine import END, START, Edge, Machine, NodeSpec
 from statehitl.models.streaming import ModelTurn, collect_turn
 from statehitl.position import NodeContext
+from statehitl.routers import Router
 from statehitl.types.content import Message
-
-__all__ = ["agent_machine", "announce_messages", "call_model", "loop_result"]
 
 
 @cache
@@ -167,7 +166,6 @@ async def announce_messages(run: LoopRun, writes: list[tuple[str, dict[str, Any]
                 await runtime.hooks.fire(MessageAddedEvent(runtime.agent, message))
             if run.emit is not None:
                 run.emit({"message": message})
-
 
 
 def loop_result(stop_reason: str, loop: AgentLoopState, run: LoopRun, interrupts: list[Interrupt]) -> AgentResult:

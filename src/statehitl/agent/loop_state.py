@@ -16,8 +16,6 @@ from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.agent.state import AgentState
 from statehitl.channels import StateSchema, append
 
-__all__ = ["AgentLoopState", "AgentSchema", "agent_schema", "resumed_state", "state_update"]
-
 
 class AgentLoopState(BaseModel):
     """What an agent's checkpoint holds."""

@@ -31,8 +31,6 @@ from statehitl.runner import Runner
 from statehitl.telemetry import trace_invocation
 from statehitl.types.content import Message
 
-__all__ = ["AgentNode"]
-
 Mirror = Callable[[list[dict[str, Any]]], None]
 
 

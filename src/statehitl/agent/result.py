@@ -11,8 +11,6 @@ from statehitl.types.content import Message
 if TYPE_CHECKING:
     from statehitl.experimental.checkpoint import Checkpoint
 
-__all__ = ["AgentMetrics", "AgentResult", "ToolMetrics"]
-
 
 @dataclass
 class ToolMetrics:

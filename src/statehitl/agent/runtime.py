@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from statehitl.models.base import Model
     from statehitl.telemetry import InvocationTrace
 
-__all__ = ["AgentRuntime", "EmitEvent", "LoopRun"]
 
 EmitEvent = Callable[[dict[str, Any]], None]
 """Where a call's stream events go (Strands' callback-handler keyword dicts)."""

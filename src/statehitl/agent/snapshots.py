@@ -26,8 +26,6 @@ from statehitl.checkpoint.reading import Head
 from statehitl.errors import CheckpointNotFoundError, NotJSONError, SnapshotError
 from statehitl.types._snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot, SnapshotField, resolve_snapshot_fields
 
-__all__ = ["CheckpointRef", "LoadPlan", "apply_load", "capture", "fields_of", "plan_load"]
-
 
 class CheckpointRef(BaseModel):
     """A checkpoint of an agent's thread, as a snapshot names it. ``created_at`` tells it from a checkpoint

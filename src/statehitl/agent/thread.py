@@ -26,7 +26,8 @@ from statehitl.agent.input import to_messages
 from statehitl.agent.loop import agent_machine, announce_messages
 from statehitl.agent.loop_state import AgentLoopState, agent_schema, resumed_state
 from statehitl.agent.runtime import AgentRuntime, LoopRun
-from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.errors import AgentBusyError, AgentCheckpointError, NotInterruptedError
 from statehitl.hooks.agent_events import BeforeInvocationEvent, MessageAddedEvent
@@ -35,13 +36,12 @@ from statehitl.interrupt import Interrupt
 from statehitl.position import Position
 from statehitl.resume import ResumeRun, is_response_list, plan_run
 from statehitl.run_start import resume_position, start_position
-from statehitl.runner import Durability, Runner
+from statehitl.runner import Runner
+from statehitl.thread_run import Durability
 from statehitl.types.content import Message
 
 if TYPE_CHECKING:
     from statehitl.experimental.checkpoint import Checkpoint, CheckpointPosition
-
-__all__ = ["AgentThread", "CallEnd", "Denied"]
 
 
 class CallEnd(NamedTuple):

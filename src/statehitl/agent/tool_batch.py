@@ -22,14 +22,12 @@ from statehitl.agent.runtime import LoopRun
 from statehitl.errors import InterruptError
 from statehitl.hooks.agent_events import AfterToolCallEvent, AfterToolsEvent, BeforeToolCallEvent, BeforeToolsEvent
 from statehitl.hooks.registry import cancel_text
-from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised
+from statehitl.interrupt import Interrupt, InterruptContext, InterruptRaised, InterruptScope
 from statehitl.position import NodeContext
 from statehitl.tools.executors import SequentialToolExecutor
 from statehitl.transitions import ToolFinished
 from statehitl.types.content import Message
-from statehitl.types.tools import ToolContext, ToolResult, ToolUse, error_result
-
-__all__ = ["call_tool", "error_result", "run_tools"]
+from statehitl.types.tools import AgentTool, ToolContext, ToolResult, ToolUse, error_result
 
 
 async def run_tools(state: AgentLoopState, ctx: NodeContext) -> dict[str, Any]:
@@ -82,6 +80,32 @@ async def _before_tools(run: LoopRun, ctx: NodeContext, message: Message,
         if text is not None:
             return text, True
     return (TOOL_CANCELLED, False) if runtime.cancellation.observed() else None
+
+
+async def _invoked(run: LoopRun, use: ToolUse, tool: AgentTool, scope: InterruptScope, inline: bool
+                   ) -> tuple[ToolResult, Exception | None] | list[Interrupt]:
+    """What the tool itself gave (its failure as an error result the model reads, with the exception the
+    ``AfterToolCallEvent`` carries), or the interrupts it raised through its ``ToolContext``."""
+    runtime = run.runtime
+    span = run.trace.tool_call(use) if run.trace is not None else None
+    exception: Exception | None = None
+    try:
+        context = ToolContext(use, runtime.agent, run.invocation_state, scope, runtime.cancellation.signal)
+        result = await tool.invoke(use, context, inline=inline)
+    except InterruptRaised as stop:
+        if span is not None:
+            span.interrupted(stop.interrupts)
+        if observe.observers:
+            observe.emit(ToolFinished(use["name"], use["toolUseId"], "interrupted"))
+        return _interrupted(run, use, stop.interrupts)
+    except InterruptError:
+        raise  # misuse of interrupt() (a non-JSON reason, a reused name) is the developer's to fix
+    except Exception as exc:  # a tool's failure is the model's to read, not the agent's crash
+        exception = exc
+        result = error_result(use, f"Error: {exc}")
+    if span is not None:
+        span.done(result)
+    return result, exception
 
 
 def _cancelled(run: LoopRun, uses: list[ToolUse], text: str, by_hook: bool) -> dict[str, ToolResult]:
@@ -182,23 +206,10 @@ async def call_tool(
                                        f"({', '.join(runtime.tools.names) or 'it has none'})")
         else:
             scope = interrupts.scope(interrupt_ids.tool_call(interrupts.prefix, step, use_id), "tool", name)
-            span = run.trace.tool_call(use) if run.trace is not None else None
-            try:
-                context = ToolContext(use, runtime.agent, run.invocation_state, scope, runtime.cancellation.signal)
-                result = await tool.invoke(use, context, inline=inline)
-            except InterruptRaised as stop:
-                if span is not None:
-                    span.interrupted(stop.interrupts)
-                if observe.observers:
-                    observe.emit(ToolFinished(name, use_id, "interrupted"))
-                return _interrupted(run, use, stop.interrupts)
-            except InterruptError:
-                raise  # misuse of interrupt() (a non-JSON reason, a reused name) is the developer's to fix
-            except Exception as exc:  # a tool's failure is the model's to read, not the agent's crash
-                exception = exc
-                result = error_result(use, f"Error: {exc}")
-            if span is not None:
-                span.done(result)
+            invoked = await _invoked(run, use, tool, scope, inline)
+            if isinstance(invoked, list):
+                return invoked
+            result, exception = invoked
         seconds = time.perf_counter() - started
         if hooks.has_callbacks(AfterToolCallEvent):
             after = AfterToolCallEvent(runtime.agent, tool, use, run.invocation_state, result, exception,

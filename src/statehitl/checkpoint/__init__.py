@@ -14,12 +14,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from statehitl.checkpoint.audit import AuditEntry
     from statehitl.checkpoint.engine import Checkpointer
     from statehitl.checkpoint.file import FileStorage
     from statehitl.checkpoint.file_checkpointer import FileCheckpointer
     from statehitl.checkpoint.memory import InMemorySaver, MemoryCheckpointer, MemorySaver, MemoryStorage
-    from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord
+    from statehitl.checkpoint.record_parts import InterruptRecord
+    from statehitl.checkpoint.records import AuditEntry, CheckpointRecord
     from statehitl.checkpoint.storage import ABSENT, Storage, validate_key, validate_prefix, validate_thread_id
     from statehitl.checkpoint.url import storage_from_url
 

@@ -27,15 +27,13 @@ from typing import Any
 
 from statehitl.checkpoint.codec import decode_model, encode
 from statehitl.checkpoint.index import index_key, read_index_versioned
-from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, InterruptRecord, StoredAnswer, Via
+from statehitl.checkpoint.record_parts import InterruptRecord
+from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, StoredAnswer, Via
 from statehitl.checkpoint.refusals import refuse
 from statehitl.checkpoint.storage import ABSENT, read_prefix
 from statehitl.checkpoint.store_base import RecordStore
 from statehitl.errors import AlreadyAnsweredError, CheckpointConflict, CheckpointCorruptError, StorageError
 from statehitl.responders import may_answer
-
-__all__ = ["ANSWER_MARK", "already_answered", "answer_key", "answer_prefix", "answers_in", "is_answer_key",
-           "parse_answer", "read_answers", "record_answer", "same_answer", "unmark_index", "withdraw_answers"]
 
 ANSWER_MARK = "a."
 """How an answer's name in its thread starts (slots are digits, so answers list after them)."""
@@ -79,7 +77,7 @@ def same_answer(stored: StoredAnswer, response: Any) -> bool:
 
 def already_answered(name: str, interrupt_id: str, first: StoredAnswer | None) -> str:
     """The message a later different answer gets: who answered first, when, and through which door."""
-    from statehitl.inbox.text import when_text
+    from statehitl._text import when_text
 
     if first is None:
         return f"interrupt {name!r} (id {interrupt_id}) was already answered; the first answer wins"

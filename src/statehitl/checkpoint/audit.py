@@ -36,9 +36,6 @@ from statehitl.checkpoint.records import SCHEMA_VERSION, AuditEntry, ClaimRecord
 from statehitl.checkpoint.storage import ABSENT, Storage, read_prefix
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError
 
-__all__ = ["AuditEntry", "ResumeAudit", "audit_prefix", "keep_audit",
-           "read_audit", "whole_entries"]
-
 
 class ResumeAudit(BaseModel):
     """The entries of one checkpoint (or, as first stored, of one resume's claim), kept beside the index."""
@@ -106,7 +103,7 @@ def claim_entries(claim: ClaimRecord, after: ClaimRecord | None, checkpoints: Ma
 
 
 async def read_audit(storage: Storage, thread_id: str, checkpoints: Mapping[int, StoredCheckpoint],
-                     signing_key: bytes | None, claims: Mapping[int, ClaimRecord] | None = None,
+                     signing_key: bytes | None, *, claims: Mapping[int, ClaimRecord] | None = None,
                      refused: Sequence[tuple[int, AuditEntry]] = ()) -> list[AuditEntry]:
     """The thread's audit trail, oldest answer first: what its ``checkpoints`` carry, and what was kept
     beside its index (which, for a checkpoint that has both, is the whole form of the same answers); from

@@ -27,9 +27,6 @@ from statehitl.checkpoint.records import CheckpointRecord, StoredCheckpoint
 from statehitl.checkpoint.step_writes import resolve_writes
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = ["ChannelBuilder", "Cursor", "Link", "StateCodec", "assemble", "base_depth", "extend_chain",
-           "whole_record"]
-
 
 class StateCodec(Protocol):
     """How the engine reads a state it stores: which channels are append-only, and their JSON."""

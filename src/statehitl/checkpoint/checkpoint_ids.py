@@ -15,8 +15,6 @@ import hashlib
 
 from statehitl.errors import CheckpointNotFoundError
 
-__all__ = ["parse", "tagged", "untag"]
-
 _SLOTS = 10**12
 
 

@@ -41,8 +41,6 @@ from statehitl.errors import (
     StorageError,
 )
 
-__all__ = ["ThreadClaims", "owner_id", "process_gone"]
-
 
 class ThreadClaims(ThreadReader):
     """The claiming side of a ``Checkpointer``."""
@@ -162,7 +160,7 @@ class ThreadClaims(ThreadReader):
         one), so a retry need not wait out the lease and no one is asked whether its action ran."""
         if not cursor.claimed or cursor.owner is None or cursor.parent is None:
             return
-        await self._settle(cursor.thread_id, cursor.next_slot, cursor.parent, cursor.owner, "released")
+        await self._settle(cursor.thread_id, cursor.next_slot, cursor.parent, cursor.owner, how="released")
         cursor.release()
 
     async def retry_unknown(self, thread_id: str, *, responder: str | None = None, comment: str | None = None
@@ -178,12 +176,12 @@ class ThreadClaims(ThreadReader):
         except ActionOutcomeUnknownError:
             assert head is not None
             parent = head.record.seq  # the interrupted checkpoint, or where the run stopped
-            await self._settle(thread_id, head.cursor.next_slot, parent, responder or "", "retry", comment)
+            await self._settle(thread_id, head.cursor.next_slot, parent, responder or "", how="retry", comment=comment)
             return
         raise NotInterruptedError(f"thread {thread_id!r} has no action of unknown outcome to retry")
 
-    async def _settle(self, thread_id: str, seq: int, parent: int, owner: str, how: Literal["released", "retry"],
-                      comment: str | None = None) -> None:
+    async def _settle(self, thread_id: str, seq: int, parent: int, owner: str, *,
+                      how: Literal["released", "retry"], comment: str | None = None) -> None:
         """Write the claim that settles the one in slot ``seq - 1``; someone who moved on first wins."""
         now = self.store_now()
         settled = ClaimRecord(thread_id=thread_id, seq=seq, parent_seq=parent, owner=owner, lease_until=now,
@@ -288,7 +286,6 @@ def _outcome_unknown_mid_run(record: CheckpointRecord) -> ActionOutcomeUnknownEr
         f"with `statehitl threads retry {record.thread_id}` or checkpointer.retry_unknown(...), and continue",
         thread_id=record.thread_id, owner=record.owner or "", started_at=record.created_at,
     )
-
 
 
 def _running_elsewhere(record: CheckpointRecord, now: float) -> bool:

@@ -26,8 +26,6 @@ from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.errors import CheckpointCorruptError
 from statehitl.json_depth import MAX_NESTING, check_nesting
 
-__all__ = ["decode", "decode_model", "encode", "encode_counted"]
-
 ModelT = TypeVar("ModelT", bound=BaseModel)
 logger = logging.getLogger(__name__)
 

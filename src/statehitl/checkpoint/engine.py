@@ -35,11 +35,11 @@ from typing import Any, NoReturn, TypeVar, cast
 
 from statehitl.checkpoint.audit import read_audit
 from statehitl.checkpoint.chain import Cursor, StateCodec
-from statehitl.checkpoint.claims import ThreadClaims, owner_id
+from statehitl.checkpoint.claims import ThreadClaims
 from statehitl.checkpoint.clock import MAX_CLOCK_SKEW
 from statehitl.checkpoint.codec import decode_model, encode_counted
 from statehitl.checkpoint.index import index_material, write_index
-from statehitl.checkpoint.reading import Head, checkpoints_of
+from statehitl.checkpoint.reading import checkpoints_of
 from statehitl.checkpoint.records import (
     AuditEntry,
     CheckpointRecord,
@@ -65,8 +65,6 @@ from statehitl.checkpoint.storage import (
 from statehitl.checkpoint.url import checkpointer_options_of, storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
-
-__all__ = ["Checkpointer", "Head", "IndexNotWritten", "owner_id"]
 
 T = TypeVar("T")
 
@@ -186,7 +184,7 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         if replaced:  # the store holds other text than this record: the next read takes the store's
             self._warm.forget(cursor.thread_id)
         else:
-            self._warm.advance(cursor.thread_id, parent, data, token, record, cursor.chain)
+            self._warm.advance(cursor.thread_id, parent, data, token, record, chain=cursor.chain)
         if indexed is not None:
             _stale_index(indexed, record)
         return record
@@ -244,8 +242,8 @@ class Checkpointer(ThreadClaims, ThreadRetention):
         refusals: dict[str, tuple[bytes, str]] = {}
         records = await self._records(thread_id, refusals=refusals)
         claims = {seq: s.record for seq, s in records.items() if isinstance(s.record, ClaimRecord)}
-        return await read_audit(self.storage, thread_id, checkpoints_of(records), self.signing_key, claims,
-                                refusal_entries(refusals, thread_id, self.signing_key))
+        return await read_audit(self.storage, thread_id, checkpoints_of(records), self.signing_key, claims=claims,
+                                refused=refusal_entries(refusals, thread_id, self.signing_key))
 
     # -- machines -----------------------------------------------------------------------------------
 

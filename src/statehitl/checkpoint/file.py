@@ -66,8 +66,6 @@ from statehitl.errors import (
     StorageError,
 )
 
-__all__ = ["FileStorage"]
-
 T = TypeVar("T")
 
 LOG_SUFFIX = "~log"
@@ -75,7 +73,6 @@ _FIRST_READ = 4096
 """Bytes a view reads first when it takes in new frames; more only if a frame runs past them."""
 _COMPACT_AT = 64 * 1024
 """A log over this size is rewritten once most of it is replaced or deleted records (index entries)."""
-
 
 
 async def _in_thread(func: Callable[..., T], *args: Any) -> T:
@@ -236,10 +233,10 @@ class FileStorage:
                 with PARSED_LOGS.lock:
                     view = PARSED_LOGS.keep(path, fresh)
             member = Member(view.end + len(record) - len(data) - 1, len(data), version)
-            self._append(path, fd, log, view, record, {name: member}, durable)
+            self._append(path, fd, log, view, record, changes={name: member}, durable=durable)
         return version
 
-    def _append(self, path: str, fd: int, log: LockedLog, view: LogView, frames: bytes,
+    def _append(self, path: str, fd: int, log: LockedLog, view: LogView, frames: bytes, *,
                 changes: dict[str, Member | None], durable: bool) -> None:
         """Write ``frames`` where the log's data ends (the log is locked and ``log.size`` bytes long)."""
         size = log.size
@@ -378,7 +375,7 @@ class FileStorage:
                     PARSED_LOGS.forget(path)
                 elif doomed:
                     tombstones = b"".join(delete_frame(n) for n in doomed)
-                    self._append(path, fd, log, view, tombstones, dict.fromkeys(doomed), durable=False)
+                    self._append(path, fd, log, view, tombstones, changes=dict.fromkeys(doomed), durable=False)
                 removed += len(doomed)
         return removed
 

@@ -8,8 +8,6 @@ from typing import Any
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.file import FileStorage
 
-__all__ = ["FileCheckpointer"]
-
 
 class FileCheckpointer(Checkpointer):
     """Checkpoints in append-only record logs under ``directory``; a call returns once its checkpoint is fsynced."""

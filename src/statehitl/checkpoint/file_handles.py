@@ -31,8 +31,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-__all__ = ["LockedLog", "OpenLogs", "size_of"]
-
 
 class LockedLog(NamedTuple):
     """What the store needs to know of a log it holds locked, found without reading its attributes."""

@@ -25,8 +25,6 @@ from statehitl.errors import (
     StorageUnavailableError,
 )
 
-__all__ = ["clear_tail", "cut_short", "fdatasync", "fsync_dir", "make_dirs", "pwrite_all", "storage_error", "unwrite"]
-
 fdatasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
 def fsync_dir(path: str | Path) -> None:

@@ -47,26 +47,6 @@ from typing import NamedTuple
 
 from statehitl.errors import CheckpointCorruptError
 
-__all__ = [
-    "HEADER_LEN",
-    "SYNCED_FLAG_OFFSET",
-    "SYNCED_TO_OFFSET",
-    "Header",
-    "LogView",
-    "Member",
-    "Stop",
-    "check_digest",
-    "delete_frame",
-    "digest",
-    "frame",
-    "intact",
-    "new_header",
-    "parse",
-    "read_header",
-    "slack",
-    "synced_to_field",
-]
-
 _MAGIC = b"statehitl-log v2 name-synced:"
 _V1 = b"statehitl-log v1 "
 SYNCED_FLAG_OFFSET = len(_MAGIC)

@@ -21,8 +21,6 @@ from collections import OrderedDict
 
 from statehitl.checkpoint.file_log import HEADER_LEN, LogView
 
-__all__ = ["PARSED_LOGS", "ParsedLogs"]
-
 
 class ParsedLogs:
     """Up to ``capacity`` parsed logs by path, least recently used dropped first.

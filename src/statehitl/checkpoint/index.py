@@ -27,11 +27,6 @@ from statehitl.checkpoint.records import CheckpointRecord, ThreadIndex
 from statehitl.checkpoint.storage import ABSENT, Storage, has_read_named, validate_thread_id
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 
-__all__ = [
-    "INDEX_PREFIX", "index_key", "index_material", "index_prefix", "indexed_threads", "read_entries", "read_index",
-    "write_index",
-]
-
 INDEX_PREFIX = "index/"
 ATTEMPTS = 64
 """Compare-and-set rounds before ``write_index`` calls the store broken (a race is lost a few times)."""

@@ -26,8 +26,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from statehitl.checkpoint.storage import ABSENT, Storage, validate_thread_id
 from statehitl.errors import CheckpointConflict, InvalidThreadIdError, StorageError
 
-__all__ = ["IDS_PREFIX", "forget_pointers", "point_to_thread", "pointed_threads"]
-
 IDS_PREFIX = "ids/"
 _SHARD = 2
 """Hex digits of the digest that pick a pointer's listing."""

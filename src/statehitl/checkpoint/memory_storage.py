@@ -15,8 +15,6 @@ from typing import ClassVar
 from statehitl.checkpoint.storage import ABSENT, validate_key, validate_prefix
 from statehitl.errors import CheckpointConflict
 
-__all__ = ["MemoryStorage"]
-
 
 def _matching(keys: list[str], prefix: str, limit: int | None) -> list[str]:
     """The keys of sorted ``keys`` that start with ``prefix`` (at most ``limit`` of them)."""

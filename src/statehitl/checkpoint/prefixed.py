@@ -32,8 +32,6 @@ from statehitl.checkpoint.storage import (
 )
 from statehitl.errors import InvalidThreadIdError, StorageConfigError
 
-__all__ = ["PrefixedStorage"]
-
 
 class PrefixedStorage:
     """``inner`` with every key under ``prefix/``; ``prefix`` is one or more safe key segments."""

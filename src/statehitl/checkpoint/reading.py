@@ -43,8 +43,6 @@ from statehitl.errors import (
     CheckpointNotFoundError,
 )
 
-__all__ = ["Head", "ThreadReader", "offering_head"]
-
 logger = logging.getLogger("statehitl.checkpoint")
 
 @dataclass
@@ -98,7 +96,6 @@ def _take_offered(checkpointer: ThreadReader, thread_id: str) -> Head | None:
         return None
     holder.clear()
     return head
-
 
 
 class ThreadReader(RecordStore):
@@ -180,7 +177,7 @@ class ThreadReader(RecordStore):
         record, chain = await self._walk(target, checkpoints_of(records))
         cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain, indexed=index_material(record))
         if claim is None:
-            self._warm.remember(thread_id, head.data, head.token, target, record, chain)
+            self._warm.remember(thread_id, head.data, head.token, target, whole=record, chain=chain)
         return Head(record, cursor, claim, answers_in(answers, record, self.signing_key))
 
     async def _lean_cold_head(self, thread_id: str) -> Head | object | None:
@@ -206,7 +203,7 @@ class ThreadReader(RecordStore):
         cursor = Cursor(thread_id, slot=newest.seq, parent=record.seq, chain=chain)
         cursor.index_known(index_material(record))
         if claim is None:
-            self._warm.remember(thread_id, data, token, target, record, chain)
+            self._warm.remember(thread_id, data, token, target, whole=record, chain=chain)
         return Head(record, cursor, claim)
 
     # -- reading ------------------------------------------------------------------------------------
@@ -251,6 +248,13 @@ class ThreadReader(RecordStore):
         key, (data, token) = keys[0], found
         if known and not self._versioned and (warm := self._warm.lookup(thread_id, self._seq(key), data=data)):
             return self._warm_head(thread_id, *warm)
+        return await self._read_head(thread_id, checkpoint_id, key, data, token)
+
+    async def _read_head(self, thread_id: str, checkpoint_id: str | int | None, key: str, data: bytes, token: str
+                         ) -> Head:
+        """``head`` once the newest record (``data`` at version ``token``) was read and is not the one kept
+        here: the checkpoint it is or claims after (or ``checkpoint_id``), with the chain read back to a
+        whole state."""
         newest = self._parse(key, data)
         claim = newest if isinstance(newest, ClaimRecord) else None
         if checkpoint_id is not None:
@@ -264,7 +268,7 @@ class ThreadReader(RecordStore):
         if checkpoint_id is None:
             cursor.index_known(index_material(record))  # runs end by indexing their last checkpoint
             if isinstance(newest, StoredCheckpoint):
-                self._warm.remember(thread_id, data, token, newest, record, chain)
+                self._warm.remember(thread_id, data, token, newest, whole=record, chain=chain)
         return Head(record, cursor, claim, fork=checkpoint_id is not None and record.seq != newest.seq)
 
     def _warm_head(self, thread_id: str, record: CheckpointRecord, chain: tuple[Link, ...]) -> Head:
@@ -368,8 +372,6 @@ class ThreadReader(RecordStore):
 
 def _parse_id(thread_id: str, checkpoint_id: str | int) -> int:
     return checkpoint_ids.parse(thread_id, checkpoint_id)  # another thread's tagged id is refused, not forked from
-
-
 
 
 class _Stored(NamedTuple):

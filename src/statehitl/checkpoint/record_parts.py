@@ -10,8 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from statehitl.interrupt import Interrupt
 
-__all__ = ["FailureRecord", "InterruptRecord", "Piece", "RunStart"]
-
 
 class FailureRecord(BaseModel):
     """Why a run failed: where (``nodes``), and the exception's type and message.

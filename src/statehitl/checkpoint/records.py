@@ -26,27 +26,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from statehitl.checkpoint.record_parts import FailureRecord, InterruptRecord, Piece, RunStart
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "AnswerRecord",
-    "AnsweredMark",
-    "AuditEntry",
-    "CheckpointRecord",
-    "ClaimRecord",
-    "FailureRecord",
-    "InterruptRecord",
-    "MachineShape",
-    "Piece",
-    "RecordStatus",
-    "RefusedAnswer",
-    "RunStart",
-    "StoredAnswer",
-    "StoredCheckpoint",
-    "ThreadIndex",
-    "Via",
-    "ViewPart",
-]
-
 SCHEMA_VERSION = 6
 """2: statuses read as the API names them (``executing`` was ``running``, ``failed`` was ``cancelled``)
 and a failed run records its ``error``. Records of version 1 are read with the old names mapped.

@@ -24,13 +24,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from statehitl.checkpoint.codec import decode_model, encode
-from statehitl.checkpoint.records import AuditEntry, CheckpointRecord, InterruptRecord, RefusedAnswer, Via
+from statehitl.checkpoint.record_parts import InterruptRecord
+from statehitl.checkpoint.records import AuditEntry, CheckpointRecord, RefusedAnswer, Via
 from statehitl.checkpoint.store_base import RecordStore
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, ResponderNotAllowedError, StorageError
 from statehitl.responders import bare_groups, describe
-
-__all__ = ["REFUSAL_MARK", "is_refusal_key", "keep_refusal", "parse_refusal", "refusal_entries", "refusal_key",
-           "refuse"]
 
 REFUSAL_MARK = "r."
 """How a refused answer's name in its thread starts (slots are digits, answers ``a.``)."""

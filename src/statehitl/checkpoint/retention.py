@@ -17,17 +17,13 @@ from statehitl.checkpoint.index import (
 )
 from statehitl.checkpoint.interrupt_index import forget_pointers
 from statehitl.checkpoint.reading import ThreadReader, checkpoints_of
-from statehitl.checkpoint.records import (
-    Piece,
-    StoredCheckpoint,
-)
+from statehitl.checkpoint.record_parts import Piece
+from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.checkpoint.storage import Storage, has_cleanup
 from statehitl.errors import (
     CheckpointConflict,
     CheckpointCorruptError,
 )
-
-__all__ = ["ThreadRetention"]
 
 
 class ThreadRetention(ThreadReader):

@@ -15,9 +15,6 @@ from statehitl.checkpoint.chain import Cursor, Link, StateCodec, base_link
 from statehitl.checkpoint.records import StoredCheckpoint
 from statehitl.checkpoint.step_writes import reference_writes, split_value_writes
 
-__all__ = ["StepRecord", "build_step_record"]
-
-
 StepRecord = tuple[StoredCheckpoint, StoredCheckpoint, Link]
 """A checkpoint ready to store: as validated (every write whole), as stored, and its link on the chain.
 A plain tuple: a commit unpacks it at once, and a step pays for every object it builds."""

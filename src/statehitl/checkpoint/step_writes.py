@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ITEMS_REF", "reference_writes", "resolve_writes", "split_value_writes"]
-
 ITEMS_REF = "$items"
 """The key of a reference: ``{"$items": [start, end]}`` stands for items ``start:end`` of the channel.
 An append-only channel's write is always a list, so a dict there can only be a reference."""

@@ -34,8 +34,6 @@ from statehitl.errors import (
     StorageError,
 )
 
-__all__ = ["SLOTS", "RecordStore"]
-
 T = TypeVar("T")
 
 SLOTS = 10**12

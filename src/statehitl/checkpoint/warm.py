@@ -35,8 +35,6 @@ from statehitl.checkpoint.chain import Link
 from statehitl.checkpoint.records import CheckpointRecord, StoredCheckpoint
 from statehitl.checkpoint.step_writes import resolve_writes
 
-__all__ = ["WarmHeads", "shared_heads"]
-
 
 @dataclass(slots=True)
 class _Warm:
@@ -95,14 +93,14 @@ class WarmHeads:
         fields["writes"] = resolve_writes(record.writes, values, record.value_writes)
         return CheckpointRecord.model_construct(**fields), chain
 
-    def remember(self, thread_id: str, data: bytes, token: str, record: StoredCheckpoint, whole: CheckpointRecord,
+    def remember(self, thread_id: str, data: bytes, token: str, record: StoredCheckpoint, *, whole: CheckpointRecord,
                  chain: tuple[Link, ...]) -> None:
         """Keep ``record`` (stored as ``data`` at version ``token``; ``whole`` is its state, read whole) as
         the thread's head."""
         channels = {c: list(whole.values[c]) for c in record.appends if c in whole.values}
         self._keep(thread_id, _Warm(record.seq, data, token, record, channels, chain))
 
-    def advance(self, thread_id: str, parent: int | None, data: bytes, token: str, record: StoredCheckpoint,
+    def advance(self, thread_id: str, parent: int | None, data: bytes, token: str, record: StoredCheckpoint, *,
                 chain: tuple[Link, ...]) -> None:
         """This process committed ``record`` after checkpoint ``parent``: extend what is known of the
         thread, if that was its head here (or the thread is new); otherwise forget the thread."""

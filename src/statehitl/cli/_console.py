@@ -12,13 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from statehitl._text import when_text
-
-__all__ = [
-    "COMMAND_ENV", "DEFAULT_STORE", "CliError", "Console", "cli_command", "compact_json", "count_text", "hanging",
-    "one_line", "print_table", "table_head", "url_query", "when_text",
-]
-
 DEFAULT_STORE = "file://.statehitl"
 """Where the CLI keeps and looks for threads unless ``--store`` says otherwise."""
 

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from statehitl.interrupt import Interrupt
     from statehitl.machine import Machine
 
-__all__ = ["STORE_ENV", "Driver", "RunResult", "Subject", "parse_yes_no", "responses"]
 
 STORE_ENV = "STATEHITL_DEMO_STORE"
 """The store the demo's ``inbox_app`` runs the refund graph on (default: the demo's, ``file://.statehitl``);
@@ -79,7 +78,7 @@ class Subject(ABC, Generic[R]):
     inbox_app: str = ""
     """``MODULE:ATTR`` the inbox resumes this demo's threads with (``--app``), if it has one."""
 
-    def __init__(self, console: Console, thread: str, store: str, checkpointer: Checkpointer, machine: Machine,
+    def __init__(self, console: Console, thread: str, store: str, *, checkpointer: Checkpointer, machine: Machine,
                  printer: TransitionPrinter) -> None:
         self.console = console
         self.thread = thread

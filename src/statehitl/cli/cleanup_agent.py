@@ -24,22 +24,6 @@ from statehitl.tools.executors import SequentialToolExecutor
 from statehitl.types.content import Message
 from statehitl.types.tools import ToolContext
 
-__all__ = [
-    "APPROVAL",
-    "DENIED",
-    "PRETEND_FILES",
-    "PROMPT",
-    "SYSTEM_PROMPT",
-    "TARGETS",
-    "build_agent",
-    "delete_files",
-    "demo_agent",
-    "final_reply",
-    "first_reply",
-    "inspect_files",
-    "question",
-]
-
 APPROVAL = "cleanup-approval"
 """The interrupt the approval hook raises before ``delete_files`` runs."""
 

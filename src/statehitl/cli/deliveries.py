@@ -13,9 +13,8 @@ import argparse
 import time
 from typing import Any
 
-from statehitl.cli._console import DEFAULT_STORE, Console, count_text, one_line, print_table, when_text
-
-__all__ = ["add_parser", "cmd_deliveries"]
+from statehitl._text import when_text
+from statehitl.cli._console import DEFAULT_STORE, Console, count_text, one_line, print_table
 
 
 def add_parser(commands: Any) -> None:

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from statehitl.graph import GraphRunResult, StateGraph
     from statehitl.interrupt import Interrupt
 
-__all__ = ["STORE_ENV", "add_parser", "build_graph", "inbox_app", "parse_yes_no", "run"]
 
 DEFAULT_CUSTOMER = "Ada Lovelace"
 DEFAULT_REQUEST = "The blender arrived broken."
@@ -174,7 +173,7 @@ class _RefundSubject(Subject["GraphRunResult[Refund]"]):
         checkpointer = Checkpointer.from_url(store)
         self.app = build_graph().compile(checkpointer=checkpointer)
         printer = TransitionPrinter(console, frozenset(self.app.schema.reducers))
-        super().__init__(console, thread, store, checkpointer, self.app.machine, printer)
+        super().__init__(console, thread, store, checkpointer=checkpointer, machine=self.app.machine, printer=printer)
         self.request = request
         self.refund = refund
 
@@ -287,7 +286,8 @@ class _CleanupSubject(Subject["AgentResult"]):
 
         self.session = SessionManager.from_url(store, session_id=session_id)
         printer = _AgentPrinter(console, AgentNode.append_channels)  # every agent runs the same loop machine
-        super().__init__(console, session_id, store, self.session.checkpointer, agent_machine(), printer)
+        super().__init__(console, session_id, store, checkpointer=self.session.checkpointer,
+                         machine=agent_machine(), printer=printer)
         self.cleanup = cleanup_agent
         self.agent: Agent | None = None
 

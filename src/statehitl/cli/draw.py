@@ -16,8 +16,6 @@ from typing import Any
 from statehitl.cli._console import CliError, Console
 from statehitl.machine import END, START, Machine
 
-__all__ = ["add_parser", "load_machine", "run", "text_diagram"]
-
 _EXAMPLE = "statehitl.cli.demo:build_graph"
 
 

@@ -13,8 +13,6 @@ from typing import Any
 from statehitl.cli._console import CliError, Console, url_query
 from statehitl.cli.local_servers import add_dynamodb_local
 
-__all__ = ["add_parser", "cmd_create_table"]
-
 
 def add_parser(commands: Any) -> None:
     """Register ``dynamodb`` and its subcommands on the top-level subcommands."""

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from statehitl._text import when_text
 from statehitl.cli._console import (
     DEFAULT_STORE,
     CliError,
@@ -23,14 +24,12 @@ from statehitl.cli._console import (
     count_text,
     hanging,
     print_table,
-    when_text,
 )
 
 if TYPE_CHECKING:
     from statehitl.inbox import AppBuilder, PendingInterrupt, UnappliedAnswer
     from statehitl.inbox.identity import Identity
 
-__all__ = ["DEFAULT_PORT", "TOKEN_ENV", "add_parser", "cmd_answer", "cmd_list", "cmd_serve", "cmd_show", "cmd_sweep"]
 
 DEFAULT_PORT = 8421
 TOKEN_ENV = "STATEHITL_INBOX_TOKEN"

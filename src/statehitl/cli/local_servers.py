@@ -24,8 +24,6 @@ from typing import Any, Protocol
 
 from statehitl.cli._console import CliError, Console, cli_command
 
-__all__ = ["REGION", "add_dynamodb_local", "add_s3_serve", "cmd_dynamodb_local", "cmd_s3_serve", "default_cache_dir"]
-
 REGION = "us-east-1"
 """The region the printed store URLs name: both servers accept any, and one keeps the URLs the same."""
 

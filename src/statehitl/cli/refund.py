@@ -20,8 +20,6 @@ from pydantic import BaseModel, Field
 from statehitl.cli._console import compact_json
 from statehitl.graph import END, START, NodeContext, StateGraph, append
 
-__all__ = ["APPROVAL", "AUTO_APPROVE_LIMIT", "Refund", "build_graph", "money", "question"]
-
 APPROVAL = "refund-approval"
 """The interrupt the ``approve`` node raises."""
 

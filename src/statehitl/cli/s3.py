@@ -13,8 +13,6 @@ from typing import Any
 from statehitl.cli._console import CliError, Console, url_query
 from statehitl.cli.local_servers import add_s3_serve
 
-__all__ = ["add_parser", "cmd_create_bucket"]
-
 
 def add_parser(commands: Any) -> None:
     """Register ``s3`` and its subcommands on the top-level subcommands."""

@@ -16,8 +16,6 @@ from statehitl.cli._console import CliError
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
     from statehitl.checkpoint.engine import Checkpointer
 
-__all__ = ["open_existing"]
-
 
 def open_existing(url: str) -> Checkpointer:
     """The checkpointer for ``url``; ``CliError`` (exit 2) when it is a file store whose directory is missing."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from statehitl._text import when_text
 from statehitl.cli._console import (
     DEFAULT_STORE,
     CliError,
@@ -18,14 +19,13 @@ from statehitl.cli._console import (
     hanging,
     one_line,
     table_head,
-    when_text,
 )
 
 if TYPE_CHECKING:  # the checkpoint modules load pydantic: only when a command runs, not for --help
     from statehitl.checkpoint.engine import Checkpointer
-    from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, ClaimRecord, InterruptRecord, ThreadIndex
+    from statehitl.checkpoint.record_parts import InterruptRecord
+    from statehitl.checkpoint.records import AnsweredMark, CheckpointRecord, ClaimRecord, ThreadIndex
 
-__all__ = ["add_parser", "cmd_audit", "cmd_delete", "cmd_list", "cmd_retry", "cmd_show"]
 
 _STATUS_STYLE = {"interrupted": "yellow", "completed": "green", "failed": "red", "executing": "blue"}
 _STATUSES = ["executing", "interrupted", "completed", "failed"]

@@ -24,7 +24,6 @@ from statehitl.cli._console import DEFAULT_STORE, CliError, Console, count_text
 if TYPE_CHECKING:
     from statehitl.worker import Report, Worker
 
-__all__ = ["add_parser", "cmd_worker"]
 
 SECRET_ENV = "STATEHITL_WEBHOOK_SECRET"
 

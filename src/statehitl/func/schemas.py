@@ -13,8 +13,6 @@ from pydantic import TypeAdapter
 
 from statehitl.values import ValueTypes
 
-__all__ = ["context_jsonschema", "input_jsonschema", "output_jsonschema", "value_types"]
-
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:

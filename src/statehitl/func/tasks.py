@@ -32,8 +32,6 @@ from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
 from statehitl.values import ValueTypes, decode_value, encode_value
 
-__all__ = ["TaskCalls", "TaskEvent", "TaskFunction", "TaskUpdate", "task"]
-
 _WORKERS = 64
 """At most this many task calls of one entrypoint run at once in threads."""
 

@@ -17,24 +17,23 @@ from datetime import timedelta
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
 from statehitl._sync import iterate_sync, run_sync
-from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.records import AuditEntry
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.func.schemas import context_jsonschema, input_jsonschema, output_jsonschema, value_types
 from statehitl.func.tasks import TaskCalls, TaskEvent, TaskUpdate, enter_calls, leave_calls
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
-from statehitl.graph.node_calls import Runtime, current_run, get_stream_writer, node_config
+from statehitl.graph.node_calls import current_run, get_stream_writer, node_config
 from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused
 from statehitl.graph.retries import Policies
+from statehitl.graph.runtime_values import Runtime
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 from statehitl.runner_parts import keep_progress
 from statehitl.stream_sink import StreamMode
 from statehitl.values import decode_value, encode_value
-
-__all__ = ["Workflow", "entrypoint"]
 
 T = TypeVar("T")
 S = TypeVar("S")

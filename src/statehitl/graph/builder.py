@@ -24,11 +24,12 @@ from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
 from statehitl.graph.caching import CachePolicy, NodeCache
 from statehitl.graph.code_cache import CodeCache
-from statehitl.graph.compiled import CompiledStateGraph, Migration
+from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import guarded_node, is_async_callable, node_handler, route_handler
 from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, TimeoutPolicy, handler_name
 from statehitl.graph.retries import Policies
+from statehitl.graph.run_begin import Migration
 from statehitl.graph.run_targets import check_durability
 from statehitl.graph.runnables import is_runnable, node_name, runnable_node
 from statehitl.graph.state_channels import kept_state_channel
@@ -38,14 +39,14 @@ from statehitl.graph.surface import compiled_nodes
 from statehitl.graph.validation import check_breakpoints, check_edges, check_timeouts
 from statehitl.graph.value_types import ensure_valid_checkpointer
 from statehitl.hooks.registry import HookProvider, HookRegistry
-from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec, Router
-from statehitl.runner import Durability
+from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec
+from statehitl.routers import Router
+from statehitl.thread_run import Durability
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache
     from statehitl.store.base import BaseStore
 
-__all__ = ["StateGraph"]
 
 M = TypeVar("M")
 
@@ -322,7 +323,7 @@ class StateGraph(Generic[M]):
         """Check the graph's edges, breakpoints and timeouts (a ``GraphValidationError`` in LangGraph's words),
         and return each node's timeout (its own, else ``set_node_defaults``')."""
         check_edges(name or self.name, self._nodes, self._edges, self._joins, self._routers,
-                    {n: node.destinations for n, node in self._nodes.items() if node.destinations})
+                    destinations={n: node.destinations for n, node in self._nodes.items() if node.destinations})
         for breakpoints in (interrupt_before, interrupt_after):
             if breakpoints and breakpoints != "*":
                 check_breakpoints(list(breakpoints), self._nodes, {h.name for h in handlers.values()})
@@ -426,7 +427,8 @@ class StateGraph(Generic[M]):
             handler = subgraph_handler(name, node.action, kind, kept)
             return handler if on_error is None else guarded_node(handler, on_error, name, kind)
         action = node.action if callable(node.action) else runnable_node(node.action)  # (add_node took only these)
-        handler = node_handler(name, action, kind, reads, node.metadata, node.retry or self._defaults.retry_policy,
+        handler = node_handler(name, action, kind, reads, metadata=node.metadata,
+                               retry=node.retry or self._defaults.retry_policy,
                                timeout=timeout, on_error=on_error, cache=cache)
         return handler if kept is None else keeping_states(handler, kept)
 

@@ -23,8 +23,6 @@ from statehitl.errors import UnknownNodeError
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, FullKey, Namespace
 
-__all__ = ["CachePolicy", "CachedWrites", "NodeCache", "cached_namespaces", "default_cache_key"]
-
 
 def default_cache_key(*args: Any, **kwargs: Any) -> str:
     """The canonical JSON of the node's input (sorted keys), which pydantic models, dataclasses and LangChain

@@ -8,8 +8,6 @@ from collections.abc import Callable
 from types import FunctionType
 from typing import Any, Generic, TypeVar
 
-__all__ = ["CodeCache"]
-
 T = TypeVar("T")
 
 

@@ -15,11 +15,11 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl._sync import iterate_sync, run_sync
-from statehitl.checkpoint.audit import AuditEntry
 from statehitl.checkpoint.checkpoint_ids import tagged
-from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory_storage import MemoryStorage
-from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.checkpoint.reading import Head
+from statehitl.checkpoint.records import AuditEntry, CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import GraphDrained
@@ -49,15 +49,15 @@ from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
 from statehitl.position import Position
 from statehitl.resumable import ResumableApp, Resumed
-from statehitl.runner import Durability, Pauses, Runner
-from statehitl.runner_parts import LOOP_SHARED
+from statehitl.runner import Runner
+from statehitl.runner_parts import LOOP_SHARED, Pauses
 from statehitl.stream_sink import StreamMode, StreamSink, current_scope, enter_scope, leave_scope
+from statehitl.thread_run import Durability
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, Namespace
     from statehitl.store.base import BaseStore
 
-__all__ = ["CompiledStateGraph", "Migration"]
 
 _KEEPING = [False]
 """Whether a graph was compiled with ``checkpointer=True`` in this process."""
@@ -404,23 +404,23 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
 
     def _result(self, record: CheckpointRecord, state: Any) -> Any:
         return self._returned(self.snapshots.values(record, state, self.output_schema), record.thread_id,
-                              record.status, state, [i.to_interrupt() for i in record.interrupts], record.step,
-                              record.cancelled, record.checkpoint_id)
+                              record.status, state, interrupts=[i.to_interrupt() for i in record.interrupts],
+                              step=record.step, cancelled=record.cancelled, checkpoint_id=record.checkpoint_id)
 
     def result_of(self, result: GraphRunResult[Any]) -> Any:
         """What ``invoke`` returns for a run that ended with ``result`` inside another graph's node."""
         return self._returned(self.schema.kind.values(result.state, self.output_schema), result.thread_id,
-                              result.status.value, result.state, result.interrupts, result.step, result.cancelled,
-                              result.checkpoint_id)
+                              result.status.value, result.state, interrupts=result.interrupts, step=result.step,
+                              cancelled=result.cancelled, checkpoint_id=result.checkpoint_id)
 
-    def _returned(self, values: Any, thread: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
-                  cancelled: dict[str, str], checkpoint_id: str) -> Any:
+    def _returned(self, values: Any, thread: str, status: str, state: Any, *, interrupts: list[Interrupt],
+                  step: int, cancelled: dict[str, str], checkpoint_id: str) -> Any:
         """``invoke``'s value: the values as a ``GraphRunResult``; a root state's own value when nothing waits,
         else only what it waits on, as LangGraph returns it (the result's ``.state`` holds the value)."""
         if self.schema.kind.kind == "root" and not interrupts:
             return values
-        return run_result(thread, status, state, interrupts, step, cancelled, checkpoint_id,
-                          values if isinstance(values, dict) else {})
+        return run_result(thread, status, state, interrupts=interrupts, step=step, cancelled=cancelled,
+                          checkpoint_id=checkpoint_id, values=values if isinstance(values, dict) else {})
 
     async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Forget the cached writes of ``nodes`` (of every cached node when None)."""

@@ -20,8 +20,6 @@ from statehitl.machine import END, START, Machine
 if TYPE_CHECKING:
     from langchain_core.runnables.graph import Graph
 
-__all__ = ["Drawing", "DrawnEdge", "drawing", "langchain_graph"]
-
 
 @dataclass(frozen=True, slots=True)
 class DrawnEdge:

@@ -26,8 +26,6 @@ from statehitl.graph.state_channels import is_messages_reducer
 from statehitl.graph.state_kinds import ROOT, StateKind
 from statehitl.graph.writes import SeveralWrites, fold, returned_writes, shown_writes
 
-__all__ = ["StateGraphSchema"]
-
 _ROUTING = (GOTO, HANDLED)
 """The keys of an update that are the scheduler's, not channels."""
 

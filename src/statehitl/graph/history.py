@@ -24,11 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from statehitl.checkpoint import checkpoint_ids
-from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, RecordStatus, ViewPart
+from statehitl.checkpoint.record_parts import InterruptRecord
+from statehitl.checkpoint.records import CheckpointRecord, RecordStatus, ViewPart
 from statehitl.errors import CheckpointNotFoundError
-
-__all__ = ["BEFORE", "BEGIN", "MAIN", "PART_NAMES", "View", "ViewKey", "checkpoint_order", "history_views",
-           "parent_key", "parse_view", "record_views", "restates", "shown_key", "view_at"]
 
 MAIN, BEFORE, BEGIN = 0, 1, 2
 """The parts of a record: its own checkpoint, the state before its run's input, its run's first step (or a

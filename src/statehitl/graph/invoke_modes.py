@@ -14,8 +14,6 @@ from pydantic import BaseModel
 from statehitl.event_stream import Emit
 from statehitl.stream_sink import STREAM_MODES
 
-__all__ = ["CallModes", "call_modes", "coerced_context", "kept_keys", "printed"]
-
 
 class CallModes:
     """A call's stream modes: ``streamed`` the chunks it yields (``invoke``: returns; empty for its values),

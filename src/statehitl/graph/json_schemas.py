@@ -16,8 +16,6 @@ from typing_extensions import is_typeddict
 if TYPE_CHECKING:
     from statehitl.graph.state_kinds import StateKind
 
-__all__ = ["context_json_schema", "state_json_schema"]
-
 
 def state_json_schema(schema: Any, kind: StateKind, title: str) -> dict[str, Any]:
     """The JSON schema of ``schema`` (the state's, or an input or output schema of it)."""

@@ -22,8 +22,6 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-__all__ = ["coerce", "dumped", "is_message", "is_remove", "loaded", "openai_format", "remove"]
-
 
 def is_message(value: Any) -> bool:
     return isinstance(value, BaseMessage)

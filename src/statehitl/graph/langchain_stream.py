@@ -20,8 +20,6 @@ from langchain_core.runnables.config import RunnableConfig, var_child_runnable_c
 
 from statehitl.graph.node_guards import touch
 
-__all__ = ["ChatModelTokens", "MessageStream", "node_context"]
-
 T = TypeVar("T")
 
 class MessageStream(Protocol):

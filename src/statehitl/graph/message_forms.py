@@ -21,23 +21,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator
 
-__all__ = [
-    "REMOVE_ALL_MESSAGES",
-    "MessageList",
-    "RemoveMessage",
-    "coerce_all",
-    "id_of",
-    "is_remove",
-    "langchain",
-    "load_all",
-    "needs_langchain",
-    "stored_form",
-    "stored_write",
-]
-
 REMOVE_ALL_MESSAGES = "__remove_all__"
 """``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` clears the channel: only the messages after it are kept."""
-
 
 
 def needs_langchain(what: str) -> str:

@@ -17,8 +17,6 @@ from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.message_forms import coerce_all, stored_write
 from statehitl.graph.writes import SeveralWrites
 
-__all__ = ["MessagesStateGraphSchema"]
-
 
 class MessagesStateGraphSchema(StateGraphSchema):
     """A ``StateGraphSchema`` whose message channels hold messages: what nodes, the input and ``update_state`` write

@@ -21,8 +21,6 @@ from pydantic import BaseModel
 from statehitl.commands import Command
 from statehitl.graph.message_forms import langchain
 
-__all__ = ["MessageStream", "message_stream"]
-
 
 def _values(found: Any) -> list[Any]:
     """The top-level values of a state or update (a dict, a pydantic model, a dataclass)."""

@@ -20,11 +20,10 @@ from statehitl.graph.run_stream import RunStream
 from statehitl.hooks.registry import HookRegistry
 from statehitl.machine import Machine
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
-from statehitl.runner import Pauses, Runner
+from statehitl.runner import Runner
+from statehitl.runner_parts import Pauses
 from statehitl.stream_sink import current_scope
 from statehitl.supersteps import plan_start
-
-__all__ = ["StateGraphNode"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -83,8 +82,10 @@ class StateGraphNode(Generic[M]):
                                             pauses=pauses)
         if end.paused:  # its breakpoint stops the parent too, with nothing to answer (LangGraph's)
             kept = kept_run(end, schema, call.state, paused=True)
-            return NodeStopped([], kept, run_result(call.thread_id, "interrupted", end.state, [], end.step, {}))
-        result = run_result(call.thread_id, end.status, end.state, end.interrupts, end.step, end.cancelled)
+            return NodeStopped([], kept, run_result(call.thread_id, "interrupted", end.state, interrupts=[],
+                                                                  step=end.step, cancelled={}))
+        result = run_result(call.thread_id, end.status, end.state, interrupts=end.interrupts, step=end.step,
+                            cancelled=end.cancelled)
         if end.status == "interrupted":
             return NodeStopped(end.interrupts, kept_run(end, schema, call.state), result)
         sub = {**schema.dump_values(end.state), **{c: schema.dump_items(end.state, c, 0) for c in self.append_channels}}

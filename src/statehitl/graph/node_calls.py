@@ -33,29 +33,6 @@ from statehitl.stream_sink import current_scope
 if TYPE_CHECKING:
     from statehitl.store.base import BaseStore
 
-__all__ = [
-    "RunScope",
-    "Runtime",
-    "StreamWriter",
-    "current_node",
-    "current_run",
-    "enter_node",
-    "get_config",
-    "get_runtime",
-    "get_store",
-    "get_stream_writer",
-    "guarded_node",
-    "interrupt",
-    "is_async_callable",
-    "leave_node",
-    "nested_scope",
-    "node_handler",
-    "reset_run",
-    "route_handler",
-    "set_run",
-    "task_input",
-    "task_key",
-]
 
 StreamWriter = Callable[[Any], None]
 """What ``get_stream_writer()`` returns and a node's ``writer`` argument is: it sends one custom chunk."""
@@ -306,8 +283,8 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     return _signature(fn).is_async
 
 
-def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None,
-                 metadata: dict[str, Any] | None = None, retry: Policies | None = None, *,
+def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None, *,
+                 metadata: dict[str, Any] | None = None, retry: Policies | None = None,
                  timeout: TimeoutPolicy | None = None, on_error: ErrorHandler | None = None,
                  cache: NodeCache | None = None) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.

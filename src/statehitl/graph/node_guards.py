@@ -26,9 +26,6 @@ from statehitl.graph.code_cache import CodeCache
 from statehitl.position import NodeContext
 from statehitl.runner_parts import keep_progress
 
-__all__ = ["DEFAULT_ERROR_HANDLER", "ErrorHandler", "TimeoutPolicy", "handled", "handler_name", "heartbeat",
-           "sync_timeout_refused", "timed", "touch"]
-
 DEFAULT_ERROR_HANDLER = "__default_error_handler__"
 """The node name of ``set_node_defaults(error_handler=)``'s handler (LangGraph's)."""
 
@@ -181,29 +178,8 @@ def handled(target: Callable[..., Any], handler: ErrorHandler, *, node: str, is_
     handler's ``config``/``writer``/``runtime`` parameters, as a node gets them; ``current(args)`` the node call
     ``target`` was called for; ``view(args[0])`` the state the handler gets."""
     call = _handler_call(handler.fn, named)
-
     if is_async:
-
-        async def guarded_async(*args: Any, **kwargs: Any) -> Any:
-            ctx, failed = _kept_failure(current(args))
-            if failed is None:
-                try:
-                    return await target(*args, **kwargs)
-                except GraphBubbleUp:
-                    raise
-                except Exception as error:
-                    failed = error
-            try:
-                returned = call(view(args[0]), NodeError(node, failed), ctx)
-                if inspect.isawaitable(returned):
-                    returned = await returned
-            except GraphBubbleUp:
-                raise
-            except Exception as error:
-                raise keep_progress(error, _kept(failed)) from None
-            return Handled(handler.name, returned)
-
-        return guarded_async
+        return _handled_async(target, handler, node=node, call=call, current=current, view=view)
 
     def guarded(*args: Any, **kwargs: Any) -> Any:
         ctx, failed = _kept_failure(current(args))
@@ -225,6 +201,34 @@ def handled(target: Callable[..., Any], handler: ErrorHandler, *, node: str, is_
         return Handled(handler.name, returned)
 
     return guarded
+
+
+def _handled_async(target: Callable[..., Any], handler: ErrorHandler, *, node: str,
+                   call: Callable[[Any, NodeError, NodeContext | None], Any],
+                   current: Callable[[tuple[Any, ...]], NodeContext | None],
+                   view: Callable[[Any], Any]) -> Callable[..., Any]:
+    """``handled`` of an async ``target``: the handler's return is awaited on the node's own loop."""
+
+    async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+        ctx, failed = _kept_failure(current(args))
+        if failed is None:
+            try:
+                return await target(*args, **kwargs)
+            except GraphBubbleUp:
+                raise
+            except Exception as error:
+                failed = error
+        try:
+            returned = call(view(args[0]), NodeError(node, failed), ctx)
+            if inspect.isawaitable(returned):
+                returned = await returned
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            raise keep_progress(error, _kept(failed)) from None
+        return Handled(handler.name, returned)
+
+    return guarded_async
 
 
 async def _awaited(awaitable: Awaitable[Any]) -> Any:

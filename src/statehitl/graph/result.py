@@ -16,7 +16,6 @@ from statehitl.status import Status
 if TYPE_CHECKING:
     from statehitl.channels import StateSchema
 
-__all__ = ["GraphRunResult", "run_result", "stop_reason"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -46,7 +45,7 @@ class GraphRunResult(dict[str, Any], Generic[M]):
     step: int
     cancelled: dict[str, str]
 
-    def __init__(self, thread_id: str, state: M, status: Status, stop_reason: str, interrupts: list[Interrupt],
+    def __init__(self, thread_id: str, state: M, status: Status, *, stop_reason: str, interrupts: list[Interrupt],
                  checkpoint_id: str, step: int, cancelled: dict[str, str] | None = None,
                  values: Any = None) -> None:
         super().__init__(values if isinstance(values, dict) else {} if values is None else {"root": values})
@@ -68,9 +67,9 @@ class GraphRunResult(dict[str, Any], Generic[M]):
     @classmethod
     def from_dict(cls, data: dict[str, Any], schema: StateSchema[M]) -> GraphRunResult[M]:
         state = schema.load(data["values"])
-        return cls("", state, Status(data["status"]), data["stop_reason"],
-                   [Interrupt(**i) for i in data.get("interrupts", [])], "", int(data["step"]),
-                   data.get("cancelled", {}), _plain_values(state))
+        return cls("", state, Status(data["status"]), stop_reason=data["stop_reason"],
+                   interrupts=[Interrupt(**i) for i in data.get("interrupts", [])], checkpoint_id="",
+                   step=int(data["step"]), cancelled=data.get("cancelled", {}), values=_plain_values(state))
 
 
 def _json_values(state: Any) -> dict[str, Any]:
@@ -83,9 +82,10 @@ def _plain_values(state: Any) -> dict[str, Any]:
     return values
 
 
-def run_result(thread_id: str, status: str, state: Any, interrupts: list[Interrupt], step: int,
+def run_result(thread_id: str, status: str, state: Any, *, interrupts: list[Interrupt], step: int,
                cancelled: dict[str, str], checkpoint_id: str = "", values: Any = None) -> GraphRunResult[Any]:
     """A run's result from the stored status it stopped with; ``values``: what the dict holds (the state's
     channels as the graph's output schema shows them; by default all of the model's fields)."""
-    return GraphRunResult(thread_id, state, Status(status), stop_reason(status, cancelled), interrupts,
-                          checkpoint_id, step, cancelled, _plain_values(state) if values is None else values)
+    return GraphRunResult(thread_id, state, Status(status), stop_reason=stop_reason(status, cancelled),
+                          interrupts=interrupts, checkpoint_id=checkpoint_id, step=step, cancelled=cancelled,
+                          values=_plain_values(state) if values is None else values)

@@ -13,8 +13,6 @@ from typing import TypeVar
 
 from statehitl.interrupt import InterruptRaised
 
-__all__ = ["Policies", "RetryPolicy", "default_retry_on", "retried", "retried_async"]
-
 T = TypeVar("T")
 
 _NOT_RETRIED = (ValueError, TypeError, ArithmeticError, ImportError, LookupError, NameError, SyntaxError,

@@ -12,8 +12,9 @@ from typing import Any
 
 from statehitl.channels import INPUT
 from statehitl.checkpoint.answer_records import read_answers, record_answer
-from statehitl.checkpoint.engine import Head
-from statehitl.checkpoint.records import CheckpointRecord, RunStart
+from statehitl.checkpoint.reading import Head
+from statehitl.checkpoint.record_parts import RunStart
+from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.commands import Command
 from statehitl.errors import MachineChangedError, ResumeInputError
 from statehitl.graph.history import View, parse_view
@@ -34,8 +35,6 @@ from statehitl.position import Position
 from statehitl.resume import ContinueRun, ResumeRun, is_response_list, plan_run
 from statehitl.run_start import resume_position, start_position
 from statehitl.supersteps import plan_start, schedule_of, stored_schedule, with_goto
-
-__all__ = ["Migration", "Reached", "RunBeginnings"]
 
 Migration = Callable[[dict[str, Any], str], dict[str, Any]]
 """``migrate(stored_values, stored_fingerprint) -> values``: converts a thread written by older code."""

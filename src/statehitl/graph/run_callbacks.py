@@ -18,8 +18,6 @@ from langchain_core.callbacks import AsyncCallbackManager
 from statehitl.callbacks import AsyncGraphCallbackManager, GraphInterruptEvent, GraphLifecycleStatus, GraphResumeEvent
 from statehitl.checkpoint.records import CheckpointRecord
 
-__all__ = ["observed_run"]
-
 
 def _stop(record: CheckpointRecord, before: frozenset[str]) -> GraphLifecycleStatus | None:
     """Why a run that ended at ``record`` stopped, in LangGraph's status: None when it did not stop to wait

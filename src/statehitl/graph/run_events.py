@@ -15,8 +15,6 @@ from typing import Any, cast
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
-__all__ = ["stream_events"]
-
 
 class _Streamed(Runnable[Any, Any]):
     """The graph as LangChain's event stream calls it: its name, ``invoke`` and ``astream``, nothing else."""

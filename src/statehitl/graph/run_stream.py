@@ -38,8 +38,6 @@ from statehitl.supersteps import send_arg
 if TYPE_CHECKING:
     from statehitl.graph.message_stream import MessageStream
 
-__all__ = ["RunStream"]
-
 
 class RunStream:
     """One streamed run of a graph over ``schema`` (``machine``), at ``namespace`` of ``sink``; ``checkpoints``

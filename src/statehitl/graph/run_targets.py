@@ -9,16 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from statehitl.checkpoint.engine import Head
+from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command, goto_targets
 from statehitl.errors import AmbiguousResumeError, InvalidThreadIdError, ResumeInputError
 from statehitl.machine import Machine
 from statehitl.position import Position
 from statehitl.supersteps import with_goto
-
-__all__ = ["CommandInput", "RunTarget", "answer_form", "check_step_limit", "command_input", "commanded",
-           "namespace_of", "resume_input", "run_target", "stopped"]
 
 
 @dataclass(frozen=True)

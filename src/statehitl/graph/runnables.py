@@ -11,8 +11,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_runnable", "node_name", "runnable_node"]
-
 
 def is_runnable(action: Any) -> bool:
     """Whether ``action`` is a LangChain ``Runnable`` (only if ``langchain_core`` was imported)."""

@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from statehitl.checkpoint.checkpoint_ids import tagged
-from statehitl.checkpoint.records import CheckpointRecord, FailureRecord, StoredAnswer
+from statehitl.checkpoint.record_parts import FailureRecord
+from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import View
 from statehitl.graph.node_calls import task_key
@@ -31,11 +32,8 @@ if TYPE_CHECKING:  # a graph with subgraphs loads their levels with its first sn
 
         snapshots: SnapshotReader
 
-__all__ = ["CheckpointIds", "GraphTask", "PregelTask", "SnapshotReader", "StateSnapshot", "empty_snapshot",
-           "graph_config"]
 
 M = TypeVar("M")
-
 
 
 class _Checkpoint(NamedTuple):
@@ -68,7 +66,8 @@ class StateSnapshot(_Checkpoint, Generic[M]):
     """Answers stored for ``interrupts`` and not yet applied, by interrupt id (the inbox, the page or an
     expiry answered; ``invoke(None, config)`` or a worker applies them)."""
 
-    def __new__(cls, values: Any, next: tuple[str, ...], config: dict[str, Any], metadata: dict[str, Any] | None,
+    def __new__(  # noqa: PLR0917 - LangGraph's StateSnapshot is a NamedTuple, built from its 8 fields in order
+                cls, values: Any, next: tuple[str, ...], config: dict[str, Any], metadata: dict[str, Any] | None,
                 created_at: str | None, parent_config: dict[str, Any] | None, tasks: tuple[GraphTask, ...],
                 interrupts: tuple[Interrupt, ...], *, status: Status = Status.COMPLETED, step: int = 0,
                 checkpoint_id: str | None = None, parent_checkpoint_id: str | None = None,

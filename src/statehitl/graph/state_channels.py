@@ -24,10 +24,6 @@ from typing_extensions import is_typeddict
 from statehitl.channels import append
 from statehitl.managed import ManagedValue, managed_value
 
-__all__ = ["Channel", "Kind", "Reducer", "absent_aware_base", "build_model", "channel_of", "channels_of",
-           "hints_of", "is_field_schema", "is_messages_reducer", "kept_state_channel", "kind_of", "managed_of",
-           "unrequire"]
-
 Kind = Literal["pydantic", "typeddict", "dataclass", "root"]
 Reducer = Callable[[Any, Any], Any]
 

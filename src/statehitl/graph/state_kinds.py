@@ -43,8 +43,6 @@ from statehitl.graph.state_channels import (
 )
 from statehitl.managed import ManagedValue, refuse_writes, values_of
 
-__all__ = ["ROOT", "StateKind", "schema_of", "state_kind"]
-
 ROOT = "root"
 """The one channel of a root-value schema (``StateGraph(Annotated[list, operator.add])``).
 
@@ -66,8 +64,8 @@ class StateKind:
     ``input_of`` turn what it gives back into the ``{field: value}`` updates ``StateSchema`` applies.
     """
 
-    def __init__(self, kind: Kind, schema: Any, model: type[BaseModel], channels: dict[str, Channel],
-                 own: Sequence[str], tracked: frozenset[str], *,
+    def __init__(self, kind: Kind, schema: Any, model: type[BaseModel], channels: dict[str, Channel], *,
+                 own: Sequence[str], tracked: frozenset[str],
                  managed: dict[str, type[ManagedValue]] | None = None) -> None:
         self.kind: Kind = kind
         self.schema: Any = schema
@@ -294,7 +292,7 @@ def _state_kind(schema: Any, others: list[Any]) -> StateKind:
     channels = {**own, **private}
     tracked = frozenset(n for n, c in channels.items() if not c.starts_present)
     model = build_model(f"{_name(schema)}Channels", channels.values(), absent_aware_base(tracked))
-    return StateKind(kind, schema, model, channels, list(own), tracked, managed=managed)
+    return StateKind(kind, schema, model, channels, own=list(own), tracked=tracked, managed=managed)
 
 
 def _pydantic_kind(schema: type[BaseModel], own: dict[str, Channel], private: dict[str, Channel],
@@ -307,11 +305,12 @@ def _pydantic_kind(schema: type[BaseModel], own: dict[str, Channel], private: di
         raise ValueError(f"{schema.__name__}.{required[0]} is filled in by the run ({managed[required[0]].name}); "
                          "on a pydantic state give it a default (= 0), since the state is stored as the model")
     if not private:
-        return StateKind("pydantic", schema, schema, own, list(own), frozenset(), managed=managed)
+        return StateKind("pydantic", schema, schema, own, own=list(own), tracked=frozenset(), managed=managed)
     tracked = frozenset(n for n, c in private.items() if not c.starts_present)
     base = (absent_aware_base(tracked), schema)
     model = build_model(f"{schema.__name__}Channels", private.values(), base)
-    return StateKind("pydantic", schema, model, {**own, **private}, list(own), tracked, managed=managed)
+    return StateKind("pydantic", schema, model, {**own, **private}, own=list(own), tracked=tracked,
+                     managed=managed)
 
 
 def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
@@ -323,7 +322,7 @@ def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
     channel = channel_of(ROOT, schema, None)
     tracked = frozenset() if channel.starts_present else frozenset({ROOT})
     model = build_model("RootChannels", [channel], absent_aware_base(tracked))
-    return StateKind("root", schema, model, {ROOT: channel}, [ROOT], tracked)
+    return StateKind("root", schema, model, {ROOT: channel}, own=[ROOT], tracked=tracked)
 
 
 def schema_of(fn: Callable[..., Any]) -> Any | None:

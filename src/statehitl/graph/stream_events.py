@@ -18,8 +18,6 @@ from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.graph.history import BEFORE, View, ViewKey, parent_key, record_views
 from statehitl.graph.snapshots import SnapshotReader
 
-__all__ = ["CheckpointEvents", "MessageChunk", "Put", "RunOrigin"]
-
 Put = Callable[..., None]
 """``put(mode, chunk, step=..., at=...)``: one chunk into the run's sink (``StreamSink.put`` at a namespace)."""
 

@@ -22,18 +22,6 @@ from statehitl.graph.node_calls import task_key
 from statehitl.graph.state_channels import kept_state_channel
 from statehitl.machine import Machine
 
-__all__ = [
-    "INVOKED",
-    "Level",
-    "LevelGraph",
-    "child_levels",
-    "find_level",
-    "level_below",
-    "level_path",
-    "top_level",
-    "waiting_nodes",
-]
-
 INVOKED = "invoked graphs"
 """The ``kind`` of a node's progress when graphs it invoked in its own code stopped: ``{"kind": INVOKED,
 "calls": {order: what the call kept}, "graphs": {order: the called graph's machine fingerprint}}``."""

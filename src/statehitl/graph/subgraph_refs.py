@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from types import CodeType, FunctionType
 from typing import Any, TypeVar
 
-__all__ = ["graphs_reached", "reached_values", "subgraph_of"]
-
 G = TypeVar("G")
 
 _LEAVES = (int, float, str, bytes, bool, type(None), complex)

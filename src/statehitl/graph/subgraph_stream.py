@@ -20,8 +20,6 @@ from statehitl.position import Position
 if TYPE_CHECKING:
     from statehitl.graph.run_stream import RunStream
 
-__all__ = ["SubgraphCheckpoints", "stream_checkpoints"]
-
 
 class SubgraphCheckpoints:
     """The checkpoints one subgraph run would write, put on its stream ``stream`` (of thread ``thread``)."""

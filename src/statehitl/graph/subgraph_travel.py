@@ -19,7 +19,7 @@ from typing import Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from statehitl.checkpoint.engine import Head
+from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.records import CheckpointRecord
 from statehitl.errors import CheckpointNotFoundError, UnknownNodeError
 from statehitl.graph.history import MAIN, View, ViewKey, checkpoint_order, parse_view
@@ -29,9 +29,6 @@ from statehitl.graph.subgraph_levels import INVOKED, Level, LevelGraph, level_pa
 from statehitl.graph.time_travel import ThreadViews
 from statehitl.position import Position
 from statehitl.supersteps import awaited_routes, plan_step, schedule_of
-
-__all__ = ["SubgraphCheckpoint", "TravelGraph", "carried", "edited_progress", "locate", "replay_from",
-           "subgraph_history", "subgraph_snapshot"]
 
 
 class TravelGraph(LevelGraph, Protocol):
@@ -193,7 +190,7 @@ async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str |
         where = f"the schedule of subgraph {found.namespace!r} in checkpoint {found.record.checkpoint_id}"
         routes = await awaited_routes(graph.machine, schema.apply, state, done)
         pending, schedule = plan_step(graph.machine, schema.apply, state, done, schedule_of(level.schedule, where),
-                                      routes)
+                                      routes=routes)
         kept.update(pending=pending, completed={}, progress={})
         kept.pop("schedule", None)
         if schedule is not None:

@@ -21,8 +21,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from statehitl import interrupt_ids
-from statehitl.commands import ParentCommand
-from statehitl.errors import GraphValidationError
+from statehitl.errors import GraphValidationError, ParentCommand
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node import StateGraphNode
 from statehitl.graph.node_calls import current_run, nested_scope, node_config, reset_run, set_run, task_key
@@ -37,9 +36,6 @@ from statehitl.stream_sink import Namespace, current_scope, enter_scope, leave_s
 
 if TYPE_CHECKING:
     from statehitl.progress import InvokedGraphs
-
-__all__ = ["Subgraph", "invoke_inside", "invoked_namespace", "keeping_states", "node_namespace", "streamed_as",
-           "subgraph_handler"]
 
 
 class Subgraph(Protocol):

@@ -21,8 +21,6 @@ from statehitl.machine import START, Machine
 if TYPE_CHECKING:
     from statehitl.graph.state_kinds import StateKind
 
-__all__ = ["CompiledNode", "GraphSurface", "compiled_nodes", "merged_config"]
-
 
 class CompiledNode:
     """A node of a compiled graph, as ``graph.nodes[name]`` shows it (LangGraph's ``PregelNode``): what runs

@@ -19,8 +19,9 @@ from pydantic import BaseModel
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.checkpoint_ids import tagged
-from statehitl.checkpoint.engine import Checkpointer, Head
-from statehitl.checkpoint.records import RunStart
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.reading import Head
+from statehitl.checkpoint.record_parts import RunStart
 from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import BEFORE, MAIN, PART_NAMES, View, ViewKey, checkpoint_order, parse_view
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from statehitl.progress import Schedule
     from statehitl.runner import Runner
 
-__all__ = ["COPY", "INPUT_NODE", "ThreadState"]
 
 COPY = "__copy__"
 """``update_state``'s writer that copies a checkpoint (LangGraph's ``as_node="__copy__"``)."""
@@ -287,7 +287,7 @@ class ThreadState:
         """The tasks after ``as_node`` wrote ``update`` (its async routers awaited)."""
         done = [(as_node, update)]
         routes = await awaited_routes(self.machine, self.schema.apply, state, done)
-        return plan_step(self.machine, self.schema.apply, state, done, schedule, routes)
+        return plan_step(self.machine, self.schema.apply, state, done, schedule, routes=routes)
 
     async def _copied(self, view: View, head: Head, state: Any) -> Any:
         """``update_state(config, None, as_node="__copy__")``: a checkpoint with ``view``'s values and tasks, after

@@ -14,8 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from statehitl.checkpoint.engine import Checkpointer, Head
-from statehitl.checkpoint.records import CheckpointRecord, RunStart, StoredCheckpoint
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.reading import Head
+from statehitl.checkpoint.record_parts import RunStart
+from statehitl.checkpoint.records import CheckpointRecord, StoredCheckpoint
 from statehitl.checkpoint.step_writes import resolve_writes
 from statehitl.errors import CheckpointNotFoundError
 from statehitl.graph.graph_state import StateGraphSchema
@@ -36,8 +38,6 @@ from statehitl.machine import Machine
 from statehitl.position import Position
 from statehitl.run_start import start_position
 from statehitl.supersteps import plan_start, schedule_of, stored_schedule
-
-__all__ = ["ThreadViews"]
 
 
 class ThreadViews:

@@ -8,13 +8,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from statehitl.errors import GraphValidationError
-from statehitl.machine import END, START, Edge, Join, Router
-
-__all__ = ["check_breakpoints", "check_edges", "check_timeouts"]
+from statehitl.machine import END, START, Edge, Join
+from statehitl.routers import Router
 
 
 def check_edges(name: str, nodes: Iterable[str], edges: Sequence[Edge], joins: Sequence[Join],
-                routers: Sequence[Router], destinations: Mapping[str, Sequence[str]]) -> None:
+                routers: Sequence[Router], *, destinations: Mapping[str, Sequence[str]]) -> None:
     """Every edge starts at a node (or START) and ends at one (or END), and something leaves START."""
     known = set(nodes)
     if not known:

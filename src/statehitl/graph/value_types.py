@@ -8,8 +8,6 @@ from typing import Any, Literal, NamedTuple
 
 from statehitl.checkpoint.engine import Checkpointer as Saver
 
-__all__ = ["All", "Checkpointer", "Durability", "StateUpdate", "ensure_valid_checkpointer"]
-
 
 class StateUpdate(NamedTuple):
     """One update of ``bulk_update_state``: the values, and the node they are written as (None: the node

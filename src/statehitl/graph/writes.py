@@ -15,10 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from statehitl.commands import Command, ParentCommand, Send, goto_targets
-from statehitl.errors import InvalidUpdateError
-
-__all__ = ["SEVERAL", "SeveralWrites", "Write", "fold", "returned_writes", "shown_writes", "update_pairs"]
+from statehitl.commands import Command, Send, goto_targets
+from statehitl.errors import InvalidUpdateError, ParentCommand
 
 SEVERAL = "$writes"
 """The key of a channel's stored update when a node wrote it several times: ``{"$writes": [v1, v2]}``."""

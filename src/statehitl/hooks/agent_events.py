@@ -23,19 +23,6 @@ if TYPE_CHECKING:
     from statehitl.answers import Approve, Edit, Reject
     from statehitl.types.agent import AgentInput
 
-__all__ = [
-    "AfterInvocationEvent",
-    "AfterModelCallEvent",
-    "AfterToolCallEvent",
-    "AfterToolsEvent",
-    "BeforeInvocationEvent",
-    "BeforeModelCallEvent",
-    "BeforeToolCallEvent",
-    "BeforeToolsEvent",
-    "MessageAddedEvent",
-    "ModelStopResponse",
-]
-
 
 @dataclass
 class BeforeInvocationEvent(HookEvent):

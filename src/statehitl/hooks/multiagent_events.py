@@ -13,8 +13,6 @@ from typing import Any
 
 from statehitl.hooks.registry import HookEvent
 
-__all__ = ["AfterMultiAgentInvocationEvent", "BeforeMultiAgentInvocationEvent", "MultiAgentInitializedEvent"]
-
 
 @dataclass
 class MultiAgentInitializedEvent(HookEvent):

@@ -7,8 +7,6 @@ from typing import Any
 
 from statehitl.hooks.registry import HookEvent, InterruptibleEvent
 
-__all__ = ["AfterNodeCallEvent", "BeforeNodeCallEvent"]
-
 
 @dataclass
 class BeforeNodeCallEvent(InterruptibleEvent):

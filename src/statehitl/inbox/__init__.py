@@ -11,7 +11,7 @@ See docs/inbox.md.
 
 from __future__ import annotations
 
-from statehitl.inbox.answers import StoredAnswer
+from statehitl.checkpoint.records import StoredAnswer
 from statehitl.inbox.apps import AppBuilder, apply_answered, aresume_answered, build_app, load_app, resume_answered
 from statehitl.inbox.audit import AuditRow, athread_audit_trail, thread_audit_trail
 from statehitl.inbox.listing import (

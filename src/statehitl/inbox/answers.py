@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from statehitl.checkpoint.answer_records import already_answered, answer_key, parse_answer, read_answers, record_answer
+from statehitl.checkpoint.answer_records import answer_key, parse_answer, read_answers, record_answer
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer, Via
 from statehitl.errors import InterruptResponseError, NotInterruptedError, UnknownInterruptError
 from statehitl.values import encode_value
-
-__all__ = ["StoredAnswer", "already_answered", "answer_waiting", "read_answer", "read_thread_answers", "store_answer"]
 
 
 async def waiting_checkpoint(checkpointer: Checkpointer, thread_id: str) -> CheckpointRecord:

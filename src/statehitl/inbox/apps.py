@@ -30,8 +30,6 @@ from statehitl.errors import (
 )
 from statehitl.resumable import ResumableApp, Resumed, as_resumable, resume_stored
 
-__all__ = ["AppBuilder", "apply_answered", "aresume_answered", "build_app", "load_app", "resume_answered"]
-
 AppBuilder = Callable[[str], object]
 """``build(thread_id) -> app``: a CompiledStateGraph, an Agent on that thread's session, or a Graph/Swarm
 (each a ``ResumableApp``)."""

@@ -17,10 +17,8 @@ from statehitl.checkpoint.records import Via
 from statehitl.inbox.answers import read_thread_answers
 from statehitl.inbox.listing import open_store
 
-__all__ = ["AuditRow", "athread_audit_trail", "thread_audit_trail"]
-
-Outcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited", "unknown", "retried",
-                  "refused", "failed"]
+AuditOutcome = Literal["pending", "answered, not yet applied", "applied", "rejected", "edited", "unknown",
+                       "retried", "refused", "failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +29,7 @@ class AuditRow:
     interrupt_id: str
     name: str
     reason: Any
-    outcome: Outcome
+    outcome: AuditOutcome
     at: float
     response: Any = None
     responder: str | None = None

@@ -12,10 +12,9 @@ from __future__ import annotations
 from statehitl.checkpoint.answer_records import ANSWER_MARK, parse_answer
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.interrupt_index import pointed_threads
-from statehitl.checkpoint.records import InterruptRecord, StoredAnswer, ThreadIndex
+from statehitl.checkpoint.record_parts import InterruptRecord
+from statehitl.checkpoint.records import StoredAnswer, ThreadIndex
 from statehitl.errors import CheckpointCorruptError
-
-__all__ = ["Pointed", "follow_pointers"]
 
 
 class Pointed:

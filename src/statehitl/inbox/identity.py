@@ -28,8 +28,6 @@ from typing import Any
 
 from statehitl.responders import GROUP, bare_groups
 
-__all__ = ["ANONYMOUS", "Identity", "from_headers", "header_name", "parse_token", "parse_tokens"]
-
 
 @dataclass(frozen=True, slots=True)
 class Identity:

@@ -13,16 +13,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from statehitl.checkpoint.answer_records import already_answered
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import AnsweredMark, InterruptRecord, ThreadIndex, Via
+from statehitl.checkpoint.record_parts import InterruptRecord
+from statehitl.checkpoint.records import AnsweredMark, ThreadIndex, Via
 from statehitl.errors import AlreadyAnsweredError, UnknownInboxItemError
-from statehitl.inbox.answers import already_answered, read_answer
+from statehitl.inbox.answers import read_answer
 from statehitl.inbox.by_id import follow_pointers
-
-__all__ = [
-    "PendingInterrupt", "Scan", "UnappliedAnswer", "afind_answerable", "afind_pending", "apending", "aunapplied",
-    "find_pending", "pending", "scan", "unapplied",
-]
 
 
 @dataclass(frozen=True, slots=True)

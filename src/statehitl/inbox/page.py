@@ -25,14 +25,12 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
+from statehitl._text import when_text
 from statehitl.inbox.audit import AuditRow
 from statehitl.inbox.identity import ANONYMOUS, Identity
 from statehitl.inbox.listing import PendingInterrupt, UnappliedAnswer
-from statehitl.inbox.text import age_text, expiry_text, parse_response, when_text
+from statehitl.inbox.text import age_text, expiry_text, parse_response
 from statehitl.responders import describe, may_answer
-
-__all__ = ["CONTENT_SECURITY_POLICY", "CSRF_FIELD", "RESPONDER_FIELD", "audit_page", "form_response", "list_page",
-           "message_page"]
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1d2330}
@@ -126,7 +124,6 @@ def _unreadable(threads: Mapping[str, str]) -> str:
     rows = "".join(f'<li class="unreadable">thread {escape(t)}: {escape(why)}</li>'
                    for t, why in sorted(threads.items()))
     return f'<h2>Threads whose index entry cannot be read ({len(threads)})</h2><ul>{rows}</ul>'
-
 
 
 def _unapplied(answers: list[UnappliedAnswer], now: float) -> str:

@@ -13,15 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from statehitl._text import when_text
 from statehitl.checkpoint.engine import Checkpointer
-from statehitl.checkpoint.records import Via
+from statehitl.checkpoint.records import StoredAnswer, Via
 from statehitl.errors import AlreadyAnsweredError
-from statehitl.inbox.answers import StoredAnswer, store_answer
+from statehitl.inbox.answers import store_answer
 from statehitl.inbox.apps import AppBuilder, apply_answered, build_app
 from statehitl.inbox.listing import PendingInterrupt, afind_answerable, open_store, scan
-from statehitl.inbox.text import when_text
-
-__all__ = ["Answered", "SweepReport", "aanswer", "answer", "answer_pending", "asweep", "sweep"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from statehitl._text import when_text
-
-__all__ = ["age_text", "expiry_text", "parse_response", "when_text"]
-
 
 def age_text(seconds: float) -> str:
     """``42s``, ``5m``, ``3h``, ``2d``: how long ago, to the unit that matters."""

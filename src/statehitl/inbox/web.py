@@ -71,8 +71,6 @@ from statehitl.inbox.page import (
 )
 from statehitl.inbox.service import Answered, answer_pending
 
-__all__ = ["allowed_host_names", "cookie_name", "exposure_error", "is_loopback", "make_app", "serve"]
-
 _SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Frame-Options": "DENY",
@@ -470,10 +468,10 @@ def serve(store: str, *, host: str = "127.0.0.1", port: int = 8421, token: str |
         raise ValueError(refused)
     app = make_app(store, token=token, tokens=tokens, identity_header=identity_header, groups_header=groups_header,
                    build=build, bind=host, allowed_hosts=allowed_hosts)
-    asyncio.run(_serve(app, store, host, port, token is not None or bool(tokens), announce))
+    asyncio.run(_serve(app, store, host, port, token=token is not None or bool(tokens), announce=announce))
 
 
-async def _serve(app: web.Application, store: str, host: str, port: int, token: bool,
+async def _serve(app: web.Application, store: str, host: str, port: int, *, token: bool,
                  announce: Callable[[str], None]) -> None:
     import signal
 

@@ -22,8 +22,6 @@ from statehitl.hooks.agent_events import BeforeToolCallEvent
 from statehitl.interventions.actions import Confirm, default_evaluate
 from statehitl.response_types import validate_response
 
-__all__ = ["APPROVAL_ANSWERS", "answers_schema", "apply_confirm", "confirm_schema", "tool_answer_of"]
-
 APPROVAL_ANSWERS: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "boolean"}]}
 """The answers ``default_evaluate`` reads (``True``, ``"y"``, ``"yes"`` approve; any other string or
 ``False`` refuses): a UI may send only these besides the answer vocabulary."""

@@ -16,8 +16,6 @@ from statehitl.interventions.actions import Confirm, Deny, Guide, InterventionAc
 from statehitl.interventions.confirm import apply_confirm
 from statehitl.types.content import Message
 
-__all__ = ["EFFECTS", "Effect", "feedback_message"]
-
 logger = logging.getLogger("statehitl.interventions")
 
 Effect: TypeAlias = Callable[[Any, InterventionAction, str], bool]

@@ -24,8 +24,6 @@ from urllib.parse import urlsplit
 
 from statehitl.models.errors import ModelError
 
-__all__ = ["Endpoint", "StatusError", "stream_lines"]
-
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """What the Anthropic and OpenAI SDKs retry: timeouts, lock conflicts, rate limits, server errors, overload."""
 _INITIAL_DELAY = 0.5

@@ -16,8 +16,6 @@ from statehitl.types.content import Messages
 from statehitl.types.streaming import StreamEvent
 from statehitl.types.tools import ToolSpec
 
-__all__ = ["Model", "iterate_in_thread", "require_known_options"]
-
 T = TypeVar("T")
 
 _DONE = object()

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from statehitl.errors import StatehitlError
 
-__all__ = ["ContextWindowOverflowException", "ModelError", "ModelThrottledException"]
-
 
 class ModelError(StatehitlError):
     """A model call failed; the message names the provider, the model and what to check."""

@@ -23,8 +23,6 @@ from statehitl.types.content import Message, Messages
 from statehitl.types.streaming import StreamEvent
 from statehitl.types.tools import ToolSpec
 
-__all__ = ["ScriptedModel"]
-
 _CHARS_PER_TOKEN = 4
 
 

@@ -19,8 +19,6 @@ from statehitl.models.errors import ModelError
 from statehitl.types.content import ContentBlock, Message, Role
 from statehitl.types.streaming import StreamEvent, Usage
 
-__all__ = ["ModelTurn", "block_events", "collect_turn", "delta_event"]
-
 logger = logging.getLogger(__name__)
 
 
@@ -59,9 +57,7 @@ async def collect_turn(
     stop_reason = "end_turn"
     usage: Any = None
     metrics: Any = None
-    text: str | None = None
-    tool: dict[str, Any] | None = None
-    reasoning: dict[str, Any] | None = None
+    block = _OpenBlock()
 
     async for event in events:
         if stop is not None and stop(event):
@@ -70,29 +66,9 @@ async def collect_turn(
         if on_event is not None:
             on_event({"event": event})
         if "contentBlockDelta" in event:
-            delta = event["contentBlockDelta"]["delta"]
-            if "text" in delta:
-                piece = delta["text"]
-                text = piece if text is None else text + piece
-                if on_event is not None:
-                    on_event({"data": piece, "delta": delta})
-            elif "toolUse" in delta:
-                if tool is None:
-                    raise ModelError(f"the model sent tool input with no toolUse block open: {event!r}")
-                tool["input"] += delta["toolUse"]["input"]
-                if on_event is not None:
-                    on_event({"delta": delta, "current_tool_use": tool})
-            elif "reasoningContent" in delta:
-                if reasoning is None:
-                    reasoning = {}
-                _add_reasoning(reasoning, delta, on_event)
+            block.add(event, on_event)
         elif "contentBlockStop" in event or "contentBlockStart" in event:
-            _close_blocks(content, text, tool, reasoning)
-            text = tool = reasoning = None
-            start = event.get("contentBlockStart")
-            if start is not None and "toolUse" in start.get("start", ()):
-                started = start["start"]["toolUse"]
-                tool = {"toolUseId": started["toolUseId"], "name": started["name"], "input": ""}
+            block.close(content, event.get("contentBlockStart"))
         elif "messageStop" in event:
             stop_reason = event["messageStop"]["stopReason"]
         elif "metadata" in event:
@@ -101,7 +77,7 @@ async def collect_turn(
         elif "messageStart" in event:
             role = event["messageStart"].get("role", "assistant")
 
-    _close_blocks(content, text, tool, reasoning)
+    block.close(content, None)
     if stop_reason == "end_turn" and any("toolUse" in block for block in content):
         stop_reason = "tool_use"  # some models say end_turn beside tool calls; the tools must still run
     turn_usage: Usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
@@ -113,6 +89,46 @@ async def collect_turn(
         usage=turn_usage,
         metrics={"latencyMs": 0, **metrics} if metrics else {"latencyMs": 0},
     )
+
+
+class _OpenBlock:
+    """The content block the stream is filling (one at most in a well-formed stream): its text, tool input or
+    reasoning so far."""
+
+    __slots__ = ("reasoning", "text", "tool")
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.tool: dict[str, Any] | None = None
+        self.reasoning: dict[str, Any] | None = None
+
+    def add(self, event: StreamEvent, on_event: Callable[[dict[str, Any]], None] | None) -> None:
+        """Take in a ``contentBlockDelta`` event, telling ``on_event`` what it added."""
+        delta = event["contentBlockDelta"]["delta"]
+        if "text" in delta:
+            piece = delta["text"]
+            self.text = piece if self.text is None else self.text + piece
+            if on_event is not None:
+                on_event({"data": piece, "delta": delta})
+        elif "toolUse" in delta:
+            if self.tool is None:
+                raise ModelError(f"the model sent tool input with no toolUse block open: {event!r}")
+            self.tool["input"] += delta["toolUse"]["input"]
+            if on_event is not None:
+                on_event({"delta": delta, "current_tool_use": self.tool})
+        elif "reasoningContent" in delta:
+            if self.reasoning is None:
+                self.reasoning = {}
+            _add_reasoning(self.reasoning, delta, on_event)
+
+    def close(self, content: list[ContentBlock], start: Any) -> None:
+        """Append the open block to ``content`` at a block boundary; a ``contentBlockStart`` (``start``) of a
+        tool call opens the next one."""
+        _close_blocks(content, self.text, self.tool, self.reasoning)
+        self.text = self.tool = self.reasoning = None
+        if start is not None and "toolUse" in start.get("start", ()):
+            started = start["start"]["toolUse"]
+            self.tool = {"toolUseId": started["toolUseId"], "name": started["name"], "input": ""}
 
 
 async def _close(events: AsyncIterable[StreamEvent]) -> None:

@@ -22,10 +22,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapp
 from typing import Any, ClassVar
 
 from statehitl._sync import run_sync
-from statehitl.checkpoint.audit import AuditEntry
-from statehitl.checkpoint.engine import Checkpointer, Head
+from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory_storage import MemoryStorage
-from statehitl.checkpoint.records import FailureRecord
+from statehitl.checkpoint.reading import Head
+from statehitl.checkpoint.record_parts import FailureRecord
+from statehitl.checkpoint.records import AuditEntry
 from statehitl.errors import MachineChangedError, NodeCancelledError
 from statehitl.event_stream import Emit, stream_run
 from statehitl.hooks.multiagent_events import (
@@ -47,9 +48,10 @@ from statehitl.nesting import NodeCall
 from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.resume import ContinueRun, ResumeRun, StartRun, plan_run
 from statehitl.run_start import resume_position, start_position
-from statehitl.runner import Durability, Runner
+from statehitl.runner import Runner
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
+from statehitl.thread_run import Durability
 
 __all__ = ["MultiAgentBase", "MultiAgentResult", "NodeResult", "Orchestrator", "Status"]
 """``MultiAgentBase``, ``MultiAgentResult``, ``NodeResult`` and ``Status`` are here too, where Strands'

@@ -13,8 +13,6 @@ from statehitl.multiagent.results import NodeResult
 from statehitl.multiagent.state import task_channel
 from statehitl.status import Status
 
-__all__ = ["STEP_LIMIT", "call_status", "check_task", "is_retry", "node_results", "span_attributes"]
-
 STEP_LIMIT = 100_000
 """Steps an orchestration may take in one call: its own limits (node executions, handoffs, time) are
 what end a loop; this only keeps a graph with none of them set from running forever."""

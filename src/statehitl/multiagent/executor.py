@@ -22,8 +22,6 @@ from statehitl.multiagent.results import MultiAgentResult
 from statehitl.nesting import MachineNode, NodeCall, NodeDone
 from statehitl.status import Status
 
-__all__ = ["CustomNode", "MultiAgentBase", "shared_state"]
-
 
 class MultiAgentBase(ABC):
     """A multi-agent executor: ``invoke_async(task, invocation_state)`` returns a ``MultiAgentResult``.

@@ -20,8 +20,6 @@ import contextlib
 import sys
 from typing import Any
 
-__all__ = ["dump_exception", "load_exception"]
-
 _SCALARS = (str, int, float, bool, type(None))
 
 

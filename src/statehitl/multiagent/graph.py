@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from statehitl.errors import GraphValidationError, NodeCancelledError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
-from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
+from statehitl.machine import END, START, Edge, Machine, NodeSpec
 from statehitl.multiagent.base import Orchestrator
 from statehitl.multiagent.call_rules import node_results
 from statehitl.multiagent.graph_parts import GraphEdge, GraphNode, GraphState, graph_state
@@ -37,6 +37,7 @@ from statehitl.multiagent.state import (
 )
 from statehitl.position import NodeContext, Writes
 from statehitl.progress import RestartedNode
+from statehitl.routers import Router
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 
@@ -190,7 +191,8 @@ class Graph(Orchestrator):
     kind = "graph"
     raises_on_cancel = True
 
-    def __init__(self, nodes: dict[str, GraphNode], edges: Iterable[GraphEdge], entry_points: Iterable[GraphNode],
+    def __init__(  # noqa: PLR0917 - Strands' Graph(nodes, edges, entry_points, ...) takes these positionally
+                 self, nodes: dict[str, GraphNode], edges: Iterable[GraphEdge], entry_points: Iterable[GraphNode],
                  max_node_executions: int | None = None, execution_timeout: float | None = None,
                  node_timeout: float | None = None, reset_on_revisit: bool = False,
                  session_manager: SessionManager | None = None,
@@ -235,7 +237,8 @@ class Graph(Orchestrator):
 
     def _build_view(self, state: dict[str, Any], status: Status) -> GraphState:
         return graph_state(stored_task(state), status, node_results(state, self.orchestrated),
-                           list(state.get("order", ())), self.nodes, self.edges, self.entry_points, self._clock())
+                           list(state.get("order", ())), nodes=self.nodes, edges=self.edges,
+                           entry_points=self.entry_points, clock=self._clock())
 
     def _machine(self, name: str, schema: OrchestrationSchema) -> Machine:
         specs = [NodeSpec.from_callable(n, self._node_handler(n)) for n in self.orchestrated]

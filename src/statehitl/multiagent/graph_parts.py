@@ -20,8 +20,6 @@ from statehitl.multiagent.results import NodeResult, accumulated, zero_usage
 from statehitl.nesting import MachineNode
 from statehitl.status import Status
 
-__all__ = ["GraphEdge", "GraphNode", "GraphState", "graph_state"]
-
 
 @dataclass(eq=False)
 class GraphNode:
@@ -117,7 +115,7 @@ class GraphState:
     entry_points: list[GraphNode] = field(default_factory=list)
 
 
-def graph_state(task: Any, status: Status, results: dict[str, NodeResult], order: list[str],
+def graph_state(task: Any, status: Status, results: dict[str, NodeResult], order: list[str], *,
                 nodes: dict[str, GraphNode], edges: list[GraphEdge], entry_points: list[GraphNode],
                 clock: tuple[float, int]) -> GraphState:
     """The ``GraphState`` of a call: ``results`` and ``order`` by node id; ``clock`` is when the call began

@@ -15,8 +15,6 @@ from statehitl.multiagent.base import Orchestrator
 from statehitl.nesting import NodeCall, NodeDone, NodeStopped, kept_run, resumed_run, started_run
 from statehitl.status import Status
 
-__all__ = ["OrchestratorNode"]
-
 
 class OrchestratorNode:
     """``MachineNode`` for a Graph or Swarm (built by its ``as_node()``), on the orchestrator's public

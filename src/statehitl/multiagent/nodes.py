@@ -22,7 +22,6 @@ from statehitl.nesting import MachineNode, NodeDone, NodeStopped, node_call
 from statehitl.position import NodeContext
 from statehitl.status import Status
 
-__all__ = ["OrchestratedNode", "OrchestrationRun", "call_node", "failed_result", "machine_node_of"]
 
 def machine_node_of(executor: Any, where: str) -> MachineNode:
     """The ``MachineNode`` of a node's executor; a clear error for anything that cannot be one."""

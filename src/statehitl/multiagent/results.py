@@ -17,8 +17,6 @@ from statehitl.interrupt import Interrupt
 from statehitl.multiagent.failures import dump_exception, load_exception
 from statehitl.status import Status
 
-__all__ = ["GraphResult", "MultiAgentResult", "NodeResult", "SwarmResult", "accumulated", "add_usage", "zero_usage"]
-
 
 def zero_usage() -> dict[str, int]:
     return {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}

@@ -13,8 +13,6 @@ if TYPE_CHECKING:
     from statehitl.checkpoint.engine import Checkpointer
     from statehitl.machine import Machine
 
-__all__ = ["ResumableOrchestrator"]
-
 
 class ResumableOrchestrator(ResumableApp):
     """``ResumableApp`` for an orchestrator: what it needs of one, and the four parts of the contract."""

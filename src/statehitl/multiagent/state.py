@@ -25,8 +25,6 @@ from statehitl.agent.binary import from_json_safe, to_json_safe
 from statehitl.errors import InvalidUpdateError
 from statehitl.nesting import MachineNode
 
-__all__ = ["ChannelKind", "OrchestrationSchema", "node_state_of", "node_update", "stored_task", "task_channel"]
-
 
 def task_channel(task: Any) -> Any:
     """The call's task as its ``task`` channel stores it: JSON, bytes (an image's) tagged."""

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from statehitl._json import require_json
-from statehitl.checkpoint.records import FailureRecord
+from statehitl.checkpoint.record_parts import FailureRecord
 from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.interrupt import InterruptRaised
-from statehitl.machine import END, START, Edge, Machine, NodeSpec, Router
+from statehitl.machine import END, START, Edge, Machine, NodeSpec
 from statehitl.multiagent.base import Orchestrator
 from statehitl.multiagent.call_rules import node_results
 from statehitl.multiagent.nested import OrchestratorNode
@@ -36,6 +36,7 @@ from statehitl.multiagent.state import ChannelKind, OrchestrationSchema, stored_
 from statehitl.nesting import MachineNode
 from statehitl.position import NodeContext, Writes
 from statehitl.progress import SwarmTurn
+from statehitl.routers import Router
 from statehitl.session.manager import SessionManager
 from statehitl.status import Status
 from statehitl.tools import tool

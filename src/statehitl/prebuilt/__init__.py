@@ -14,8 +14,10 @@ except ImportError as missing:  # say what to install, not only what is missing
 
     raise ImportError(needs_langchain("statehitl.prebuilt")) from missing
 
+from langchain_core.tools import InjectedToolCallId
+
 from statehitl.prebuilt.approvals import APPROVAL_INTERRUPT
-from statehitl.prebuilt.injected import InjectedIdempotencyKey, InjectedState, InjectedStore, InjectedToolCallId
+from statehitl.prebuilt.injected import InjectedIdempotencyKey, InjectedState, InjectedStore
 from statehitl.prebuilt.react_agent import AgentState, create_react_agent
 from statehitl.prebuilt.tool_node import ToolInvocationError, ToolNode, tools_condition
 

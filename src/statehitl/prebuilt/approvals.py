@@ -25,8 +25,6 @@ from statehitl.errors import InterruptOutsideRunError, InvalidResponseError
 from statehitl.interrupt import Interrupt, InterruptRaised
 from statehitl.position import NodeContext
 
-__all__ = ["APPROVAL_INTERRUPT", "Approvals", "ApprovedCall", "call_site", "idempotency_key"]
-
 APPROVAL_INTERRUPT = "tool-approval"
 """The name of every approval interrupt (each call has a site of its own, so the ids differ)."""
 

@@ -13,10 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.tools import BaseTool, InjectedToolArg, InjectedToolCallId
-
-__all__ = ["InjectedIdempotencyKey", "InjectedState", "InjectedStore", "InjectedToolCallId", "Injections",
-           "injections_of"]
+from langchain_core.tools import BaseTool, InjectedToolArg
 
 
 class InjectedState(InjectedToolArg):

@@ -21,8 +21,6 @@ from statehitl.graph.message import add_messages
 from statehitl.managed import RemainingSteps
 from statehitl.prebuilt.tool_node import ToolNode
 
-__all__ = ["AgentState", "create_react_agent", "structured_state"]
-
 NEED_MORE_STEPS = "Sorry, need more steps to process this request."
 
 Prompt = str | SystemMessage | Callable[[Any], Any] | Runnable[Any, Any] | None

@@ -23,8 +23,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 from pydantic import ValidationError
 
-from statehitl.commands import ParentCommand
-from statehitl.errors import GraphInterrupt
+from statehitl.errors import GraphInterrupt, ParentCommand
 from statehitl.graph.node_calls import current_node
 from statehitl.position import NodeContext
 from statehitl.prebuilt.approvals import Approvals, ApprovedCall, idempotency_key
@@ -80,7 +79,7 @@ class ToolNode:
         """The node's handler in a graph: approvals first (which may stop the node), then the calls."""
         calls, shape = self._calls(input)
         approved = self.approvals.decide(calls, ctx)
-        return self._answer(approved, shape, input, config, store, ctx)
+        return self._answer(approved, shape, input, config, store=store, ctx=ctx)
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, *, store: Any = None) -> Any:
         """Run the calls outside a graph (or inside a node of one): calls needing approval can only wait in a
@@ -88,7 +87,7 @@ class ToolNode:
         ctx = current_node()
         calls, shape = self._calls(input)
         approved = self.approvals.decide(calls, ctx)
-        return self._answer(approved, shape, input, config or {}, store, ctx)
+        return self._answer(approved, shape, input, config or {}, store=store, ctx=ctx)
 
     def _calls(self, input: Any) -> tuple[list[ToolCall], Literal["list", "dict"]]:
         if isinstance(input, list):
@@ -106,7 +105,7 @@ class ToolNode:
             raise ValueError("No AIMessage found in input")
         return list(last.tool_calls), shape  # type: ignore[return-value]
 
-    def _answer(self, approved: list[ApprovedCall], shape: str, state: Any, config: dict[str, Any], store: Any,
+    def _answer(self, approved: list[ApprovedCall], shape: str, state: Any, config: dict[str, Any], *, store: Any,
                 ctx: NodeContext | None) -> Any:
         def one(call: ApprovedCall) -> ToolMessage:
             if call.refusal is not None:

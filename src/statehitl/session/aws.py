@@ -15,8 +15,6 @@ from statehitl.checkpoint.url import install_hint
 from statehitl.errors import CheckpointerNotFoundError
 from statehitl.session.manager import SessionManager, check_session_id
 
-__all__ = ["DynamoDBSessionManager", "S3SessionManager"]
-
 
 @contextlib.contextmanager
 def _backend(manager: str, backend: str, scheme: str) -> Iterator[None]:

@@ -16,8 +16,6 @@ from statehitl.checkpoint.file import FileStorage
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.errors import InvalidThreadIdError
 
-__all__ = ["SESSION_URL_ENV", "FileSessionManager", "SessionManager", "check_session_id"]
-
 SESSION_URL_ENV = "STATEHITL_SESSION_URL"
 
 

@@ -13,8 +13,6 @@ import threading
 import time
 import uuid
 
-__all__ = ["is_uuid7", "new_uuid7"]
-
 _lock = threading.Lock()
 _last = [-1, 0]  # the millisecond of the last id, and its sequence number within it
 _CANONICAL = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z")

@@ -7,8 +7,6 @@ from typing import Any
 from statehitl.checkpoint.url import install_hint
 from statehitl.errors import CheckpointerNotFoundError, StorageConfigError
 
-__all__ = ["backend_module", "check_session_options"]
-
 
 def backend_module(store: str, module: str, scheme: str) -> Any:
     """The backend distribution ``module`` (imported now, so boto3 loads only for a store that uses it), or

@@ -36,7 +36,6 @@ from statehitl.storage.search.types import SearchStrategy, StorageSearchResult
 if TYPE_CHECKING:
     from statehitl.checkpoint.storage import Storage as RecordStorage
 
-__all__ = ["BlobStore"]
 
 _WRITE_ATTEMPTS = 20
 """Read-then-write rounds a ``write`` tries while other writers keep replacing the same key."""

@@ -15,8 +15,6 @@ from statehitl.storage.blob_store import BlobStore
 from statehitl.storage.keys import encode_path, normalize_prefix
 from statehitl.storage.search.types import SearchStrategy
 
-__all__ = ["DynamoDBStorage"]
-
 
 class DynamoDBStorage(BlobStore):
     """Bytes under string keys in the DynamoDB table ``table_name``, under ``prefix``.

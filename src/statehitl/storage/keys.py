@@ -30,17 +30,6 @@ from typing import Final
 
 from statehitl.errors import StorageKeyError
 
-__all__ = [
-    "RECORD_ROOT",
-    "decode_path",
-    "encode_path",
-    "normalize_key",
-    "normalize_prefix",
-    "record_key",
-    "record_prefix",
-    "stored_key",
-]
-
 RECORD_ROOT: Final = "_blobs/"
 """Where a store's values live among its records."""
 

@@ -25,8 +25,6 @@ from typing import Any
 from statehitl._sync import on_private_loop
 from statehitl.errors import InvalidIndexError
 
-__all__ = ["Embedder", "cosine", "texts_at", "tokenize_path"]
-
 
 def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
@@ -175,7 +173,6 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """The cosine similarity of two vectors (0.0 when either is all zeros)."""
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=False)) / norm if norm else 0.0
-
 
 
 async def _off_loop(fn: Any, arg: Any) -> Any:

@@ -10,8 +10,6 @@ from collections.abc import Callable
 from statehitl.store.ops import IndexConfig, TTLConfig
 from statehitl.store.storage import StorageStore
 
-__all__ = ["FileStore"]
-
 
 class FileStore(StorageStore):
     """Items under ``directory`` (each namespace one append-only log, each put fsynced); the directory may be

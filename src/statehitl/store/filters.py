@@ -14,8 +14,6 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["check_filter", "matches_filter"]
-
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
     "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le,
 }

@@ -7,8 +7,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Item", "SearchItem"]
-
 
 def _when(value: datetime | str) -> datetime:
     """A time given as a datetime or, as a deserialized item carries it, as ISO text."""

@@ -23,16 +23,6 @@ from statehitl._echo import echo
 from statehitl.errors import InvalidNamespaceError
 from statehitl.store.ops import MatchCondition
 
-__all__ = [
-    "ROOT",
-    "item_key",
-    "matches",
-    "namespace_prefix",
-    "parse_item_key",
-    "validate_labels",
-    "validate_namespace",
-]
-
 ROOT = "store/"
 """Where every item lives in a storage, apart from a checkpointer's records (``threads/``, ``index/``...), so
 one URL can hold both."""

@@ -9,22 +9,6 @@ from typing import Any, Literal, NamedTuple, TypedDict
 
 from statehitl.store.items import Item, SearchItem
 
-__all__ = [
-    "NOT_PROVIDED",
-    "GetOp",
-    "IndexConfig",
-    "ListNamespacesOp",
-    "MatchCondition",
-    "NamespaceMatchType",
-    "NamespacePath",
-    "NotProvided",
-    "Op",
-    "PutOp",
-    "Result",
-    "SearchOp",
-    "TTLConfig",
-]
-
 
 class NotProvided:
     """The "not given" of ``put(ttl=...)``: distinct from ``ttl=None``, which means "never expires"."""

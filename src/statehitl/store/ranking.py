@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from statehitl.store.embed import cosine
 from statehitl.store.records import StoredItem
 
-__all__ = ["page", "ranked"]
-
 
 def page(found: Sequence[StoredItem], offset: int, limit: int) -> list[tuple[StoredItem, float | None]]:
     """The unranked page: ``limit`` items after ``offset``, none scored."""

@@ -11,8 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from statehitl.errors import StoreCorruptError
 from statehitl.store.items import Item, SearchItem
 
-__all__ = ["StoredItem", "utc"]
-
 
 class StoredItem(BaseModel):
     """One item: its value and times, when it expires (``ttl`` minutes after it was last put or read, as

@@ -51,8 +51,6 @@ from statehitl.store.ops import (
 from statehitl.store.ranking import page, ranked
 from statehitl.store.records import StoredItem, utc
 
-__all__ = ["StorageStore"]
-
 _PUT_ATTEMPTS = 20
 """Compare-and-set rounds a put tries when other writers keep changing the item under it."""
 _READS_AT_ONCE = 16

@@ -15,8 +15,6 @@ from typing import TypeVar
 from statehitl.checkpoint.storage import Storage
 from statehitl.errors import CheckpointConflict
 
-__all__ = ["cas_increment", "gather_bounded", "in_threads", "race_tasks"]
-
 T = TypeVar("T")
 
 MAX_CAS_ATTEMPTS = 10_000

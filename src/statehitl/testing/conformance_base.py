@@ -12,8 +12,6 @@ import pytest
 
 from statehitl.checkpoint.storage import Storage
 
-__all__ = ["ConformanceBase"]
-
 T = TypeVar("T")
 
 

@@ -8,8 +8,6 @@ from statehitl.errors import CheckpointConflict
 from statehitl.testing._storage_support import cas_increment, in_threads, race_tasks
 from statehitl.testing.conformance_base import ConformanceBase
 
-__all__ = ["ConcurrencyContract"]
-
 
 class ConcurrencyContract(ConformanceBase):
     """One create-once winner, and no lost compare-and-set increment, however the writers race."""

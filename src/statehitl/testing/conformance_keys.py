@@ -8,8 +8,6 @@ from statehitl.checkpoint.storage import ABSENT, Storage
 from statehitl.errors import InvalidThreadIdError
 from statehitl.testing.conformance_base import ConformanceBase
 
-__all__ = ["BAD_KEY_SUFFIXES", "BAD_PREFIX_SUFFIXES", "BAD_ROOT_KEYS", "BAD_ROOT_PREFIXES", "KeySafetyContract"]
-
 BAD_KEY_SUFFIXES: tuple[str, ...] = (
     "..",
     "a/..",
@@ -43,7 +41,6 @@ a prefix that could reach files outside the store."""
 def _ids(suffixes: tuple[str, ...]) -> list[str]:
     """Readable test ids (pytest escapes control characters itself); the empty string gets a name."""
     return [s or "<empty>" for s in suffixes]
-
 
 
 class KeySafetyContract(ConformanceBase):

@@ -12,8 +12,6 @@ from statehitl.errors import CheckpointConflict
 from statehitl.testing._storage_support import gather_bounded
 from statehitl.testing.conformance_base import ConformanceBase
 
-__all__ = ["ListingContract"]
-
 
 class ListingContract(ConformanceBase):
     """``list`` and ``delete`` by plain string prefix, paged, and the optional bulk and version reads."""

@@ -11,8 +11,6 @@ from statehitl.checkpoint.storage import ABSENT, Storage
 from statehitl.errors import CheckpointConflict
 from statehitl.testing.conformance_base import ConformanceBase
 
-__all__ = ["ValueContract"]
-
 
 class ValueContract(ConformanceBase):
     """``read``, ``write`` (create-once and compare-and-set) and values of any bytes and size."""

@@ -23,8 +23,6 @@ from statehitl.checkpoint.storage import (
     keeps_records_in_process,
 )
 
-__all__ = ["CountingStorage", "StorageCounts"]
-
 
 @dataclass
 class StorageCounts:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import socket
 import subprocess
 
-__all__ = ["free_port", "port_taken", "stop_process"]
-
 
 def free_port() -> int:
     """A TCP port nothing listens on right now (the server binds it a moment later)."""

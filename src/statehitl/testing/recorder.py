@@ -33,8 +33,6 @@ from statehitl.transitions import (
     Transition,
 )
 
-__all__ = ["TransitionRecorder"]
-
 _DURATIONS = frozenset({"execution_time", "latencyMs"})
 """Keys of measured times in what nodes write (an orchestration's node results)."""
 

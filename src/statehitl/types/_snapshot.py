@@ -30,18 +30,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from statehitl.errors import SnapshotError
 
-__all__ = [
-    "ALL_SNAPSHOT_FIELDS",
-    "SNAPSHOT_PRESETS",
-    "SNAPSHOT_SCHEMA_VERSION",
-    "VALID_SCOPES",
-    "Scope",
-    "Snapshot",
-    "SnapshotField",
-    "SnapshotPreset",
-    "resolve_snapshot_fields",
-]
-
 SnapshotField = Literal[
     "messages", "state", "conversation_manager_state", "interrupt_state", "system_prompt", "model_state", "checkpoint",
 ]

@@ -15,7 +15,7 @@ from statehitl.worker.events import Event, answer_event, delivery_failed_event, 
 from statehitl.worker.lambda_function import WorkerSettings, lambda_handler
 from statehitl.worker.notify import RETRY_SCHEDULE, OutboxEntry, read_outbox, retry_failed
 from statehitl.worker.report import Report
-from statehitl.worker.thread_work import RETRY_COMMENT, Outcome
+from statehitl.worker.thread_work import RETRY_COMMENT, ThreadOutcome
 from statehitl.worker.webhook import (
     EVENT_HEADER,
     ID_HEADER,
@@ -33,6 +33,10 @@ from statehitl.worker.webhook import (
 )
 from statehitl.worker.worker import Worker
 
+Outcome = ThreadOutcome
+"""The name ``ThreadOutcome`` had before it was told apart from an answer's and an audit row's outcome; kept
+for code that imports it."""
+
 __all__ = [
     "EVENT_HEADER",
     "ID_HEADER",
@@ -48,6 +52,7 @@ __all__ = [
     "Report",
     "Retrying",
     "Sink",
+    "ThreadOutcome",
     "Webhook",
     "WebhookDeliveryError",
     "Worker",

@@ -18,8 +18,6 @@ from typing import Any, Literal
 from statehitl.checkpoint.records import StoredAnswer, ThreadIndex
 from statehitl.errors import ActionOutcomeUnknownError
 
-__all__ = ["Event", "EventKind", "answer_event", "delivery_failed_event", "interrupt_event", "outcome_unknown_event"]
-
 EventKind = Literal["interrupt", "answer", "outcome_unknown", "delivery_failed"]
 
 

@@ -22,10 +22,8 @@ from statehitl.checkpoint.codec import decode_model
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.index import INDEX_PREFIX, index_key
 from statehitl.checkpoint.records import ThreadIndex
-from statehitl.checkpoint.storage import has_list_versions, read_prefix
+from statehitl.checkpoint.storage import has_list_versions, has_read_named, read_prefix
 from statehitl.errors import CheckpointCorruptError
-
-__all__ = ["IndexRead", "IndexWatch"]
 
 _ENTRY = "/entry"
 
@@ -54,16 +52,15 @@ class IndexWatch:
     async def read(self) -> IndexRead:
         storage = self.checkpointer.storage
         found: dict[str, tuple[str, bytes | None]] = {}
-        named = getattr(storage, "read_named", None)
-        if self.bulk and callable(named):  # DynamoDB: one filtered Scan, not a Query per thread
-            for key, (data, token) in (await named(INDEX_PREFIX, _ENTRY[1:])).items():
+        if self.bulk and has_read_named(storage):  # DynamoDB: one filtered Scan, not a Query per thread
+            for key, (data, token) in (await storage.read_named(INDEX_PREFIX, _ENTRY[1:])).items():
                 found[key] = (token, data)
-        elif self.bulk:
+        elif self.bulk or not has_list_versions(storage):
             for key, (data, token) in (await read_prefix(storage, INDEX_PREFIX)).items():
                 if key.endswith(_ENTRY):
                     found[key] = (token, data)
         else:
-            listed = await storage.list_versions(INDEX_PREFIX)  # type: ignore[attr-defined]
+            listed = await storage.list_versions(INDEX_PREFIX)
             for key, token in listed:
                 if key.endswith(_ENTRY):
                     found[key] = (token, None)

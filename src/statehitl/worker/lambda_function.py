@@ -36,8 +36,6 @@ from typing import Any
 
 from statehitl.worker.webhook import Webhook
 
-__all__ = ["ENV_PREFIX", "WEBHOOK_SECRET_ENV", "WorkerSettings", "lambda_handler"]
-
 logger = logging.getLogger("statehitl.worker")
 
 ENV_PREFIX = "STATEHITL_WORKER_"

@@ -38,18 +38,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from statehitl.checkpoint.claims import process_gone
+from statehitl.checkpoint.claims import owner_id, process_gone
 from statehitl.checkpoint.codec import decode_model, encode
-from statehitl.checkpoint.engine import Checkpointer, owner_id
+from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.index import index_prefix
 from statehitl.checkpoint.records import SCHEMA_VERSION
 from statehitl.checkpoint.storage import has_list_versions
 from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
 from statehitl.worker.events import Event, EventKind, delivery_failed_event
 from statehitl.worker.webhook import Sink, WebhookDeliveryError, as_sink, sink_id
-
-__all__ = ["OUTBOX_PREFIX", "RETRY_SCHEDULE", "NotificationMark", "Notifier", "OutboxEntry", "mark_key",
-           "outbox_key", "read_outbox", "retry_failed"]
 
 logger = logging.getLogger("statehitl.worker")
 

@@ -14,9 +14,7 @@ import logging
 import random
 from collections.abc import Callable
 
-from statehitl.worker.thread_work import Outcome
-
-__all__ = ["MAX_BACKOFF", "Pacing"]
+from statehitl.worker.thread_work import ThreadOutcome
 
 logger = logging.getLogger("statehitl.worker")
 
@@ -73,7 +71,7 @@ class Pacing:
         step = min(MAX_BACKOFF, self.interval * 2 ** (failures - 1))
         return random.uniform(step / 2, step)
 
-    def settle(self, outcome: Outcome) -> None:
+    def settle(self, outcome: ThreadOutcome) -> None:
         """Note how working on a thread ended: a failure pauses it until its ``retry_at``; anything else ends
         its run of failures."""
         if outcome.what == "failed" and outcome.retry_at is not None:

@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 
 from statehitl.checkpoint.answer_records import is_answer_key
 from statehitl.checkpoint.index import INDEX_PREFIX
-from statehitl.worker.thread_work import Outcome
-
-__all__ = ["Report", "changed_thread"]
+from statehitl.worker.thread_work import ThreadOutcome
 
 
 @dataclass
@@ -24,7 +22,7 @@ class Report:
     retry: set[str] = field(default_factory=set)
     """Threads to look at again after a transient store error (the Lambda handler asks for them again)."""
 
-    def add(self, outcome: Outcome) -> None:
+    def add(self, outcome: ThreadOutcome) -> None:
         self.counts[outcome.what] += 1
         self.counts["expired"] += len(outcome.expired)
         self.counts["retried"] += outcome.retried

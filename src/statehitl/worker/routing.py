@@ -18,8 +18,6 @@ from statehitl.errors import AppLoadError
 from statehitl.inbox.apps import AppBuilder, build_app
 from statehitl.resumable import ResumableApp
 
-__all__ = ["Apps"]
-
 
 class Apps:
     """Build functions, routed by machine name.

@@ -38,9 +38,10 @@ from typing import Any, Literal, TypeVar
 
 from statehitl.checkpoint.answer_records import read_answers
 from statehitl.checkpoint.answer_records import record_answer as record_binding_answer
-from statehitl.checkpoint.engine import Checkpointer, Head
-from statehitl.checkpoint.reading import offering_head
-from statehitl.checkpoint.records import CheckpointRecord, InterruptRecord, StoredAnswer
+from statehitl.checkpoint.engine import Checkpointer
+from statehitl.checkpoint.reading import Head, offering_head
+from statehitl.checkpoint.record_parts import InterruptRecord
+from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer
 from statehitl.errors import (
     ActionOutcomeUnknownError,
     AlreadyAnsweredError,
@@ -54,8 +55,6 @@ from statehitl.resumable import ResumableApp, resume_stored
 from statehitl.worker.events import answer_event, outcome_unknown_event
 from statehitl.worker.notify import Notifier
 from statehitl.worker.routing import Apps
-
-__all__ = ["RETRY_COMMENT", "Outcome", "ThreadWork"]
 
 logger = logging.getLogger("statehitl.worker")
 
@@ -74,7 +73,7 @@ What = Literal["resumed", "busy", "waiting", "unknown", "refused", "done", "fail
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class ThreadOutcome:
     """What working on a thread did. ``retry_at``: when to look at it again (epoch seconds), if ever."""
 
     thread_id: str
@@ -132,19 +131,19 @@ class ThreadWork:
         """How long a resume's claim holds a thread: when to look again at a thread another worker holds."""
         return self.lease_seconds or self.checkpointer.lease_seconds
 
-    async def __call__(self, thread_id: str) -> Outcome:
+    async def __call__(self, thread_id: str) -> ThreadOutcome:
         # With one app, the thread is read through the app's own checkpointer, which its resume then
         # needs not read again (``offering_head``): per resume, the reads of the head and the answers.
         app = await self._in_pool(self.apps.sole, thread_id)
         checkpointer = self.checkpointer if app is None else app.thread_store
         head = await checkpointer.head(thread_id)
         if head is None:
-            return Outcome(thread_id, "done")
+            return ThreadOutcome(thread_id, "done")
         retried = False
         try:
             checkpointer.ensure_free(head, None)
         except CheckpointConflict:
-            return Outcome(thread_id, "busy", retry_at=_lease_end(head, self.clock() + self.lease))
+            return ThreadOutcome(thread_id, "busy", retry_at=_lease_end(head, self.clock() + self.lease))
         except ActionOutcomeUnknownError as error:
             if not self.retry_unknown:
                 return self._unknown(head, error)
@@ -162,27 +161,27 @@ class ThreadWork:
                 if interrupt.id not in answers and interrupt.expires_at is not None and interrupt.expires_at <= now:
                     stored, created = await self._expire(record, interrupt)
                     if stored is None:
-                        return Outcome(thread_id, "done")  # it moved on meanwhile
+                        return ThreadOutcome(thread_id, "done")  # it moved on meanwhile
                     answers[interrupt.id] = stored
                     if created:
                         expired.append(interrupt.id)
                     await self.notifier.enqueue(answer_event(stored))
             if not answers:
                 deadlines = [i.expires_at for i in record.interrupts if i.expires_at is not None]
-                return Outcome(thread_id, "waiting", retry_at=min(deadlines) if deadlines else None)
+                return ThreadOutcome(thread_id, "waiting", retry_at=min(deadlines) if deadlines else None)
             left_to_app = self._left_to_app(answers, now)
             if left_to_app is not None:
-                return Outcome(thread_id, "waiting", retry_at=left_to_app, expired=tuple(expired))
+                return ThreadOutcome(thread_id, "waiting", retry_at=left_to_app, expired=tuple(expired))
             offered = dataclasses.replace(head, answers=answers)
         elif record.status != "executing" and not retried:
-            return Outcome(thread_id, "done")
+            return ThreadOutcome(thread_id, "done")
         if app is None:
             app = await self._in_pool(self.apps.app_for, thread_id, record.machine)
             offered = None  # read through the worker's checkpointer, not the app's
         return await self._resume(thread_id, app, offered, tuple(expired), retried)
 
     async def _resume(self, thread_id: str, app: ResumableApp, offered: Head | None, expired: tuple[str, ...],
-                      retried: bool) -> Outcome:
+                      retried: bool) -> ThreadOutcome:
         for _ in range(2):  # once more after a retry the head read above could not see coming
             offer = contextlib.nullcontext() if offered is None else offering_head(app.thread_store, offered)
             offered = None
@@ -191,27 +190,28 @@ class ThreadWork:
                     resumed = await resume_stored(app, thread_id, lease_seconds=self.lease_seconds,
                                                   executor=self.pool)
             except CheckpointConflict:
-                return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
+                return ThreadOutcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired,
+                                     retried=retried)
             except ActionOutcomeUnknownError as error:
                 head = await self.checkpointer.head(thread_id)
                 if not self.retry_unknown or retried or head is None:
-                    return self._unknown(head, error) if head is not None else Outcome(thread_id, "done")
+                    return self._unknown(head, error) if head is not None else ThreadOutcome(thread_id, "done")
                 await self._retry(thread_id)
                 retried = True
                 continue
             except (NotInterruptedError, UnknownInterruptError, ResumeInputError):
-                return Outcome(thread_id, "done", expired=expired, retried=retried)
+                return ThreadOutcome(thread_id, "done", expired=expired, retried=retried)
             except InvalidResponseError as error:
                 if not error.refused_answer:
                     raise
                 # Withdrawn by the run that refused it: the interrupt waits on a new answer, nothing to retry.
                 logger.warning("thread %s: %s", thread_id, error)
-                return Outcome(thread_id, "refused", expired=expired, retried=retried, error=str(error))
+                return ThreadOutcome(thread_id, "refused", expired=expired, retried=retried, error=str(error))
             logger.info("thread %s: resumed (%s)%s%s", thread_id, resumed.status,
                         f", expiry default applied to {', '.join(expired)}" if expired else "",
                         ", after retrying an action of unknown outcome" if retried else "")
-            return Outcome(thread_id, "resumed", resumed.status, expired=expired, retried=retried, result=resumed)
-        return Outcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
+            return ThreadOutcome(thread_id, "resumed", resumed.status, expired=expired, retried=retried, result=resumed)
+        return ThreadOutcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
 
     def _left_to_app(self, answers: dict[str, StoredAnswer], now: float) -> float | None:
         """When answers all came through the app's own call, and that call may still be about to apply them,
@@ -240,14 +240,14 @@ class ThreadWork:
         except NotInterruptedError:
             pass  # another worker gave the go-ahead first
 
-    def _unknown(self, head: Head, error: ActionOutcomeUnknownError) -> Outcome:
+    def _unknown(self, head: Head, error: ActionOutcomeUnknownError) -> ThreadOutcome:
         slot = head.cursor.slot if head.cursor.slot is not None else head.record.seq
         if (head.record.thread_id, slot) not in self._reported:
             self._reported.add((head.record.thread_id, slot))
             logger.warning("thread %s: an action of unknown outcome waits on a human: %s", head.record.thread_id, error)
         self.notifier.submit(outcome_unknown_event(error, slot))
         # Looked at again now and then: once a human allows the retry (`threads retry`), the thread goes on.
-        return Outcome(head.record.thread_id, "unknown", retry_at=self.clock() + max(self.lease, UNKNOWN_LOOK),
+        return ThreadOutcome(head.record.thread_id, "unknown", retry_at=self.clock() + max(self.lease, UNKNOWN_LOOK),
                        error=str(error))
 
 

@@ -48,12 +48,6 @@ from typing import Any
 from statehitl.errors import StatehitlError
 from statehitl.worker.events import Event
 
-__all__ = [
-    "EVENT_HEADER", "ID_HEADER", "SIGNATURE_HEADER", "TIMESTAMP_HEADER", "TOLERANCE", "CallableSink", "Retrying",
-    "Sink", "Webhook", "WebhookDeliveryError", "as_sink", "sign", "signing_key", "sink_id", "verify_signature",
-    "webhook_id",
-]
-
 logger = logging.getLogger("statehitl.worker")
 
 ID_HEADER = "webhook-id"

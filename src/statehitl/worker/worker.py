@@ -29,12 +29,13 @@ import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any
 
 from statehitl.checkpoint.answer_records import answer_prefix, parse_answer
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.index import read_index
 from statehitl.checkpoint.records import ThreadIndex
+from statehitl.checkpoint.storage import ChangeFeed, has_change_feed
 from statehitl.errors import CheckpointCorruptError, StorageError
 from statehitl.inbox.apps import AppBuilder
 from statehitl.inbox.listing import open_store
@@ -45,21 +46,10 @@ from statehitl.worker.notify import RETRY_SCHEDULE, Notifier
 from statehitl.worker.pacing import Pacing
 from statehitl.worker.report import Report, changed_thread
 from statehitl.worker.routing import Apps
-from statehitl.worker.thread_work import Outcome, ThreadWork
+from statehitl.worker.thread_work import ThreadOutcome, ThreadWork
 from statehitl.worker.webhook import Sink
 
-__all__ = ["ChangeFeed", "Worker"]
-
 logger = logging.getLogger("statehitl.worker")
-
-
-class ChangeFeed(Protocol):
-    """A store's stream of written keys (``DynamoDBStorage.change_feed()``): ``start`` positions it at its
-    end, ``poll`` returns what was written since (objects with a ``key``), in order."""
-
-    def start(self) -> None: ...
-
-    def poll(self) -> Sequence[Any]: ...
 
 
 class Worker:
@@ -105,7 +95,7 @@ class Worker:
         self.concurrency = concurrency
         self._slots: asyncio.Semaphore | None = None
         self._trickle: asyncio.Semaphore | None = None
-        self._running: dict[str, asyncio.Task[Outcome]] = {}
+        self._running: dict[str, asyncio.Task[ThreadOutcome]] = {}
         self._again: set[str] = set()
         self.pacing = Pacing(interval, clock)
         self._watch: IndexWatch | None = None
@@ -113,7 +103,7 @@ class Worker:
 
     # -- one thread, many threads ---------------------------------------------------------------------
 
-    async def aprocess(self, thread_id: str) -> Outcome:
+    async def aprocess(self, thread_id: str) -> ThreadOutcome:
         """Work on one thread now (``thread_work``); a failure is logged and returned, never raised: one
         thread's trouble must not stop the worker (a store that fails everything fails its passes and its
         stream too, which do stop it). A thread that failed is looked at again after a pause that doubles
@@ -127,18 +117,18 @@ class Worker:
             else:
                 wait = max(wait, 30.0)
             logger.warning("thread %s: the store failed (%s); looking again in %.1fs", thread_id, exc, wait)
-            outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=str(exc))
+            outcome = ThreadOutcome(thread_id, "failed", retry_at=self.clock() + wait, error=str(exc))
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             wait = self.pacing.failed(thread_id, error, exc=exc)
-            outcome = Outcome(thread_id, "failed", retry_at=self.clock() + wait, error=error)
+            outcome = ThreadOutcome(thread_id, "failed", retry_at=self.clock() + wait, error=error)
         self.pacing.settle(outcome)
         self.report.add(outcome)
         if outcome.what != "failed" or outcome.retry_at is None:
             self.report.retry.discard(thread_id)
         return outcome
 
-    def _task(self, thread_id: str, *, again: bool, trickle: bool = False) -> asyncio.Task[Outcome]:
+    def _task(self, thread_id: str, *, again: bool, trickle: bool = False) -> asyncio.Task[ThreadOutcome]:
         """The task working on ``thread_id``: a new one, or the one running. ``again``: what asks (a stream
         record) may have come after that task read the thread, so it looks once more when done; a pass
         over the index need not ask, as the next pass finds the thread again if it is still due. ``trickle``:
@@ -152,7 +142,7 @@ class Worker:
         self._running[thread_id] = task
         return task
 
-    async def _limited(self, thread_id: str, trickle: bool) -> Outcome:
+    async def _limited(self, thread_id: str, trickle: bool) -> ThreadOutcome:
         if self._slots is None or self._trickle is None:
             self._slots, self._trickle = asyncio.Semaphore(self.concurrency), asyncio.Semaphore(_TRICKLE)
         gate: contextlib.AbstractAsyncContextManager[Any] = self._trickle if trickle else contextlib.nullcontext()
@@ -186,7 +176,7 @@ class Worker:
         run's, with a deadline."""
         return thread_id in self._running or self.pacing.scheduled(thread_id)
 
-    def _all(self, threads: Iterable[str], *, again: bool, trickle: bool = False) -> list[asyncio.Task[Outcome]]:
+    def _all(self, threads: Iterable[str], *, again: bool, trickle: bool = False) -> list[asyncio.Task[ThreadOutcome]]:
         return [self._task(t, again=again, trickle=trickle) for t in dict.fromkeys(threads)]
 
     _timed = False
@@ -206,7 +196,7 @@ class Worker:
             await self.notifier.scan()  # events a dead worker, or a receiver that was down, left in the outbox
         if self._watch is None:
             # A store with a change stream is passed over rarely (at start, --once): one bulk read is fewest requests.
-            streamed = callable(getattr(self.checkpointer.storage, "change_feed", None))
+            streamed = has_change_feed(self.checkpointer.storage)
             self._watch = IndexWatch(self.checkpointer, bulk=streamed)
         read = await self._watch.read()
         for thread, why in self._watch.corrupt.items():
@@ -311,8 +301,8 @@ class Worker:
     # -- running ----------------------------------------------------------------------------------------
 
     def _feed(self) -> ChangeFeed | None:
-        make = getattr(self.checkpointer.storage, "change_feed", None)
-        return make() if callable(make) else None
+        storage = self.checkpointer.storage
+        return storage.change_feed() if has_change_feed(storage) else None
 
     async def arun(self, *, once: bool = False, stop: asyncio.Event | None = None) -> Report:
         """Run until ``stop`` is set (or, with ``once``, one pass over the index: what is due now), then wait

@@ -27,16 +27,6 @@ from statehitl_checkpoint_dynamodb.errors import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = [
-    "BATCH_GET",
-    "BATCH_WRITE",
-    "batch_get",
-    "batch_write",
-    "error_code",
-    "make_client",
-    "retried",
-    "translate_errors",
-]
 
 BATCH_WRITE = 25
 """Items per ``BatchWriteItem`` (DynamoDB's limit)."""

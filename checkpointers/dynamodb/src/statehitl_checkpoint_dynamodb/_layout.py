@@ -27,23 +27,6 @@ from typing import Final
 
 from statehitl.checkpoint.storage import validate_key
 
-__all__ = [
-    "CHUNK_BYTES",
-    "INLINE_BYTES",
-    "ROOT",
-    "Entry",
-    "chunk_keys",
-    "chunk_partition",
-    "is_marker",
-    "join",
-    "marker_chain",
-    "new_token",
-    "parent",
-    "split_key",
-    "split_value",
-    "token_chunks",
-]
-
 ROOT: Final = "/"
 """The partition of keys without ``/``. Not a valid key directory, so it cannot collide with one."""
 

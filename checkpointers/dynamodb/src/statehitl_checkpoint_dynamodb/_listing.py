@@ -17,9 +17,6 @@ from statehitl.checkpoint.storage import validate_prefix
 from statehitl_checkpoint_dynamodb._layout import ROOT, Entry, chunk_partition, is_marker, join, parent, token_chunks
 from statehitl_checkpoint_dynamodb._table import Table, string
 
-__all__ = ["delete", "list_keys", "query", "read_all", "scan", "walk"]
-
-
 
 def query(table: Table, pk: str, begins: str, page: int | None, *, values: bool = False) -> Iterator[dict[str, Any]]:
     """The items of partition ``pk`` whose sort key starts with ``begins``, in order, page by page;

@@ -26,7 +26,6 @@ from statehitl_checkpoint_dynamodb.errors import DynamoDBError
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["ClientOptions", "OnTable", "Table", "item_key", "string"]
 
 _REGISTERED_MAX = 100_000
 """Partitions remembered as registered; past this the memory is dropped (costing one marker write each)."""

@@ -14,8 +14,6 @@ from urllib.parse import parse_qs, urlsplit
 from statehitl._echo import echo
 from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError
 
-__all__ = ["check_options", "check_table_name", "parse_url"]
-
 _TABLE = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 _REGION = re.compile(r"^(?![0-9]+$)(?!-)[a-zA-Z0-9-]{1,63}(?<!-)$")
 """botocore's own rule for a region name, checked here so a typo fails when the store is built."""

@@ -18,8 +18,6 @@ from statehitl_checkpoint_dynamodb._layout import new_token, split_key, split_va
 from statehitl_checkpoint_dynamodb._table import Table, item_key, string
 from statehitl_checkpoint_dynamodb.errors import DynamoDBError
 
-__all__ = ["sweep_orphan_chunks", "write_value"]
-
 
 def write_value(table: Table, key: str, data: bytes, expect: str) -> str:
     """Store ``data`` under ``key`` if its version is ``expect`` (or it is absent, for ``ABSENT``); the new

@@ -29,16 +29,6 @@ from statehitl.errors import (
     StorageUnavailableError,
 )
 
-__all__ = [
-    "REQUIRED_ACTIONS",
-    "DynamoDBAccessDeniedError",
-    "DynamoDBConfigError",
-    "DynamoDBError",
-    "DynamoDBTableNotFoundError",
-    "DynamoDBThrottledError",
-    "DynamoDBUnavailableError",
-]
-
 REQUIRED_ACTIONS: tuple[str, ...] = (
     "dynamodb:GetItem",
     "dynamodb:PutItem",

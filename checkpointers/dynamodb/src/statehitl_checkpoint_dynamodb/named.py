@@ -19,8 +19,6 @@ from statehitl.checkpoint.storage import validate_prefix
 from statehitl_checkpoint_dynamodb._layout import join, token_chunks
 from statehitl_checkpoint_dynamodb._table import Table
 
-__all__ = ["scan_named"]
-
 
 def scan_named(table: Table, prefix: str, name: str) -> dict[str, tuple[bytes, str]]:
     """Every live record whose key starts with ``prefix`` and whose last segment is ``name``, with its

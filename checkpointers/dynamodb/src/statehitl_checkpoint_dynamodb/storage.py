@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from statehitl.checkpoint.clock import StoreClock
     from statehitl_checkpoint_dynamodb.streams import TableStream
 
-__all__ = ["DynamoDBStorage"]
-
 
 class DynamoDBStorage:
     """Checkpoint storage in the DynamoDB table ``table_name`` (key schema: ``pk`` S, ``sk`` S).

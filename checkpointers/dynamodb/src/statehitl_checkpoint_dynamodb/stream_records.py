@@ -15,8 +15,6 @@ from typing import Any
 
 from statehitl_checkpoint_dynamodb._layout import is_marker, join
 
-__all__ = ["Change", "record_change", "record_key", "stream_changes"]
-
 
 @dataclass(frozen=True, slots=True)
 class Change:

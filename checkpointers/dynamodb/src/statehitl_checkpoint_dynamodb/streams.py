@@ -37,13 +37,10 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from statehitl_checkpoint_dynamodb._client import error_code, translate_errors
 from statehitl_checkpoint_dynamodb._table import OnTable, Table
 from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError, DynamoDBError
-from statehitl_checkpoint_dynamodb.stream_records import Change, record_change, record_key
+from statehitl_checkpoint_dynamodb.stream_records import Change, record_change
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-__all__ = ["Change", "StreamsClient", "TableStream", "record_key"]
-"""``Change`` and ``record_key`` are ``stream_records``', here too for the readers that import them from here."""
 
 _ITERATOR_LOST = frozenset({"ExpiredIteratorException", "TrimmedDataAccessException", "ResourceNotFoundException"})
 """GetRecords/GetShardIterator errors the reader recovers from itself (a new iterator, or the shards

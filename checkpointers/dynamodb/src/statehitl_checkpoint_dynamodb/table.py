@@ -26,7 +26,6 @@ from statehitl_checkpoint_dynamodb.errors import DynamoDBConfigError
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["KEY_SCHEMA", "STREAM_VIEW", "create_table", "enable_stream"]
 
 KEY_SCHEMA: tuple[dict[str, str], ...] = (
     {"AttributeName": "pk", "KeyType": "HASH"},

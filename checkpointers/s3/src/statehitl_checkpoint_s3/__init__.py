@@ -7,7 +7,8 @@ boto3 is imported only when a store is built, so importing this package stays ch
 
 from __future__ import annotations
 
-from statehitl_checkpoint_s3._errors import BucketNotFoundError, StorageAccessError, translate_client_error
+from statehitl.errors import StorageAccessError
+from statehitl_checkpoint_s3._errors import BucketNotFoundError, translate_client_error
 from statehitl_checkpoint_s3._storage import S3Storage
 from statehitl_checkpoint_s3._url import parse_s3_url
 

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from boto3 import Session
     from mypy_boto3_s3 import S3Client
 
-__all__ = ["RetryMode", "check_client_options", "make_client", "shared_client"]
 
 RetryMode = Literal["standard", "adaptive"]
 

@@ -38,18 +38,6 @@ from statehitl.errors import (
     StorageUnavailableError,
 )
 
-__all__ = [
-    "CONFLICT_CODES",
-    "PERMISSIONS",
-    "UNAVAILABLE_CODES",
-    "BucketNotFoundError",
-    "StorageAccessError",
-    "access_error",
-    "error_code",
-    "storage_error",
-    "translate_client_error",
-]
-
 CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "412", "409"})
 """Codes a conditional PutObject fails with when its expectation does not hold.
 

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from boto3 import Session
     from mypy_boto3_s3 import S3Client
 
-__all__ = ["DELETE_BATCH", "PAGE_SIZE", "SSE_ALGORITHMS", "S3Storage"]
 
 T = TypeVar("T")
 

@@ -13,8 +13,6 @@ from urllib.parse import parse_qs, urlsplit
 from statehitl._echo import echo
 from statehitl.errors import StorageConfigError
 
-__all__ = ["URL_OPTIONS", "S3Url", "check_bucket_name", "parse_s3_url"]
-
 URL_OPTIONS = ("region", "endpoint_url", "sse", "sse_kms_key_id", "profile", "retries", "retry_mode")
 """Query parameters ``from_url`` understands."""
 
