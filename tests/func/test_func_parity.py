@@ -365,6 +365,47 @@ def models_as_values(lg: SimpleNamespace) -> list[Any]:
     return [first, second, workflow.get_state(config("m")).values, third, ran]
 
 
+def traced_tasks(lg: SimpleNamespace) -> list[Any]:
+    """Under LangChain callbacks a workflow's call is one root run ending with the workflow's value; inside it
+    the entrypoint's run, and in that each task call's run with its arguments by name (defaults filled in), its
+    result, or its error (LangGraph names the root run ``LangGraph`` and ends the entrypoint's run with the
+    function's value: compared without those)."""
+    from langchain_core.tracers import BaseTracer
+
+    class Tracer(BaseTracer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.runs: list[Any] = []
+
+        def _persist_run(self, run: Any) -> None:
+            self.runs.append(run)
+
+    @lg.task
+    def double(x: int, *, times: int = 2) -> int:
+        return x * times
+
+    @lg.task
+    async def broken(x: int) -> int:
+        raise ValueError(f"no {x}")
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    async def flow(n: int) -> int:
+        total = await double(n) + await double(n, times=3)
+        try:
+            await broken(n)
+        except ValueError:
+            total += 1
+        return total
+
+    tracer = Tracer()
+    value = asyncio.run(flow.ainvoke(2, {**config("tr"), "callbacks": [tracer]}))
+    (root,) = tracer.runs
+    (node,) = root.child_runs
+    tasks = sorted(((run.name, run.inputs, run.outputs, run.error is not None) for run in node.child_runs),
+                   key=repr)
+    return [value, root.inputs, root.outputs, node.name, node.inputs, tasks]
+
+
 def retried_entrypoint(lg: SimpleNamespace) -> list[Any]:
     """An entrypoint with a retry policy runs again after it raised, its tasks too (LangGraph's: only a failed
     run's retry with invoke(None) keeps them)."""
@@ -468,7 +509,7 @@ PROGRAMS = [store_across_threads, sequential_tasks, parallel_tasks, interrupt_in
             previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
             runtime_and_context, nested_and_mixed_tasks, retried_entrypoint, task_events,
-            json_schemas, update_state_gives_previous, models_as_values]
+            json_schemas, update_state_gives_previous, models_as_values, traced_tasks]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

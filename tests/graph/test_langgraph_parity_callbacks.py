@@ -179,35 +179,49 @@ def traced_runs(lg: SimpleNamespace) -> list[Any]:
              run.outputs, None if run.error is None else run.error.splitlines()[0][:8]) for run in tracer.runs]
 
 
+def tree(run: Run) -> tuple[Any, ...]:
+    """A traced run as its name, type, inputs, outputs and children (ids and times left out)."""
+    return (run.name, run.run_type, run.inputs if run.run_type == "chain" else None,
+            run.outputs if run.run_type == "chain" else None, [tree(child) for child in run.child_runs])
+
+
 def nested_runs(lg: SimpleNamespace) -> list[Any]:
-    """A chat model or a Runnable a node calls with its config runs inside the call's one root run (LangGraph
-    also has a run per node between them, which statehitl does not make: compared without the node runs)."""
+    """Each node call is a run of its own inside the call's one root run, named after the node, with its input
+    and output; a chat model or a Runnable a node calls (with its config, or without: LangChain's current
+    config) is inside the node's run; an interrupting node's run ends in an error. The same in a run that
+    streams ``"messages"``."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
     from langchain_core.runnables import RunnableLambda
 
-    model = FakeListChatModel(responses=["hi", "there", "again"])
+    model = FakeListChatModel(responses=["hi", "there", "again", "more"])
 
     def chat(state: Answer, config: RunnableConfig) -> dict[str, Any]:
         return {"log": state["log"] + str(model.invoke("q", config).content)}
 
+    def implicit(state: Answer) -> dict[str, Any]:
+        return {"log": state["log"] + str(model.invoke("q").content)}
+
+    def ask(state: Answer) -> dict[str, Any]:
+        return {"answer": lg.interrupt("sure?")}
+
     g = lg.StateGraph(Answer)
     g.add_node("chat", chat)
+    g.add_node("implicit", implicit)
     g.add_node("lam", RunnableLambda(lambda state: {"log": state["log"] + ";lam"}))
+    g.add_node("ask", ask)
     g.add_edge(lg.START, "chat")
-    g.add_edge("chat", "lam")
-    app = g.compile()
+    g.add_edge("chat", "implicit")
+    g.add_edge("implicit", "lam")
+    g.add_edge("lam", "ask")
+    app = g.compile(checkpointer=lg.InMemorySaver())
     seen: list[Any] = []
     for mode in ["values", "messages"]:
         tracer = Tracer()
-        app.invoke({"answer": None, "log": ""}, {"callbacks": [tracer], "run_name": "nested"}, stream_mode=mode)
-        inside: list[Run] = [child for run in tracer.runs for child in run.child_runs]
-        names: list[str] = []
-        while inside:
-            run = inside.pop(0)
-            inside.extend(run.child_runs)
-            if run.name not in ("chat", "lam"):
-                names.append(run.name)
-        seen.append(([run.name for run in tracer.runs], sorted(names)))
+        app.invoke({"answer": None, "log": ""}, {**config(mode), "callbacks": [tracer], "run_name": "nested"},
+                   stream_mode=mode)
+        seen.append([tree(run) for run in tracer.runs])
+        asked = [child for child in tracer.runs[0].child_runs if child.name == "ask"]
+        seen.append([run.error is not None for run in asked])
     return seen
 
 
@@ -231,15 +245,15 @@ def streamed_runs(lg: SimpleNamespace) -> list[Any]:
 
 
 def event_streams(lg: SimpleNamespace) -> list[Any]:
-    """``astream_events(version="v2")``: the run's own events (start, one ``on_chain_stream`` per chunk ``astream``
-    yields, end) as LangGraph's, filters and ``stream_mode`` taken; the chat model a node calls with its config
-    streams its events inside the run (LangGraph also has a run per node between them: compared without it)."""
+    """``astream_events(version="v2")``: the run's start, each node's start, stream and end, the events of the
+    chat model a node calls, each chunk ``astream`` yields as the run's ``on_chain_stream``, its end; filters
+    and ``stream_mode`` taken."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     model = FakeListChatModel(responses=["hey"])
 
-    def chat(state: Answer, config: RunnableConfig) -> dict[str, Any]:
-        return {"log": state["log"] + str(model.invoke("q", config).content)}
+    def chat(state: Answer) -> dict[str, Any]:
+        return {"log": state["log"] + str(model.invoke("q").content)}
 
     g = lg.StateGraph(Answer)
     g.add_node("chat", chat)
@@ -251,14 +265,12 @@ def event_streams(lg: SimpleNamespace) -> list[Any]:
     async def run(**options: Any) -> list[Any]:
         seen = []
         async for event in app.astream_events({"answer": None, "log": ""}, version="v2", **options):
-            if not event["parent_ids"]:
-                seen.append((event["event"], event["name"], event["data"]))
-            elif event["name"] not in ("chat", "after"):
-                seen.append((event["event"], event["name"]))
+            data = event["data"] if event["event"].startswith("on_chain") else None
+            seen.append((event["event"], event["name"], len(event["parent_ids"]), data))
         return seen
 
-    return [asyncio.run(run()), asyncio.run(run(stream_mode="values")), asyncio.run(run(include_names=["Assistant"]))]
-
+    return [asyncio.run(run()), asyncio.run(run(stream_mode="values")), asyncio.run(run(include_names=["Assistant"])),
+            asyncio.run(run(include_names=["chat"]))]
 
 PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs, nested_runs, streamed_runs,
             event_streams]

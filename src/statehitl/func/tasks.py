@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import dataclasses
 import functools
 import inspect
+import sys
 import threading
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from typing import Any
 
@@ -215,7 +218,10 @@ class TaskFunction:
         _CALLER.set(f"{key}/")
         calls.started(key, self.name, args, kwargs)
         try:
-            result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async else self._attempts(args, kwargs)
+            with self._traced(args, kwargs) as done:
+                result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async \
+                    else self._attempts(args, kwargs)
+                done(result)
         except BaseException as exc:
             calls.failed(key, self.name, exc)
             raise
@@ -231,7 +237,9 @@ class TaskFunction:
         _CALLER.set(f"{key}/")
         calls.started(key, self.name, args, kwargs)
         try:
-            result = await self._attempts_async(args, kwargs)
+            with self._traced(args, kwargs) as done:
+                result = await self._attempts_async(args, kwargs)
+                done(result)
         except BaseException as exc:
             calls.failed(key, self.name, exc)
             raise
@@ -239,6 +247,18 @@ class TaskFunction:
             leave_node(token)
         calls.finished(key, self.name, result, self.known)
         return result
+
+    def _traced(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AbstractContextManager[Callable[[Any], None]]:
+        """The call's own run when its entrypoint runs under LangChain callbacks (LangChain's current config then
+        holds its node run's child manager, ``node_runs``), else nothing to do."""
+        langchain_config = sys.modules.get("langchain_core.runnables.config")  # set only once LangChain is loaded
+        current = None if langchain_config is None else langchain_config.var_child_runnable_config.get()
+        callbacks = None if current is None else current.get("callbacks")
+        if current is None or callbacks is None or isinstance(callbacks, list):
+            return contextlib.nullcontext(_ignored)
+        from statehitl.graph.node_runs import task_run
+
+        return task_run(current, self.name, _arguments(self.fn, args, kwargs))
 
     def _attempts(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.retry is None:
@@ -254,6 +274,20 @@ class TaskFunction:
 
     def __repr__(self) -> str:
         return f"<task {self.name!r}>"
+
+
+def _ignored(_: Any) -> None:
+    return None
+
+
+def _arguments(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments by parameter name, defaults filled in (a task run's input, as LangGraph traces it)."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):  # a signature Python cannot read, or a call it does not fit: as given
+        return {"args": list(args), **kwargs}
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 def _name_of(fn: Callable[..., Any]) -> str:

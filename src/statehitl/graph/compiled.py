@@ -44,6 +44,7 @@ from statehitl.graph.stream_events import CheckpointEvents, RunOrigin
 from statehitl.graph.subgraphs import invoke_inside
 from statehitl.graph.surface import CompiledNode, GraphSurface, merged_config
 from statehitl.graph.time_travel import ThreadViews
+from statehitl.graph.traced_runs import tracing
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
@@ -118,6 +119,9 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         """Compiled with ``checkpointer=True``: as a node of a graph, its state lasts from call to call."""
         self.step_limit = check_step_limit(step_limit)
         self.durability: Durability = durability if checkpointer is not None else "exit"
+        self.traced_output: Callable[[Any], Any] | None = None
+        """What a run under LangChain callbacks ends its chain run with, from its values (None: the values without
+        their interrupts); a workflow's graph shows the workflow's value."""
         self.accept_machine_change = accept_machine_change
         self.migrate = migrate
         self.interrupt_before = interrupt_before
@@ -310,9 +314,10 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
             return "" if view is None else tagged(target.thread, view.id)
 
         resumes = head is not None and (input is None or isinstance(input, Command))
-        return await observed_run(target.config, input, name=self.get_name(), run=run, shown=shown,
-                                  resumes=(target.checkpoint_id or "") if resumes else None,
-                                  before=self.interrupt_before | target.before)
+        with tracing():
+            return await observed_run(target.config, input, name=self.get_name(), run=run, shown=shown,
+                                      resumes=(target.checkpoint_id or "") if resumes else None,
+                                      before=self.interrupt_before | target.before, output=self.traced_output)
 
     async def _run_from(self, input: Any, target: RunTarget, sink: StreamSink | None, head: Head | None
                         ) -> tuple[CheckpointRecord, Any]:

@@ -1,6 +1,6 @@
 """A graph run under LangChain callbacks (a call whose config lists ``callbacks``), as LangGraph runs one: the
 run is one chain run of the graph's name (a tracer sees one root run, with the input, the output values and any
-error), and the ``GraphCallbackHandler``s among them are told when the run resumes a thread and when it stops
+error; each node call is a run inside it, ``node_runs``), and the ``GraphCallbackHandler``s among them are told when the run resumes a thread and when it stops
 on interrupts or at a breakpoint (``statehitl.callbacks``). Loaded only by a call with callbacks, which
 therefore has langchain-core.
 
@@ -39,13 +39,14 @@ def _output(values: Any) -> Any:
 
 async def observed_run(config: dict[str, Any], input: Any, *, name: str, resumes: str | None,
                        before: frozenset[str], run: Callable[[Any], Awaitable[tuple[CheckpointRecord, Any]]],
-                       shown: Callable[[], Awaitable[str]]) -> Any:
+                       shown: Callable[[], Awaitable[str]], output: Callable[[Any], Any] | None = None) -> Any:
     """``run(callbacks)`` (the record a run ended at and its values; ``callbacks`` is what its nodes' config
     carries, so that the Runnables and chat models they call are the chain run's children) as one chain run
     of ``config``'s callbacks named ``name`` (or the config's ``run_name``). ``resumes``: the checkpoint the
     run goes on from ("": the thread's current one; None: a run that resumes nothing); ``before``: the run's
     ``interrupt_before`` nodes, to name a breakpoint stop; ``shown()``: the id of the thread's current
-    checkpoint, as ``get_state`` shows it (read only for a handler to tell)."""
+    checkpoint, as ``get_state`` shows it (read only for a handler to tell); ``output``: what the chain run ends
+    with, from the values (by default the values without their interrupts)."""
     manager = AsyncCallbackManager.configure(config.get("callbacks"), inheritable_tags=config.get("tags"),
                                              inheritable_metadata=config.get("metadata"))
     chain = await manager.on_chain_start(None, input, name=config.get("run_name", name), run_id=config.get("run_id"))
@@ -61,6 +62,6 @@ async def observed_run(config: dict[str, Any], input: Any, *, name: str, resumes
     except BaseException as error:
         await chain.on_chain_error(error)
         raise
-    await chain.on_chain_end(_output(values))
+    await chain.on_chain_end(_output(values) if output is None else output(values))
     return values
 

@@ -1,9 +1,10 @@
 """LangChain's ``astream_events`` for a compiled graph or a workflow, as a LangGraph graph (a Runnable) has it.
 
 LangChain builds the event stream from callbacks: it adds its own handler to the call's ``callbacks`` and
-streams the graph. A statehitl graph under callbacks is one chain run (``run_callbacks``), so the events are
-that run's start, each chunk ``astream`` yields (as ``on_chain_stream``) and its end, and those of the chat
-models and Runnables its nodes call with their config. LangChain's implementation takes a Runnable, so the
+streams the graph. A statehitl graph under callbacks is one chain run (``run_callbacks``) with a run per node
+call inside (``node_runs``), so the events are that run's start, each node's start, output and end (and those
+of the chat models and Runnables it calls), each chunk ``astream`` yields (as ``on_chain_stream``) and the
+run's end. LangChain's implementation takes a Runnable, so the
 graph is lent to it through a Runnable that only delegates. Loaded by a call of ``astream_events``, which
 needs langchain-core.
 """

@@ -123,9 +123,9 @@ class GraphSurface:
 
     def astream_events(self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
                        **options: Any) -> AsyncIterator[dict[str, Any]]:
-        """LangChain's event stream of a run (needs langchain-core): the run's ``on_chain_start``, each chunk
-        ``astream`` yields as ``on_chain_stream``, its end, and the events of the chat models and Runnables its
-        nodes call with their config (``statehitl.graph.run_events``)."""
+        """LangChain's event stream of a run (needs langchain-core): the run's ``on_chain_start``, each node's
+        start, output and end with the events of what it calls, each chunk ``astream`` yields as
+        ``on_chain_stream``, the run's end (``statehitl.graph.run_events``)."""
         from statehitl.graph.run_events import stream_events
 
         return stream_events(self, input, config, version=version, **options)
