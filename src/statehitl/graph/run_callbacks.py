@@ -1,8 +1,8 @@
 """A graph run under LangChain callbacks (a call whose config lists ``callbacks``), as LangGraph runs one: the
 run is one chain run of the graph's name (a tracer sees one root run, with the input, the output values and any
-error; each node call is a run inside it, ``node_runs``), and the ``GraphCallbackHandler``s among them are told when the run resumes a thread and when it stops
-on interrupts or at a breakpoint (``statehitl.callbacks``). Loaded only by a call with callbacks, which
-therefore has langchain-core.
+error; each node call is a run inside it, ``node_runs``), and the ``GraphCallbackHandler``s among them are told
+when the run resumes a thread and when it stops on interrupts or at a breakpoint (``statehitl.callbacks``).
+Loaded only by a call with callbacks, which therefore has langchain-core.
 
 The events are the top graph's: a subgraph's resume is not told apart (LangGraph also tells one per subgraph
 namespace).
