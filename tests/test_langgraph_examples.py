@@ -272,9 +272,11 @@ def test_react_approval_main(answer: str, refund_message: str, capsys: pytest.Ca
 def test_react_approval_durable(answer: str, cents: int | None, outcome: str, tmp_path: Path) -> None:
     store = ["--store", str(tmp_path), "--thread", "refund-42"]
     out, first = run("react_approval", "start", *store)
-    assert first == {"conversation": [["human", "please refund order 42"], ["ai", ""]], "waiting": [ASKED]}
+    # each call is a task of its own (version "v2"): the lookup ran, the refund waits for its answer
+    assert first == {"conversation": [["human", "please refund order 42"], ["ai", ""], ["tool", LOOKED_UP]],
+                     "waiting": [ASKED]}
     assert "waiting on ('tools',)" in out
-    assert not (tmp_path / "ledger.txt").exists()  # the tools node waits before running any call
+    assert not (tmp_path / "ledger.txt").exists()  # no refund before the answer
     _, second = run("react_approval", "resume", *store, "--answer", answer)
     assert second["audit"] == [[outcome, "ann"]]
     assert second["conversation"][2] == ["tool", LOOKED_UP]

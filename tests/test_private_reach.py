@@ -22,6 +22,9 @@ NOT_PRIVATE = {"_replace", "_asdict", "_fields", "_make"}
 ALLOWED: dict[tuple[str, str], str] = {
     ("statehitl.prebuilt.injected", "type(tool)._run"): "LangChain's BaseTool._run, the method its subclasses "
     "define as their body (LangChain's contract), not statehitl's own _run of the same name",
+    ("statehitl.prebuilt.tool_calls", "from langchain_core.tools.base import _DirectlyInjectedToolArg"):
+    "the only mark by which langchain-core leaves a parameter typed ToolRuntime (no Annotated) out of the schema "
+    "the model sees; LangGraph's ToolRuntime subclasses it too",
 }
 """``(module, "obj._name")`` reaches that are legitimate, each with why. Keep it short: the answer to a new
 reach is a public interface in the module reached into."""

@@ -30,6 +30,9 @@ import statehitl.multiagent
 import statehitl.nesting
 import statehitl.offload
 import statehitl.prebuilt
+import statehitl.prebuilt.chat_agent_executor
+import statehitl.prebuilt.tool_node
+import statehitl.prebuilt.tool_validator
 import statehitl.resumable
 import statehitl.runtime
 import statehitl.session
@@ -55,11 +58,20 @@ PUBLIC = {
     statehitl.func: ["Workflow", "entrypoint", "task"],
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "MessagesState", "NodeContext",
                       "START", "StateGraph", "StateSnapshot", "Status", "add_messages", "append"],
-    statehitl.graph.message: ["MessagesState", "REMOVE_ALL_MESSAGES", "RemoveMessage", "add_messages"],
+    statehitl.graph.message: ["MessagesState", "REMOVE_ALL_MESSAGES", "RemoveMessage", "add_messages", "push_message"],
     statehitl.graph.state: ["CompiledStateGraph", "StateGraph"],
     statehitl.prebuilt: ["APPROVAL_INTERRUPT", "AgentState", "InjectedIdempotencyKey", "InjectedState", "InjectedStore",
-                         "InjectedToolCallId", "ToolInvocationError", "ToolNode", "create_react_agent",
-                         "tools_condition"],
+                         "InjectedToolCallId", "ToolInvocationError", "ToolNode", "ToolRuntime", "ValidationNode",
+                         "create_react_agent", "tools_condition"],
+    statehitl.prebuilt.chat_agent_executor: ["AgentState", "AgentStatePydantic", "AgentStateWithStructuredResponse",
+                                             "AgentStateWithStructuredResponsePydantic", "StructuredResponse",
+                                             "StructuredResponseSchema", "create_react_agent",
+                                             "create_tool_calling_executor", "structured_state"],
+    statehitl.prebuilt.tool_node: ["INVALID_TOOL_NAME_ERROR_TEMPLATE", "InjectedState", "InjectedStore",
+                                   "TOOL_CALL_ERROR_TEMPLATE", "TOOL_INVOCATION_ERROR_TEMPLATE", "ToolCallRequest",
+                                   "ToolCallWithContext", "ToolInvocationError", "ToolNode", "ToolRuntime",
+                                   "tools_condition"],
+    statehitl.prebuilt.tool_validator: ["ValidationNode"],
     statehitl.types: ["All", "CachePolicy", "Checkpointer", "Command", "Durability", "GraphTask", "Interrupt",
                       "Overwrite", "PregelTask", "RetryPolicy", "Send", "Snapshot", "StateSnapshot", "StateUpdate",
                       "StreamMode", "StreamWriter", "TimeoutPolicy", "ensure_valid_checkpointer", "interrupt"],

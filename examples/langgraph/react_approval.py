@@ -2,9 +2,10 @@
 
 LangGraph's prebuilt agent (``statehitl.prebuilt`` for ``langgraph.prebuilt``) plus what LangGraph leaves to each
 user to write: before a ``refund`` call runs, the graph asks one typed question per call (approve, edit the
-arguments, or reject with a reason), bound to the call's digest. The lookup runs without asking. The refund tool
-gets statehitl's idempotency key for its call (``InjectedIdempotencyKey``) and hands it to the "payment service" (a
-ledger file), so a repeat would be recognised there. The "model" is a scripted chat model, so every run is offline
+arguments, or reject with a reason), bound to the call's digest. The lookup runs without asking (each call is a
+task of its own, so it runs while the refund waits). The refund tool gets statehitl's idempotency key for its call
+(``InjectedIdempotencyKey``) and hands it to the "payment service" (a ledger file), so a repeat would be
+recognised there. The "model" is a scripted chat model, so every run is offline
 and gives the same output.
 
 - ``python examples/langgraph/react_approval.py`` runs ``main()``: one process on ``InMemorySaver``, answering

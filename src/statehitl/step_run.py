@@ -303,7 +303,7 @@ class StepExecutor:
             raise
         update = self.adapter.normalize_update(node, returned)
         if spec.takes_context and args[1].writes:  # what the node's machinery keeps besides what it returned
-            update = {**update, **args[1].writes}
+            update = _with_kept(update, args[1].writes)
         if watch is not None:
             watch.task_done(node, step, returned)
         if observe.observers:
@@ -387,3 +387,14 @@ def _is_failure(outcome: object) -> bool:
 def _nothing_acted_on() -> bool:
     """Whether no handler of the run was given an answer yet: its running tasks may be cut short."""
     return not ANSWERS_USED.get()
+
+
+def _with_kept(update: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
+    """A node's update with what its machinery wrote: a channel both wrote gets both writes, the machinery's first
+    (``push_message`` before the node's own return), as a node writing it twice does."""
+    shared = update.keys() & kept.keys()
+    if not shared:
+        return {**update, **kept}
+    from statehitl.graph.writes import SeveralWrites  # only graphs' nodes (push_message) write a channel so
+
+    return {**update, **kept, **{k: SeveralWrites((kept[k], update[k])) for k in shared}}

@@ -51,21 +51,21 @@ def look(q: str) -> str:
     return f"saw {q}"
 
 
-def agent(store: Path) -> Any:
+def agent(store: Path, version: str = "v2") -> Any:
     replies = [AIMessage(content="", id="ai-1", tool_calls=[
         {"name": "pay", "args": {"cents": 500, "to": "acme"}, "id": "c1"},
         {"name": "pay", "args": {"cents": 700, "to": "bolt"}, "id": "c2"},
         {"name": "look", "args": {"q": "balance"}, "id": "c3"}]), AIMessage(content="done", id="ai-2")]
     return create_react_agent(FakeModel(responses=replies), [pay, look], approve_tools=["pay"],
-                              checkpointer=FileCheckpointer(store))
+                              checkpointer=FileCheckpointer(store), version=version)
 
 
 CONFIG = {"configurable": {"thread_id": "t"}}
 
 
-def start(store: Path) -> tuple[Any, list[Any]]:
+def start(store: Path, version: str = "v2") -> tuple[Any, list[Any]]:
     RAN.clear()
-    app = agent(store)
+    app = agent(store, version)
     result = app.invoke({"messages": [HumanMessage("pay them", id="h1")]}, CONFIG)
     return app, result["__interrupt__"]
 
@@ -79,7 +79,7 @@ def test_one_typed_digest_bound_question_per_listed_call(tmp_path: Path) -> None
     assert asked[0].digest != asked[1].digest
     assert asked[0].response_schema["$defs"]["Edit"]["properties"]["input"]["required"] == ["cents", "to"]
     assert RAN == []
-    assert app.get_state(CONFIG).next == ("tools",)
+    assert app.get_state(CONFIG).next == ("tools", "tools")  # version "v2": each call a task of its own
     result = app.invoke(Command(resume={asked[0].id: {"type": "approve"},
                                         asked[1].id: {"type": "edit", "input": {"cents": 100, "to": "bolt"}}}), CONFIG)
     tools = [(m.content, m.tool_call_id, m.status) for m in result["messages"] if m.type == "tool"]
@@ -203,13 +203,25 @@ def test_racing_processes_run_the_approved_call_once(tmp_path: Path) -> None:
     assert key.startswith("statehitl-")
 
 
-def test_answering_some_calls_runs_nothing_until_all_are_answered(tmp_path: Path) -> None:
-    app, asked = start(tmp_path)
+def test_v1_answering_some_calls_runs_nothing_until_all_are_answered(tmp_path: Path) -> None:
+    app, asked = start(tmp_path, "v1")  # version "v1": the reply's calls are one task
+    assert app.get_state(CONFIG).next == ("tools",)
     result = app.invoke(Command(resume={asked[0].id: {"type": "approve"}}), CONFIG)
     assert [i.id for i in result["__interrupt__"]] == [asked[1].id]  # the first answer is kept, not asked again
     assert RAN == []
     result = app.invoke(Command(resume={asked[1].id: {"type": "approve"}}), CONFIG)
     assert sorted(r[:2] for r in RAN) == [(500, "acme"), (700, "bolt")]  # run in parallel: in either order
+    assert result["messages"][-1].content == "done"
+    assert [e.outcome for e in app.audit("t")] == ["applied", "applied"]
+
+
+def test_v2_each_answered_call_runs_once_as_its_own_task(tmp_path: Path) -> None:
+    app, asked = start(tmp_path)  # version "v2" (the default): each call is a task, answered and run on its own
+    result = app.invoke(Command(resume={asked[0].id: {"type": "approve"}}), CONFIG)
+    assert [i.id for i in result["__interrupt__"]] == [asked[1].id]
+    assert [r[:2] for r in RAN] == [(500, "acme")]
+    result = app.invoke(Command(resume={asked[1].id: {"type": "approve"}}), CONFIG)
+    assert [r[:2] for r in RAN] == [(500, "acme"), (700, "bolt")]  # the first call did not run again
     assert result["messages"][-1].content == "done"
     assert [e.outcome for e in app.audit("t")] == ["applied", "applied"]
 

@@ -5,6 +5,10 @@ Messages are stored in langchain-core's own dict form (``message_to_dict``: ``{"
 and read back with ``messages_from_dict``, which builds only its fixed set of message classes (human, ai,
 system, chat, function, tool, remove and their chunks) and refuses any other type: loading a checkpoint
 never constructs a class because the data names it.
+
+Elsewhere a value may be (a ``Send``'s argument, an ``Any`` channel, an answer) a message is stored as the model it
+is: the message classes are registered (``statehitl.values.register``), the closed table a tagged value is read back
+by, so LangGraph's ``Send("tools", {"state": {"messages": [...]}})`` is stored as it is there.
 """
 
 from __future__ import annotations
@@ -12,15 +16,27 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import (
+    AIMessage,
     BaseMessage,
     BaseMessageChunk,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
     RemoveMessage,
+    SystemMessage,
+    ToolMessage,
     convert_to_messages,
     convert_to_openai_messages,
     message_chunk_to_message,
     message_to_dict,
     messages_from_dict,
 )
+
+from statehitl.values import register
+
+for _message_class in (AIMessage, ChatMessage, FunctionMessage, HumanMessage, RemoveMessage, SystemMessage,
+                       ToolMessage):
+    register(_message_class)
 
 
 def is_message(value: Any) -> bool:

@@ -92,3 +92,14 @@ def node_context(config: dict[str, Any], stream: MessageStream, namespace: tuple
         yield
     finally:
         var_child_runnable_config.reset(token)
+
+
+def streams_of() -> Iterator[tuple[MessageStream, tuple[str, ...]]]:
+    """The message streams the running node call reaches (none unless its run streams ``"messages"``), each with
+    the namespace it sends under: for ``push_message``, which sends without a chat model."""
+    config = var_child_runnable_config.get() or {}
+    callbacks = config.get("callbacks")  # the node's list, or, inside a tool or a chain it runs, their manager
+    handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks
+    for handler in handlers if isinstance(handlers, list) else ():
+        if isinstance(handler, ChatModelTokens):
+            yield handler.stream, handler.namespace

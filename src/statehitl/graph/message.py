@@ -6,7 +6,8 @@ except that a message with the id of one already held replaces it, and a ``Remov
 one (``REMOVE_ALL_MESSAGES`` as the id: all before it). Every message gets an id. With langchain-core
 installed (``statehitl[langchain]``) messages are LangChain's, converted as LangGraph converts them (a
 ``{"role": "user", ...}`` dict becomes a ``HumanMessage``); without it they are plain dicts with ``role``,
-``content`` and ``id``. Either way they are stored as JSON (``message_forms``), never pickled.
+``content`` and ``id``. Either way they are stored as JSON (``message_forms``), never pickled. ``push_message``
+(``message_push``) hands a message to the stream and the channel before the node returns.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from statehitl.graph.message_forms import (
     langchain,
     needs_langchain,
 )
+from statehitl.graph.message_push import push_message
 
-__all__ = ["REMOVE_ALL_MESSAGES", "MessagesState", "RemoveMessage", "add_messages"]
+__all__ = ["REMOVE_ALL_MESSAGES", "MessagesState", "RemoveMessage", "add_messages", "push_message"]
 
 Messages = Any
 """What a message channel takes: one message or a list of them (messages, role/content dicts, pairs, texts)."""

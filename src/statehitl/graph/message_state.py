@@ -14,7 +14,7 @@ from typing import Any
 from statehitl.channels import INPUT, writer_label
 from statehitl.errors import InvalidUpdateError
 from statehitl.graph.graph_state import StateGraphSchema
-from statehitl.graph.message_forms import coerce_all, stored_write
+from statehitl.graph.message_forms import coerce_all, load_all, stored_write
 from statehitl.graph.writes import SeveralWrites
 
 
@@ -40,6 +40,20 @@ class MessagesStateGraphSchema(StateGraphSchema):
         if not self.message_channels.isdisjoint(update):
             update = {k: _each(stored_write, v) if k in self.message_channels else v for k, v in update.items()}
         return super().dump_update(update)
+
+    def dump_values(self, state: Any) -> dict[str, Any]:
+        """A native pydantic state (the user's own model, whose message fields say ``list[BaseMessage]``) stores its
+        messages in their JSON form too, so they come back as the classes they were, not as ``BaseMessage``."""
+        dumped = super().dump_values(state)
+        if self.native:
+            held = state.__dict__
+            dumped.update({k: stored_write(list(held[k])) for k in self.message_channels & dumped.keys()})
+        return dumped
+
+    def load(self, values: dict[str, Any]) -> Any:
+        if self.native and not self.message_channels.isdisjoint(values):
+            values = {k: load_all(v) if k in self.message_channels else v for k, v in values.items()}
+        return super().load(values)
 
     def _held(self, update: dict[str, Any], who: str) -> dict[str, Any]:
         """The update with its writes to message channels as held messages, each with its id."""

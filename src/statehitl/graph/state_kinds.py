@@ -83,6 +83,7 @@ class StateKind:
         self.managed: dict[str, type[ManagedValue]] = dict(managed or {})
         """Keys of the schema the run fills in (``statehitl.managed``), with how."""
         self._views: dict[Any, View] = {}
+        self._view_keys: dict[Any, frozenset[str]] = {}
         self._own_view = self._view_for(schema, own)
 
     def __repr__(self) -> str:
@@ -98,7 +99,8 @@ class StateKind:
             if self._native:
                 return state.model_copy(update=extra) if extra else state
             return self._own_view(state, extra)
-        return self._view(wants)(state, {})
+        view = self._view(wants)
+        return view(state, {k: v for k, v in extra.items() if k in self._view_keys[wants]} if extra else {})
 
     def managed_values(self, remaining: int) -> dict[str, Any]:
         """The managed keys' values when ``remaining`` steps remain."""
@@ -190,7 +192,7 @@ class StateKind:
         if not is_field_schema(schema):
             raise TypeError(f"{schema!r} is not a state schema (a TypedDict, dataclass or pydantic model)")
         keys = tuple(hints_of(schema))
-        missing = [k for k in keys if k not in self.channels]
+        missing = [k for k in keys if k not in self.channels and k not in self.managed]
         if missing:
             raise ValueError(
                 f"{_name(schema)} has key(s) {missing} that are not channels of the state; pass it in "
@@ -201,7 +203,9 @@ class StateKind:
     def _view(self, schema: Any) -> View:
         view = self._views.get(schema)
         if view is None:
-            view = self._views[schema] = self._view_for(schema, self._keys_of(schema))
+            keys = self._keys_of(schema)
+            self._view_keys[schema] = frozenset(keys)  # a managed key of the state the schema names gets its value
+            view = self._views[schema] = self._view_for(schema, keys)
         return view
 
     def _view_for(self, schema: Any, keys: Sequence[str]) -> View:
@@ -219,7 +223,7 @@ class StateKind:
             return lambda state, extra: schema.model_construct(
                 state.model_fields_set & set(keys), **{k: getattr(state, k) for k in keys}, **extra
             )
-        return lambda state, extra: schema.model_validate(self._present(state, keys))
+        return lambda state, extra: schema.model_validate({**self._present(state, keys), **extra})
 
 
 def _aliases(model: type[BaseModel]) -> frozenset[str]:

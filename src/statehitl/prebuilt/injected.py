@@ -1,5 +1,6 @@
 """The arguments ``ToolNode`` fills in for a tool, which the model never sees: LangGraph's ``InjectedState`` and
-``InjectedStore``, langchain-core's ``InjectedToolCallId``, and statehitl's ``InjectedIdempotencyKey``.
+``InjectedStore``, ``ToolRuntime`` (by its type alone), langchain-core's ``InjectedToolCallId``, and statehitl's
+``InjectedIdempotencyKey``.
 
 A tool marks such a parameter with ``Annotated[T, InjectedState]`` (or ``InjectedState("field")``, one key of the
 state). Each marker subclasses langchain-core's ``InjectedToolArg``, so the tool's schema, which the model is
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.tools import BaseTool, InjectedToolArg
+
+from statehitl.prebuilt.tool_calls import ToolRuntime
 
 
 class InjectedState(InjectedToolArg):
@@ -41,19 +44,45 @@ class Injections:
     """Parameter name to the state key it takes (None: the whole state)."""
     store: tuple[str, ...] = ()
     idempotency_key: tuple[str, ...] = ()
+    runtime: tuple[str, ...] = ()
+    """Parameters typed ``ToolRuntime`` (or named ``runtime``)."""
+    hidden: frozenset[str] = frozenset()
+    """Every parameter the model may not set (any ``InjectedToolArg``): a value the model gave is dropped."""
+    optional: frozenset[str] = frozenset()
+    """State-key parameters with a default: a key the state lacks leaves them to it."""
 
-    def values(self, state: Any, store: Any, key: str) -> dict[str, Any]:
-        """The arguments to add to the model's, for a call whose idempotency key is ``key``."""
+    def values(self, state: Any, runtime: Any, messages_key: str) -> dict[str, Any]:
+        """The arguments to add to the model's (``runtime``: the call's ``ToolRuntime``, holding its store and
+        idempotency key)."""
         given: dict[str, Any] = {}
-        for param, field in self.state.items():
-            given[param] = state if field is None else _field(state, field)
-        given.update(dict.fromkeys(self.store, store))
-        given.update(dict.fromkeys(self.idempotency_key, key))
+        if self.state:
+            given.update(self._state_values(state, messages_key))
+        if self.store and runtime.store is None:
+            raise ValueError("Cannot inject store into tools with InjectedStore annotations - please compile your "
+                             "graph with a store.")
+        given.update(dict.fromkeys(self.store, runtime.store))
+        given.update(dict.fromkeys(self.idempotency_key, runtime.idempotency_key))
+        given.update(dict.fromkeys(self.runtime, runtime))
         return given
 
-
-def _field(state: Any, field: str) -> Any:
-    return state[field] if isinstance(state, dict) else getattr(state, field)
+    def _state_values(self, state: Any, messages_key: str) -> dict[str, Any]:
+        if isinstance(state, list):  # messages as the state: a tool may ask for them, or the whole state
+            fields = list(self.state.values())
+            if fields[0] is not None and fields != [messages_key]:
+                raise ValueError(f"Invalid input to ToolNode. Tool requires graph state dict as input. State should "
+                                 f"contain fields {', '.join(f for f in fields if f)}.")
+            state = {messages_key: state}
+        given: dict[str, Any] = {}
+        for param, field in self.state.items():
+            if field is None:
+                given[param] = state
+            elif isinstance(state, dict) and field in state:
+                given[param] = state[field]
+            elif not isinstance(state, dict) and hasattr(state, field):
+                given[param] = getattr(state, field)
+            elif param not in self.optional:
+                raise KeyError(field) if isinstance(state, dict) else AttributeError(field)
+        return given
 
 
 def _marker(hint: Any) -> Any:
@@ -67,25 +96,54 @@ def _marker(hint: Any) -> Any:
     return None
 
 
-def injections_of(tool: BaseTool) -> Injections:
-    """What ``ToolNode`` gives ``tool``, read from the annotations of the function it wraps (a tool without
-    one, a ``BaseTool`` subclass, is read through its ``_run``)."""
+def _hidden(hint: Any) -> bool:
+    """Whether the model may not set this parameter: any langchain-core injected argument marks it."""
+    if typing.get_origin(hint) is typing.Annotated:
+        return any(m is InjectedToolArg or isinstance(m, InjectedToolArg)
+                   or (isinstance(m, type) and issubclass(m, InjectedToolArg)) for m in hint.__metadata__)
+    return _is_runtime(hint)
+
+
+def _is_runtime(hint: Any) -> bool:
+    kind = typing.get_origin(hint) or hint
+    return isinstance(kind, type) and issubclass(kind, ToolRuntime)
+
+
+def _hints(tool: BaseTool) -> dict[str, Any]:
     fn: Callable[..., Any] | None = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
     if fn is None:
         fn = type(tool)._run
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        return typing.get_type_hints(fn, include_extras=True)
     except (NameError, TypeError):
-        return Injections({})
+        return {}
+
+
+def _optional(tool: BaseTool, params: list[str]) -> frozenset[str]:
+    schema = tool.get_input_schema()
+    fields = getattr(schema, "model_fields", {})
+    return frozenset(p for p in params if p in fields and not fields[p].is_required())
+
+
+def injections_of(tool: BaseTool) -> Injections:
+    """What ``ToolNode`` gives ``tool``, read from the annotations of the function it wraps (a tool without
+    one, a ``BaseTool`` subclass, is read through its ``_run``)."""
     state: dict[str, str | None] = {}
-    store: list[str] = []
-    keys: list[str] = []
-    for param, hint in hints.items():
+    found: dict[str, list[str]] = {"store": [], "key": [], "runtime": []}
+    hidden: set[str] = set()
+    for param, hint in _hints(tool).items():
         marker = _marker(hint)
+        if _hidden(hint):
+            hidden.add(param)
         if marker is InjectedState or isinstance(marker, InjectedState):
             state[param] = marker.field if isinstance(marker, InjectedState) else None
         elif marker is InjectedStore or isinstance(marker, InjectedStore):
-            store.append(param)
+            found["store"].append(param)
         elif marker is InjectedIdempotencyKey or isinstance(marker, InjectedIdempotencyKey):
-            keys.append(param)
-    return Injections(state, tuple(store), tuple(keys))
+            found["key"].append(param)
+        elif param == "runtime" or _is_runtime(hint):
+            found["runtime"].append(param)
+            hidden.add(param)
+    optional = _optional(tool, [p for p, f in state.items() if f]) if state else frozenset()
+    return Injections(state, tuple(found["store"]), tuple(found["key"]), tuple(found["runtime"]),
+                      frozenset(hidden), optional)

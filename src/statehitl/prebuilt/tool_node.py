@@ -12,43 +12,60 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolCall, ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
 from langchain_core.tools import tool as as_tool
 from pydantic import ValidationError
 
-from statehitl.errors import GraphInterrupt, ParentCommand
-from statehitl.graph.node_calls import current_node
+from statehitl.errors import GraphBubbleUp
+from statehitl.graph.node_calls import current_node, get_runtime
 from statehitl.position import NodeContext
 from statehitl.prebuilt.approvals import Approvals, ApprovedCall, idempotency_key
-from statehitl.prebuilt.injected import Injections, injections_of
+from statehitl.prebuilt.injected import InjectedState, InjectedStore, injections_of
+from statehitl.prebuilt.tool_calls import (
+    AsyncToolCallWrapper,
+    ToolCallRequest,
+    ToolCallWithContext,
+    ToolCallWrapper,
+    ToolRuntime,
+    no_writer,
+)
+from statehitl.prebuilt.tool_outputs import InputShape, combined, normalized
 
-__all__ = ["ToolNode", "tools_condition"]
+__all__ = ["INVALID_TOOL_NAME_ERROR_TEMPLATE", "TOOL_CALL_ERROR_TEMPLATE", "TOOL_INVOCATION_ERROR_TEMPLATE",
+           "InjectedState", "InjectedStore", "ToolCallRequest", "ToolCallWithContext", "ToolInvocationError",
+           "ToolNode", "ToolRuntime", "tools_condition"]
 
-INVALID_TOOL = "Error: {name} is not a valid tool, try one of [{names}]."
-TOOL_CALL_ERROR = "Error: {error}\n Please fix your mistakes."
-INVOCATION_ERROR = ("Error invoking tool '{name}' with kwargs {args} with error:\n {error}\n"
-                    " Please fix the error and try again.")
+INVALID_TOOL_NAME_ERROR_TEMPLATE = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
+TOOL_CALL_ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
+TOOL_INVOCATION_ERROR_TEMPLATE = ("Error invoking tool '{tool_name}' with kwargs {tool_kwargs} with error:\n"
+                                  " {error}\n Please fix the error and try again.")
 
 ErrorHandling = bool | str | Callable[..., str] | type[Exception] | tuple[type[Exception], ...] | None
 
 
-class ToolInvocationError(Exception):
+class ToolInvocationError(ToolException):
     """The model called a tool with arguments its schema refuses (LangGraph's name)."""
 
-    def __init__(self, name: str, args: dict[str, Any], error: ValidationError, hidden: set[str]) -> None:
-        shown = [e for e in error.errors() if not (e.get("loc") and e["loc"][0] in hidden)]
+    def __init__(self, tool_name: str, source: ValidationError, tool_kwargs: dict[str, Any],
+                 filtered_errors: list[Any] | None = None) -> None:
+        """``filtered_errors``: the errors the model can fix (those of injected arguments left out); None: all."""
+        shown = source.errors() if filtered_errors is None else filtered_errors
         text = "\n".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'Unknown error')}"
                          for e in shown)
-        self.message = INVOCATION_ERROR.format(name=name, args=args, error=text)
-        self.tool_name = name
-        self.tool_kwargs = args
+        self.message = TOOL_INVOCATION_ERROR_TEMPLATE.format(tool_name=tool_name, tool_kwargs=tool_kwargs, error=text)
+        self.tool_name = tool_name
+        self.tool_kwargs = tool_kwargs
+        self.source = source
+        self.filtered_errors = filtered_errors
         super().__init__(self.message)
 
 
@@ -57,17 +74,22 @@ class ToolNode:
     tools or plain functions). ``handle_tool_errors``: None (the default) answers only arguments the tool refuses,
     re-raising anything else; True answers every error with its repr; a string is the answer; a callable makes it
     from the exception (for the exception types its first parameter names); exception types: only those.
-    ``approve_tools``: True or tool names whose calls wait for a human's ``Approve``/``Edit``/``Reject`` first;
-    ``responders``: who may answer those."""
+    ``wrap_tool_call(request, execute)`` (``awrap_tool_call``, awaited) wraps each call that runs: it may change the
+    request, run it as often as it likes, or answer without running it. ``approve_tools``: True or tool names whose
+    calls wait for a human's ``Approve``/``Edit``/``Reject`` first (before any wrapper sees them); ``responders``:
+    who may answer those."""
 
     def __init__(self, tools: Sequence[BaseTool | Callable[..., Any]], *, name: str = "tools",
                  tags: list[str] | None = None, handle_tool_errors: ErrorHandling = None,
-                 messages_key: str = "messages", approve_tools: bool | Sequence[str] = False,
+                 messages_key: str = "messages", wrap_tool_call: ToolCallWrapper | None = None,
+                 awrap_tool_call: AsyncToolCallWrapper | None = None, approve_tools: bool | Sequence[str] = False,
                  responders: list[str] | None = None) -> None:
         self.name = name
         self.tags = tags
         self.messages_key = messages_key
         self.handle_tool_errors = handle_tool_errors
+        self.wrap_tool_call = wrap_tool_call
+        self.awrap_tool_call = awrap_tool_call
         self.tools_by_name: dict[str, BaseTool] = {}
         for given in tools:
             made = given if isinstance(given, BaseTool) else as_tool(given)
@@ -75,11 +97,11 @@ class ToolNode:
         self._injections = {name: injections_of(t) for name, t in self.tools_by_name.items()}
         self.approvals = Approvals.of(approve_tools, self.tools_by_name, responders)
 
-    def __call__(self, input: Any, ctx: NodeContext, config: dict[str, Any], store: Any) -> Any:
+    def __call__(self, input: Any, ctx: NodeContext, *, config: dict[str, Any], store: Any, runtime: Any) -> Any:
         """The node's handler in a graph: approvals first (which may stop the node), then the calls."""
         calls, shape = self._calls(input)
         approved = self.approvals.decide(calls, ctx)
-        return self._answer(approved, shape, input, config, store=store, ctx=ctx)
+        return self._answer(approved, shape, _state_of(input), config, run=_Run(ctx, store, runtime))
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, *, store: Any = None) -> Any:
         """Run the calls outside a graph (or inside a node of one): calls needing approval can only wait in a
@@ -87,12 +109,20 @@ class ToolNode:
         ctx = current_node()
         calls, shape = self._calls(input)
         approved = self.approvals.decide(calls, ctx)
-        return self._answer(approved, shape, input, config or {}, store=store, ctx=ctx)
+        runtime = get_runtime() if ctx is not None else None
+        return self._answer(approved, shape, _state_of(input), config or {}, run=_Run(ctx, store, runtime))
 
-    def _calls(self, input: Any) -> tuple[list[ToolCall], Literal["list", "dict"]]:
+    async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, *, store: Any = None) -> Any:
+        """``invoke`` from async code: the calls run in worker threads (a coroutine tool on a loop of its own)."""
+        context = contextvars.copy_context()
+        return await asyncio.to_thread(context.run, functools.partial(self.invoke, input, config, store=store))
+
+    def _calls(self, input: Any) -> tuple[list[ToolCall], InputShape]:
+        if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
+            return [input["tool_call"]], "tool_calls"
         if isinstance(input, list):
             if input and isinstance(input[-1], dict) and input[-1].get("type") == "tool_call":
-                return list(input), "list"
+                return list(input), "tool_calls"
             messages, shape = input, "list"
         elif isinstance(input, dict):
             messages, shape = input.get(self.messages_key) or [], "dict"
@@ -105,40 +135,83 @@ class ToolNode:
             raise ValueError("No AIMessage found in input")
         return list(last.tool_calls), shape  # type: ignore[return-value]
 
-    def _answer(self, approved: list[ApprovedCall], shape: str, state: Any, config: dict[str, Any], *, store: Any,
-                ctx: NodeContext | None) -> Any:
-        def one(call: ApprovedCall) -> ToolMessage:
+    def _answer(self, approved: list[ApprovedCall], shape: InputShape, state: Any, config: dict[str, Any], *,
+                run: _Run) -> Any:
+        def one(call: ApprovedCall) -> Any:
             if call.refusal is not None:
                 return call.refusal
-            return self._run_one(call.call, state, config, store, idempotency_key(ctx, call.call["id"] or ""))
+            return self._run_one(call.call, shape, self._runtime(call.call, state, config, run))
 
         if len(approved) <= 1:
-            messages = [one(c) for c in approved]
+            outputs = [one(c) for c in approved]
         else:
             with ThreadPoolExecutor(max_workers=len(approved)) as pool:
                 futures = [pool.submit(contextvars.copy_context().run, one, c) for c in approved]
-                messages = [f.result() for f in futures]
-        return {self.messages_key: messages} if shape == "dict" else messages
+                outputs = [f.result() for f in futures]
+        return combined(outputs, shape, self.messages_key)
 
-    def _run_one(self, call: ToolCall, state: Any, config: dict[str, Any], store: Any, key: str) -> ToolMessage:
-        tool = self.tools_by_name.get(call["name"])
+    def _runtime(self, call: ToolCall, state: Any, config: dict[str, Any], run: _Run) -> ToolRuntime[Any, Any]:
+        given = run.runtime
+        return ToolRuntime(state=state, context=getattr(given, "context", None), config=config,
+                           stream_writer=getattr(given, "stream_writer", no_writer), tool_call_id=call["id"],
+                           store=run.store if run.store is not None else getattr(given, "store", None),
+                           tools=list(self.tools_by_name.values()),
+                           execution_info=getattr(given, "execution_info", None),
+                           server_info=getattr(given, "server_info", None),
+                           idempotency_key=idempotency_key(run.ctx, call["id"] or ""))
+
+    def _run_one(self, call: ToolCall, shape: InputShape, runtime: ToolRuntime[Any, Any]) -> Any:
+        request = ToolCallRequest(tool_call=call, tool=self.tools_by_name.get(call["name"]), state=runtime.state,
+                                  runtime=runtime)
+        if self.wrap_tool_call is None and self.awrap_tool_call is None:
+            return self._execute(request, shape)
+        try:
+            return self._wrapped(request, shape)
+        except GraphBubbleUp:  # an interrupt, a parent Command, a drain: control flow, never a tool error
+            raise
+        except Exception as error:  # what the wrapper raised: answered as handle_tool_errors says
+            if self.handle_tool_errors is False:
+                raise
+            return _error_message(self._error_content(error), call)
+
+    def _wrapped(self, request: ToolCallRequest, shape: InputShape) -> Any:
+        """The call through the wrapper (``wrap_tool_call``, else ``awrap_tool_call`` on a loop of its own)."""
+        if self.wrap_tool_call is not None:
+            return self.wrap_tool_call(request, lambda req: self._execute(req, shape))
+        awrap = self.awrap_tool_call
+        if awrap is None:
+            return self._execute(request, shape)
+        return _run_async(lambda: self._awrapped(awrap, request, shape))
+
+    async def _awrapped(self, awrap: AsyncToolCallWrapper, request: ToolCallRequest, shape: InputShape) -> Any:
+        async def execute(req: ToolCallRequest) -> Any:
+            return self._execute(req, shape)
+
+        return await awrap(request, execute)
+
+    def _execute(self, request: ToolCallRequest, shape: InputShape) -> Any:
+        """One run of a call as ``request`` has it: an unknown tool answered with an error, the injected arguments
+        added (any the model set dropped), the tool's answer checked."""
+        call, tool = request.tool_call, request.tool
         if tool is None:
-            content = INVALID_TOOL.format(name=call["name"], names=", ".join(self.tools_by_name))
-            return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
-        injections: Injections = self._injections[call["name"]]
-        args = {**call["args"], **injections.values(state, store, key)}
+            content = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(requested_tool=call["name"],
+                                                             available_tools=", ".join(self.tools_by_name))
+            return _error_message(content, call)
+        injections = self._injections.get(call["name"]) or injections_of(tool)
+        model_args = {k: v for k, v in call["args"].items() if k not in injections.hidden}
+        args = {**model_args, **injections.values(request.state, request.runtime, self.messages_key)}
         given = {**call, "args": args, "type": "tool_call"}
         try:
             try:
-                return _as_message(_invoke(tool, given, config), call)
+                response = _invoke(tool, given, request.runtime.config)
             except ValidationError as error:
-                hidden = set(injections.state) | set(injections.store) | set(injections.idempotency_key)
-                raise ToolInvocationError(call["name"], call["args"], error, hidden) from error
-        except (GraphInterrupt, ParentCommand):
+                shown = [e for e in error.errors() if not (e.get("loc") and e["loc"][0] in injections.hidden)]
+                raise ToolInvocationError(call["name"], error, call["args"], shown) from error
+            return normalized(response, call, shape, self.messages_key)
+        except GraphBubbleUp:  # an interrupt, a parent Command, a drain: control flow, never a tool error
             raise
         except Exception as error:
-            content = self._error_content(error)
-            return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
+            return _error_message(self._error_content(error), call)
 
     def _error_content(self, error: Exception) -> str:
         flag = self.handle_tool_errors
@@ -152,23 +225,47 @@ class ToolNode:
             return flag
         if callable(flag) and not isinstance(flag, type):
             return str(flag(error))
-        return TOOL_CALL_ERROR.format(error=repr(error))
+        return TOOL_CALL_ERROR_TEMPLATE.format(error=repr(error))
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Where a node call runs: its node context (None outside a graph), the store and the node's runtime."""
+
+    ctx: NodeContext | None
+    store: Any
+    runtime: Any
+
+
+def _state_of(input: Any) -> Any:
+    """The state a tool is given: a Send's carried state, else the node's input."""
+    if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
+        return input["state"]
+    return input
+
+
+def _error_message(content: str, call: ToolCall) -> ToolMessage:
+    return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
 
 
 def _invoke(tool: BaseTool, given: dict[str, Any], config: dict[str, Any]) -> Any:
-    """A tool with only a coroutine runs on its own loop in this worker thread."""
+    """A tool with only a coroutine runs on a loop of its own."""
     if getattr(tool, "func", True) is None and getattr(tool, "coroutine", None) is not None:
-        return asyncio.run(tool.ainvoke(given, config))  # type: ignore[arg-type]
+        return _run_async(lambda: tool.ainvoke(given, config))  # type: ignore[arg-type]
     return tool.invoke(given, config)  # type: ignore[arg-type]
 
 
-def _as_message(result: Any, call: ToolCall) -> ToolMessage:
-    """langchain-core makes a ToolMessage of whatever a tool called with a tool call returns, except an output that
-    speaks for itself (``ToolOutputMixin``, e.g. LangGraph's ``Command``), which this node does not apply."""
-    if isinstance(result, ToolMessage):
-        return result
-    raise TypeError(f"tool {call['name']!r} returned a {type(result).__name__}, not a message: statehitl's ToolNode "
-                    "answers each call with a ToolMessage (a tool returning a Command is not supported)")
+def _run_async(make: Callable[[], Any]) -> Any:
+    """Run the coroutine ``make`` returns to its end from sync code: on a loop of its own in this thread, or, where
+    this thread runs a loop already (a lone call run inline by an async run), in a worker thread (with this
+    context, so the run's config and stream reach it)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(context.run, lambda: asyncio.run(make())).result()
 
 
 def _handled_types(flag: ErrorHandling) -> tuple[type[Exception], ...]:
