@@ -10,6 +10,7 @@ import statehitl.agent
 import statehitl.answers
 import statehitl.cache
 import statehitl.cache.memory
+import statehitl.callbacks
 import statehitl.checkpoint
 import statehitl.config
 import statehitl.constants
@@ -87,6 +88,10 @@ PUBLIC = {
                         "managed_value", "refuse_writes", "values_of"],
     statehitl.cache: ["BaseCache", "InMemoryCache"],
     statehitl.cache.memory: ["InMemoryCache"],
+    statehitl.callbacks: ["AsyncGraphCallbackManager", "GraphCallbackHandler", "GraphCallbackManager",
+                          "GraphInterruptEvent", "GraphLifecycleEvent", "GraphLifecycleStatus", "GraphResumeEvent",
+                          "get_async_graph_callback_manager_for_config", "get_sync_graph_callback_manager_for_config",
+                          "graph_handlers"],
     statehitl.runtime: ["DEFAULT_RUNTIME", "ExecutionInfo", "RunControl", "Runtime", "ServerInfo", "get_runtime"],
     statehitl: ["Agent", "InterventionHandler", "Snapshot", "ToolContext", "tool"],
     statehitl.interventions: ["Confirm", "Deny", "Guide", "InterventionAction", "InterventionHandler", "OnError",

@@ -8,6 +8,8 @@ interrupt ids (each library derives its own) replaced by the interrupts' values.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
 import threading
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +20,7 @@ import pytest
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import StreamWriter
+from pydantic import BaseModel
 
 
 def statehitl_names() -> SimpleNamespace:
@@ -325,6 +328,84 @@ def nested_and_mixed_tasks(lg: SimpleNamespace) -> list[Any]:
             asyncio.run(run_mixed()), calls]
 
 
+class Ticket(BaseModel):
+    title: str
+    opened: datetime.datetime
+    labels: set[str] = set()
+
+
+@dataclasses.dataclass
+class Triage:
+    ticket: Ticket
+    urgent: bool
+
+
+def models_as_values(lg: SimpleNamespace) -> list[Any]:
+    """An entrypoint's input, its tasks' results and its value may be the models and dataclasses its
+    annotations name (and the standard types: datetimes, sets): a resumed run reads its kept results back as
+    those classes, and ``previous`` is the saved value, as it was."""
+    ran: list[str] = []
+
+    @lg.task
+    def triage(ticket: Ticket) -> Triage:
+        ran.append("triage")
+        return Triage(ticket=ticket.model_copy(update={"labels": ticket.labels | {"seen"}}), urgent=True)
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    def workflow(ticket: Ticket, *, previous: Triage | None = None) -> Triage:
+        done = triage(ticket).result()
+        ran.append(f"got {type(done).__name__} of {type(done.ticket).__name__}")  # a kept result too
+        note = lg.interrupt(f"urgent {done.ticket.title}? (before: {type(previous).__name__})")
+        return dataclasses.replace(done, urgent=note == "yes")
+
+    opened = datetime.datetime(2026, 12, 6, 9, 30, tzinfo=datetime.UTC)
+    first = workflow.invoke(Ticket(title="disk", opened=opened, labels={"ops"}), config("m"))
+    second = workflow.invoke(lg.Command(resume="yes"), config("m"))
+    third = workflow.invoke(Ticket(title="net", opened=opened), config("m"))
+    return [first, second, workflow.get_state(config("m")).values, third, ran]
+
+
+def traced_tasks(lg: SimpleNamespace) -> list[Any]:
+    """Under LangChain callbacks a workflow's call is one root run ending with the workflow's value; inside it
+    the entrypoint's run, and in that each task call's run with its arguments by name (defaults filled in), its
+    result, or its error (LangGraph names the root run ``LangGraph`` and ends the entrypoint's run with the
+    function's value: compared without those)."""
+    from langchain_core.tracers import BaseTracer
+
+    class Tracer(BaseTracer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.runs: list[Any] = []
+
+        def _persist_run(self, run: Any) -> None:
+            self.runs.append(run)
+
+    @lg.task
+    def double(x: int, *, times: int = 2) -> int:
+        return x * times
+
+    @lg.task
+    async def broken(x: int) -> int:
+        raise ValueError(f"no {x}")
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver())
+    async def flow(n: int) -> int:
+        total = await double(n) + await double(n, times=3)
+        try:
+            await broken(n)
+        except ValueError:
+            total += 1
+        return total
+
+    tracer = Tracer()
+    value = asyncio.run(flow.ainvoke(2, {**config("tr"), "callbacks": [tracer]}))
+    (root,) = tracer.runs
+    (node,) = root.child_runs
+    tasks = sorted(((run.name, run.inputs, run.outputs, run.error is not None) for run in node.child_runs),
+                   key=repr)
+    return [value, root.inputs, root.outputs, node.name, node.inputs, tasks]
+
+
 def retried_entrypoint(lg: SimpleNamespace) -> list[Any]:
     """An entrypoint with a retry policy runs again after it raised, its tasks too (LangGraph's: only a failed
     run's retry with invoke(None) keeps them)."""
@@ -428,7 +509,7 @@ PROGRAMS = [store_across_threads, sequential_tasks, parallel_tasks, interrupt_in
             previous_and_final,
             retried_task, streamed_chunks, async_workflow, failed_run_keeps_finished_tasks, parallel_interrupts,
             runtime_and_context, nested_and_mixed_tasks, retried_entrypoint, task_events,
-            json_schemas, update_state_gives_previous]
+            json_schemas, update_state_gives_previous, models_as_values, traced_tasks]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

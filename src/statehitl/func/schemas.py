@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from statehitl.values import ValueTypes
+
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:
@@ -43,3 +45,9 @@ def output_jsonschema(fn: Callable[..., Any], final: type) -> dict[str, Any]:
 def context_jsonschema(context_schema: Any) -> dict[str, Any] | None:
     """The schema of ``invoke(..., context=)``, when the entrypoint was given a ``context_schema``."""
     return None if context_schema is None else TypeAdapter(context_schema).json_schema()
+
+
+def value_types(fn: Callable[..., Any]) -> ValueTypes:
+    """The classes ``fn``'s annotations name (its parameters', its return's, through their fields): the models,
+    dataclasses and enums its input, value or result is stored as and read back into (``statehitl.values``)."""
+    return ValueTypes.of_annotations(_hints(fn).values())

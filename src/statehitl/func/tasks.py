@@ -13,21 +13,27 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import dataclasses
 import functools
 import inspect
+import sys
 import threading
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
+from datetime import timedelta
 from typing import Any
 
 from statehitl import interrupt_ids
-from statehitl._json import require_json
-from statehitl.errors import GraphValidationError
+from statehitl.errors import GraphValidationError, NotJSONError
+from statehitl.func.schemas import value_types
 from statehitl.graph.node_calls import enter_node, get_stream_writer, leave_node
+from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused, timed
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.values import ValueTypes, decode_value, encode_value
 
 _WORKERS = 64
 """At most this many task calls of one entrypoint run at once in threads."""
@@ -107,10 +113,13 @@ class TaskCalls:
             self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": repr(error),
                                          "result": {}, "interrupts": []})
 
-    def finished(self, key: str, name: str, result: Any) -> None:
-        require_json(result, f"task {name!r}'s result (kept in the checkpoint so a resume does not run it again)")
+    def finished(self, key: str, name: str, result: Any, known: ValueTypes) -> None:
+        """A call returned ``result``: kept as JSON (the standard types and the classes the task's annotations
+        name, ``known``, tagged), so a resume hands it back without running the task."""
+        kept = encode_value(result, f"task {name!r}'s result (kept in the checkpoint so a resume does not run it "
+                                    "again)", known, error=NotJSONError)
         with self._lock:
-            self.done[key] = result
+            self.done[key] = kept
         self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": None,
                                      "result": {"__return__": result}, "interrupts": []})
         get_stream_writer()(TaskUpdate(name, result))
@@ -158,11 +167,17 @@ def leave_calls(token: contextvars.Token[TaskCalls | None]) -> None:
 class TaskFunction:
     """What ``@task`` makes: calling it inside an entrypoint starts the task and returns its future."""
 
-    def __init__(self, fn: Callable[..., Any], *, name: str | None, retry: Policies | None) -> None:
+    def __init__(self, fn: Callable[..., Any], *, name: str | None, retry: Policies | None,
+                 timeout: TimeoutPolicy | None = None) -> None:
         self.fn = fn
         self.name: str = name or _name_of(fn)
         self.retry = retry
         self.is_async = inspect.iscoroutinefunction(fn)
+        self.known = value_types(fn)
+        """The classes the function's annotations name: its result is kept as them and read back into them."""
+        if timeout is not None and not self.is_async:
+            raise sync_timeout_refused("Task", self.name)
+        self.timeout = timeout
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -177,7 +192,7 @@ class TaskFunction:
             loop = None
         if key in calls.kept:  # LangGraph's stream shows the kept call start, and no end
             calls.started(key, self.name, args, kwargs)
-            return _ready(calls.kept[key], loop)
+            return _ready(decode_value(calls.kept[key], self.known), loop)
         ctx = calls.task_context(key)
         future = self._start_async(calls, ctx, key, args, kwargs) if loop is not None \
             else self._start_sync(calls, ctx, key, args, kwargs)
@@ -203,13 +218,16 @@ class TaskFunction:
         _CALLER.set(f"{key}/")
         calls.started(key, self.name, args, kwargs)
         try:
-            result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async else self._attempts(args, kwargs)
+            with self._traced(args, kwargs) as done:
+                result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async \
+                    else self._attempts(args, kwargs)
+                done(result)
         except BaseException as exc:
             calls.failed(key, self.name, exc)
             raise
         finally:
             leave_node(token)
-        calls.finished(key, self.name, result)
+        calls.finished(key, self.name, result, self.known)
         return result
 
     async def _call_async(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
@@ -219,14 +237,28 @@ class TaskFunction:
         _CALLER.set(f"{key}/")
         calls.started(key, self.name, args, kwargs)
         try:
-            result = await self._attempts_async(args, kwargs)
+            with self._traced(args, kwargs) as done:
+                result = await self._attempts_async(args, kwargs)
+                done(result)
         except BaseException as exc:
             calls.failed(key, self.name, exc)
             raise
         finally:
             leave_node(token)
-        calls.finished(key, self.name, result)
+        calls.finished(key, self.name, result, self.known)
         return result
+
+    def _traced(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AbstractContextManager[Callable[[Any], None]]:
+        """The call's own run when its entrypoint runs under LangChain callbacks (LangChain's current config then
+        holds its node run's child manager, ``node_runs``), else nothing to do."""
+        langchain_config = sys.modules.get("langchain_core.runnables.config")  # set only once LangChain is loaded
+        current = None if langchain_config is None else langchain_config.var_child_runnable_config.get()
+        callbacks = None if current is None else current.get("callbacks")
+        if current is None or callbacks is None or isinstance(callbacks, list):
+            return contextlib.nullcontext(_ignored)
+        from statehitl.graph.node_runs import task_run
+
+        return task_run(current, self.name, _arguments(self.fn, args, kwargs))
 
     def _attempts(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.retry is None:
@@ -234,13 +266,28 @@ class TaskFunction:
         return retried(lambda: self.fn(*args, **kwargs), self.retry)
 
     async def _attempts_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call: Callable[[], Awaitable[Any]] = lambda: self.fn(*args, **kwargs)  # noqa: E731
+        fn = self.fn if self.timeout is None else timed(self.fn, self.timeout, self.name)  # each attempt timed
+        call: Callable[[], Awaitable[Any]] = lambda: fn(*args, **kwargs)  # noqa: E731
         if self.retry is None:
             return await call()
         return await retried_async(call, self.retry)
 
     def __repr__(self) -> str:
         return f"<task {self.name!r}>"
+
+
+def _ignored(_: Any) -> None:
+    return None
+
+
+def _arguments(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments by parameter name, defaults filled in (a task run's input, as LangGraph traces it)."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):  # a signature Python cannot read, or a call it does not fit: as given
+        return {"args": list(args), **kwargs}
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 def _name_of(fn: Callable[..., Any]) -> str:
@@ -263,17 +310,21 @@ def _ready(value: Any, loop: asyncio.AbstractEventLoop | None) -> Any:
 
 
 def task(__func_or_none__: Callable[..., Any] | None = None, *, name: str | None = None,
-         retry_policy: Policies | None = None, retry: Policies | None = None, cache_policy: Any = None) -> Any:
-    """LangGraph's ``@task`` (``@task`` or ``@task(name=, retry_policy=)``): a function called inside an
-    ``@entrypoint`` as a step whose finished result is kept, so a resumed workflow does not run it again.
-    Calling it returns a future: ``.result()`` in a sync entrypoint, ``await`` in an async one."""
+         retry_policy: Policies | None = None, retry: Policies | None = None, cache_policy: Any = None,
+         timeout: float | timedelta | TimeoutPolicy | None = None) -> Any:
+    """LangGraph's ``@task`` (``@task`` or ``@task(name=, retry_policy=, timeout=)``): a function called inside
+    an ``@entrypoint`` as a step whose finished result is kept, so a resumed workflow does not run it again.
+    Calling it returns a future: ``.result()`` in a sync entrypoint, ``await`` in an async one. ``timeout``
+    (an async function's only, as ``add_node(timeout=)``): each attempt past it is cancelled and raises
+    ``NodeTimeoutError``, which the retry policy may retry; a limit not above 0 is refused here."""
     if cache_policy is not None:
         raise GraphValidationError(f"task {name or getattr(__func_or_none__, '__name__', '')!r}: cache_policy= is "
                                    "not supported (statehitl keeps a task's result in its thread, not in a cache)")
     policy = retry_policy if retry_policy is not None else retry
+    limits = TimeoutPolicy.coerce(timeout)
 
     def decorate(fn: Callable[..., Any]) -> TaskFunction:
-        return TaskFunction(fn, name=name, retry=policy)
+        return TaskFunction(fn, name=name, retry=policy, timeout=limits)
 
     return decorate if __func_or_none__ is None else decorate(__func_or_none__)
 

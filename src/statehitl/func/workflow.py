@@ -13,25 +13,27 @@ import asyncio
 import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from datetime import timedelta
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
-from statehitl._json import require_json
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.records import AuditEntry
 from statehitl.commands import Command
-from statehitl.errors import GraphValidationError
-from statehitl.func.schemas import context_jsonschema, input_jsonschema, output_jsonschema
+from statehitl.errors import GraphValidationError, NotJSONError
+from statehitl.func.schemas import context_jsonschema, input_jsonschema, output_jsonschema, value_types
 from statehitl.func.tasks import TaskCalls, TaskEvent, TaskUpdate, enter_calls, leave_calls
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.node_calls import current_run, get_stream_writer, node_config
+from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused
 from statehitl.graph.retries import Policies
 from statehitl.graph.runtime_values import Runtime
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 from statehitl.runner_parts import keep_progress
 from statehitl.stream_sink import StreamMode
+from statehitl.values import decode_value, encode_value
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -64,6 +66,8 @@ class _Body:
         self.keeps_previous = keeps_previous
         """With a checkpointer, ``previous`` is the thread's last value; without one, always None (LangGraph's)."""
         self.is_async = inspect.iscoroutinefunction(fn)
+        self.known = value_types(fn)
+        """The classes the function's annotations name: its input, value and saved value are stored as them."""
         params = list(inspect.signature(fn).parameters.values())
         if not params or params[0].kind not in (inspect.Parameter.POSITIONAL_ONLY,
                                                 inspect.Parameter.POSITIONAL_OR_KEYWORD):
@@ -75,7 +79,7 @@ class _Body:
         scope = current_run()
         write = get_stream_writer()
         config = node_config(scope.config if scope is not None else {}, ctx, None)
-        previous = state.get("saved") if self.keeps_previous else None
+        previous = self.loaded(state.get("saved")) if self.keeps_previous else None
         store = scope.store if scope is not None else None
         given = {"previous": previous, "config": config, "writer": write, "store": store,
                  "runtime": Runtime(context=scope.context if scope is not None else None, stream_writer=write,
@@ -87,9 +91,17 @@ class _Body:
             value, saved = returned.value, returned.save
         else:
             value = saved = returned
-        require_json(value, f"entrypoint {self.name!r}'s return value")
-        require_json(saved, f"entrypoint {self.name!r}'s saved value (entrypoint.final(save=))")
-        return {"output": value, "saved": saved}
+        return {"output": self.stored(value, f"entrypoint {self.name!r}'s return value"),
+                "saved": self.stored(saved, f"entrypoint {self.name!r}'s saved value (entrypoint.final(save=))")}
+
+    def stored(self, value: Any, where: str) -> Any:
+        """``value`` as the thread keeps it: JSON, with the standard types and the classes the function's
+        annotations name tagged (``statehitl.values``); anything else is ``NotJSONError`` naming ``where``."""
+        return encode_value(value, where, self.known, error=NotJSONError)
+
+    def loaded(self, data: Any) -> Any:
+        """What ``stored`` was given, from what it returned."""
+        return decode_value(data, self.known)
 
     def node(self) -> Callable[..., Any]:
         """The node the machine runs: the function with its tasks' bookkeeping around it. A sync function runs
@@ -102,10 +114,11 @@ class _Body:
             token = enter_calls(calls)
             try:
                 kwargs = body.arguments(state, ctx)
+                given = body.loaded(state.get("input"))
                 if body.is_async:
-                    returned = await body.fn(state.get("input"), **kwargs)
+                    returned = await body.fn(given, **kwargs)
                 else:
-                    returned = await asyncio.to_thread(body.fn, state.get("input"), **kwargs)
+                    returned = await asyncio.to_thread(body.fn, given, **kwargs)
             except InterruptRaised as stop:
                 await calls.asettle()
                 raise calls.stopped(stop) from None
@@ -132,6 +145,7 @@ class Workflow:
         self._body = body
         self.context_schema = context_schema
         self.graph = graph
+        graph.traced_output = lambda values: _value(values, body)  # a tracer sees the workflow's value
         self.name = body.name
         self.checkpointer = graph.checkpointer
 
@@ -143,7 +157,7 @@ class Workflow:
         """Run the workflow and return its value; a run that stopped on interrupts returns the thread's value (a
         dict) with ``"__interrupt__"``, as LangGraph's does. Options are the graph's (``context=``, ...)."""
         result = await self.graph.ainvoke(self._graph_input(input), config, **options)
-        return _value(result)
+        return _value(result, self._body)
 
     def stream(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Iterator[Any]:
         """Run as ``invoke`` does, yielding chunks as they happen; see ``astream``."""
@@ -176,13 +190,23 @@ class Workflow:
             item = shown if not isinstance(stream_mode, str) else shown[1]
             yield item if not subgraphs else ((), *item) if not isinstance(stream_mode, str) else ((), item)
 
+    def astream_events(self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
+                       **options: Any) -> AsyncIterator[dict[str, Any]]:
+        """LangChain's event stream of a run (needs langchain-core), as a compiled graph's."""
+        from statehitl.graph.run_events import stream_events
+
+        return stream_events(self, input, config, version=version, **options)
+
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        """The workflow's name (the function's, or ``entrypoint(name=)``), as the graph joins a suffix."""
+        return self.graph.get_name(suffix, name=name)
+
     def _graph_input(self, input: Any) -> Any:
-        """What the graph is given: a resume as it is; new input as the ``input`` channel, which must be JSON
-        (the function sees the same value when it runs again on a resume, in any process)."""
+        """What the graph is given: a resume as it is; new input as the ``input`` channel, stored as ``stored``
+        keeps it (the function sees the same value when it runs again on a resume, in any process)."""
         if _resuming(input):
             return input
-        require_json(input, f"entrypoint {self.name!r}'s input")
-        return {"input": input}
+        return {"input": self._body.stored(input, f"entrypoint {self.name!r}'s input")}
 
     def _shown(self, mode: str, chunk: Any, modes: list[str]) -> tuple[str, Any] | None:
         if mode == "custom" and isinstance(chunk, TaskUpdate):
@@ -194,27 +218,27 @@ class Workflow:
         if mode == "tasks" and isinstance(chunk, dict):
             return mode, _entrypoint_event(chunk)
         if mode == "updates" and isinstance(chunk, dict) and self.name in chunk:
-            return mode, {self.name: (chunk[self.name] or {}).get("output")}
+            return mode, {self.name: self._body.loaded((chunk[self.name] or {}).get("output"))}
         if mode == "values" and isinstance(chunk, dict):
             if "__interrupt__" in chunk:
-                return mode, _value(chunk)
-            return (mode, chunk["output"]) if "output" in chunk else None
+                return mode, _value(chunk, self._body)
+            return (mode, self._body.loaded(chunk["output"])) if "output" in chunk else None
         return mode, chunk
 
     def get_state(self, config: dict[str, Any] | str, **options: Any) -> Any:
         """The thread's current checkpoint, its ``values`` the workflow's value (LangGraph's)."""
-        return _snapshot(self.graph.get_state(config, **options))
+        return _snapshot(self.graph.get_state(config, **options), self._body)
 
     async def aget_state(self, config: dict[str, Any] | str, **options: Any) -> Any:
-        return _snapshot(await self.graph.aget_state(config, **options))
+        return _snapshot(await self.graph.aget_state(config, **options), self._body)
 
     def get_state_history(self, config: dict[str, Any] | str, **options: Any) -> Iterator[Any]:
         """The thread's checkpoints, newest first, each with the workflow's value as ``values``."""
-        return (_snapshot(s) for s in self.graph.get_state_history(config, **options))
+        return (_snapshot(s, self._body) for s in self.graph.get_state_history(config, **options))
 
     async def aget_state_history(self, config: dict[str, Any] | str, **options: Any) -> AsyncIterator[Any]:
         async for snapshot in self.graph.aget_state_history(config, **options):
-            yield _snapshot(snapshot)
+            yield _snapshot(snapshot, self._body)
 
     def update_state(self, config: dict[str, Any] | str, values: Any, as_node: str | None = None) -> Any:
         """Write ``values`` as the workflow's value (and the next run's ``previous``), as if it had returned it;
@@ -273,23 +297,23 @@ def _resuming(input: Any) -> bool:
     return input is None or isinstance(input, Command)
 
 
-def _value(result: Any) -> Any:
+def _value(result: Any, body: _Body) -> Any:
     if not isinstance(result, dict):
         return result
-    output = result.get("output")
+    output = body.loaded(result.get("output"))
     asked = result.get("__interrupt__")
     if not asked:
         return output
     return {**(output if isinstance(output, dict) else {}), "__interrupt__": asked}
 
 
-def _snapshot(snapshot: Any) -> Any:
+def _snapshot(snapshot: Any, body: _Body) -> Any:
     if snapshot is None:
         return None
     values = snapshot.values
     if not isinstance(values, dict) or not values:  # a thread never run: LangGraph's empty snapshot, {}
         return snapshot
-    return snapshot._replace(values=values.get("output"))
+    return snapshot._replace(values=body.loaded(values.get("output")))
 
 
 class entrypoint(Generic[T]):
@@ -307,11 +331,14 @@ class entrypoint(Generic[T]):
 
     def __init__(self, checkpointer: Checkpointer | None = None, store: Any = None, cache: Any = None,
                  context_schema: Any = None, cache_policy: Any = None, *, retry_policy: Policies | None = None,
-                 config_schema: Any = None, name: str | None = None, step_limit: int = 25) -> None:
+                 config_schema: Any = None, name: str | None = None, step_limit: int = 25,
+                 timeout: float | timedelta | TimeoutPolicy | None = None) -> None:
         if cache is not None or cache_policy is not None:
             raise GraphValidationError("entrypoint(cache=, cache_policy=) is not supported: a task's result is kept "
                                        "in its thread")
         self.retry_policy = retry_policy
+        self.timeout = TimeoutPolicy.coerce(timeout)
+        """Each attempt of the workflow's function (an async one's only), as ``add_node(timeout=)``."""
         self.checkpointer = checkpointer
         self.store = store
         self.context_schema = context_schema
@@ -322,8 +349,10 @@ class entrypoint(Generic[T]):
         body = _Body(fn, keeps_previous=self.checkpointer is not None)
         if self.name:
             body.name = self.name
+        if self.timeout is not None and not body.is_async:
+            raise sync_timeout_refused("Entrypoint", body.name)
         builder: StateGraph[Any] = StateGraph(WorkflowState)
-        builder.add_node(body.name, body.node(), retry_policy=self.retry_policy)
+        builder.add_node(body.name, body.node(), retry_policy=self.retry_policy, timeout=self.timeout)
         builder.set_entry_point(body.name)
         builder.set_finish_point(body.name)
         graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name, store=self.store)

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from statehitl._sync import iterate_sync, run_sync
+from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.records import AuditEntry, CheckpointRecord
 from statehitl.checkpoint.storage import validate_thread_id
+from statehitl.commands import Command
 from statehitl.errors import GraphDrained
 from statehitl.event_stream import Emit, stream_run
 from statehitl.graph.caching import cached_namespaces
@@ -41,6 +44,7 @@ from statehitl.graph.stream_events import CheckpointEvents, RunOrigin
 from statehitl.graph.subgraphs import invoke_inside
 from statehitl.graph.surface import CompiledNode, GraphSurface, merged_config
 from statehitl.graph.time_travel import ThreadViews
+from statehitl.graph.traced_runs import tracing
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
@@ -115,6 +119,9 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         """Compiled with ``checkpointer=True``: as a node of a graph, its state lasts from call to call."""
         self.step_limit = check_step_limit(step_limit)
         self.durability: Durability = durability if checkpointer is not None else "exit"
+        self.traced_output: Callable[[Any], Any] | None = None
+        """What a run under LangChain callbacks ends its chain run with, from its values (None: the values without
+        their interrupts); a workflow's graph shows the workflow's value."""
         self.accept_machine_change = accept_machine_change
         self.migrate = migrate
         self.interrupt_before = interrupt_before
@@ -290,8 +297,30 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
                 sink.close()
 
     async def _run(self, input: Any, target: RunTarget, sink: StreamSink | None = None) -> Any:
-        thread = target.thread
-        head = await self.checkpointer.head(thread, pieces=bool(self.schema.append_channels))
+        head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
+        if target.config.get("callbacks") is None:
+            return self._result(*await self._run_from(input, target, sink, head))
+        from statehitl.graph.run_callbacks import observed_run  # a call with LangChain callbacks has langchain-core
+
+        async def run(callbacks: Any) -> tuple[CheckpointRecord, Any]:  # the nodes' callbacks: the run's children
+            config = {**{k: v for k, v in target.config.items() if k not in ("run_name", "run_id")},
+                      "callbacks": callbacks}  # the run's own name and id are not its children's
+            record, state = await self._run_from(input, dataclasses.replace(target, config=config), sink, head)
+            return record, self._result(record, state)
+
+        async def shown() -> str:  # the thread's current checkpoint as get_state names it
+            now = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
+            view = None if now is None else await self._views(target.thread).at(None, now)
+            return "" if view is None else tagged(target.thread, view.id)
+
+        resumes = head is not None and (input is None or isinstance(input, Command))
+        with tracing():
+            return await observed_run(target.config, input, name=self.get_name(), run=run, shown=shown,
+                                      resumes=(target.checkpoint_id or "") if resumes else None,
+                                      before=self.interrupt_before | target.before, output=self.traced_output)
+
+    async def _run_from(self, input: Any, target: RunTarget, sink: StreamSink | None, head: Head | None
+                        ) -> tuple[CheckpointRecord, Any]:
         if head is None and not self.machine.transitions[START][1]:  # a new run whose first step is fixed
             begun = await self._begin(input, target, head)
         else:  # paths run while the position is worked out: they see the run's config, store and step limit
@@ -302,7 +331,7 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
             finally:
                 reset_run(starting)
         if isinstance(begun, Reached):  # nothing to run: a finished thread, a replayed end, an answer given before
-            return self._result(begun.record, begun.state)
+            return begun.record, begun.state
         at, resumed = begun
         stream = None if sink is None else await self._stream(sink, at, head,
                                                               sync=(target.durability or self.durability) == "sync")
@@ -339,7 +368,7 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         if control is not None and control.drain_requested and record.pending and not record.interrupts:
             raise GraphDrained(control.drain_reason or "shutdown")  # stopped between steps, its checkpoint written
         await self._runner.remember_shape(record)
-        return self._result(record, state)
+        return record, state
 
     async def _stream(self, sink: StreamSink, at: Position, head: Head | None, *, sync: bool) -> RunStream:
         """The stream of a run from ``at``: its checkpoints too, when the graph has a checkpointer to show

@@ -6,6 +6,7 @@ a model titled after the graph (``<name>Input``/``<name>Output``)."""
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from typing import TYPE_CHECKING, Any, NotRequired, Required
 
@@ -66,8 +67,8 @@ def _dataclass_schema(schema: Any, title: str) -> dict[str, Any]:
             default = item.default
         elif item.default_factory is not dataclasses.MISSING:
             default = item.default_factory()
-        else:
-            default = ...
+        else:  # no default: optional all the same when its type is a union with None (LangGraph's)
+            default = None if _admits_none(_plain(hints.get(item.name, Any))) else ...
         fields[item.name] = (_plain(hints.get(item.name, Any)), default)
     found: dict[str, Any] = create_model(title, **fields).model_json_schema()
     return found
@@ -84,6 +85,12 @@ def _required(hint: Any, by_totality: bool) -> bool:
     if origin in (NotRequired, typing.NotRequired):
         return False
     return by_totality
+
+
+def _admits_none(hint: Any) -> bool:
+    """Whether ``hint`` is a union with None (``X | None``, ``Optional[X]``); ``Any`` and ``None`` alone are not,
+    as LangGraph reads them."""
+    return typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in typing.get_args(hint)
 
 
 def _plain(hint: Any) -> Any:

@@ -18,6 +18,8 @@ from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
 from langchain_core.runnables.config import RunnableConfig, var_child_runnable_config
 
+from statehitl.graph.node_guards import touch
+
 T = TypeVar("T")
 
 class MessageStream(Protocol):
@@ -58,6 +60,7 @@ class ChatModelTokens(BaseCallbackHandler):
     def on_llm_new_token(self, token: str | list[str | dict[str, Any]], *,
                          chunk: GenerationChunk | ChatGenerationChunk | None = None, run_id: UUID,
                          parent_run_id: UUID | None = None, tags: list[str] | None = None, **kwargs: Any) -> None:
+        touch()  # a token is progress for the node's idle_timeout (refresh_on="auto"), as LangGraph counts it
         metadata = self.runs.get(run_id)
         if metadata is not None and isinstance(chunk, ChatGenerationChunk):
             self.stream.emit(chunk.message, metadata, self.namespace)
@@ -79,7 +82,11 @@ def node_context(config: dict[str, Any], stream: MessageStream, namespace: tuple
     """Run a node call under a LangChain config whose callbacks include the stream's handler (and the caller's own
     callbacks, when its config lists some), and whose metadata is the node's."""
     own = config.get("callbacks")
-    handlers = [ChatModelTokens(stream, namespace), *(own if isinstance(own, list) else ())]
+    tokens = ChatModelTokens(stream, namespace)
+    handlers: Any = [tokens, *(own if isinstance(own, list) else ())]
+    if isinstance(own, BaseCallbackManager):  # the graph's run's child manager (a call with callbacks)
+        handlers = own.copy()
+        handlers.add_handler(tokens, inherit=True)
     token = var_child_runnable_config.set(cast(RunnableConfig, {**config, "callbacks": handlers}))
     try:
         yield

@@ -28,6 +28,7 @@ from statehitl.graph.node_guards import ErrorHandler, TimeoutPolicy, handled, he
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.runtime_values import ExecutionInfo, RunControl, Runtime, ServerInfo
 from statehitl.graph.state_kinds import StateKind
+from statehitl.graph.traced_runs import ACTIVE
 from statehitl.position import NodeContext
 from statehitl.stream_sink import current_scope
 
@@ -216,13 +217,27 @@ def _own_namespace(ctx: NodeContext, namespace: tuple[str, ...]) -> str:
     return "|".join((*namespace, f"{ctx.node.partition(':')[0]}:{task_key(ctx.step, ctx.node)}"))
 
 
-def _messages_watch(ctx: NodeContext, given: Any, metadata: dict[str, Any] | None) -> Any:
-    """What watches the chat models of one node call of a run streaming ``"messages"`` (a context manager
-    yielding the function its return value goes through), or None when nobody reads its messages."""
+def _traced(scope: RunScope | None) -> bool:
+    """Whether the run is under LangChain callbacks: its config holds the run's child manager (``run_callbacks``)."""
+    return bool(ACTIVE[0]) and scope is not None and scope.config.get("callbacks") is not None \
+        and not isinstance(scope.config["callbacks"], list)
+
+
+def _messages_watch(ctx: NodeContext, given: Any, metadata: dict[str, Any] | None,
+                    kwargs: dict[str, Any] | None = None) -> Any:
+    """What watches one node call (a context manager yielding the function its return value goes through): its
+    chat models in a run streaming ``"messages"``, its own run in a run under LangChain callbacks
+    (``node_runs``, which gives ``kwargs``' config its callbacks); None when nobody watches it."""
     stream = current_scope()
+    scope = _RUN.get()
+    if scope is not None and _traced(scope):
+        from statehitl.graph.node_runs import traced_call
+
+        config = node_config(scope.config, ctx, metadata, scope.namespace)
+        return traced_call(scope.config["callbacks"], config, given, kwargs if kwargs is not None else {},
+                           lambda own: None if stream is None else stream.watch_messages(own, given))
     if stream is None:
         return None
-    scope = _RUN.get()
     if scope is None:
         return stream.watch_messages(node_config({}, ctx, metadata), given)
     return stream.watch_messages(node_config(scope.config, ctx, metadata, scope.namespace), given)
@@ -338,7 +353,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
             token = _CALL.set(ctx)
             try:
                 args, kwargs = arguments(state, ctx, _RUN.get())
-                watch = _messages_watch(ctx, args[0], metadata)
+                watch = _messages_watch(ctx, args[0], metadata, kwargs)
                 if watch is None:
                     return await target(*args, **kwargs)
                 with watch as done:
@@ -357,10 +372,11 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
     def run(state: Any, ctx: NodeContext) -> Any:
         token = _CALL.set(ctx)
         try:
-            if not named and not two and not managed and current_scope() is None:  # not streamed: the call alone
-                return target(state if ctx.sent or as_is else kind.node_input(state, wants))
+            alone = not named and not two and not managed and current_scope() is None  # not streamed nor traced
+            if alone and not (ACTIVE[0] and _traced(_RUN.get())):
+                return target(state if ctx.sent or as_is else kind.node_input(state, wants))  # the call alone
             args, kwargs = arguments(state, ctx, _RUN.get())
-            watch = _messages_watch(ctx, args[0], metadata)
+            watch = _messages_watch(ctx, args[0], metadata, kwargs)
             if watch is None:
                 return target(*args, **kwargs)
             with watch as done:

@@ -52,6 +52,8 @@ class TimeoutPolicy:
         a ``ValueError``."""
         if value is None:
             return None
+        if isinstance(value, TimeoutPolicy) and _in_seconds(value):
+            return value  # already coerced: the same policy, as LangGraph's
         policy = value if isinstance(value, TimeoutPolicy) else cls(run_timeout=value)
         if policy.refresh_on not in ("auto", "heartbeat"):
             raise ValueError(f"refresh_on must be 'auto' or 'heartbeat', got {policy.refresh_on!r}")
@@ -61,6 +63,13 @@ class TimeoutPolicy:
         return cls(run_timeout=run, idle_timeout=idle, refresh_on=policy.refresh_on)
 
 
+def sync_timeout_refused(kind: str, name: str) -> ValueError:
+    """The error for a timeout on a sync function (``kind`` "Task", "Entrypoint"): only an async one can be
+    cancelled in-process, so the limit would not hold."""
+    return ValueError(f"{kind} {name!r} has a timeout, but timeouts are only supported for async nodes: a sync "
+                      "function cannot be cancelled in-process; make it `async def` or drop the timeout")
+
+
 def _seconds(value: float | timedelta | None, name: str) -> float | None:
     if value is None:
         return None
@@ -68,6 +77,13 @@ def _seconds(value: float | timedelta | None, name: str) -> float | None:
     if seconds <= 0:
         raise ValueError(f"{name} must be greater than 0, got {value!r}")
     return seconds
+
+
+def _in_seconds(policy: TimeoutPolicy) -> bool:
+    """Whether ``policy`` is one ``coerce`` returns: limits in positive float seconds, a known ``refresh_on``."""
+    limits = [x for x in (policy.run_timeout, policy.idle_timeout) if x is not None]
+    seconds = all(type(limit) is float and limit > 0 for limit in limits)
+    return bool(limits) and seconds and policy.refresh_on in ("auto", "heartbeat")
 
 
 class _Clock:

@@ -25,10 +25,20 @@ def default_retry_on(error: Exception) -> bool:
     """LangGraph's default: retry what may pass on a second try, not what a bug or a bad value raised."""
     if isinstance(error, ConnectionError):
         return True
-    status = getattr(getattr(error, "response", None), "status_code", None)
-    if isinstance(status, int) and type(error).__name__ in ("HTTPStatusError", "HTTPError"):
-        return 500 <= status < 600  # httpx's and requests' errors: a server's fault may pass, a client's will not
+    response = getattr(error, "response", None)
+    if _is_a(error, "httpx", "HTTPStatusError"):  # a server's fault may pass, a client's will not
+        status = getattr(response, "status_code", None)
+        return isinstance(status, int) and 500 <= status < 600
+    if _is_a(error, "requests", "HTTPError"):
+        # LangGraph asks for a server's status only when the response is truthy, and a requests Response is
+        # falsy for any status from 400 on: so a client's fault is retried too, as there
+        return not response or 500 <= getattr(response, "status_code", 0) < 600
     return not isinstance(error, _NOT_RETRIED)
+
+
+def _is_a(error: Exception, package: str, name: str) -> bool:
+    """Whether ``error`` is of class ``name`` of ``package`` (or a subclass), without importing the package."""
+    return any(kind.__name__ == name and kind.__module__.split(".")[0] == package for kind in type(error).__mro__)
 
 
 @dataclass(frozen=True)
@@ -51,8 +61,11 @@ class RetryPolicy:
         on = self.retry_on
         if isinstance(on, type):
             return isinstance(error, on)
-        if isinstance(on, Sequence):
+        if isinstance(on, Sequence) and not isinstance(on, str):
             return isinstance(error, tuple(on))
+        if not callable(on):  # told when a node fails, as LangGraph tells it (a policy never used is not checked)
+            raise TypeError(f"retry_on must be an Exception class, a list or tuple of Exception classes, or a "
+                            f"callable, got {on!r}")
         return bool(on(error))
 
     def pause(self, attempts: int) -> float:

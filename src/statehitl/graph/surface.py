@@ -106,8 +106,12 @@ class GraphSurface:
         return self.build_nodes()
 
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
-        """The graph's name (``compile(name=)``), with ``suffix`` appended."""
-        return f"{name or self.name}{suffix or ''}"
+        """The graph's name (``compile(name=)``) with ``suffix`` as LangChain joins them: ``OrdersInput`` after
+        a capital, ``orders_input`` after a small letter."""
+        base = name or self.name
+        if not suffix:
+            return base
+        return f"{base}{suffix.title()}" if base[:1].isupper() else f"{base}_{suffix.lower()}"
 
     def with_config(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> Self:
         """A copy of the graph whose calls start from ``config`` (and ``kwargs``, config keys such as
@@ -120,6 +124,15 @@ class GraphSurface:
         for key, value in (update or {}).items():
             setattr(clone, key, value)
         return clone
+
+    def astream_events(self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
+                       **options: Any) -> AsyncIterator[dict[str, Any]]:
+        """LangChain's event stream of a run (needs langchain-core): the run's ``on_chain_start``, each node's
+        start, output and end with the events of what it calls, each chunk ``astream`` yields as
+        ``on_chain_stream``, the run's end (``statehitl.graph.run_events``)."""
+        from statehitl.graph.run_events import stream_events
+
+        return stream_events(self, input, config, version=version, **options)
 
     def batch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
         """``invoke`` for each input (with ``config``, or one config per input in a list), run concurrently."""
