@@ -11,6 +11,7 @@ the iterator goes, and with a pool of four, four of those made every later neste
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import contextvars
 import queue
@@ -86,7 +87,17 @@ def _thread_loop() -> _ThreadLoop:
     holder: _ThreadLoop | None = getattr(_local, "loop", None)
     if holder is None:
         holder = _local.loop = _ThreadLoop()
+        if threading.current_thread() is threading.main_thread():
+            atexit.register(_close_at_exit, holder)
     return holder
+
+
+def _close_at_exit(holder: _ThreadLoop) -> None:
+    """The main thread's loop outlives every call and its thread-local slot is never dropped: closed at exit
+    (without stopping its executor, which would start a thread at shutdown), so the process does not end
+    warning of an unclosed loop and its sockets."""
+    if not holder.loop.is_closed() and not holder.loop.is_running():
+        holder.loop.close()
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -262,12 +262,15 @@ def event_streams(lg: SimpleNamespace) -> list[Any]:
     g.add_edge("chat", "after")
     app = g.compile(name="Assistant")
 
-    async def run(**options: Any) -> list[Any]:
-        seen = []
+    async def run(**options: Any) -> tuple[list[Any], list[Any]]:
+        # The run's own chunks (on_chain_stream of the root) are compared in their order, the other events in
+        # theirs: where a chunk falls among a sync node's events depends on the threads' timing, on both.
+        seen, chunks = [], []
         async for event in app.astream_events({"answer": None, "log": ""}, version="v2", **options):
             data = event["data"] if event["event"].startswith("on_chain") else None
-            seen.append((event["event"], event["name"], len(event["parent_ids"]), data))
-        return seen
+            root_chunk = event["event"] == "on_chain_stream" and not event["parent_ids"]
+            (chunks if root_chunk else seen).append((event["event"], event["name"], len(event["parent_ids"]), data))
+        return seen, chunks
 
     return [asyncio.run(run()), asyncio.run(run(stream_mode="values")), asyncio.run(run(include_names=["Assistant"])),
             asyncio.run(run(include_names=["chat"]))]
