@@ -34,6 +34,7 @@ from statehitl.graph.history import (
     shown_key,
     view_at,
 )
+from statehitl.graph.state_kinds import ROOT
 from statehitl.machine import Machine
 from statehitl.position import Position
 from statehitl.run_start import start_position
@@ -63,7 +64,7 @@ class ThreadViews:
             found = await self._from_head(seq)
             if found is None:
                 try:
-                    found = await self.checkpointer.get(self.thread, seq)
+                    found = await self.checkpointer.checkpoint_record(self.thread, seq)
                 except CheckpointNotFoundError:
                     found = None
             self._records[seq] = found
@@ -236,3 +237,12 @@ class ThreadViews:
         return start_position(head, self.thread, state, pending, schedule=kept, step=step, start=start,
                               parent_view=parent_view, completed=view.completed)
 
+
+
+def input_applied(schema: StateGraphSchema, stored: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
+    """The channels after a run's stored input ``update`` is applied by ``schema``'s reducers to the stored channels
+    ``stored`` (None: a new thread's): what a saver shows on the checkpoint of a run's first step."""
+    state = ThreadViews.empty(schema) if stored is None else schema.load(stored)
+    state = schema.apply(state, [("input", schema.load_update("input", update))])
+    values = schema.kind.values(state)
+    return values if isinstance(values, dict) else {ROOT: values}  # a root state's value, under its stored channel
