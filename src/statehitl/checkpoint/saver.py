@@ -10,9 +10,9 @@ shown as stored). Writes (``put``, ``put_writes``) are refused: statehitl's runs
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.base import Checkpoint, CheckpointMetadata, CheckpointTuple, PendingWrite
@@ -25,11 +25,17 @@ from statehitl.values import decode_value
 if TYPE_CHECKING:
     from statehitl.graph.history import View, ViewKey
 
-__all__ = ["InputApplier", "SaverReads", "SaverWriteRefused"]
+__all__ = ["GraphValues", "SaverReads", "SaverWriteRefused"]
 
-InputApplier = Callable[[dict[str, Any] | None, dict[str, Any]], dict[str, Any]]
-"""A graph's way to apply a run's stored input to the stored channels before it (None: a new thread), giving
-the channels after it: the reducers are the graph's, so a saver learns them from the graphs compiled on it."""
+
+class GraphValues(Protocol):
+    """How a graph reads its stored channels, which a saver learns from the graphs compiled on it: the values as
+    the graph holds them (``loaded``: its classes known), and the channels after a run's stored input is applied
+    through its reducers to the stored channels before it (``applied``; None: a new thread's)."""
+
+    def loaded(self, stored: dict[str, Any]) -> dict[str, Any]: ...
+
+    def applied(self, stored: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]: ...
 
 _VERSION = 4
 """LangGraph's checkpoint format version (``Checkpoint["v"]``)."""
@@ -45,17 +51,17 @@ class SaverWriteRefused(NotImplementedError):
 class SaverReads(ThreadReader):
     """The read side of LangGraph's ``BaseCheckpointSaver`` over a thread's records."""
 
-    _input_appliers: dict[str, InputApplier]
+    _graph_values: dict[str, GraphValues]
 
-    def learn_input(self, fingerprint: str, apply: InputApplier) -> None:
-        """How the graph of machine ``fingerprint`` applies a run's input (``compile(checkpointer=...)`` tells its
-        saver): the checkpoint of a run's first step is the state before it with the input applied through the
-        graph's reducers. A thread of a graph this saver was not told of shows the input written over the
-        channels instead (``docs/langgraph.md``)."""
-        self._appliers()[fingerprint] = apply
+    def learn_values(self, fingerprint: str, values: GraphValues) -> None:
+        """How the graph of machine ``fingerprint`` reads its channels (``compile(checkpointer=...)`` tells its
+        saver). A thread of a graph this saver was not told of (read in another process) is read without it:
+        values through the tagged JSON alone, and a run's first-step checkpoint with its input written over the
+        channels (``docs/langgraph.md``)."""
+        self._known_graphs()[fingerprint] = values
 
-    def _appliers(self) -> dict[str, InputApplier]:
-        return vars(self).setdefault("_input_appliers", {})  # type: ignore[no-any-return]
+    def _known_graphs(self) -> dict[str, GraphValues]:
+        return vars(self).setdefault("_graph_values", {})  # type: ignore[no-any-return]
 
     async def aget_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its ``checkpoint_id``), or the thread's current one; None when the
@@ -197,8 +203,9 @@ class SaverReads(ThreadReader):
         the state before the run with the input in ``__start__``; for its first step, that input applied."""
         from statehitl.graph.history import BEFORE, MAIN, parent_key
 
+        graph = self._known_graphs().get(view.record.fingerprint)
         if view.key.part == MAIN:
-            return _decoded(view.record.values)
+            return _decoded(view.record.values) if graph is None else graph.loaded(view.record.values)
         start = view.record.start
         assert start is not None, "a derived checkpoint belongs to a run's first record"
         before = await self._values_at(parent_key(view.record), records)
@@ -206,11 +213,10 @@ class SaverReads(ThreadReader):
             return {**before, "__start__": _decoded(start.update)}
         if start.kind == "fork":
             return before
-        apply = self._appliers().get(view.record.fingerprint)
         parent = parent_key(view.record)
-        if apply is not None and (parent is None or parent.part == MAIN):
+        if graph is not None and (parent is None or parent.part == MAIN):
             stored = None if parent is None else (await self._record(parent.seq, records)).values
-            return apply(stored, start.update)
+            return graph.applied(stored, start.update)
         return {**before, **{k: v for k, v in _decoded(start.update).items() if k != _GOTO}}
 
     async def _values_at(self, key: ViewKey | None, records: dict[int, CheckpointRecord]) -> dict[str, Any]:
@@ -221,7 +227,8 @@ class SaverReads(ThreadReader):
             return {}
         record = await self._record(key.seq, records)
         if key.part == MAIN:
-            return _decoded(record.values)
+            graph = self._known_graphs().get(record.fingerprint)
+            return _decoded(record.values) if graph is None else graph.loaded(record.values)
         views = record_views(record, record, None)
         return await self._values(next((v for v in views if v.key.part == key.part), views[-1]), records)
 

@@ -239,10 +239,21 @@ class ThreadViews:
 
 
 
-def input_applied(schema: StateGraphSchema, stored: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
-    """The channels after a run's stored input ``update`` is applied by ``schema``'s reducers to the stored channels
-    ``stored`` (None: a new thread's): what a saver shows on the checkpoint of a run's first step."""
-    state = ThreadViews.empty(schema) if stored is None else schema.load(stored)
-    state = schema.apply(state, [("input", schema.load_update("input", update))])
-    values = schema.kind.values(state)
-    return values if isinstance(values, dict) else {ROOT: values}  # a root state's value, under its stored channel
+
+class SchemaValues:
+    """A graph's reading of stored channels, for its saver's reads (``checkpoint.saver.GraphValues``): the values
+    as the graph holds them (its value types known), and a run's input applied through its reducers."""
+
+    def __init__(self, schema: StateGraphSchema) -> None:
+        self.schema = schema
+
+    def loaded(self, stored: dict[str, Any]) -> dict[str, Any]:
+        return self._values(self.schema.load(stored))
+
+    def applied(self, stored: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
+        state = ThreadViews.empty(self.schema) if stored is None else self.schema.load(stored)
+        return self._values(self.schema.apply(state, [("input", self.schema.load_update("input", update))]))
+
+    def _values(self, state: Any) -> dict[str, Any]:
+        values = self.schema.kind.values(state)
+        return values if isinstance(values, dict) else {ROOT: values}  # a root state's value, under its channel
