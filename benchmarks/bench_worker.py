@@ -542,6 +542,12 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
         settled = time.time()
         await asyncio.sleep(1.0)  # a second, wrong run would show in this second
         done = await finals(checkpointer, everything)
+        # Every action took effect, but a thread whose worker died after its action and before its record is
+        # still being recovered (an unknown outcome, retried under its key): give those the rest of the wait.
+        while (unfinished := [n for n, r in done.items() if r is None or r.status != "completed"]) and (
+                time.time() < settled + 180):
+            await asyncio.sleep(2.0)
+            done.update(await finals(checkpointer, unfinished))
         await explain_lost(backend, checkpointer, done, fleet.logs)
         await down
         events = await events_delivered(receiver, set(everything), checkpointer)
