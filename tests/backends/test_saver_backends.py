@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver as LangGraphSaver
-from saver_programs import PROGRAMS, names
 
+from saver_programs import PROGRAMS, names
 from statehitl.checkpoint import Checkpointer
 
 
