@@ -150,7 +150,7 @@ def failed_step(lg: SimpleNamespace, saver: Any) -> list[Any]:
 
     def bad(state: Pair) -> dict[str, Any]:
         finished.wait(30)
-        time.sleep(0.05)  # good's return reaches the step
+        time.sleep(0.3)  # good's return reaches its step before the failure cancels what still runs
         raise ConnectionError("I'm not good")
 
     g = lg.StateGraph(Pair)
