@@ -12,6 +12,8 @@ import statehitl.cache
 import statehitl.cache.memory
 import statehitl.callbacks
 import statehitl.checkpoint
+import statehitl.checkpoint.base
+import statehitl.checkpoint.saver
 import statehitl.config
 import statehitl.constants
 import statehitl.errors
@@ -137,6 +139,8 @@ PUBLIC = {
                            "FileStorage", "InMemorySaver", "InterruptRecord", "MemoryCheckpointer", "MemorySaver",
                            "MemoryStorage", "Storage",
                            "storage_from_url", "validate_key", "validate_prefix", "validate_thread_id"],
+    statehitl.checkpoint.base: ["Checkpoint", "CheckpointMetadata", "CheckpointTuple", "PendingWrite"],
+    statehitl.checkpoint.saver: ["GraphValues", "SaverReads", "SaverWriteRefused"],
     statehitl.testing: ["CountingStorage", "StorageCounts", "TransitionRecorder"],
     statehitl.inbox: ["Answered", "AppBuilder", "AuditRow", "PendingInterrupt", "PendingPage", "StoredAnswer",
                       "SweepReport", "UnappliedAnswer", "aanswer", "afind_pending", "answer", "apending",

@@ -152,8 +152,8 @@ class AgentThread:
         record = head.record
         values = record.values
         if record.status == "failed" and record.error is not None:
-            before = None if record.parent_seq is None else await self.checkpointer.get(self.thread_id,
-                                                                                         record.parent_seq)
+            before = None if record.parent_seq is None else \
+                await self.checkpointer.checkpoint_record(self.thread_id, record.parent_seq)
             values = {} if before is None else before.values
             self._whole = True
         loop = agent_schema().load(values)

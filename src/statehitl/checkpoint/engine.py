@@ -50,6 +50,7 @@ from statehitl.checkpoint.records import (
 )
 from statehitl.checkpoint.refusals import refusal_entries
 from statehitl.checkpoint.retention import ThreadRetention
+from statehitl.checkpoint.saver import SaverReads
 from statehitl.checkpoint.step_record import build_step_record
 from statehitl.checkpoint.storage import (
     ABSENT,
@@ -69,7 +70,7 @@ from statehitl.errors import CheckpointConflict, CheckpointCorruptError, Storage
 T = TypeVar("T")
 
 
-class Checkpointer(ThreadClaims, ThreadRetention):
+class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
     """Reads and commits a thread's checkpoints on any ``Storage``.
 
     ``signing_key`` signs every record (HMAC-SHA256) and refuses modified ones; ``ttl`` (seconds)

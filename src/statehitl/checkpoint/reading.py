@@ -287,8 +287,9 @@ class ThreadReader(RecordStore):
         found = await self._read(thread_id, seq)
         return found if isinstance(found, StoredCheckpoint) else None
 
-    async def get(self, thread_id: str, checkpoint_id: str | int) -> CheckpointRecord:
-        """One checkpoint by id; ``CheckpointNotFoundError`` (a ``KeyError``) naming thread and id if there is none."""
+    async def checkpoint_record(self, thread_id: str, checkpoint_id: str | int) -> CheckpointRecord:
+        """One checkpoint by id (also ``await checkpointer.get(thread_id, checkpoint_id)``);
+        ``CheckpointNotFoundError`` (a ``KeyError``) naming thread and id if there is none."""
         record, _ = await self._walk(await self._read_checkpoint(thread_id, _parse_id(thread_id, checkpoint_id)))
         return record
 

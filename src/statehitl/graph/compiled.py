@@ -43,7 +43,7 @@ from statehitl.graph.snapshots import SnapshotReader
 from statehitl.graph.stream_events import CheckpointEvents, RunOrigin
 from statehitl.graph.subgraphs import invoke_inside
 from statehitl.graph.surface import CompiledNode, GraphSurface, merged_config
-from statehitl.graph.time_travel import ThreadViews
+from statehitl.graph.time_travel import SchemaValues, ThreadViews
 from statehitl.graph.traced_runs import tracing
 from statehitl.hooks.registry import HookRegistry
 from statehitl.interrupt import Interrupt
@@ -115,6 +115,8 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         self.hooks = hooks
         self.checkpointer = checkpointer or Checkpointer(MemoryStorage())
         self._own_store = checkpointer is not None
+        if checkpointer is not None:  # its saver's reads (``get_tuple``, ``list``) read values as this graph does
+            self.checkpointer.learn_values(machine.fingerprint, SchemaValues(schema))
         self.keeps_state = keeps_state
         """Compiled with ``checkpointer=True``: as a node of a graph, its state lasts from call to call."""
         self.step_limit = check_step_limit(step_limit)

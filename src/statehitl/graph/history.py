@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from statehitl.checkpoint import checkpoint_ids
+from statehitl.checkpoint.checkpoint_ids import untag
 from statehitl.checkpoint.record_parts import InterruptRecord
 from statehitl.checkpoint.records import CheckpointRecord, RecordStatus, ViewPart
 from statehitl.errors import CheckpointNotFoundError
@@ -54,7 +54,7 @@ class ViewKey:
 def parse_view(thread_id: str, checkpoint_id: str | int) -> ViewKey:
     """The ``ViewKey`` a checkpoint id of ``thread_id`` names (bare, or tagged with its thread as configs carry
     it: ``checkpoint_ids``); ``CheckpointNotFoundError`` for one that names none, or another thread's."""
-    text = checkpoint_ids.untag(thread_id, str(checkpoint_id))  # a config's id says its thread: not another's
+    text = untag(thread_id, str(checkpoint_id))  # a config's id says its thread: not another's
     seq_text, dot, part_text = text.partition(".")
     try:
         seq = int(seq_text)

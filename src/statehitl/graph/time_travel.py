@@ -34,6 +34,7 @@ from statehitl.graph.history import (
     shown_key,
     view_at,
 )
+from statehitl.graph.state_kinds import ROOT
 from statehitl.machine import Machine
 from statehitl.position import Position
 from statehitl.run_start import start_position
@@ -63,7 +64,7 @@ class ThreadViews:
             found = await self._from_head(seq)
             if found is None:
                 try:
-                    found = await self.checkpointer.get(self.thread, seq)
+                    found = await self.checkpointer.checkpoint_record(self.thread, seq)
                 except CheckpointNotFoundError:
                     found = None
             self._records[seq] = found
@@ -236,3 +237,23 @@ class ThreadViews:
         return start_position(head, self.thread, state, pending, schedule=kept, step=step, start=start,
                               parent_view=parent_view, completed=view.completed)
 
+
+
+
+class SchemaValues:
+    """A graph's reading of stored channels, for its saver's reads (``checkpoint.saver.GraphValues``): the values
+    as the graph holds them (its value types known), and a run's input applied through its reducers."""
+
+    def __init__(self, schema: StateGraphSchema) -> None:
+        self.schema = schema
+
+    def loaded(self, stored: dict[str, Any]) -> dict[str, Any]:
+        return self._values(self.schema.load(stored))
+
+    def applied(self, stored: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
+        state = ThreadViews.empty(self.schema) if stored is None else self.schema.load(stored)
+        return self._values(self.schema.apply(state, [("input", self.schema.load_update("input", update))]))
+
+    def _values(self, state: Any) -> dict[str, Any]:
+        values = self.schema.kind.values(state)
+        return values if isinstance(values, dict) else {ROOT: values}  # a root state's value, under its channel
