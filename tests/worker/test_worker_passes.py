@@ -204,3 +204,33 @@ def test_a_thread_whose_build_keeps_failing_is_tried_again_with_growing_pauses(
     assert worker.report.counts["failed"] == len(builds)
     assert Worker(app_store, build).run(once=True).resumed == 1  # the database is back: applied at once
     assert list(ledger.applied().values()) == ["x ship y"]
+
+
+def test_an_answered_thread_a_pass_cannot_resume_for_a_minute_is_warned_of_with_what_it_found(
+        app_store: str, ledger: Ledger, caplog: pytest.LogCaptureFixture) -> None:
+    """A thread held by another live process is "busy" to every pass: normal for a moment while workers race,
+    a stuck answer if it lasts. The worker says so once it has been due for a minute (and not before), naming
+    what it found, and says nothing more once the thread is resumed."""
+    from statehitl._sync import run_sync
+    from statehitl.checkpoint.claims import owner_id
+
+    build("t").invoke({"item": "held"}, thread_id="held")
+    _answer(app_store, "held", "y")
+    checkpointer = Checkpointer.from_url(app_store)
+    head = run_sync(checkpointer.head("held"))
+    assert head is not None
+    run_sync(checkpointer.claim(head, owner_id()))  # another run of this live process holds the thread
+    now = [time.time()]
+    worker = Worker(app_store, build, clock=lambda: now[0])
+
+    with caplog.at_level("WARNING", logger="statehitl.worker"):
+        assert worker.run(once=True).counts["busy"] == 1
+        now[0] += 59
+        worker.run(once=True)
+        assert "still not resumed" not in caplog.text
+        now[0] += 2
+        worker.run(once=True)
+    [warning] = [r.getMessage() for r in caplog.records if "still not resumed" in r.getMessage()]
+    assert warning.startswith("thread held: answered and due for 61s, still not resumed; the last look found busy: "
+                              "thread 'held' is being resumed by another process")
+    assert ledger.applied() == {}

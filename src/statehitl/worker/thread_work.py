@@ -142,8 +142,9 @@ class ThreadWork:
         retried = False
         try:
             checkpointer.ensure_free(head, None)
-        except CheckpointConflict:
-            return ThreadOutcome(thread_id, "busy", retry_at=_lease_end(head, self.clock() + self.lease))
+        except CheckpointConflict as busy:
+            return ThreadOutcome(thread_id, "busy", retry_at=_lease_end(head, self.clock() + self.lease),
+                                 error=str(busy))
         except ActionOutcomeUnknownError as error:
             if not self.retry_unknown:
                 return self._unknown(head, error)
@@ -189,9 +190,9 @@ class ThreadWork:
                 with offer:
                     resumed = await resume_stored(app, thread_id, lease_seconds=self.lease_seconds,
                                                   executor=self.pool)
-            except CheckpointConflict:
+            except CheckpointConflict as busy:
                 return ThreadOutcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired,
-                                     retried=retried)
+                                     retried=retried, error=str(busy))
             except ActionOutcomeUnknownError as error:
                 head = await self.checkpointer.head(thread_id)
                 if not self.retry_unknown or retried or head is None:
@@ -199,8 +200,8 @@ class ThreadWork:
                 await self._retry(thread_id)
                 retried = True
                 continue
-            except (NotInterruptedError, UnknownInterruptError, ResumeInputError):
-                return ThreadOutcome(thread_id, "done", expired=expired, retried=retried)
+            except (NotInterruptedError, UnknownInterruptError, ResumeInputError) as nothing:
+                return ThreadOutcome(thread_id, "done", expired=expired, retried=retried, error=str(nothing))
             except InvalidResponseError as error:
                 if not error.refused_answer:
                     raise

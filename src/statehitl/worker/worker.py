@@ -46,6 +46,7 @@ from statehitl.worker.notify import RETRY_SCHEDULE, Notifier
 from statehitl.worker.pacing import Pacing
 from statehitl.worker.report import Report, changed_thread
 from statehitl.worker.routing import Apps
+from statehitl.worker.stalls import Stalls
 from statehitl.worker.thread_work import ThreadOutcome, ThreadWork
 from statehitl.worker.webhook import Sink
 
@@ -98,6 +99,7 @@ class Worker:
         self._running: dict[str, asyncio.Task[ThreadOutcome]] = {}
         self._again: set[str] = set()
         self.pacing = Pacing(interval, clock)
+        self._stalls = Stalls()
         self._watch: IndexWatch | None = None
         self.report = Report()
 
@@ -123,6 +125,7 @@ class Worker:
             wait = self.pacing.failed(thread_id, error, exc=exc)
             outcome = ThreadOutcome(thread_id, "failed", retry_at=self.clock() + wait, error=error)
         self.pacing.settle(outcome)
+        self._stalls.outcome(outcome)
         self.report.add(outcome)
         if outcome.what != "failed" or outcome.retry_at is None:
             self.report.retry.discard(thread_id)
@@ -209,6 +212,7 @@ class Worker:
             self.notifier.submit(interrupt_event(entry))
             if not self.pacing.pausing(thread, now) and self._due_now(thread, entry, now):
                 due.append(thread)
+        self._stalls.seen(due, now)
         if self.notifier.wants("answer"):
             for thread, before in read.before.items():
                 await self._answers_since(before, read.entries.get(thread))
