@@ -428,7 +428,7 @@ class StateGraph(Generic[M]):
             handler = subgraph_handler(name, node.action, kind, kept)
             return handler if on_error is None else guarded_node(handler, on_error, name, kind)
         action = node.action if callable(node.action) else runnable_node(node.action)  # (add_node took only these)
-        handler = node_handler(name, action, kind, reads, metadata=node.metadata,
+        handler = node_handler(name, action, kind, reads, metadata=node.metadata, joins=self._joins,
                                retry=node.retry or self._defaults.retry_policy,
                                timeout=timeout, on_error=on_error, cache=cache)
         return handler if kept is None else keeping_states(handler, kept)

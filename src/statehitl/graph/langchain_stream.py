@@ -55,7 +55,8 @@ class ChatModelTokens(BaseCallbackHandler):
                             tags: list[str] | None = None, metadata: dict[str, Any] | None = None,
                             **kwargs: Any) -> None:
         if not _NO_STREAM & set(tags or ()):
-            self.runs[run_id] = dict(metadata or {})
+            user_tags = [tag for tag in tags or () if not tag.startswith("seq:step")]  # LangGraph's own dropped
+            self.runs[run_id] = {**(metadata or {}), **({"tags": user_tags} if user_tags else {})}
 
     def on_llm_new_token(self, token: str | list[str | dict[str, Any]], *,
                          chunk: GenerationChunk | ChatGenerationChunk | None = None, run_id: UUID,

@@ -76,7 +76,9 @@ class MessageStream:
         from statehitl.graph.langchain_stream import node_context
 
         self.given(given)
-        metadata = dict(config.get("metadata") or {})
+        # LangGraph tags the runs of a streamed graph as its own (a chat model's metadata overrides it)
+        metadata = {"ls_integration": "langgraph", **(config.get("metadata") or {})}
+        config = {**config, "metadata": metadata}
         with node_context(config, self, namespace):
             yield lambda value: self.returned(value, metadata, namespace)
 

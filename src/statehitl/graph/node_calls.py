@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,11 +28,13 @@ from statehitl.graph.node_guards import ErrorHandler, TimeoutPolicy, handled, he
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.runtime_values import ExecutionInfo, RunControl, Runtime, ServerInfo
 from statehitl.graph.state_kinds import StateKind
+from statehitl.graph.task_paths import node_triggers_metadata, task_location
 from statehitl.graph.traced_runs import ACTIVE
 from statehitl.position import NodeContext
 from statehitl.stream_sink import current_scope
 
 if TYPE_CHECKING:
+    from statehitl.machine import Join
     from statehitl.store.base import BaseStore
 
 
@@ -206,7 +208,8 @@ def node_config(config: dict[str, Any], ctx: NodeContext, metadata: dict[str, An
     namespace (``node:<task id>``, after the namespace of the subgraph it runs in)."""
     name, own = ctx.node.partition(":")[0], _own_namespace(ctx, namespace)
     extra = {**(config.get("metadata") or {}), **(metadata or {}), "langgraph_node": name,
-             "langgraph_step": ctx.step + 1, "langgraph_checkpoint_ns": own}
+             "langgraph_step": ctx.step + 1, **task_location(name, ctx.node, sent=ctx.sent, metadata=metadata),
+             "langgraph_checkpoint_ns": own}
     if namespace:
         extra["checkpoint_ns"] = "|".join(namespace)
     return {**config, "configurable": {**(config.get("configurable") or {}), "checkpoint_ns": own}, "metadata": extra}
@@ -306,13 +309,14 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
 def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any = None, *,
                  metadata: dict[str, Any] | None = None, retry: Policies | None = None,
                  timeout: TimeoutPolicy | None = None, on_error: ErrorHandler | None = None,
-                 cache: NodeCache | None = None) -> Callable[..., Any]:
+                 cache: NodeCache | None = None, joins: Iterable[Join] = ()) -> Callable[..., Any]:
     """The handler the machine runs for ``fn``: always ``(state, ctx)``, sync or async like ``fn``.
     ``wants``: the schema the node reads the state through, when not the state's own; ``metadata``: what
-    ``add_node(metadata=)`` gave, which the node's config carries; ``retry``: its retry policy; ``timeout``:
+    ``add_node(metadata=)`` gave, which the node's config carries (with LangGraph's ``langgraph_triggers``
+    when the graph's waiting edges ``joins`` lead to the node); ``retry``: its retry policy; ``timeout``:
     each attempt's limits (an async ``fn`` only); ``on_error``: what runs instead once it failed for good;
     ``cache``: where its writes are cached (``add_node(cache_policy=)`` with ``compile(cache=)``)."""
-    sig = _signature(fn)
+    sig, metadata = _signature(fn), node_triggers_metadata(name, metadata, joins)
     if sig.positional == 0:  # a node that takes no state: called without it
         fn, sig = _stateless(fn, sig.is_async), _Signature(1, sig.named, sig.is_async)
     # the node reads the model itself, unless the run fills in some of its keys

@@ -29,6 +29,7 @@ from statehitl.graph.caching import CachedWrites
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import current_node, task_input, task_key
 from statehitl.graph.stream_events import CheckpointEvents, MessageChunk
+from statehitl.graph.task_paths import task_location
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.position import Position, Writes
@@ -80,8 +81,10 @@ class RunStream:
     def model_text(self, text: str) -> None:
         """A piece of an agent's text, as LangGraph's ``(message chunk, metadata)`` pair."""
         node = current_node()
-        where = {} if node is None else {"langgraph_node": node.node.partition(":")[0],
-                                         "langgraph_step": node.step + 1, "thread_id": node.thread_id}
+        name = "" if node is None else node.node.partition(":")[0]
+        where = {} if node is None else {"langgraph_node": name, "langgraph_step": node.step + 1,
+                                         **task_location(name, node.node, sent=node.sent, metadata=None),
+                                         "thread_id": node.thread_id}
         self.sink.put(self.namespace, "messages", (MessageChunk(text), where))
 
     def watch_messages(self, config: dict[str, Any], given: Any

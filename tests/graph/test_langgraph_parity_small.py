@@ -1,0 +1,92 @@
+"""Small LangGraph behaviours its own tests check, as programs written once against each library's names, run
+on LangGraph and on statehitl, and compared (as ``test_langgraph_parity``'s are).
+
+Ids that each library makes its own way (task ids inside ``checkpoint_ns``, message ids) are left out of
+what the programs return; everything else a node or a stream reader sees must be equal.
+"""
+
+from __future__ import annotations
+
+import operator
+from types import SimpleNamespace
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from test_langgraph_parity import langgraph_names, plain, statehitl_names
+
+
+class Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+LOCATION = ("langgraph_node", "langgraph_step", "langgraph_triggers", "langgraph_path")
+
+
+def with_messages(names: SimpleNamespace, module: str) -> SimpleNamespace:
+    graph = __import__(f"{module}.graph", fromlist=["MessagesState"])
+    return SimpleNamespace(**vars(names), MessagesState=graph.MessagesState)
+
+
+def located(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A metadata dict without the ids each library derives its own way (what follows the node's name in
+    ``checkpoint_ns``: a task id)."""
+    return {k: v.partition(":")[0] if k.endswith("checkpoint_ns") else v for k, v in metadata.items()}
+
+
+# -- the programs -----------------------------------------------------------------------------------
+
+
+def node_config_says_how_the_node_was_reached(lg: SimpleNamespace) -> list[Any]:
+    """A node's config metadata names what triggered it: the edge into it (``branch:to:<node>``), every
+    waiting edge that leads to it (``join:<a>+<b>:<node>``), or a ``Send`` (with its place among the step's
+    sends); its path says which (``__pregel_pull`` or ``__pregel_push``)."""
+
+    def noting(name: str) -> Any:
+        def node(state: Log, config: RunnableConfig) -> dict[str, Any]:
+            metadata = config["metadata"]
+            return {"log": [(name, {key: metadata.get(key) for key in LOCATION})]}
+        return node
+
+    g = lg.StateGraph(Log)
+    for name in ("a", "b", "c", "joined", "sent", "after"):
+        g.add_node(name, noting(name))
+    g.add_node("go", lambda s: lg.Command(goto="after"))
+    g.add_edge(lg.START, "a")
+    g.add_conditional_edges("a", lambda s: ["b", "c"])
+    g.add_edge(["b", "c"], "joined")
+    g.add_conditional_edges("joined", lambda s: [lg.Send("sent", {"log": []}), lg.Send("sent", {"log": []}), "go"])
+    g.add_edge("sent", lg.END)
+    g.add_edge("after", lg.END)
+    return sorted(g.compile().invoke({"log": []})["log"], key=repr)
+
+
+def messages_metadata_names_node_triggers_and_path(lg: SimpleNamespace) -> list[Any]:
+    """``stream_mode="messages"`` pairs each message a node returned with the node's metadata, LangGraph's
+    ``ls_integration`` included; a chat model's own tags (not LangGraph's ``seq:step``) come along."""
+    model = GenericFakeChatModel(messages=iter(["from the model"]), tags=["meow"])
+
+    def first(state: Any) -> dict[str, Any]:
+        return {"messages": HumanMessage(content="first")}
+
+    def second(state: Any) -> Any:
+        return lg.Command(update={"messages": HumanMessage(content="second")})
+
+    def third(state: Any) -> dict[str, Any]:
+        return {"messages": model.invoke(state["messages"])}
+
+    g = lg.StateGraph(lg.MessagesState).add_sequence([first, second, third]).add_edge(lg.START, "first")
+    return [(message.content, located(metadata))
+            for message, metadata in g.compile().stream({"messages": []}, stream_mode="messages")]
+
+
+PROGRAMS = [node_config_says_how_the_node_was_reached, messages_metadata_names_node_triggers_and_path]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
+def test_the_program_sees_what_it_sees_on_langgraph(program: Any) -> None:
+    ours = program(with_messages(statehitl_names(), "statehitl"))
+    theirs = program(with_messages(langgraph_names(), "langgraph"))
+    assert plain(ours) == plain(theirs)
