@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import HumanMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from test_langgraph_parity import langgraph_names, plain, statehitl_names
 
 
@@ -82,7 +82,47 @@ def messages_metadata_names_node_triggers_and_path(lg: SimpleNamespace) -> list[
             for message, metadata in g.compile().stream({"messages": []}, stream_mode="messages")]
 
 
-PROGRAMS = [node_config_says_how_the_node_was_reached, messages_metadata_names_node_triggers_and_path]
+def builder_nodes_show_what_runs(lg: SimpleNamespace) -> list[Any]:
+    """``builder.nodes[name]`` is the node as added: ``runnable.func`` the function or callable object a sync
+    node runs (so a test can count its calls), ``runnable.afunc`` an async one's; a Runnable or a compiled
+    graph is its own ``runnable``; ``metadata``, ``retry_policy``, ``defer`` and ``ends`` as given."""
+
+    class State(TypedDict):
+        n: int
+
+    class Counted:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def __call__(self, state: State) -> dict[str, Any]:
+            self.calls += 1
+            return {"n": state["n"] + 1}
+
+    async def later(state: State) -> dict[str, Any]:
+        return {}
+
+    inner = lg.StateGraph(State)
+    inner.add_node("inside", lambda s: {})
+    inner.add_edge(lg.START, "inside")
+    sub, lam, counted = inner.compile(), RunnableLambda(lambda s: {}), Counted()
+    g = lg.StateGraph(State)
+    g.add_node("counted", counted, metadata={"team": "a"}, retry_policy=lg.RetryPolicy(max_attempts=2))
+    g.add_node("later", later, defer=True, destinations=("counted",))
+    g.add_node("sub", sub)
+    g.add_node("lam", lam)
+    g.add_edge(lg.START, "counted")
+    for _ in range(2):
+        g.compile().invoke({"n": 0})
+    nodes = g.nodes
+    spec = nodes["counted"]
+    return [sorted(nodes), spec.runnable.func is counted, spec.runnable.func.calls, spec.runnable.name,
+            spec.metadata, spec.retry_policy.max_attempts, nodes["later"].runnable.func,
+            nodes["later"].runnable.afunc is later, nodes["later"].defer, nodes["later"].ends,
+            nodes["sub"].runnable is sub, nodes["lam"].runnable is lam]
+
+
+PROGRAMS = [node_config_says_how_the_node_was_reached, messages_metadata_names_node_triggers_and_path,
+            builder_nodes_show_what_runs]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

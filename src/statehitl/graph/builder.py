@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
 
@@ -28,6 +27,7 @@ from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import guarded_node, is_async_callable, node_handler, route_handler
 from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, TimeoutPolicy, handler_name
+from statehitl.graph.node_specs import StateNodeSpec
 from statehitl.graph.retries import Policies
 from statehitl.graph.run_begin import Migration
 from statehitl.graph.run_targets import check_durability
@@ -49,19 +49,6 @@ if TYPE_CHECKING:
 
 
 M = TypeVar("M")
-
-
-@dataclass
-class _Node:
-    action: Callable[..., Any] | CompiledStateGraph[Any]
-    input_schema: Any
-    destinations: tuple[str, ...] | dict[str, str] | None
-    metadata: dict[str, Any] | None
-    retry: Policies | None
-    defer: bool
-    error_handler: Callable[..., Any] | None = None
-    timeout: TimeoutPolicy | None = None
-    cache_policy: CachePolicy | None = None
 
 
 class _Defaults:
@@ -91,15 +78,16 @@ class StateGraph(Generic[M]):
         self.output_schema = output_schema
         self.name = name or f"{getattr(state_schema, '__name__', 'State')}Graph"
         state_kind(state_schema)  # a schema it cannot read is refused here, not at compile()
-        self._nodes: dict[str, _Node] = {}
+        self._nodes: dict[str, StateNodeSpec] = {}
         self._edges: list[Edge] = []
         self._joins: list[Join] = []
         self._routers: list[Router] = []
         self._defaults = _Defaults()
 
     @property
-    def nodes(self) -> dict[str, Any]:
-        return {name: node.action for name, node in self._nodes.items()}
+    def nodes(self) -> dict[str, StateNodeSpec]:
+        """The nodes added so far by name, as LangGraph's builder shows them (``nodes[name].runnable``...)."""
+        return dict(self._nodes)
 
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | None = None, *, input_schema: Any = None,
@@ -149,8 +137,8 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"node {name!r}: error_handler must be callable, got {error_handler!r}")
         targets = (dict(destinations) if isinstance(destinations, dict) else tuple(destinations)) \
             if destinations is not None else _goto_targets(action)  # a dict: node -> the label its edge is drawn with
-        self._nodes[name] = _Node(action, input_schema, targets, metadata, retry_policy, defer, error_handler,
-                                  TimeoutPolicy.coerce(timeout), cache_policy)
+        self._nodes[name] = StateNodeSpec(action, input_schema, targets, metadata, retry_policy, defer, error_handler,
+                                  TimeoutPolicy.coerce(timeout), cache_policy, name)
         return self
 
     def set_node_defaults(self, *, retry_policy: Policies | None = None,
@@ -397,7 +385,7 @@ class StateGraph(Generic[M]):
                          if any(g.keeps_state for g in graphs_reached(fn, CompiledStateGraph))})
         return kept
 
-    def _reads(self, node: _Node) -> Any:
+    def _reads(self, node: StateNodeSpec) -> Any:
         """The schema a node reads the state through, if not the state's own: ``add_node(input_schema=)``, or
         its first parameter's annotation (LangGraph's private channels), unless that is a pydantic model on a
         pydantic state (statehitl's nodes annotate the state model they get), or a class that only shares the
@@ -421,7 +409,7 @@ class StateGraph(Generic[M]):
             return None
         return annotated
 
-    def _handler(self, name: str, node: _Node, kind: StateKind, kept: str | None, reads: Any, *,
+    def _handler(self, name: str, node: StateNodeSpec, kind: StateKind, kept: str | None, reads: Any, *,
                  timeout: TimeoutPolicy | None = None, on_error: ErrorHandler | None = None,
                  cache: NodeCache | None = None) -> Callable[..., Any]:
         if isinstance(node.action, CompiledStateGraph):
