@@ -7,7 +7,9 @@ what the programs return; everything else a node or a stream reader sees must be
 
 from __future__ import annotations
 
+import asyncio
 import operator
+import warnings
 from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
@@ -121,8 +123,33 @@ def builder_nodes_show_what_runs(lg: SimpleNamespace) -> list[Any]:
             nodes["sub"].runnable is sub, nodes["lam"].runnable is lam]
 
 
+def run_log_has_each_nodes_run(lg: SimpleNamespace) -> list[Any]:
+    """``astream_log`` yields LangChain's JSON patches: the run's own and one log per node run, with each
+    node's final output and the chunks the run streamed (LangChain deprecates it, with a warning)."""
+
+    class State(TypedDict):
+        n: int
+
+    g = lg.StateGraph(State)
+    g.add_node("a", lambda s: {"n": s["n"] + 1})
+    g.add_node("b", lambda s: {"n": s["n"] * 10})
+    g.add_edge(lg.START, "a")
+    g.add_edge("a", "b")
+    app = g.compile()
+
+    async def patches() -> list[Any]:
+        return [patch async for patch in app.astream_log({"n": 1})]
+
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        ops = [op for patch in asyncio.run(patches()) for op in patch.ops]
+    return [sorted({op["path"] for op in ops}),
+            [(op["path"], op["value"]) for op in ops if op["path"].endswith(("final_output", "streamed_output/-"))],
+            sorted({type(w.message).__name__ for w in warned})]
+
+
 PROGRAMS = [node_config_says_how_the_node_was_reached, messages_metadata_names_node_triggers_and_path,
-            builder_nodes_show_what_runs]
+            builder_nodes_show_what_runs, run_log_has_each_nodes_run]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

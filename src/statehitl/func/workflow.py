@@ -197,6 +197,12 @@ class Workflow:
 
         return stream_events(self, input, config, version=version, **options)
 
+    def astream_log(self, input: Any, config: dict[str, Any] | None = None, **options: Any) -> AsyncIterator[Any]:
+        """LangChain's run log of a run (needs langchain-core), as a compiled graph's."""
+        from statehitl.graph.run_events import stream_log
+
+        return stream_log(self, input, config, **options)
+
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         """The workflow's name (the function's, or ``entrypoint(name=)``), as the graph joins a suffix."""
         return self.graph.get_name(suffix, name=name)

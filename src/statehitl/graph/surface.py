@@ -134,6 +134,13 @@ class GraphSurface:
 
         return stream_events(self, input, config, version=version, **options)
 
+    def astream_log(self, input: Any, config: dict[str, Any] | None = None, **options: Any) -> AsyncIterator[Any]:
+        """LangChain's run log of a run (needs langchain-core): JSON patches of the run and of each node's run
+        (``/logs/<node>/final_output``...), built from the same runs as ``astream_events``."""
+        from statehitl.graph.run_events import stream_log
+
+        return stream_log(self, input, config, **options)
+
     def batch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
         """``invoke`` for each input (with ``config``, or one config per input in a list), run concurrently."""
         return run_sync(self.abatch(inputs, config, **options))
