@@ -148,8 +148,28 @@ def run_log_has_each_nodes_run(lg: SimpleNamespace) -> list[Any]:
             sorted({type(w.message).__name__ for w in warned})]
 
 
+def a_dict_of_runnables_is_one_node(lg: SimpleNamespace) -> list[Any]:
+    """A dict of Runnables (or functions) as a node runs each value on the node's input and writes what each
+    returns to its key, as LangChain's ``RunnableParallel``; a value that is neither is LangChain's
+    ``TypeError`` at ``add_node``."""
+
+    class State(TypedDict):
+        total: int
+        doubled: int
+
+    g = lg.StateGraph(State)
+    g.add_node("both", {"total": RunnableLambda(lambda s: s["total"] + 1), "doubled": lambda s: s["doubled"] * 2})
+    g.add_edge(lg.START, "both")
+    seen: list[Any] = [g.compile().invoke({"total": 1, "doubled": 5}), type(g.nodes["both"].runnable).__name__]
+    try:
+        lg.StateGraph(State).add_node("bad", {"total": 5})
+    except TypeError as exc:
+        seen.append(("TypeError", str(exc)))
+    return seen
+
+
 PROGRAMS = [node_config_says_how_the_node_was_reached, messages_metadata_names_node_triggers_and_path,
-            builder_nodes_show_what_runs, run_log_has_each_nodes_run]
+            builder_nodes_show_what_runs, run_log_has_each_nodes_run, a_dict_of_runnables_is_one_node]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -31,7 +31,7 @@ from statehitl.graph.node_specs import StateNodeSpec
 from statehitl.graph.retries import Policies
 from statehitl.graph.run_begin import Migration
 from statehitl.graph.run_targets import check_durability
-from statehitl.graph.runnables import is_runnable, node_name, runnable_node
+from statehitl.graph.runnables import is_runnable, mapping_runnable, node_name, runnable_node
 from statehitl.graph.state_channels import kept_state_channel
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
 from statehitl.graph.subgraphs import keeping_states, subgraph_handler
@@ -90,10 +90,10 @@ class StateGraph(Generic[M]):
         return dict(self._nodes)
 
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
-                 action: Callable[..., Any] | CompiledStateGraph[Any] | None = None, *, input_schema: Any = None,
-                 destinations: dict[str, str] | Sequence[str] | None = None, metadata: dict[str, Any] | None = None,
-                 retry_policy: Policies | None = None, defer: bool = False, cache_policy: CachePolicy | None = None,
-                 error_handler: Callable[..., Any] | None = None,
+                 action: Callable[..., Any] | CompiledStateGraph[Any] | dict[str, Any] | None = None, *,
+                 input_schema: Any = None, destinations: dict[str, str] | Sequence[str] | None = None,
+                 metadata: dict[str, Any] | None = None, retry_policy: Policies | None = None, defer: bool = False,
+                 cache_policy: CachePolicy | None = None, error_handler: Callable[..., Any] | None = None,
                  timeout: float | timedelta | TimeoutPolicy | None = None, **unsupported: Any) -> StateGraph[M]:
         """Add a node: ``add_node("name", fn)``, ``add_node(fn)`` (named after the function), or a compiled
         StateGraph as a subgraph (``add_node("name", subgraph)``).
@@ -131,6 +131,7 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"node name {name!r}: ':' is reserved (it names a Send's task)")
         if name in self._nodes:
             raise GraphValidationError(f"Node `{name}` already present; node names must be unique")
+        action = mapping_runnable(action) if isinstance(action, dict) else action  # LangGraph's RunnableParallel
         if not isinstance(action, CompiledStateGraph) and not callable(action) and not is_runnable(action):
             raise GraphValidationError(f"node {name!r}: handler must be callable or a Runnable, got {action!r}")
         if error_handler is not None and not callable(error_handler):

@@ -34,3 +34,17 @@ def runnable_node(runnable: Any) -> Callable[..., Any]:
 
     run_runnable.__name__ = node_name(runnable)
     return run_runnable
+
+
+def mapping_runnable(action: dict[str, Any]) -> Any:
+    """A dict of Runnables (or functions) as one node, as LangGraph coerces it: LangChain's
+    ``RunnableParallel``, which gives each key what its value returns for the node's input. LangChain's own
+    ``TypeError`` for a value that is neither; a ``GraphValidationError`` when langchain-core is missing."""
+    try:
+        from langchain_core.runnables import RunnableParallel
+    except ImportError as missing:
+        from statehitl.errors import GraphValidationError
+
+        raise GraphValidationError("a dict of Runnables as a node needs langchain-core (pip install "
+                                   "'statehitl[langchain]')") from missing
+    return RunnableParallel(action)
