@@ -40,10 +40,12 @@ import dataclasses
 import os
 import random
 import re
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -549,6 +551,10 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
             await asyncio.sleep(2.0)
             done.update(await finals(checkpointer, unfinished))
         await explain_lost(backend, checkpointer, done, fleet.logs)
+        if any(r is None or r.status != "completed" for r in done.values()):  # the logs outlive the scratch dir
+            kept = Path(tempfile.mkdtemp(prefix=f"statehitl-worker-logs-{backend}-"))
+            shutil.copytree(fleet.logs, kept, dirs_exist_ok=True)
+            log(f"chaos on {backend}: the workers' logs are kept in {kept}")
         await down
         events = await events_delivered(receiver, set(everything), checkpointer)
     finally:
