@@ -26,12 +26,10 @@ write, and the index entry when a run stops), the audit trail and machine shapes
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Awaitable
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, NoReturn
 
 from statehitl.checkpoint.audit import read_audit
 from statehitl.checkpoint.chain import Cursor, StateCodec
@@ -61,13 +59,10 @@ from statehitl.checkpoint.storage import (
     has_read_all,
     has_version,
     server_clock_of,
-    writes_inline,
 )
 from statehitl.checkpoint.url import checkpointer_options_of, storage_from_url
 from statehitl.checkpoint.warm import WarmHeads, shared_heads
-from statehitl.errors import CheckpointConflict, CheckpointCorruptError, StorageError
-
-T = TypeVar("T")
+from statehitl.errors import CheckpointConflict
 
 
 class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
@@ -192,46 +187,39 @@ class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
 
     async def _put_indexed(self, cursor: Cursor, key: str, data: bytes, record: StoredCheckpoint, *,
                            durable: bool) -> tuple[str, BaseException | None]:
-        """Store the checkpoint ``data`` under ``key`` (create-once) and its index entry beside it: the
-        checkpoint's version token, and the index write's error if that failed alone (raised by the caller
-        once the cursor is past the checkpoint). A lost race is ``CheckpointConflict`` saying so; anything
-        else that stopped the checkpoint is raised as it is. The two writes overlap when the storage forces
-        the checkpoint to disk off the event loop (file storage does, except under a sync call)."""
-        put = self.create(key, data, durable=durable)
+        """Store the checkpoint ``data`` under ``key`` (create-once), then its index entry: the checkpoint's
+        version token, and the index write's error if that failed (raised by the caller once the cursor is
+        past the checkpoint). A lost race is ``CheckpointConflict`` saying so, with no entry written.
+
+        One after the other, never overlapped: the entry must never describe a checkpoint that is not
+        stored. While a run acts on an answer, the entry still says "interrupted, answered", which is how a
+        polling worker finds a thread whose run died; an entry written ahead of a checkpoint that then lost
+        its slot (the run outlived its lease, and a retry's go-ahead took the slot) or never landed (the
+        process died between the two) would say "completed" over a thread still to finish, and hide it from
+        every worker for good. A run's stopping write costs one store round trip more than overlapped."""
         try:
-            outcomes: list[object]
-            if writes_inline(self.storage):  # nothing to overlap: spare the tasks
-                outcomes = [await _outcome(put), await _outcome(self.write_index(record))]
-            else:
-                outcomes = list(await asyncio.gather(put, self.write_index(record), return_exceptions=True))
+            token = await self.create(key, data, durable=durable)
         except CheckpointConflict:
             raise _moved_past(cursor) from None
-        written, indexed = outcomes
-        if isinstance(written, BaseException):
-            if not isinstance(indexed, BaseException):
-                # The entry now describes a checkpoint that is not stored (it lost the race, or the store
-                # failed): describe the one that is, if the store lets us.
-                with contextlib.suppress(StorageError, CheckpointConflict, CheckpointCorruptError):
-                    winner = await self.head(cursor.thread_id)
-                    if winner is not None:
-                        await self.write_index(winner.record, replace_same_seq=True)
-            if isinstance(written, CheckpointConflict):
-                raise _moved_past(cursor) from None
-            raise written
-        return cast(str, written), indexed if isinstance(indexed, BaseException) else None
+        try:
+            await self.write_index(record)
+        except BaseException as exc:  # the checkpoint is stored all the same: the caller moves past it first
+            return token, exc
+        return token, None
 
     # -- the thread index ---------------------------------------------------------------------------
 
-    async def write_index(self, record: CheckpointRecord, *, replace_same_seq: bool = False) -> None:
-        """Record where the thread stopped, for listing. Newer entries win; racing writers retry.
+    async def write_index(self, record: CheckpointRecord) -> bool:
+        """Record where the thread stopped, for listing: True once stored, False if the entry already
+        describes ``record`` or a newer checkpoint (newer entries win; racing writers retry).
 
         Writes on the entry's version as this process last knew it, without reading it first (a stale
         one loses the compare-and-set, and the write reads and retries)."""
         thread_id = record.thread_id
-        known = None if replace_same_seq else self._warm.index_version(thread_id)
         version = await write_index(self.storage, record, ttl=self.ttl, signing_key=self.signing_key,
-                                    replace_same_seq=replace_same_seq, known=known)
+                                    known=self._warm.index_version(thread_id))
         self._warm.keep_index_version(thread_id, record.seq, version)
+        return version is not None
 
     # -- the audit trail ------------------------------------------------------------------------------
 
@@ -314,13 +302,3 @@ def _created_at(now: float) -> float:
         made = max(round(now, 6), round(_LAST_CREATED[0] + _VIEW_ROOM, 6))
         _LAST_CREATED[0] = made
     return made
-
-
-async def _outcome(pending: Awaitable[T]) -> T | Exception:
-    """What ``pending`` gives, or the exception it raised: ``asyncio.gather(..., return_exceptions=True)``
-    for one awaitable, without a task."""
-    try:
-        return await pending
-    except Exception as exc:
-        return exc
-

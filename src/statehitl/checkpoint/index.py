@@ -143,7 +143,6 @@ async def write_index(
     *,
     ttl: float | None,
     signing_key: bytes | None,
-    replace_same_seq: bool = False,
     known: tuple[int, str] | None = None,
 ) -> str | None:
     """Record where ``record``'s thread stopped. Newer entries win; racing writers retry until one holds.
@@ -177,7 +176,7 @@ async def write_index(
             found = await storage.read(key)
             if found is not None:
                 stored = _parse(key, found[0], signing_key).seq
-                if stored > record.seq or (stored == record.seq and not replace_same_seq):
+                if stored >= record.seq:
                     return None
             expect = ABSENT if found is None else found[1]
             lost += 1

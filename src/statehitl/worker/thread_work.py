@@ -175,6 +175,7 @@ class ThreadWork:
                 return ThreadOutcome(thread_id, "waiting", retry_at=left_to_app, expired=tuple(expired))
             offered = dataclasses.replace(head, answers=answers)
         elif record.status != "executing" and not retried:
+            await self._index_caught_up(checkpointer, record)
             return ThreadOutcome(thread_id, "done")
         if app is None:
             app = await self._in_pool(self.apps.app_for, thread_id, record.machine)
@@ -213,6 +214,17 @@ class ThreadWork:
                         ", after retrying an action of unknown outcome" if retried else "")
             return ThreadOutcome(thread_id, "resumed", resumed.status, expired=expired, retried=retried, result=resumed)
         return ThreadOutcome(thread_id, "busy", retry_at=self.clock() + self.lease, expired=expired, retried=retried)
+
+    @staticmethod
+    async def _index_caught_up(checkpointer: Checkpointer, record: CheckpointRecord) -> None:
+        """The thread stopped past what brought the worker to it (its index entry called it answered and
+        due): most often another worker has just finished it, and wrote the entry; but a process that
+        stopped between a run's last checkpoint and its index entry leaves the entry behind for good, the
+        thread listed as waiting and looked at by every pass. Newer entries win, so writing the one the
+        records call for is safe either way (one read of the entry when it is already there)."""
+        if await checkpointer.write_index(record):
+            logger.info("thread %s: its index entry was behind its checkpoint %s (%s), and is brought up to date",
+                        record.thread_id, record.checkpoint_id, record.status)
 
     def _left_to_app(self, answers: dict[str, StoredAnswer], now: float) -> float | None:
         """When answers all came through the app's own call, and that call may still be about to apply them,
