@@ -36,6 +36,7 @@ from statehitl.errors import (
 )
 from statehitl.graph import END, START, NodeContext, StateGraph, Status, append
 from statehitl.testing import CountingStorage
+from statehitl.testing.faults import FaultyStorage
 
 
 class S(BaseModel):
@@ -608,16 +609,13 @@ def test_the_index_entry_is_rewritten_only_when_what_it_says_changes() -> None:
     assert (entry.status, [i.name for i in entry.interrupts]) == ("interrupted", ["big"])
 
 
-def test_a_stopping_commit_overlaps_its_two_writes_only_where_a_write_gives_up_the_loop(tmp_path: Path) -> None:
-    """The checkpoint and the index entry a run stops on are written one after the other where writes run
-    inline (a sync call on the file store, the memory store), concurrently where they do not; both land
-    either way, the same as a CountingStorage sees it."""
+def test_a_stopping_commit_writes_its_index_entry_only_once_its_checkpoint_is_stored(tmp_path: Path) -> None:
+    """The checkpoint a run stops on, then the index entry: one after the other on every store, also where
+    a durable write leaves the event loop (the file store outside a sync call), so the entry never
+    describes a checkpoint that is not stored (``tests/worker/test_worker_lost_races.py`` shows why)."""
     file = FileStorage(tmp_path)
     assert not writes_inline(file)  # not under a sync call: a durable write goes to a worker thread
     assert run_sync(_inline(file))  # statehitl's own loop: every write runs inline
-    assert writes_inline(MemoryStorage())
-    assert writes_inline(CountingStorage(MemoryStorage()))
-    assert not writes_inline(object())  # a store that says nothing may overlap
 
     class S(BaseModel):
         n: int = 0
@@ -637,11 +635,30 @@ def test_a_stopping_commit_overlaps_its_two_writes_only_where_a_write_gives_up_t
         entry = asyncio.run(app.checkpointer.thread_info("t"))
         assert entry is not None
         assert (entry.status, entry.seq) == ("interrupted", int(paused.checkpoint_id))
-    overlapped = g.compile(checkpointer=Checkpointer(FileStorage(tmp_path / "async")))
-    paused = asyncio.run(overlapped.ainvoke({}, thread_id="t"))  # another loop: the writes overlap
-    entry = asyncio.run(overlapped.checkpointer.thread_info("t"))
+    ordered = _OrderedWrites(FileStorage(tmp_path / "async"))
+    app = g.compile(checkpointer=Checkpointer(ordered))
+    paused = asyncio.run(app.ainvoke({}, thread_id="t"))  # another loop: the checkpoint's fdatasync in a thread
+    entry = asyncio.run(app.checkpointer.thread_info("t"))
     assert entry is not None
     assert (entry.status, entry.seq) == ("interrupted", int(paused.checkpoint_id))
+    stop = ordered.events.index(("start", "index/t/entry"))
+    assert ordered.events[stop - 1][0] == "end"
+    assert ordered.events[stop - 1][1].startswith("threads/t/")  # the checkpoint's write had returned
+
+
+class _OrderedWrites(FaultyStorage):
+    """The store's writes as they start and return, in order."""
+
+    def __init__(self, inner: FileStorage) -> None:
+        super().__init__(inner)
+        self.events: list[tuple[str, str]] = []
+
+    async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
+        self.events.append(("start", key))
+        try:
+            return await super().write(key, data, expect=expect, durable=durable)
+        finally:
+            self.events.append(("end", key))
 
 
 async def _inline(storage: FileStorage) -> bool:

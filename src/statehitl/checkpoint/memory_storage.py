@@ -79,7 +79,7 @@ class MemoryStorage:
 
     @staticmethod
     def writes_inline() -> bool:
-        """A write is a dict update: nothing to overlap it with (``writes_inline`` in storage.py)."""
+        """A write is a dict update, which never gives up the loop (``writes_inline`` in storage.py)."""
         return True
 
     async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:

@@ -27,8 +27,9 @@ backend states it rather than relying on a naming convention:
   provides ``cleanup(max_age)``; ``Checkpointer.prune`` and ``sweep_expired`` call it. Debris is
   never reachable through ``read``/``list``, so a backend without any has nothing to provide.
 - ``SupportsWritesInline``: optional. ``writes_inline()`` says whether the store's writes, here and now,
-  run to the end without giving up the event loop (memory; the file store under a sync call): the
-  engine then writes a checkpoint and its index entry one after the other rather than as two tasks.
+  run to the end without giving up the event loop (memory; the file store under a sync call). The
+  engine no longer asks it: it writes a stopping checkpoint and its index entry one after the other on
+  every store, so that the entry never describes a checkpoint not stored.
 - ``HasCacheScope``: optional. ``cache_scope`` names where the data lives (a directory, a bucket and
   prefix, a table at its endpoint), the same for every store object on the same data: the engine shares
   one cache of warm threads per scope across the process (``checkpoint/warm.py``).
@@ -212,8 +213,8 @@ class SupportsWritesInline(Protocol):
     """The optional answer of a backend whose writes may run without giving up the event loop."""
 
     def writes_inline(self) -> bool:
-        """Whether a write started now runs to its end without giving up the event loop: two of them then
-        gain nothing from being overlapped (may change with the loop it is asked on)."""
+        """Whether a write started now runs to its end without giving up the event loop (may change with the
+        loop it is asked on)."""
         ...
 
 
@@ -353,8 +354,7 @@ def has_writes_inline(storage: object) -> TypeGuard[SupportsWritesInline]:
 
 def writes_inline(storage: object) -> bool:
     """Whether the store's writes, here and now, run to the end without giving up the event loop
-    (``SupportsWritesInline``): two of them then gain nothing from being overlapped, and the tasks to
-    overlap them cost more than an index entry's write (a store without the method: False)."""
+    (``SupportsWritesInline``; a store without the method: False)."""
     return has_writes_inline(storage) and bool(storage.writes_inline())
 
 
