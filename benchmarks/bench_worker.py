@@ -199,7 +199,8 @@ async def events_delivered(receiver: FlakyReceiver, expected: set[str], checkpoi
               if entry.event_kind == "answer" and entry.thread_id in missing]
     waiting = {e.thread_id for e in outbox if e.state != "failed"}
     given_up = {e.thread_id for e in outbox if e.state == "failed"} - waiting
-    return {"events_expected": len(expected), "events_lost": len(missing - waiting - given_up),
+    lost = sorted(missing - waiting - given_up)
+    return {"events_expected": len(expected), "events_lost": len(lost), "events_lost_threads": lost[:20],
             "events_late_in_outbox": len(waiting), "events_given_up_in_outbox": len(given_up),
             "event_copies": receiver.copies, "deliveries_refused": receiver.refused,
             "bad_signatures": receiver.bad_signatures}
@@ -551,12 +552,12 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
             await asyncio.sleep(2.0)
             done.update(await finals(checkpointer, unfinished))
         await explain_lost(backend, checkpointer, done, fleet.logs)
-        if any(r is None or r.status != "completed" for r in done.values()):  # the logs outlive the scratch dir
-            kept = Path(tempfile.mkdtemp(prefix=f"statehitl-worker-logs-{backend}-"))
-            shutil.copytree(fleet.logs, kept, dirs_exist_ok=True)
-            log(f"chaos on {backend}: the workers' logs are kept in {kept}")
         await down
         events = await events_delivered(receiver, set(everything), checkpointer)
+        if events["events_lost"] or any(r is None or r.status != "completed" for r in done.values()):
+            kept = Path(tempfile.mkdtemp(prefix=f"statehitl-worker-logs-{backend}-"))  # outlives the scratch dir
+            shutil.copytree(fleet.logs, kept, dirs_exist_ok=True)
+            log(f"chaos on {backend}: the workers' logs are kept in {kept}")
     finally:
         fleet.stop()
         receiver.__exit__(None, None, None)
@@ -564,7 +565,8 @@ async def chaos(backend: str, stores: Stores, cfg: Config, ledger: Path, workdir
                           {t: a for t, a in answered.items() if t not in slow}, late_won, deadlines, done,
                           settled - begin, await audits(checkpointer, everything))
     report.update(slow_threads=len(slow), **events)
-    log(f"chaos on {backend}: events lost {events['events_lost']} (late, still in the outbox: "
+    log(f"chaos on {backend}: events lost {events['events_lost']} {events['events_lost_threads'][:5]} (late, "
+        f"still in the outbox: "
         f"{events['events_late_in_outbox']}, given up: {events['events_given_up_in_outbox']}), copies "
         f"{events['event_copies']}, refused deliveries {events['deliveries_refused']}")
     return report
