@@ -22,7 +22,8 @@ from pydantic_core import to_jsonable_python
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 from statehitl.values import ValueTypes, decode_value, encode_value, needs_tags
 
-__all__ = ["INPUT", "Overwrite", "Rewritten", "StateSchema", "append", "append_items", "overwritten", "writer_label"]
+__all__ = ["INPUT", "AnyValue", "BaseChannel", "BinaryOperatorAggregate", "EphemeralValue", "LastValue", "Overwrite",
+           "Rewritten", "StateSchema", "Topic", "append", "append_items", "overwritten", "writer_label"]
 
 INPUT = "input"
 """The writer a caller's input on an existing thread is recorded under (``writes``), as if a node wrote it."""
@@ -129,6 +130,9 @@ class StateSchema(Generic[M]):
         statehitl's ``append``, and LangGraph's ``Annotated[list, operator.add]`` (a list plus a list extends
         the first)."""
         self._ordinary = [n for n in self.fields if n not in self.append_channels]
+        self.step_scoped = frozenset(n for n, r in self.reducers.items() if getattr(r, "step_scoped", False))
+        """Channels that hold only what the latest step wrote (LangGraph's ``EphemeralValue``, a ``Topic`` that
+        does not accumulate, ``AnyValue``): their reducer says so (``statehitl.channels.base.step_scoped``)."""
         # the model validates a new thread's input, and takes a field under its alias there
         self._aliases = frozenset(info.alias for info in self.fields.values() if info.alias)
         self.tagged = frozenset(n for n, info in self.fields.items() if tag_values and needs_tags(info.annotation))
@@ -202,6 +206,8 @@ class StateSchema(Generic[M]):
 
     def apply(self, state: M, writes: list[tuple[str, dict[str, Any]]]) -> M:
         """Merge the updates of one step into ``state``; concurrent writes need a reducer (or an ``Overwrite``)."""
+        if self.step_scoped:
+            state = self._cleared(state, writes)
         if not any(update for _, update in writes):
             return state
         merged: dict[str, Any] = {}
@@ -239,6 +245,15 @@ class StateSchema(Generic[M]):
             if name not in merged and type(getattr(state, name, None)) is Rewritten:
                 merged[name] = list(getattr(state, name))
         return state.model_copy(update=merged)
+
+    def _cleared(self, state: M, writes: list[tuple[str, dict[str, Any]]]) -> M:
+        """``state`` with its step-scoped channels unwritten again before a step applies: a step's writes start
+        them afresh, and one not written in the step is gone after it (absent: None and not a set field)."""
+        present = self.step_scoped & state.model_fields_set
+        if not present:
+            return state
+        values = {n: None if n in present else getattr(state, n) for n in self.fields}
+        return type(state).model_construct(state.model_fields_set - present, **values)
 
     def _reduced(self, state: M, merged: dict[str, Any], node: str, name: str, value: Any, *, reducer: Reducer) -> Any:
         """Channel ``name`` after ``reducer`` takes ``value``; of an append, only the new items are validated (and,
@@ -341,3 +356,12 @@ class StateSchema(Generic[M]):
         """Stored channel values with the tagged channels' values read back (``values.decode_value``)."""
         return {name: decode_value(value, self.value_types) if name in self.tagged else value
                 for name, value in values.items()}
+
+
+# LangGraph's channels of a low-level graph (``statehitl.pregel.Pregel``), one module each
+from statehitl.channels.any_value import AnyValue  # noqa: E402
+from statehitl.channels.base import BaseChannel  # noqa: E402
+from statehitl.channels.binop import BinaryOperatorAggregate  # noqa: E402
+from statehitl.channels.ephemeral_value import EphemeralValue  # noqa: E402
+from statehitl.channels.last_value import LastValue  # noqa: E402
+from statehitl.channels.topic import Topic  # noqa: E402

@@ -1,0 +1,41 @@
+"""``Topic``: a channel many nodes publish to in one step; a reader gets the list of what was published."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statehitl.channels.base import BaseChannel, Reducer, step_scoped
+
+__all__ = ["Topic"]
+
+
+def _published(current: Any, new: Any) -> list[Any]:
+    """``new`` (a list of values, as ``Topic.stored`` makes every write) after ``current``'s."""
+    return [*(current or ()), *new]
+
+
+_step_published = step_scoped(lambda current, new: _published(current, new))
+
+
+class Topic(BaseChannel):
+    """Collects every value written to it, a list written as its items. Without ``accumulate`` it holds the
+    values of the latest step that wrote it (a step that writes none empties it); with ``accumulate=True``
+    it keeps them across steps."""
+
+    def __init__(self, typ: Any = Any, accumulate: bool = False) -> None:
+        super().__init__(typ)
+        self.accumulate = accumulate
+
+    @property
+    def ValueType(self) -> Any:
+        return list[self.typ]  # type: ignore[name-defined]
+
+    @property
+    def UpdateType(self) -> Any:
+        return self.typ | list[self.typ]  # type: ignore[name-defined]
+
+    def reducer(self) -> Reducer:
+        return _published if self.accumulate else _step_published
+
+    def stored(self, value: Any) -> list[Any]:
+        return list(value) if isinstance(value, list) else [value]

@@ -1,0 +1,199 @@
+"""``Pregel``: LangGraph's low-level graph of nodes that subscribe to channels, on statehitl's engine.
+
+A step runs every node woken by a channel the previous step updated (the caller's input counts as the
+first such write); each node reads its channels, runs, and writes channels; the step's writes apply
+together through the channels' reducers. ``Pregel`` compiles its nodes and channels into a StateGraph
+(``statehitl.pregel.compile``) and translates at the edges: the caller's input becomes the writes of its
+input channels and the nodes they wake, the state becomes the output channels' values, and the stream
+shows what LangGraph's does. Checkpoints, interrupts, resumes, history and the store are the StateGraph's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from statehitl._sync import iterate_sync, run_sync
+from statehitl.channels.base import BaseChannel
+from statehitl.commands import Command
+from statehitl.graph.caching import CachePolicy
+from statehitl.graph.compiled import CompiledStateGraph
+from statehitl.graph.retries import RetryPolicy
+from statehitl.pregel.compile import compiled_graph, io_schema, validated
+from statehitl.pregel.node_builder import NodeBuilder, PregelNode, built, subscribers
+from statehitl.pregel.streams import PregelStream
+
+__all__ = ["Pregel"]
+
+
+class Pregel:
+    """A graph of ``nodes`` (``NodeBuilder`` or ``PregelNode``) over ``channels``. ``input_channels``: one name
+    (``invoke(value)`` writes it) or a list (``invoke({name: value})``); ``output_channels``: one name
+    (``invoke`` returns its value) or a list (a dict of those holding a value); ``stream_channels``: what
+    ``stream`` shows (default: the output channels). The rest as ``StateGraph.compile``."""
+
+    def __init__(self, *, nodes: dict[str, NodeBuilder | PregelNode], channels: dict[str, BaseChannel],
+                 input_channels: str | Sequence[str], output_channels: str | Sequence[str],
+                 stream_channels: str | Sequence[str] | None = None, stream_mode: Any = "values",
+                 interrupt_before_nodes: Sequence[str] | str = (), interrupt_after_nodes: Sequence[str] | str = (),
+                 checkpointer: Any = None, store: Any = None, cache: Any = None,
+                 retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+                 cache_policy: CachePolicy | None = None, context_schema: Any = None, name: str = "LangGraph",
+                 debug: bool = False, auto_validate: bool = True, **unsupported: Any) -> None:
+        for option in unsupported:
+            raise TypeError(f"Pregel() got an unexpected keyword argument {option!r}")
+        self.nodes = {name: built(node, name) for name, node in nodes.items()}
+        self.channels = dict(channels)
+        self.input_channels = input_channels if isinstance(input_channels, str) else list(input_channels)
+        self.output_channels = output_channels if isinstance(output_channels, str) else list(output_channels)
+        self.stream_channels = self.output_channels if stream_channels is None else \
+            stream_channels if isinstance(stream_channels, str) else list(stream_channels)
+        self.stream_mode = stream_mode
+        self.interrupt_before_nodes = interrupt_before_nodes
+        self.interrupt_after_nodes = interrupt_after_nodes
+        self.retry_policy = retry_policy
+        self.cache_policy = cache_policy
+        self.context_schema = context_schema
+        self.store = store
+        self.cache = cache
+        self.name = name
+        self.debug = debug
+        if auto_validate:
+            validated(self)
+        self._checkpointer = checkpointer
+        self.graph: CompiledStateGraph[Any] = compiled_graph(self)
+
+    @property
+    def checkpointer(self) -> Any:
+        return self._checkpointer
+
+    @checkpointer.setter
+    def checkpointer(self, checkpointer: Any) -> None:
+        """A new checkpointer (or ``False``: none) recompiles the graph over it."""
+        self._checkpointer = checkpointer
+        self.graph = compiled_graph(self)
+
+    def __repr__(self) -> str:
+        return f"Pregel(name={self.name!r}, nodes={list(self.nodes)}, channels={self.channels!r})"
+
+    # -- schemas ----------------------------------------------------------------------------------------
+
+    @property
+    def input_schema(self) -> Any:
+        return io_schema(self, self.input_channels, "Input")
+
+    @property
+    def output_schema(self) -> Any:
+        return io_schema(self, self.output_channels, "Output")
+
+    def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        return dict(self.input_schema.model_json_schema())
+
+    def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        return dict(self.output_schema.model_json_schema())
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        return self.graph.get_context_jsonschema()
+
+    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        return self.graph.get_graph(config, xray=xray)
+
+    # -- input and output -------------------------------------------------------------------------------
+
+    def input_command(self, value: Any) -> Any:
+        """The caller's input as the StateGraph's: None (go on, or resume) and a ``Command`` as they are, else
+        the writes of the input channels and the nodes they wake."""
+        if value is None or isinstance(value, Command):
+            return value
+        if isinstance(self.input_channels, str):
+            given = {self.input_channels: value}
+        else:
+            if not isinstance(value, dict):
+                raise TypeError(f"the input of a Pregel with input channels {self.input_channels} is a dict of "
+                                f"them, got {type(value).__name__}: {value!r}")
+            given = {k: v for k, v in value.items() if k in self.input_channels}
+        update = {k: self.channels[k].stored(v) for k, v in given.items()}
+        return Command(update=update, goto=subscribers(self.nodes, list(update)))
+
+    def output(self, values: Any, keys: str | Sequence[str] | None = None) -> Any:
+        """The output channels' values (``keys`` instead, when given) out of the state's values."""
+        keys = self.output_channels if keys is None else keys
+        if not isinstance(values, dict):
+            return values
+        if isinstance(keys, str):
+            return values.get(keys)
+        return {k: values[k] for k in keys if k in values}
+
+    # -- running ----------------------------------------------------------------------------------------
+
+    def invoke(self, input: Any, config: Any = None, **options: Any) -> Any:
+        return run_sync(self.ainvoke(input, config, **options))
+
+    async def ainvoke(self, input: Any, config: Any = None, *, stream_mode: Any = "values",
+                      output_keys: str | Sequence[str] | None = None, **options: Any) -> Any:
+        """Run as ``StateGraph``'s ``ainvoke``; the output channels' values (``output_keys``: those instead),
+        or with another ``stream_mode``, the list of that stream's chunks."""
+        if stream_mode != "values":
+            return [chunk async for chunk in self.astream(input, config, stream_mode=stream_mode,
+                                                          output_keys=output_keys, **options)]
+        values = await self.graph.ainvoke(self.input_command(input), config, **options)
+        return self.output(values, output_keys)
+
+    def stream(self, input: Any, config: Any = None, **options: Any) -> Iterator[Any]:
+        return iterate_sync(self.astream(input, config, **options))
+
+    async def astream(self, input: Any, config: Any = None, *, stream_mode: Any = None,
+                      output_keys: str | Sequence[str] | None = None, **options: Any) -> AsyncIterator[Any]:
+        """Stream as LangGraph's ``Pregel.stream`` (default mode: the graph's ``stream_mode``): ``"values"``
+        yields the stream channels after each step that wrote one of them, ``"updates"`` each node's writes
+        to them; other modes are the StateGraph's chunks."""
+        stream = PregelStream(self, stream_mode or self.stream_mode, output_keys)
+        command = self.input_command(input)
+        stream.started(command)
+        async for chunk in self.graph.astream(command, config, stream_mode=stream.modes, **options):
+            for shown in stream.shown(chunk):
+                yield shown
+
+    def batch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
+        return run_sync(self.abatch(inputs, config, **options))
+
+    async def abatch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
+        """``ainvoke`` for each input (with ``config``, or one config per input in a list), concurrently."""
+        configs = list(config) if isinstance(config, list) else [config] * len(inputs)
+        if len(configs) != len(inputs):
+            raise ValueError(f"batch() got {len(inputs)} inputs and {len(configs)} configs; give one config per input")
+        return list(await asyncio.gather(*(self.ainvoke(i, c, **options)
+                                           for i, c in zip(inputs, configs, strict=True))))
+
+    # -- threads ----------------------------------------------------------------------------------------
+
+    def get_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        return self.graph.get_state(config, subgraphs=subgraphs)
+
+    async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        return await self.graph.aget_state(config, subgraphs=subgraphs)
+
+    def get_state_history(self, config: Any, **options: Any) -> Iterator[Any]:
+        return self.graph.get_state_history(config, **options)
+
+    def aget_state_history(self, config: Any, **options: Any) -> AsyncIterator[Any]:
+        return self.graph.aget_state_history(config, **options)
+
+    def update_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
+        """Write ``values`` as node ``as_node`` would have written its output (through its writers, waking the
+        nodes subscribed to what it wrote); without ``as_node``, ``values`` is a dict of channel writes."""
+        return self.graph.update_state(config, self.state_update(values, as_node), as_node=as_node)
+
+    async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
+        return await self.graph.aupdate_state(config, self.state_update(values, as_node), as_node=as_node)
+
+    def state_update(self, values: Any, as_node: str | None) -> Any:
+        if as_node is not None and as_node in self.nodes:
+            from statehitl.pregel.node_run import NodeRun
+
+            return NodeRun(self.nodes[as_node], self.channels, self.nodes).writes(values)
+        if isinstance(values, dict):
+            update = {k: self.channels[k].stored(v) if k in self.channels else v for k, v in values.items()}
+            return Command(update=update, goto=subscribers(self.nodes, list(update)))
+        return values
