@@ -6,7 +6,17 @@ from typing import Any
 
 from statehitl.channels.base import BaseChannel, Reducer, step_scoped
 
-__all__ = ["Topic"]
+__all__ = ["Published", "Topic"]
+
+
+class Published(list[Any]):
+    """One value written to a topic, as the list of values the channel merges; a stream shows the value as
+    it was written (``Published.written``)."""
+
+    @staticmethod
+    def written(value: Any) -> Any:
+        """What a node wrote, given what ``Topic.stored`` made of it."""
+        return value[0] if type(value) is Published else value
 
 
 def _published(current: Any, new: Any) -> list[Any]:
@@ -38,4 +48,5 @@ class Topic(BaseChannel):
         return _published if self.accumulate else _step_published
 
     def stored(self, value: Any) -> list[Any]:
-        return list(value) if isinstance(value, list) else [value]
+        """A list is written as its values; any other value as a list of one (``Published``)."""
+        return list(value) if isinstance(value, list) else Published([value])

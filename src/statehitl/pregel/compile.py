@@ -64,7 +64,7 @@ def validated(pregel: Pregel) -> None:
                 raise ValueError(f"Node {name!r} writes to channel '{entry.channel}', which is not in 'channels'")
     inputs = _listed(pregel.input_channels)
     for kind, channels in (("Input", inputs), ("Output", _listed(pregel.output_channels)),
-                           ("Stream", _listed(pregel.stream_channels))):
+                           ("Stream", _listed(pregel.stream_keys))):
         for channel in channels:
             if channel not in known:
                 raise ValueError(f"{kind} channel '{channel}' not in 'channels'")

@@ -26,6 +26,8 @@ from statehitl.pregel.streams import PregelStream
 
 __all__ = ["Pregel"]
 
+INTERRUPT = "__interrupt__"
+
 
 class Pregel:
     """A graph of ``nodes`` (``NodeBuilder`` or ``PregelNode``) over ``channels``. ``input_channels``: one name
@@ -47,8 +49,8 @@ class Pregel:
         self.channels = dict(channels)
         self.input_channels = input_channels if isinstance(input_channels, str) else list(input_channels)
         self.output_channels = output_channels if isinstance(output_channels, str) else list(output_channels)
-        self.stream_channels = self.output_channels if stream_channels is None else \
-            stream_channels if isinstance(stream_channels, str) else list(stream_channels)
+        self.stream_channels = stream_channels if stream_channels is None or isinstance(stream_channels, str) \
+            else list(stream_channels)
         self.stream_mode = stream_mode
         self.interrupt_before_nodes = interrupt_before_nodes
         self.interrupt_after_nodes = interrupt_after_nodes
@@ -63,6 +65,11 @@ class Pregel:
             validated(self)
         self._checkpointer = checkpointer
         self.graph: CompiledStateGraph[Any] = compiled_graph(self)
+
+    @property
+    def stream_keys(self) -> str | list[str]:
+        """The channels ``stream`` shows: ``stream_channels``, else every channel."""
+        return self.stream_channels if self.stream_channels is not None else list(self.channels)
 
     @property
     def checkpointer(self) -> Any:
@@ -113,8 +120,11 @@ class Pregel:
                 raise TypeError(f"the input of a Pregel with input channels {self.input_channels} is a dict of "
                                 f"them, got {type(value).__name__}: {value!r}")
             given = {k: v for k, v in value.items() if k in self.input_channels}
-        update = {k: self.channels[k].stored(v) for k, v in given.items()}
-        return Command(update=update, goto=subscribers(self.nodes, list(update)))
+        return Command(update=self.stored(given), goto=subscribers(self.nodes, list(given)))
+
+    def stored(self, writes: dict[str, Any]) -> dict[str, Any]:
+        """Writes to channels as the engine applies them (``BaseChannel.stored``)."""
+        return {k: self.channels[k].stored(v) if k in self.channels else v for k, v in writes.items()}
 
     def output(self, values: Any, keys: str | Sequence[str] | None = None) -> Any:
         """The output channels' values (``keys`` instead, when given) out of the state's values."""
@@ -132,13 +142,25 @@ class Pregel:
 
     async def ainvoke(self, input: Any, config: Any = None, *, stream_mode: Any = "values",
                       output_keys: str | Sequence[str] | None = None, **options: Any) -> Any:
-        """Run as ``StateGraph``'s ``ainvoke``; the output channels' values (``output_keys``: those instead),
-        or with another ``stream_mode``, the list of that stream's chunks."""
+        """Run as ``StateGraph``'s ``ainvoke``. As LangGraph's: the output channels' values (``output_keys``:
+        those instead) as the last step that wrote one of them left them (None when no step of this run did),
+        with ``"__interrupt__"`` when the run stopped on interrupts; with another ``stream_mode``, the list of
+        that stream's chunks."""
+        keys = self.output_channels if output_keys is None else output_keys
         if stream_mode != "values":
-            return [chunk async for chunk in self.astream(input, config, stream_mode=stream_mode,
-                                                          output_keys=output_keys, **options)]
-        values = await self.graph.ainvoke(self.input_command(input), config, **options)
-        return self.output(values, output_keys)
+            return [chunk async for chunk in self.astream(input, config, stream_mode=stream_mode, output_keys=keys,
+                                                          **options)]
+        latest: Any = None
+        interrupts: list[Any] = []
+        async for mode, chunk in self.astream(input, config, stream_mode=["updates", "values"], output_keys=keys,
+                                              **options):
+            if mode == "updates" and isinstance(chunk, dict) and chunk.get(INTERRUPT) is not None:
+                interrupts.extend(chunk[INTERRUPT])
+            elif mode == "values" and not (isinstance(chunk, dict) and INTERRUPT in chunk):
+                latest = chunk
+        if not interrupts:
+            return latest
+        return {**latest, INTERRUPT: interrupts} if isinstance(latest, dict) else {INTERRUPT: interrupts}
 
     def stream(self, input: Any, config: Any = None, **options: Any) -> Iterator[Any]:
         return iterate_sync(self.astream(input, config, **options))
@@ -149,9 +171,7 @@ class Pregel:
         yields the stream channels after each step that wrote one of them, ``"updates"`` each node's writes
         to them; other modes are the StateGraph's chunks."""
         stream = PregelStream(self, stream_mode or self.stream_mode, output_keys)
-        command = self.input_command(input)
-        stream.started(command)
-        async for chunk in self.graph.astream(command, config, stream_mode=stream.modes, **options):
+        async for chunk in self.graph.astream(self.input_command(input), config, stream_mode=stream.modes, **options):
             for shown in stream.shown(chunk):
                 yield shown
 
@@ -194,6 +214,5 @@ class Pregel:
 
             return NodeRun(self.nodes[as_node], self.channels, self.nodes).writes(values)
         if isinstance(values, dict):
-            update = {k: self.channels[k].stored(v) if k in self.channels else v for k, v in values.items()}
-            return Command(update=update, goto=subscribers(self.nodes, list(update)))
+            return Command(update=self.stored(values), goto=subscribers(self.nodes, list(values)))
         return values

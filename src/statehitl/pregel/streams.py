@@ -1,7 +1,7 @@
 """What ``Pregel.stream`` shows, made from the StateGraph's ``updates`` and ``values`` chunks.
 
-LangGraph's low-level stream is about the stream channels (the output channels unless told otherwise):
-``"values"`` gives their values after each step that wrote one of them (the input's writes count), and
+LangGraph's low-level stream is about the stream channels (every channel unless told otherwise):
+``"values"`` gives their values after each step that wrote one of them (not after the input), and
 ``"updates"`` gives each node's writes to them (its one channel's value, when there is one stream channel;
 None for a node that wrote none of them). Every other mode is the StateGraph's, as it is.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from statehitl.commands import Command
+from statehitl.channels.topic import Published
+
 
 if TYPE_CHECKING:
     from statehitl.pregel.main import Pregel
@@ -30,14 +31,9 @@ class PregelStream:
         self.paired = not isinstance(mode, str)
         self.requested = [mode] if isinstance(mode, str) else list(mode)
         self.modes: list[Any] = list(dict.fromkeys([*self.requested, "updates", "values"]))
-        self.keys = pregel.stream_channels if keys is None else keys
+        self.keys = pregel.stream_keys if keys is None else keys
         self.watched = {self.keys} if isinstance(self.keys, str) else set(self.keys)
         self.written: set[str] = set()
-
-    def started(self, command: Any) -> None:
-        """The call's input wrote these channels (what the first values chunk reflects)."""
-        if isinstance(command, Command) and isinstance(command.update, dict):
-            self.written.update(command.update)
 
     def _out(self, mode: str, chunk: Any) -> Any:
         return (mode, chunk) if self.paired else chunk
@@ -64,8 +60,8 @@ class PregelStream:
 
     def _projected(self, update: dict[str, Any]) -> Any:
         if isinstance(self.keys, str):
-            return update.get(self.keys)
-        written = {k: v for k, v in update.items() if k in self.watched}
+            return Published.written(update.get(self.keys))
+        written = {k: Published.written(v) for k, v in update.items() if k in self.watched}
         return written or None
 
     def _values(self, chunk: dict[str, Any]) -> list[Any]:

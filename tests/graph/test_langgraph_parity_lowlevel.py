@@ -1,0 +1,179 @@
+"""LangGraph's low-level API (``Pregel``, ``NodeBuilder``, channels): each program imports ``<root>.X`` and runs
+once with ``langgraph`` and once with ``statehitl`` as the root; what statehitl's run observes must equal what
+LangGraph's does."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import operator
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+Load = Callable[[str], ModuleType]
+
+
+def on_both(program: Callable[[Load], Any]) -> Any:
+    """The program's observations on LangGraph, which statehitl's must equal."""
+    expected = program(lambda path: importlib.import_module(f"langgraph.{path}"))
+    assert program(lambda path: importlib.import_module(f"statehitl.{path}")) == expected
+    return expected
+
+
+def chain_program(load: Load) -> dict[str, Any]:
+    """Two nodes in a row, woken by what the one before wrote: the result, both streams, the schemas."""
+    pregel, channels = load("pregel"), load("channels")
+    one = pregel.NodeBuilder().subscribe_only("input").do(lambda x: x + 1).write_to("output", "between")
+    two = pregel.NodeBuilder().subscribe_only("between").do(lambda x: x * 10).write_to("output")
+    app = pregel.Pregel(nodes={"one": one, "two": two},
+                        channels={name: channels.LastValue(int) for name in ("input", "between", "output")},
+                        input_channels="input", output_channels="output", stream_channels=["output", "between"])
+    return {"invoke": app.invoke(2), "keys": app.invoke(2, output_keys=["output"]),
+            "values": list(app.stream(2)), "updates": list(app.stream(2, stream_mode="updates")),
+            "both": list(app.stream(2, stream_mode=["updates", "values"])),
+            "astream": asyncio.run(_collected(app.astream(2, stream_mode="updates"))),
+            "batch": app.batch([1, 2, 3]), "input": app.input_schema.model_json_schema(),
+            "output": app.output_schema.model_json_schema()}
+
+
+async def _collected(chunks: Any) -> list[Any]:
+    return [chunk async for chunk in chunks]
+
+
+def test_a_chain_of_nodes_runs_and_streams_as_on_langgraph() -> None:
+    seen = on_both(chain_program)
+    assert seen["invoke"] == 30 and seen["updates"] == [{"one": {"between": 3, "output": 3}}, {"two": {"output": 30}}]
+
+
+def fan_in_program(load: Load) -> dict[str, Any]:
+    """Two nodes publish to a Topic in one step; the node subscribed to it runs once, on both values; a dict
+    input and several output channels; the default stream (every channel)."""
+    pregel, channels = load("pregel"), load("channels")
+    builder = pregel.NodeBuilder
+    app = pregel.Pregel(
+        nodes={"a": builder().subscribe_only("input").do(lambda x: x + 1).write_to("inbox"),
+               "b": builder().subscribe_only("input").do(lambda x: x + 2).write_to("inbox"),
+               "sum": builder().subscribe_only("inbox").do(sorted).write_to("output", count=len)},
+        channels={"input": channels.LastValue(int), "inbox": channels.Topic(int), "output": channels.LastValue(list),
+                  "count": channels.LastValue(int)},
+        input_channels=["input"], output_channels=["output", "count"])
+    return {"invoke": app.invoke({"input": 1}), "values": list(app.stream({"input": 1})),
+            "updates": list(app.stream({"input": 1}, stream_mode="updates"))}
+
+
+def test_a_topic_collects_a_steps_writes_for_one_reader() -> None:
+    assert on_both(fan_in_program)["invoke"] == {"output": [2, 3], "count": 2}
+
+
+def conflict_program(load: Load) -> str:
+    """Two writes to one LastValue in a step are LangGraph's InvalidUpdateError."""
+    pregel, channels, errors = load("pregel"), load("channels"), load("errors")
+    builder = pregel.NodeBuilder
+    app = pregel.Pregel(nodes={"a": builder().subscribe_only("input").write_to("output"),
+                               "b": builder().subscribe_only("input").write_to("output")},
+                        channels={"input": channels.LastValue(int), "output": channels.LastValue(int)},
+                        input_channels="input", output_channels="output")
+    try:
+        app.invoke(1)
+    except errors.InvalidUpdateError as error:
+        return type(error).__name__
+    return "no error"
+
+
+def test_two_writes_to_a_last_value_are_refused() -> None:
+    assert on_both(conflict_program) == "InvalidUpdateError"
+
+
+def checkpointed_program(load: Load) -> dict[str, Any]:
+    """A running total kept on a thread (BinaryOperatorAggregate), an ephemeral input gone after the step that
+    read it, and a fresh thread starting from zero."""
+    pregel, channels, memory = load("pregel"), load("channels"), load("checkpoint.memory")
+    node = (pregel.NodeBuilder().subscribe_to("input").read_from("total", "note")
+            .do(lambda x: x["total"] + x["input"] + len(x.get("note", ""))).write_to("output", "total"))
+    app = pregel.Pregel(nodes={"one": node},
+                        channels={"input": channels.LastValue(int), "output": channels.LastValue(int),
+                                  "note": channels.EphemeralValue(str),
+                                  "total": channels.BinaryOperatorAggregate(int, operator.add)},
+                        input_channels=["input", "note"], output_channels="output",
+                        checkpointer=memory.InMemorySaver())
+    first, other = {"configurable": {"thread_id": "1"}}, {"configurable": {"thread_id": "2"}}
+    seen = [app.invoke({"input": 2, "note": "ab"}, first), app.invoke({"input": 3}, first),
+            app.invoke({"input": 5}, other)]
+    state = app.get_state(first)
+    return {"results": seen, "values": state.values, "next": state.next}
+
+
+def test_a_thread_keeps_its_channels_between_runs() -> None:
+    seen = on_both(checkpointed_program)
+    assert seen["results"] == [4, 7, 5] and "note" not in seen["values"]
+
+
+def interrupt_program(load: Load) -> dict[str, Any]:
+    """``interrupt_after_nodes`` stops the run after a node; ``invoke(None)`` goes on from there."""
+    pregel, channels, memory = load("pregel"), load("channels"), load("checkpoint.memory")
+    builder = pregel.NodeBuilder
+    app = pregel.Pregel(nodes={"one": builder().subscribe_only("input").do(lambda x: x + 1).write_to("inbox"),
+                               "two": builder().subscribe_only("inbox").do(lambda x: x + 1).write_to("output")},
+                        channels={n: channels.LastValue(int) for n in ("input", "inbox", "output")},
+                        input_channels="input", output_channels="output", checkpointer=memory.InMemorySaver(),
+                        interrupt_after_nodes=["one"])
+    thread = {"configurable": {"thread_id": "1"}}
+    stopped = app.invoke(2, thread)
+    state = app.get_state(thread)
+    return {"stopped": stopped, "inbox": state.values.get("inbox"), "next": state.next,
+            "resumed": app.invoke(None, thread)}
+
+
+def test_a_run_stops_after_a_node_and_goes_on() -> None:
+    assert on_both(interrupt_program) == {"stopped": None, "inbox": 3, "next": ("two",), "resumed": 4}
+
+
+def validation_program(load: Load) -> list[str]:
+    """Mistakes in a graph's shape are refused when it is built."""
+    pregel, channels = load("pregel"), load("channels")
+    builder = pregel.NodeBuilder
+    refused = []
+    for shape in ({"nodes": {"a": builder().subscribe_only("missing").write_to("out")},
+                   "channels": {"out": channels.LastValue(int)}, "input_channels": "out", "output_channels": "out"},
+                  {"nodes": {"a": builder().subscribe_only("x").write_to("x")}, "channels": {"x": channels.LastValue(int)},
+                   "input_channels": "x", "output_channels": "x", "interrupt_after_nodes": ["b"]}):
+        try:
+            pregel.Pregel(**shape)
+        except ValueError as error:
+            refused.append(type(error).__mro__[-3].__name__ if type(error) is not ValueError else "ValueError")
+    try:
+        pregel.Pregel(nodes={"a": builder().subscribe_only("x")})
+    except TypeError:
+        refused.append("TypeError")
+    return refused
+
+
+def test_a_wrong_shape_is_refused_when_built() -> None:
+    assert len(on_both(validation_program)) == 3
+
+
+def topic_pause_program(load: Load) -> list[Any]:
+    """A Topic written by two nodes (one writing a list), a stop before its reader, going on, and a new input on
+    the stopped thread: what each call streams or returns and the thread's values after it."""
+    pregel, channels, memory = load("pregel"), load("channels"), load("checkpoint.memory")
+    builder = pregel.NodeBuilder
+    app = pregel.Pregel(nodes={"a": builder().subscribe_only("input").do(lambda x: x + 1).write_to("inbox"),
+                               "b": builder().subscribe_only("input").do(lambda x: [x + 2, x + 3]).write_to("inbox"),
+                               "sum": builder().subscribe_only("inbox").do(sorted).write_to("output")},
+                        channels={"input": channels.LastValue(int), "inbox": channels.Topic(int),
+                                  "output": channels.LastValue(list)},
+                        input_channels="input", output_channels="output", checkpointer=memory.InMemorySaver(),
+                        interrupt_before_nodes=["sum"])
+    thread = {"configurable": {"thread_id": "t"}}
+    seen: list[Any] = [list(app.stream(1, thread, stream_mode="updates"))]
+    state = app.get_state(thread)
+    seen += [state.values, state.next, list(app.stream(None, thread, stream_mode="updates")),
+             app.get_state(thread).values, app.invoke(5, thread), app.get_state(thread).values,
+             app.invoke(None, thread), app.get_state(thread).values]
+    return seen
+
+
+def test_a_topic_across_a_pause_and_a_new_input() -> None:
+    seen = on_both(topic_pause_program)
+    assert seen[0][:2] == [{"a": {"inbox": 2}}, {"b": {"inbox": [3, 4]}}] and seen[5] is None
