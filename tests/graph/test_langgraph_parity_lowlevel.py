@@ -43,7 +43,8 @@ async def _collected(chunks: Any) -> list[Any]:
 
 def test_a_chain_of_nodes_runs_and_streams_as_on_langgraph() -> None:
     seen = on_both(chain_program)
-    assert seen["invoke"] == 30 and seen["updates"] == [{"one": {"between": 3, "output": 3}}, {"two": {"output": 30}}]
+    assert seen["invoke"] == 30
+    assert seen["updates"] == [{"one": {"between": 3, "output": 3}}, {"two": {"output": 30}}]
 
 
 def fan_in_program(load: Load) -> dict[str, Any]:
@@ -106,7 +107,8 @@ def checkpointed_program(load: Load) -> dict[str, Any]:
 
 def test_a_thread_keeps_its_channels_between_runs() -> None:
     seen = on_both(checkpointed_program)
-    assert seen["results"] == [4, 7, 5] and "note" not in seen["values"]
+    assert seen["results"] == [4, 7, 5]
+    assert "note" not in seen["values"]
 
 
 def interrupt_program(load: Load) -> dict[str, Any]:
@@ -136,8 +138,9 @@ def validation_program(load: Load) -> list[str]:
     refused = []
     for shape in ({"nodes": {"a": builder().subscribe_only("missing").write_to("out")},
                    "channels": {"out": channels.LastValue(int)}, "input_channels": "out", "output_channels": "out"},
-                  {"nodes": {"a": builder().subscribe_only("x").write_to("x")}, "channels": {"x": channels.LastValue(int)},
-                   "input_channels": "x", "output_channels": "x", "interrupt_after_nodes": ["b"]}):
+                  {"nodes": {"a": builder().subscribe_only("x").write_to("x")},
+                   "channels": {"x": channels.LastValue(int)}, "input_channels": "x", "output_channels": "x",
+                   "interrupt_after_nodes": ["b"]}):
         try:
             pregel.Pregel(**shape)
         except ValueError as error:
@@ -176,4 +179,5 @@ def topic_pause_program(load: Load) -> list[Any]:
 
 def test_a_topic_across_a_pause_and_a_new_input() -> None:
     seen = on_both(topic_pause_program)
-    assert seen[0][:2] == [{"a": {"inbox": 2}}, {"b": {"inbox": [3, 4]}}] and seen[5] is None
+    assert seen[0][:2] == [{"a": {"inbox": 2}}, {"b": {"inbox": [3, 4]}}]
+    assert seen[5] is None

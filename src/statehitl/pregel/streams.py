@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from statehitl.channels.topic import Published
 
-
 if TYPE_CHECKING:
     from statehitl.pregel.main import Pregel
 
