@@ -2,13 +2,13 @@
 
 Each channel is a field of one state schema (a TypedDict: values are taken as written, as LangGraph's
 channels take them), annotated with the channel's reducer; each node is a StateGraph node that routes
-itself to the nodes its writes wake (``node_run``). The entry point goes nowhere of its own: the caller's
-input names the first nodes (``Pregel.input_command``).
+itself to the nodes its writes wake (``node_run``); the entry point goes to those the caller's input wakes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import BaseModel, RootModel, create_model
@@ -16,17 +16,26 @@ from pydantic import BaseModel, RootModel, create_model
 from statehitl.graph.builder import StateGraph
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.machine import RESERVED
+from statehitl.pregel.node_builder import PregelNode, subscribers
 from statehitl.pregel.node_run import NodeRun, node_function
 
 if TYPE_CHECKING:
     from statehitl.pregel.main import Pregel
 
-__all__ = ["compiled_graph", "io_schema", "validated"]
+__all__ = ["INPUT_WRITES", "compiled_graph", "io_schema", "validated"]
 
 
-def _nowhere(state: Any) -> list[str]:
-    """The entry point's own targets: none (the input's writes wake the first nodes)."""
-    return []
+INPUT_WRITES: ContextVar[tuple[str, ...]] = ContextVar("statehitl_pregel_input_writes", default=())
+"""The channels the caller's input wrote, set by ``Pregel`` as a call begins: the entry point reads which nodes
+they wake. (The state cannot say: a thread's state holds its earlier runs' values too.)"""
+
+
+def _woken_by_input(nodes: dict[str, PregelNode]) -> Callable[[Any], list[str]]:
+    def woken(state: Any) -> list[str]:
+        """The entry point's targets: the nodes subscribed to what the input wrote."""
+        return subscribers(nodes, INPUT_WRITES.get())
+
+    return woken
 
 
 def compiled_graph(pregel: Pregel) -> CompiledStateGraph[Any]:
@@ -39,7 +48,7 @@ def compiled_graph(pregel: Pregel) -> CompiledStateGraph[Any]:
         builder.add_node(name, node_function(NodeRun(node, pregel.channels, pregel.nodes)),
                          metadata=node.metadata or None, retry_policy=retry or None,
                          cache_policy=node.cache_policy or pregel.cache_policy, timeout=node.timeout)
-    builder.set_conditional_entry_point(_nowhere, list(pregel.nodes))
+    builder.set_conditional_entry_point(_woken_by_input(pregel.nodes), list(pregel.nodes))
     checkpointer = pregel.checkpointer if pregel.checkpointer is not False else None
     return builder.compile(checkpointer, interrupt_before=_names(pregel.interrupt_before_nodes),
                            interrupt_after=_names(pregel.interrupt_after_nodes), name=pregel.name,

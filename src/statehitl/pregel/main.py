@@ -20,7 +20,7 @@ from statehitl.commands import Command
 from statehitl.graph.caching import CachePolicy
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.retries import RetryPolicy
-from statehitl.pregel.compile import compiled_graph, io_schema, validated
+from statehitl.pregel.compile import INPUT_WRITES, compiled_graph, io_schema, validated
 from statehitl.pregel.node_builder import NodeBuilder, PregelNode, built, subscribers
 from statehitl.pregel.streams import PregelStream
 
@@ -108,10 +108,11 @@ class Pregel:
 
     # -- input and output -------------------------------------------------------------------------------
 
-    def input_command(self, value: Any) -> Any:
-        """The caller's input as the StateGraph's: None (go on, or resume) and a ``Command`` as they are, else
-        the writes of the input channels and the nodes they wake."""
+    def input_writes(self, value: Any) -> Any:
+        """The caller's input as the StateGraph's: None (go on, or resume) and a ``Command`` as they are, else the
+        writes of the input channels; the nodes those wake are where the run begins (``INPUT_WRITES``)."""
         if value is None or isinstance(value, Command):
+            INPUT_WRITES.set(())
             return value
         if isinstance(self.input_channels, str):
             given = {self.input_channels: value}
@@ -120,7 +121,8 @@ class Pregel:
                 raise TypeError(f"the input of a Pregel with input channels {self.input_channels} is a dict of "
                                 f"them, got {type(value).__name__}: {value!r}")
             given = {k: v for k, v in value.items() if k in self.input_channels}
-        return Command(update=self.stored(given), goto=subscribers(self.nodes, list(given)))
+        INPUT_WRITES.set(tuple(given))
+        return self.stored(given)
 
     def stored(self, writes: dict[str, Any]) -> dict[str, Any]:
         """Writes to channels as the engine applies them (``BaseChannel.stored``)."""
@@ -171,7 +173,7 @@ class Pregel:
         yields the stream channels after each step that wrote one of them, ``"updates"`` each node's writes
         to them; other modes are the StateGraph's chunks."""
         stream = PregelStream(self, stream_mode or self.stream_mode, output_keys)
-        async for chunk in self.graph.astream(self.input_command(input), config, stream_mode=stream.modes, **options):
+        async for chunk in self.graph.astream(self.input_writes(input), config, stream_mode=stream.modes, **options):
             for shown in stream.shown(chunk):
                 yield shown
 
