@@ -181,3 +181,29 @@ def test_a_topic_across_a_pause_and_a_new_input() -> None:
     seen = on_both(topic_pause_program)
     assert seen[0][:2] == [{"a": {"inbox": 2}}, {"b": {"inbox": [3, 4]}}]
     assert seen[5] is None
+
+
+def nested_program(load: Load) -> list[Any]:
+    """A graph run on each item of a list inside another graph's node (``inner.map()``), without a checkpointer,
+    with one, and with the inner graph's checkpointing turned off."""
+    pregel, channels, memory = load("pregel"), load("channels"), load("checkpoint.memory")
+    builder, last = pregel.NodeBuilder, channels.LastValue
+    inner = pregel.Pregel(nodes={"one": builder().subscribe_only("input").do(lambda x: x + 1).write_to("output")},
+                          channels={"output": last(int), "input": last(int)}, input_channels="input",
+                          output_channels="output")
+    app = pregel.Pregel(
+        nodes={"one": builder().subscribe_only("input").do(lambda x: [y + 10 for y in x]).write_to("inbox"),
+               "two": builder().subscribe_only("inbox").do(inner.map()).write_to("outbox"),
+               "three": builder().subscribe_only("outbox").do(sum).write_to("output")},
+        channels={"inbox": channels.Topic(int), "outbox": last(int), "output": last(int), "input": last(int)},
+        input_channels="input", output_channels="output")
+    seen = [app.invoke([2, 3]), app.batch([[1], [2, 3]])]
+    app.checkpointer = memory.InMemorySaver()
+    seen.append(app.invoke([2, 3], {"configurable": {"thread_id": "1"}}))
+    inner.checkpointer = False
+    seen.append(app.invoke([2, 3], {"configurable": {"thread_id": "1"}}))
+    return seen
+
+
+def test_a_graph_mapped_over_a_list_in_a_node() -> None:
+    assert on_both(nested_program) == [27, [12, 27], 27, 27]

@@ -11,7 +11,7 @@ shows what LangGraph's does. Checkpoints, interrupts, resumes, history and the s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from statehitl._sync import iterate_sync, run_sync
@@ -187,6 +187,15 @@ class Pregel:
             raise ValueError(f"batch() got {len(inputs)} inputs and {len(configs)} configs; give one config per input")
         return list(await asyncio.gather(*(self.ainvoke(i, c, **options)
                                            for i, c in zip(inputs, configs, strict=True))))
+
+    def map(self) -> Callable[[Sequence[Any]], list[Any]]:
+        """A function that runs the graph on each item of a list (LangChain's ``Runnable.map``), e.g. as a
+        step of another graph's node: ``NodeBuilder().subscribe_only("items").do(inner.map())``."""
+
+        def each(inputs: Sequence[Any]) -> list[Any]:
+            return [self.invoke(item) for item in inputs]
+
+        return each
 
     # -- threads ----------------------------------------------------------------------------------------
 
