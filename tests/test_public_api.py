@@ -32,11 +32,11 @@ import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
 import statehitl.offload
-import statehitl.pregel
 import statehitl.prebuilt
 import statehitl.prebuilt.chat_agent_executor
 import statehitl.prebuilt.tool_node
 import statehitl.prebuilt.tool_validator
+import statehitl.pregel
 import statehitl.resumable
 import statehitl.runtime
 import statehitl.session

@@ -22,8 +22,22 @@ from pydantic_core import to_jsonable_python
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 from statehitl.values import ValueTypes, decode_value, encode_value, needs_tags
 
-__all__ = ["AnyValue", "BaseChannel", "BinaryOperatorAggregate", "EphemeralValue", "INPUT", "LastValue", "Overwrite",
-           "Rewritten", "StateSchema", "Topic", "append", "append_items", "overwritten", "writer_label"]
+__all__ = [
+    "INPUT",
+    "AnyValue",
+    "BaseChannel",
+    "BinaryOperatorAggregate",
+    "EphemeralValue",
+    "LastValue",
+    "Overwrite",
+    "Rewritten",
+    "StateSchema",
+    "Topic",
+    "append",
+    "append_items",
+    "overwritten",
+    "writer_label",
+]
 
 INPUT = "input"
 """The writer a caller's input on an existing thread is recorded under (``writes``), as if a node wrote it."""
