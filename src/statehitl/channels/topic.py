@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from statehitl.channels.base import BaseChannel, Reducer, step_scoped
@@ -38,7 +39,7 @@ class Topic(BaseChannel):
 
     @property
     def ValueType(self) -> Any:
-        return list[self.typ]  # type: ignore[name-defined]
+        return Sequence[self.typ]  # type: ignore[name-defined]
 
     @property
     def UpdateType(self) -> Any:
