@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, RootModel, create_model
 
@@ -18,9 +18,7 @@ from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.machine import RESERVED
 from statehitl.pregel.node_builder import PregelNode, subscribers
 from statehitl.pregel.node_run import NodeRun, node_function
-
-if TYPE_CHECKING:
-    from statehitl.pregel.main import Pregel
+from statehitl.pregel.shape import PregelShape
 
 __all__ = ["INPUT_WRITES", "compiled_graph", "io_schema", "validated"]
 
@@ -38,7 +36,7 @@ def _woken_by_input(nodes: dict[str, PregelNode]) -> Callable[[Any], list[str]]:
     return woken
 
 
-def compiled_graph(pregel: Pregel) -> CompiledStateGraph[Any]:
+def compiled_graph(pregel: PregelShape) -> CompiledStateGraph[Any]:
     """The StateGraph that runs ``pregel``, compiled over its checkpointer."""
     state = TypedDict(f"{pregel.name}State", {n: c.annotation() for n, c in pregel.channels.items()})  # type: ignore[misc]
     builder: StateGraph[Any] = StateGraph(state, pregel.context_schema)
@@ -59,7 +57,7 @@ def _names(nodes: Sequence[str] | str) -> Any:
     return nodes if nodes == "*" else list(nodes) or None
 
 
-def validated(pregel: Pregel) -> None:
+def validated(pregel: PregelShape) -> None:
     """LangGraph's checks of a graph's shape, as ``ValueError`` naming what is wrong."""
     known = pregel.channels
     for name, node in pregel.nodes.items():
@@ -89,7 +87,7 @@ def _listed(names: str | Sequence[str]) -> list[str]:
     return [names] if isinstance(names, str) else list(names)
 
 
-def io_schema(pregel: Pregel, channels: str | Sequence[str], kind: str) -> type[BaseModel]:
+def io_schema(pregel: PregelShape, channels: str | Sequence[str], kind: str) -> type[BaseModel]:
     """The pydantic model of what ``invoke`` takes or gives (``kind``: "Input" or "Output"), titled as
     LangGraph titles it: one channel's value type, or an object of the channels' (each may be missing)."""
     title = f"LangGraph{kind}"

@@ -9,12 +9,10 @@ None for a node that wrote none of them). Every other mode is the StateGraph's, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from statehitl.channels.topic import Published
-
-if TYPE_CHECKING:
-    from statehitl.pregel.main import Pregel
+from statehitl.pregel.shape import PregelShape
 
 __all__ = ["PregelStream"]
 
@@ -25,7 +23,7 @@ class PregelStream:
     """One call's translation: ``modes`` is what to ask the StateGraph for, ``shown`` what each of its chunks
     becomes (none, one, or, for a chunk of several nodes, several)."""
 
-    def __init__(self, pregel: Pregel, mode: str | Sequence[str], keys: str | Sequence[str] | None) -> None:
+    def __init__(self, pregel: PregelShape, mode: str | Sequence[str], keys: str | Sequence[str] | None) -> None:
         self.pregel = pregel
         self.paired = not isinstance(mode, str)
         self.requested = [mode] if isinstance(mode, str) else list(mode)
