@@ -9,7 +9,7 @@ import importlib
 import operator
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 Load = Callable[[str], ModuleType]
 
@@ -212,3 +212,43 @@ def nested_program(load: Load) -> list[Any]:
 
 def test_a_graph_mapped_over_a_list_in_a_node() -> None:
     assert on_both(nested_program) == [27, [12, 27], 27, 27]
+
+
+def keep_last_three(state: list[Any], writes: list[Any]) -> list[Any]:
+    """A batching-invariant reducer, as a DeltaChannel's must be: the last three items written."""
+    items = list(state)
+    for write in writes:
+        items.extend(write if isinstance(write, list) else [write])
+    return items[-3:]
+
+
+def delta_program(load: Load) -> list[Any]:
+    """``Annotated[list, DeltaChannel(reducer)]`` in a StateGraph (two writers in a step, a thread's turns, an
+    ``Overwrite``), and a DeltaChannel as a Pregel channel."""
+    graph, channels, memory, types, pregel = (load("graph"), load("channels"), load("checkpoint.memory"),
+                                              load("types"), load("pregel"))
+    # the functional form: the annotation names this program's library, which a class body's string annotation
+    # (this module's ``from __future__ import annotations``) could not resolve
+    state = TypedDict("State", {"items": Annotated[list, channels.DeltaChannel(keep_last_three)]})  # type: ignore[misc]  # noqa: UP013
+    def count(values: Any) -> dict[str, Any]:
+        return {"items": [len(values["items"])]}
+
+    builder = graph.StateGraph(state)
+    builder.add_node("a", count)
+    builder.add_node("b", count)
+    builder.add_edge(graph.START, "a")
+    builder.add_edge(graph.START, "b")
+    app = builder.compile(checkpointer=memory.InMemorySaver())
+    thread = {"configurable": {"thread_id": "1"}}
+    seen = [app.invoke({"items": ["x"]}, thread), app.invoke({"items": ["y", "z"]}, thread),
+            app.get_state(thread).values, app.invoke({"items": types.Overwrite(["reset"])}, thread)]
+    low = pregel.Pregel(nodes={"n": pregel.NodeBuilder().subscribe_only("input").do(lambda x: [x, x]).write_to("log")},
+                        channels={"input": channels.LastValue(int), "log": channels.DeltaChannel(keep_last_three)},
+                        input_channels="input", output_channels="log", checkpointer=memory.InMemorySaver())
+    seen += [low.invoke(value, thread) for value in (1, 2)]
+    return seen
+
+
+def test_a_delta_channel_folds_writes_with_its_reducer() -> None:
+    seen = on_both(delta_program)
+    assert seen[-1] == [1, 2, 2]

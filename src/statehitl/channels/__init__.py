@@ -27,6 +27,7 @@ __all__ = [
     "AnyValue",
     "BaseChannel",
     "BinaryOperatorAggregate",
+    "DeltaChannel",
     "EphemeralValue",
     "LastValue",
     "Overwrite",
@@ -376,6 +377,7 @@ class StateSchema(Generic[M]):
 from statehitl.channels.any_value import AnyValue  # noqa: E402
 from statehitl.channels.base import BaseChannel  # noqa: E402
 from statehitl.channels.binop import BinaryOperatorAggregate  # noqa: E402
+from statehitl.channels.delta import DeltaChannel  # noqa: E402
 from statehitl.channels.ephemeral_value import EphemeralValue  # noqa: E402
 from statehitl.channels.last_value import LastValue  # noqa: E402
 from statehitl.channels.topic import Topic  # noqa: E402
