@@ -252,3 +252,63 @@ def delta_program(load: Load) -> list[Any]:
 def test_a_delta_channel_folds_writes_with_its_reducer() -> None:
     seen = on_both(delta_program)
     assert seen[-1] == [1, 2, 2]
+
+
+def approval_program(load: Load) -> list[Any]:
+    """``interrupt()`` in a low-level node, streamed with ``astream``, answered with ``Command(resume=)``; the node
+    after it is async."""
+    pregel, channels, memory, types = load("pregel"), load("channels"), load("checkpoint.memory"), load("types")
+    last = channels.LastValue
+
+    def ask(value: str) -> str:
+        return f"{value}:{types.interrupt(f'approve {value}?')}"
+
+    async def shout(value: str) -> str:
+        await asyncio.sleep(0)
+        return value.upper()
+
+    app = pregel.Pregel(nodes={"ask": pregel.NodeBuilder().subscribe_only("input").do(ask).write_to("answer"),
+                               "shout": pregel.NodeBuilder().subscribe_only("answer").do(shout).write_to("output")},
+                        channels={"input": last(str), "answer": last(str), "output": last(str)},
+                        input_channels="input", output_channels="output", checkpointer=memory.InMemorySaver())
+    thread = {"configurable": {"thread_id": "1"}}
+
+    async def run() -> list[Any]:
+        chunks = [chunk async for chunk in app.astream("go", thread, stream_mode="updates")]
+        asked = [[i.value for i in chunk["__interrupt__"]] for chunk in chunks]
+        state = await app.aget_state(thread)
+        return [asked, state.next, [i.value for i in state.interrupts],
+                await app.ainvoke(types.Command(resume="yes"), thread), (await app.aget_state(thread)).values]
+
+    return asyncio.run(run())
+
+
+def test_a_low_level_node_asks_and_is_answered() -> None:
+    assert on_both(approval_program)[3] == "GO:YES"
+
+
+def retry_program(load: Load) -> list[Any]:
+    """A graph-wide retry policy calls a failing node again; an error past it reaches the caller."""
+    pregel, channels, types = load("pregel"), load("channels"), load("types")
+    calls: list[int] = []
+
+    def flaky(value: int) -> int:
+        calls.append(value)
+        if len(calls) == 1 or value > 5:
+            raise ConnectionError("down")
+        return value * 2
+
+    app = pregel.Pregel(nodes={"n": pregel.NodeBuilder().subscribe_only("input").do(flaky).write_to("output")},
+                        channels={"input": channels.LastValue(int), "output": channels.LastValue(int)},
+                        input_channels="input", output_channels="output",
+                        retry_policy=types.RetryPolicy(max_attempts=2, initial_interval=0, jitter=False))
+    seen: list[Any] = [app.invoke(2)]
+    try:
+        app.invoke(9)
+    except ConnectionError as error:
+        seen.append(str(error))
+    return [*seen, calls]
+
+
+def test_a_retry_policy_covers_every_node() -> None:
+    assert on_both(retry_program) == [4, "down", [2, 2, 9, 9]]
