@@ -312,3 +312,24 @@ def retry_program(load: Load) -> list[Any]:
 
 def test_a_retry_policy_covers_every_node() -> None:
     assert on_both(retry_program) == [4, "down", [2, 2, 9, 9]]
+
+
+def bound_config_program(load: Load) -> list[Any]:
+    """``with_config``: a thread bound to a copy of the graph, and a bound recursion limit."""
+    pregel, channels, memory, errors = load("pregel"), load("channels"), load("checkpoint.memory"), load("errors")
+    builder, last = pregel.NodeBuilder, channels.LastValue
+    app = pregel.Pregel(nodes={"one": builder().subscribe_only("input").do(lambda x: x + 1).write_to("inbox"),
+                               "two": builder().subscribe_only("inbox").do(lambda x: x + 1).write_to("output")},
+                        channels={n: last(int) for n in ("input", "inbox", "output")}, input_channels="input",
+                        output_channels="output", checkpointer=memory.InMemorySaver())
+    seen: list[Any] = [app.with_config({"configurable": {"thread_id": "t"}}).invoke(1),
+                       app.get_state({"configurable": {"thread_id": "t"}}).values]
+    try:
+        app.with_config(recursion_limit=1).invoke(1, {"configurable": {"thread_id": "u"}})
+    except errors.GraphRecursionError as error:
+        seen.append(type(error).__name__)
+    return seen
+
+
+def test_a_copy_with_a_bound_config() -> None:
+    assert on_both(bound_config_program)[0] == 3

@@ -48,9 +48,10 @@ def compiled_graph(pregel: PregelShape) -> CompiledStateGraph[Any]:
                          cache_policy=node.cache_policy or pregel.cache_policy, timeout=node.timeout)
     builder.set_conditional_entry_point(_woken_by_input(pregel.nodes), list(pregel.nodes))
     checkpointer = pregel.checkpointer if pregel.checkpointer is not False else None
-    return builder.compile(checkpointer, interrupt_before=_names(pregel.interrupt_before_nodes),
-                           interrupt_after=_names(pregel.interrupt_after_nodes), name=pregel.name,
-                           store=pregel.store, cache=pregel.cache, debug=pregel.debug)
+    compiled = builder.compile(checkpointer, interrupt_before=_names(pregel.interrupt_before_nodes),
+                               interrupt_after=_names(pregel.interrupt_after_nodes), name=pregel.name,
+                               store=pregel.store, cache=pregel.cache, debug=pregel.debug)
+    return compiled.with_config(pregel.config) if pregel.config else compiled
 
 
 def _names(nodes: Sequence[str] | str) -> Any:

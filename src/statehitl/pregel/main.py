@@ -11,6 +11,7 @@ shows what LangGraph's does. Checkpoints, interrupts, resumes, history and the s
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from statehitl.commands import Command
 from statehitl.graph.caching import CachePolicy
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.retries import RetryPolicy
+from statehitl.graph.surface import merged_config
 from statehitl.pregel.compile import INPUT_WRITES, compiled_graph, io_schema, validated
 from statehitl.pregel.node_builder import NodeBuilder, PregelNode, built, subscribers
 from statehitl.pregel.streams import PregelStream
@@ -42,7 +44,8 @@ class Pregel:
                  checkpointer: Any = None, store: Any = None, cache: Any = None,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  cache_policy: CachePolicy | None = None, context_schema: Any = None, name: str = "LangGraph",
-                 debug: bool = False, auto_validate: bool = True, **unsupported: Any) -> None:
+                 debug: bool = False, auto_validate: bool = True, config: dict[str, Any] | None = None,
+                 **unsupported: Any) -> None:
         for option in unsupported:
             raise TypeError(f"Pregel() got an unexpected keyword argument {option!r}")
         self.nodes = {name: built(node, name) for name, node in nodes.items()}
@@ -61,6 +64,7 @@ class Pregel:
         self.cache = cache
         self.name = name
         self.debug = debug
+        self.config = config
         if auto_validate:
             validated(self)
         self._checkpointer = checkpointer
@@ -80,6 +84,14 @@ class Pregel:
         """A new checkpointer (or ``False``: none) recompiles the graph over it."""
         self._checkpointer = checkpointer
         self.graph = compiled_graph(self)
+
+    def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Pregel:
+        """A copy whose calls start from ``config`` (and ``kwargs``, config keys such as ``recursion_limit=10``),
+        a call's own config laid over it (as ``CompiledStateGraph.with_config``)."""
+        clone = copy.copy(self)
+        clone.config = merged_config(self.config, {**(config or {}), **kwargs})
+        clone.graph = self.graph.with_config(config, **kwargs)
+        return clone
 
     def __repr__(self) -> str:
         return f"Pregel(name={self.name!r}, nodes={list(self.nodes)}, channels={self.channels!r})"

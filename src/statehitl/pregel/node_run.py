@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from statehitl.channels.base import BaseChannel
@@ -19,7 +20,7 @@ from statehitl.graph.node_calls import is_async_callable
 from statehitl.graph.runnables import is_runnable
 from statehitl.pregel.node_builder import PASSTHROUGH, PregelNode, subscribers
 
-__all__ = ["is_async_node", "node_function"]
+__all__ = ["NodeRun", "Step", "is_async_node", "node_function"]
 
 
 def _is_async_step(step: Any) -> bool:
@@ -46,18 +47,32 @@ def _wants_config(step: Callable[..., Any]) -> bool:
         return False
 
 
-def _call(step: Any, value: Any, config: dict[str, Any]) -> Any:
-    if is_runnable(step):
-        return step.invoke(value)
-    return step(value, config=config) if _wants_config(step) else step(value)
+@dataclass(frozen=True)
+class Step:
+    """One ``do()`` step, read once when the graph is built: a Runnable (``invoke``/``ainvoke``), an async
+    function, or a sync one; a function with a ``config`` parameter gets the node's config."""
 
+    fn: Any
+    runnable: bool
+    awaits: bool
+    wants_config: bool
 
-async def _acall(step: Any, value: Any, config: dict[str, Any]) -> Any:
-    if is_runnable(step):
-        return await step.ainvoke(value)
-    if is_async_callable(step):
-        return await (step(value, config=config) if _wants_config(step) else step(value))
-    return await asyncio.to_thread(_call, step, value, config)
+    @classmethod
+    def of(cls, fn: Any) -> Step:
+        runnable = is_runnable(fn)
+        return cls(fn, runnable, not runnable and is_async_callable(fn), not runnable and _wants_config(fn))
+
+    def call(self, value: Any, config: dict[str, Any]) -> Any:
+        if self.runnable:
+            return self.fn.invoke(value)
+        return self.fn(value, config=config) if self.wants_config else self.fn(value)
+
+    async def acall(self, value: Any, config: dict[str, Any]) -> Any:
+        if self.runnable:
+            return await self.fn.ainvoke(value)
+        if self.awaits:
+            return await self.call(value, config)
+        return await asyncio.to_thread(self.call, value, config)
 
 
 class NodeRun:
@@ -89,13 +104,13 @@ class NodeRun:
 def node_function(run: NodeRun) -> Callable[..., Any]:
     """The StateGraph node of ``run``: async when a step of it awaits, else a plain function (which the
     engine runs in a worker thread)."""
-    steps = run.node.bound
+    steps = [Step.of(fn) for fn in run.node.bound]
     if is_async_node(run.node):
 
         async def run_async(state: dict[str, Any], config: dict[str, Any]) -> Command[Any]:
             value = run.read(state)
             for step in steps:
-                value = await _acall(step, value, config)
+                value = await step.acall(value, config)
             return run.writes(value)
 
         return run_async
@@ -103,7 +118,7 @@ def node_function(run: NodeRun) -> Callable[..., Any]:
     def run_sync(state: dict[str, Any], config: dict[str, Any]) -> Command[Any]:
         value = run.read(state)
         for step in steps:
-            value = _call(step, value, config)
+            value = step.call(value, config)
         return run.writes(value)
 
     return run_sync

@@ -28,6 +28,7 @@ class PregelShape(Protocol):
     store: Any
     cache: Any
     debug: bool
+    config: dict[str, Any] | None
 
     @property
     def stream_keys(self) -> str | list[str]:
