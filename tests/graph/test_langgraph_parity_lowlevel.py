@@ -333,3 +333,23 @@ def bound_config_program(load: Load) -> list[Any]:
 
 def test_a_copy_with_a_bound_config() -> None:
     assert on_both(bound_config_program)[0] == 3
+
+
+def input_errors_program(load: Load) -> list[Any]:
+    """Inputs that write no input channel, and one that is not a dict where a dict is taken."""
+    pregel, channels, errors = load("pregel"), load("channels"), load("errors")
+    last = channels.LastValue
+    app = pregel.Pregel(nodes={"one": pregel.NodeBuilder().subscribe_only("a").write_to("out")},
+                        channels={"a": last(int), "b": last(int), "out": last(int)}, input_channels=["a", "b"],
+                        output_channels="out")
+    seen = []
+    for given in ({}, {"c": 1}, {"b": 2}, {"a": 3}, 5):
+        try:
+            seen.append(app.invoke(given))
+        except (TypeError, errors.EmptyInputError) as error:
+            seen.append(type(error).__name__)
+    return seen
+
+
+def test_an_input_that_writes_nothing_is_refused() -> None:
+    assert on_both(input_errors_program) == ["EmptyInputError", "EmptyInputError", None, 3, "TypeError"]

@@ -18,6 +18,7 @@ from typing import Any
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.channels.base import BaseChannel
 from statehitl.commands import Command
+from statehitl.errors import EmptyInputError
 from statehitl.graph.caching import CachePolicy
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.retries import RetryPolicy
@@ -130,9 +131,11 @@ class Pregel:
             given = {self.input_channels: value}
         else:
             if not isinstance(value, dict):
-                raise TypeError(f"the input of a Pregel with input channels {self.input_channels} is a dict of "
-                                f"them, got {type(value).__name__}: {value!r}")
+                raise TypeError(f"Expected chunk to be a dict, got {type(value).__name__}: the input of a Pregel "
+                                f"with input channels {self.input_channels} is a dict of them")
             given = {k: v for k, v in value.items() if k in self.input_channels}
+            if not given:
+                raise EmptyInputError(f"Received no input for {self.input_channels}")
         INPUT_WRITES.set(tuple(given))
         return self.stored(given)
 
