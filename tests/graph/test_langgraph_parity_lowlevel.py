@@ -353,3 +353,50 @@ def input_errors_program(load: Load) -> list[Any]:
 
 def test_an_input_that_writes_nothing_is_refused() -> None:
     assert on_both(input_errors_program) == ["EmptyInputError", "EmptyInputError", None, 3, "TypeError"]
+
+
+class Handle:
+    """An object no checkpoint could store (a client, a connection): what an UntrackedValue is for."""
+
+    def __repr__(self) -> str:
+        return "Handle()"
+
+    def __eq__(self, other: object) -> bool:  # each library's run makes its own
+        return isinstance(other, Handle)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+def untracked_program(load: Load) -> list[Any]:
+    """An UntrackedValue holds an object for the run (read two steps after it was written), and neither the
+    thread's checkpoints nor its history keep it; two writes in a step are refused."""
+    pregel, channels, memory, errors = load("pregel"), load("channels"), load("checkpoint.memory"), load("errors")
+    builder, last, handle = pregel.NodeBuilder, channels.LastValue, Handle()
+    app = pregel.Pregel(
+        nodes={"one": builder().subscribe_only("input").do(lambda x: x + 1).write_to("a", client=lambda _: handle),
+               "two": builder().subscribe_only("a").do(lambda x: x + 1).write_to("b"),
+               "three": builder().subscribe_to("b").read_from("client")
+               .do(lambda x: [x["b"], repr(x.get("client"))]).write_to("output")},
+        channels={"input": last(int), "a": last(int), "b": last(int), "output": last(list),
+                  "client": channels.UntrackedValue(object)},
+        input_channels="input", output_channels="output", checkpointer=memory.InMemorySaver())
+    thread = {"configurable": {"thread_id": "1"}}
+    seen: list[Any] = [app.invoke(1, thread), app.get_state(thread).values,
+                       [s.values for s in app.get_state_history(thread)][:3],  # (a run's start: see the docs)
+                       list(app.stream(5, {"configurable": {"thread_id": "2"}}, stream_mode="updates"))]
+    twice = pregel.Pregel(nodes={"x": builder().subscribe_only("input").write_to("u"),
+                                 "y": builder().subscribe_only("input").write_to("u")},
+                          channels={"input": last(int), "u": channels.UntrackedValue(int)},
+                          input_channels="input", output_channels="u")
+    try:
+        twice.invoke(1)
+    except errors.InvalidUpdateError as error:
+        seen.append(type(error).__name__)
+    return seen
+
+
+def test_an_untracked_value_lives_in_the_run_only() -> None:
+    seen = on_both(untracked_program)
+    assert seen[0] == [3, "Handle()"]
+    assert "client" not in seen[1]

@@ -34,6 +34,7 @@ __all__ = [
     "Rewritten",
     "StateSchema",
     "Topic",
+    "UntrackedValue",
     "append",
     "append_items",
     "overwritten",
@@ -144,13 +145,18 @@ class StateSchema(Generic[M]):
         """Channels that only grow, stored as the pieces each step added (``checkpoint/chain.py``): those of
         statehitl's ``append``, and LangGraph's ``Annotated[list, operator.add]`` (a list plus a list extends
         the first)."""
-        self._ordinary = [n for n in self.fields if n not in self.append_channels]
+        self.untracked = frozenset(n for n, info in self.fields.items()
+                                   if any(getattr(m, "untracked", False) is True for m in info.metadata))
+        """Channels never stored (LangGraph's ``UntrackedValue``): a run holds them, its checkpoints and recorded
+        writes leave them out, so they may hold any object (``statehitl.channels.base.UNTRACKED`` marks them)."""
+        self._ordinary = [n for n in self.fields if n not in self.append_channels and n not in self.untracked]
         self.step_scoped = frozenset(n for n, r in self.reducers.items() if getattr(r, "step_scoped", False))
         """Channels that hold only what the latest step wrote (LangGraph's ``EphemeralValue``, a ``Topic`` that
         does not accumulate, ``AnyValue``): their reducer says so (``statehitl.channels.base.step_scoped``)."""
         # the model validates a new thread's input, and takes a field under its alias there
         self._aliases = frozenset(info.alias for info in self.fields.values() if info.alias)
-        self.tagged = frozenset(n for n, info in self.fields.items() if tag_values and needs_tags(info.annotation))
+        self.tagged = frozenset(n for n, info in self.fields.items()
+                                if tag_values and n not in self.untracked and needs_tags(info.annotation))
         """The channels stored as tagged JSON (see the class docstring)."""
         self.value_types = ValueTypes.of_annotations(info.annotation for info in self.fields.values()
                                                      if info.annotation is not None) if self.tagged else ValueTypes()
@@ -307,7 +313,7 @@ class StateSchema(Generic[M]):
     def dump_values(self, state: M) -> dict[str, Any]:
         """The ordinary channels as JSON (append-only ones are stored as deltas by the engine)."""
         if not self.tagged:
-            if not self.append_channels:
+            if not self.append_channels and not self.untracked:
                 return state.model_dump(mode="json")
             return state.model_dump(mode="json", include=set(self._ordinary))
         plain = [n for n in self._ordinary if n not in self.tagged]
@@ -348,6 +354,8 @@ class StateSchema(Generic[M]):
             ) from None
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        if self.untracked:
+            update = {name: value for name, value in update.items() if name not in self.untracked}
         if not self.tagged or not any(name in self.tagged for name in update):
             dumped: dict[str, Any] = to_jsonable_python(update)
             return dumped
@@ -381,3 +389,4 @@ from statehitl.channels.delta import DeltaChannel  # noqa: E402
 from statehitl.channels.ephemeral_value import EphemeralValue  # noqa: E402
 from statehitl.channels.last_value import LastValue  # noqa: E402
 from statehitl.channels.topic import Topic  # noqa: E402
+from statehitl.channels.untracked_value import UntrackedValue  # noqa: E402

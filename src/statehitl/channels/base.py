@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-__all__ = ["BaseChannel", "step_scoped"]
+__all__ = ["UNTRACKED", "BaseChannel", "step_scoped"]
 
 Reducer = Callable[[Any, Any], Any]
 
@@ -22,6 +22,18 @@ def step_scoped(reducer: Reducer) -> Reducer:
     step applies (``StateSchema.step_scoped``), so a value not written again is gone after the next step."""
     setattr(reducer, "step_scoped", True)  # noqa: B010 - a flag on a function object, read with getattr
     return reducer
+
+
+class _Untracked:
+    """The ``Annotated`` marker of a channel never stored (``StateSchema.untracked``)."""
+
+    untracked = True
+
+    def __repr__(self) -> str:
+        return "UNTRACKED"
+
+
+UNTRACKED = _Untracked()
 
 
 class BaseChannel:
