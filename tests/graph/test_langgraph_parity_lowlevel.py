@@ -400,3 +400,39 @@ def test_an_untracked_value_lives_in_the_run_only() -> None:
     seen = on_both(untracked_program)
     assert seen[0] == [3, "Handle()"]
     assert "client" not in seen[1]
+
+
+def update_program(load: Load) -> list[Any]:
+    """``update_state`` without ``as_node`` writes as the node that ran last (through its writers, waking its
+    subscribers); a resumed run's result and values stream start from the thread's values; two nodes that ran
+    last in one step make it ambiguous."""
+    pregel, channels, memory, errors = load("pregel"), load("channels"), load("checkpoint.memory"), load("errors")
+    builder, last = pregel.NodeBuilder, channels.LastValue
+    app = pregel.Pregel(nodes={"one": builder().subscribe_only("input").do(lambda x: x + 1).write_to("inbox"),
+                               "two": builder().subscribe_only("inbox").do(lambda x: x + 1).write_to("output", "again"),
+                               "three": builder().subscribe_only("again").write_to("side")},
+                        channels={n: last(int) for n in ("input", "inbox", "output", "again", "side")},
+                        input_channels="input", output_channels="output", checkpointer=memory.InMemorySaver(),
+                        interrupt_after_nodes=["two"])
+    thread, other = {"configurable": {"thread_id": "1"}}, {"configurable": {"thread_id": "2"}}
+    seen: list[Any] = [app.invoke(1, thread)]
+    app.update_state(thread, 10)
+    state = app.get_state(thread)
+    seen += [state.values, state.next, app.invoke(None, thread), app.invoke(1, other),
+             list(app.stream(None, other)), list(app.stream(None, other, stream_mode="updates"))]
+    both = pregel.Pregel(nodes={"a": builder().subscribe_only("input").write_to("x"),
+                                "b": builder().subscribe_only("input").write_to("y")},
+                         channels={n: last(int) for n in ("input", "x", "y")}, input_channels="input",
+                         output_channels=["x", "y"], checkpointer=memory.InMemorySaver())
+    seen.append(both.invoke(1, thread))
+    try:
+        both.update_state(thread, 5)
+    except errors.InvalidUpdateError as error:
+        seen.append(str(error))
+    return seen
+
+
+def test_an_update_without_a_node_is_the_last_writers() -> None:
+    seen = on_both(update_program)
+    assert seen[1]["output"] == 10
+    assert seen[-1] == "Ambiguous update, specify as_node"

@@ -11,20 +11,22 @@ shows what LangGraph's does. Checkpoints, interrupts, resumes, history and the s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, cast
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.channels.base import BaseChannel
 from statehitl.commands import Command
-from statehitl.errors import EmptyInputError
+from statehitl.errors import EmptyInputError, InvalidUpdateError
 from statehitl.graph.caching import CachePolicy
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.retries import RetryPolicy
 from statehitl.graph.surface import merged_config
 from statehitl.pregel.compile import INPUT_WRITES, compiled_graph, io_schema, validated
-from statehitl.pregel.node_builder import NodeBuilder, PregelNode, built, subscribers
+from statehitl.pregel.node_builder import NodeBuilder, PregelNode, built
+from statehitl.pregel.node_run import NodeRun
 from statehitl.pregel.streams import PregelStream
 
 __all__ = ["Pregel"]
@@ -36,7 +38,7 @@ class Pregel:
     """A graph of ``nodes`` (``NodeBuilder`` or ``PregelNode``) over ``channels``. ``input_channels``: one name
     (``invoke(value)`` writes it) or a list (``invoke({name: value})``); ``output_channels``: one name
     (``invoke`` returns its value) or a list (a dict of those holding a value); ``stream_channels``: what
-    ``stream`` shows (default: the output channels). The rest as ``StateGraph.compile``."""
+    ``stream`` shows (default: every channel). The rest as ``StateGraph.compile``."""
 
     def __init__(self, *, nodes: dict[str, NodeBuilder | PregelNode], channels: dict[str, BaseChannel],
                  input_channels: str | Sequence[str], output_channels: str | Sequence[str],
@@ -188,6 +190,7 @@ class Pregel:
         yields the stream channels after each step that wrote one of them, ``"updates"`` each node's writes
         to them; other modes are the StateGraph's chunks."""
         stream = PregelStream(self, stream_mode or self.stream_mode, output_keys)
+        stream.resuming = input is None or isinstance(input, Command)
         async for chunk in self.graph.astream(self.input_writes(input), config, stream_mode=stream.modes, **options):
             for shown in stream.shown(chunk):
                 yield shown
@@ -228,17 +231,29 @@ class Pregel:
 
     def update_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
         """Write ``values`` as node ``as_node`` would have written its output (through its writers, waking the
-        nodes subscribed to what it wrote); without ``as_node``, ``values`` is a dict of channel writes."""
-        return self.graph.update_state(config, self.state_update(values, as_node), as_node=as_node)
+        nodes subscribed to what it wrote). Without ``as_node``, as LangGraph: the graph's one node, else the
+        node that ran last (two that ran last in one step are ambiguous: ``InvalidUpdateError``)."""
+        return run_sync(self.aupdate_state(config, values, as_node))
 
     async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
-        return await self.graph.aupdate_state(config, self.state_update(values, as_node), as_node=as_node)
+        writer = as_node if as_node is not None else await self._last_writer(config)
+        if writer not in self.nodes:
+            return await self.graph.aupdate_state(config, values, as_node=writer)
+        update = NodeRun(self.nodes[writer], self.channels, self.nodes).writes(values)
+        return await self.graph.aupdate_state(config, update, as_node=writer)
 
-    def state_update(self, values: Any, as_node: str | None) -> Any:
-        if as_node is not None and as_node in self.nodes:
-            from statehitl.pregel.node_run import NodeRun
-
-            return NodeRun(self.nodes[as_node], self.channels, self.nodes).writes(values)
-        if isinstance(values, dict):
-            return Command(update=self.stored(values), goto=subscribers(self.nodes, list(values)))
-        return values
+    async def _last_writer(self, config: Any) -> str:
+        """The node ``update_state`` without ``as_node`` writes as (see ``update_state``)."""
+        if len(self.nodes) == 1:
+            return next(iter(self.nodes))
+        found = cast("AsyncGenerator[Any, None]", self.graph.aget_state_history(config))  # an async generator
+        async with contextlib.aclosing(found) as history:
+            async for snapshot in history:
+                ran: list[str] = [n for n in snapshot.writes if n in self.nodes]
+                if len(ran) == 1:
+                    return ran[0]
+                if ran:
+                    raise InvalidUpdateError("Ambiguous update, specify as_node")
+        if isinstance(self.input_channels, str) and self.input_channels in self.nodes:
+            return self.input_channels
+        raise InvalidUpdateError("Ambiguous update, specify as_node")

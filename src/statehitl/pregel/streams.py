@@ -31,6 +31,8 @@ class PregelStream:
         self.keys = pregel.stream_keys if keys is None else keys
         self.watched = {self.keys} if isinstance(self.keys, str) else set(self.keys)
         self.written: set[str] = set()
+        self.resuming = False
+        """The call goes on from a stopped run: the thread's values are shown as it starts (LangGraph's)."""
 
     def _out(self, mode: str, chunk: Any) -> Any:
         return (mode, chunk) if self.paired else chunk
@@ -46,6 +48,7 @@ class PregelStream:
         return [self._out(mode, chunk)] if mode in self.requested else []
 
     def _updates(self, chunk: dict[str, Any]) -> list[Any]:
+        self.resuming = False
         shown: dict[str, Any] = {}
         for node, update in chunk.items():
             if node.startswith("__") or not isinstance(update, dict):
@@ -67,6 +70,7 @@ class PregelStream:
         if _INTERRUPT in chunk:
             return [self._out("values", {_INTERRUPT: chunk[_INTERRUPT]})]
         touched, self.written = self.written & self.watched, set()
-        if not touched:
+        if not touched and not self.resuming:
             return []
+        self.resuming = False
         return [self._out("values", self.pregel.output(chunk, self.keys))]
