@@ -33,6 +33,8 @@ def chain_program(load: Load) -> dict[str, Any]:
             "values": list(app.stream(2)), "updates": list(app.stream(2, stream_mode="updates")),
             "both": list(app.stream(2, stream_mode=["updates", "values"])),
             "astream": asyncio.run(_collected(app.astream(2, stream_mode="updates"))),
+            "namespaced": [list(app.stream(2, subgraphs=True)),
+                           list(app.stream(2, stream_mode=["updates"], subgraphs=True))],
             "batch": app.batch([1, 2, 3]), "input": app.input_schema.model_json_schema(),
             "output": app.output_schema.model_json_schema()}
 

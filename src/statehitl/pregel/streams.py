@@ -34,18 +34,20 @@ class PregelStream:
         self.resuming = False
         """The call goes on from a stopped run: the thread's values are shown as it starts (LangGraph's)."""
 
-    def _out(self, mode: str, chunk: Any) -> Any:
-        return (mode, chunk) if self.paired else chunk
-
-    def shown(self, item: Any) -> list[Any]:
-        if not (isinstance(item, tuple) and len(item) == 2):
-            return [item]  # subgraphs=True: (namespace, mode, chunk), as the StateGraph streams it
-        mode, chunk = item
-        if mode == "updates" and isinstance(chunk, dict):
-            return self._updates(chunk)
-        if mode == "values" and isinstance(chunk, dict):
-            return self._values(chunk)
-        return [self._out(mode, chunk)] if mode in self.requested else []
+    def shown(self, item: tuple[Any, ...]) -> list[Any]:
+        """What the StateGraph's ``(mode, chunk)`` (``(namespace, mode, chunk)`` with ``subgraphs=True``) becomes.
+        A graph's own chunks are translated; a subgraph's (a graph run in a node's code) are its own."""
+        *namespace, mode, chunk = item
+        if namespace and namespace[0]:
+            chunks = [chunk] if mode in self.requested else []
+        elif mode == "updates" and isinstance(chunk, dict):
+            chunks = self._updates(chunk)
+        elif mode == "values" and isinstance(chunk, dict):
+            chunks = self._values(chunk)
+        else:
+            chunks = [chunk] if mode in self.requested else []
+        paired = [(mode, c) if self.paired else (c,) for c in chunks]
+        return [(*namespace, *p) if namespace or len(p) > 1 else p[0] for p in paired]
 
     def _updates(self, chunk: dict[str, Any]) -> list[Any]:
         self.resuming = False
@@ -56,7 +58,7 @@ class PregelStream:
                 continue
             self.written.update(update)
             shown[node] = self._projected(update)
-        return [self._out("updates", shown)] if "updates" in self.requested else []
+        return [shown] if "updates" in self.requested else []
 
     def _projected(self, update: dict[str, Any]) -> Any:
         if isinstance(self.keys, str):
@@ -68,9 +70,9 @@ class PregelStream:
         if "values" not in self.requested:
             return []
         if _INTERRUPT in chunk:
-            return [self._out("values", {_INTERRUPT: chunk[_INTERRUPT]})]
+            return [{_INTERRUPT: chunk[_INTERRUPT]}]
         touched, self.written = self.written & self.watched, set()
         if not touched and not self.resuming:
             return []
         self.resuming = False
-        return [self._out("values", self.pregel.output(chunk, self.keys))]
+        return [self.pregel.output(chunk, self.keys)]
