@@ -438,3 +438,26 @@ def test_an_update_without_a_node_is_the_last_writers() -> None:
     seen = on_both(update_program)
     assert seen[1]["output"] == 10
     assert seen[-1] == "Ambiguous update, specify as_node"
+
+
+def stream_channels_state_program(load: Load) -> list[Any]:
+    """With ``stream_channels=``, a thread's snapshots show those channels' values (one channel's value itself
+    when it is a name), in ``get_state`` and in history."""
+    pregel, channels, memory = load("pregel"), load("channels"), load("checkpoint.memory")
+    builder, last = pregel.NodeBuilder, channels.LastValue
+    seen: list[Any] = []
+    for shown in (["output", "between"], "output"):
+        app = pregel.Pregel(
+            nodes={"one": builder().subscribe_only("input").do(lambda x: x + 1).write_to("output", "between"),
+                   "two": builder().subscribe_only("between").do(lambda x: x + 1).write_to("output")},
+            channels={n: last(int) for n in ("input", "between", "output")}, stream_channels=shown,
+            input_channels="input", output_channels="output", checkpointer=memory.InMemorySaver())
+        thread = {"configurable": {"thread_id": "1"}}
+        seen += [app.invoke(2, thread), app.get_state(thread).values,
+                 [s.values for s in app.get_state_history(thread)][:2],  # (a run's start: see the docs)
+                 list(app.stream(3, thread))]
+    return seen
+
+
+def test_snapshots_show_the_stream_channels() -> None:
+    assert on_both(stream_channels_state_program)[1] == {"output": 4, "between": 3}

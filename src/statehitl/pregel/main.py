@@ -218,16 +218,26 @@ class Pregel:
     # -- threads ----------------------------------------------------------------------------------------
 
     def get_state(self, config: Any, *, subgraphs: bool = False) -> Any:
-        return self.graph.get_state(config, subgraphs=subgraphs)
+        return self._shown(self.graph.get_state(config, subgraphs=subgraphs))
 
     async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
-        return await self.graph.aget_state(config, subgraphs=subgraphs)
+        return self._shown(await self.graph.aget_state(config, subgraphs=subgraphs))
 
     def get_state_history(self, config: Any, **options: Any) -> Iterator[Any]:
-        return self.graph.get_state_history(config, **options)
+        return map(self._shown, self.graph.get_state_history(config, **options))
 
-    def aget_state_history(self, config: Any, **options: Any) -> AsyncIterator[Any]:
-        return self.graph.aget_state_history(config, **options)
+    async def aget_state_history(self, config: Any, **options: Any) -> AsyncIterator[Any]:
+        async for snapshot in self.graph.aget_state_history(config, **options):
+            yield self._shown(snapshot)
+
+    def _shown(self, snapshot: Any) -> Any:
+        """A snapshot as LangGraph shows a low-level graph's: its values are the stream channels' (every channel
+        unless ``stream_channels=`` names some), the rest as the StateGraph's."""
+        if self.stream_channels is None or not isinstance(snapshot.values, dict):
+            return snapshot
+        shown = tuple.__new__(type(snapshot), (self.output(snapshot.values, self.stream_channels), *snapshot[1:]))
+        shown.__dict__.update(vars(snapshot))  # statehitl's own fields of the snapshot, as they were
+        return shown
 
     def update_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
         """Write ``values`` as node ``as_node`` would have written its output (through its writers, waking the
