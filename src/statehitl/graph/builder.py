@@ -85,10 +85,8 @@ class StateGraph(Generic[M]):
         self._routers: list[Router] = []
         self._defaults = _Defaults()
 
-    @property
-    def channels(self) -> dict[str, Any]:
-        """The state's channels as LangGraph's channel objects (``statehitl.graph.channel_views``)."""
-        return state_channel_views(self.state_schema)
+    channels = property(lambda self: state_channel_views(self.state_schema),
+                        doc="The state's channels as LangGraph's channel objects (``graph.channel_views``).")
 
     @property
     def nodes(self) -> dict[str, StateNodeSpec]:
