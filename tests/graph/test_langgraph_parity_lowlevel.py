@@ -461,3 +461,43 @@ def stream_channels_state_program(load: Load) -> list[Any]:
 
 def test_snapshots_show_the_stream_channels() -> None:
     assert on_both(stream_channels_state_program)[1] == {"output": 4, "between": 3}
+
+
+def _write_entry(load: Load) -> Any:
+    """``ChannelWriteEntry``: LangGraph keeps it in a private module, statehitl with ``NodeBuilder``."""
+    try:
+        return load("pregel._write").ChannelWriteEntry
+    except ModuleNotFoundError:
+        return load("pregel.node_builder").ChannelWriteEntry
+
+
+def concept_program(load: Load) -> list[Any]:
+    """The shapes LangGraph's Pregel concept page walks through: one node, two in a row, an accumulating Topic,
+    a BinaryOperatorAggregate with a reducer of its own, and a node that wakes itself until it writes None."""
+    pregel, channels = load("pregel"), load("channels")
+    builder, ephemeral, last = pregel.NodeBuilder, channels.EphemeralValue, channels.LastValue
+    doubled = builder().subscribe_only("a").do(lambda x: x + x).write_to("b")
+    again = builder().subscribe_only("b").do(lambda x: x + x).write_to("c")
+    both = builder().subscribe_only("a").do(lambda x: x + x).write_to("b", "c")
+    reader = builder().subscribe_to("b").do(lambda x: x["b"] + x["b"]).write_to("c")
+
+    def joined(current: str, update: str) -> str:
+        return f"{current} | {update}" if current else update
+
+    looping = builder().subscribe_only("value").do(lambda x: x + x if len(x) < 10 else None) \
+        .write_to(_write_entry(load)("value", skip_none=True))
+    graphs = [({"one": doubled}, {"a": ephemeral(str), "b": ephemeral(str)}, ["b"]),
+              ({"one": doubled, "two": again}, {"a": ephemeral(str), "b": last(str), "c": ephemeral(str)}, ["b", "c"]),
+              ({"one": both, "two": reader}, {"a": ephemeral(str), "b": ephemeral(str),
+                                              "c": channels.Topic(str, accumulate=True)}, ["c"]),
+              ({"one": both, "two": reader}, {"a": ephemeral(str), "b": ephemeral(str),
+                                              "c": channels.BinaryOperatorAggregate(str, operator=joined)}, ["c"])]
+    seen = [pregel.Pregel(nodes=nodes, channels=chans, input_channels=["a"], output_channels=out).invoke({"a": "foo"})
+            for nodes, chans, out in graphs]
+    loop = pregel.Pregel(nodes={"n": looping}, channels={"value": ephemeral(str)}, input_channels=["value"],
+                         output_channels=["value"])
+    return [*seen, loop.invoke({"value": "a"})]
+
+
+def test_the_concept_pages_shapes() -> None:
+    assert on_both(concept_program)[-1] == {"value": "a" * 16}
