@@ -4,6 +4,10 @@ Burr's split, which keeps the runner simple: nodes compute an update, this modul
 A field annotated ``Annotated[T, reducer]`` merges writes with ``reducer(current, new)``; any other
 field is last-write-wins, and two nodes writing it in the same step is an error, because the order of
 concurrent nodes is not something a user should have to depend on.
+
+The package's other modules are LangGraph's channel classes (``LastValue``, ``Topic``...), declarations a
+low-level graph (``statehitl.pregel``) turns into such fields; two flags a field's ``Annotated`` metadata may
+carry are read here: a step-scoped reducer (cleared before each step applies) and ``UNTRACKED`` (never stored).
 """
 
 from __future__ import annotations
