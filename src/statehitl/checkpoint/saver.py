@@ -171,17 +171,18 @@ class SaverReads(ThreadReader):
         ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
         below = None if ceiling is None else checkpoint_order(parse_view(thread, ceiling))
         records = {r.seq: r for r in await self.history(thread)}
-        results: dict[str, dict[str, dict[str, Any]]] = {}
+        results: dict[str, tuple[int, dict[str, dict[str, Any]]]] = {}  # by checkpoint: its tasks' step, writes
         for view in history_views(records.values()):
             done = step_results(view)
             if done is not None:
-                results[done[0]] = done[1]
+                results[done[0]] = done[1:]
             if (wanted is not None and view.id != wanted) or \
                     (below is not None and checkpoint_order(view.id) >= below):
                 continue
             if filter and any(_metadata(view).get(k) != v for k, v in filter.items()):
                 continue
-            yield await self._tuple(view, records, results.pop(view.id, None))
+            ran = results.pop(view.id, None)  # the writes of its own step (not of one durability="exit" skipped)
+            yield await self._tuple(view, records, ran[1] if ran is not None and ran[0] == view.step else None)
 
     async def _tuple(self, view: View, records: dict[int, CheckpointRecord],
                      ran: dict[str, dict[str, Any]] | None) -> CheckpointTuple:

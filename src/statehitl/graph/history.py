@@ -89,6 +89,9 @@ class View:
     interrupts: list[InterruptRecord]
     created_at: float
     parent: ViewKey | None
+    made_by: dict[str, dict[str, Any]] | None = None
+    """For a record's own checkpoint, the writes of the step that made it (its first record's: a record
+    restating it holds what its own step wrote since)."""
 
     @property
     def id(self) -> str:
@@ -100,17 +103,18 @@ class View:
         return self.key.part == MAIN
 
 
-def step_results(view: View) -> tuple[str, dict[str, dict[str, Any]]] | None:
+def step_results(view: View) -> tuple[str, int, dict[str, dict[str, Any]]] | None:
     """What the tasks of the checkpoint before ``view`` wrote, as LangGraph shows them on that checkpoint's
-    tasks (``task.result``): ``(its id, writes by task)``. A record's own checkpoint holds the writes of the step
-    that made it; the first checkpoint after a run's input, the input as ``__start__`` wrote it."""
+    tasks (``task.result``): ``(its id, the step they ran in, writes by task)``. A record's own checkpoint holds
+    the writes of the step that made it; the first checkpoint after a run's input, the input as ``__start__``
+    wrote it."""
     if view.parent is None:
         return None
     start = view.record.start
     if view.parent.part == BEFORE and view.parent.seq == view.key.seq and start is not None:
-        return str(view.parent), {"__start__": start.update}
+        return str(view.parent), view.step - 1, {"__start__": start.update}
     if view.own:
-        return str(view.parent), view.record.writes
+        return str(view.parent), view.step - 1, view.record.writes if view.made_by is None else view.made_by
     return None
 
 
@@ -166,7 +170,8 @@ def record_views(root: CheckpointRecord, content: CheckpointRecord, parent: View
         if not followed and views and unrun_input(root):
             return views
     views.append(View(ViewKey(root.seq), content, content.step, main_source, content.status, list(content.pending),
-                      dict(content.schedule), dict(content.completed), list(content.interrupts), when, parent))
+                      dict(content.schedule), dict(content.completed), list(content.interrupts), when, parent,
+                      None if content.seq == root.seq else root.writes))
     return views
 
 

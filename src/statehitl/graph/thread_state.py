@@ -99,7 +99,8 @@ class ThreadState:
         views = self._views(target.thread)
         key = None if target.checkpoint_id is None else parse_view(target.thread, target.checkpoint_id)
         view = await views.at(key, head)
-        snapshot = self.snapshots.snapshot(view, await views.state(view), subgraphs)
+        snapshot = self.snapshots.snapshot(view, await views.state(view), subgraphs,
+                                           applied=target.checkpoint_id is None)
         if view.own and view.record.seq == head.record.seq and head.record.status == "interrupted":
             snapshot.answers.update(await self._stored_answers(head))
         return snapshot
@@ -140,13 +141,13 @@ class ThreadState:
         below = None if ceiling is None else checkpoint_order(parse_view(target.thread, ceiling))
         views = self._views(target.thread)
         count = 0
-        results: dict[str, dict[str, dict[str, Any]]] = {}  # by checkpoint, what its tasks wrote (a later one says)
+        results: dict[str, tuple[int, dict[str, dict[str, Any]]]] = {}  # by checkpoint: its tasks' step, writes
         async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
                                        ) as walk:
             async for view in walk:
                 done = step_results(view)
                 if done is not None:
-                    results[done[0]] = done[1]
+                    results[done[0]] = done[1:]
                 if below is not None and checkpoint_order(view.id) >= below:
                     continue
                 metadata = {"source": view.source, "step": view.step, "parents": {}}
@@ -155,7 +156,10 @@ class ThreadState:
                 if limit is not None and count >= limit:
                     return
                 count += 1
-                yield self.snapshots.snapshot(view, await views.state(view), results=results.pop(view.id, None))
+                ran = results.pop(view.id, None)  # a later checkpoint says what its tasks wrote, if it is its
+                yield self.snapshots.snapshot(view, await views.state(view),  # step's (not one run durability="exit" skipped)
+                                              results=ran[1] if ran is not None and ran[0] == view.step else None,
+                                              applied=False)
 
     async def _walk(self, views: ThreadViews, thread: str, *, paged: bool) -> AsyncGenerator[View, None]:
         """The checkpoints newest first: read record by record from the newest for a page (its cost is the
