@@ -196,3 +196,35 @@ def _on_own_thread(work: Callable[[], T]) -> Future[T]:
 
     threading.Thread(target=run, name="statehitl-sync", daemon=True).start()
     return outcome
+
+
+def now_or_awaited(make: Callable[[], Coroutine[Any, Any, T]]) -> Coroutine[Any, Any, T]:
+    """A call that is sync for sync callers and async for async ones, for a name LangGraph's API makes sync
+    (``checkpointer.delete_thread(thread_id)``) where statehitl's is awaited: inside a running event loop, the
+    coroutine ``make`` builds, to await; outside one, the work is done now and what is returned is a coroutine
+    already finished, so ``await``/``asyncio.run``/``run_sync`` of it still give its result."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _Finished(run_sync(make()))
+    return make()
+
+
+class _Finished(Coroutine[Any, Any, T]):
+    """A coroutine whose work is done: its first ``send`` returns ``value``."""
+
+    def __init__(self, value: T) -> None:
+        self.value = value
+
+    def send(self, _sent: Any) -> Any:
+        raise StopIteration(self.value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        raise typ if val is None else val
+
+    def close(self) -> None:
+        """Nothing to stop: the work is done."""
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self.value
+        yield  # a generator that returns at once

@@ -163,7 +163,14 @@ class SaverReads(ThreadReader):
                              filter: Mapping[str, Any] | None = None) -> AsyncIterator[CheckpointTuple]:
         """The thread's checkpoints newest first, from one read of its records (as ``get_state_history``
         reads a whole history), each with the writes of the step that ran from it."""
-        from statehitl.graph.history import checkpoint_order, history_views, parse_view, step_results
+        from statehitl.graph.history import (
+            StepResults,
+            checkpoint_order,
+            history_views,
+            parse_view,
+            results_of,
+            step_results,
+        )
 
         wanted = None if only is None else _view_or_none(thread, only)
         if only is not None and wanted is None:
@@ -171,7 +178,7 @@ class SaverReads(ThreadReader):
         ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
         below = None if ceiling is None else checkpoint_order(parse_view(thread, ceiling))
         records = {r.seq: r for r in await self.history(thread)}
-        results: dict[str, tuple[int, dict[str, dict[str, Any]]]] = {}  # by checkpoint: its tasks' step, writes
+        results: StepResults = {}
         for view in history_views(records.values()):
             done = step_results(view)
             if done is not None:
@@ -181,8 +188,7 @@ class SaverReads(ThreadReader):
                 continue
             if filter and any(_metadata(view).get(k) != v for k, v in filter.items()):
                 continue
-            ran = results.pop(view.id, None)  # the writes of its own step (not of one durability="exit" skipped)
-            yield await self._tuple(view, records, ran[1] if ran is not None and ran[0] == view.step else None)
+            yield await self._tuple(view, records, results_of(results, view))
 
     async def _tuple(self, view: View, records: dict[int, CheckpointRecord],
                      ran: dict[str, dict[str, Any]] | None) -> CheckpointTuple:

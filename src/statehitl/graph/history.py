@@ -118,6 +118,17 @@ def step_results(view: View) -> tuple[str, int, dict[str, dict[str, Any]]] | Non
     return None
 
 
+StepResults = dict[str, tuple[int, dict[str, dict[str, Any]]]]
+"""By checkpoint id, what ``step_results`` found its tasks wrote: the step they ran in, the writes by task."""
+
+
+def results_of(results: StepResults, view: View) -> dict[str, dict[str, Any]] | None:
+    """What the tasks of ``view`` wrote, when a later checkpoint said so (taken from ``results``) and they ran
+    in its step (a run with ``durability="exit"`` skips checkpoints: its record's writes are its last step's)."""
+    ran = results.pop(view.id, None)
+    return ran[1] if ran is not None and ran[0] == view.step else None
+
+
 def restates(record: CheckpointRecord, parent: CheckpointRecord) -> bool:
     """Whether ``record`` says how the step of ``parent``, the checkpoint before it, stopped (or stands now):
     the same step and tasks, and not the start of a run of its own."""

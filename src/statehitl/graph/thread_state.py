@@ -24,7 +24,18 @@ from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.record_parts import RunStart
 from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
 from statehitl.graph.graph_state import StateGraphSchema
-from statehitl.graph.history import BEFORE, MAIN, PART_NAMES, View, ViewKey, checkpoint_order, parse_view, step_results
+from statehitl.graph.history import (
+    BEFORE,
+    MAIN,
+    PART_NAMES,
+    StepResults,
+    View,
+    ViewKey,
+    checkpoint_order,
+    parse_view,
+    results_of,
+    step_results,
+)
 from statehitl.graph.run_targets import RunTarget, namespace_of, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
 from statehitl.graph.time_travel import ThreadViews
@@ -141,7 +152,7 @@ class ThreadState:
         below = None if ceiling is None else checkpoint_order(parse_view(target.thread, ceiling))
         views = self._views(target.thread)
         count = 0
-        results: dict[str, tuple[int, dict[str, dict[str, Any]]]] = {}  # by checkpoint: its tasks' step, writes
+        results: StepResults = {}
         async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
                                        ) as walk:
             async for view in walk:
@@ -156,9 +167,7 @@ class ThreadState:
                 if limit is not None and count >= limit:
                     return
                 count += 1
-                ran = results.pop(view.id, None)  # a later checkpoint says what its tasks wrote, if it is its
-                yield self.snapshots.snapshot(view, await views.state(view),  # step's (not one run durability="exit" skipped)
-                                              results=ran[1] if ran is not None and ran[0] == view.step else None,
+                yield self.snapshots.snapshot(view, await views.state(view), results=results_of(results, view),
                                               applied=False)
 
     async def _walk(self, views: ThreadViews, thread: str, *, paged: bool) -> AsyncGenerator[View, None]:
@@ -223,6 +232,8 @@ class ThreadState:
             if isinstance(values, list) and values:  # a copy updated in one go: the updates are its next step's
                 return await self.abulk_update_state(graph_config(target.thread, str(ViewKey(stored.seq))), [values])
             return await self._updated(target, stored.seq, as_node)
+        if as_node is None and target.named:
+            as_node = self._last_writer(view)
         writer = as_node or "update_state"
         update = self._update_of(values, writer)
         state = await views.state(view)
@@ -240,6 +251,22 @@ class ThreadState:
         stored = await self._runner.commit_update(at.cursor, position.pop("step"), state, writer, update,
                                                   rewritten=view.key.part != MAIN, **position)
         return await self._updated(target, stored.seq, as_node)
+
+    def _last_writer(self, view: View) -> str | None:
+        """The node an update of ``view`` without ``as_node`` is taken as written by, as LangGraph's, where that
+        changes what runs next: the one node whose step made it, when one did, it routes by the state (a
+        conditional edge, which the update may turn elsewhere) and nothing of the checkpoint's own step has
+        happened yet (no task finished or asked). None otherwise: the update keeps the checkpoint's tasks
+        (which is what LangGraph's re-routing gives for a node whose edges are fixed)."""
+        if not view.own or view.completed or view.interrupts:
+            return None
+        writes = view.record.writes if view.made_by is None else view.made_by
+        nodes = {self.machine.task_node(task) for task in writes}
+        node = nodes.pop() if len(nodes) == 1 else START
+        if node == START or node not in self.machine.nodes or self.machine.joins_from.get(node):
+            return None
+        edges, routers = self.machine.transitions[node]
+        return node if routers or any(e.condition is not None for e in edges) else None
 
     async def _update_subgraph(self, views: ThreadViews, head: Head, configurable: dict[str, Any], values: Any,
                                as_node: str | None) -> dict[str, Any]:

@@ -1,0 +1,132 @@
+"""Snapshots as LangGraph shows them: the tasks of a checkpoint (their order, paths and results), a checkpoint
+named by id shown as it was written, an update without ``as_node`` routed as the node that made the checkpoint,
+and a thread deleted from sync code. Programs run on LangGraph and on statehitl, as in ``test_langgraph_parity``.
+
+What each library derives for itself is left out of the comparison: task ids, checkpoint ids, timestamps.
+"""
+
+from __future__ import annotations
+
+import operator
+from types import SimpleNamespace
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from test_langgraph_parity import config, langgraph_names, plain, statehitl_names
+
+
+def shown(snapshot: Any) -> tuple[Any, ...]:
+    """What a program reads of a snapshot, less what each library derives for itself."""
+    tasks = tuple((t.name, t.path, t.error, tuple(i.value for i in t.interrupts), t.result) for t in snapshot.tasks)
+    return (snapshot.values, snapshot.next, snapshot.metadata["source"], snapshot.metadata["step"], tasks,
+            tuple(i.value for i in snapshot.interrupts))
+
+
+def sends_and_root_values(lg: SimpleNamespace) -> list[Any]:
+    """A root-value state whose step runs two Sends beside a node, one Send asking: each checkpoint's tasks
+    list the Sends first, a Send's path is its index among the step's sends, a task's result is the value it
+    wrote, and the step that stopped shows the finished tasks' results without their writes applied."""
+
+    def fan(state: list) -> list[Any]:
+        return [lg.Send("echo", "one"), lg.Send("ask", "two"), "tail"]
+
+    g = lg.StateGraph(Annotated[list, operator.add])
+    g.add_node("start", lambda s: ["start"])
+    g.add_node("echo", lambda arg: [f"echo|{arg}"])
+    g.add_node("ask", lambda arg: [f"ask|{lg.interrupt(arg)}"])
+    g.add_node("tail", lambda s: ["tail"])
+    g.add_edge(lg.START, "start")
+    g.add_conditional_edges("start", fan)
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    app.invoke(["in"], config("s"))
+    stopped = [shown(app.get_state(config("s"))), [shown(s) for s in app.get_state_history(config("s"))]]
+    app.invoke(lg.Command(resume="yes"), config("s"))
+    return [*stopped, [shown(s) for s in app.get_state_history(config("s"))]]
+
+
+class Chat(TypedDict):
+    log: Annotated[list, operator.add]
+    calls: list
+
+
+def update_without_as_node(lg: SimpleNamespace) -> list[Any]:
+    """A thread stopped before the tools a routing node sent it to: an update without ``as_node`` is the
+    routing node's, so clearing its calls leaves nothing to run; where the node's edges are fixed, the
+    checkpoint's tasks stay."""
+
+    def route(state: Chat) -> list[Any]:
+        return [lg.Send("tool", call) for call in state["calls"]] or [lg.END]
+
+    g = lg.StateGraph(Chat)
+    g.add_node("agent", lambda s: {"log": ["agent"], "calls": ["a", "b"]})
+    g.add_node("tool", lambda call: {"log": [f"tool {call}"]})
+    g.add_edge(lg.START, "agent")
+    g.add_conditional_edges("agent", route, ["tool", lg.END])
+    app = g.compile(checkpointer=lg.InMemorySaver(), interrupt_before=["tool"])
+    app.invoke({"log": [], "calls": []}, config("r"))
+    seen = [shown(app.get_state(config("r")))]
+    app.update_state(config("r"), {"calls": []})
+    seen.append(shown(app.get_state(config("r"))))
+
+    fixed = lg.StateGraph(Chat)
+    fixed.add_node("agent", lambda s: {"log": ["agent"]})
+    fixed.add_node("after", lambda s: {"log": ["after"]})
+    fixed.add_edge(lg.START, "agent")
+    fixed.add_edge("agent", "after")
+    kept = fixed.compile(checkpointer=lg.InMemorySaver(), interrupt_before=["after"])
+    kept.invoke({"log": [], "calls": []}, config("k"))
+    kept.update_state(config("k"), {"calls": ["x"]})
+    seen += [shown(kept.get_state(config("k"))), kept.invoke(None, config("k"))]
+    return seen
+
+
+def named_checkpoint_as_written(lg: SimpleNamespace) -> list[Any]:
+    """A step stopped on an interrupt beside a node that finished: the thread's current checkpoint shows the
+    finished node's write applied and only the asking node next; the same checkpoint named by its id shows
+    it as written (every task next, the finished one with its result)."""
+    g = lg.StateGraph(Chat)
+    g.add_node("done", lambda s: {"log": ["done"]})
+    g.add_node("asks", lambda s: {"log": [lg.interrupt("ok?")]})
+    g.add_edge(lg.START, "done")
+    g.add_edge(lg.START, "asks")
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    app.invoke({"log": [], "calls": []}, config("n"))
+    current = app.get_state(config("n"))
+    return [shown(current), shown(app.get_state(current.config))]
+
+
+def exit_durability_results(lg: SimpleNamespace) -> list[Any]:
+    """With ``durability="exit"`` the checkpoints between stops are not written: the checkpoint a run resumed
+    from shows no results for its tasks (what the next checkpoint holds is another step's writes)."""
+    g = lg.StateGraph(Chat)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_node("b", lambda s: {"log": ["b"]})
+    g.add_node("c", lambda s: {"log": ["c"]})
+    g.add_edge(lg.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    app = g.compile(checkpointer=lg.InMemorySaver(), interrupt_before=["b"])
+    app.invoke({"log": [], "calls": []}, config("x"), durability="exit")
+    app.invoke(None, config("x"), durability="exit")
+    return [shown(s) for s in app.get_state_history(config("x"))]
+
+
+def delete_thread_from_sync_code(lg: SimpleNamespace) -> list[Any]:
+    """``checkpointer.delete_thread(thread_id)`` called from sync code deletes the thread at once."""
+    g = lg.StateGraph(Chat)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_edge(lg.START, "a")
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    app.invoke({"log": [], "calls": []}, config("d"))
+    before = app.checkpointer.get_tuple(config("d")) is not None
+    app.checkpointer.delete_thread("d")
+    return [before, app.checkpointer.get_tuple(config("d")), list(app.get_state_history(config("d")))]
+
+
+PROGRAMS = [sends_and_root_values, update_without_as_node, named_checkpoint_as_written, exit_durability_results,
+            delete_thread_from_sync_code]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
+def test_the_program_sees_what_it_sees_on_langgraph(program: Any) -> None:
+    assert plain(program(statehitl_names())) == plain(program(langgraph_names()))
