@@ -123,8 +123,37 @@ def delete_thread_from_sync_code(lg: SimpleNamespace) -> list[Any]:
     return [before, app.checkpointer.get_tuple(config("d")), list(app.get_state_history(config("d")))]
 
 
+class Jokes(TypedDict):
+    subjects: list[str]
+    jokes: Annotated[list[str], operator.add]
+
+
+class Joke(TypedDict):
+    subject: str
+
+
+def subgraph_update_keeps_its_siblings(lg: SimpleNamespace) -> list[Any]:
+    """Two Sends into a subgraph that stops before its last node: editing one run's state (its task's
+    config) leaves the other where it stopped, and the resume finishes both."""
+    sub = lg.StateGraph(Joke, output_schema=Jokes)
+    sub.add_node("edit", lambda s: {"subject": f"{s['subject']}!"})
+    sub.add_node("tell", lambda s: {"jokes": [f"joke about {s['subject']}"]})
+    sub.add_edge(lg.START, "edit")
+    sub.add_edge("edit", "tell")
+    g = lg.StateGraph(Jokes)
+    g.add_node("joke", sub.compile(interrupt_before=["tell"]))
+    g.add_conditional_edges(lg.START, lambda s: [lg.Send("joke", {"subject": x}) for x in s["subjects"]])
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    seen = [app.invoke({"subjects": ["cats", "dogs"]}, config("j"))]
+    stopped = app.get_state(config("j"), subgraphs=True)
+    seen.append([(t.path, t.state.values["subject"], t.state.next) for t in stopped.tasks])
+    app.update_state(stopped.tasks[1].state.config, {"subject": "turtles"})
+    seen.append(sorted(map(repr, app.stream(None, config("j")))))
+    return [*seen, app.get_state(config("j")).values]
+
+
 PROGRAMS = [sends_and_root_values, update_without_as_node, named_checkpoint_as_written, exit_durability_results,
-            delete_thread_from_sync_code]
+            delete_thread_from_sync_code, subgraph_update_keeps_its_siblings]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -199,15 +199,16 @@ async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str |
 
 
 def _rebuilt(path: list[Level], kept: dict[str, Any]) -> dict[str, Any]:
-    """The top task's progress with the run at the end of ``path`` replaced by ``kept``, up through every
-    run that holds it."""
+    """The top level's progress with the run at the end of ``path`` replaced by ``kept``, up through every
+    run that holds it (its sibling tasks' runs kept: they go on from where they stopped, as LangGraph's
+    subgraph checkpoints in their own namespaces do)."""
     for parent, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
         assert child.task is not None
         held = parent.progress.get(child.task)
         if isinstance(held, dict) and held.get("kind") == INVOKED:
             kept = {**held, "calls": {**held["calls"], str(child.call): kept}}
         if parent is path[0]:
-            return {child.task: kept}
+            return {**parent.progress, child.task: kept}
         assert parent.kept is not None
         kept = {**parent.kept, "progress": {**parent.progress, child.task: kept}}
     raise AssertionError("a subgraph's path runs from its parent's checkpoint down")
