@@ -199,7 +199,8 @@ class ThreadState:
         """Write a new checkpoint as if a node had returned ``values`` (merged through the reducers).
 
         With ``as_node`` the thread moves on along that node's transitions; without, it keeps the tasks of
-        the checkpoint updated. LangGraph's special writers: ``"__start__"`` writes ``values`` as the input
+        the checkpoint updated (given a config, where one routing node made it, that node is ``as_node``, as
+        LangGraph infers it: ``_last_writer``). LangGraph's special writers: ``"__start__"`` writes ``values`` as the input
         does and moves on along START's edges; ``"__input__"`` makes an input checkpoint, whose run (``invoke(
         None, its config)``) applies ``values`` as the input; ``"__copy__"`` copies the checkpoint as a sibling
         (``source="fork"``, its tasks asked afresh); ``"__end__"`` with None clears its tasks. A config naming
