@@ -70,17 +70,13 @@ class _ThreadLoop:
             self.loop.close()
 
     def __del__(self) -> None:
-        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
-        # process is ending anyway. Collected in a thread whose own loop is running, it cannot run this
-        # one: it only closes it.
+        # Only closes the loop (its executor told to stop, not waited for): a finalizer runs wherever the
+        # collector happens to run, possibly inside threading's own bookkeeping while it holds the lock a
+        # thread needs to end, so waiting there for the executor's threads deadlocked. At interpreter exit
+        # the process is ending anyway.
         if sys.is_finalizing() or self.loop.is_closed() or self.loop.is_running():
             return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            self.close()
-        else:
-            self.loop.close()
+        self.loop.close()
 
 
 def _thread_loop() -> _ThreadLoop:
