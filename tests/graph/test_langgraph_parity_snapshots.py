@@ -51,8 +51,8 @@ class Chat(TypedDict):
 
 def update_without_as_node(lg: SimpleNamespace) -> list[Any]:
     """A thread stopped before the tools a routing node sent it to: an update without ``as_node`` is the
-    routing node's, so clearing its calls leaves nothing to run; where the node's edges are fixed, the
-    checkpoint's tasks stay."""
+    routing node's, so clearing its calls leaves nothing to run (and a ``Command``'s Sends are dropped);
+    where the node's edges are fixed, the checkpoint's tasks stay."""
 
     def route(state: Chat) -> list[Any]:
         return [lg.Send("tool", call) for call in state["calls"]] or [lg.END]
@@ -67,6 +67,18 @@ def update_without_as_node(lg: SimpleNamespace) -> list[Any]:
     seen = [shown(app.get_state(config("r")))]
     app.update_state(config("r"), {"calls": []})
     seen.append(shown(app.get_state(config("r"))))
+
+    def commands(state: Chat) -> Any:
+        return lg.Command(update={"log": ["agent"], "calls": ["a"]}, goto=[lg.Send("tool", "a")])
+
+    sent = lg.StateGraph(Chat)
+    sent.add_node("agent", commands)
+    sent.add_node("tool", lambda call: {"log": [f"tool {call}"]})
+    sent.add_edge(lg.START, "agent")
+    goes = sent.compile(checkpointer=lg.InMemorySaver(), interrupt_before=["tool"])
+    goes.invoke({"log": [], "calls": []}, config("c"))
+    goes.update_state(config("c"), {"calls": []})
+    seen.append(shown(goes.get_state(config("c"))))
 
     fixed = lg.StateGraph(Chat)
     fixed.add_node("agent", lambda s: {"log": ["agent"]})

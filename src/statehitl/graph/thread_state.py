@@ -22,6 +22,7 @@ from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.record_parts import RunStart
+from statehitl.commands import GOTO
 from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.history import (
@@ -200,9 +201,10 @@ class ThreadState:
 
         With ``as_node`` the thread moves on along that node's transitions; without, it keeps the tasks of
         the checkpoint updated (given a config, where one routing node made it, that node is ``as_node``, as
-        LangGraph infers it: ``_last_writer``). LangGraph's special writers: ``"__start__"`` writes ``values`` as the input
-        does and moves on along START's edges; ``"__input__"`` makes an input checkpoint, whose run (``invoke(
-        None, its config)``) applies ``values`` as the input; ``"__copy__"`` copies the checkpoint as a sibling
+        LangGraph infers it: ``_last_writer``). LangGraph's special writers: ``"__start__"`` writes ``values``
+        as the input does and moves on along START's edges; ``"__input__"`` makes an input checkpoint, whose
+        run (``invoke(None, its config)``) applies ``values`` as the input; ``"__copy__"`` copies the checkpoint
+        as a sibling
         (``source="fork"``, its tasks asked afresh); ``"__end__"`` with None clears its tasks. A config naming
         an earlier checkpoint forks the thread there. Returns the new checkpoint's config when given a config
         (LangGraph's way), its snapshot when given a thread id.
@@ -256,9 +258,10 @@ class ThreadState:
     def _last_writer(self, view: View) -> str | None:
         """The node an update of ``view`` without ``as_node`` is taken as written by, as LangGraph's, where that
         changes what runs next: the one node whose step made it, when one did, it routes by the state (a
-        conditional edge, which the update may turn elsewhere) and nothing of the checkpoint's own step has
-        happened yet (no task finished or asked). None otherwise: the update keeps the checkpoint's tasks
-        (which is what LangGraph's re-routing gives for a node whose edges are fixed)."""
+        conditional edge, which the update may turn elsewhere, or a ``Command``'s goto, which the update
+        drops) and nothing of the checkpoint's own step has happened yet (no task finished or asked). None
+        otherwise: the update keeps the checkpoint's tasks (what LangGraph's re-routing gives for a node whose
+        edges are fixed)."""
         if not view.own or view.completed or view.interrupts:
             return None
         writes = view.record.writes if view.made_by is None else view.made_by
@@ -267,7 +270,8 @@ class ThreadState:
         if node == START or node not in self.machine.nodes or self.machine.joins_from.get(node):
             return None
         edges, routers = self.machine.transitions[node]
-        return node if routers or any(e.condition is not None for e in edges) else None
+        routed = routers or any(e.condition is not None for e in edges) or any(GOTO in w for w in writes.values())
+        return node if routed else None
 
     async def _update_subgraph(self, views: ThreadViews, head: Head, configurable: dict[str, Any], values: Any,
                                as_node: str | None) -> dict[str, Any]:
