@@ -106,13 +106,15 @@ class Runner:
         pauses: Pauses | None = None,
         watch: StepWatch | None = None,
         max_concurrency: int | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> tuple[StoredCheckpoint, Any]:
         """Run a thread from ``at`` until END, an interrupt, a cancel or the step limit.
 
         Returns the last checkpoint written and the state it holds. Whatever way the run stops, its
         last checkpoint also updates the thread's index entry. ``pauses``: nodes to stop before or after
         (LangGraph's breakpoints); ``watch`` sees the run as it goes (its tasks, steps and checkpoints: a
-        stream of them); ``max_concurrency``: at most that many of a step's nodes run at once. A cancelled run
+        stream of them); ``max_concurrency``: at most that many of a step's nodes run at once; ``metadata``: what
+        each of its checkpoints carries of the run's config (LangGraph's metadata keys). A cancelled run
         records where it stood before it is cancelled.
         """
         cursor, checkpointer = at.cursor, self.checkpointer
@@ -122,7 +124,7 @@ class Runner:
         limit = None if max_concurrency is None else asyncio.Semaphore(max_concurrency)
         settings = RunSettings(cursor.thread_id, invocation_state, runtime, "", tracer, pauses, watch, limit)
         run = ThreadRun(self._executor(settings), at, checkpointer, step_limit=step_limit, durability=durability,
-                        index=self.index, pauses=pauses, after_step=after_step, tracer=tracer)
+                        index=self.index, pauses=pauses, after_step=after_step, tracer=tracer, metadata=metadata)
         used: set[str] = set()
         watching = ANSWERS_USED.set(used)
         try:

@@ -164,8 +164,26 @@ def subgraph_update_keeps_its_siblings(lg: SimpleNamespace) -> list[Any]:
     return [*seen, app.get_state(config("j")).values]
 
 
+def run_config_in_metadata(lg: SimpleNamespace) -> list[Any]:
+    """A run's own config keys (plain values of ``configurable`` and ``metadata``) are in every checkpoint's
+    metadata it writes, in snapshots and in the checkpointer's tuples, and a history filters by them."""
+    g = lg.StateGraph(Chat)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_node("b", lambda s: {"log": ["b"]})
+    g.add_edge(lg.START, "a")
+    g.add_edge("a", "b")
+    app = g.compile(checkpointer=lg.InMemorySaver(), interrupt_before=["b"])
+    given = {"configurable": {"thread_id": "m", "user": "ann", "n": 2, "obj": object(), "__hidden": "x"},
+             "metadata": {"team": "blue", "user": "not this one"}}
+    app.invoke({"log": [], "calls": []}, given)
+    app.invoke(None, {"configurable": {"thread_id": "m", "user": "bob"}})
+    return [[s.metadata for s in app.get_state_history(config("m"))],
+            [t.metadata for t in app.checkpointer.list(config("m"))],
+            [s.metadata["step"] for s in app.get_state_history(config("m"), filter={"user": "bob"})]]
+
+
 PROGRAMS = [sends_and_root_values, update_without_as_node, named_checkpoint_as_written, exit_durability_results,
-            delete_thread_from_sync_code, subgraph_update_keeps_its_siblings]
+            delete_thread_from_sync_code, subgraph_update_keeps_its_siblings, run_config_in_metadata]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

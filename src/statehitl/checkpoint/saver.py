@@ -293,7 +293,9 @@ def _config(thread: str, view_id: str) -> dict[str, Any]:
 
 
 def _metadata(view: View) -> CheckpointMetadata:
-    return {"source": view.source, "step": view.step, "parents": {}}
+    from statehitl.graph.history import view_metadata
+
+    return view_metadata(view)  # type: ignore[return-value]  # LangGraph's TypedDict, with the run's keys
 
 
 def _updated(view: View, root: CheckpointRecord) -> list[str]:

@@ -36,6 +36,7 @@ from statehitl.graph.run_stream import RunStream
 from statehitl.graph.run_targets import (
     RunTarget,
     check_step_limit,
+    checkpoint_metadata,
     run_target,
 )
 from statehitl.graph.runtime_values import RunControl
@@ -358,6 +359,7 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
                 pauses=pauses if pauses.before or pauses.after or control is not None else None,
                 watch=stream,
                 max_concurrency=target.max_concurrency,
+                metadata=checkpoint_metadata(target.config),
             )
         finally:
             if shared is not None:

@@ -118,6 +118,15 @@ def step_results(view: View) -> tuple[str, int, dict[str, dict[str, Any]]] | Non
     return None
 
 
+def view_metadata(view: View) -> dict[str, Any]:
+    """LangGraph's ``metadata`` of a checkpoint: its ``source`` and ``step`` (``parents`` empty: a top-level
+    checkpoint), then the keys its run's config gave (``CheckpointRecord.metadata``)."""
+    metadata: dict[str, Any] = {"source": view.source, "step": view.step, "parents": {}}
+    for key, value in view.record.metadata.items():
+        metadata.setdefault(key, value)
+    return metadata
+
+
 StepResults = dict[str, tuple[int, dict[str, dict[str, Any]]]]
 """By checkpoint id, what ``step_results`` found its tasks wrote: the step they ran in, the writes by task."""
 

@@ -19,7 +19,7 @@ from statehitl.checkpoint.record_parts import FailureRecord
 from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer
 from statehitl.commands import GOTO
 from statehitl.graph.graph_state import StateGraphSchema
-from statehitl.graph.history import View
+from statehitl.graph.history import View, view_metadata
 from statehitl.graph.node_calls import task_key
 from statehitl.graph.state_kinds import ROOT
 from statehitl.graph.task_paths import task_path
@@ -228,7 +228,7 @@ class SnapshotReader:
             state if self.schema.native else self.shown_values(state, view.pending, completed),
             self.next(view.pending, completed),
             graph_config(record.thread_id, shown),
-            {"source": view.source, "step": view.step, "parents": {}},
+            view_metadata(view),
             _when(view.created_at),
             None if parent is None else graph_config(record.thread_id, parent),
             self.tasks(top, view, interrupts, ids, subgraphs=subgraphs, failed=failed, results=results),

@@ -36,6 +36,7 @@ from statehitl.graph.history import (
     parse_view,
     results_of,
     step_results,
+    view_metadata,
 )
 from statehitl.graph.run_targets import RunTarget, namespace_of, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
@@ -162,7 +163,7 @@ class ThreadState:
                     results[done[0]] = done[1:]
                 if below is not None and checkpoint_order(view.id) >= below:
                     continue
-                metadata = {"source": view.source, "step": view.step, "parents": {}}
+                metadata = view_metadata(view)
                 if filter and any(metadata.get(k) != v for k, v in filter.items()):
                     continue
                 if limit is not None and count >= limit:
