@@ -7,6 +7,7 @@ What each library derives for itself is left out of the comparison: task ids, ch
 
 from __future__ import annotations
 
+import importlib
 import operator
 from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
@@ -182,8 +183,30 @@ def run_config_in_metadata(lg: SimpleNamespace) -> list[Any]:
             [s.metadata["step"] for s in app.get_state_history(config("m"), filter={"user": "bob"})]]
 
 
+def message_updated_in_a_root_state(lg: SimpleNamespace) -> list[Any]:
+    """A message read from a root-value state of messages, edited and given back to ``update_state``,
+    replaces the one with its id as it is (a LangChain message is a pydantic model, not a state's fields)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    library = lg.StateGraph.__module__.split(".")[0]  # langgraph or statehitl
+    add_messages = importlib.import_module(f"{library}.graph.message").add_messages
+    call = {"id": "c1", "name": "search", "args": {"q": "sf"}}
+    g = lg.StateGraph(Annotated[list, add_messages])
+    g.add_node("agent", lambda s: [AIMessage(content="", tool_calls=[call], id="ai1")])
+    g.add_node("tools", lambda s: [])
+    g.add_edge(lg.START, "agent")
+    g.add_edge("agent", "tools")
+    app = g.compile(checkpointer=lg.InMemorySaver(), interrupt_before=["tools"])
+    app.invoke([HumanMessage("hi", id="h1")], config("g"))
+    last = app.get_state(config("g")).values[-1]
+    last.tool_calls[0]["args"] = {"q": "la"}
+    app.update_state(config("g"), last)
+    return [repr(m) for m in app.get_state(config("g")).values]
+
+
 PROGRAMS = [sends_and_root_values, update_without_as_node, named_checkpoint_as_written, exit_durability_results,
-            delete_thread_from_sync_code, subgraph_update_keeps_its_siblings, run_config_in_metadata]
+            delete_thread_from_sync_code, subgraph_update_keeps_its_siblings, run_config_in_metadata,
+            message_updated_in_a_root_state]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -180,8 +180,8 @@ async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str |
                                f"(its nodes: {sorted(graph.machine.nodes)})")
     writer = as_node or "update_state"
     schema = graph.schema
-    update = schema.normalize_update(writer, values.model_dump(exclude_unset=True)
-                                     if isinstance(values, BaseModel) else values)
+    update = schema.normalize_update(writer, values.model_dump(exclude_unset=True)  # a root value: as it is
+                                     if isinstance(values, BaseModel) and schema.kind.kind != "root" else values)
     state = schema.apply(level.state, [(writer, update)])
     kept = {**level.kept, "values": schema.dump_values(state), "step": level.step + 1,
             "appended": {c: schema.dump_items(state, c, len(level.base.get(c, ()))) for c in schema.append_channels}}

@@ -306,7 +306,10 @@ class ThreadState:
         return await self.aget_state(target.thread, shown)
 
     def _update_of(self, values: Any, writer: str) -> dict[str, Any]:
-        given = values.model_dump(exclude_unset=True) if isinstance(values, BaseModel) else values
+        """``values`` as channel writes; a model is a state's fields (those set), but a root-value state's
+        value is written as it is (a LangChain message is a pydantic model too)."""
+        dumped = isinstance(values, BaseModel) and self.schema.kind.kind != "root"
+        given = values.model_dump(exclude_unset=True) if dumped else values
         return self.schema.input_update(given) if writer in (START, INPUT_NODE) else \
             self.schema.normalize_update(writer, given)
 
