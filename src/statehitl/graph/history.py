@@ -26,6 +26,7 @@ from typing import Any
 from statehitl.checkpoint.checkpoint_ids import untag
 from statehitl.checkpoint.record_parts import InterruptRecord
 from statehitl.checkpoint.records import CheckpointRecord, RecordStatus, ViewPart
+from statehitl.checkpoint.step_writes import resolve_writes
 from statehitl.errors import CheckpointNotFoundError
 
 MAIN, BEFORE, BEGIN = 0, 1, 2
@@ -191,8 +192,15 @@ def record_views(root: CheckpointRecord, content: CheckpointRecord, parent: View
             return views
     views.append(View(ViewKey(root.seq), content, content.step, main_source, content.status, list(content.pending),
                       dict(content.schedule), dict(content.completed), list(content.interrupts), when, parent,
-                      None if content.seq == root.seq else root.writes))
+                      None if content.seq == root.seq else _made_by(root, content)))
     return views
+
+
+def _made_by(root: CheckpointRecord, content: CheckpointRecord) -> dict[str, dict[str, Any]]:
+    """The writes of the step that made ``root``, a checkpoint ``content`` restates: read as stored (a page of
+    history reads ``root`` so), a write to an append-only channel names the items it added, found in the
+    channels ``content`` holds whole (the same checkpoint's)."""
+    return resolve_writes(root.writes, content.values, getattr(root, "value_writes", None))
 
 
 Read = Callable[[int], Awaitable[CheckpointRecord | None]]
