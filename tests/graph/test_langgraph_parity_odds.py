@@ -5,15 +5,17 @@ statehitl, and compared (as ``test_langgraph_parity``'s are)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import pytest
-from test_langgraph_parity import config, langgraph_names, plain, statehitl_names
+from test_langgraph_parity import Log, config, langgraph_names, plain, statehitl_names
 
 
 def with_functional(names: SimpleNamespace, module: str) -> SimpleNamespace:
     func = __import__(f"{module}.func", fromlist=["entrypoint", "task"])
-    return SimpleNamespace(**vars(names), entrypoint=func.entrypoint, task=func.task)
+    managed = __import__(f"{module}.managed", fromlist=["RemainingSteps"])
+    return SimpleNamespace(**vars(names), entrypoint=func.entrypoint, task=func.task,
+                           RemainingSteps=managed.RemainingSteps)
 
 
 # -- the programs -----------------------------------------------------------------------------------
@@ -46,7 +48,16 @@ def root_value_graph_invoked_in_code(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
-PROGRAMS = [root_value_graph_invoked_in_code]
+def builder_lists_managed_keys(lg: SimpleNamespace) -> list[Any]:
+    """``StateGraph.managed`` names the keys the run fills in (``RemainingSteps``), required or not."""
+
+    plain_state = TypedDict("plain_state", {"items": list[str], "remaining_steps": lg.RemainingSteps})  # noqa: UP013 (eager: the annotations name lg)
+    optional = TypedDict("optional", {"items": list[str], "remaining_steps": NotRequired[lg.RemainingSteps]})  # noqa: UP013
+    return [sorted(lg.StateGraph(plain_state).managed), sorted(lg.StateGraph(optional).managed),
+            sorted(lg.StateGraph(Log).managed)]
+
+
+PROGRAMS = [root_value_graph_invoked_in_code, builder_lists_managed_keys]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

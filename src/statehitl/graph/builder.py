@@ -89,6 +89,11 @@ class StateGraph(Generic[M]):
         """The nodes added so far by name, as LangGraph's builder shows them (``nodes[name].runnable``...)."""
         return dict(self._nodes)
 
+    @property
+    def managed(self) -> dict[str, Any]:
+        """The state's managed keys (``RemainingSteps``...) by name, with how the run fills each in."""
+        return dict(state_kind(self.state_schema).managed)
+
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | dict[str, Any] | None = None, *,
                  input_schema: Any = None, destinations: dict[str, str] | Sequence[str] | None = None,
