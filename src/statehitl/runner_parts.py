@@ -140,6 +140,8 @@ class RunSettings:
     watch: StepWatch | None = None
     limit: asyncio.Semaphore | None = None
     """At most this many of a step's nodes run at once (LangGraph's ``max_concurrency``), None: no limit."""
+    step_timeout: float | None = None
+    """Seconds a step may take (LangGraph's ``step_timeout``), None: no limit."""
 
 
 class FinishedWhileCancelled(asyncio.CancelledError):

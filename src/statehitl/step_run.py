@@ -8,8 +8,10 @@ runs next is the policy's (``statehitl.scheduling``); the executor never asks wh
 
 A step with nothing to answer shares one ``InterruptContext`` for the whole run, and a lone node is
 called inline, without a task: a chain of single nodes pays for little more than its nodes. Inline means
-on the loop's thread for a sync node, unless the loop serves others meanwhile (``LOOP_SHARED``: a
-streamed run's reader, a sibling of the step the run is nested in): then it runs in a worker thread.
+on the loop's thread for a sync node when that loop is statehitl's own (a sync call's, ``invoke``) and
+serves nobody else meanwhile (``LOOP_SHARED``: a streamed run's reader, a sibling of the step the run is
+nested in); else it runs in a worker thread. An async call (``ainvoke``) runs on the caller's loop, whose
+other tasks a sleeping sync node would hold up, and which a cancel must reach at once: LangGraph's rule.
 
 Under LangGraph's rule a node that raises stops its step at once: its running siblings are cancelled
 (a sync one in a worker thread, which cannot be stopped, is waited for and keeps its work), and what the
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids, observe
 from statehitl._json import dump_written
+from statehitl._sync import on_private_loop
 from statehitl.errors import NodeCancelledError
 from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
@@ -87,7 +90,7 @@ class StepExecutor:
         self.tracer = settings.tracer if traced else None
         self.halted: Callable[[Any], bool] | None = getattr(adapter, "halted", None)
         self.watch = settings.watch
-        self.inline_sync = not LOOP_SHARED.get()
+        self.inline_sync = on_private_loop() and not LOOP_SHARED.get() and settings.step_timeout is None
         """Whether a lone sync node may run on the loop's thread (nothing else is served meanwhile)."""
         self.step_at: Position | None = None
         """Where the step in flight began (None between steps)."""
@@ -113,7 +116,26 @@ class StepExecutor:
         return None if update is None else self.adapter.normalize_update(self.machine.name, update)
 
     async def run(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
-        """Run ``runnable`` (of ``at.pending``) from ``at``: where it stopped on interrupts, or where it went."""
+        """Run ``runnable`` (of ``at.pending``) from ``at``: where it stopped on interrupts, or where it went.
+        Past the run's ``step_timeout`` the step's running nodes are cancelled, and it fails with
+        ``TimeoutError``, keeping what its finished nodes wrote for the retry (LangGraph's rule)."""
+        limit = self.settings.step_timeout
+        if limit is None:
+            return await self._run(at, runnable)
+        try:
+            async with asyncio.timeout(limit) as timer:
+                return await self._run(at, runnable)
+        except TimeoutError as exc:
+            if not timer.expired():
+                raise
+            finished = self.finished or {}
+            self.finished, self.step_at = None, None
+            left = [n for n in runnable if n not in finished and n not in at.completed] or runnable
+            error = TimeoutError(f"step {at.step + 1} ran past step_timeout={limit}s; still running: {left}")
+            raise NodeFailed(left[0], error, {n: dump_written(self.adapter.dump_update, n, u)
+                                              for n, u in finished.items()}) from exc
+
+    async def _run(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
         self.step_at = at
         if self.watch is not None:
             self.watch.step_started(at, runnable)

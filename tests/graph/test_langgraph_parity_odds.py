@@ -4,6 +4,9 @@ statehitl, and compared (as ``test_langgraph_parity``'s are)."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from types import SimpleNamespace
 from typing import Any, NotRequired, TypedDict
 
@@ -57,7 +60,88 @@ def builder_lists_managed_keys(lg: SimpleNamespace) -> list[Any]:
             sorted(lg.StateGraph(Log).managed)]
 
 
-PROGRAMS = [root_value_graph_invoked_in_code, builder_lists_managed_keys]
+def step_timeout_cancels_the_step(lg: SimpleNamespace) -> list[Any]:
+    """``graph.step_timeout``: a step still running past it has its running nodes cancelled and the stream
+    raises ``TimeoutError`` (a reader that lingers over a chunk does not stop the clock); what a finished node
+    wrote is kept, and ``invoke(None)`` runs only the node that was cut short."""
+    seen: list[Any] = []
+
+    async def slow(state: Log) -> dict[str, Any]:
+        seen.append("slow started")
+        try:
+            await asyncio.sleep(5 if len(seen) < 3 else 0)
+        except asyncio.CancelledError:
+            seen.append("slow cancelled")
+            raise
+        return {"log": ["slow"]}
+
+    async def quick(state: Log) -> dict[str, Any]:
+        await asyncio.sleep(0.05)
+        return {"log": ["quick"]}
+
+    g = lg.StateGraph(Log)
+    g.add_node("slow", slow)
+    g.add_node("quick", quick)
+    g.add_conditional_edges(lg.START, lambda s: ["slow", "quick"])
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    app.step_timeout = 0.5
+
+    async def main() -> None:
+        try:
+            async for chunk in app.astream({"log": []}, config("1"), stream_mode="updates"):
+                seen.append(chunk)
+                await asyncio.sleep(0.2)
+        except TimeoutError as exc:
+            seen.append(type(exc).__name__)
+        state = await app.aget_state(config("1"))
+        seen.append((state.values, state.next))
+        app.step_timeout = None
+        seen.append(await app.ainvoke(None, config("1")))
+
+    asyncio.run(main())
+    return seen
+
+
+def ainvoke_runs_sync_nodes_off_the_loop(lg: SimpleNamespace) -> list[Any]:
+    """Under ``ainvoke`` a sync node runs in a worker thread: the caller's other tasks go on while it sleeps,
+    and cancelling the call stops the run (the node after it never runs)."""
+    seen: list[Any] = []
+    started = threading.Event()
+
+    def sleepy(state: Log) -> dict[str, Any]:
+        started.set()
+        time.sleep(0.3)
+        return {"log": [("sleepy", threading.current_thread() is threading.main_thread())]}
+
+    g = lg.StateGraph(Log)
+    g.add_node("sleepy", sleepy)
+    g.add_node("after", lambda s: seen.append("after ran") or {"log": ["after"]})
+    g.add_edge(lg.START, "sleepy")
+    g.add_edge("sleepy", "after")
+    app = g.compile()
+
+    async def main() -> None:
+        ticks = 0
+        call = asyncio.create_task(app.ainvoke({"log": []}))
+        while not call.done():
+            ticks += 1
+            await asyncio.sleep(0.01)
+        seen.append((await call, ticks > 3))
+        started.clear()
+        call = asyncio.create_task(app.ainvoke({"log": []}))
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 5)
+        call.cancel()
+        try:
+            await call
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+
+    asyncio.run(main())
+    return seen
+
+
+PROGRAMS = [root_value_graph_invoked_in_code, builder_lists_managed_keys, step_timeout_cancels_the_step,
+            ainvoke_runs_sync_nodes_off_the_loop]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -135,6 +135,9 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         self.build_nodes = nodes or dict
         self.debug = debug
         """Every call prints its updates and values as they come (``compile(debug=True)``)."""
+        self.step_timeout: float | None = None
+        """Seconds a step may take (LangGraph's ``graph.step_timeout``): past them its running nodes are cancelled
+        and the call raises ``TimeoutError``, the step recorded failed (what finished kept) for a retry."""
         self.config: dict[str, Any] | None = None
         """The config every call starts from (``with_config``)."""
         self.subgraphs = subgraphs or {}
@@ -358,6 +361,7 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
                 pauses=pauses if pauses.before or pauses.after or control is not None else None,
                 watch=stream,
                 max_concurrency=target.max_concurrency,
+                step_timeout=self.step_timeout,
             )
         finally:
             if shared is not None:
