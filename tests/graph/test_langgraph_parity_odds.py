@@ -5,12 +5,14 @@ statehitl, and compared (as ``test_langgraph_parity``'s are)."""
 from __future__ import annotations
 
 import asyncio
+import operator
 import threading
 import time
 from types import SimpleNamespace
-from typing import Any, NotRequired, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 import pytest
+from pydantic import BaseModel, Field
 from test_langgraph_parity import Log, config, langgraph_names, plain, statehitl_names
 
 
@@ -140,8 +142,35 @@ def ainvoke_runs_sync_nodes_off_the_loop(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
-PROGRAMS = [root_value_graph_invoked_in_code, builder_lists_managed_keys, step_timeout_cancels_the_step,
-            ainvoke_runs_sync_nodes_off_the_loop]
+class Ticket(BaseModel):
+    text: str
+    log: Annotated[list[str], operator.add] = Field(default_factory=list)
+    approved: bool = False
+    note: str | None = None
+
+
+class Docs(BaseModel):
+    log: list[str] = Field(default_factory=lambda: ["from a default factory"])
+    note: str | None = None
+
+
+def returned_models_write_as_on_langgraph(lg: SimpleNamespace) -> list[Any]:
+    """A node that returns a pydantic model writes its fields by LangGraph's rule: every field but one left at
+    a default of None, so a default (``approved=False``) overwrites what the state held, and a default
+    factory's value (another model's ``log``) is written; a field set to None is written."""
+    g = lg.StateGraph(Ticket)
+    g.add_node("approve", lambda s: {"approved": True, "note": "seen"})
+    g.add_node("rewrite", lambda s: Ticket(text="changed"))
+    g.add_node("docs", lambda s: Docs())
+    g.add_node("clear", lambda s: Docs(log=[], note=None))
+    for a, b in ((lg.START, "approve"), ("approve", "rewrite"), ("rewrite", "docs"), ("docs", "clear")):
+        g.add_edge(a, b)
+    app = g.compile()
+    return [app.invoke({"text": "x", "log": ["kept"]}), list(app.stream({"text": "y"}))]
+
+
+PROGRAMS = [returned_models_write_as_on_langgraph, root_value_graph_invoked_in_code, builder_lists_managed_keys,
+            step_timeout_cancels_the_step, ainvoke_runs_sync_nodes_off_the_loop]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -232,9 +232,13 @@ def _aliases(model: type[BaseModel]) -> frozenset[str]:
 
 
 def _fields_of(obj: Any) -> dict[str, Any] | None:
-    """A model's set fields (its defaults would overwrite what others wrote), a dataclass's every field."""
+    """What a model or dataclass writes, by LangGraph's rule: a dataclass every field; a model every field but
+    those left at a default of None (a field set to None explicitly writes it), so a default factory's value
+    (``docs: list = Field(default_factory=...)``) is written, as a required field's is."""
     if isinstance(obj, BaseModel):
-        return {name: getattr(obj, name) for name in obj.model_fields_set}
+        written = obj.model_fields_set
+        return {name: value for name, info in type(obj).model_fields.items()
+                if (value := getattr(obj, name)) is not None or info.default is not None or name in written}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     return None
