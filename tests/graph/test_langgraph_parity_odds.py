@@ -19,8 +19,11 @@ from test_langgraph_parity import Log, config, langgraph_names, plain, statehitl
 def with_functional(names: SimpleNamespace, module: str) -> SimpleNamespace:
     func = __import__(f"{module}.func", fromlist=["entrypoint", "task"])
     managed = __import__(f"{module}.managed", fromlist=["RemainingSteps"])
+    cache = __import__(f"{module}.cache.memory", fromlist=["InMemoryCache"])
+    types = __import__(f"{module}.types", fromlist=["CachePolicy"])
     return SimpleNamespace(**vars(names), entrypoint=func.entrypoint, task=func.task,
-                           RemainingSteps=managed.RemainingSteps)
+                           RemainingSteps=managed.RemainingSteps, InMemoryCache=cache.InMemoryCache,
+                           CachePolicy=types.CachePolicy)
 
 
 # -- the programs -----------------------------------------------------------------------------------
@@ -169,8 +172,41 @@ def returned_models_write_as_on_langgraph(lg: SimpleNamespace) -> list[Any]:
     return [app.invoke({"text": "x", "log": ["kept"]}), list(app.stream({"text": "y"}))]
 
 
-PROGRAMS = [returned_models_write_as_on_langgraph, root_value_graph_invoked_in_code, builder_lists_managed_keys,
-            step_timeout_cancels_the_step, ainvoke_runs_sync_nodes_off_the_loop]
+def task_results_are_cached(lg: SimpleNamespace) -> list[Any]:
+    """``@task(cache_policy=)`` with ``@entrypoint(cache=)``: a call with the arguments of an earlier one (in
+    this thread, across its interrupts, or in another thread) returns that result without running, until
+    ``task.clear_cache(cache)``; an entrypoint's own ``cache_policy`` caches its value by its input."""
+    ran: list[Any] = []
+    cache = lg.InMemoryCache()
+
+    @lg.task(cache_policy=lg.CachePolicy())
+    def double(x: int) -> int:
+        ran.append(x)
+        return 2 * x
+
+    @lg.entrypoint(checkpointer=lg.InMemorySaver(), cache=cache)
+    def workflow(xs: list[int]) -> list[Any]:
+        return [double(x).result() for x in xs] + [lg.interrupt("more?")]
+
+    seen: list[Any] = []
+    for thread in ("1", "2"):
+        workflow.invoke([1, 1, 2], config(thread))
+        seen.append((workflow.invoke(lg.Command(resume="yes"), config(thread)), list(ran)))
+    double.clear_cache(cache)
+    workflow.invoke([2, 3], config("3"))
+    seen.append(list(ran))
+
+    @lg.entrypoint(cache=lg.InMemoryCache(), cache_policy=lg.CachePolicy())
+    def whole(x: int) -> int:
+        ran.append(("whole", x))
+        return x + 1
+
+    seen.append(([whole.invoke(5), whole.invoke(5), whole.invoke(6)], list(ran)))
+    return seen
+
+
+PROGRAMS = [task_results_are_cached, returned_models_write_as_on_langgraph, root_value_graph_invoked_in_code,
+            builder_lists_managed_keys, step_timeout_cancels_the_step, ainvoke_runs_sync_nodes_off_the_loop]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
