@@ -144,6 +144,11 @@ class RunSettings:
     """Seconds a step may take (LangGraph's ``step_timeout``), None: no limit."""
 
 
+SENT_TIMEOUT: ContextVar[dict[str, Any] | None] = ContextVar("statehitl_sent_timeout", default=None)
+"""The limits a ``Send`` gave the task being called (``Send(timeout=)``, as stored), which its node's attempts
+take over its own (``graph.node_guards.timed``); None: the node's own."""
+
+
 class FinishedWhileCancelled(asyncio.CancelledError):
     """A sync node's call was cancelled, but a worker thread cannot be stopped: the call waited for the
     thread's end and is cancelled now, with what the node did (``future``: its return value or error), so

@@ -40,6 +40,7 @@ from statehitl.offload import may_run_inline
 from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.runner_parts import (
     LOOP_SHARED,
+    SENT_TIMEOUT,
     Cancelled,
     Done,
     FinishedWhileCancelled,
@@ -53,7 +54,7 @@ from statehitl.runner_parts import (
 )
 from statehitl.scheduling import SchedulingPolicy
 from statehitl.step_tasks import run_tasks
-from statehitl.supersteps import Routes, awaited_routes, send_arg
+from statehitl.supersteps import Routes, awaited_routes, send_arg, send_timeout
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
 
 if TYPE_CHECKING:
@@ -282,10 +283,26 @@ class StepExecutor:
         if at.schedule is not None:
             sent, arg = send_arg(at.schedule, node)
             if sent:
-                return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,
-                                            sent=True)
+                limits = send_timeout(at.schedule, node)
+                if limits is None:
+                    return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,
+                                                sent=True)
+                return await self._timed_send(at, node, arg, context, limits)
         return await self.call_node(node, at.state, at.step, context, at.progress.get(node) if at.progress else None,
                                     inline=inline)
+
+    async def _timed_send(self, at: Position, node: str, arg: Any, context: InterruptContext,
+                          limits: dict[str, Any]) -> NodeOutcome:
+        """A Send's task whose Send gave it limits (``Send(timeout=)``): its node's attempts take them."""
+        spec = self.machine.nodes[self.machine.task_node(node)]
+        if not spec.is_async:
+            raise ValueError(f"Send({spec.name!r}, ..., timeout=...) names a sync node; timeouts are only supported "
+                             "for async nodes: a sync function cannot be cancelled in-process")
+        token = SENT_TIMEOUT.set(limits)
+        try:
+            return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=False, sent=True)
+        finally:
+            SENT_TIMEOUT.reset(token)
 
     async def call_node(self, node: str, state: Any, step: int, context: InterruptContext, progress: Any, *,
                         inline: bool, sent: bool = False) -> NodeOutcome:

@@ -5,9 +5,12 @@ statehitl, and compared (as ``test_langgraph_parity``'s are)."""
 from __future__ import annotations
 
 import asyncio
+import datetime
+import decimal
 import operator
 import threading
 import time
+import uuid
 from types import SimpleNamespace
 from typing import Annotated, Any, NotRequired, TypedDict
 
@@ -21,9 +24,12 @@ def with_functional(names: SimpleNamespace, module: str) -> SimpleNamespace:
     managed = __import__(f"{module}.managed", fromlist=["RemainingSteps"])
     cache = __import__(f"{module}.cache.memory", fromlist=["InMemoryCache"])
     types = __import__(f"{module}.types", fromlist=["CachePolicy"])
+    errors = __import__(f"{module}.errors", fromlist=["NodeTimeoutError"])
+    serde = __import__(f"{module}.checkpoint.serde.jsonplus", fromlist=["JsonPlusSerializer"])
     return SimpleNamespace(**vars(names), entrypoint=func.entrypoint, task=func.task,
                            RemainingSteps=managed.RemainingSteps, InMemoryCache=cache.InMemoryCache,
-                           CachePolicy=types.CachePolicy)
+                           CachePolicy=types.CachePolicy, TimeoutPolicy=types.TimeoutPolicy,
+                           NodeTimeoutError=errors.NodeTimeoutError, JsonPlusSerializer=serde.JsonPlusSerializer)
 
 
 # -- the programs -----------------------------------------------------------------------------------
@@ -205,8 +211,51 @@ def task_results_are_cached(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
-PROGRAMS = [task_results_are_cached, returned_models_write_as_on_langgraph, root_value_graph_invoked_in_code,
-            builder_lists_managed_keys, step_timeout_cancels_the_step, ainvoke_runs_sync_nodes_off_the_loop]
+def send_timeout_overrides_the_nodes(lg: SimpleNamespace) -> list[Any]:
+    """``Send(node, arg, timeout=)``: the Send's limits, not the node's own, bound that task's attempts; a Send
+    without one keeps the node's; the Send shows and compares with its (coerced) policy."""
+    seen: list[Any] = []
+
+    async def slow(arg: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(arg["wait"])
+        return {"log": [arg["wait"]]}
+
+    def fan(state: Log) -> list[Any]:
+        return [lg.Send("slow", {"wait": 0.3}, timeout=lg.TimeoutPolicy(idle_timeout=0.05)) if state["log"] == ["tight"]
+                else lg.Send("slow", {"wait": 0.3})]
+
+    g = lg.StateGraph(Log)
+    g.add_node("slow", slow, timeout=lg.TimeoutPolicy(idle_timeout=5.0))
+    g.add_conditional_edges(lg.START, fan)
+    app = g.compile()
+    for log in (["tight"], ["loose"]):
+        try:
+            seen.append(asyncio.run(app.ainvoke({"log": log})))
+        except lg.NodeTimeoutError as exc:
+            seen.append(("NodeTimeoutError", exc.node, exc.kind, exc.idle_timeout))
+    sent = lg.Send("slow", {"x": 1}, timeout=2)
+    seen.extend([repr(sent), repr(lg.Send("slow", {"x": 1})), sent == lg.Send("slow", {"x": 1}, timeout=2.0),
+                 sent.timeout.run_timeout])
+    return seen
+
+
+def jsonplus_round_trips_values(lg: SimpleNamespace) -> list[Any]:
+    """``JsonPlusSerializer().loads_typed(dumps_typed(value))`` gives the value back: a Send (with its timeout),
+    the standard types, ``None`` and bytes."""
+    serde = lg.JsonPlusSerializer()
+    values = [lg.Send("w", {"x": 1}, timeout=lg.TimeoutPolicy(run_timeout=1, idle_timeout=2)), lg.Send("w", [1]),
+              None, b"raw", {"when": datetime.datetime(2024, 1, 2, 3, 4, 5), "id": uuid.UUID(int=7),
+                             "amount": decimal.Decimal("1.10"), "tags": {"a", "b"}, "n": 3, "text": "hi"}]
+    seen = []
+    for value in values:
+        back = serde.loads_typed(serde.dumps_typed(value))
+        seen.append((back == value, type(back).__name__))
+    return seen
+
+
+PROGRAMS = [send_timeout_overrides_the_nodes, jsonplus_round_trips_values, task_results_are_cached,
+            returned_models_write_as_on_langgraph, root_value_graph_invoked_in_code, builder_lists_managed_keys,
+            step_timeout_cancels_the_step, ainvoke_runs_sync_nodes_off_the_loop]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -21,9 +21,6 @@ from statehitl.values import ValueTypes, decode_value, encode_value
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache, FullKey, Namespace
 
-__all__ = ["TaskCache", "task_namespace"]
-
-
 def task_namespace(fn: Callable[..., Any], name: str) -> Namespace:
     """Where a task's results are cached: its function's module and qualified name, and the task's name."""
     return "tasks", f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', name)}", name

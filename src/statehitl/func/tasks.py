@@ -31,10 +31,11 @@ from statehitl.func.schemas import value_types
 from statehitl.func.task_cache import TaskCache, task_namespace
 from statehitl.graph.caching import CachePolicy
 from statehitl.graph.node_calls import enter_node, get_stream_writer, leave_node
-from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused, timed
+from statehitl.graph.node_guards import sync_timeout_refused, timed
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.timeout_policy import TimeoutPolicy
 from statehitl.values import ValueTypes, decode_value, encode_value
 
 if TYPE_CHECKING:

@@ -27,13 +27,14 @@ from statehitl.graph.builder import StateGraph
 from statehitl.graph.caching import CachePolicy
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.node_calls import current_run, get_stream_writer, node_config
-from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused
+from statehitl.graph.node_guards import sync_timeout_refused
 from statehitl.graph.retries import Policies
 from statehitl.graph.runtime_values import Runtime
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 from statehitl.runner_parts import keep_progress
 from statehitl.stream_sink import StreamMode
+from statehitl.timeout_policy import TimeoutPolicy
 from statehitl.values import decode_value, encode_value
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import guarded_node, is_async_callable, node_handler, route_handler
-from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, TimeoutPolicy, handler_name
+from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, handler_name
 from statehitl.graph.node_specs import StateNodeSpec
 from statehitl.graph.retries import Policies
 from statehitl.graph.run_begin import Migration
@@ -42,6 +42,7 @@ from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec
 from statehitl.routers import Router
 from statehitl.thread_run import Durability
+from statehitl.timeout_policy import TimeoutPolicy
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache
