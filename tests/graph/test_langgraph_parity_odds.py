@@ -253,7 +253,60 @@ def jsonplus_round_trips_values(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
-PROGRAMS = [send_timeout_overrides_the_nodes, jsonplus_round_trips_values, task_results_are_cached,
+def drawings_of_loops_and_deferred_nodes(lg: SimpleNamespace) -> list[Any]:
+    """``get_graph().draw_mermaid()`` draws a loop that shows no way out with a conditional edge to ``__end__``
+    from the node its last drawn step runs, and a deferred node that runs after a dead end with a conditional
+    edge from that node, as LangGraph draws them."""
+
+    def node(state: Log) -> dict[str, Any]:
+        return {"log": ["x"]}
+
+    drawn = []
+    for cycle in (["human", "agent"], ["a", "b", "c"]):
+        g = lg.StateGraph(Log)
+        for name in cycle:
+            g.add_node(name, node)
+        for a, b in zip([lg.START, *cycle], [*cycle, cycle[0]], strict=True):
+            g.add_edge(a, b)
+        drawn.append(g.compile().get_graph().draw_mermaid(with_styles=False))
+    for join in (False, True):
+        g = lg.StateGraph(Log)
+        for name in ("rewrite", "one", "two", "analyze"):
+            g.add_node(name, node)
+        g.add_node("qa", node, defer=True)
+        for a, b in ((lg.START, "rewrite"), ("rewrite", "one"), ("rewrite", "two"), ("one", "analyze"),
+                     ("qa", lg.END)):
+            g.add_edge(a, b)
+        if join:
+            g.add_edge(["one", "two"], "qa")
+        else:
+            g.add_edge("one", "qa")
+            g.add_edge("two", "qa")
+        drawn.append(g.compile().get_graph().draw_mermaid(with_styles=False))
+    return drawn
+
+
+def a_checkpointed_graph_needs_a_thread(lg: SimpleNamespace) -> list[Any]:
+    """A graph compiled with a checkpointer and called without a thread id (no config, or a config naming none)
+    raises LangGraph's ``ValueError``; nothing runs."""
+    ran: list[str] = []
+    g = lg.StateGraph(Log)
+    g.add_node("a", lambda s: ran.append("a") or {"log": ["a"]})
+    g.add_edge(lg.START, "a")
+    app = g.compile(checkpointer=lg.InMemorySaver())
+    seen: list[Any] = []
+    for given in ((), ({"configurable": {}},), ({"recursion_limit": 5},)):
+        try:
+            app.invoke({"log": []}, *given)
+        except ValueError as exc:
+            seen.append(str(exc).split(";")[0].split(". ")[0])
+    seen.append(list(ran))  # nothing ran
+    seen.append(app.invoke({"log": []}, config("1")))
+    return seen
+
+
+PROGRAMS = [drawings_of_loops_and_deferred_nodes, a_checkpointed_graph_needs_a_thread,
+            send_timeout_overrides_the_nodes, jsonplus_round_trips_values, task_results_are_cached,
             returned_models_write_as_on_langgraph, root_value_graph_invoked_in_code, builder_lists_managed_keys,
             step_timeout_cancels_the_step, ainvoke_runs_sync_nodes_off_the_loop]
 
