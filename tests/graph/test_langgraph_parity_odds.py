@@ -305,7 +305,24 @@ def a_checkpointed_graph_needs_a_thread(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
-PROGRAMS = [drawings_of_loops_and_deferred_nodes, a_checkpointed_graph_needs_a_thread,
+class LegacyRoot(TypedDict):
+    __root__: Annotated[list[str], operator.add]
+
+
+def a_root_key_typeddict_is_a_root_value(lg: SimpleNamespace) -> list[Any]:
+    """A TypedDict whose one key is ``__root__`` (LangGraph's older spelling) is a root-value state: the input,
+    each node's input and return, and the result are the value itself."""
+    g = lg.StateGraph(LegacyRoot)
+    g.add_node("a", lambda items: [f"a saw {len(items)}"])
+    g.add_node("b", lambda items: ["b"])
+    g.add_edge(lg.START, "a")
+    g.add_edge("a", "b")
+    app = g.compile()
+    return [app.invoke(["x"]), list(app.stream(["y"])), list(app.stream(["z"], stream_mode="values"))]
+
+
+PROGRAMS = [a_root_key_typeddict_is_a_root_value, drawings_of_loops_and_deferred_nodes,
+            a_checkpointed_graph_needs_a_thread,
             send_timeout_overrides_the_nodes, jsonplus_round_trips_values, task_results_are_cached,
             returned_models_write_as_on_langgraph, root_value_graph_invoked_in_code, builder_lists_managed_keys,
             step_timeout_cancels_the_step, ainvoke_runs_sync_nodes_off_the_loop]

@@ -40,6 +40,7 @@ from statehitl.graph.state_channels import (
     is_field_schema,
     kind_of,
     managed_of,
+    root_value_type,
 )
 from statehitl.managed import ManagedValue, refuse_writes, values_of
 
@@ -327,7 +328,7 @@ def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
             f"a root-value state ({schema!r}) has one channel and cannot take the channels of "
             f"{[_name(o) for o in others if is_field_schema(o)]}"
         )
-    channel = channel_of(ROOT, schema, None)
+    channel = channel_of(ROOT, root_value_type(schema), None)
     tracked = frozenset() if channel.starts_present else frozenset({ROOT})
     model = build_model("RootChannels", [channel], absent_aware_base(tracked))
     return StateKind("root", schema, model, {ROOT: channel}, own=[ROOT], tracked=tracked)
