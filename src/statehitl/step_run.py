@@ -100,6 +100,8 @@ class StepExecutor:
         several tasks, or a lone sync node cancelled while its thread ran on, keeps any)."""
         self._unanswered = InterruptContext({}, settings.prefix, settings.thread_id)
         """The interrupt context of every step that answers nothing (most): one per run."""
+        if settings.step_timeout is not None:  # only a run with one pays for the timer
+            self.run = self._run_timed  # type: ignore[method-assign]
         self.inline_allowed = may_run_inline(True)
         """Whether a lone sync node may run on the loop's thread (not in a worker's or the inbox's resume:
         ``statehitl.offload``); asked once per run."""
@@ -117,26 +119,7 @@ class StepExecutor:
         return None if update is None else self.adapter.normalize_update(self.machine.name, update)
 
     async def run(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
-        """Run ``runnable`` (of ``at.pending``) from ``at``: where it stopped on interrupts, or where it went.
-        Past the run's ``step_timeout`` the step's running nodes are cancelled, and it fails with
-        ``TimeoutError``, keeping what its finished nodes wrote for the retry (LangGraph's rule)."""
-        limit = self.settings.step_timeout
-        if limit is None:
-            return await self._run(at, runnable)
-        try:
-            async with asyncio.timeout(limit) as timer:
-                return await self._run(at, runnable)
-        except TimeoutError as exc:
-            if not timer.expired():
-                raise
-            finished = self.finished or {}
-            self.finished, self.step_at = None, None
-            left = [n for n in runnable if n not in finished and n not in at.completed] or runnable
-            error = TimeoutError(f"step {at.step + 1} ran past step_timeout={limit}s; still running: {left}")
-            raise NodeFailed(left[0], error, {n: dump_written(self.adapter.dump_update, n, u)
-                                              for n, u in finished.items()}) from exc
-
-    async def _run(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
+        """Run ``runnable`` (of ``at.pending``) from ``at``: where it stopped on interrupts, or where it went."""
         self.step_at = at
         if self.watch is not None:
             self.watch.step_started(at, runnable)
@@ -176,6 +159,24 @@ class StepExecutor:
             return self._stopped(at, runnable, outcomes, done, stopped)
         finished = [(n, done[n]) for n in runnable if n in done]
         return self._moved(at, runnable, finished, cancels, await self._routes(at, finished))
+
+    async def _run_timed(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
+        """``run`` within the run's ``step_timeout`` (this executor's ``run`` when it has one): past it the step's
+        running nodes are cancelled, and it fails with ``TimeoutError``, keeping what its finished nodes wrote
+        for the retry (LangGraph's rule)."""
+        limit = self.settings.step_timeout
+        try:
+            async with asyncio.timeout(limit) as timer:
+                return await StepExecutor.run(self, at, runnable)
+        except TimeoutError as exc:
+            if not timer.expired():
+                raise
+            finished = self.finished or {}
+            self.finished, self.step_at = None, None
+            left = [n for n in runnable if n not in finished and n not in at.completed] or runnable
+            error = TimeoutError(f"step {at.step + 1} ran past step_timeout={limit}s; still running: {left}")
+            raise NodeFailed(left[0], error, {n: dump_written(self.adapter.dump_update, n, u)
+                                              for n, u in finished.items()}) from exc
 
     async def _routes(self, at: Position, finished: Writes) -> Routes | None:
         return await awaited_routes(self.machine, self.adapter.apply, at.state, finished)
