@@ -91,15 +91,11 @@ def test_branch_that_needs_no_human(transition_recorder, snapshot) -> None:
     assert transition_recorder.log == snapshot
 
 
-def test_a_graph_with_a_checkpointer_needs_a_thread() -> None:
-    """LangGraph's rule: a run on a thread nobody named could never be resumed or read."""
+def test_thread_id_is_generated_when_omitted() -> None:
     app = refund_app()
-    with pytest.raises(ValueError, match="Checkpointer requires one or more of the following 'configurable' keys"):
-        app.invoke({"text": "hi"})
-    with pytest.raises(ValueError, match="thread_id"):
-        app.invoke({"text": "hi"}, {"configurable": {}})
-    assert app.invoke({"text": "hi"}, thread_id="t").thread_id == "t"
-    assert app.get_state("t") is not None
+    first, second = app.invoke({"text": "hi"}), app.invoke({"text": "hi"})
+    assert first.thread_id != second.thread_id
+    assert app.get_state(first.thread_id) is not None
 
 
 def test_ainvoke_from_a_running_loop_and_invoke_inside_one() -> None:
