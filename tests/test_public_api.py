@@ -11,6 +11,7 @@ import statehitl.answers
 import statehitl.cache
 import statehitl.cache.memory
 import statehitl.callbacks
+import statehitl.channels
 import statehitl.checkpoint
 import statehitl.checkpoint.base
 import statehitl.checkpoint.saver
@@ -35,6 +36,7 @@ import statehitl.prebuilt
 import statehitl.prebuilt.chat_agent_executor
 import statehitl.prebuilt.tool_node
 import statehitl.prebuilt.tool_validator
+import statehitl.pregel
 import statehitl.resumable
 import statehitl.runtime
 import statehitl.session
@@ -62,6 +64,10 @@ PUBLIC = {
                       "START", "StateGraph", "StateSnapshot", "Status", "add_messages", "append"],
     statehitl.graph.message: ["MessagesState", "REMOVE_ALL_MESSAGES", "RemoveMessage", "add_messages", "push_message"],
     statehitl.graph.state: ["CompiledStateGraph", "StateGraph"],
+    statehitl.pregel: ["NodeBuilder", "Pregel", "PregelNode"],
+    statehitl.channels: ["AnyValue", "BaseChannel", "BinaryOperatorAggregate", "DeltaChannel", "EphemeralValue",
+                         "INPUT", "LastValue", "Overwrite", "Rewritten", "StateSchema", "Topic", "UntrackedValue",
+                         "append", "append_items", "overwritten", "writer_label"],
     statehitl.prebuilt: ["APPROVAL_INTERRUPT", "AgentState", "InjectedIdempotencyKey", "InjectedState", "InjectedStore",
                          "InjectedToolCallId", "ToolInvocationError", "ToolNode", "ToolRuntime", "ValidationNode",
                          "create_react_agent", "tools_condition"],

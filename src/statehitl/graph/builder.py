@@ -22,6 +22,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.commands import Command
 from statehitl.errors import GraphValidationError
 from statehitl.graph.caching import CachePolicy, NodeCache
+from statehitl.graph.channel_views import state_channel_views
 from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.graph_state import StateGraphSchema
@@ -83,6 +84,9 @@ class StateGraph(Generic[M]):
         self._joins: list[Join] = []
         self._routers: list[Router] = []
         self._defaults = _Defaults()
+
+    channels = property(lambda self: state_channel_views(self.state_schema),
+                        doc="The state's channels as LangGraph's channel objects (``graph.channel_views``).")
 
     @property
     def nodes(self) -> dict[str, StateNodeSpec]:

@@ -244,7 +244,8 @@ class StateGraphSchema(StateSchema[Any]):
         # channels never written stay absent when the thread is read back, as LangGraph's state lacks them; a
         # value that does not fit its annotation (not enforced) is stored as it is
         dumped: dict[str, Any] = state.model_dump(mode="json", exclude_unset=True,
-                                                  exclude=set(self.append_channels | self.tagged) or None,
+                                                  exclude=set(self.append_channels | self.tagged | self.untracked)
+                                                  or None,
                                                   warnings=False)
         if not self.tagged:
             return dumped

@@ -105,6 +105,13 @@ class GraphSurface:
         """``nodes``, built when first read: most compiled graphs only ever run."""
         return self.build_nodes()
 
+    @property
+    def channels(self) -> dict[str, Any]:
+        """The state's channels as LangGraph's channel objects (``statehitl.graph.channel_views``)."""
+        from statehitl.graph.channel_views import state_channel_views
+
+        return state_channel_views(self.kind.schema)
+
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         """The graph's name (``compile(name=)``) with ``suffix`` as LangChain joins them: ``OrdersInput`` after
         a capital, ``orders_input`` after a small letter."""

@@ -4,6 +4,10 @@ Burr's split, which keeps the runner simple: nodes compute an update, this modul
 A field annotated ``Annotated[T, reducer]`` merges writes with ``reducer(current, new)``; any other
 field is last-write-wins, and two nodes writing it in the same step is an error, because the order of
 concurrent nodes is not something a user should have to depend on.
+
+The package's other modules are LangGraph's channel classes (``LastValue``, ``Topic``...), declarations a
+low-level graph (``statehitl.pregel``) turns into such fields; two flags a field's ``Annotated`` metadata may
+carry are read here: a step-scoped reducer (cleared before each step applies) and ``UNTRACKED`` (never stored).
 """
 
 from __future__ import annotations
@@ -22,7 +26,24 @@ from pydantic_core import to_jsonable_python
 from statehitl.errors import CheckpointCorruptError, InvalidUpdateError
 from statehitl.values import ValueTypes, decode_value, encode_value, needs_tags
 
-__all__ = ["INPUT", "Overwrite", "Rewritten", "StateSchema", "append", "append_items", "overwritten", "writer_label"]
+__all__ = [
+    "INPUT",
+    "AnyValue",
+    "BaseChannel",
+    "BinaryOperatorAggregate",
+    "DeltaChannel",
+    "EphemeralValue",
+    "LastValue",
+    "Overwrite",
+    "Rewritten",
+    "StateSchema",
+    "Topic",
+    "UntrackedValue",
+    "append",
+    "append_items",
+    "overwritten",
+    "writer_label",
+]
 
 INPUT = "input"
 """The writer a caller's input on an existing thread is recorded under (``writes``), as if a node wrote it."""
@@ -128,10 +149,18 @@ class StateSchema(Generic[M]):
         """Channels that only grow, stored as the pieces each step added (``checkpoint/chain.py``): those of
         statehitl's ``append``, and LangGraph's ``Annotated[list, operator.add]`` (a list plus a list extends
         the first)."""
-        self._ordinary = [n for n in self.fields if n not in self.append_channels]
+        self.untracked = frozenset(n for n, info in self.fields.items()
+                                   if any(getattr(m, "untracked", False) is True for m in info.metadata))
+        """Channels never stored (LangGraph's ``UntrackedValue``): a run holds them, its checkpoints and recorded
+        writes leave them out, so they may hold any object (``statehitl.channels.base.UNTRACKED`` marks them)."""
+        self._ordinary = [n for n in self.fields if n not in self.append_channels and n not in self.untracked]
+        self.step_scoped = frozenset(n for n, r in self.reducers.items() if getattr(r, "step_scoped", False))
+        """Channels that hold only what the latest step wrote (LangGraph's ``EphemeralValue``, a ``Topic`` that
+        does not accumulate, ``AnyValue``): their reducer says so (``statehitl.channels.base.step_scoped``)."""
         # the model validates a new thread's input, and takes a field under its alias there
         self._aliases = frozenset(info.alias for info in self.fields.values() if info.alias)
-        self.tagged = frozenset(n for n, info in self.fields.items() if tag_values and needs_tags(info.annotation))
+        self.tagged = frozenset(n for n, info in self.fields.items()
+                                if tag_values and n not in self.untracked and needs_tags(info.annotation))
         """The channels stored as tagged JSON (see the class docstring)."""
         self.value_types = ValueTypes.of_annotations(info.annotation for info in self.fields.values()
                                                      if info.annotation is not None) if self.tagged else ValueTypes()
@@ -202,6 +231,8 @@ class StateSchema(Generic[M]):
 
     def apply(self, state: M, writes: list[tuple[str, dict[str, Any]]]) -> M:
         """Merge the updates of one step into ``state``; concurrent writes need a reducer (or an ``Overwrite``)."""
+        if self.step_scoped:
+            state = self._cleared(state, writes)
         if not any(update for _, update in writes):
             return state
         merged: dict[str, Any] = {}
@@ -240,6 +271,15 @@ class StateSchema(Generic[M]):
                 merged[name] = list(getattr(state, name))
         return state.model_copy(update=merged)
 
+    def _cleared(self, state: M, writes: list[tuple[str, dict[str, Any]]]) -> M:
+        """``state`` with its step-scoped channels unwritten again before a step applies: a step's writes start
+        them afresh, and one not written in the step is gone after it (absent: None and not a set field)."""
+        present = self.step_scoped & state.model_fields_set
+        if not present:
+            return state
+        values = {n: None if n in present else getattr(state, n) for n in self.fields}
+        return type(state).model_construct(state.model_fields_set - present, **values)
+
     def _reduced(self, state: M, merged: dict[str, Any], node: str, name: str, value: Any, *, reducer: Reducer) -> Any:
         """Channel ``name`` after ``reducer`` takes ``value``; of an append, only the new items are validated (and,
         of a tagged channel, checked storable), not the whole history again."""
@@ -277,7 +317,7 @@ class StateSchema(Generic[M]):
     def dump_values(self, state: M) -> dict[str, Any]:
         """The ordinary channels as JSON (append-only ones are stored as deltas by the engine)."""
         if not self.tagged:
-            if not self.append_channels:
+            if not self.append_channels and not self.untracked:
                 return state.model_dump(mode="json")
             return state.model_dump(mode="json", include=set(self._ordinary))
         plain = [n for n in self._ordinary if n not in self.tagged]
@@ -318,6 +358,8 @@ class StateSchema(Generic[M]):
             ) from None
 
     def dump_update(self, update: dict[str, Any]) -> dict[str, Any]:
+        if self.untracked:
+            update = {name: value for name, value in update.items() if name not in self.untracked}
         if not self.tagged or not any(name in self.tagged for name in update):
             dumped: dict[str, Any] = to_jsonable_python(update)
             return dumped
@@ -341,3 +383,14 @@ class StateSchema(Generic[M]):
         """Stored channel values with the tagged channels' values read back (``values.decode_value``)."""
         return {name: decode_value(value, self.value_types) if name in self.tagged else value
                 for name, value in values.items()}
+
+
+# LangGraph's channels of a low-level graph (``statehitl.pregel.Pregel``), one module each
+from statehitl.channels.any_value import AnyValue  # noqa: E402
+from statehitl.channels.base import BaseChannel  # noqa: E402
+from statehitl.channels.binop import BinaryOperatorAggregate  # noqa: E402
+from statehitl.channels.delta import DeltaChannel  # noqa: E402
+from statehitl.channels.ephemeral_value import EphemeralValue  # noqa: E402
+from statehitl.channels.last_value import LastValue  # noqa: E402
+from statehitl.channels.topic import Topic  # noqa: E402
+from statehitl.channels.untracked_value import UntrackedValue  # noqa: E402
