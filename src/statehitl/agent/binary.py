@@ -93,9 +93,10 @@ def from_json_safe(value: Any) -> Any:
     Restoring an agent loads its whole history, which rarely holds bytes. ``marshal`` goes through it
     in C, several times faster than the walk in Python on a typical history, and writes every string
     (once; later copies are references) as its UTF-8 bytes: if ``$bytes`` is not in its output, no tag
-    is anywhere in ``value`` and the walk is skipped.
+    is anywhere in ``value`` and the walk is skipped. A scalar or an empty list or dict (a Graph's task, read
+    for each node's input) holds none.
     """
-    if not _holds_tag(value):
+    if type(value) in _AS_IS or (type(value) in _CONTAINERS and not value) or not _holds_tag(value):
         return value
     return _untag_bytes(value)
 
