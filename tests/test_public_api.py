@@ -15,6 +15,7 @@ import statehitl.channels
 import statehitl.checkpoint
 import statehitl.checkpoint.base
 import statehitl.checkpoint.saver
+import statehitl.checkpoint.serde.jsonplus
 import statehitl.config
 import statehitl.constants
 import statehitl.errors
@@ -50,6 +51,7 @@ import statehitl.testing
 import statehitl.testing.builds
 import statehitl.testing.clocks
 import statehitl.testing.webhooks
+import statehitl.timeout_policy
 import statehitl.tools
 import statehitl.transitions
 import statehitl.types
@@ -155,6 +157,8 @@ PUBLIC = {
                       "resume_answered", "sweep", "thread_audit_trail", "unapplied"],
     statehitl.resumable: ["ResumableApp", "Resumed", "as_resumable", "resume_stored"],
     statehitl.offload: ["call_sync", "may_run_inline", "off_the_loop", "sync_pool"],
+    statehitl.checkpoint.serde.jsonplus: ["JsonPlusSerializer"],
+    statehitl.timeout_policy: ["TimeoutPolicy"],
     statehitl.values: ["TAG", "ValueTypes", "as_json", "decode_value", "encode_value", "needs_tags", "register"],
     statehitl.testing.builds: ["BuildFailed", "FailingBuild", "SlowBuild"],
     statehitl.testing.clocks: ["skew", "skewed"],

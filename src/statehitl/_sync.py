@@ -70,17 +70,13 @@ class _ThreadLoop:
             self.loop.close()
 
     def __del__(self) -> None:
-        # At interpreter exit closing would start a thread to stop the executor, which hangs; the
-        # process is ending anyway. Collected in a thread whose own loop is running, it cannot run this
-        # one: it only closes it.
+        # Only closes the loop (its executor told to stop, not waited for): a finalizer runs wherever the
+        # collector happens to run, possibly inside threading's own bookkeeping while it holds the lock a
+        # thread needs to end, so waiting there for the executor's threads deadlocked. At interpreter exit
+        # the process is ending anyway.
         if sys.is_finalizing() or self.loop.is_closed() or self.loop.is_running():
             return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            self.close()
-        else:
-            self.loop.close()
+        self.loop.close()
 
 
 def _thread_loop() -> _ThreadLoop:
@@ -196,3 +192,35 @@ def _on_own_thread(work: Callable[[], T]) -> Future[T]:
 
     threading.Thread(target=run, name="statehitl-sync", daemon=True).start()
     return outcome
+
+
+def now_or_awaited(make: Callable[[], Coroutine[Any, Any, T]]) -> Coroutine[Any, Any, T]:
+    """A call that is sync for sync callers and async for async ones, for a name LangGraph's API makes sync
+    (``checkpointer.delete_thread(thread_id)``) where statehitl's is awaited: inside a running event loop, the
+    coroutine ``make`` builds, to await; outside one, the work is done now and what is returned is a coroutine
+    already finished, so ``await``/``asyncio.run``/``run_sync`` of it still give its result."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _Finished(run_sync(make()))
+    return make()
+
+
+class _Finished(Coroutine[Any, Any, T]):
+    """A coroutine whose work is done: its first ``send`` returns ``value``."""
+
+    def __init__(self, value: T) -> None:
+        self.value = value
+
+    def send(self, _sent: Any) -> Any:
+        raise StopIteration(self.value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        raise typ if val is None else val
+
+    def close(self) -> None:
+        """Nothing to stop: the work is done."""
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self.value
+        yield  # a generator that returns at once

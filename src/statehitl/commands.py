@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from statehitl.errors import InvalidUpdateError
-from statehitl.values import decode_value, encode_value
+from statehitl.timeout_policy import TimeoutPolicy
+from statehitl.values import decode_value, encode_value, register
 
 N = TypeVar("N")
 
@@ -54,15 +55,33 @@ class Send:
 
     Returned from a conditional edge's path function (one or a list) or as a ``Command``'s ``goto``. The
     argument may be a ``Command`` too (the node gets it, and may return it): stored as ``{"$command": {...}}``.
+    ``timeout`` (seconds, a ``timedelta`` or a ``TimeoutPolicy``): the limits of this task's attempts, over
+    its node's own ``add_node(timeout=)`` (an async node's only).
     """
 
     node: str
     arg: Any
+    timeout: TimeoutPolicy | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.node, str):
             raise InvalidUpdateError(f"Send(node, arg): node must be a node name, got {self.node!r}")
         self.stored_arg()
+        if self.timeout is not None:  # a number or timedelta is a run_timeout, as LangGraph coerces it
+            object.__setattr__(self, "timeout", TimeoutPolicy.coerce(self.timeout))
+
+    def __repr__(self) -> str:
+        """LangGraph's: the timeout shown only when there is one."""
+        shown = "" if self.timeout is None else f", timeout={self.timeout!r}"
+        return f"Send(node={self.node!r}, arg={self.arg!r}{shown})"
+
+    def stored_timeout(self) -> dict[str, Any] | None:
+        """The ``timeout`` as a checkpoint keeps it (seconds by limit, ``refresh_on``), None for none."""
+        policy = self.timeout
+        if policy is None:
+            return None
+        stored = {"run_timeout": policy.run_timeout, "idle_timeout": policy.idle_timeout}
+        return {**{k: v for k, v in stored.items() if v is not None}, "refresh_on": policy.refresh_on}
 
     def stored_arg(self) -> Any:
         """The argument as it is stored (``loaded_arg`` reads it back): tagged (``values.encode_value``), a
@@ -139,3 +158,9 @@ def goto_of(update: dict[str, Any]) -> list[str | Send]:
 def dump_goto(targets: Sequence[str | Send]) -> list[Any]:
     """Targets as JSON, as the step's writes store them."""
     return [t.to_json() if isinstance(t, Send) else t for t in targets]
+
+
+# A Send (its argument and timeout) is a value like any other where LangGraph stores one: in a channel, or through
+# ``checkpoint.serde.jsonplus``. Both classes are statehitl's own, registered by name here, never looked up by it.
+register(Send, name="statehitl.Send")
+register(TimeoutPolicy, name="statehitl.TimeoutPolicy")

@@ -95,10 +95,12 @@ class Schedule(KeptRecord):
     A machine whose steps leave nothing waiting keeps none (None, not an empty one): a chain's steps
     never build one."""
 
-    OPTIONAL = ("sends", "joins", "deferred")
+    OPTIONAL = ("sends", "joins", "deferred", "timeouts")
 
     sends: dict[str, Any] = Field(default_factory=dict)
     """Each pending Send's task (``node:index``) and the argument its node runs on."""
+    timeouts: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The limits a pending Send gave its task (``Send(timeout=)``, as ``Send.stored_timeout`` keeps them)."""
     joins: dict[str, list[str]] = Field(default_factory=dict)
     """Each waiting edge (``add_edge([a, b], c)``) that some of its sources finished, by its key: those sources."""
     deferred: list[str] = Field(default_factory=list)

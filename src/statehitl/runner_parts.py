@@ -140,6 +140,13 @@ class RunSettings:
     watch: StepWatch | None = None
     limit: asyncio.Semaphore | None = None
     """At most this many of a step's nodes run at once (LangGraph's ``max_concurrency``), None: no limit."""
+    step_timeout: float | None = None
+    """Seconds a step may take (LangGraph's ``step_timeout``), None: no limit."""
+
+
+SENT_TIMEOUT: ContextVar[dict[str, Any] | None] = ContextVar("statehitl_sent_timeout", default=None)
+"""The limits a ``Send`` gave the task being called (``Send(timeout=)``, as stored), which its node's attempts
+take over its own (``graph.node_guards.timed``); None: the node's own."""
 
 
 class FinishedWhileCancelled(asyncio.CancelledError):

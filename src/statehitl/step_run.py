@@ -8,8 +8,10 @@ runs next is the policy's (``statehitl.scheduling``); the executor never asks wh
 
 A step with nothing to answer shares one ``InterruptContext`` for the whole run, and a lone node is
 called inline, without a task: a chain of single nodes pays for little more than its nodes. Inline means
-on the loop's thread for a sync node, unless the loop serves others meanwhile (``LOOP_SHARED``: a
-streamed run's reader, a sibling of the step the run is nested in): then it runs in a worker thread.
+on the loop's thread for a sync node when that loop is statehitl's own (a sync call's, ``invoke``) and
+serves nobody else meanwhile (``LOOP_SHARED``: a streamed run's reader, a sibling of the step the run is
+nested in); else it runs in a worker thread. An async call (``ainvoke``) runs on the caller's loop, whose
+other tasks a sleeping sync node would hold up, and which a cancel must reach at once: LangGraph's rule.
 
 Under LangGraph's rule a node that raises stops its step at once: its running siblings are cancelled
 (a sync one in a worker thread, which cannot be stopped, is waited for and keeps its work), and what the
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids, observe
 from statehitl._json import dump_written
+from statehitl._sync import on_private_loop
 from statehitl.errors import NodeCancelledError
 from statehitl.hooks.node_events import AfterNodeCallEvent, BeforeNodeCallEvent
 from statehitl.hooks.registry import HookRegistry, cancel_text
@@ -37,6 +40,7 @@ from statehitl.offload import may_run_inline
 from statehitl.position import NodeContext, Position, RunEnd, Writes
 from statehitl.runner_parts import (
     LOOP_SHARED,
+    SENT_TIMEOUT,
     Cancelled,
     Done,
     FinishedWhileCancelled,
@@ -50,7 +54,7 @@ from statehitl.runner_parts import (
 )
 from statehitl.scheduling import SchedulingPolicy
 from statehitl.step_tasks import run_tasks
-from statehitl.supersteps import Routes, awaited_routes, send_arg
+from statehitl.supersteps import Routes, awaited_routes, send_arg, send_timeout
 from statehitl.transitions import InterruptRaisedTransition, NodeCancelled, NodeEntered, NodeExited
 
 if TYPE_CHECKING:
@@ -87,7 +91,7 @@ class StepExecutor:
         self.tracer = settings.tracer if traced else None
         self.halted: Callable[[Any], bool] | None = getattr(adapter, "halted", None)
         self.watch = settings.watch
-        self.inline_sync = not LOOP_SHARED.get()
+        self.inline_sync = on_private_loop() and not LOOP_SHARED.get() and settings.step_timeout is None
         """Whether a lone sync node may run on the loop's thread (nothing else is served meanwhile)."""
         self.step_at: Position | None = None
         """Where the step in flight began (None between steps)."""
@@ -96,6 +100,8 @@ class StepExecutor:
         several tasks, or a lone sync node cancelled while its thread ran on, keeps any)."""
         self._unanswered = InterruptContext({}, settings.prefix, settings.thread_id)
         """The interrupt context of every step that answers nothing (most): one per run."""
+        if settings.step_timeout is not None:  # only a run with one pays for the timer
+            self.run = self._run_timed  # type: ignore[method-assign]
         self.inline_allowed = may_run_inline(True)
         """Whether a lone sync node may run on the loop's thread (not in a worker's or the inbox's resume:
         ``statehitl.offload``); asked once per run."""
@@ -153,6 +159,24 @@ class StepExecutor:
             return self._stopped(at, runnable, outcomes, done, stopped)
         finished = [(n, done[n]) for n in runnable if n in done]
         return self._moved(at, runnable, finished, cancels, await self._routes(at, finished))
+
+    async def _run_timed(self, at: Position, runnable: list[str]) -> StepResult | RunEnd:
+        """``run`` within the run's ``step_timeout`` (this executor's ``run`` when it has one): past it the step's
+        running nodes are cancelled, and it fails with ``TimeoutError``, keeping what its finished nodes wrote
+        for the retry (LangGraph's rule)."""
+        limit = self.settings.step_timeout
+        try:
+            async with asyncio.timeout(limit) as timer:
+                return await StepExecutor.run(self, at, runnable)
+        except TimeoutError as exc:
+            if not timer.expired():
+                raise
+            finished = self.finished or {}
+            self.finished, self.step_at = None, None
+            left = [n for n in runnable if n not in finished and n not in at.completed] or runnable
+            error = TimeoutError(f"step {at.step + 1} ran past step_timeout={limit}s; still running: {left}")
+            raise NodeFailed(left[0], error, {n: dump_written(self.adapter.dump_update, n, u)
+                                              for n, u in finished.items()}) from exc
 
     async def _routes(self, at: Position, finished: Writes) -> Routes | None:
         return await awaited_routes(self.machine, self.adapter.apply, at.state, finished)
@@ -260,10 +284,26 @@ class StepExecutor:
         if at.schedule is not None:
             sent, arg = send_arg(at.schedule, node)
             if sent:
-                return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,
-                                            sent=True)
+                limits = send_timeout(at.schedule, node)
+                if limits is None:
+                    return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=inline,
+                                                sent=True)
+                return await self._timed_send(at, node, arg, context, limits)
         return await self.call_node(node, at.state, at.step, context, at.progress.get(node) if at.progress else None,
                                     inline=inline)
+
+    async def _timed_send(self, at: Position, node: str, arg: Any, context: InterruptContext,
+                          limits: dict[str, Any]) -> NodeOutcome:
+        """A Send's task whose Send gave it limits (``Send(timeout=)``): its node's attempts take them."""
+        spec = self.machine.nodes[self.machine.task_node(node)]
+        if not spec.is_async:
+            raise ValueError(f"Send({spec.name!r}, ..., timeout=...) names a sync node; timeouts are only supported "
+                             "for async nodes: a sync function cannot be cancelled in-process")
+        token = SENT_TIMEOUT.set(limits)
+        try:
+            return await self.call_node(node, arg, at.step, context, at.progress.get(node), inline=False, sent=True)
+        finally:
+            SENT_TIMEOUT.reset(token)
 
     async def call_node(self, node: str, state: Any, step: int, context: InterruptContext, progress: Any, *,
                         inline: bool, sent: bool = False) -> NodeOutcome:

@@ -91,7 +91,8 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
     """The tasks ``targets`` make, and what waits: the joins' progress, and deferred nodes (``add_node(defer=
     True)``), which run only once nothing else is left to run."""
     sends: dict[str, Any] = {}
-    pulled = set(_named_targets(machine, targets, sends))
+    timeouts: dict[str, dict[str, Any]] = {}
+    pulled = set(_named_targets(machine, targets, sends, timeouts))
     held = sorted((pulled & machine.deferred) | set(deferred))
     pulled -= machine.deferred
     if held and not pulled and not sends:  # nothing else left: the deferred nodes' turn
@@ -100,18 +101,24 @@ def _tasks(machine: Machine, targets: list[str | Send], joins: dict[str, list[st
         return sorted(pulled), None
     from statehitl.progress import Schedule  # only a graph with Sends, joins or deferred nodes needs it
 
-    return [*sorted(pulled), *sends], Schedule(sends=sends, joins=joins, deferred=held)
+    return [*sorted(pulled), *sends], Schedule(sends=sends, joins=joins, deferred=held, timeouts=timeouts)
 
 
-def _named_targets(machine: Machine, targets: Iterable[str | Send], sends: dict[str, Any]) -> list[str]:
+def _named_targets(machine: Machine, targets: Iterable[str | Send], sends: dict[str, Any],
+                   timeouts: dict[str, dict[str, Any]]) -> list[str]:
     """The nodes ``targets`` name (END left out), in order; each ``Send`` added to ``sends`` as a task of its own,
-    its argument as stored (read back by ``send_arg``). An unknown node is refused."""
+    its argument as stored (read back by ``send_arg``), and its ``timeout`` to ``timeouts``. An unknown node is
+    refused."""
     named = []
     for target in targets:
         if isinstance(target, Send):
             if target.node not in machine.nodes:
                 raise _unknown(machine, target.node)
-            sends[f"{target.node}:{len(sends)}"] = target.stored_arg()
+            task = f"{target.node}:{len(sends)}"
+            sends[task] = target.stored_arg()
+            limits = target.stored_timeout()
+            if limits is not None:
+                timeouts[task] = limits
         elif target != END:
             if target not in machine.nodes:
                 raise _unknown(machine, target)
@@ -124,14 +131,15 @@ def with_goto(machine: Machine, pending: list[str], schedule: Schedule | None, g
     """``pending`` (with its ``schedule``) and the tasks of ``goto`` besides: a caller's ``Command(goto=...)``
     on a thread that goes on from a step (LangGraph runs those nodes in that step)."""
     sends = {} if schedule is None else dict(schedule.sends)
-    nodes = [t for t in pending if t not in sends] + _named_targets(machine, goto, sends)
+    timeouts = {} if schedule is None else dict(schedule.timeouts)
+    nodes = [t for t in pending if t not in sends] + _named_targets(machine, goto, sends, timeouts)
     tasks = [*sorted(set(nodes)), *sends]
     if not sends or (schedule is not None and sends == schedule.sends):
         return tasks, schedule
     from statehitl.progress import Schedule
 
     kept = Schedule() if schedule is None else schedule
-    return tasks, kept.model_copy(update={"sends": sends})
+    return tasks, kept.model_copy(update={"sends": sends, "timeouts": timeouts})
 
 
 def schedule_of(stored: dict[str, Any], where: str) -> Schedule | None:
@@ -147,6 +155,11 @@ def schedule_of(stored: dict[str, Any], where: str) -> Schedule | None:
 def stored_schedule(schedule: Schedule | None) -> dict[str, Any]:
     """``schedule`` as a checkpoint stores it (empty when nothing waits)."""
     return {} if schedule is None else schedule.stored()
+
+
+def send_timeout(schedule: Schedule, task: str) -> dict[str, Any] | None:
+    """The limits the Send that made ``task`` gave it (``Send(timeout=)``), as stored; None: its node's own."""
+    return schedule.timeouts.get(task) if schedule.timeouts else None
 
 
 def send_arg(schedule: Schedule | None, task: str) -> tuple[bool, Any]:

@@ -65,7 +65,7 @@ class ThreadRun(RunLoop):
 
     def __init__(self, executor: StepExecutor, at: Position, checkpointer: Checkpointer, *, step_limit: int,
                  durability: Durability, index: bool, pauses: Pauses | None, after_step: AfterStep | None,
-                 tracer: RunTracer | None) -> None:
+                 tracer: RunTracer | None, metadata: dict[str, Any] | None = None) -> None:
         super().__init__(executor, at, step_limit=step_limit, pauses=pauses, after_step=after_step)
         assert at.cursor is not None, "a thread's run starts at a position on the thread"
         self.cursor: Cursor = at.cursor
@@ -78,6 +78,8 @@ class ThreadRun(RunLoop):
         self.start = at.start
         """How the run began, until its first checkpoint carries it."""
         self.parent_view = at.parent_view
+        self.metadata = metadata
+        """What every checkpoint of the run carries of its config (LangGraph's metadata keys), if anything."""
         self.last: tuple[StoredCheckpoint, Any] | None = None
         """The last checkpoint this run wrote, and the state it holds."""
         self.index_error: Exception | None = None
@@ -93,6 +95,8 @@ class ThreadRun(RunLoop):
         executor, cursor = self.executor, self.cursor
         if held and cursor.acting is not None:
             fields["acting"] = cursor.acting
+        if self.metadata:
+            fields["metadata"] = self.metadata
         self._first_fields(fields)
         try:
             record = await write_checkpoint(self.checkpointer, executor.machine, executor.adapter, cursor, step=step,

@@ -18,6 +18,10 @@ tag             what                                           ``v``
 ``uuid``        ``UUID``                                       its text
 ``decimal``     ``Decimal`` (NaN, infinities, -0 too)          its text
 ``complex``     ``complex``                                    ``[real, imag]``
+``path``        a ``pathlib`` path: ``Path`` (this system's),  ``{"flavour": ..., "path": ...}``
+                ``PurePosixPath``, ``PureWindowsPath``
+``ip``          an ``ipaddress`` address, network or           ``{"kind": ..., "text": ...}``
+                interface (v4 or v6)
 ``tuple``       ``tuple``                                      its items
 ``set``         ``set``, ``frozenset`` (``frozenset``)         its items, in a stable order
 ``dict``        a dict with keys other than ``str``, or with   ``[[key, value], ...]``
@@ -47,8 +51,10 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import ipaddress
 import json
 import math
+import pathlib
 import types
 import typing
 import uuid
@@ -253,6 +259,34 @@ _ENCODERS: dict[type, Callable[[_Encoder, Any, str, int], Any]] = {
 }
 
 
+_PATHS: dict[str, type[pathlib.PurePath]] = {
+    "native": pathlib.Path, "posix": pathlib.PurePosixPath, "windows": pathlib.PureWindowsPath}
+"""A path's flavour as stored, and the one class it is read back as: a concrete path (``PosixPath`` or
+``WindowsPath``) is this system's ``Path`` when read, a pure path stays the pure path it was."""
+_IPS: dict[str, Callable[[str], Any]] = {
+    "address": ipaddress.ip_address, "network": ipaddress.ip_network, "interface": ipaddress.ip_interface}
+"""How an ``ipaddress`` value is stored and parsed back: the text says v4 or v6, so no class is named."""
+
+
+def _encode_path(encoder: _Encoder, value: Any, path: str, depth: int) -> Any:
+    flavour = "native" if isinstance(value, pathlib.Path) else (
+        "windows" if isinstance(value, pathlib.PureWindowsPath) else "posix")
+    return {TAG: "path", "v": {"flavour": flavour, "path": str(value)}}
+
+
+def _encode_ip(encoder: _Encoder, value: Any, path: str, depth: int) -> Any:
+    kind = "interface" if isinstance(value, ipaddress.IPv4Interface | ipaddress.IPv6Interface) else (
+        "network" if isinstance(value, ipaddress.IPv4Network | ipaddress.IPv6Network) else "address")
+    return {TAG: "ip", "v": {"kind": kind, "text": str(value)}}
+
+
+_ENCODERS.update({kind: _encode_path for kind in (pathlib.PosixPath, pathlib.WindowsPath, pathlib.PurePosixPath,
+                                                   pathlib.PureWindowsPath)})
+_ENCODERS.update({kind: _encode_ip for kind in (ipaddress.IPv4Address, ipaddress.IPv6Address, ipaddress.IPv4Network,
+                                                ipaddress.IPv6Network, ipaddress.IPv4Interface,
+                                                ipaddress.IPv6Interface)})
+
+
 def _float(number: float) -> Any:
     return number if math.isfinite(number) else str(number)
 
@@ -272,6 +306,8 @@ _DECODERS: dict[str, Callable[[Any], Any]] = {
     "uuid": uuid.UUID,
     "decimal": decimal.Decimal,
     "complex": lambda v: complex(_unfloat(v[0]), _unfloat(v[1])),
+    "path": lambda v: _PATHS[v["flavour"]](v["path"]),
+    "ip": lambda v: _IPS[v["kind"]](v["text"]),
 }
 
 _CONTAINERS: dict[str, Callable[[list[Any]], Any]] = {"tuple": tuple, "set": set, "frozenset": frozenset}
@@ -344,7 +380,9 @@ def _name(cls: type) -> str:
 
 _FAITHFUL: frozenset[Any] = frozenset({
     str, int, bool, type(None), None, datetime.datetime, datetime.date, datetime.time, datetime.timedelta,
-    uuid.UUID, decimal.Decimal,
+    uuid.UUID, decimal.Decimal, pathlib.Path, pathlib.PurePosixPath, pathlib.PureWindowsPath,
+    ipaddress.IPv4Address, ipaddress.IPv6Address, ipaddress.IPv4Network, ipaddress.IPv6Network,
+    ipaddress.IPv4Interface, ipaddress.IPv6Interface,
 })
 """Types pydantic's JSON gives back as they were, when the channel's type says which they are."""
 

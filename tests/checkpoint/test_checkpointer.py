@@ -162,6 +162,25 @@ def test_threads_are_separate_and_listed(checkpointer: Checkpointer) -> None:
     assert [e.thread_id for e in asyncio.run(checkpointer.threads())] == ["one"]
 
 
+def test_delete_thread_is_sync_for_sync_callers_and_awaited_in_async_code(checkpointer: Checkpointer) -> None:
+    """LangGraph's ``delete_thread`` is sync: called without an event loop it deletes at once (what it returns
+    still awaits to the count); in async code it is a coroutine that does nothing until awaited."""
+    app = build(checkpointer)
+    for thread in ("sync", "async"):
+        finish(app, thread)
+    checkpointer.delete_thread("sync")  # not awaited
+    assert app.get_state("sync") is None
+
+    async def main() -> int:
+        pending = checkpointer.delete_thread("async")
+        assert app.get_state("async") is not None  # nothing done before the await
+        return await pending
+
+    assert asyncio.run(main()) > 0
+    assert app.get_state("async") is None
+    assert asyncio.run(checkpointer.adelete_thread("async")) == 0
+
+
 def test_get_one_checkpoint_by_id(checkpointer: Checkpointer) -> None:
     app = build(checkpointer)
     finish(app)

@@ -284,3 +284,17 @@ def test_a_thread_written_as_a_fenwick_chain_goes_on_as_deltas() -> None:
     assert [len(h.values.messages) for h in fresh.history("t")] == [n for k in range(15, 0, -1)
                                                                      for n in (k, k - 1, k - 1)]
     assert fresh.get_state("t").values.messages[9] == f"answer 9 {MESSAGE}"
+
+
+def test_a_run_stores_its_config_keys_only_when_it_was_given_some() -> None:
+    """LangGraph's checkpoint metadata holds the run config's own keys; a run given none stores nothing for
+    them, and one given some stores their plain values on each of its checkpoints."""
+    storage = MemoryStorage()
+    app = chat_app(storage)
+    app.invoke({}, {"configurable": {"thread_id": "t"}})
+    assert "metadata" not in stored(storage, 0)
+    app.invoke({}, {"configurable": {"thread_id": "t", "user": "ann", "handle": object()},
+                    "metadata": {"team": "blue"}})
+    assert stored(storage, 1)["metadata"] == {"team": "blue", "user": "ann"}
+    assert app.get_state({"configurable": {"thread_id": "t"}}).metadata == {
+        "source": "loop", "step": 4, "parents": {}, "team": "blue", "user": "ann"}

@@ -114,7 +114,7 @@ def test_a_task_called_outside_an_entrypoint_is_refused() -> None:
 def test_misfits_are_refused_when_the_workflow_is_made() -> None:
     with pytest.raises(GraphValidationError, match="first positional parameter"):
         entrypoint()(lambda **kw: None)
-    with pytest.raises(GraphValidationError, match="cache_policy"):
+    with pytest.raises(TypeError, match="cache_policy must be a CachePolicy"):
         task(cache_policy=object())(lambda: None)
 
 

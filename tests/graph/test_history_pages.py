@@ -39,7 +39,7 @@ def config(thread: str) -> dict[str, Any]:
 
 def shown(snapshot: Any) -> tuple[Any, ...]:
     return (snapshot.config, snapshot.parent_config, snapshot.metadata, snapshot.next, snapshot.values,
-            [(t.name, [i.value for i in t.interrupts]) for t in snapshot.tasks], snapshot.created_at)
+            [(t.name, [i.value for i in t.interrupts], t.result) for t in snapshot.tasks], snapshot.created_at)
 
 
 def branched_thread(app: Any) -> None:

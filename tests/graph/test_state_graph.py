@@ -122,10 +122,11 @@ def test_node_may_return_a_dict_a_model_or_none() -> None:
     assert result.state == Ticket(text="x", log=["start", "dict"], approved=True)
 
 
-def test_model_update_writes_only_the_fields_it_sets() -> None:
+def test_a_returned_model_writes_its_fields_but_those_left_at_a_default_of_none() -> None:
+    """LangGraph's rule: a default other than None is written (``approved=False`` overwrites the state's)."""
     app = linear(("a", lambda s: Ticket(text="changed")))
     result = app.invoke({"text": "x", "log": ["kept"], "approved": True})
-    assert result.state == Ticket(text="changed", log=["kept"], approved=True)
+    assert result.state == Ticket(text="changed", log=["kept"], approved=False)
 
 
 def test_async_nodes_and_context() -> None:

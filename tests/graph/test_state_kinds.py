@@ -237,8 +237,8 @@ def test_pydantic_without_private_channels_is_the_native_model() -> None:
     assert kind.node_input(state) is state
     assert kind.node_input(state, Ticket) is state
     assert kind.values(state) == {"text": "hi", "log": [], "score": 0}
-    assert kind.update_of(Ticket(score=3), "n") == {"score": 3}  # only what the node set
-    assert kind.input_of(Ticket(text="a")) == {"text": "a"}
+    assert kind.update_of(Ticket(score=3), "n") == {"text": "", "log": [], "score": 3}  # defaults too (LangGraph's)
+    assert kind.input_of(Ticket(text="a")) == {"text": "a", "log": [], "score": 0}
 
 
 def test_pydantic_with_private_channels_stores_a_subclass_and_shows_the_user_class() -> None:

@@ -7,7 +7,9 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import ipaddress
 import math
+import pathlib
 import uuid
 from typing import Any, TypedDict
 
@@ -45,7 +47,9 @@ VALUES: dict[str, Any] = {
     "t": datetime.time(1, 2, 3, 4), "td": datetime.timedelta(days=1, seconds=2, microseconds=3),
     "u": uuid.UUID(int=5), "dec": decimal.Decimal("1.10"), "b": b"\xff\x00 not utf-8", "s": {3, 1, 2},
     "fs": frozenset({"a", "b"}), "tup": (1, (2, 3)), "nan": math.nan, "inf": -math.inf, "c": complex(1, 2),
-    "ik": {1: "one", (2, 3): "pair"}, "$t": "a key of the user's own",
+    "ik": {1: "one", (2, 3): "pair"}, "$t": "a key of the user's own", "path": pathlib.Path("/tmp/report.txt"),
+    "pure": pathlib.PurePosixPath("a/b"), "ip4": ipaddress.ip_address("192.168.1.1"),
+    "ip6": ipaddress.ip_address("2001:db8::1"), "net": ipaddress.ip_network("10.0.0.0/8"),
 }
 
 

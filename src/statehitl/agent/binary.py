@@ -46,14 +46,21 @@ def _json_checker() -> Callable[[Any], str]:
 _encode_json = _json_checker()
 
 
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = frozenset({dict, list})
+
+
 def to_json_safe(value: Any) -> Any:
     """``value`` with every ``bytes`` inside replaced by its tagged base64 form, and keys that look like
     the tag escaped.
 
     Most messages hold no bytes and no tag-like key: the C JSON encoder proves both (its text contains
     no ``$bytes``) far faster than a walk in Python, so the walk only runs when there is something to
-    change.
+    change. A scalar or an empty list or dict (an agent's ``stop_reason``, ``turn`` and fresh ``agent_state``
+    in every checkpoint) has nothing to change: it is returned without encoding.
     """
+    if type(value) in _AS_IS or (type(value) in _CONTAINERS and not value):
+        return value
     try:
         text = _encode_json(value)
     except (TypeError, ValueError):
@@ -86,9 +93,10 @@ def from_json_safe(value: Any) -> Any:
     Restoring an agent loads its whole history, which rarely holds bytes. ``marshal`` goes through it
     in C, several times faster than the walk in Python on a typical history, and writes every string
     (once; later copies are references) as its UTF-8 bytes: if ``$bytes`` is not in its output, no tag
-    is anywhere in ``value`` and the walk is skipped.
+    is anywhere in ``value`` and the walk is skipped. A scalar or an empty list or dict (a Graph's task, read
+    for each node's input) holds none.
     """
-    if not _holds_tag(value):
+    if type(value) in _AS_IS or (type(value) in _CONTAINERS and not value) or not _holds_tag(value):
         return value
     return _untag_bytes(value)
 

@@ -22,7 +22,8 @@ class AgentState:
 
     def __init__(self, initial: dict[str, Any] | None = None, *, changed: bool = True) -> None:
         values = dict(initial or {})
-        require_json(values, "agent state")
+        if values:  # an empty one (every agent's first, every graph node's) is JSON
+            require_json(values, "agent state")
         self._values = values
         self._changed = changed
 

@@ -52,12 +52,17 @@ def encode_counted(record: BaseModel, signing_key: bytes | None, *, place: str =
         if "surrogates not allowed" not in str(exc):
             raise
         body, replaced = _with_text_replaced(record, exclude)
-    if body.count(b"[") + body.count(b"{") > MAX_NESTING:  # else it cannot nest that deep: no call at all
+    # A short record with few brackets cannot nest that deep: no call at all. A longer one is counted by the
+    # check itself, on its quotes and brackets, which it goes on with: counting here too cost as much again.
+    if len(body) > _COUNTED_HERE or body.count(b"[") + body.count(b"{") > MAX_NESTING:
         check_nesting(body, f"the {type(record).__name__} record {place!r}" if place else f"a {type(record).__name__}")
     if compress or signing_key:
         body = writing_chain(signing_key or None, compress).encode(body, place)
     return body, replaced
 
+
+_COUNTED_HERE = 2048
+"""Records up to this many bytes have their brackets counted before ``check_nesting`` is called."""
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -197,6 +197,10 @@ class CheckpointRecord(BaseModel):
     parent_view: ViewPart | None = None
     """Which checkpoint of the parent's record this one follows when it is not the record's own (a fork or
     an update made from a run's input or first-step checkpoint)."""
+    metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """The run's own keys LangGraph copies into every checkpoint's metadata: the plain values of its config's
+    ``configurable`` and ``metadata`` (``graph.run_targets.checkpoint_metadata``); empty, and so not stored,
+    for a run given none."""
     acting: int | None = None
     """On the checkpoints of a run that acts on answers, while it runs (and on the one that released its
     lease after a failure): the slot of the claim that recorded the answers. Such a run that stopped
@@ -250,7 +254,7 @@ class StoredCheckpoint(CheckpointRecord):
 
 _OMITTED_WHEN_EMPTY = ("parent_seq", "base_seq", "pending", "values", "completed", "responses", "progress",
                        "schedule", "interrupts", "cancelled", "error", "writes", "owner", "lease_until", "answered",
-                       "appends", "value_writes", "acting", "replaced_text", "start", "parent_view")
+                       "appends", "value_writes", "acting", "replaced_text", "start", "parent_view", "metadata")
 """Fields whose default is empty (None, [] or {}): a stored checkpoint leaves them out when they are.
 ``parent_seq`` and ``base_seq`` are None only at a thread's root, and a missing one reads back as None."""
 

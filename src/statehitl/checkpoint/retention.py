@@ -7,7 +7,10 @@ only place crash debris that no key refers to is ever removed.
 from __future__ import annotations
 
 import time
+from collections.abc import Coroutine
+from typing import Any
 
+from statehitl._sync import now_or_awaited
 from statehitl.checkpoint.answer_records import ANSWER_MARK
 from statehitl.checkpoint.audit import keep_audit
 from statehitl.checkpoint.chain import assemble
@@ -29,9 +32,15 @@ from statehitl.errors import (
 class ThreadRetention(ThreadReader):
     """The retention side of a ``Checkpointer``."""
 
-    async def delete_thread(self, thread_id: str) -> int:
-        """Remove every record of the thread (checkpoints, claims, answers, index and audit trail);
-        returns how many."""
+    def delete_thread(self, thread_id: str) -> Coroutine[Any, Any, int]:
+        """Remove every record of the thread (checkpoints, claims, answers, index and audit trail); returns
+        how many. Awaited in async code (``await checkpointer.delete_thread(t)``); called from sync code
+        without an event loop running, done at once as LangGraph's sync ``delete_thread`` is (what it returns
+        may still be awaited)."""
+        return now_or_awaited(lambda: self.adelete_thread(thread_id))
+
+    async def adelete_thread(self, thread_id: str) -> int:
+        """``delete_thread``, awaited (LangGraph's async name)."""
         self._warm.forget(thread_id)
         asked = await self._interrupts_known(thread_id)
         removed = await self.storage.delete(self._prefix(thread_id))
@@ -103,7 +112,7 @@ class ThreadRetention(ThreadReader):
         moment = time.time() if now is None else now
         expired = [e.thread_id for e in await self.threads() if e.expires_at is not None and e.expires_at <= moment]
         for thread_id in expired:
-            await self.delete_thread(thread_id)
+            await self.adelete_thread(thread_id)
         await _cleanup(self.storage)
         return expired
 

@@ -163,7 +163,14 @@ class SaverReads(ThreadReader):
                              filter: Mapping[str, Any] | None = None) -> AsyncIterator[CheckpointTuple]:
         """The thread's checkpoints newest first, from one read of its records (as ``get_state_history``
         reads a whole history), each with the writes of the step that ran from it."""
-        from statehitl.graph.history import checkpoint_order, history_views, parse_view, step_results
+        from statehitl.graph.history import (
+            StepResults,
+            checkpoint_order,
+            history_views,
+            parse_view,
+            results_of,
+            step_results,
+        )
 
         wanted = None if only is None else _view_or_none(thread, only)
         if only is not None and wanted is None:
@@ -171,17 +178,17 @@ class SaverReads(ThreadReader):
         ceiling = None if before is None else before.get("configurable", {}).get("checkpoint_id")
         below = None if ceiling is None else checkpoint_order(parse_view(thread, ceiling))
         records = {r.seq: r for r in await self.history(thread)}
-        results: dict[str, dict[str, dict[str, Any]]] = {}
+        results: StepResults = {}
         for view in history_views(records.values()):
             done = step_results(view)
             if done is not None:
-                results[done[0]] = done[1]
+                results[done[0]] = done[1:]
             if (wanted is not None and view.id != wanted) or \
                     (below is not None and checkpoint_order(view.id) >= below):
                 continue
             if filter and any(_metadata(view).get(k) != v for k, v in filter.items()):
                 continue
-            yield await self._tuple(view, records, results.pop(view.id, None))
+            yield await self._tuple(view, records, results_of(results, view))
 
     async def _tuple(self, view: View, records: dict[int, CheckpointRecord],
                      ran: dict[str, dict[str, Any]] | None) -> CheckpointTuple:
@@ -286,7 +293,9 @@ def _config(thread: str, view_id: str) -> dict[str, Any]:
 
 
 def _metadata(view: View) -> CheckpointMetadata:
-    return {"source": view.source, "step": view.step, "parents": {}}
+    from statehitl.graph.history import view_metadata
+
+    return view_metadata(view)  # type: ignore[return-value]  # LangGraph's TypedDict, with the run's keys
 
 
 def _updated(view: View, root: CheckpointRecord) -> list[str]:

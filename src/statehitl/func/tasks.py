@@ -23,17 +23,23 @@ import threading
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statehitl import interrupt_ids
-from statehitl.errors import GraphValidationError, NotJSONError
+from statehitl.errors import NotJSONError
 from statehitl.func.schemas import value_types
+from statehitl.func.task_cache import TaskCache, task_namespace
+from statehitl.graph.caching import CachePolicy
 from statehitl.graph.node_calls import enter_node, get_stream_writer, leave_node
-from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused, timed
+from statehitl.graph.node_guards import sync_timeout_refused, timed
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.interrupt import InterruptContext, InterruptRaised
 from statehitl.position import NodeContext
+from statehitl.timeout_policy import TimeoutPolicy
 from statehitl.values import ValueTypes, decode_value, encode_value
+
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache
 
 _WORKERS = 64
 """At most this many task calls of one entrypoint run at once in threads."""
@@ -60,8 +66,10 @@ class TaskCalls:
     ``kept`` holds the results of calls that finished before the node last stopped in this step.
     """
 
-    def __init__(self, ctx: NodeContext) -> None:
+    def __init__(self, ctx: NodeContext, cache: BaseCache | None = None) -> None:
         self.ctx = ctx
+        self.cache = cache
+        """The workflow's cache (``entrypoint(cache=)``), where tasks with a ``cache_policy`` keep their results."""
         self.kept: dict[str, Any] = _kept_results(ctx) if ctx.progress else {}
         self.done: dict[str, Any] = {}
         self.futures: list[Any] = []
@@ -168,10 +176,13 @@ class TaskFunction:
     """What ``@task`` makes: calling it inside an entrypoint starts the task and returns its future."""
 
     def __init__(self, fn: Callable[..., Any], *, name: str | None, retry: Policies | None,
-                 timeout: TimeoutPolicy | None = None) -> None:
+                 timeout: TimeoutPolicy | None = None, cache_policy: CachePolicy | None = None) -> None:
         self.fn = fn
         self.name: str = name or _name_of(fn)
         self.retry = retry
+        if cache_policy is not None and not isinstance(cache_policy, CachePolicy):
+            raise TypeError(f"task {self.name!r}: cache_policy must be a CachePolicy, got {cache_policy!r}")
+        self.cache_policy = cache_policy
         self.is_async = inspect.iscoroutinefunction(fn)
         self.known = value_types(fn)
         """The classes the function's annotations name: its result is kept as them and read back into them."""
@@ -217,10 +228,16 @@ class TaskFunction:
         token = enter_node(ctx)
         _CALLER.set(f"{key}/")
         calls.started(key, self.name, args, kwargs)
+        cached = self._cached(calls)
         try:
             with self._traced(args, kwargs) as done:
-                result = asyncio.run(self._attempts_async(args, kwargs)) if self.is_async \
-                    else self._attempts(args, kwargs)
+                if self.is_async:
+                    result = asyncio.run(self._attempts_async(args, kwargs) if cached is None else
+                                         cached.acall(args, kwargs, lambda: self._attempts_async(args, kwargs)))
+                elif cached is None:
+                    result = self._attempts(args, kwargs)
+                else:
+                    result = cached.call(args, kwargs, lambda: self._attempts(args, kwargs))
                 done(result)
         except BaseException as exc:
             calls.failed(key, self.name, exc)
@@ -236,9 +253,13 @@ class TaskFunction:
         token = enter_node(ctx)
         _CALLER.set(f"{key}/")
         calls.started(key, self.name, args, kwargs)
+        cached = self._cached(calls)
         try:
             with self._traced(args, kwargs) as done:
-                result = await self._attempts_async(args, kwargs)
+                if cached is None:
+                    result = await self._attempts_async(args, kwargs)
+                else:
+                    result = await cached.acall(args, kwargs, lambda: self._attempts_async(args, kwargs))
                 done(result)
         except BaseException as exc:
             calls.failed(key, self.name, exc)
@@ -247,6 +268,20 @@ class TaskFunction:
             leave_node(token)
         calls.finished(key, self.name, result, self.known)
         return result
+
+    def _cached(self, calls: TaskCalls) -> TaskCache | None:
+        """The task's cache in this run: its ``cache_policy`` on its workflow's cache, when it has both."""
+        if self.cache_policy is None or calls.cache is None:
+            return None
+        return TaskCache(self.name, task_namespace(self.fn, self.name), self.cache_policy, calls.cache, self.known)
+
+    async def aclear_cache(self, cache: BaseCache) -> None:
+        """Forget every result of this task that ``cache`` holds (LangGraph's ``task.clear_cache(cache)``)."""
+        await cache.aclear([task_namespace(self.fn, self.name)])
+
+    def clear_cache(self, cache: BaseCache) -> None:
+        """Forget every result of this task that ``cache`` holds."""
+        cache.clear([task_namespace(self.fn, self.name)])
 
     def _traced(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AbstractContextManager[Callable[[Any], None]]:
         """The call's own run when its entrypoint runs under LangChain callbacks (LangChain's current config then
@@ -310,21 +345,20 @@ def _ready(value: Any, loop: asyncio.AbstractEventLoop | None) -> Any:
 
 
 def task(__func_or_none__: Callable[..., Any] | None = None, *, name: str | None = None,
-         retry_policy: Policies | None = None, retry: Policies | None = None, cache_policy: Any = None,
+         retry_policy: Policies | None = None, retry: Policies | None = None, cache_policy: CachePolicy | None = None,
          timeout: float | timedelta | TimeoutPolicy | None = None) -> Any:
     """LangGraph's ``@task`` (``@task`` or ``@task(name=, retry_policy=, timeout=)``): a function called inside
     an ``@entrypoint`` as a step whose finished result is kept, so a resumed workflow does not run it again.
     Calling it returns a future: ``.result()`` in a sync entrypoint, ``await`` in an async one. ``timeout``
     (an async function's only, as ``add_node(timeout=)``): each attempt past it is cancelled and raises
-    ``NodeTimeoutError``, which the retry policy may retry; a limit not above 0 is refused here."""
-    if cache_policy is not None:
-        raise GraphValidationError(f"task {name or getattr(__func_or_none__, '__name__', '')!r}: cache_policy= is "
-                                   "not supported (statehitl keeps a task's result in its thread, not in a cache)")
+    ``NodeTimeoutError``, which the retry policy may retry; a limit not above 0 is refused here.
+    ``cache_policy``: with ``entrypoint(cache=)``, a call with the arguments of an earlier one (in any thread)
+    returns that call's result without running (``statehitl.func.task_cache``)."""
     policy = retry_policy if retry_policy is not None else retry
     limits = TimeoutPolicy.coerce(timeout)
 
     def decorate(fn: Callable[..., Any]) -> TaskFunction:
-        return TaskFunction(fn, name=name, retry=policy, timeout=limits)
+        return TaskFunction(fn, name=name, retry=policy, timeout=limits, cache_policy=cache_policy)
 
     return decorate if __func_or_none__ is None else decorate(__func_or_none__)
 

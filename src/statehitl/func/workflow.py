@@ -14,7 +14,7 @@ import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import timedelta
-from typing import Any, Generic, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast
 
 from statehitl._sync import iterate_sync, run_sync
 from statehitl.checkpoint.engine import Checkpointer
@@ -24,16 +24,21 @@ from statehitl.errors import GraphValidationError, NotJSONError
 from statehitl.func.schemas import context_jsonschema, input_jsonschema, output_jsonschema, value_types
 from statehitl.func.tasks import TaskCalls, TaskEvent, TaskUpdate, enter_calls, leave_calls
 from statehitl.graph.builder import StateGraph
+from statehitl.graph.caching import CachePolicy
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.node_calls import current_run, get_stream_writer, node_config
-from statehitl.graph.node_guards import TimeoutPolicy, sync_timeout_refused
+from statehitl.graph.node_guards import sync_timeout_refused
 from statehitl.graph.retries import Policies
 from statehitl.graph.runtime_values import Runtime
 from statehitl.interrupt import InterruptRaised
 from statehitl.position import NodeContext
 from statehitl.runner_parts import keep_progress
 from statehitl.stream_sink import StreamMode
+from statehitl.timeout_policy import TimeoutPolicy
 from statehitl.values import decode_value, encode_value
+
+if TYPE_CHECKING:
+    from statehitl.cache.base import BaseCache
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -57,8 +62,10 @@ def _ignore(_: Any) -> None:
 class _Body:
     """How the entrypoint's function is called: its input first, then what it asks for by name."""
 
-    def __init__(self, fn: Callable[..., Any], *, keeps_previous: bool) -> None:
+    def __init__(self, fn: Callable[..., Any], *, keeps_previous: bool, cache: BaseCache | None = None) -> None:
         self.fn = fn
+        self.cache = cache
+        """Where its tasks with a ``cache_policy`` keep their results (``entrypoint(cache=)``)."""
         self.name = getattr(fn, "__name__", "entrypoint")
         if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
             raise NotImplementedError(f"entrypoint {self.name!r} is a generator; an entrypoint returns its value "
@@ -110,7 +117,7 @@ class _Body:
         body = self
 
         async def run(state: dict[str, Any], ctx: NodeContext) -> Any:
-            calls = TaskCalls(ctx)
+            calls = TaskCalls(ctx, body.cache)
             token = enter_calls(calls)
             try:
                 kwargs = body.arguments(state, ctx)
@@ -335,31 +342,34 @@ class entrypoint(Generic[T]):
         value: V
         save: S
 
-    def __init__(self, checkpointer: Checkpointer | None = None, store: Any = None, cache: Any = None,
-                 context_schema: Any = None, cache_policy: Any = None, *, retry_policy: Policies | None = None,
-                 config_schema: Any = None, name: str | None = None, step_limit: int = 25,
-                 timeout: float | timedelta | TimeoutPolicy | None = None) -> None:
-        if cache is not None or cache_policy is not None:
-            raise GraphValidationError("entrypoint(cache=, cache_policy=) is not supported: a task's result is kept "
-                                       "in its thread")
+    def __init__(self, checkpointer: Checkpointer | None = None, store: Any = None, cache: BaseCache | None = None,
+                 context_schema: Any = None, cache_policy: CachePolicy | None = None, *,
+                 retry_policy: Policies | None = None, config_schema: Any = None, name: str | None = None,
+                 step_limit: int = 25, timeout: float | timedelta | TimeoutPolicy | None = None) -> None:
         self.retry_policy = retry_policy
         self.timeout = TimeoutPolicy.coerce(timeout)
         """Each attempt of the workflow's function (an async one's only), as ``add_node(timeout=)``."""
         self.checkpointer = checkpointer
         self.store = store
+        self.cache = cache
+        """Where tasks with a ``cache_policy`` keep their results, and the workflow's own when it has one."""
+        self.cache_policy = cache_policy
+        """The workflow's own caching: a call with an input (and ``previous``) it ran on returns that value."""
         self.context_schema = context_schema
         self.name = name
         self.step_limit = step_limit
 
     def __call__(self, fn: Callable[..., Any]) -> Workflow:
-        body = _Body(fn, keeps_previous=self.checkpointer is not None)
+        body = _Body(fn, keeps_previous=self.checkpointer is not None, cache=self.cache)
         if self.name:
             body.name = self.name
         if self.timeout is not None and not body.is_async:
             raise sync_timeout_refused("Entrypoint", body.name)
         builder: StateGraph[Any] = StateGraph(WorkflowState)
-        builder.add_node(body.name, body.node(), retry_policy=self.retry_policy, timeout=self.timeout)
+        builder.add_node(body.name, body.node(), retry_policy=self.retry_policy, timeout=self.timeout,
+                         cache_policy=self.cache_policy)
         builder.set_entry_point(body.name)
         builder.set_finish_point(body.name)
-        graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name, store=self.store)
+        graph = builder.compile(self.checkpointer, step_limit=self.step_limit, name=body.name, store=self.store,
+                                cache=self.cache)
         return Workflow(body, graph, self.context_schema)

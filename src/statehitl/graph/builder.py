@@ -27,7 +27,7 @@ from statehitl.graph.code_cache import CodeCache
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import guarded_node, is_async_callable, node_handler, route_handler
-from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, TimeoutPolicy, handler_name
+from statehitl.graph.node_guards import DEFAULT_ERROR_HANDLER, ErrorHandler, handler_name
 from statehitl.graph.node_specs import StateNodeSpec
 from statehitl.graph.retries import Policies
 from statehitl.graph.run_begin import Migration
@@ -43,6 +43,7 @@ from statehitl.hooks.registry import HookProvider, HookRegistry
 from statehitl.machine import END, RESERVED, START, Edge, Join, Machine, NodeSpec
 from statehitl.routers import Router
 from statehitl.thread_run import Durability
+from statehitl.timeout_policy import TimeoutPolicy
 
 if TYPE_CHECKING:
     from statehitl.cache.base import BaseCache
@@ -92,6 +93,11 @@ class StateGraph(Generic[M]):
     def nodes(self) -> dict[str, StateNodeSpec]:
         """The nodes added so far by name, as LangGraph's builder shows them (``nodes[name].runnable``...)."""
         return dict(self._nodes)
+
+    @property
+    def managed(self) -> dict[str, Any]:
+        """The state's managed keys (``RemainingSteps``...) by name, with how the run fills each in."""
+        return dict(state_kind(self.state_schema).managed)
 
     def add_node(self, node: str | Callable[..., Any] | CompiledStateGraph[Any],
                  action: Callable[..., Any] | CompiledStateGraph[Any] | dict[str, Any] | None = None, *,

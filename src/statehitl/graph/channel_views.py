@@ -14,8 +14,6 @@ from statehitl.channels.last_value import LastValue
 from statehitl.graph.state_channels import hints_of, is_field_schema, unrequire
 from statehitl.managed import managed_value
 
-__all__ = ["state_channel_views"]
-
 
 def _channel(annotation: Any) -> BaseChannel:
     annotation = unrequire(annotation)

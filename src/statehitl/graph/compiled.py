@@ -36,6 +36,7 @@ from statehitl.graph.run_stream import RunStream
 from statehitl.graph.run_targets import (
     RunTarget,
     check_step_limit,
+    checkpoint_metadata,
     run_target,
 )
 from statehitl.graph.runtime_values import RunControl
@@ -135,6 +136,9 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         self.build_nodes = nodes or dict
         self.debug = debug
         """Every call prints its updates and values as they come (``compile(debug=True)``)."""
+        self.step_timeout: float | None = None
+        """Seconds a step may take (LangGraph's ``graph.step_timeout``): past them its running nodes are cancelled
+        and the call raises ``TimeoutError``, the step recorded failed (what finished kept) for a retry."""
         self.config: dict[str, Any] | None = None
         """The config every call starts from (``with_config``)."""
         self.subgraphs = subgraphs or {}
@@ -250,7 +254,8 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
     def _call_target(self, config: dict[str, Any] | str | None, thread_id: Any, checkpoint_id: str | None,
                      step_limit: int | None, **options: Any) -> RunTarget:
         """What a call runs on: its config laid over the graph's own (``with_config``), the thread it names
-        (required with a checkpointer of the graph's own), its context as the ``context_schema``."""
+        (required with a checkpointer of the graph's own, called with a config), its context as the
+        ``context_schema``."""
         options["context"] = coerced_context(self.context_schema, options.get("context"), self.name)
         return run_target(merged_config(self.config, config), thread_id, checkpoint_id, step_limit, self.step_limit,
                           require_thread=self._own_store and thread_id is None and config is not None, **options)
@@ -358,6 +363,8 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
                 pauses=pauses if pauses.before or pauses.after or control is not None else None,
                 watch=stream,
                 max_concurrency=target.max_concurrency,
+                metadata=checkpoint_metadata(target.config),
+                step_timeout=self.step_timeout,
             )
         finally:
             if shared is not None:

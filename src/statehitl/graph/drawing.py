@@ -45,21 +45,73 @@ def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[s
     deep) of a node that runs a compiled graph, drawn in place when ``xray`` is above 0."""
     names = list(actions) or list(machine.nodes)
     drawn = Drawing({START: None, **{name: actions.get(name) for name in names}, END: None})
-    labels = _labels(machine)
+    drawn.edges, endings = _edges(machine)
     graph = machine.graph
-    endings: list[DrawnEdge] = [DrawnEdge(name, END) for name in machine.nodes if graph.out_degree(name) == 0]
-    for source, target, data in graph.edges(data=True):
-        conditional = data.get("kind") not in ("edge", "join")
-        edge = DrawnEdge(source, target, labels.get((source, target)), conditional)
-        (endings if target == END and not conditional else drawn.edges).append(edge)
-    drawn.edges.sort(key=lambda e: (e.source, e.target))
-    drawn.edges.extend(sorted(endings, key=lambda e: e.source))
+    if not endings and (not graph.has_node(END) or graph.in_degree(END) == 0):
+        last = _last_step_source(machine)
+        if last is not None:  # a loop with no way out drawn: LangGraph ends it at its last step's one node
+            drawn.edges.append(DrawnEdge(last, END, None, True))
     if xray > 0:
         for name in list(machine.nodes):
             inner = subgraphs(name, xray - 1)
             if inner is not None:
                 _expand(drawn, name, inner)
     return drawn
+
+
+def _edges(machine: Machine) -> tuple[list[DrawnEdge], list[DrawnEdge]]:
+    """The drawn edges, in LangGraph's order, and among them the plain ones into ``__end__`` (a finish point's, a
+    dead end's: a node with no way out, unless a deferred node runs after it)."""
+    labels = _labels(machine)
+    graph = machine.graph
+    implicit = _deferred_edges(machine) if machine.deferred else set()
+    leads_on = {source for source, _ in implicit}
+    edges = [DrawnEdge(source, target, None, True) for source, target in implicit]
+    endings = [DrawnEdge(name, END) for name in machine.nodes if graph.out_degree(name) == 0 and name not in leads_on]
+    for source, target, data in graph.edges(data=True):
+        conditional = data.get("kind") not in ("edge", "join")
+        edge = DrawnEdge(source, target, labels.get((source, target)), conditional)
+        (endings if target == END and not conditional else edges).append(edge)
+    edges.sort(key=lambda e: (e.source, e.target))
+    return edges + sorted(endings, key=lambda e: e.source), endings
+
+
+def _deferred_edges(machine: Machine) -> set[tuple[str, str]]:
+    """Where a deferred node (``add_node(defer=True)``) runs after nodes that lead nowhere near it, as LangGraph
+    draws it: from each node of the step before it, a conditional edge (its walk of the graph, every path taken
+    at once, finds no edge from that step that triggered it)."""
+    graph = machine.graph
+    step = {n for n in graph.successors(START) if n != END} if graph.has_node(START) else set()
+    held: set[str] = set()
+    found: set[tuple[str, str]] = set()
+    seen: set[tuple[frozenset[str], frozenset[str]]] = set()
+    while step and (frozenset(step), frozenset(held)) not in seen:
+        seen.add((frozenset(step), frozenset(held)))
+        following = {n for node in step for n in graph.successors(node) if n != END}
+        held |= following & machine.deferred
+        following -= machine.deferred
+        if not following and held:  # nothing else left to run: the deferred nodes' turn
+            following, held = held, set()
+            found |= {(source, target) for target in following for source in step if not graph.has_edge(source, target)}
+        step = following
+    return found
+
+
+_DRAWN_STEPS = 250
+"""How many steps LangGraph's drawing walks a graph for (its ``draw_graph`` limit)."""
+
+
+def _last_step_source(machine: Machine) -> str | None:
+    """The one node the last of ``_DRAWN_STEPS`` steps runs, every path taken at once, as LangGraph walks a graph
+    to draw it (None if that step runs several): where it draws a way out of a graph that shows none."""
+    graph = machine.graph
+    step = {n for n in graph.successors(START) if n != END} if graph.has_node(START) else set()
+    for _ in range(_DRAWN_STEPS - 1):
+        following = {n for node in step for n in graph.successors(node) if n != END}
+        if not following:
+            break
+        step = following
+    return next(iter(step)) if len(step) == 1 else None
 
 
 def _labels(machine: Machine) -> dict[tuple[str, str], str]:

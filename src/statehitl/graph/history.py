@@ -26,6 +26,7 @@ from typing import Any
 from statehitl.checkpoint.checkpoint_ids import untag
 from statehitl.checkpoint.record_parts import InterruptRecord
 from statehitl.checkpoint.records import CheckpointRecord, RecordStatus, ViewPart
+from statehitl.checkpoint.step_writes import resolve_writes
 from statehitl.errors import CheckpointNotFoundError
 
 MAIN, BEFORE, BEGIN = 0, 1, 2
@@ -89,6 +90,9 @@ class View:
     interrupts: list[InterruptRecord]
     created_at: float
     parent: ViewKey | None
+    made_by: dict[str, dict[str, Any]] | None = None
+    """For a record's own checkpoint, the writes of the step that made it (its first record's: a record
+    restating it holds what its own step wrote since)."""
 
     @property
     def id(self) -> str:
@@ -100,18 +104,39 @@ class View:
         return self.key.part == MAIN
 
 
-def step_results(view: View) -> tuple[str, dict[str, dict[str, Any]]] | None:
+def step_results(view: View) -> tuple[str, int, dict[str, dict[str, Any]]] | None:
     """What the tasks of the checkpoint before ``view`` wrote, as LangGraph shows them on that checkpoint's
-    tasks (``task.result``): ``(its id, writes by task)``. A record's own checkpoint holds the writes of the step
-    that made it; the first checkpoint after a run's input, the input as ``__start__`` wrote it."""
+    tasks (``task.result``): ``(its id, the step they ran in, writes by task)``. A record's own checkpoint holds
+    the writes of the step that made it; the first checkpoint after a run's input, the input as ``__start__``
+    wrote it."""
     if view.parent is None:
         return None
     start = view.record.start
     if view.parent.part == BEFORE and view.parent.seq == view.key.seq and start is not None:
-        return str(view.parent), {"__start__": start.update}
+        return str(view.parent), view.step - 1, {"__start__": start.update}
     if view.own:
-        return str(view.parent), view.record.writes
+        return str(view.parent), view.step - 1, view.record.writes if view.made_by is None else view.made_by
     return None
+
+
+def view_metadata(view: View) -> dict[str, Any]:
+    """LangGraph's ``metadata`` of a checkpoint: its ``source`` and ``step`` (``parents`` empty: a top-level
+    checkpoint), then the keys its run's config gave (``CheckpointRecord.metadata``)."""
+    metadata: dict[str, Any] = {"source": view.source, "step": view.step, "parents": {}}
+    for key, value in view.record.metadata.items():
+        metadata.setdefault(key, value)
+    return metadata
+
+
+StepResults = dict[str, tuple[int, dict[str, dict[str, Any]]]]
+"""By checkpoint id, what ``step_results`` found its tasks wrote: the step they ran in, the writes by task."""
+
+
+def results_of(results: StepResults, view: View) -> dict[str, dict[str, Any]] | None:
+    """What the tasks of ``view`` wrote, when a later checkpoint said so (taken from ``results``) and they ran
+    in its step (a run with ``durability="exit"`` skips checkpoints: its record's writes are its last step's)."""
+    ran = results.pop(view.id, None)
+    return ran[1] if ran is not None and ran[0] == view.step else None
 
 
 def restates(record: CheckpointRecord, parent: CheckpointRecord) -> bool:
@@ -166,8 +191,16 @@ def record_views(root: CheckpointRecord, content: CheckpointRecord, parent: View
         if not followed and views and unrun_input(root):
             return views
     views.append(View(ViewKey(root.seq), content, content.step, main_source, content.status, list(content.pending),
-                      dict(content.schedule), dict(content.completed), list(content.interrupts), when, parent))
+                      dict(content.schedule), dict(content.completed), list(content.interrupts), when, parent,
+                      None if content.seq == root.seq else _made_by(root, content)))
     return views
+
+
+def _made_by(root: CheckpointRecord, content: CheckpointRecord) -> dict[str, dict[str, Any]]:
+    """The writes of the step that made ``root``, a checkpoint ``content`` restates: read as stored (a page of
+    history reads ``root`` so), a write to an append-only channel names the items it added, found in the
+    channels ``content`` holds whole (the same checkpoint's)."""
+    return resolve_writes(root.writes, content.values, getattr(root, "value_writes", None))
 
 
 Read = Callable[[int], Awaitable[CheckpointRecord | None]]

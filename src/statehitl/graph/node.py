@@ -59,7 +59,7 @@ class StateGraphNode(Generic[M]):
         if call.kept is not None:
             at = resumed_run(call.kept, schema, call.state, call)
         else:
-            given = _as_input(call.task, schema.fields)
+            given = call.task if _root_value(schema) else _as_input(call.task, schema.fields)
             before = schema.load(call.state) if call.state else None
             if before is not None:
                 state = schema.apply(before, [("input", schema.normalize_update("input", given))])
@@ -95,6 +95,12 @@ class StateGraphNode(Generic[M]):
 def _paused(kept: Any) -> bool:
     """Whether a nested run's kept place (as stored, or read: a ``KeptRun``) is one of its own breakpoints."""
     return bool(kept.get("paused")) if isinstance(kept, dict) else bool(getattr(kept, "paused", False))
+
+
+def _root_value(schema: Any) -> bool:
+    """Whether ``schema`` is a root-value state's (``StateGraph(list[str])``): its input is the value itself, of
+    any type, not a dict of fields."""
+    return getattr(getattr(schema, "kind", None), "kind", None) == "root"
 
 
 def _as_input(task: Any, fields: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from statehitl.control_flow import ParentCommand
 from statehitl.errors import InterruptOutsideRunError
 from statehitl.graph.caching import NodeCache
 from statehitl.graph.code_cache import CodeCache
-from statehitl.graph.node_guards import ErrorHandler, TimeoutPolicy, handled, heartbeat, timed, touch
+from statehitl.graph.node_guards import ErrorHandler, handled, heartbeat, timed, touch
 from statehitl.graph.retries import Policies, retried, retried_async
 from statehitl.graph.runtime_values import ExecutionInfo, RunControl, Runtime, ServerInfo
 from statehitl.graph.state_kinds import StateKind
@@ -32,6 +32,7 @@ from statehitl.graph.task_paths import node_triggers_metadata, task_location
 from statehitl.graph.traced_runs import ACTIVE
 from statehitl.position import NodeContext
 from statehitl.stream_sink import current_scope
+from statehitl.timeout_policy import TimeoutPolicy
 
 if TYPE_CHECKING:
     from statehitl.machine import Join
@@ -321,7 +322,7 @@ def node_handler(name: str, fn: Callable[..., Any], kind: StateKind, wants: Any 
         fn, sig = _stateless(fn, sig.is_async), _Signature(1, sig.named, sig.is_async)
     # the node reads the model itself, unless the run fills in some of its keys
     as_is = kind.kind == "pydantic" and kind.model is kind.schema and wants is None and not kind.managed
-    target = fn if timeout is None else timed(fn, timeout, name)
+    target = timed(fn, timeout, name) if timeout is not None or sig.is_async else fn  # a Send may time an async one
     target = target if retry is None else _attempts(target, retry, sig.is_async)
     if on_error is not None:
         target = handled(target, on_error, node=name, is_async=sig.is_async, current=lambda _: _CALL.get(),

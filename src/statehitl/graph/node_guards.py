@@ -15,7 +15,6 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -24,7 +23,8 @@ from statehitl.commands import Handled
 from statehitl.errors import GraphBubbleUp, NodeError, NodeTimeoutError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.position import NodeContext
-from statehitl.runner_parts import keep_progress
+from statehitl.runner_parts import SENT_TIMEOUT, keep_progress
+from statehitl.timeout_policy import TimeoutPolicy as TimeoutPolicy  # its home before; still imported from here
 
 DEFAULT_ERROR_HANDLER = "__default_error_handler__"
 """The node name of ``set_node_defaults(error_handler=)``'s handler (LangGraph's)."""
@@ -35,55 +35,11 @@ def handler_name(node: str) -> str:
     return f"__error_handler__{node}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class TimeoutPolicy:
-    """How long one attempt of an async node may take (``add_node(timeout=)``, ``set_node_defaults(timeout=)``):
-    ``run_timeout`` caps its wall-clock time; ``idle_timeout`` caps the time without progress, which
-    ``runtime.heartbeat()`` reports (and, with ``refresh_on="auto"``, each chunk the node writes to the custom
-    stream). Seconds, or a ``timedelta``; a plain number given where a policy is taken is a ``run_timeout``."""
-
-    run_timeout: float | timedelta | None = None
-    idle_timeout: float | timedelta | None = None
-    refresh_on: Literal["auto", "heartbeat"] = "auto"
-
-    @classmethod
-    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
-        """A policy in seconds from any form ``timeout=`` takes; None for none. A limit that is not above 0 is
-        a ``ValueError``."""
-        if value is None:
-            return None
-        if isinstance(value, TimeoutPolicy) and _in_seconds(value):
-            return value  # already coerced: the same policy, as LangGraph's
-        policy = value if isinstance(value, TimeoutPolicy) else cls(run_timeout=value)
-        if policy.refresh_on not in ("auto", "heartbeat"):
-            raise ValueError(f"refresh_on must be 'auto' or 'heartbeat', got {policy.refresh_on!r}")
-        run, idle = _seconds(policy.run_timeout, "run_timeout"), _seconds(policy.idle_timeout, "idle_timeout")
-        if run is None and idle is None:
-            return None
-        return cls(run_timeout=run, idle_timeout=idle, refresh_on=policy.refresh_on)
-
-
 def sync_timeout_refused(kind: str, name: str) -> ValueError:
     """The error for a timeout on a sync function (``kind`` "Task", "Entrypoint"): only an async one can be
     cancelled in-process, so the limit would not hold."""
     return ValueError(f"{kind} {name!r} has a timeout, but timeouts are only supported for async nodes: a sync "
                       "function cannot be cancelled in-process; make it `async def` or drop the timeout")
-
-
-def _seconds(value: float | timedelta | None, name: str) -> float | None:
-    if value is None:
-        return None
-    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
-    if seconds <= 0:
-        raise ValueError(f"{name} must be greater than 0, got {value!r}")
-    return seconds
-
-
-def _in_seconds(policy: TimeoutPolicy) -> bool:
-    """Whether ``policy`` is one ``coerce`` returns: limits in positive float seconds, a known ``refresh_on``."""
-    limits = [x for x in (policy.run_timeout, policy.idle_timeout) if x is not None]
-    seconds = all(type(limit) is float and limit > 0 for limit in limits)
-    return bool(limits) and seconds and policy.refresh_on in ("auto", "heartbeat")
 
 
 class _Clock:
@@ -112,19 +68,25 @@ def touch() -> None:
         clock.last = time.monotonic()
 
 
-def timed(fn: Callable[..., Awaitable[Any]], policy: TimeoutPolicy, node: str) -> Callable[..., Awaitable[Any]]:
-    """``fn`` (async) with each call cancelled past ``policy``'s limits, raising ``NodeTimeoutError``."""
-    run_limit = _float(policy.run_timeout)
-    idle_limit = _float(policy.idle_timeout)
+def timed(fn: Callable[..., Awaitable[Any]], policy: TimeoutPolicy | None, node: str
+          ) -> Callable[..., Awaitable[Any]]:
+    """``fn`` (async) with each call cancelled past ``policy``'s limits (or those the ``Send`` that made the task
+    gave it, ``SENT_TIMEOUT``), raising ``NodeTimeoutError``; a call with neither runs as it is."""
 
     async def attempt(*args: Any, **kwargs: Any) -> Any:
-        clock = _Clock(policy.refresh_on, time.monotonic())
+        sent = SENT_TIMEOUT.get()
+        chosen = policy if sent is None else _sent_policy(sent)
+        if chosen is None:
+            return await fn(*args, **kwargs)
+        run_limit, idle_limit = _float(chosen.run_timeout), _float(chosen.idle_timeout)
+        clock = _Clock(chosen.refresh_on, time.monotonic())
         start = clock.last
-        token = _CLOCK.set(clock)
+        token, unsent = _CLOCK.set(clock), SENT_TIMEOUT.set(None)  # the Send's limits are this call's only
         try:
             task = asyncio.ensure_future(fn(*args, **kwargs))  # the task sees the clock (a copy of this context)
         finally:
             _CLOCK.reset(token)
+            SENT_TIMEOUT.reset(unsent)
         while True:
             now = time.monotonic()
             run_left = None if run_limit is None else start + run_limit - now
@@ -139,6 +101,13 @@ def timed(fn: Callable[..., Awaitable[Any]], policy: TimeoutPolicy, node: str) -
                 return task.result()
 
     return attempt
+
+
+def _sent_policy(stored: dict[str, Any]) -> TimeoutPolicy | None:
+    """A Send's limits as stored (``Send.stored_timeout``), as a policy."""
+    return TimeoutPolicy.coerce(TimeoutPolicy(run_timeout=stored.get("run_timeout"),
+                                              idle_timeout=stored.get("idle_timeout"),
+                                              refresh_on=stored.get("refresh_on", "auto")))
 
 
 def _float(value: float | timedelta | None) -> float | None:

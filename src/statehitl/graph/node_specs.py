@@ -12,9 +12,9 @@ from typing import Any
 
 from statehitl.graph.caching import CachePolicy
 from statehitl.graph.node_calls import is_async_callable
-from statehitl.graph.node_guards import TimeoutPolicy
 from statehitl.graph.retries import Policies
 from statehitl.graph.runnables import is_runnable
+from statehitl.timeout_policy import TimeoutPolicy
 
 
 class NodeFunction:

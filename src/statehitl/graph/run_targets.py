@@ -79,6 +79,25 @@ def run_target(config: dict[str, Any] | str | None, thread_id: Any, checkpoint_i
                      _max_concurrency(given.get("max_concurrency")), control)
 
 
+_NOT_METADATA = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",
+                           "langgraph_node", "langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns"})
+"""The keys LangGraph leaves out of a checkpoint's metadata (they say where the checkpoint is, not the run)."""
+
+
+def checkpoint_metadata(config: dict[str, Any]) -> dict[str, str | int | float | bool]:
+    """What a run's checkpoints carry of its config, as LangGraph's metadata does: the plain values (text,
+    numbers, booleans) of ``config["metadata"]`` and ``config["configurable"]``, less the keys that place a
+    checkpoint and those starting with ``__``; the first one named wins."""
+    kept: dict[str, str | int | float | bool] = {}
+    for given in (config.get("metadata"), config.get("configurable")):
+        for key, value in (given or {}).items():
+            if key in kept or key in _NOT_METADATA or key.startswith("__"):
+                continue
+            if isinstance(value, str | int | float | bool):
+                kept[key] = value
+    return kept
+
+
 _DURABILITY = {"sync": "sync", "async": "step", "step": "step", "exit": "exit"}
 _TO_METADATA = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
 """The ``configurable`` keys a call's ``metadata`` repeats, as LangGraph's does (so a node's ``config["metadata"]``

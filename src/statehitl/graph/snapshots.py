@@ -19,8 +19,10 @@ from statehitl.checkpoint.record_parts import FailureRecord
 from statehitl.checkpoint.records import CheckpointRecord, StoredAnswer
 from statehitl.commands import GOTO
 from statehitl.graph.graph_state import StateGraphSchema
-from statehitl.graph.history import View
+from statehitl.graph.history import View, view_metadata
 from statehitl.graph.node_calls import task_key
+from statehitl.graph.state_kinds import ROOT
+from statehitl.graph.task_paths import task_path
 from statehitl.interrupt import Interrupt
 from statehitl.machine import START, Machine
 from statehitl.status import Status
@@ -165,13 +167,17 @@ class SnapshotReader:
             return writes
         return {node: self.schema.decoded(update) for node, update in writes.items()}
 
-    def _result(self, completed: dict[str, dict[str, Any]], task: str) -> dict[str, Any] | None:
+    def _result(self, completed: dict[str, dict[str, Any]], task: str) -> Any:
         """What ``task`` wrote, if it finished, as it wrote it (where a ``Command`` sent it, LangGraph's result
-        does not say)."""
+        does not say); a root-value state's task, the value it wrote (None: none)."""
         update = completed.get(task)
-        if update is not None and GOTO in update:
+        if update is None:
+            return None
+        if GOTO in update:
             update = {key: value for key, value in update.items() if key != GOTO}
-        return update if update is None or not self.schema.tagged else self.schema.decoded(update)
+        if self.schema.tagged:
+            update = self.schema.decoded(update)
+        return update.get(ROOT) if self.schema.kind.kind == "root" else update
 
     def shown_values(self, state: Any, pending: list[str], completed: dict[str, dict[str, Any]],
                      only: Any = None) -> Any:
@@ -181,22 +187,29 @@ class SnapshotReader:
         return self.schema.kind.values(state, only)
 
     def next(self, pending: list[str], completed: Mapping[str, Any]) -> tuple[str, ...]:
-        """The nodes still to run, as LangGraph lists them: in the order the graph defines its nodes (then
-        Sends), less those that finished in a step that stopped (on an interrupt or a failure)."""
+        """The nodes still to run, as LangGraph lists them (``ordered``), less those that finished in a step
+        that stopped (on an interrupt or a failure)."""
+        return tuple(t if t == START else self.machine.task_node(t) for t in self.ordered(pending)
+                     if t not in completed)
+
+    def ordered(self, pending: list[str]) -> list[str]:
+        """A step's tasks in LangGraph's order: the ``Send``s first, as they were made, then the nodes in the
+        order the graph defines them."""
         order = self._order
-        tasks = [t for t in pending if t not in completed]
-        tasks.sort(key=lambda t: order.get(t, len(order)))
-        return tuple(t if t == START else self.machine.task_node(t) for t in tasks)
+        return sorted(pending, key=lambda t: order.get(t, -1))
 
     @functools.cached_property
     def _order(self) -> dict[str, int]:
         return {name: index for index, name in enumerate(self.machine.nodes)}
 
     def snapshot(self, view: View, state: Any, subgraphs: bool = False, *,
-                 results: dict[str, dict[str, Any]] | None = None) -> StateSnapshot[Any]:
+                 results: dict[str, dict[str, Any]] | None = None, applied: bool = True) -> StateSnapshot[Any]:
         """``view`` as a snapshot, its state being ``state``; ``subgraphs``: a task holding a subgraph's run
         has that run's snapshot as its ``state`` (else a config naming its namespace). ``results``: what its
-        tasks wrote, by task, when a later checkpoint says (its step ran)."""
+        tasks wrote, by task, when a later checkpoint says (its step ran). ``applied``: the writes of the tasks
+        that finished in its step are shown applied, and those tasks left out of ``next`` (LangGraph's
+        ``get_state`` of a thread's current checkpoint; its history and a checkpoint named by id show the
+        checkpoint as it was written)."""
         record = view.record
         interrupts = tuple(i.to_interrupt() for i in view.interrupts)
         parent = None if view.parent is None else str(view.parent)
@@ -210,11 +223,12 @@ class SnapshotReader:
                             progress=record.progress if own else {}, schedule=view.schedule)
             ids = CheckpointIds(record.thread_id, shown, record.checkpoint_id if own else shown, view.created_at)
         failed = record.error if own else None
+        completed = view.completed if applied else {}
         return StateSnapshot(
-            state if self.schema.native else self.shown_values(state, view.pending, view.completed),
-            self.next(view.pending, view.completed),
+            state if self.schema.native else self.shown_values(state, view.pending, completed),
+            self.next(view.pending, completed),
             graph_config(record.thread_id, shown),
-            {"source": view.source, "step": view.step, "parents": {}},
+            view_metadata(view),
             _when(view.created_at),
             None if parent is None else graph_config(record.thread_id, parent),
             self.tasks(top, view, interrupts, ids, subgraphs=subgraphs, failed=failed, results=results),
@@ -238,9 +252,9 @@ class SnapshotReader:
         nothing)."""
         tasks = []
         graph = None if ids is None else self.graph
-        for task in at.pending:
+        for task in self.ordered(at.pending):
             node = task if task == START else self.machine.task_node(task)
-            path = ("__pregel_push", task) if task != node else ("__pregel_pull", node)
+            path = task_path(node, task)
             error = None
             if failed is not None and task in failed.nodes:
                 error = f"{failed.type}({failed.message!r})"
@@ -257,8 +271,10 @@ class SnapshotReader:
                 namespace = f"{level.namespace}|{own}" if level is not None and level.namespace else own
                 state = self._task_state(below, namespace, ids, asked, subgraphs)
             result = self._result(at.completed, task)
-            if result is None and results is not None:
-                result = self._result(results, task) or {}
+            if result is None and results is not None and task in results:
+                result = self._result(results, task)
+            elif result is None and results is not None and self.schema.kind.kind != "root":
+                result = {}
             tasks.append(GraphTask(task_key(at.step, task), node, path, error, asked, state, result))
         return tuple(tasks)
 

@@ -59,10 +59,22 @@ def kind_of(schema: Any) -> Kind:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return "pydantic"
     if is_typeddict(schema):
-        return "typeddict"
+        return "root" if list(getattr(schema, "__annotations__", {})) == [LEGACY_ROOT] else "typeddict"
     if isinstance(schema, type) and dataclasses.is_dataclass(schema):
         return "dataclass"
     return "root"
+
+
+LEGACY_ROOT = "__root__"
+"""A TypedDict whose one key is ``__root__`` is LangGraph's older spelling of a root-value state."""
+
+
+def root_value_type(schema: Any) -> Any:
+    """What a root-value state holds: the schema itself (``Annotated[list, operator.add]``), or the annotation
+    of a ``__root__``-only TypedDict's key."""
+    if is_typeddict(schema):
+        return get_type_hints(schema, include_extras=True)[LEGACY_ROOT]
+    return schema
 
 
 def is_field_schema(schema: Any) -> bool:

@@ -40,6 +40,7 @@ from statehitl.graph.state_channels import (
     is_field_schema,
     kind_of,
     managed_of,
+    root_value_type,
 )
 from statehitl.managed import ManagedValue, refuse_writes, values_of
 
@@ -232,9 +233,13 @@ def _aliases(model: type[BaseModel]) -> frozenset[str]:
 
 
 def _fields_of(obj: Any) -> dict[str, Any] | None:
-    """A model's set fields (its defaults would overwrite what others wrote), a dataclass's every field."""
+    """What a model or dataclass writes, by LangGraph's rule: a dataclass every field; a model every field but
+    those left at a default of None (a field set to None explicitly writes it), so a default factory's value
+    (``docs: list = Field(default_factory=...)``) is written, as a required field's is."""
     if isinstance(obj, BaseModel):
-        return {name: getattr(obj, name) for name in obj.model_fields_set}
+        written = obj.model_fields_set
+        return {name: value for name, info in type(obj).model_fields.items()
+                if (value := getattr(obj, name)) is not None or info.default is not None or name in written}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     return None
@@ -323,7 +328,7 @@ def _root_kind(schema: Any, others: Sequence[Any]) -> StateKind:
             f"a root-value state ({schema!r}) has one channel and cannot take the channels of "
             f"{[_name(o) for o in others if is_field_schema(o)]}"
         )
-    channel = channel_of(ROOT, schema, None)
+    channel = channel_of(ROOT, root_value_type(schema), None)
     tracked = frozenset() if channel.starts_present else frozenset({ROOT})
     model = build_model("RootChannels", [channel], absent_aware_base(tracked))
     return StateKind("root", schema, model, {ROOT: channel}, own=[ROOT], tracked=tracked)

@@ -180,8 +180,8 @@ async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str |
                                f"(its nodes: {sorted(graph.machine.nodes)})")
     writer = as_node or "update_state"
     schema = graph.schema
-    update = schema.normalize_update(writer, values.model_dump(exclude_unset=True)
-                                     if isinstance(values, BaseModel) else values)
+    update = schema.normalize_update(writer, values.model_dump(exclude_unset=True)  # a root value: as it is
+                                     if isinstance(values, BaseModel) and schema.kind.kind != "root" else values)
     state = schema.apply(level.state, [(writer, update)])
     kept = {**level.kept, "values": schema.dump_values(state), "step": level.step + 1,
             "appended": {c: schema.dump_items(state, c, len(level.base.get(c, ()))) for c in schema.append_channels}}
@@ -199,15 +199,16 @@ async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str |
 
 
 def _rebuilt(path: list[Level], kept: dict[str, Any]) -> dict[str, Any]:
-    """The top task's progress with the run at the end of ``path`` replaced by ``kept``, up through every
-    run that holds it."""
+    """The top level's progress with the run at the end of ``path`` replaced by ``kept``, up through every
+    run that holds it (its sibling tasks' runs kept: they go on from where they stopped, as LangGraph's
+    subgraph checkpoints in their own namespaces do)."""
     for parent, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
         assert child.task is not None
         held = parent.progress.get(child.task)
         if isinstance(held, dict) and held.get("kind") == INVOKED:
             kept = {**held, "calls": {**held["calls"], str(child.call): kept}}
         if parent is path[0]:
-            return {child.task: kept}
+            return {**parent.progress, child.task: kept}
         assert parent.kept is not None
         kept = {**parent.kept, "progress": {**parent.progress, child.task: kept}}
     raise AssertionError("a subgraph's path runs from its parent's checkpoint down")

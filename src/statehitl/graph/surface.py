@@ -80,6 +80,16 @@ def merged_config(bound: Mapping[str, Any] | None, given: Any) -> Any:
     return merged
 
 
+async def batch_calls(ainvoke: Callable[..., Awaitable[Any]], inputs: Sequence[Any], config: Any = None,
+                      **options: Any) -> list[Any]:
+    """LangChain's ``abatch``: ``ainvoke`` each input concurrently, with ``config`` or one config per input
+    in a list; the results in the inputs' order. Shared by compiled graphs and low-level ``Pregel``s."""
+    configs = list(config) if isinstance(config, list) else [config] * len(inputs)
+    if len(configs) != len(inputs):
+        raise ValueError(f"batch() got {len(inputs)} inputs and {len(configs)} configs; give one config per input")
+    return list(await asyncio.gather(*(ainvoke(i, c, **options) for i, c in zip(inputs, configs, strict=True))))
+
+
 class GraphSurface:
     """LangGraph's compiled-graph surface besides running and threads; ``CompiledStateGraph`` sets these."""
 
@@ -154,11 +164,7 @@ class GraphSurface:
 
     async def abatch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
         """``ainvoke`` for each input, concurrently; the results in the inputs' order."""
-        configs = list(config) if isinstance(config, list) else [config] * len(inputs)
-        if len(configs) != len(inputs):
-            raise ValueError(f"batch() got {len(inputs)} inputs and {len(configs)} configs; give one config per input")
-        return list(await asyncio.gather(*(self.ainvoke(i, c, **options) for i, c in zip(inputs, configs,
-                                                                                               strict=True))))
+        return await batch_calls(self.ainvoke, inputs, config, **options)
 
     def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
         """The JSON schema of what ``invoke`` takes: the input schema's, else the state schema's."""

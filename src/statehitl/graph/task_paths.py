@@ -31,11 +31,19 @@ def node_triggers_metadata(name: str, metadata: dict[str, Any] | None, joins: It
     return {_TRIGGERS: tuple(sorted((f"branch:to:{name}", *joined))), **(metadata or {})}
 
 
+def task_path(name: str, task: str) -> tuple[Any, ...]:
+    """LangGraph's ``path`` of task ``task`` of node ``name``: ``("__pregel_pull", node)`` for one its edges
+    started, ``("__pregel_push", <index among the step's sends>, False)`` for a ``Send``'s (``node:<index>``)."""
+    if task == name:
+        return PULL, name
+    index = task.rpartition(":")[2]
+    return PUSH, int(index) if index.isdigit() else 0, False
+
+
 def task_location(name: str, task: str, *, sent: bool, metadata: dict[str, Any] | None) -> dict[str, Any]:
     """The ``langgraph_triggers`` and ``langgraph_path`` of one call of node ``name`` as task ``task``
     (``node`` or, for a ``Send``'s, ``node:<index among the step's sends>``)."""
     if sent:
-        index = task.rpartition(":")[2]
-        return {_TRIGGERS: (PUSH,), "langgraph_path": (PUSH, int(index) if index.isdigit() else 0, False)}
+        return {_TRIGGERS: (PUSH,), "langgraph_path": task_path(name, task)}
     triggers = (metadata or {}).get(_TRIGGERS, (f"branch:to:{name}",))
     return {_TRIGGERS: tuple(triggers), "langgraph_path": (PULL, name)}

@@ -22,9 +22,22 @@ from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.record_parts import RunStart
+from statehitl.commands import GOTO
 from statehitl.errors import CheckpointNotFoundError, InvalidUpdateError, UnknownNodeError
 from statehitl.graph.graph_state import StateGraphSchema
-from statehitl.graph.history import BEFORE, MAIN, PART_NAMES, View, ViewKey, checkpoint_order, parse_view, step_results
+from statehitl.graph.history import (
+    BEFORE,
+    MAIN,
+    PART_NAMES,
+    StepResults,
+    View,
+    ViewKey,
+    checkpoint_order,
+    parse_view,
+    results_of,
+    step_results,
+    view_metadata,
+)
 from statehitl.graph.run_targets import RunTarget, namespace_of, run_target
 from statehitl.graph.snapshots import SnapshotReader, StateSnapshot, empty_snapshot, graph_config
 from statehitl.graph.time_travel import ThreadViews
@@ -99,7 +112,8 @@ class ThreadState:
         views = self._views(target.thread)
         key = None if target.checkpoint_id is None else parse_view(target.thread, target.checkpoint_id)
         view = await views.at(key, head)
-        snapshot = self.snapshots.snapshot(view, await views.state(view), subgraphs)
+        snapshot = self.snapshots.snapshot(view, await views.state(view), subgraphs,
+                                           applied=target.checkpoint_id is None)
         if view.own and view.record.seq == head.record.seq and head.record.status == "interrupted":
             snapshot.answers.update(await self._stored_answers(head))
         return snapshot
@@ -140,22 +154,23 @@ class ThreadState:
         below = None if ceiling is None else checkpoint_order(parse_view(target.thread, ceiling))
         views = self._views(target.thread)
         count = 0
-        results: dict[str, dict[str, dict[str, Any]]] = {}  # by checkpoint, what its tasks wrote (a later one says)
+        results: StepResults = {}
         async with contextlib.aclosing(self._walk(views, target.thread, paged=limit is not None or below is not None)
                                        ) as walk:
             async for view in walk:
                 done = step_results(view)
                 if done is not None:
-                    results[done[0]] = done[1]
+                    results[done[0]] = done[1:]
                 if below is not None and checkpoint_order(view.id) >= below:
                     continue
-                metadata = {"source": view.source, "step": view.step, "parents": {}}
+                metadata = view_metadata(view)
                 if filter and any(metadata.get(k) != v for k, v in filter.items()):
                     continue
                 if limit is not None and count >= limit:
                     return
                 count += 1
-                yield self.snapshots.snapshot(view, await views.state(view), results=results.pop(view.id, None))
+                yield self.snapshots.snapshot(view, await views.state(view), results=results_of(results, view),
+                                              applied=False)
 
     async def _walk(self, views: ThreadViews, thread: str, *, paged: bool) -> AsyncGenerator[View, None]:
         """The checkpoints newest first: read record by record from the newest for a page (its cost is the
@@ -186,9 +201,11 @@ class ThreadState:
         """Write a new checkpoint as if a node had returned ``values`` (merged through the reducers).
 
         With ``as_node`` the thread moves on along that node's transitions; without, it keeps the tasks of
-        the checkpoint updated. LangGraph's special writers: ``"__start__"`` writes ``values`` as the input
-        does and moves on along START's edges; ``"__input__"`` makes an input checkpoint, whose run (``invoke(
-        None, its config)``) applies ``values`` as the input; ``"__copy__"`` copies the checkpoint as a sibling
+        the checkpoint updated (given a config, where one routing node made it, that node is ``as_node``, as
+        LangGraph infers it: ``_last_writer``). LangGraph's special writers: ``"__start__"`` writes ``values``
+        as the input does and moves on along START's edges; ``"__input__"`` makes an input checkpoint, whose
+        run (``invoke(None, its config)``) applies ``values`` as the input; ``"__copy__"`` copies the checkpoint
+        as a sibling
         (``source="fork"``, its tasks asked afresh); ``"__end__"`` with None clears its tasks. A config naming
         an earlier checkpoint forks the thread there. Returns the new checkpoint's config when given a config
         (LangGraph's way), its snapshot when given a thread id.
@@ -219,6 +236,8 @@ class ThreadState:
             if isinstance(values, list) and values:  # a copy updated in one go: the updates are its next step's
                 return await self.abulk_update_state(graph_config(target.thread, str(ViewKey(stored.seq))), [values])
             return await self._updated(target, stored.seq, as_node)
+        if as_node is None and target.named:
+            as_node = self._last_writer(view)
         writer = as_node or "update_state"
         update = self._update_of(values, writer)
         state = await views.state(view)
@@ -236,6 +255,24 @@ class ThreadState:
         stored = await self._runner.commit_update(at.cursor, position.pop("step"), state, writer, update,
                                                   rewritten=view.key.part != MAIN, **position)
         return await self._updated(target, stored.seq, as_node)
+
+    def _last_writer(self, view: View) -> str | None:
+        """The node an update of ``view`` without ``as_node`` is taken as written by, as LangGraph's, where that
+        changes what runs next: the one node whose step made it, when one did, it routes by the state (a
+        conditional edge, which the update may turn elsewhere, or a ``Command``'s goto, which the update
+        drops) and nothing of the checkpoint's own step has happened yet (no task finished or asked). None
+        otherwise: the update keeps the checkpoint's tasks (what LangGraph's re-routing gives for a node whose
+        edges are fixed)."""
+        if not view.own or view.completed or view.interrupts:
+            return None
+        writes = view.record.writes if view.made_by is None else view.made_by
+        nodes = {self.machine.task_node(task) for task in writes}
+        node = nodes.pop() if len(nodes) == 1 else START
+        if node == START or node not in self.machine.nodes or self.machine.joins_from.get(node):
+            return None
+        edges, routers = self.machine.transitions[node]
+        routed = routers or any(e.condition is not None for e in edges) or any(GOTO in w for w in writes.values())
+        return node if routed else None
 
     async def _update_subgraph(self, views: ThreadViews, head: Head, configurable: dict[str, Any], values: Any,
                                as_node: str | None) -> dict[str, Any]:
@@ -269,7 +306,10 @@ class ThreadState:
         return await self.aget_state(target.thread, shown)
 
     def _update_of(self, values: Any, writer: str) -> dict[str, Any]:
-        given = values.model_dump(exclude_unset=True) if isinstance(values, BaseModel) else values
+        """``values`` as channel writes; a model is a state's fields (those set), but a root-value state's
+        value is written as it is (a LangChain message is a pydantic model too)."""
+        dumped = isinstance(values, BaseModel) and self.schema.kind.kind != "root"
+        given = values.model_dump(exclude_unset=True) if dumped else values
         return self.schema.input_update(given) if writer in (START, INPUT_NODE) else \
             self.schema.normalize_update(writer, given)
 

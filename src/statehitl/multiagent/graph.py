@@ -217,6 +217,8 @@ class Graph(Orchestrator):
         for node in self.orchestrated.values():
             channels.update({f"{node.node_id}/{c}": ChannelKind.APPEND for c in node.machine.append_channels})
         schema = OrchestrationSchema(channels, {"task": "", "results": {}, "order": [], "nodes": {}, "failure": None})
+        self._unshown: list[tuple[str, dict[str, Any]]] = []
+        """Node updates shown but not yet applied to what ``.state`` shows (``_show_update``)."""
         self._setup(id=id, machine=self._machine(id, schema), schema=schema, hooks=hooks,
                     session_manager=session_manager, trace_attributes=trace_attributes)
         self._viewed: tuple[dict[str, Any], GraphState] | None = None
@@ -227,6 +229,23 @@ class Graph(Orchestrator):
     def state(self) -> GraphState:
         """The running call, or the last one, as Strands' ``graph.state`` shows it (hooks read it)."""
         return self._view(*self._shown())
+
+    def _show_update(self, node_id: str, update: dict[str, Any]) -> None:
+        """Show a node's update when ``.state`` is next read: most are never read before the step that
+        applies them shows its whole state, so merging each into the shown state at once cost a state
+        copy per node for nothing. The update is not changed after it is shown (the step applies it as is)."""
+        self._unshown.append((node_id, update))
+
+    def _shown(self) -> tuple[dict[str, Any], Status]:
+        if self._unshown:
+            unshown, self._unshown = self._unshown, []
+            for node_id, update in unshown:
+                super()._show_update(node_id, update)
+        return super()._shown()
+
+    def _show(self, state: dict[str, Any], status: Status) -> None:
+        self._unshown = []  # a newer state replaces what the updates would have shown
+        super()._show(state, status)
 
     def _view(self, state: dict[str, Any], status: Status | None = None) -> GraphState:
         if status is not None:

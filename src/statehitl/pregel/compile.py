@@ -20,9 +20,6 @@ from statehitl.pregel.node_builder import PregelNode, subscribers
 from statehitl.pregel.node_run import NodeRun, node_function
 from statehitl.pregel.shape import PregelShape
 
-__all__ = ["INPUT_WRITES", "compiled_graph", "io_schema", "validated"]
-
-
 INPUT_WRITES: ContextVar[tuple[str, ...]] = ContextVar("statehitl_pregel_input_writes", default=())
 """The channels the caller's input wrote, set by ``Pregel`` as a call begins: the entry point reads which nodes
 they wake. (The state cannot say: a thread's state holds its earlier runs' values too.)"""

@@ -10,7 +10,6 @@ shows what LangGraph's does. Checkpoints, interrupts, resumes, history and the s
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
@@ -23,7 +22,7 @@ from statehitl.errors import EmptyInputError, InvalidUpdateError
 from statehitl.graph.caching import CachePolicy
 from statehitl.graph.compiled import CompiledStateGraph
 from statehitl.graph.retries import RetryPolicy
-from statehitl.graph.surface import merged_config
+from statehitl.graph.surface import batch_calls, merged_config
 from statehitl.pregel.compile import INPUT_WRITES, compiled_graph, io_schema, validated
 from statehitl.pregel.node_builder import NodeBuilder, PregelNode, built
 from statehitl.pregel.node_run import NodeRun
@@ -200,11 +199,7 @@ class Pregel:
 
     async def abatch(self, inputs: Sequence[Any], config: Any = None, **options: Any) -> list[Any]:
         """``ainvoke`` for each input (with ``config``, or one config per input in a list), concurrently."""
-        configs = list(config) if isinstance(config, list) else [config] * len(inputs)
-        if len(configs) != len(inputs):
-            raise ValueError(f"batch() got {len(inputs)} inputs and {len(configs)} configs; give one config per input")
-        return list(await asyncio.gather(*(self.ainvoke(i, c, **options)
-                                           for i, c in zip(inputs, configs, strict=True))))
+        return await batch_calls(self.ainvoke, inputs, config, **options)
 
     def map(self) -> Callable[[Sequence[Any]], list[Any]]:
         """A function that runs the graph on each item of a list (LangChain's ``Runnable.map``), e.g. as a

@@ -18,8 +18,6 @@ from statehitl.graph.caching import CachePolicy
 from statehitl.graph.node_guards import TimeoutPolicy
 from statehitl.graph.retries import RetryPolicy
 
-__all__ = ["ChannelWriteEntry", "NodeBuilder", "PregelNode"]
-
 
 class _Passthrough:
     """The marker of a write that gives the channel the node's output itself."""

@@ -20,8 +20,6 @@ from statehitl.graph.node_calls import is_async_callable
 from statehitl.graph.runnables import is_runnable
 from statehitl.pregel.node_builder import PASSTHROUGH, PregelNode, subscribers
 
-__all__ = ["NodeRun", "Step", "is_async_node", "node_function"]
-
 
 def _is_async_step(step: Any) -> bool:
     """Whether a step awaits: an async function, or a Runnable that is one (an async ``RunnableLambda``, also

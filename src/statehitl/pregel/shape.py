@@ -9,8 +9,6 @@ from typing import Any, Protocol
 from statehitl.channels.base import BaseChannel
 from statehitl.pregel.node_builder import PregelNode
 
-__all__ = ["PregelShape"]
-
 
 class PregelShape(Protocol):
     """A low-level graph's nodes, channels and options (``statehitl.pregel.Pregel``)."""

@@ -14,8 +14,6 @@ from typing import Any
 from statehitl.channels.topic import Published
 from statehitl.pregel.shape import PregelShape
 
-__all__ = ["PregelStream"]
-
 _INTERRUPT = "__interrupt__"
 
 

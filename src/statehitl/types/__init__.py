@@ -28,7 +28,7 @@ _GRAPH_NAMES = {
     "PregelTask": "statehitl.graph.snapshots",
     "StreamMode": "statehitl.stream_sink",
     "Overwrite": "statehitl.channels",
-    "TimeoutPolicy": "statehitl.graph.node_guards",
+    "TimeoutPolicy": "statehitl.timeout_policy",
     "All": "statehitl.graph.value_types",
     "Checkpointer": "statehitl.graph.value_types",
     "Durability": "statehitl.graph.value_types",
