@@ -160,6 +160,9 @@ class Notifier:
         self.clock = clock
         self.schedule = tuple(schedule)
         self._settled: OrderedDict[str, None] = OrderedDict()
+        """Events known to be in the outbox, sent, or someone else's to send: not entered again."""
+        self._entering: dict[str, asyncio.Task[tuple[str, OutboxEntry, str] | None]] = {}
+        """Events whose outbox entry is being created: whoever derives one again waits for that write."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
         self._slots = asyncio.Semaphore(concurrency)
@@ -176,8 +179,9 @@ class Notifier:
         """Send ``event`` in the background, unless it has no sink or is known to be settled."""
         if event is None or not self.wants(event.kind) or event.id in self._settled:
             return
-        self._settled[event.id] = None  # while in flight too: the same event again is not queued twice
-        self._spawn(self._send(event))
+        entering, mine = self._entry_write(event)
+        if mine:
+            self._spawn(self._send(entering), slotted=False)
 
     async def drain(self) -> None:
         """Wait for every round started so far (later rounds are the outbox's: they survive this process)."""
@@ -190,18 +194,23 @@ class Notifier:
             timer.cancel()
         self._timers.clear()
 
-    def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.get_running_loop().create_task(self._guarded(work))
+    def _spawn(self, work: Awaitable[None], *, slotted: bool = True) -> None:
+        """Run ``work`` in the background; ``slotted`` work (a round: a delivery) waits for one of the
+        ``concurrency`` slots."""
+        task = asyncio.get_running_loop().create_task(self._slotted(work) if slotted else self._guarded(work))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _guarded(self, work: Awaitable[None]) -> None:
+    async def _slotted(self, work: Awaitable[None]) -> None:
         async with self._slots:
-            try:
-                await work
-            except (StorageError, CheckpointCorruptError) as exc:
-                logger.warning("the outbox could not be written or read (%s); its entries are tried again at the "
-                               "next look", exc)
+            await self._guarded(work)
+
+    async def _guarded(self, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except (StorageError, CheckpointCorruptError) as exc:
+            logger.warning("the outbox could not be written or read (%s); its entries are tried again at the "
+                           "next look", exc)
 
     def _remember(self, event_id: str) -> None:
         self._settled[event_id] = None
@@ -218,20 +227,36 @@ class Notifier:
         that fails raises, and the caller goes on later."""
         if event is None or not self.wants(event.kind) or event.id in self._settled:
             return
-        self._settled[event.id] = None
-        try:
-            entered = await self._enter(event)
-        except BaseException:
-            self._settled.pop(event.id, None)  # not in the outbox: derived again later, tried again then
-            raise
-        if entered is not None:
+        entering, mine = self._entry_write(event)
+        entered = await asyncio.shield(entering)  # a failed write raises: not remembered, derived again later
+        if mine and entered is not None:
             self._spawn(self._round(*entered))
 
-    async def _send(self, event: Event) -> None:
-        """Put a newly derived event in the outbox and have its first round."""
-        entered = await self._enter(event)
+    def _entry_write(self, event: Event) -> tuple[asyncio.Task[tuple[str, OutboxEntry, str] | None], bool]:
+        """The write of ``event``'s outbox entry, and whether this call started it (its starter has the first
+        round). An event derived twice at once (``submit`` from a stream record, then ``enqueue`` before its
+        thread is resumed) shares one write, and both callers can wait for it: an event is counted settled
+        only once that write is done, so ``enqueue`` never returns before the entry is stored."""
+        entering = self._entering.get(event.id)
+        if entering is not None:
+            return entering, False
+        entering = asyncio.get_running_loop().create_task(self._enter(event))
+        self._entering[event.id] = entering
+        entering.add_done_callback(lambda done: self._entry_written(event.id, done))
+        return entering, True
+
+    def _entry_written(self, event_id: str, done: asyncio.Task[tuple[str, OutboxEntry, str] | None]) -> None:
+        self._entering.pop(event_id, None)
+        if not done.cancelled() and done.exception() is None:  # (reading it marks a failure as seen)
+            self._remember(event_id)
+
+    async def _send(self, entering: Awaitable[tuple[str, OutboxEntry, str] | None]) -> None:
+        """Wait for a newly derived event's outbox entry (no slot held: a delivery in progress never delays
+        it), then have its first round in a slot."""
+        entered = await entering
         if entered is not None:
-            await self._round(*entered)
+            async with self._slots:
+                await self._round(*entered)
 
     async def _enter(self, event: Event) -> tuple[str, OutboxEntry, str] | None:
         """Create ``event``'s outbox entry (unless it was sent, or is there already): its key, the entry and its
