@@ -131,7 +131,8 @@ def test_error_in_a_concurrent_node_propagates_and_the_thread_reads_failed() -> 
     assert failed is not None
     # nothing applied yet; what good wrote is kept with the step (LangGraph's rule), which waits on bad only
     assert (failed.status, failed.next, failed.values.log) == (Status.FAILED, ("bad",), [])
-    assert [(t.name, t.result) for t in failed.tasks] == [("bad", None), ("good", {"log": "good"})]
+    # the step's tasks in LangGraph's order: as the nodes were added
+    assert [(t.name, t.result) for t in failed.tasks] == [("good", {"log": "good"}), ("bad", None)]
     assert failed.error is not None
     assert (failed.error.node, failed.error.type, failed.error.message) == ("bad", "RuntimeError", "boom in bad")
     with pytest.raises(RuntimeError, match="boom in bad"):  # invoke(None) retries the failed step: bad alone
