@@ -24,7 +24,7 @@ from statehitl.errors import GraphBubbleUp, NodeError, NodeTimeoutError
 from statehitl.graph.code_cache import CodeCache
 from statehitl.position import NodeContext
 from statehitl.runner_parts import SENT_TIMEOUT, keep_progress
-from statehitl.timeout_policy import TimeoutPolicy as TimeoutPolicy  # its home before; still imported from here
+from statehitl.timeout_policy import TimeoutPolicy
 
 DEFAULT_ERROR_HANDLER = "__default_error_handler__"
 """The node name of ``set_node_defaults(error_handler=)``'s handler (LangGraph's)."""

@@ -15,8 +15,8 @@ from datetime import timedelta
 from typing import Any
 
 from statehitl.graph.caching import CachePolicy
-from statehitl.graph.node_guards import TimeoutPolicy
 from statehitl.graph.retries import RetryPolicy
+from statehitl.timeout_policy import TimeoutPolicy
 
 
 class _Passthrough:
