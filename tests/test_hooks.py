@@ -60,7 +60,7 @@ class Recorder(HookProvider):
 def test_node_events_fire_through_a_hook_provider() -> None:
     provider = Recorder()
     app = chain("a", "b", hooks=[provider])
-    app.invoke({}, invocation_state={"user": "ann"})
+    app.invoke({}, thread_id="t", invocation_state={"user": "ann"})
     assert provider.seen == [
         ("before", "a", {"user": "ann"}),
         ("after", "a", {"log": "a"}),
@@ -74,7 +74,7 @@ def test_node_events_fire_through_a_registry_and_carry_the_app() -> None:
     registry = HookRegistry()
     registry.add_callback(BeforeNodeCallEvent, lambda e: sources.append(e.source))
     app = chain("a", hooks=[registry])
-    app.invoke({})
+    app.invoke({}, thread_id="t")
     assert sources == [app]
 
 
@@ -85,7 +85,7 @@ def test_all_callbacks_run_in_order_and_after_events_in_reverse() -> None:
     registry.add_callback(BeforeNodeCallEvent, lambda e: order.append("before-2"))
     registry.add_callback(AfterNodeCallEvent, lambda e: order.append("after-1"))
     registry.add_callback(AfterNodeCallEvent, lambda e: order.append("after-2"))
-    chain("a", hooks=[registry]).invoke({})
+    chain("a", hooks=[registry]).invoke({}, thread_id="t")
     assert order == ["before-1", "before-2", "after-2", "after-1"]
 
 
@@ -94,7 +94,7 @@ def test_providers_and_registries_combine() -> None:
     registry = HookRegistry()
     extra: list[str] = []
     registry.add_callback(BeforeNodeCallEvent, lambda e: extra.append(e.node_id))
-    chain("a", hooks=[provider, registry]).invoke({})
+    chain("a", hooks=[provider, registry]).invoke({}, thread_id="t")
     assert [kind for kind, *_ in provider.seen] == ["before", "after"]
     assert extra == ["a"]
 
@@ -108,7 +108,7 @@ def test_async_callbacks_are_awaited() -> None:
 
     registry = HookRegistry()
     registry.add_callback(BeforeNodeCallEvent, before)
-    chain("a", "b", hooks=[registry]).invoke({})
+    chain("a", "b", hooks=[registry]).invoke({}, thread_id="t")
     assert seen == ["a", "b"]
 
 
@@ -146,7 +146,7 @@ def test_callback_error_propagates() -> None:
     registry = HookRegistry()
     registry.add_callback(BeforeNodeCallEvent, broken)
     with pytest.raises(LookupError, match="hook bug"):
-        chain("a", hooks=[registry]).invoke({})
+        chain("a", hooks=[registry]).invoke({}, thread_id="t")
 
 
 # -- cancel_node ------------------------------------------------------------------------------------

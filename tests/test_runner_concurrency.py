@@ -274,11 +274,11 @@ def test_step_limit_on_compile_and_on_invoke() -> None:
     with pytest.raises(StepLimitError, match=r"ran 3 steps"):
         app.invoke({}, thread_id="invoked", step_limit=3)  # invoke's limit wins over compile's
     assert app.get_state("invoked").values.n == 3
-    assert counting_loop(stop_at=40).invoke({}, step_limit=50).state.n == 40
+    assert counting_loop(stop_at=40).invoke({}, thread_id="fifty", step_limit=50).state.n == 40
 
 
 def test_a_run_of_exactly_the_limit_completes() -> None:
-    assert counting_loop(stop_at=4, step_limit=4).invoke({}).stop_reason == "end"
+    assert counting_loop(stop_at=4, step_limit=4).invoke({}, thread_id="four").stop_reason == "end"
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 2.5, "3"])
@@ -286,7 +286,7 @@ def test_step_limit_must_be_a_positive_int(bad: Any) -> None:
     with pytest.raises(ValueError, match=r"step_limit must be a positive int"):
         counting_loop(step_limit=bad)
     with pytest.raises(ValueError, match=r"step_limit must be a positive int"):
-        counting_loop().invoke({}, step_limit=bad)
+        counting_loop().invoke({}, thread_id="bad", step_limit=bad)
 
 
 def test_invoke_none_continues_after_the_step_limit() -> None:

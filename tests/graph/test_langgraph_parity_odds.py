@@ -287,16 +287,15 @@ def drawings_of_loops_and_deferred_nodes(lg: SimpleNamespace) -> list[Any]:
 
 
 def a_checkpointed_graph_needs_a_thread(lg: SimpleNamespace) -> list[Any]:
-    """A graph compiled with a checkpointer and called with a config that names no thread raises LangGraph's
-    ``ValueError``; nothing runs. (Called with no config at all it runs on a new thread: statehitl's own style,
-    a deliberate difference, ``docs/langgraph.md``.)"""
+    """A graph compiled with a checkpointer and called without a thread (no config, or a config that names
+    none) raises LangGraph's ``ValueError``; nothing runs."""
     ran: list[str] = []
     g = lg.StateGraph(Log)
     g.add_node("a", lambda s: ran.append("a") or {"log": ["a"]})
     g.add_edge(lg.START, "a")
     app = g.compile(checkpointer=lg.InMemorySaver())
     seen: list[Any] = []
-    for given in (({"configurable": {}},), ({"recursion_limit": 5},)):
+    for given in ((), ({"configurable": {}},), ({"recursion_limit": 5},)):
         try:
             app.invoke({"log": []}, *given)
         except ValueError as exc:

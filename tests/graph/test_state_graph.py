@@ -91,11 +91,15 @@ def test_branch_that_needs_no_human(transition_recorder, snapshot) -> None:
     assert transition_recorder.log == snapshot
 
 
-def test_thread_id_is_generated_when_omitted() -> None:
+def test_a_kept_graph_called_without_a_thread_is_refused_and_stores_nothing() -> None:
     app = refund_app()
-    first, second = app.invoke({"text": "hi"}), app.invoke({"text": "hi"})
-    assert first.thread_id != second.thread_id
-    assert app.get_state(first.thread_id) is not None
+    for call in (lambda: app.invoke({"text": "hi"}), lambda: app.invoke({"text": "hi"}, {"configurable": {}})):
+        with pytest.raises(ValueError, match="thread_id"):
+            call()
+    assert asyncio.run(app.checkpointer.threads()) == []
+    unkept = linear(("a", lambda s: {"log": "a"}))
+    first, second = unkept.invoke({"text": "x"}), unkept.invoke({"text": "x"})
+    assert first.thread_id != second.thread_id  # nothing is kept: each call is a thread of its own
 
 
 def test_ainvoke_from_a_running_loop_and_invoke_inside_one() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from importlib.metadata import entry_points
 from typing import Annotated, Any
 
@@ -38,7 +39,7 @@ def app_with_everything():
 
 
 def drive(app: Any, thread: str | None = None) -> Any:
-    result = app.invoke({}, thread_id=thread)
+    result = app.invoke({}, thread_id=thread or uuid.uuid4().hex)
     while result.interrupts:
         result = app.invoke([{"interruptResponse": {"interruptId": i.id, "response": i.name.upper()}}
                              for i in result.interrupts], thread_id=result.thread_id)

@@ -254,11 +254,11 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
     def _call_target(self, config: dict[str, Any] | str | None, thread_id: Any, checkpoint_id: str | None,
                      step_limit: int | None, **options: Any) -> RunTarget:
         """What a call runs on: its config laid over the graph's own (``with_config``), the thread it names
-        (required with a checkpointer of the graph's own, called with a config), its context as the
+        (required with a checkpointer of the graph's own, as LangGraph requires it), its context as the
         ``context_schema``."""
         options["context"] = coerced_context(self.context_schema, options.get("context"), self.name)
         return run_target(merged_config(self.config, config), thread_id, checkpoint_id, step_limit, self.step_limit,
-                          require_thread=self._own_store and thread_id is None and config is not None, **options)
+                          require_thread=self._own_store and thread_id is None, **options)
 
     def stream(self, input: Any, config: dict[str, Any] | str | None = None, **options: Any) -> Iterator[Any]:
         """Run as ``invoke`` does, yielding what happens as it happens (see ``astream``)."""

@@ -48,8 +48,8 @@ def run_target(config: dict[str, Any] | str | None, thread_id: Any, checkpoint_i
     """The target of a call given ``config`` (a LangGraph config or a thread id) and statehitl's keywords,
     which win. A thread id of any type is ``str()``-ed (``uuid4()``, ``42``), as LangGraph's (its ``metadata``
     repeats the run's ids the caller's ``configurable`` holds, as given). Without a thread:
-    ``require_thread`` (a graph compiled with a checkpointer, called with a config) is LangGraph's error,
-    else a new thread with a random id."""
+    ``require_thread`` (a graph compiled with a checkpointer) is LangGraph's error, else (nothing is kept)
+    a new thread with a random id."""
     if isinstance(config, str):
         config, thread_id = None, thread_id or config
     if config is not None and not isinstance(config, dict):
