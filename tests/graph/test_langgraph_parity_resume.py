@@ -74,6 +74,33 @@ def new_input_at_a_breakpoint_streams_and_runs_async(lg: SimpleNamespace) -> lis
     return asyncio.run(main())
 
 
+def new_input_at_a_subgraphs_breakpoint_starts_the_parent_afresh(lg: SimpleNamespace) -> list[Any]:
+    """A parent stopped because its subgraph's ``interrupt_before`` did takes new input as a new run of the
+    parent; the subgraph, reached again, stops again, and ``None`` then runs it from the start (its node
+    returns the subgraph's whole state, so the parent's reducer adds it again, in both libraries)."""
+
+    class Shared(TypedDict):
+        log: Annotated[list[str], operator.add]
+
+    inner = lg.StateGraph(Shared)
+    inner.add_node("x", lambda s: {"log": ["x"]})
+    inner.add_node("y", lambda s: {"log": ["y"]})
+    inner.add_edge(lg.START, "x")
+    inner.add_edge("x", "y")
+    g = lg.StateGraph(Shared)
+    g.add_node("pre", lambda s: {"log": ["pre"]})
+    g.add_node("sub", inner.compile(interrupt_before=["y"]))
+    g.add_edge(lg.START, "pre")
+    g.add_edge("pre", "sub")
+    app, cfg = g.compile(checkpointer=lg.InMemorySaver()), config("sub-bp")
+    seen: list[Any] = []
+    for given in ({"log": ["one"]}, {"log": ["two"]}, None):
+        seen.append(app.invoke(given, cfg))
+        state = app.get_state(cfg)
+        seen.append((state.values, state.next))
+    return seen
+
+
 class Sometimes:
     """A node that returns ``result`` or raises it after counting the call (a test reads ``calls``)."""
 
@@ -150,6 +177,7 @@ def an_async_node_asks_and_takes_the_answer(lg: SimpleNamespace) -> list[Any]:
 
 
 PROGRAMS = [new_input_at_a_breakpoint_starts_a_new_run, new_input_at_a_breakpoint_streams_and_runs_async,
+            new_input_at_a_subgraphs_breakpoint_starts_the_parent_afresh,
             a_failed_step_keeps_its_finished_siblings_writes, an_async_node_asks_and_takes_the_answer]
 
 
