@@ -84,7 +84,8 @@ RunPlan = StartRun | ResumeRun | ContinueRun
 
 
 def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_continues: bool,
-             lists_are_input: bool, answer_form: str | None = None, tagged_answers: bool = False) -> RunPlan:
+             lists_are_input: bool, answer_form: str | None = None, tagged_answers: bool = False,
+             input_leaves_breakpoint: bool = False) -> RunPlan:
     """What ``input`` means for the thread whose last checkpoint is ``record`` (None: never run).
 
     ``label`` names the thread in messages. ``none_continues``: ``None`` continues a stopped run
@@ -95,6 +96,8 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
     program's ``Command(resume=...)``); by default the interruptResponse list every shape takes.
     ``tagged_answers``: answers may be any value ``statehitl.values`` stores (a StateGraph's, as LangGraph's
     ``Command(resume=)`` takes a datetime); else they must be JSON (Strands' rule for agents and orchestrators).
+    ``input_leaves_breakpoint``: new input on a thread stopped at a breakpoint starts a new run from its state,
+    leaving the step it stopped before (LangGraph's way; nothing was asked there, so no answer is lost).
     """
     status = None if record is None else record.status
     if status == "interrupted" or (status == "failed" and record is not None and record.interrupts
@@ -103,6 +106,8 @@ def plan_run(input: Any, record: CheckpointRecord | None, *, label: str, none_co
         if input is None and status == "interrupted":
             return ResumeRun({})  # what the answers stored by any door (the inbox, an expiry) say
         if not record.interrupts:  # stopped at a StateGraph's breakpoint (interrupt_before/interrupt_after)
+            if input_leaves_breakpoint and not is_response_list(input):
+                return StartRun(input)
             raise ResumeInputError(
                 f"{label} stopped at a breakpoint before {record.pending}, with nothing to answer; continue it "
                 "with None as the input (invoke(None, config)) before giving it new input"

@@ -293,10 +293,29 @@ def test_a_breakpoint_waits_like_an_interrupt_with_nothing_to_answer() -> None:
     assert stopped is not None
     # it waits (a worker applying answers leaves it alone: there is none to apply), at b, on no interrupt
     assert (stopped.status.value, stopped.next, stopped.interrupts) == ("interrupted", ("b",), ())
-    with pytest.raises(ResumeInputError, match="breakpoint before \\['b'\\]"):
-        app.invoke({"log": ["new"]}, config("bp"))
+    with pytest.raises(ResumeInputError, match="breakpoint before \\['b'\\]"):  # an answer to nothing
+        app.invoke([{"interruptResponse": {"interruptId": "none", "response": "yes"}}], config("bp"))
     assert app.get_state(config("bp")) == stopped
     assert app.invoke(None, config("bp")) == {"log": ["a", "b"]}
+
+
+def test_new_input_at_a_breakpoint_leaves_it_for_a_new_run_but_never_skips_a_question() -> None:
+    g = StateGraph(Log)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_node("ask", lambda s: {"log": [interrupt("ok?")]})
+    g.add_edge(START, "a")
+    g.add_edge("a", "ask")
+    app = g.compile(checkpointer=InMemorySaver(), interrupt_before=["ask"])
+    assert app.invoke({"log": ["first"]}, config("bp")) == {"log": ["first", "a"]}
+    # nothing was asked at the breakpoint: new input starts a new run from the thread's state, as LangGraph's
+    assert app.invoke({"log": ["second"]}, config("bp")) == {"log": ["first", "a", "second", "a"]}
+    assert app.invoke(None, config("bp"))["__interrupt__"][0].value == "ok?"
+    waiting = app.get_state(config("bp"))
+    # a question is pending now: new input is refused (the approval is not skipped) and changes nothing
+    with pytest.raises(ResumeInputError, match="Command\\(resume="):
+        app.invoke({"log": ["third"]}, config("bp"))
+    assert app.get_state(config("bp")) == waiting
+    assert app.invoke(Command(resume="yes"), config("bp")) == {"log": ["first", "a", "second", "a", "yes"]}
 
 
 def route_on(state: Log) -> Command[Literal["yes", "no"]]:

@@ -165,7 +165,7 @@ class RunBeginnings(ThreadState):
         """
         plan = plan_run(input, None if head is None else head.record, label=f"thread {thread!r}",
                         none_continues=True, lists_are_input=self.schema.kind.kind == "root", answer_form=form,
-                        tagged_answers=True)
+                        tagged_answers=True, input_leaves_breakpoint=command is None)
         if isinstance(plan, ResumeRun | ContinueRun):
             assert head is not None
             values, migrated = await self._stored_values(head, resuming=True)
