@@ -20,6 +20,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.records import AuditEntry, CheckpointRecord
+from statehitl.checkpoint.saver_hooks import read_through
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import GraphDrained
@@ -304,6 +305,8 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
                 sink.close()
 
     async def _run(self, input: Any, target: RunTarget, sink: StreamSink | None = None) -> Any:
+        if self.checkpointer.saver_overrides is not None:  # a user's saver subclass reads first (saver_hooks)
+            await read_through(self.checkpointer, self.checkpointer.saver_overrides, target.config)
         head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if target.config.get("callbacks") is None:
             return self._result(*await self._run_from(input, target, sink, head))
