@@ -49,8 +49,8 @@ from statehitl.checkpoint.records import (
 from statehitl.checkpoint.refusals import refusal_entries
 from statehitl.checkpoint.retention import ThreadRetention
 from statehitl.checkpoint.saver import SaverReads
-from statehitl.checkpoint.saver_hooks import channel_values, overrides_of, put_through
-from statehitl.checkpoint.serde.jsonplus import JsonPlusSerializer, check_checkpointer_serde
+from statehitl.checkpoint.saver_hooks import channel_values, check_checkpointer_serde, overrides_of, put_through
+from statehitl.checkpoint.serde.jsonplus import JsonPlusSerializer
 from statehitl.checkpoint.step_record import build_step_record
 from statehitl.checkpoint.storage import (
     ABSENT,

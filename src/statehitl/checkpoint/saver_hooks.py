@@ -6,15 +6,15 @@ overrides LangGraph's saver methods (``get_tuple``/``aget_tuple``, ``put``/``apu
   and its delays are awaited. The run goes on from the thread's records (one binding answer per interrupt and
   the claims rest on them), not from what the override returns.
 - Write: each checkpoint the run commits is handed to ``aput`` (or ``put``, in a worker thread) as LangGraph's
-  ``(config, checkpoint, metadata, new_versions)``, a run's first record after the checkpoints it shows before
-  its own (the input's, then the input applied: ``get_state_history``'s), as LangGraph's loop writes them; the
-  record is stored when the override calls ``super().aput(...)``/``super().put(...)``, so an override that
-  raises before that stores nothing (the thread is unchanged) and one that sleeps delays the write. An override that returns without calling ``super()`` is
-  ``SaverWriteSkipped``: statehitl's runs need their records stored. Before it, the writes of the step that made
-  the checkpoint go to ``aput_writes``/``put_writes`` task by task (stored inside the record itself:
-  ``super()`` acknowledges them), none for a ``durability="exit"`` run, as on LangGraph; they are handed over
-  when the step's checkpoint is committed, not as each task finishes. ``get_next_version`` names the versions
-  of the channels the step wrote.
+  ``(config, checkpoint, metadata, new_versions)``, a run's first record after the checkpoints it shows before its
+  own (the input's, then the input applied: ``get_state_history``'s), as LangGraph's loop writes them; the record
+  is stored when the override calls ``super().aput(...)``/``super().put(...)``, so an override that raises before
+  that stores nothing (the thread is unchanged) and one that sleeps delays the write. An override that returns
+  without calling ``super()`` is ``SaverWriteSkipped``: statehitl's runs need their records stored. Before it, the
+  writes of the step that made the checkpoint go to ``aput_writes``/``put_writes`` task by task (stored inside the
+  record itself: ``super()`` acknowledges them), none for a ``durability="exit"`` run, as on LangGraph; they are
+  handed over when the step's checkpoint is committed, not as each task finishes. ``get_next_version`` names the
+  versions of the channels the step wrote.
 - A run cancelled mid-step records where it stood (``ThreadRun.cancelled``) through the same ``aput``, which is
   awaited to its end before the cancellation propagates.
 
@@ -33,14 +33,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from statehitl.checkpoint.checkpoint_ids import tagged
+from statehitl.checkpoint.serde.jsonplus import JsonPlusSerializer
 from statehitl.errors import CheckpointCorruptError
 from statehitl.values import decode_value
 
 if TYPE_CHECKING:
     from statehitl.checkpoint.chain import StateCodec
 
-__all__ = ["PendingPut", "SaverOverrides", "SaverWriteSkipped", "channel_values", "overrides_of", "pending_put",
-           "pending_writes", "put_through", "read_through"]
+__all__ = ["PendingPut", "SaverOverrides", "SaverWriteSkipped", "channel_values", "check_checkpointer_serde",
+           "overrides_of", "pending_put", "pending_writes", "put_through", "read_through"]
 
 T = TypeVar("T")
 
@@ -137,6 +138,18 @@ def pending_writes(writes: Any) -> bool:
         return False
     pending.acknowledged.append(True)
     return True
+
+
+def check_checkpointer_serde(serde: Any) -> None:
+    """A checkpointer's ``serde=`` (LangGraph's saver option): None or a plain ``JsonPlusSerializer`` (the tagged
+    JSON statehitl stores anyway); any other serializer is refused, since a checkpoint's values are stored as
+    statehitl's JSON, in pieces a step appends to (``docs/langgraph.md``, deliberate differences)."""
+    if serde is None or type(serde) is JsonPlusSerializer:
+        return
+    raise TypeError(
+        f"serde={type(serde).__name__}(...): statehitl's checkpointers store values as their own tagged JSON "
+        "(never pickled; classes rebuilt only when registered with statehitl.values.register), so they take no "
+        "other serializer; drop serde=, or register the classes your state holds")
 
 
 async def read_through(saver: Any, overrides: SaverOverrides, config: Mapping[str, Any]) -> None:

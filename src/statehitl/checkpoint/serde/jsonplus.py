@@ -18,7 +18,7 @@ import statehitl.commands  # noqa: F401  (registers Send, so a Send round-trips)
 from statehitl.errors import CheckpointCorruptError
 from statehitl.values import decode_value, encode_value
 
-__all__ = ["JsonPlusSerializer", "check_checkpointer_serde"]
+__all__ = ["JsonPlusSerializer"]
 
 
 class JsonPlusSerializer:
@@ -57,14 +57,3 @@ class JsonPlusSerializer:
         raise CheckpointCorruptError(f"JsonPlusSerializer.loads_typed: type {kind!r} is not one statehitl writes "
                                      "(it reads 'json', 'bytes' and 'null'; never pickle or msgpack)")
 
-
-def check_checkpointer_serde(serde: Any) -> None:
-    """A checkpointer's ``serde=`` (LangGraph's saver option): None or a plain ``JsonPlusSerializer`` (the tagged
-    JSON statehitl stores anyway); any other serializer is refused, since a checkpoint's values are stored as
-    statehitl's JSON, in pieces a step appends to (``docs/langgraph.md``, deliberate differences)."""
-    if serde is None or type(serde) is JsonPlusSerializer:
-        return
-    raise TypeError(
-        f"serde={type(serde).__name__}(...): statehitl's checkpointers store values as their own tagged JSON "
-        "(never pickled; classes rebuilt only when registered with statehitl.values.register), so they take no "
-        "other serializer; drop serde=, or register the classes your state holds")
