@@ -53,7 +53,7 @@ from statehitl.machine import START, Machine
 from statehitl.position import Position
 from statehitl.resumable import ResumableApp, Resumed
 from statehitl.runner import Runner
-from statehitl.runner_parts import LOOP_SHARED, Pauses
+from statehitl.runner_parts import LOOP_SHARED, Pauses, unseen_threads
 from statehitl.stream_sink import StreamMode, StreamSink, current_scope, enter_scope, leave_scope
 from statehitl.thread_run import Durability
 
@@ -305,6 +305,10 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
                 sink.close()
 
     async def _run(self, input: Any, target: RunTarget, sink: StreamSink | None = None) -> Any:
+        with unseen_threads(self._own_store):  # a run no checkpointer keeps leaves a cancelled sync node's thread
+            return await self._run_kept(input, target, sink)
+
+    async def _run_kept(self, input: Any, target: RunTarget, sink: StreamSink | None) -> Any:
         if self.checkpointer.saver_overrides is not None:  # a user's saver subclass reads first (saver_hooks)
             await read_through(self.checkpointer, self.checkpointer.saver_overrides, target.config)
         head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
