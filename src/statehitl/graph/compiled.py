@@ -103,6 +103,7 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
         functions: dict[str, Callable[..., Any]] | None = None,
         keeps_state: bool = False,
+        runnable_name: str | None = None,
         input_schema: Any = None,
         context_schema: Any = None,
         nodes: Callable[[], dict[str, CompiledNode]] | None = None,
@@ -112,7 +113,9 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         cached: dict[str, Namespace] | None = None,
     ) -> None:
         self.machine = machine
-        self.name = machine.name
+        self.name = runnable_name or "LangGraph"
+        """Its name as LangChain's callbacks and events show the run (``compile(name=)``; LangGraph's
+        ``"LangGraph"`` when none is given). Its threads' records name its machine (``machine_name``)."""
         self.schema = schema
         self.hooks = hooks
         self.checkpointer = checkpointer or Checkpointer(MemoryStorage())
