@@ -164,7 +164,27 @@ def a_cancelled_run_finishes_its_last_put(lg: SimpleNamespace) -> list[Any]:
     return asyncio.run(main())
 
 
-PROGRAMS = [faulty_overrides_stop_the_run, overrides_that_call_super_keep_the_thread, async_overrides_see_each_step,
+def an_interrupted_thread_through_a_saver_subclass(lg: SimpleNamespace) -> list[Any]:
+    """Ask, answer, edit: the checkpoints of the stop, the resume and ``update_state`` all go through ``put``
+    (statehitl's claim and answer records are its own, not checkpoints), and the thread reads as on LangGraph."""
+    puts: list[Any] = []
+
+    class Logging(lg.InMemorySaver):  # type: ignore[name-defined,misc]
+        def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            puts.append((metadata["source"], metadata["step"], checkpoint["channel_values"].get("log")))
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    g = lg.StateGraph(Log)
+    g.add_node("ask", lambda s: {"log": [lg.interrupt("ok?")]})
+    g.add_edge(lg.START, "ask")
+    app = g.compile(checkpointer=Logging())
+    seen: list[Any] = [app.invoke({"log": ["x"]}, config("1")), app.invoke(lg.Command(resume="yes"), config("1"))]
+    app.update_state(config("1"), {"log": ["edit"]})
+    return [*seen, app.get_state(config("1")).values, puts]
+
+
+PROGRAMS = [faulty_overrides_stop_the_run, an_interrupted_thread_through_a_saver_subclass,
+            overrides_that_call_super_keep_the_thread, async_overrides_see_each_step,
             a_cancelled_run_finishes_its_last_put]
 
 
