@@ -15,6 +15,7 @@ import statehitl.channels
 import statehitl.checkpoint
 import statehitl.checkpoint.base
 import statehitl.checkpoint.saver
+import statehitl.checkpoint.saver_hooks
 import statehitl.checkpoint.serde.jsonplus
 import statehitl.config
 import statehitl.constants
@@ -149,6 +150,9 @@ PUBLIC = {
                            "storage_from_url", "validate_key", "validate_prefix", "validate_thread_id"],
     statehitl.checkpoint.base: ["Checkpoint", "CheckpointMetadata", "CheckpointTuple", "PendingWrite"],
     statehitl.checkpoint.saver: ["GraphValues", "SaverReads", "SaverWriteRefused"],
+    statehitl.checkpoint.saver_hooks: ["PendingPut", "SaverOverrides", "SaverWriteSkipped", "channel_values",
+                                       "check_checkpointer_serde", "overrides_of", "pending_put", "pending_writes",
+                                       "put_through", "read_through"],
     statehitl.testing: ["CountingStorage", "StorageCounts", "TransitionRecorder"],
     statehitl.inbox: ["Answered", "AppBuilder", "AuditRow", "PendingInterrupt", "PendingPage", "StoredAnswer",
                       "SweepReport", "UnappliedAnswer", "aanswer", "afind_pending", "answer", "apending",

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -30,6 +30,23 @@ LOOP_SHARED: ContextVar[bool] = ContextVar("statehitl_loop_shared", default=Fals
 """Whether the running code shares the event loop with work that must not wait for it: a sibling task of a
 step, or a streamed run's reader. A sync node then runs in a worker thread even when it runs alone in its
 step (a subgraph's lone node beside the subgraph's siblings), so it never holds up what the loop serves."""
+
+UNSEEN_THREADS: ContextVar[bool | None] = ContextVar("statehitl_unseen_threads", default=None)
+"""Whether a cancelled sync node's worker thread may be left to finish on its own, as LangGraph leaves it: only
+in a graph run no checkpointer keeps, within no run one keeps (None: outside any graph run), since nothing can
+continue such a run and run the node again beside it. Any other run waits for the thread's end (``in_thread``)."""
+
+
+@contextlib.contextmanager
+def unseen_threads(kept: bool) -> Iterator[None]:
+    """Within a graph run: its sync nodes' threads may be left behind when cancelled unless the run, or a run
+    it is part of, is ``kept`` by a checkpointer."""
+    outer = UNSEEN_THREADS.get()
+    token = UNSEEN_THREADS.set(not kept and outer is not False)
+    try:
+        yield
+    finally:
+        UNSEEN_THREADS.reset(token)
 
 
 class StateAdapter(StateCodec, Protocol):
@@ -172,12 +189,15 @@ async def call_handler(spec: NodeSpec, args: tuple[Any, ...], inline: bool) -> A
 async def in_thread(handler: Any, args: tuple[Any, ...]) -> Any:
     """``handler(*args)`` in a worker thread, in the caller's context. Cancelling the call cannot stop the
     thread, so it waits for the thread's end before it is cancelled (``FinishedWhileCancelled``): a node
-    is never left running unseen while its run is recorded as stopped."""
+    is never left running unseen while its run is recorded as stopped. In a run nothing can continue
+    (``UNSEEN_THREADS``) the cancellation is the caller's at once, the thread left to end on its own."""
     call = functools.partial(contextvars.copy_context().run, handler, *args)
     future = asyncio.get_running_loop().run_in_executor(sync_pool(), call)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
+        if UNSEEN_THREADS.get():
+            raise
         while not future.done():  # cancelled again meanwhile: the thread still has to end first
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.shield(future)

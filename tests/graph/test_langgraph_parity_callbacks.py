@@ -275,8 +275,23 @@ def event_streams(lg: SimpleNamespace) -> list[Any]:
     return [asyncio.run(run()), asyncio.run(run(stream_mode="values")), asyncio.run(run(include_names=["Assistant"])),
             asyncio.run(run(include_names=["chat"]))]
 
+def unnamed_graph_runs_as_langgraph(lg: SimpleNamespace) -> list[Any]:
+    """A graph compiled without ``name=`` is the run LangChain's events and traces call ``"LangGraph"`` (what
+    ``include_names=["LangGraph"]`` keeps); ``compile(name=)`` names it."""
+    g = lg.StateGraph(Answer)
+    g.add_node("after", lambda state: {"answer": "done"})
+    g.add_edge(lg.START, "after")
+
+    async def roots(app: Any, **options: Any) -> list[Any]:
+        return [(event["event"], event["name"]) async for event in
+                app.astream_events({"answer": None, "log": ""}, version="v2", **options) if not event["parent_ids"]]
+
+    return [asyncio.run(roots(g.compile())), asyncio.run(roots(g.compile(), include_names=["LangGraph"])),
+            asyncio.run(roots(g.compile(name="Named"))), g.compile().get_name(), g.compile(name="Named").get_name()]
+
+
 PROGRAMS = [lifecycle_events, raising_handlers, async_handlers, traced_runs, nested_runs, streamed_runs,
-            event_streams]
+            event_streams, unnamed_graph_runs_as_langgraph]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -49,6 +49,8 @@ from statehitl.checkpoint.records import (
 from statehitl.checkpoint.refusals import refusal_entries
 from statehitl.checkpoint.retention import ThreadRetention
 from statehitl.checkpoint.saver import SaverReads
+from statehitl.checkpoint.saver_hooks import channel_values, check_checkpointer_serde, overrides_of, put_through
+from statehitl.checkpoint.serde.jsonplus import JsonPlusSerializer
 from statehitl.checkpoint.step_record import build_step_record
 from statehitl.checkpoint.storage import (
     ABSENT,
@@ -78,6 +80,10 @@ class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
     store but ``MemoryStorage``, whose bytes cost nothing (``storage.compresses_by_default``). Every
     checkpointer reads both kinds; ``compress=False`` is for a fleet some of whose processes still run a
     statehitl from before compression, which reads only uncompressed records (``docs/checkpoints.md``, "Compression").
+    ``serde`` (LangGraph's option) is None or a plain ``JsonPlusSerializer``: the values are statehitl's JSON.
+
+    A subclass may override LangGraph's saver methods (``aget_tuple``, ``aput``, ``aput_writes``, their sync
+    twins, ``get_next_version``): its graphs' runs then read and write through them (``saver_hooks``).
     """
 
     def __init__(
@@ -89,7 +95,11 @@ class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
         lease_seconds: float = 60.0,
         compress: bool | None = None,
         max_clock_skew: float = MAX_CLOCK_SKEW,
+        serde: Any = None,
     ) -> None:
+        check_checkpointer_serde(serde)
+        self.serde = serde or JsonPlusSerializer()
+        """LangGraph's ``saver.serde``: the tagged JSON every checkpoint's values are stored as."""
         if compress is not None and not isinstance(compress, bool):
             raise TypeError(f"compress must be True, False or None (the store's default), got {compress!r}")
         if lease_seconds <= 0:
@@ -113,6 +123,9 @@ class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
         """Whether the listing that finds the newest key also gives its version token (no second request)."""
         scope = cache_scope_of(storage)
         self._warm = shared_heads(scope, signing_key) if scope is not None else WarmHeads()
+        self.saver_overrides = overrides_of(type(self), SaverReads)
+        """The LangGraph saver methods a user's subclass overrides, which runs call (``saver_hooks``); None
+        for none (the plain path)."""
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Checkpointer:
@@ -164,8 +177,14 @@ class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
         material = index_material(record) if index else None  # held checkpoints (most) are not indexed
         index = index and (self.ttl is not None or material != cursor.indexed)
         indexed: BaseException | None = None
-        if index:
-            token, indexed = await self._put_indexed(cursor, key, data, record, durable=durable)
+        if self.saver_overrides is not None:  # a user's saver subclass: its put stores the record (saver_hooks)
+            token, indexed = await put_through(
+                self, self.saver_overrides, record=record, channel_values=channel_values(record, state, codec),
+                parent=None if cursor.parent is None else f"{cursor.parent:012d}",
+                begun=await self.begun_checkpoints(record),
+                store=lambda: self._put_indexed(cursor, key, data, record, durable=durable, index=index))
+        elif index:
+            token, indexed = await self._put_indexed(cursor, key, data, record, durable=durable, index=True)
         else:
             try:
                 token = await self.create(key, data, durable=durable)
@@ -186,7 +205,7 @@ class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
         return record
 
     async def _put_indexed(self, cursor: Cursor, key: str, data: bytes, record: StoredCheckpoint, *,
-                           durable: bool) -> tuple[str, BaseException | None]:
+                           durable: bool, index: bool) -> tuple[str, BaseException | None]:
         """Store the checkpoint ``data`` under ``key`` (create-once), then its index entry: the checkpoint's
         version token, and the index write's error if that failed (raised by the caller once the cursor is
         past the checkpoint). A lost race is ``CheckpointConflict`` saying so, with no entry written.
@@ -196,11 +215,14 @@ class Checkpointer(SaverReads, ThreadClaims, ThreadRetention):
         polling worker finds a thread whose run died; an entry written ahead of a checkpoint that then lost
         its slot (the run outlived its lease, and a retry's go-ahead took the slot) or never landed (the
         process died between the two) would say "completed" over a thread still to finish, and hide it from
-        every worker for good. A run's stopping write costs one store round trip more than overlapped."""
+        every worker for good. A run's stopping write costs one store round trip more than overlapped.
+        ``index=False``: the checkpoint alone (a held one, or an entry that would say nothing new)."""
         try:
             token = await self.create(key, data, durable=durable)
         except CheckpointConflict:
             raise _moved_past(cursor) from None
+        if not index:
+            return token, None
         try:
             await self.write_index(record)
         except BaseException as exc:  # the checkpoint is stored all the same: the caller moves past it first

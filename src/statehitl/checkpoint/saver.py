@@ -5,12 +5,13 @@ The checkpoints read are those ``get_state_history`` shows (``graph.history``'s 
 same ids, configs, metadata and parent configs), so a config from either names the same checkpoint. No graph
 is needed: a checkpoint's ``channel_values`` are its record's stored values, read back through statehitl's
 tagged JSON (a class is rebuilt only when it is registered, ``statehitl.values.register``; else the value is
-shown as stored). Writes (``put``, ``put_writes``) are refused: statehitl's runs write their own records.
+shown as stored). Writes (``put``, ``put_writes``) called directly are refused: statehitl's runs write their
+own records; a subclass overriding them is handed each of its runs' checkpoints (``saver_hooks``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
@@ -19,6 +20,7 @@ from statehitl.checkpoint.base import Checkpoint, CheckpointMetadata, Checkpoint
 from statehitl.checkpoint.checkpoint_ids import tagged
 from statehitl.checkpoint.reading import ThreadReader
 from statehitl.checkpoint.records import CheckpointRecord
+from statehitl.checkpoint.saver_hooks import pending_put, pending_writes
 from statehitl.errors import CheckpointCorruptError, CheckpointNotFoundError
 from statehitl.values import decode_value
 
@@ -139,23 +141,56 @@ class SaverReads(ThreadReader):
                             "checkpoint pass a config: get({'configurable': {'thread_id': ...}})")
         return self.checkpoint_record(config, checkpoint_id)
 
-    # -- writes are statehitl's own ------------------------------------------------------------------
+    async def begun_checkpoints(self, record: CheckpointRecord) -> Sequence[CheckpointTuple]:
+        """The checkpoints a run's first record shows before its own (the run's input, the input applied),
+        as ``get_tuple`` will show them once ``record`` is stored: a saver subclass's ``put`` is handed them
+        first, as LangGraph's loop hands it those it writes (``saver_hooks``)."""
+        from statehitl.graph.history import parent_key, record_views
+
+        if record.start is None or not record.start.shown:
+            return []
+        records = {record.seq: record}
+        views = record_views(record, record, parent_key(record))[:-1]
+        return [await self._tuple(view, records, None) for view in views]
+
+    # -- writes are statehitl's own, or a subclass's override passing them on (saver_hooks) ---------
 
     def put(self, config: Mapping[str, Any], checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        """Refused: see ``SaverWriteRefused``."""
-        raise _refused("put")
+        """Store the run's checkpoint a subclass's ``put`` override was handed (``super().put(...)``): the
+        config naming it. Called directly, refused: see ``SaverWriteRefused``."""
+        pending = pending_put(checkpoint)
+        if pending is None:
+            raise _refused("put")
+        return pending.run_from_thread()
 
     async def aput(self, config: Mapping[str, Any], checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        """Refused: see ``SaverWriteRefused``."""
-        raise _refused("aput")
+        """Store the run's checkpoint a subclass's ``aput`` override was handed (``super().aput(...)``): the
+        config naming it. Called directly, refused: see ``SaverWriteRefused``."""
+        pending = pending_put(checkpoint)
+        if pending is None:
+            raise _refused("aput")
+        return await pending.run()
 
     def put_writes(self, config: Mapping[str, Any], writes: Any, task_id: str, task_path: str = "") -> None:
-        """Refused: see ``SaverWriteRefused``."""
-        raise _refused("put_writes")
+        """Acknowledge a run's task writes a subclass's override was handed (they are stored in the checkpoint
+        that follows). Called directly, refused: see ``SaverWriteRefused``."""
+        if not pending_writes(writes):
+            raise _refused("put_writes")
 
     async def aput_writes(self, config: Mapping[str, Any], writes: Any, task_id: str, task_path: str = "") -> None:
-        """Refused: see ``SaverWriteRefused``."""
-        raise _refused("aput_writes")
+        """``put_writes``, awaited."""
+        if not pending_writes(writes):
+            raise _refused("aput_writes")
+
+    def get_next_version(self, current: Any, channel: Any = None) -> Any:
+        """LangGraph's next channel version after ``current`` (None: a channel's first). statehitl keeps no
+        channel versions; a run asks a subclass that overrides this for the versions of the channels a step
+        wrote, handed to its ``put``."""
+        if current is None:
+            return 1
+        if isinstance(current, int):
+            return current + 1
+        raise TypeError(f"get_next_version counts int versions, got {current!r}")
 
     # -- building the tuples --------------------------------------------------------------------------
 

@@ -78,7 +78,7 @@ class StateGraph(Generic[M]):
         self.context_schema = context_schema
         self.input_schema = input_schema
         self.output_schema = output_schema
-        self.name = name or f"{getattr(state_schema, '__name__', 'State')}Graph"
+        self.name, self._given_name = name or f"{getattr(state_schema, '__name__', 'State')}Graph", name
         state_kind(state_schema)  # a schema it cannot read is refused here, not at compile()
         self._nodes: dict[str, StateNodeSpec] = {}
         self._edges: list[Edge] = []
@@ -307,7 +307,7 @@ class StateGraph(Generic[M]):
             output_schema=self.output_schema,
             subgraphs={n: s.action for n, s in self._nodes.items() if isinstance(s.action, CompiledStateGraph)},
             functions=functions,
-            keeps_state=checkpointer is True,
+            keeps_state=checkpointer is True, runnable_name=name or self._given_name,
             input_schema=self.input_schema,
             context_schema=self.context_schema,
             nodes=lambda: compiled_nodes(self._actions(handlers), self._policies(handlers, timeouts),

@@ -20,6 +20,7 @@ from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.memory_storage import MemoryStorage
 from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.records import AuditEntry, CheckpointRecord
+from statehitl.checkpoint.saver_hooks import read_through
 from statehitl.checkpoint.storage import validate_thread_id
 from statehitl.commands import Command
 from statehitl.errors import GraphDrained
@@ -52,7 +53,7 @@ from statehitl.machine import START, Machine
 from statehitl.position import Position
 from statehitl.resumable import ResumableApp, Resumed
 from statehitl.runner import Runner
-from statehitl.runner_parts import LOOP_SHARED, Pauses
+from statehitl.runner_parts import LOOP_SHARED, Pauses, unseen_threads
 from statehitl.stream_sink import StreamMode, StreamSink, current_scope, enter_scope, leave_scope
 from statehitl.thread_run import Durability
 
@@ -102,6 +103,7 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         subgraphs: dict[str, CompiledStateGraph[Any]] | None = None,
         functions: dict[str, Callable[..., Any]] | None = None,
         keeps_state: bool = False,
+        runnable_name: str | None = None,
         input_schema: Any = None,
         context_schema: Any = None,
         nodes: Callable[[], dict[str, CompiledNode]] | None = None,
@@ -111,7 +113,9 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         cached: dict[str, Namespace] | None = None,
     ) -> None:
         self.machine = machine
-        self.name = machine.name
+        self.name = runnable_name or "LangGraph"
+        """Its name as LangChain's callbacks and events show the run (``compile(name=)``; LangGraph's
+        ``"LangGraph"`` when none is given). Its threads' records name its machine (``machine_name``)."""
         self.schema = schema
         self.hooks = hooks
         self.checkpointer = checkpointer or Checkpointer(MemoryStorage())
@@ -304,6 +308,12 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
                 sink.close()
 
     async def _run(self, input: Any, target: RunTarget, sink: StreamSink | None = None) -> Any:
+        with unseen_threads(self._own_store):  # a run no checkpointer keeps leaves a cancelled sync node's thread
+            return await self._run_kept(input, target, sink)
+
+    async def _run_kept(self, input: Any, target: RunTarget, sink: StreamSink | None) -> Any:
+        if self.checkpointer.saver_overrides is not None:  # a user's saver subclass reads first (saver_hooks)
+            await read_through(self.checkpointer, self.checkpointer.saver_overrides, target.config)
         head = await self.checkpointer.head(target.thread, pieces=bool(self.schema.append_channels))
         if target.config.get("callbacks") is None:
             return self._result(*await self._run_from(input, target, sink, head))

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, TypeAdapte
 from typing_extensions import is_typeddict
 
 from statehitl.channels import append
+from statehitl.channels.base import BaseChannel
 from statehitl.managed import ManagedValue, managed_value
 
 Kind = Literal["pydantic", "typeddict", "dataclass", "root"]
@@ -185,6 +186,9 @@ def channel_of(name: str, annotation: Any, schema: Any) -> Channel:
             "state as a pydantic model, which cannot have such a field; rename the key"
         )
     base, meta = _split(unrequire(annotation))
+    channel = _channel_in(base, meta)
+    if channel is not None:  # ``Annotated[T, UntrackedValue]``: the channel says what the field is
+        return channel_of(name, channel.annotation(), schema)
     reducer = _reducer(name, meta)
     if reducer is None:
         default, factory = _dataclass_default(schema, name)
@@ -198,6 +202,18 @@ def channel_of(name: str, annotation: Any, schema: Any) -> Channel:
         wrapped = _first_write_as_is(reducer)
         return Channel(name, _typed(base, (*meta[:-1], wrapped)))
     return Channel(name, _typed(base, meta), factory=zero, starts_present=True)
+
+
+def _channel_in(base: Any, meta: tuple[Any, ...]) -> BaseChannel | None:
+    """The channel the last ``Annotated`` item names, as LangGraph reads a state field's: a channel object, or a
+    channel class built on the field's type (``Annotated[Resource, UntrackedValue]``); None for anything else,
+    and for a channel that is itself the field's reducer (``DeltaChannel``: read as a reducer)."""
+    if not meta:
+        return None
+    last = meta[-1]
+    if isinstance(last, type) and issubclass(last, BaseChannel):
+        last = last(base)
+    return last if isinstance(last, BaseChannel) and not callable(last) else None
 
 
 def _typed(base: Any, meta: tuple[Any, ...]) -> Any:

@@ -56,3 +56,4 @@ class JsonPlusSerializer:
             return decode_value(json.loads(payload))
         raise CheckpointCorruptError(f"JsonPlusSerializer.loads_typed: type {kind!r} is not one statehitl writes "
                                      "(it reads 'json', 'bytes' and 'null'; never pickle or msgpack)")
+
