@@ -204,3 +204,31 @@ def sends_and_unreached_program(load: Load) -> list[Any]:
 def test_sends_and_an_unreached_node() -> None:
     seen = on_both(sends_and_unreached_program)
     assert not any("orphan" in (edge["source"], edge["target"]) for edge in seen[0]["json"]["edges"])
+
+
+def code_subgraph_program(load: Load) -> list[Any]:
+    """A graph invoked in a node's code is drawn in place by ``xray`` too; a waiting edge into ``__end__`` is not
+    drawn (LangGraph builds nothing for it), so a node it leaves from shows its other ways out only; a sequence
+    and ``destinations=`` drawn as edges; an error handler listed as a node of its own."""
+    graph_module, types = load("graph"), load("types")
+    inner = graph_module.StateGraph(Text)
+    inner.add_node("a", lambda state: {"text": "a"}).add_node("b", lambda state: {"text": "b"})
+    inner.add_edge("__start__", "a").add_edge("a", "b")
+    sub = inner.compile()
+
+    def calls(state: Text) -> Any:
+        return sub.invoke(state)
+
+    graph = graph_module.StateGraph(Text)
+    graph.add_node("calls", calls, error_handler=lambda state: {"text": "handled"})
+    graph.add_sequence([("s1", lambda state: {"text": "1"}), ("s2", lambda state: {"text": "2"})])
+    graph.add_node("dest", lambda state: types.Command(goto="s1"), destinations=("s1", "__end__"))
+    graph.add_edge("__start__", "calls").add_edge("calls", "dest").add_edge(["s2", "calls"], "__end__")
+    app = graph.compile()
+    return [drawn(app), drawn(app, xray=True)]
+
+
+def test_a_subgraph_called_in_code_and_a_waiting_edge_into_end() -> None:
+    seen = on_both(code_subgraph_program)
+    assert {"source": "calls", "target": "__end__"} not in seen[0]["json"]["edges"]
+    assert {"source": "calls:b", "target": "dest"} in seen[1]["json"]["edges"]

@@ -76,9 +76,12 @@ def _edges(machine: Machine) -> tuple[list[DrawnEdge], list[DrawnEdge]]:
     leads_on = {source for source, _ in implicit}
     edges = [DrawnEdge(source, target, None, True) for source, target in implicit]
     reached = nx.descendants(graph, START) if graph.has_node(START) else set(machine.nodes)
+    drawn = [(source, target, data) for source, target, data in graph.edges(data=True)
+             if target != END or data.get("kind") != "join"]  # LangGraph draws no waiting edge into END
+    leaving = {source for source, _, _ in drawn}
     endings = [DrawnEdge(name, END) for name in machine.nodes
-               if graph.out_degree(name) == 0 and name not in leads_on and name in reached]
-    for source, target, data in graph.edges(data=True):
+               if name not in leaving and name not in leads_on and name in reached]
+    for source, target, data in drawn:
         conditional = data.get("kind") not in ("edge", "join")
         edge = DrawnEdge(source, target, labels.get((source, target)), conditional)
         (endings if target == END and not conditional else edges).append(edge)
