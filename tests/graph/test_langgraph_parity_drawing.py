@@ -232,3 +232,24 @@ def test_a_subgraph_called_in_code_and_a_waiting_edge_into_end() -> None:
     seen = on_both(code_subgraph_program)
     assert {"source": "calls", "target": "__end__"} not in seen[0]["json"]["edges"]
     assert {"source": "calls:b", "target": "dest"} in seen[1]["json"]["edges"]
+
+
+def entrypoint_program(load: Load) -> list[Any]:
+    """An ``@entrypoint`` workflow is drawn as its one node, then ``__start__`` (holding nothing) and ``__end__``,
+    a plain edge in and a conditional edge out."""
+    func = load("func")
+
+    @func.task
+    def add_one(number: int) -> int:
+        return number + 1
+
+    @func.entrypoint()
+    def workflow(number: int) -> int:
+        return add_one(number).result()
+
+    return [drawn(workflow)]
+
+
+def test_an_entrypoint_is_drawn_as_one_node() -> None:
+    seen = on_both(entrypoint_program)
+    assert [node["id"] for node in seen[0]["json"]["nodes"]] == ["workflow", "__start__", "__end__"]

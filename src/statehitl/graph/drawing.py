@@ -203,3 +203,20 @@ def langchain_graph(drawn: Drawing) -> Graph:
     for edge in drawn.edges:
         graph.add_edge(graph.nodes[edge.source], graph.nodes[edge.target], edge.label, edge.conditional)
     return graph
+
+
+def workflow_graph(name: str, function: Any) -> Graph:
+    """An ``@entrypoint`` workflow drawn as LangGraph draws one: its one node (the function), then ``__start__``
+    (where no node runs, so it holds nothing) and ``__end__``, the way out conditional (its walk finds the last
+    step's one node and no edge out of it)."""
+    from langchain_core.runnables.graph import Graph
+
+    from statehitl.graph.drawn_nodes import drawn_node
+
+    graph = Graph()
+    graph.add_node(drawn_node(name, function), name)
+    graph.add_node(None, START)
+    graph.add_node(None, END)
+    graph.add_edge(graph.nodes[START], graph.nodes[name])
+    graph.add_edge(graph.nodes[name], graph.nodes[END], conditional=True)
+    return graph
