@@ -253,3 +253,37 @@ def entrypoint_program(load: Load) -> list[Any]:
 def test_an_entrypoint_is_drawn_as_one_node() -> None:
     seen = on_both(entrypoint_program)
     assert [node["id"] for node in seen[0]["json"]["nodes"]] == ["workflow", "__start__", "__end__"]
+
+
+def routers_program(load: Load) -> list[Any]:
+    """A router's edges as LangGraph draws them: to each ``Literal`` of its return type (an async one's too), to
+    its path map's targets labelled with their keys; a router whose destinations are not declared (no path map,
+    no ``Literal``; one returning Sends) draws none, its node then drawn as where the graph ends."""
+    graph_module, types = load("graph"), load("types")
+
+    def literal(state: Text) -> Literal["b", "c", "__end__"]:
+        return "b"
+
+    def bare(state: Text) -> Any:
+        return "c"
+
+    async def awaited(state: Text) -> Literal["a", "c"]:
+        return "c"
+
+    def sends(state: Text) -> list[Any]:
+        return [types.Send("c", state)]
+
+    drawings = []
+    for router, path_map in ((literal, None), (bare, None), (awaited, None), (sends, None),
+                             (bare, {"yes": "b", "no": "__end__"})):
+        graph = graph_module.StateGraph(Text)
+        for name in ("a", "b", "c"):
+            graph.add_node(name, lambda state: {"text": "."})
+        graph.add_edge("__start__", "a").add_conditional_edges("a", router, path_map)
+        drawings.append(drawn(graph.compile()))
+    return drawings
+
+
+def test_router_edges_as_declared() -> None:
+    seen = on_both(routers_program)
+    assert seen[1]["json"]["edges"] == [{"source": "__start__", "target": "a"}, {"source": "a", "target": "__end__"}]

@@ -53,10 +53,10 @@ def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[s
     names = [name for name in actions if name != START] or list(machine.nodes)
     drawn = Drawing({START: actions.get(START), **{name: actions.get(name) for name in names}, END: None},
                     metadata={name: dict(given) for name, given in (metadata or {}).items() if given})
-    drawn.edges, endings = _edges(machine)
-    graph = machine.graph
+    graph = _drawable(machine)
+    drawn.edges, endings = _edges(machine, graph)
     if not endings and (not graph.has_node(END) or graph.in_degree(END) == 0):
-        last = _last_step_source(machine)
+        last = _last_step_source(graph)
         if last is not None:  # a loop with no way out drawn: LangGraph ends it at its last step's one node
             drawn.edges.append(DrawnEdge(last, END, None, True))
     if xray > 0:
@@ -67,21 +67,33 @@ def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[s
     return drawn
 
 
-def _edges(machine: Machine) -> tuple[list[DrawnEdge], list[DrawnEdge]]:
-    """The drawn edges, in LangGraph's order, and among them the plain ones into ``__end__`` (a finish point's, a
-    dead end's: a node with no way out, unless a deferred node runs after it)."""
+def _drawable(machine: Machine) -> nx.DiGraph[str]:
+    """The transitions LangGraph draws: the machine's, less a waiting edge into ``__end__`` (LangGraph builds
+    nothing for one) and the edges of a router whose destinations are not known (no path map, no ``Literal``
+    return type), which LangGraph cannot see, so its node is drawn as where the graph ends."""
+    known = {(router.source, target) for router in machine.routers for target in router.targets or ()}
+    unknown = {router.source for router in machine.routers if router.targets is None}
+    graph = machine.graph.copy()
+    kinds: dict[tuple[str, str], str] = {
+        (source, target): data["kind"] for source, target, data in graph.edges(data=True)}
+    graph.remove_edges_from([
+        (source, target) for (source, target), kind in kinds.items()
+        if (target == END and kind == "join") or (kind == "route" and source in unknown
+                                                  and (source, target) not in known)])
+    return graph
+
+
+def _edges(machine: Machine, graph: nx.DiGraph[str]) -> tuple[list[DrawnEdge], list[DrawnEdge]]:
+    """The drawn edges of ``graph`` (``_drawable``), in LangGraph's order, and among them the plain ones into
+    ``__end__`` (a finish point's, a dead end's: a node with no way out, unless a deferred node runs after it)."""
     labels = _labels(machine)
-    graph = machine.graph
-    implicit = _deferred_edges(machine) if machine.deferred else set()
+    implicit = _deferred_edges(graph, machine.deferred) if machine.deferred else set()
     leads_on = {source for source, _ in implicit}
     edges = [DrawnEdge(source, target, None, True) for source, target in implicit]
     reached = nx.descendants(graph, START) if graph.has_node(START) else set(machine.nodes)
-    drawn = [(source, target, data) for source, target, data in graph.edges(data=True)
-             if target != END or data.get("kind") != "join"]  # LangGraph draws no waiting edge into END
-    leaving = {source for source, _, _ in drawn}
     endings = [DrawnEdge(name, END) for name in machine.nodes
-               if name not in leaving and name not in leads_on and name in reached]
-    for source, target, data in drawn:
+               if graph.out_degree(name) == 0 and name not in leads_on and name in reached]
+    for source, target, data in graph.edges(data=True):
         conditional = data.get("kind") not in ("edge", "join")
         edge = DrawnEdge(source, target, labels.get((source, target)), conditional)
         (endings if target == END and not conditional else edges).append(edge)
@@ -89,11 +101,10 @@ def _edges(machine: Machine) -> tuple[list[DrawnEdge], list[DrawnEdge]]:
     return edges + sorted(endings, key=lambda e: e.source), endings
 
 
-def _deferred_edges(machine: Machine) -> set[tuple[str, str]]:
+def _deferred_edges(graph: nx.DiGraph[str], deferred: frozenset[str]) -> set[tuple[str, str]]:
     """Where a deferred node (``add_node(defer=True)``) runs after nodes that lead nowhere near it, as LangGraph
     draws it: from each node of the step before it, a conditional edge (its walk of the graph, every path taken
     at once, finds no edge from that step that triggered it)."""
-    graph = machine.graph
     step = {n for n in graph.successors(START) if n != END} if graph.has_node(START) else set()
     held: set[str] = set()
     found: set[tuple[str, str]] = set()
@@ -101,8 +112,8 @@ def _deferred_edges(machine: Machine) -> set[tuple[str, str]]:
     while step and (frozenset(step), frozenset(held)) not in seen:
         seen.add((frozenset(step), frozenset(held)))
         following = {n for node in step for n in graph.successors(node) if n != END}
-        held |= following & machine.deferred
-        following -= machine.deferred
+        held |= following & deferred
+        following -= deferred
         if not following and held:  # nothing else left to run: the deferred nodes' turn
             following, held = held, set()
             found |= {(source, target) for target in following for source in step if not graph.has_edge(source, target)}
@@ -114,10 +125,9 @@ _DRAWN_STEPS = 250
 """How many steps LangGraph's drawing walks a graph for (its ``draw_graph`` limit)."""
 
 
-def _last_step_source(machine: Machine) -> str | None:
+def _last_step_source(graph: nx.DiGraph[str]) -> str | None:
     """The one node the last of ``_DRAWN_STEPS`` steps runs, every path taken at once, as LangGraph walks a graph
     to draw it (None if that step runs several): where it draws a way out of a graph that shows none."""
-    graph = machine.graph
     step = {n for n in graph.successors(START) if n != END} if graph.has_node(START) else set()
     for _ in range(_DRAWN_STEPS - 1):
         following = {n for node in step for n in graph.successors(node) if n != END}
