@@ -24,10 +24,12 @@ STATEHITL_CLASSES = {
     ("statehitl", "graph", "node_specs", "NodeFunction"): "a node's function",
     ("statehitl", "graph", "surface", "CompiledNode"): "the start node",
     ("statehitl", "graph", "compiled", "CompiledStateGraph"): "a compiled graph",
+    ("statehitl", "prebuilt", "tool_node", "ToolNode"): "a tool node",
 }
 LANGGRAPH_CLASSES = {
     ("langgraph", "_internal", "_runnable", "RunnableCallable"): "a node's function",
     ("langgraph", "graph", "state", "CompiledStateGraph"): "a compiled graph",
+    ("langgraph", "prebuilt", "tool_node", "ToolNode"): "a tool node",
 }
 
 
@@ -287,3 +289,34 @@ def routers_program(load: Load) -> list[Any]:
 def test_router_edges_as_declared() -> None:
     seen = on_both(routers_program)
     assert seen[1]["json"]["edges"] == [{"source": "__start__", "target": "a"}, {"source": "a", "target": "__end__"}]
+
+
+def tool_node_program(load: Load) -> list[Any]:
+    """A ``ToolNode`` is drawn as its own class with its tools' names as ``__tools`` metadata (after a
+    breakpoint's ``__interrupt``), shown by the mermaid too."""
+    from langchain_core.tools import tool
+
+    @tool
+    def search(query: str) -> str:
+        """Look the query up."""
+        return query
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch the page."""
+        return url
+
+    graph_module, prebuilt = load("graph"), load("prebuilt")
+    graph = graph_module.StateGraph(graph_module.MessagesState)
+    graph.add_node("agent", lambda state: {"messages": []})
+    graph.add_node("tools", prebuilt.ToolNode([search, fetch]))
+    graph.add_edge("__start__", "agent").add_edge("tools", "agent")
+    graph.add_conditional_edges("agent", prebuilt.tools_condition)
+    return [drawn(graph.compile()), drawn(graph.compile(interrupt_before=["tools"]))]
+
+
+def test_a_tool_node_is_drawn_with_its_tools() -> None:
+    seen = on_both(tool_node_program)
+    tools = next(node for node in seen[1]["json"]["nodes"] if node["id"] == "tools")
+    assert tools["data"]["id"] == ["statehitl", "prebuilt", "tool_node", "ToolNode"]
+    assert tools["metadata"] == {"__interrupt": "before", "__tools": ["search", "fetch"]}

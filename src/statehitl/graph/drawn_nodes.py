@@ -6,14 +6,17 @@ The ``id`` is the import path of the statehitl class that is at that node, never
 its private ``RunnableCallable`` there, a class statehitl does not have and does not run nodes through, so
 claiming it would send anyone resolving the id to code that is not what runs. A function node names
 ``NodeFunction`` (what ``builder.nodes[name].runnable`` is for it, statehitl's counterpart of that class), a
-subgraph node its compiled graph's class, ``__start__`` the class of what ``graph.nodes["__start__"]`` is
-(``CompiledNode``); a LangChain Runnable node holds the Runnable itself, whose own id LangGraph shows too.
+statehitl callable object (``ToolNode``) its class, as LangGraph names its own ``ToolNode``, a subgraph node its
+compiled graph's class, ``__start__`` the class of what ``graph.nodes["__start__"]`` is (``CompiledNode``); a
+LangChain Runnable node holds the Runnable itself, whose own id LangGraph shows too.
 
 Imported only by ``get_graph()``, which needs ``langchain-core``.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -50,5 +53,13 @@ def drawn_node(name: str, action: Any) -> Any:
     if hasattr(action, "machine") and callable(getattr(action, "invoke", None)):
         return DrawnNode(name, action.invoke, arun=action.ainvoke, stands_for=type(action))
     if callable(action):
-        return DrawnNode(name, action, stands_for=NodeFunction)
+        return DrawnNode(name, action, stands_for=_own_class(action) or NodeFunction)
     return DrawnNode(name, _passes_input_on, stands_for=type(action))
+
+
+def _own_class(action: Any) -> type | None:
+    """The class of a node that is one of statehitl's callable objects (``ToolNode``, ``ValidationNode``), which
+    it names as LangGraph names its own Runnables of that kind; None for a function or a user's object."""
+    kind = type(action)
+    is_function = inspect.isfunction(action) or inspect.ismethod(action) or isinstance(action, functools.partial)
+    return kind if kind.__module__.startswith("statehitl.") and not is_function else None

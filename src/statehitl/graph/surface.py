@@ -229,7 +229,8 @@ class GraphSurface:
 
     def _drawn_metadata(self, node: CompiledNode) -> dict[str, Any]:
         """A node's metadata as LangGraph draws it: ``add_node(metadata=)``'s, ``defer`` for a deferred node,
-        ``__interrupt`` for a node the graph was compiled to stop before and/or after."""
+        ``__interrupt`` for a node the graph was compiled to stop before and/or after, ``__tools`` the names of
+        a tool node's tools."""
         drawn = dict(node.metadata or {})
         if node.name in self.machine.deferred:
             drawn["defer"] = True
@@ -237,6 +238,9 @@ class GraphSurface:
                  if node.name in names]
         if stops:
             drawn["__interrupt"] = ",".join(stops)
+        tools = getattr(node.bound, "tools_by_name", None)
+        if isinstance(tools, Mapping) and tools:
+            drawn["__tools"] = list(tools)
         return drawn
 
     def _subgraph_drawing(self, node: str, xray: int) -> Drawing | None:
