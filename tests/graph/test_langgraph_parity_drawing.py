@@ -5,6 +5,7 @@ own class at the node where LangGraph names its internal ``RunnableCallable``.""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import operator
@@ -102,12 +103,21 @@ def test_a_drawn_node_runs_what_is_there() -> None:
     """The Runnable a drawn node holds runs the node's function (LangGraph's runs its function too)."""
     from statehitl.graph import StateGraph
 
+    inner = StateGraph(Text)
+    inner.add_node("inside", lambda state: {"text": "!"}).add_edge("__start__", "inside")
+
+    async def later(state: Text) -> dict[str, str]:
+        return {"text": "later"}
+
     graph = StateGraph(Text)
     graph.add_node("shout", lambda state: {"text": state["text"].upper()})
-    graph.add_edge("__start__", "shout")
+    graph.add_node("sub", inner.compile()).add_node("later", later)
+    graph.add_edge("__start__", "shout").add_edge("shout", "sub").add_edge("sub", "later")
     nodes = graph.compile().get_graph().nodes
     assert nodes["shout"].data.invoke({"text": "hi"}) == {"text": "HI"}
     assert nodes["__start__"].data.invoke({"text": "as given"}) == {"text": "as given"}
+    assert nodes["sub"].data.invoke({"text": "sub"}) == {"text": "sub!"}
+    assert asyncio.run(nodes["later"].data.ainvoke({"text": ""})) == {"text": "later"}
 
 
 def self_loop_program(load: Load) -> dict[str, Any]:
