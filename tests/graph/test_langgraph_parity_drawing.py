@@ -68,7 +68,8 @@ class Text(TypedDict):
 
 def node_kinds_program(load: Load) -> list[Any]:
     """Every node but ``__end__`` is drawn as a runnable named after it: ``__start__``, a function, an async
-    function, a subgraph (drawn whole, or in place with ``xray``), a LangChain Runnable with its own class id."""
+    function, a subgraph (drawn whole, or in place with ``xray``), a LangChain Runnable with its own class id;
+    ``aget_graph`` draws the same."""
     from langchain_core.runnables import RunnableLambda
 
     graph_module = load("graph")
@@ -87,7 +88,8 @@ def node_kinds_program(load: Load) -> list[Any]:
     outer.add_edge("__start__", "first").add_edge("first", "sub").add_edge("sub", "later")
     outer.add_edge("later", "chain")
     app = outer.compile()
-    return [drawn(app), drawn(app, xray=True)]
+    from_async = asyncio.run(app.aget_graph(xray=True)).to_json()
+    return [drawn(app), drawn(app, xray=True), json.loads(json.dumps(from_async))]
 
 
 def test_every_node_is_drawn_as_a_runnable_named_after_it() -> None:
@@ -259,7 +261,7 @@ def entrypoint_program(load: Load) -> list[Any]:
     def workflow(number: int) -> int:
         return add_one(number).result()
 
-    return [drawn(workflow)]
+    return [drawn(workflow), json.loads(json.dumps(asyncio.run(workflow.aget_graph()).to_json()))]
 
 
 def test_an_entrypoint_is_drawn_as_one_node() -> None:

@@ -295,6 +295,10 @@ class Workflow:
         except ImportError:  # no langchain-core: the machine draws itself
             return self.graph.get_graph(config, xray=xray)
 
+    async def aget_graph(self, config: dict[str, Any] | None = None, *, xray: bool = False) -> Any:
+        """``get_graph`` from async code (drawing does no I/O)."""
+        return self.get_graph(config, xray=xray)
+
     def __repr__(self) -> str:
         return f"<Workflow {self.name!r}>"
 

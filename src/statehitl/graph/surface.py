@@ -218,6 +218,10 @@ class GraphSurface:
         except ImportError:  # no langchain-core: the machine draws itself
             return self.machine
 
+    async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        """``get_graph`` from async code (drawing does no I/O)."""
+        return self.get_graph(config, xray=xray)
+
     def drawing(self, xray: int) -> Drawing:
         """This graph's nodes and edges as ``get_graph`` draws them, its subgraphs ``xray`` levels deep."""
         from statehitl.graph.drawing import drawing
