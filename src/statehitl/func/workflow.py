@@ -286,7 +286,18 @@ class Workflow:
         return await self.graph.aaudit(thread_id)
 
     def get_graph(self, config: dict[str, Any] | None = None, *, xray: bool = False) -> Any:
-        return self.graph.get_graph(config, xray=xray)
+        """The workflow drawn as LangGraph draws an entrypoint (``__start__`` to its one node, a conditional edge
+        on to ``__end__``) when ``langchain-core`` is installed, else its graph's machine (``draw_mermaid()``)."""
+        from statehitl.graph.drawing import workflow_graph  # drawing is not running
+
+        try:
+            return workflow_graph(self.name, self._body.fn)
+        except ImportError:  # no langchain-core: the machine draws itself
+            return self.graph.get_graph(config, xray=xray)
+
+    async def aget_graph(self, config: dict[str, Any] | None = None, *, xray: bool = False) -> Any:
+        """``get_graph`` from async code (drawing does no I/O)."""
+        return self.get_graph(config, xray=xray)
 
     def __repr__(self) -> str:
         return f"<Workflow {self.name!r}>"

@@ -102,6 +102,8 @@ class GraphSurface:
     output_schema: Any
     context_schema: Any
     kind: StateKind
+    interrupt_before: frozenset[str]
+    interrupt_after: frozenset[str]
 
     ainvoke: Callable[..., Awaitable[Any]]
 
@@ -216,12 +218,34 @@ class GraphSurface:
         except ImportError:  # no langchain-core: the machine draws itself
             return self.machine
 
+    async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        """``get_graph`` from async code (drawing does no I/O)."""
+        return self.get_graph(config, xray=xray)
+
     def drawing(self, xray: int) -> Drawing:
         """This graph's nodes and edges as ``get_graph`` draws them, its subgraphs ``xray`` levels deep."""
         from statehitl.graph.drawing import drawing
 
-        return drawing(self.machine, {n: node.bound for n, node in self.compiled_nodes.items() if n != START},
-                       self._subgraph_drawing, xray)
+        nodes = self.compiled_nodes
+        return drawing(self.machine, {n: node if n == START else node.bound for n, node in nodes.items()},
+                       self._subgraph_drawing, xray,
+                       metadata={n: self._drawn_metadata(node) for n, node in nodes.items()})
+
+    def _drawn_metadata(self, node: CompiledNode) -> dict[str, Any]:
+        """A node's metadata as LangGraph draws it: ``add_node(metadata=)``'s, ``defer`` for a deferred node,
+        ``__interrupt`` for a node the graph was compiled to stop before and/or after, ``__tools`` the names of
+        a tool node's tools."""
+        drawn = dict(node.metadata or {})
+        if node.name in self.machine.deferred:
+            drawn["defer"] = True
+        stops = [when for when, names in (("before", self.interrupt_before), ("after", self.interrupt_after))
+                 if node.name in names]
+        if stops:
+            drawn["__interrupt"] = ",".join(stops)
+        tools = getattr(node.bound, "tools_by_name", None)
+        if isinstance(tools, Mapping) and tools:
+            drawn["__tools"] = list(tools)
+        return drawn
 
     def _subgraph_drawing(self, node: str, xray: int) -> Drawing | None:
         compiled = self.compiled_nodes.get(node)
