@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, TypeAdapte
 from typing_extensions import is_typeddict
 
 from statehitl.channels import append
+from statehitl.channels.base import BaseChannel
 from statehitl.managed import ManagedValue, managed_value
 
 Kind = Literal["pydantic", "typeddict", "dataclass", "root"]
@@ -185,6 +186,7 @@ def channel_of(name: str, annotation: Any, schema: Any) -> Channel:
             "state as a pydantic model, which cannot have such a field; rename the key"
         )
     base, meta = _split(unrequire(annotation))
+    base, meta = _channel_marker(base, meta)
     reducer = _reducer(name, meta)
     if reducer is None:
         default, factory = _dataclass_default(schema, name)
@@ -198,6 +200,25 @@ def channel_of(name: str, annotation: Any, schema: Any) -> Channel:
         wrapped = _first_write_as_is(reducer)
         return Channel(name, _typed(base, (*meta[:-1], wrapped)))
     return Channel(name, _typed(base, meta), factory=zero, starts_present=True)
+
+
+def _channel_marker(base: Any, meta: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """LangGraph's ``Annotated[T, UntrackedValue]`` (a channel class, or an instance) names the channel itself:
+    its annotation replaces the marker (``UntrackedValue``: never stored; ``EphemeralValue``: one step's
+    write). A channel that turns a write into something else (``Topic``) is not read so, nor one whose class
+    needs more than the value type to be made."""
+    if not meta or not (isinstance(meta[-1], BaseChannel) or
+                        (isinstance(meta[-1], type) and issubclass(meta[-1], BaseChannel))):
+        return base, meta
+    marker = meta[-1]
+    try:
+        channel = marker if isinstance(marker, BaseChannel) else marker(base)
+    except TypeError:
+        return base, meta
+    if type(channel).stored is not BaseChannel.stored:
+        return base, meta
+    channel_base, channel_meta = _split(channel.annotation())
+    return channel_base, (*meta[:-1], *channel_meta)
 
 
 def _typed(base: Any, meta: tuple[Any, ...]) -> Any:
