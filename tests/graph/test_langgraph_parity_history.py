@@ -28,8 +28,9 @@ def channel_classes_in_annotations(lg: SimpleNamespace) -> list[Any]:
     untracked value is read by the run's nodes and streamed, never in a snapshot or the history; the ephemeral
     one is gone a step after its write."""
 
-    S = TypedDict("S", {"handle": Annotated[str, lg.UntrackedValue], "flash": Annotated[int, lg.EphemeralValue],
-                        "out": str}, total=False)  # (built here: its annotations name this library's channels)
+    # functional syntax: a class's annotations are strings here, which could not name this library's channels
+    S = TypedDict("S", {"handle": Annotated[str, lg.UntrackedValue],  # noqa: UP013
+                        "flash": Annotated[int, lg.EphemeralValue], "out": str}, total=False)
     g = lg.StateGraph(S)
     g.add_node("a", lambda s: {"out": f"saw {s.get('handle')}", "flash": 1})
     g.add_node("b", lambda s: {"out": f"{s['out']} flash={s.get('flash')} handle={s.get('handle')}"})
