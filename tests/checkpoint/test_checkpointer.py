@@ -13,7 +13,6 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 import stored_records
-from statehitl._sync import run_sync
 from statehitl.checkpoint import (
     Checkpointer,
     CheckpointRecord,
@@ -27,7 +26,6 @@ from statehitl.checkpoint.codec import decode, encode
 from statehitl.checkpoint.reading import Head
 from statehitl.checkpoint.record_parts import InterruptRecord, Piece
 from statehitl.checkpoint.records import SCHEMA_VERSION, ClaimRecord, MachineShape, StoredCheckpoint, ThreadIndex
-from statehitl.checkpoint.storage import writes_inline
 from statehitl.errors import (
     CheckpointConflict,
     CheckpointCorruptError,
@@ -632,10 +630,6 @@ def test_a_stopping_commit_writes_its_index_entry_only_once_its_checkpoint_is_st
     """The checkpoint a run stops on, then the index entry: one after the other on every store, also where
     a durable write leaves the event loop (the file store outside a sync call), so the entry never
     describes a checkpoint that is not stored (``tests/worker/test_worker_lost_races.py`` shows why)."""
-    file = FileStorage(tmp_path)
-    assert not writes_inline(file)  # not under a sync call: a durable write goes to a worker thread
-    assert run_sync(_inline(file))  # statehitl's own loop: every write runs inline
-
     class S(BaseModel):
         n: int = 0
 
@@ -679,6 +673,3 @@ class _OrderedWrites(FaultyStorage):
         finally:
             self.events.append(("end", key))
 
-
-async def _inline(storage: FileStorage) -> bool:
-    return writes_inline(storage)

@@ -9,7 +9,7 @@ import pytest
 from statehitl.checkpoint import FileStorage, MemoryStorage
 from statehitl.checkpoint.engine import Checkpointer
 from statehitl.checkpoint.prefixed import PrefixedStorage
-from statehitl.checkpoint.storage import ABSENT, has_list_versions, has_read_all, has_version, writes_inline
+from statehitl.checkpoint.storage import ABSENT, has_list_versions, has_read_all, has_version
 from statehitl.errors import InvalidThreadIdError, StorageConfigError
 
 
@@ -65,13 +65,11 @@ def test_it_offers_the_optional_capabilities_of_the_store_under_it_and_no_others
     assert has_read_all(memory)
     assert has_version(memory)
     assert has_list_versions(memory)
-    assert writes_inline(memory)
     assert memory.keeps_records_in_process
     plain = PrefixedStorage(Plain(), "p")  # type: ignore[arg-type]
     assert not (has_read_all(plain))
     assert not (has_version(plain))
     assert not (has_list_versions(plain))
-    assert not (writes_inline(plain))
     assert getattr(plain, "cleanup", None) is None
     assert not plain.keeps_records_in_process
     files = PrefixedStorage(FileStorage(tmp_path), "p")

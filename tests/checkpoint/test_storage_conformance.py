@@ -36,7 +36,7 @@ class TestPrefixedFileStorage(StorageConformance):
 class _Misdeclared(MemoryStorage):
     """A store whose capabilities are there by name, in the wrong shape: the kit must catch each."""
 
-    writes_inline = True  # a flag, not the method SupportsWritesInline is
+    version = True  # a flag, not the method SupportsVersion is
     cache_scope = ""
 
 
@@ -47,7 +47,7 @@ class _WrongNames(MemoryStorage):
 
 def test_the_kit_catches_a_capability_in_the_wrong_shape_or_breaking_its_promise() -> None:
     kit = TestMemoryStorage()
-    with pytest.raises(AssertionError, match="writes_inline must be a method"):
+    with pytest.raises(AssertionError, match="version must be a method"):
         kit.test_what_a_store_has_by_a_capabilitys_name_is_that_capability(_Misdeclared())
     with pytest.raises(AssertionError, match="empty cache_scope"):
         kit.test_each_declared_capability_keeps_its_promise(_Misdeclared(), "kit/")

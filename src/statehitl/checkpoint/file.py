@@ -426,11 +426,6 @@ class FileStorage:
         except OSError as exc:
             raise self._failed(exc, "read", key) from exc
 
-    def writes_inline(self) -> bool:
-        """Under a sync call (statehitl's own loop, where nothing else runs) every write, its fsync too, runs
-        inline; on any other loop a durable one goes to a worker thread (``writes_inline`` in storage.py)."""
-        return on_private_loop()
-
     async def write(self, key: str, data: bytes, *, expect: str, durable: bool = True) -> str:
         try:
             if durable and not on_private_loop():

@@ -77,11 +77,6 @@ class MemoryStorage:
             self._data[key] = (bytes(data), token)
             return token
 
-    @staticmethod
-    def writes_inline() -> bool:
-        """A write is a dict update, which never gives up the loop (``writes_inline`` in storage.py)."""
-        return True
-
     async def list_versions(self, prefix: str, *, limit: int | None = None) -> list[tuple[str, str]]:
         """The listed keys with their version tokens (``SupportsListVersions``)."""
         validate_prefix(prefix)

@@ -6,7 +6,7 @@ from. File and S3 stores take a prefix of their own (a sub-directory, a key pref
 DynamoDB stores do not, and get this wrapper.
 
 The wrapper keeps the store's optional capabilities exactly: it has ``read_all``, ``version``,
-``list_versions``, ``cleanup`` and ``writes_inline`` where the store under it has them and not
+``list_versions`` and ``cleanup`` where the store under it has them and not
 otherwise, since the engine chooses its record format and its reads by what a store offers
 (``storage.has_read_all``...). Keys are checked before the prefix is added, so a key cannot climb out
 of the prefix it is given.
@@ -25,7 +25,6 @@ from statehitl.checkpoint.storage import (
     has_list_versions,
     has_read_all,
     has_version,
-    has_writes_inline,
     keeps_records_in_process,
     validate_key,
     validate_prefix,
@@ -40,7 +39,6 @@ class PrefixedStorage:
     version: Callable[[str], Awaitable[str | None]]
     list_versions: Callable[..., Awaitable[list[tuple[str, str]]]]
     cleanup: Callable[..., Awaitable[int]]
-    writes_inline: Callable[[], bool]
 
     def __init__(self, inner: Storage, prefix: str) -> None:
         try:
@@ -92,9 +90,6 @@ class PrefixedStorage:
                 return int(await sweep(max_age))  # debris belongs to the whole store, not to one prefix
 
             self.cleanup = cleanup
-        if has_writes_inline(inner):
-            inline = inner.writes_inline
-            self.writes_inline = lambda: bool(inline())
 
     async def read(self, key: str) -> tuple[bytes, str] | None:
         return await self.inner.read(self._base + validate_key(key))

@@ -26,10 +26,6 @@ backend states it rather than relying on a naming convention:
   (the file store's compaction temp files, DynamoDB's value chunks written before their record)
   provides ``cleanup(max_age)``; ``Checkpointer.prune`` and ``sweep_expired`` call it. Debris is
   never reachable through ``read``/``list``, so a backend without any has nothing to provide.
-- ``SupportsWritesInline``: optional. ``writes_inline()`` says whether the store's writes, here and now,
-  run to the end without giving up the event loop (memory; the file store under a sync call). The
-  engine no longer asks it: it writes a stopping checkpoint and its index entry one after the other on
-  every store, so that the entry never describes a checkpoint not stored.
 - ``HasCacheScope``: optional. ``cache_scope`` names where the data lives (a directory, a bucket and
   prefix, a table at its endpoint), the same for every store object on the same data: the engine shares
   one cache of warm threads per scope across the process (``checkpoint/warm.py``).
@@ -90,7 +86,6 @@ __all__ = [
     "SupportsReadNamed",
     "SupportsReadNamedPage",
     "SupportsVersion",
-    "SupportsWritesInline",
     "cache_scope_of",
     "compresses_by_default",
     "directory_of",
@@ -101,7 +96,6 @@ __all__ = [
     "has_read_named",
     "has_read_named_page",
     "has_version",
-    "has_writes_inline",
     "keeps_records_in_process",
     "read_named_page",
     "read_prefix",
@@ -109,7 +103,6 @@ __all__ = [
     "validate_key",
     "validate_prefix",
     "validate_thread_id",
-    "writes_inline",
 ]
 
 NamedRecords = list[tuple[str, bytes, str]]
@@ -205,16 +198,6 @@ class SupportsCleanup(Protocol):
         Must never remove anything ``read`` or ``list`` can reach, nor debris younger than
         ``max_age``, which may belong to a write still in progress in another process.
         """
-        ...
-
-
-@runtime_checkable
-class SupportsWritesInline(Protocol):
-    """The optional answer of a backend whose writes may run without giving up the event loop."""
-
-    def writes_inline(self) -> bool:
-        """Whether a write started now runs to its end without giving up the event loop (may change with the
-        loop it is asked on)."""
         ...
 
 
@@ -347,15 +330,6 @@ def has_change_feed(storage: object) -> TypeGuard[SupportsChangeFeed]:
     return callable(getattr(storage, "change_feed", None))
 
 
-def has_writes_inline(storage: object) -> TypeGuard[SupportsWritesInline]:
-    """``isinstance(storage, SupportsWritesInline)``, for one attribute lookup (see ``has_read_all``)."""
-    return callable(getattr(storage, "writes_inline", None))
-
-
-def writes_inline(storage: object) -> bool:
-    """Whether the store's writes, here and now, run to the end without giving up the event loop
-    (``SupportsWritesInline``; a store without the method: False)."""
-    return has_writes_inline(storage) and bool(storage.writes_inline())
 
 
 def keeps_records_in_process(storage: object) -> bool:

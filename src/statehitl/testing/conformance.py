@@ -48,8 +48,8 @@ It must work from any thread: the thread tests call it from worker threads.
 Optional capabilities (``conformance_capabilities.CAPABILITIES``): a store that declares one, by having
 its member, is held to its protocol: ``read_all``, ``version`` and ``list_versions`` give what ``list``
 and ``read`` give; ``read_named`` what ``read`` gives for each key of one name; ``read_named_page`` pages
-that cover those keys once, in an order that a rewrite or a deleted ``after`` does not move; ``writes_inline()`` a
-bool; ``cache_scope`` a name that stays; ``cleanup`` removes nothing a read or a listing reaches;
+that cover those keys once, in an order that a rewrite or a deleted ``after`` does not move;
+``cache_scope`` a name that stays; ``cleanup`` removes nothing a read or a listing reaches;
 ``change_feed()`` a new feed each time; ``keeps_records_in_process`` a bool and ``root`` a path. A store
 without one skips its tests.
 

@@ -29,7 +29,6 @@ from statehitl.checkpoint.storage import (
     SupportsReadNamed,
     SupportsReadNamedPage,
     SupportsVersion,
-    SupportsWritesInline,
     cache_scope_of,
     directory_of,
     has_change_feed,
@@ -39,7 +38,6 @@ from statehitl.checkpoint.storage import (
     has_read_named,
     has_read_named_page,
     has_version,
-    has_writes_inline,
     server_clock_of,
 )
 from statehitl.testing.conformance_base import ConformanceBase
@@ -64,7 +62,6 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("version", SupportsVersion, has_version, True),
     Capability("list_versions", SupportsListVersions, has_list_versions, True),
     Capability("cleanup", SupportsCleanup, has_cleanup, True),
-    Capability("writes_inline", SupportsWritesInline, has_writes_inline, True),
     Capability("read_named", SupportsReadNamed, has_read_named, True),
     Capability("read_named_page", SupportsReadNamedPage, has_read_named_page, True),
     Capability("change_feed", SupportsChangeFeed, has_change_feed, True),
@@ -99,12 +96,10 @@ class CapabilityContract(ConformanceBase):
             assert capability.declared(storage), f"{capability.member} is there, but the engine's helper misses it"
 
     def test_each_declared_capability_keeps_its_promise(self, storage: Storage, prefix: str) -> None:
-        """``writes_inline()`` a bool, ``cache_scope`` a name that stays, ``change_feed()`` a new feed each time
+        """``cache_scope`` a name that stays, ``change_feed()`` a new feed each time
         (following writes needs a store whose changes are streamed, which the backend's own tests set up),
         ``read_named`` what ``read`` gives, ``read_named_page`` pages that cover them once each in an order that
         holds, ``cleanup`` nothing a read or a listing reaches."""
-        if has_writes_inline(storage):
-            assert type(storage.writes_inline()) is bool
         scope = cache_scope_of(storage)
         if scope is not None:
             assert scope, "an empty cache_scope would share one cache among every store that says so"

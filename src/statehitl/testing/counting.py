@@ -2,8 +2,8 @@
 
 Wrap any backend (``CountingStorage(FileStorage(dir))``) to assert bounds such as "a warm resume reads
 only the head" or to measure bytes written per step, without touching the backend. The wrapper keeps
-the whole contract of what it wraps, the optional ``read_all``, ``version``, ``list_versions``,
-``writes_inline`` and ``cleanup`` included, so a checkpointer on a counted store writes, prunes and
+the whole contract of what it wraps, the optional ``read_all``, ``version``, ``list_versions``
+and ``cleanup`` included, so a checkpointer on a counted store writes, prunes and
 sweeps exactly as it would on the bare one.
 """
 
@@ -21,7 +21,6 @@ from statehitl.checkpoint.storage import (
     has_read_all,
     has_read_named_page,
     has_version,
-    has_writes_inline,
     keeps_records_in_process,
 )
 
@@ -39,7 +38,7 @@ class StorageCounts:
 class CountingStorage:
     """Delegates to ``inner`` and counts every call.
 
-    The optional methods of a store (``read_all``, ``version``, ``list_versions``, ``writes_inline``,
+    The optional methods of a store (``read_all``, ``version``, ``list_versions``,
     ``read_named_page``)
     are there exactly when ``inner`` has them, and ``keeps_records_in_process`` is ``inner``'s: they
     decide how the engine writes and reads checkpoints, so a counted store must be used exactly as the
@@ -55,8 +54,6 @@ class CountingStorage:
             self.version = self._version
         if has_list_versions(inner):
             self.list_versions = self._list_versions
-        if has_writes_inline(inner):
-            self.writes_inline = inner.writes_inline
         if has_read_named_page(inner):
             self.read_named_page = self._read_named_page
         self.keeps_records_in_process = keeps_records_in_process(inner)

@@ -17,7 +17,7 @@ Kinds of fault, each as a backend reports it once its own retries are spent:
 
 ``times=1`` fails one call; ``times=None`` fails from that call on until ``heal()`` (a lasting outage).
 The wrapper keeps the optional parts of the wrapped store's contract (``read_all``, ``version``,
-``list_versions``, ``writes_inline``, ``cleanup``), so the engine uses it exactly as the bare store.
+``list_versions``, ``cleanup``), so the engine uses it exactly as the bare store.
 For the boto3 backends' own retry and "did my write land?" logic, fail the HTTP requests instead
 (``statehitl.testing.boto_faults``).
 """
@@ -36,7 +36,6 @@ from statehitl.checkpoint.storage import (
     has_list_versions,
     has_read_all,
     has_version,
-    has_writes_inline,
     keeps_records_in_process,
 )
 from statehitl.errors import StorageError, StorageFullError, StorageThrottledError, StorageUnavailableError
@@ -86,8 +85,6 @@ class FaultyStorage:
             self.version = self._version
         if has_list_versions(inner):
             self.list_versions = self._list_versions
-        if has_writes_inline(inner):
-            self.writes_inline = inner.writes_inline
         self.keeps_records_in_process = keeps_records_in_process(inner)
         scope = cache_scope_of(inner)
         if scope is not None:  # a process-wide cache of warm threads must not mix it with the bare store
