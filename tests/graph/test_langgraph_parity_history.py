@@ -140,8 +140,40 @@ def editing_a_subgraph_at_its_breakpoint(lg: SimpleNamespace) -> list[Any]:
     return seen
 
 
+def subgraph_messages_only_with_subgraphs(lg: SimpleNamespace) -> list[Any]:
+    """``stream_mode="messages"``: a chat model called in a subgraph's node (the subgraph invoked in a node's
+    code) is streamed under the subgraph's namespace with ``subgraphs=True``, and not at all without it (not as
+    the calling node's), also for a call with callbacks of its own."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+
+    inner_model = FakeMessagesListChatModel(responses=[AIMessage(content="inner")] * 8)
+    outer_model = FakeMessagesListChatModel(responses=[AIMessage(content="outer")] * 8)
+    inner = lg.StateGraph(Trip)
+    inner.add_node("model_node", lambda s: inner_model.invoke("q") and {"city": "SF"})
+    inner.add_node("weather_node", lambda s: {"city": "x"})
+    inner.add_edge(lg.START, "model_node")
+    inner.add_edge("model_node", "weather_node")
+    seen: list[Any] = []
+    for stop in ([], ["weather_node"]):
+        subgraph = inner.compile(interrupt_before=stop)
+        outer = lg.StateGraph(Trip)
+        outer.add_node("router", lambda s: outer_model.invoke("q") and {"city": "?"})
+        outer.add_node("weather_graph", lambda s, subgraph=subgraph: subgraph.invoke(s))
+        outer.add_edge(lg.START, "router")
+        outer.add_edge("router", "weather_graph")
+        app = outer.compile(checkpointer=lg.InMemorySaver())
+        for n, (subgraphs, callbacks) in enumerate([(False, None), (True, None), (False, [BaseCallbackHandler()])]):
+            c = {**config(f"m{len(stop)}{n}"), **({"callbacks": callbacks} if callbacks else {})}
+            chunks = app.stream({"log": []}, c, stream_mode="messages", subgraphs=subgraphs)
+            pairs = [chunk[1] if subgraphs else chunk for chunk in chunks]
+            seen.append([(message.content, metadata["langgraph_node"]) for message, metadata in pairs])
+    return seen
+
+
 PROGRAMS = [channel_classes_in_annotations, waiting_edge_triggers, lists_read_back_as_written,
-            editing_a_subgraph_at_its_breakpoint]
+            editing_a_subgraph_at_its_breakpoint, subgraph_messages_only_with_subgraphs]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

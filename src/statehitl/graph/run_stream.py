@@ -89,7 +89,13 @@ class RunStream:
 
     def watch_messages(self, config: dict[str, Any], given: Any
                        ) -> AbstractContextManager[Callable[[Any], None]] | None:
-        return None if self.messages is None else self.messages.node(config, given, self.namespace)
+        if self.messages is not None:
+            return self.messages.node(config, given, self.namespace)
+        if self.namespace and self.sink.wants("messages", ()):  # a subgraph's, the run streaming only its own:
+            from statehitl.graph.langchain_stream import muted  # its chat models reach no outer node's handler
+
+            return muted()
+        return None
 
     def returned_messages(self, given: Any, returned: dict[str, Any], config: dict[str, Any]) -> None:
         """A subgraph node of this run was given ``given`` and returned ``returned`` (its message channels'
