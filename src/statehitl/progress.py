@@ -113,7 +113,7 @@ class KeptRun(KeptRecord):
     its state besides its growing lists, and only what those lists gained beyond the sub-state the
     enclosing checkpoint holds for it (``appended``)."""
 
-    OPTIONAL = ("schedule", "paused")
+    OPTIONAL = ("schedule", "paused", "edited_from")
 
     values: dict[str, Any]
     appended: dict[str, list[Any]]
@@ -127,6 +127,9 @@ class KeptRun(KeptRecord):
     paused: bool = False
     """It stopped at one of its own breakpoints (``interrupt_before``/``interrupt_after`` compiled into a
     subgraph), with nothing to answer: its resume goes on past it."""
+    edited_from: str | None = None
+    """``update_state`` wrote this state, given the config of the subgraph checkpoint held by this record (its
+    id): shown as LangGraph's ``"update"`` checkpoint, whose parent is that one."""
     kind: Literal["nested run"] = "nested run"
 
 

@@ -364,7 +364,9 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         try:
             if stream is not None:
                 stream.begin(at.state, shown=not (at.start is not None and at.start.kind == "input"
-                                                  and not at.start.update))  # no chunk for an input of nothing
+                                                  and not at.start.update  # no chunk for an input of nothing
+                                                  and not (isinstance(input, dict)  # (what it stores leaves out
+                                                           and self.schema.untracked.intersection(input))))  # these)
             record, state = await self._runner.run(
                 at,
                 step_limit=target.limit,

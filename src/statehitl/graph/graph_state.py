@@ -261,13 +261,20 @@ class StateGraphSchema(StateSchema[Any]):
             return super().load(values)
         stored, values = values, self.decoded(values) if self.tagged else values
         try:
-            return self.model.model_validate(values)
+            return self._as_written(self.model.model_validate(values), values)
         except ValidationError as exc:
             misfits = {e["loc"][0] for e in exc.errors() if e["loc"]}
         if not self.message_channels.isdisjoint(misfits):
             return super().load(stored)  # (raises CheckpointCorruptError)
         fitting = self.model.model_validate({k: v for k, v in values.items() if k not in misfits})
-        return fitting.model_copy(update={k: values[k] for k in misfits if k in values})
+        return self._as_written(fitting.model_copy(update={k: values[k] for k in misfits if k in values}), values)
+
+    def _as_written(self, state: Any, values: dict[str, Any]) -> Any:
+        """``state`` with its tagged channels' values as decoded: tagged JSON gives back what was written (a list
+        a list, a tuple a tuple), which reading it through the annotation would change (a list written to a
+        ``tuple[...]`` item becomes a tuple), where LangGraph's state keeps what was written."""
+        tagged = {name: values[name] for name in self.tagged if name in values}
+        return state.model_copy(update=tagged) if tagged else state
 
 
 def _as_given(value: Any) -> Any:

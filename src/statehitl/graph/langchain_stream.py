@@ -10,7 +10,7 @@ model called with ``invoke`` then streams underneath, as under LangGraph, so its
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol, TypeVar, cast
 from uuid import UUID
 
@@ -91,6 +91,35 @@ def node_context(config: dict[str, Any], stream: MessageStream, namespace: tuple
     token = var_child_runnable_config.set(cast(RunnableConfig, {**config, "callbacks": handlers}))
     try:
         yield
+    finally:
+        var_child_runnable_config.reset(token)
+
+
+def _ignored(value: Any) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def muted() -> Iterator[Callable[[Any], None]]:
+    """Run a node call of a subgraph whose messages are not streamed (no ``subgraphs=True``) under its caller's
+    LangChain config without the stream's handlers: the chat models it calls would otherwise be sent as the
+    calling node's, where LangGraph sends nothing. Yields what takes its return (nothing to send)."""
+    config = var_child_runnable_config.get() or {}
+    callbacks = config.get("callbacks")
+    handlers: list[Any] = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else \
+        callbacks if isinstance(callbacks, list) else []
+    ours = [h for h in handlers if isinstance(h, ChatModelTokens)]
+    if not ours:
+        yield _ignored
+        return
+    kept: Any = [handler for handler in handlers if not isinstance(handler, ChatModelTokens)]
+    if isinstance(callbacks, BaseCallbackManager):  # (a call with callbacks: its run's manager, without ours)
+        kept = callbacks.copy()
+        for handler in ours:
+            kept.remove_handler(handler)
+    token = var_child_runnable_config.set(cast(RunnableConfig, {**config, "callbacks": kept}))
+    try:
+        yield _ignored
     finally:
         var_child_runnable_config.reset(token)
 

@@ -29,7 +29,7 @@ from statehitl.graph.caching import CachedWrites
 from statehitl.graph.graph_state import StateGraphSchema
 from statehitl.graph.node_calls import current_node, task_input, task_key
 from statehitl.graph.stream_events import CheckpointEvents, MessageChunk
-from statehitl.graph.task_paths import task_location
+from statehitl.graph.task_paths import pull_triggers, task_location
 from statehitl.interrupt import Interrupt
 from statehitl.machine import Machine
 from statehitl.position import Position, Writes
@@ -89,7 +89,13 @@ class RunStream:
 
     def watch_messages(self, config: dict[str, Any], given: Any
                        ) -> AbstractContextManager[Callable[[Any], None]] | None:
-        return None if self.messages is None else self.messages.node(config, given, self.namespace)
+        if self.messages is not None:
+            return self.messages.node(config, given, self.namespace)
+        if self.namespace and self.sink.wants("messages", ()):  # a subgraph's, the run streaming only its own:
+            from statehitl.graph.langchain_stream import muted  # its chat models reach no outer node's handler
+
+            return muted()
+        return None
 
     def returned_messages(self, given: Any, returned: dict[str, Any], config: dict[str, Any]) -> None:
         """A subgraph node of this run was given ``given`` and returned ``returned`` (its message channels'
@@ -145,7 +151,7 @@ class RunStream:
         sent, arg = send_arg(at.schedule, task)
         given = arg if sent else task_input(self.machine.nodes[name].handler, at.state, at.step)
         return {"id": task_key(at.step, task), "name": name, "input": given,
-                "triggers": ("__pregel_push",) if sent else (f"branch:to:{name}",)}
+                "triggers": ("__pregel_push",) if sent else pull_triggers(name, self.machine.joins)}
 
     def task_done(self, task: str, step: int, returned: Any) -> None:
         if not (self.sink.wants("updates", self.namespace) or self.sink.wants("tasks", self.namespace)):

@@ -305,10 +305,15 @@ class SnapshotReader:
         inside = waiting_nodes(level)
         asked = tuple(i for i in interrupts if i.node in inside)
         state = level.state
+        edited = (level.kept or {}).get("edited_from")  # update_state wrote it: LangGraph's "update" checkpoint
+        before = None if not edited else {"configurable": {
+            **config["configurable"], "checkpoint_id": tagged(ids.thread, edited),
+            "checkpoint_map": {**parents, level.namespace: tagged(ids.thread, edited)}}}
         return StateSnapshot(
             state if self.schema.native else self.shown_values(state, level.pending, level.completed),
             self.next(level.pending, level.completed), config,
-            {"source": "loop", "step": level.step, "parents": parents}, _when(ids.created_at), None,
+            {"source": "update" if edited else "loop", "step": level.step, "parents": parents},
+            _when(ids.created_at), before,
             self.tasks(level, level, asked, ids, subgraphs=subgraphs), asked,
             status=Status.INTERRUPTED if level.stopped else Status.COMPLETED, step=level.step,
             checkpoint_id=ids.record,

@@ -186,9 +186,7 @@ def channel_of(name: str, annotation: Any, schema: Any) -> Channel:
             "state as a pydantic model, which cannot have such a field; rename the key"
         )
     base, meta = _split(unrequire(annotation))
-    channel = _channel_in(base, meta)
-    if channel is not None:  # ``Annotated[T, UntrackedValue]``: the channel says what the field is
-        return channel_of(name, channel.annotation(), schema)
+    base, meta = _channel_marker(base, meta)
     reducer = _reducer(name, meta)
     if reducer is None:
         default, factory = _dataclass_default(schema, name)
@@ -204,16 +202,23 @@ def channel_of(name: str, annotation: Any, schema: Any) -> Channel:
     return Channel(name, _typed(base, meta), factory=zero, starts_present=True)
 
 
-def _channel_in(base: Any, meta: tuple[Any, ...]) -> BaseChannel | None:
-    """The channel the last ``Annotated`` item names, as LangGraph reads a state field's: a channel object, or a
-    channel class built on the field's type (``Annotated[Resource, UntrackedValue]``); None for anything else,
-    and for a channel that is itself the field's reducer (``DeltaChannel``: read as a reducer)."""
-    if not meta:
-        return None
-    last = meta[-1]
-    if isinstance(last, type) and issubclass(last, BaseChannel):
-        last = last(base)
-    return last if isinstance(last, BaseChannel) and not callable(last) else None
+def _channel_marker(base: Any, meta: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """LangGraph's ``Annotated[T, UntrackedValue]`` (a channel class, or an instance) names the channel itself:
+    its annotation replaces the marker (``UntrackedValue``: never stored; ``EphemeralValue``: one step's
+    write). A channel that turns a write into something else (``Topic``) is not read so, nor one whose class
+    needs more than the value type to be made."""
+    if not meta or not (isinstance(meta[-1], BaseChannel) or
+                        (isinstance(meta[-1], type) and issubclass(meta[-1], BaseChannel))):
+        return base, meta
+    marker = meta[-1]
+    try:
+        channel = marker if isinstance(marker, BaseChannel) else marker(base)
+    except TypeError:
+        return base, meta
+    if type(channel).stored is not BaseChannel.stored:
+        return base, meta
+    channel_base, channel_meta = _split(channel.annotation())
+    return channel_base, (*meta[:-1], *channel_meta)
 
 
 def _typed(base: Any, meta: tuple[Any, ...]) -> Any:

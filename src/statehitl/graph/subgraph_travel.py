@@ -184,7 +184,8 @@ async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str |
                                      if isinstance(values, BaseModel) and schema.kind.kind != "root" else values)
     state = schema.apply(level.state, [(writer, update)])
     kept = {**level.kept, "values": schema.dump_values(state), "step": level.step + 1,
-            "appended": {c: schema.dump_items(state, c, len(level.base.get(c, ()))) for c in schema.append_channels}}
+            "appended": {c: schema.dump_items(state, c, len(level.base.get(c, ()))) for c in schema.append_channels},
+            "edited_from": found.record.checkpoint_id}
     if as_node is not None:
         done = [(as_node, update)]
         where = f"the schedule of subgraph {found.namespace!r} in checkpoint {found.record.checkpoint_id}"
@@ -196,6 +197,15 @@ async def edited_progress(found: SubgraphCheckpoint, values: Any, as_node: str |
         if schedule is not None:
             kept["schedule"] = schedule.stored()
     return _rebuilt(found.path, kept)
+
+
+def restating(record: CheckpointRecord, progress: dict[str, Any]) -> dict[str, Any]:
+    """The position of a record that restates ``record`` (the parent's current checkpoint) with its tasks'
+    ``progress`` edited: the same step, tasks, interrupts and answers gathered (``history.restates``), so the
+    parent's checkpoint is shown as it was, its subgraph's state as edited."""
+    return {"status": record.status, "pending": record.pending, "interrupts": record.interrupts,
+            "completed": record.completed, "responses": record.responses, "progress": progress,
+            "error": record.error, "schedule": record.schedule}
 
 
 def _rebuilt(path: list[Level], kept: dict[str, Any]) -> dict[str, Any]:

@@ -21,14 +21,21 @@ PUSH = "__pregel_push"
 _TRIGGERS = "langgraph_triggers"
 
 
+def pull_triggers(name: str, joins: Iterable[Join]) -> tuple[str, ...]:
+    """The triggers LangGraph lists for a task of ``name`` its edges started: every channel it subscribes to,
+    ``branch:to:<node>`` and one ``join:...`` per waiting edge into it (whichever of them fired)."""
+    joined = [f"join:{'+'.join(join.sources)}:{name}" for join in joins if join.target == name]
+    return tuple(sorted((f"branch:to:{name}", *joined))) if joined else (f"branch:to:{name}",)
+
+
 def node_triggers_metadata(name: str, metadata: dict[str, Any] | None, joins: Iterable[Join]
                            ) -> dict[str, Any] | None:
     """The metadata ``name``'s calls carry: what ``add_node(metadata=)`` gave and, when waiting edges lead to
     it, its full trigger list (computed once at compile time, since a call's own context knows no edges)."""
-    joined = [f"join:{'+'.join(join.sources)}:{name}" for join in joins if join.target == name]
-    if not joined:
+    triggers = pull_triggers(name, joins)
+    if len(triggers) == 1:
         return metadata
-    return {_TRIGGERS: tuple(sorted((f"branch:to:{name}", *joined))), **(metadata or {})}
+    return {_TRIGGERS: triggers, **(metadata or {})}
 
 
 def task_path(name: str, task: str) -> tuple[Any, ...]:

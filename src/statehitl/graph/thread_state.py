@@ -276,20 +276,26 @@ class ThreadState:
 
     async def _update_subgraph(self, views: ThreadViews, head: Head, configurable: dict[str, Any], values: Any,
                                as_node: str | None) -> dict[str, Any]:
-        """``update_state`` of a subgraph's checkpoint: a branch at the parent checkpoint that runs it, whose
-        first record keeps the subgraph's edited state as its task's progress (``invoke(None, the config
-        returned)`` runs the branch from there). Returns that checkpoint's config in the subgraph."""
-        from statehitl.graph.subgraph_travel import edited_progress, locate  # loaded with a subgraph's config
+        """``update_state`` of a subgraph's checkpoint: a record keeping the subgraph's edited state as its task's
+        progress, which restates the parent's checkpoint when that is the thread's current one stopped at a
+        breakpoint (a run goes on from there), else begins a branch at it (``invoke(None, the config returned)``
+        runs the branch; interrupts asked there are asked afresh, their ids being the branch's). Returns that
+        checkpoint's config in the subgraph."""
+        from statehitl.graph.subgraph_travel import edited_progress, locate, restating  # with a subgraph's config
 
         found = await locate(self, views, head, configurable)
         progress = await edited_progress(found, values, as_node)
         state = await views.state(found.view)
-        branch = await views.fork(found.view, state)
-        assert branch.cursor is not None, "a branch begins after a record of the thread"
-        stored = await self._runner.commit_update(
-            branch.cursor, branch.step, state, "update_state", {}, status="executing", pending=branch.pending,
-            completed=branch.completed, progress=progress, schedule=stored_schedule(branch.schedule),
-            start=branch.start, parent_view=branch.parent_view)
+        if not head.record.interrupts and found.view.id == (await views.at(None, head)).id:  # at a breakpoint of
+            stored = await self._runner.commit_update(  # the current one: restated (LangGraph's stays as it is)
+                head.cursor, head.record.step, state, "update_state", {}, **restating(head.record, progress))
+        else:
+            branch = await views.fork(found.view, state)
+            assert branch.cursor is not None, "a branch begins after a record of the thread"
+            stored = await self._runner.commit_update(
+                branch.cursor, branch.step, state, "update_state", {}, status="executing", pending=branch.pending,
+                completed=branch.completed, progress=progress, schedule=stored_schedule(branch.schedule),
+                start=branch.start, parent_view=branch.parent_view)
         level = found.level
         assert level is not None
         record_id = tagged(stored.thread_id, stored.checkpoint_id)
