@@ -30,12 +30,14 @@ import statehitl.hooks
 import statehitl.inbox
 import statehitl.interventions
 import statehitl.managed
+import statehitl.managed.is_last_step
 import statehitl.models
 import statehitl.multiagent
 import statehitl.nesting
 import statehitl.offload
 import statehitl.prebuilt
 import statehitl.prebuilt.chat_agent_executor
+import statehitl.prebuilt.interrupt
 import statehitl.prebuilt.tool_node
 import statehitl.prebuilt.tool_validator
 import statehitl.pregel
@@ -66,7 +68,7 @@ PUBLIC = {
     statehitl.graph: ["CompiledStateGraph", "END", "GraphRunResult", "GraphTask", "MessagesState", "NodeContext",
                       "START", "StateGraph", "StateSnapshot", "Status", "add_messages", "append"],
     statehitl.graph.message: ["MessagesState", "REMOVE_ALL_MESSAGES", "RemoveMessage", "add_messages", "push_message"],
-    statehitl.graph.state: ["CompiledStateGraph", "StateGraph"],
+    statehitl.graph.state: ["CompiledStateGraph", "END", "START", "StateGraph"],
     statehitl.pregel: ["NodeBuilder", "Pregel", "PregelNode"],
     statehitl.channels: ["AnyValue", "BaseChannel", "BinaryOperatorAggregate", "DeltaChannel", "EphemeralValue",
                          "INPUT", "LastValue", "Overwrite", "Rewritten", "StateSchema", "Topic", "UntrackedValue",
@@ -97,6 +99,8 @@ PUBLIC = {
     statehitl.store.memory: ["InMemoryStore"],
     statehitl.managed: ["IsLastStep", "IsLastStepManager", "ManagedValue", "RemainingSteps", "RemainingStepsManager",
                         "managed_value", "refuse_writes", "values_of"],
+    statehitl.managed.is_last_step: ["IsLastStep", "IsLastStepManager", "RemainingSteps", "RemainingStepsManager"],
+    statehitl.prebuilt.interrupt: ["ActionRequest", "HumanInterrupt", "HumanInterruptConfig", "HumanResponse"],
     statehitl.cache: ["BaseCache", "InMemoryCache"],
     statehitl.cache.memory: ["InMemoryCache"],
     statehitl.callbacks: ["AsyncGraphCallbackManager", "GraphCallbackHandler", "GraphCallbackManager",
