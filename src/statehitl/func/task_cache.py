@@ -36,6 +36,8 @@ class TaskCache:
         self.policy = policy
         self.cache = cache
         self.known = known
+        self.hit = False
+        """The last call's result came from the cache: the task did not run."""
 
     def key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FullKey:
         raw = self.policy.key_func(*args, **kwargs)
@@ -53,6 +55,7 @@ class TaskCache:
         key = self.key(args, kwargs)
         found = self.cache.get([key])
         if key in found:
+            self.hit = True
             return decode_value(found[key], self.known)
         result = run()
         self.cache.set({key: (self._stored(result), self.policy.ttl)})
@@ -63,6 +66,7 @@ class TaskCache:
         key = self.key(args, kwargs)
         found = await self.cache.aget([key])
         if key in found:
+            self.hit = True
             return decode_value(found[key], self.known)
         result = await run()
         await self.cache.aset({key: (self._stored(result), self.policy.ttl)})

@@ -58,6 +58,8 @@ class TaskUpdate:
 
     name: str
     result: Any
+    cached: bool = False
+    """The result came from the workflow's cache (the task did not run): LangGraph's ``"__metadata__"``."""
 
 
 class TaskCalls:
@@ -121,7 +123,7 @@ class TaskCalls:
             self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": repr(error),
                                          "result": {}, "interrupts": []})
 
-    def finished(self, key: str, name: str, result: Any, known: ValueTypes) -> None:
+    def finished(self, key: str, name: str, result: Any, known: ValueTypes, *, cached: bool = False) -> None:
         """A call returned ``result``: kept as JSON (the standard types and the classes the task's annotations
         name, ``known``, tagged), so a resume hands it back without running the task."""
         kept = encode_value(result, f"task {name!r}'s result (kept in the checkpoint so a resume does not run it "
@@ -130,7 +132,7 @@ class TaskCalls:
             self.done[key] = kept
         self._report("task_result", {"id": f"{self.ctx.step}:{key}", "name": name, "error": None,
                                      "result": {"__return__": result}, "interrupts": []})
-        get_stream_writer()(TaskUpdate(name, result))
+        get_stream_writer()(TaskUpdate(name, result, cached))
 
     def progress(self) -> dict[str, Any]:
         """What the node keeps when it stops or fails (a ``WorkflowTasks``): every finished call's result."""
@@ -244,7 +246,7 @@ class TaskFunction:
             raise
         finally:
             leave_node(token)
-        calls.finished(key, self.name, result, self.known)
+        calls.finished(key, self.name, result, self.known, cached=cached is not None and cached.hit)
         return result
 
     async def _call_async(self, calls: TaskCalls, ctx: NodeContext, key: str, args: tuple[Any, ...],
@@ -266,7 +268,7 @@ class TaskFunction:
             raise
         finally:
             leave_node(token)
-        calls.finished(key, self.name, result, self.known)
+        calls.finished(key, self.name, result, self.known, cached=cached is not None and cached.hit)
         return result
 
     def _cached(self, calls: TaskCalls) -> TaskCache | None:

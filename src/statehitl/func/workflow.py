@@ -223,7 +223,9 @@ class Workflow:
 
     def _shown(self, mode: str, chunk: Any, modes: list[str]) -> tuple[str, Any] | None:
         if mode == "custom" and isinstance(chunk, TaskUpdate):
-            return ("updates", {chunk.name: chunk.result}) if "updates" in modes else None
+            if "updates" not in modes:
+                return None
+            return "updates", {chunk.name: chunk.result, **({"__metadata__": {"cached": True}} if chunk.cached else {})}
         if mode == "custom" and isinstance(chunk, TaskEvent):
             return ("tasks", chunk.payload) if "tasks" in modes else None
         if mode not in modes:
