@@ -332,3 +332,53 @@ def test_a_tool_node_is_drawn_with_its_tools() -> None:
     tools = next(node for node in seen[1]["json"]["nodes"] if node["id"] == "tools")
     assert tools["data"]["id"] == ["statehitl", "prebuilt", "tool_node", "ToolNode"]
     assert tools["metadata"] == {"__interrupt": "before", "__tools": ["search", "fetch"]}
+
+
+def end_edges_program(load: Load) -> list[Any]:
+    """A plain edge into ``__end__`` from a node that has other ways out is not drawn (LangGraph draws an edge
+    into ``__end__`` only from a node nothing leads on from): beside a plain edge, beside a router, and in a
+    loop, where the drawing then ends at the last step's node as for a loop with no way out."""
+    graph_module = load("graph")
+
+    def route(state: Text) -> Literal["c", "__end__"]:
+        return "__end__"
+
+    def build(edges: list[tuple[str, str]], router: str | None = None) -> dict[str, Any]:
+        graph = graph_module.StateGraph(Text)
+        for name in ("a", "b", "c"):
+            graph.add_node(name, lambda state: {"text": "."})
+        for source, target in edges:
+            graph.add_edge(source, target)
+        if router is not None:
+            graph.add_conditional_edges(router, route)
+        return drawn(graph.compile())
+
+    return [build([("__start__", "a"), ("a", "b"), ("a", "c"), ("a", "__end__"), ("b", "__end__")]),
+            build([("__start__", "a"), ("a", "__end__"), ("b", "__end__"), ("c", "__end__")], router="a"),
+            build([("__start__", "a"), ("a", "b"), ("b", "a"), ("b", "__end__"), ("c", "__end__")])]
+
+
+def test_an_edge_into_end_beside_other_ways_out_is_not_drawn() -> None:
+    seen = on_both(end_edges_program)
+    assert {"source": "a", "target": "__end__"} not in seen[0]["json"]["edges"]
+
+
+def string_path_map_program(load: Load) -> list[Any]:
+    """A ``str`` given as the path map is no map (LangGraph reads only a dict or a list): the router's targets
+    come from its ``Literal`` return type, and the graph runs as it routes."""
+    graph_module = load("graph")
+
+    def route(state: Text) -> Literal["b", "__end__"]:
+        return "b" if len(state["text"]) < 3 else "__end__"
+
+    graph = graph_module.StateGraph(Text)
+    graph.add_node("a", lambda state: {"text": "a"})
+    graph.add_node("b", lambda state: {"text": "b"})
+    graph.add_edge("__start__", "a").add_edge("b", "a")
+    graph.add_conditional_edges("a", route, "b")
+    app = graph.compile()
+    return [drawn(app), app.invoke({"text": ""})]
+
+
+def test_a_string_path_map_is_no_map() -> None:
+    assert on_both(string_path_map_program)[1] == {"text": "aba"}

@@ -221,7 +221,7 @@ class StateGraph(Generic[M]):
         targets: tuple[str, ...] | None
         if isinstance(path_map, dict):
             mapping, targets = dict(path_map), tuple(path_map.values())
-        elif path_map is not None:
+        elif path_map is not None and not isinstance(path_map, str):  # a str is no map, as on LangGraph
             targets = tuple(path_map)
         else:
             targets = _literal_targets(path)

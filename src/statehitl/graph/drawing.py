@@ -69,8 +69,10 @@ def drawing(machine: Machine, actions: Mapping[str, Any], subgraphs: Callable[[s
 
 def _drawable(machine: Machine) -> nx.DiGraph[str]:
     """The transitions LangGraph draws: the machine's, less a waiting edge into ``__end__`` (LangGraph builds
-    nothing for one) and the edges of a router whose destinations are not known (no path map, no ``Literal``
-    return type), which LangGraph cannot see, so its node is drawn as where the graph ends."""
+    nothing for one), a plain edge into ``__end__`` (LangGraph builds nothing for one either: it draws
+    ``__end__`` after the reached nodes nothing leads on from, ``_edges``' endings), and the edges of a router
+    whose destinations are not known (no path map, no ``Literal`` return type), which LangGraph cannot see, so
+    its node is drawn as where the graph ends."""
     known = {(router.source, target) for router in machine.routers for target in router.targets or ()}
     unknown = {router.source for router in machine.routers if router.targets is None}
     graph = machine.graph.copy()
@@ -80,6 +82,13 @@ def _drawable(machine: Machine) -> nx.DiGraph[str]:
         (source, target) for (source, target), kind in kinds.items()
         if (target == END and kind == "join") or (kind == "route" and source in unknown
                                                   and (source, target) not in known)])
+    for source in list(graph.predecessors(END)) if graph.has_node(END) else []:
+        if kinds[(source, END)] != "edge":
+            continue
+        if (source, END) in known:
+            graph.edges[source, END]["kind"] = "route"
+        else:
+            graph.remove_edge(source, END)
     return graph
 
 
