@@ -455,7 +455,40 @@ def breakpoint_in_a_graph_invoked_in_code(lg: SimpleNamespace) -> list[Any]:
     return [graph.invoke({"log": []}, c), graph.get_state(c).next, graph.invoke(None, c)]
 
 
-PROGRAMS = [stateful_graphs_invoked_in_code, stateful_graph_in_code_asks, namespaces_nodes_see,
+def graph_with_its_own_saver_invoked_in_code(lg: SimpleNamespace) -> list[Any]:
+    """A graph compiled with a saver of its own, invoked in a node's code without naming a thread, runs as that
+    node's subgraph (LangGraph's parent lends it its saver): it asks, the resume goes on inside it (its first
+    node does not run again), the next parent run starts it afresh, and its own saver holds nothing. Under a
+    parent with no saver it still runs, up to its question."""
+    calls: list[str] = []
+
+    def ask(state: Log) -> dict[str, Any]:
+        calls.append("ask")
+        return {"log": [f"ask={lg.interrupt('name?')}"]}
+
+    inner = lg.StateGraph(Log)
+    inner.add_node("pre", recorder("pre", calls))
+    inner.add_node("ask", ask)
+    inner.add_edge(lg.START, "pre")
+    inner.add_edge("pre", "ask")
+    own = lg.InMemorySaver()
+    sub = inner.compile(checkpointer=own)
+
+    def call_inner(state: Log) -> dict[str, Any]:
+        calls.append("call_inner")
+        return {"log": sub.invoke({"log": ["in"]})["log"]}
+
+    parent = lg.StateGraph(Log)
+    parent.add_node("call_inner", call_inner)
+    parent.add_edge(lg.START, "call_inner")
+    app = parent.compile(checkpointer=lg.InMemorySaver())
+    c = config("own-saver-in-code")
+    return [app.invoke({"log": []}, c), app.invoke(lg.Command(resume="ann"), c), app.invoke({"log": []}, c),
+            list(calls), len(list(own.list(None))), parent.compile().invoke({"log": []})]
+
+
+PROGRAMS = [graph_with_its_own_saver_invoked_in_code, stateful_graphs_invoked_in_code, stateful_graph_in_code_asks,
+            namespaces_nodes_see,
             breakpoints_in_subgraphs, subgraph_snapshots_three_levels, time_travel_to_a_subgraph_checkpoint,
             edit_a_subgraph_checkpoint, edit_a_subgraph_checkpoint_as_a_node, replays_rerun_subgraphs,
             snapshot_of_a_graph_invoked_in_code, breakpoint_in_a_graph_invoked_in_code, debug_stream_of_subgraphs,

@@ -38,6 +38,7 @@ from statehitl.graph.run_targets import (
     RunTarget,
     check_step_limit,
     checkpoint_metadata,
+    names_thread,
     run_target,
 )
 from statehitl.graph.runtime_values import RunControl
@@ -233,8 +234,11 @@ class CompiledStateGraph(RunBeginnings, GraphSurface, ResumableApp, Generic[M]):
         (``GraphDrained``, its checkpoint written; ``invoke(None, config)`` goes on).
         """
         node = current_node()
-        if node is not None and not self._own_store and checkpoint_id is None:
-            return await invoke_inside(self, input, node)  # called in a node's code: a subgraph of its graph
+        if node is not None and checkpoint_id is None and not (
+                self._own_store and names_thread(merged_config(self.config, config), thread_id)):
+            # called in a node's code: a subgraph of its graph; one with a saver of its own too unless the call
+            # names a thread (LangGraph's parent lends the subgraph its saver)
+            return await invoke_inside(self, input, node)
         if self.keeps_state:
             raise RuntimeError("checkpointer=True cannot be used for root graphs: a graph compiled with it keeps its "
                                "state in the thread of the graph it runs in, as a node or in a node's code")

@@ -40,6 +40,14 @@ class RunTarget:
     """The run's drain switch (``invoke(..., control=RunControl())``)."""
 
 
+def names_thread(config: Any, thread_id: Any) -> bool:
+    """Whether a call names its thread: ``thread_id=``, a thread id as the config, or the config's
+    ``configurable["thread_id"]``."""
+    if thread_id is not None or isinstance(config, str):
+        return True
+    return isinstance(config, dict) and (config.get("configurable") or {}).get("thread_id") is not None
+
+
 def run_target(config: dict[str, Any] | str | None, thread_id: Any, checkpoint_id: str | None,
                step_limit: int | None, default_limit: int, *, durability: Any = None,
                invocation_state: dict[str, Any] | None = None, interrupt_before: Sequence[str] | None = None,
