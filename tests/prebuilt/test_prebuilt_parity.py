@@ -256,3 +256,29 @@ def test_response_format_asks_for_the_final_answer_in_a_schema() -> None:
             return shown(result["messages"]), result["structured_response"], type(stored).__name__
 
         both(program)
+
+
+def test_a_model_given_by_name_is_made_by_init_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``create_react_agent("provider:model", ...)`` asks LangChain's ``init_chat_model`` (the ``langchain``
+    package) for the model, as LangGraph does; without that package it is an ImportError on both."""
+    import sys
+    import types as module_types
+
+    asked: list[str] = []
+
+    def init_chat_model(name: str) -> Any:
+        asked.append(name)
+        return FakeModel(responses=[calls(("add", {"a": 2, "b": 5}, "c1")), AIMessage(content="7", id="ai-2")])
+
+    chat_models = module_types.ModuleType("langchain.chat_models")
+    chat_models.init_chat_model = init_chat_model  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "langchain", module_types.ModuleType("langchain"))
+    monkeypatch.setitem(sys.modules, "langchain.chat_models", chat_models)
+
+    def program(ns: SimpleNamespace) -> Any:
+        app = ns.create_react_agent("anthropic:claude-test", [add])
+        return shown(app.invoke({"messages": [HumanMessage("add", id="h1")]})["messages"]), asked[-1:]
+
+    both(program)
+    monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
+    both(lambda ns: ns.create_react_agent("anthropic:claude-test", [add]), may_raise=True)

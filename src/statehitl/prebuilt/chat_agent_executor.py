@@ -138,6 +138,18 @@ def _wire(workflow: StateGraph[Any], routes: Routes, hooks: tuple[Any, Any], has
         workflow.add_edge(last, routes.finish)
 
 
+def _named_model(model: str) -> Any:
+    """The chat model a ``"provider:model"`` name stands for, made by LangChain's ``init_chat_model`` (the
+    ``langchain`` package), as LangGraph makes it."""
+    try:
+        from langchain.chat_models import init_chat_model  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise ImportError(f"create_react_agent(model={model!r}): a model given by name needs langchain "
+                          "(`pip install langchain`) to make it; or pass a chat model object (e.g. "
+                          "ChatOpenAI(...))") from None
+    return init_chat_model(model)
+
+
 def create_react_agent(model: Any, tools: Tools, *, prompt: Prompt = None,
                        response_format: Any = None, pre_model_hook: Any = None, post_model_hook: Any = None,
                        state_schema: Any = None, context_schema: Any = None, checkpointer: Any = None,
@@ -145,8 +157,9 @@ def create_react_agent(model: Any, tools: Tools, *, prompt: Prompt = None,
                        interrupt_after: list[str] | None = None, debug: bool = False,
                        version: Literal["v1", "v2"] = "v2", name: str | None = None,
                        approve_tools: bool | Sequence[str] = False, responders: list[str] | None = None) -> Any:
-    """A compiled tool-calling agent (LangGraph's ``create_react_agent``). ``model``: a chat model, or a function of
-    (state, runtime) returning one. ``pre_model_hook``/``post_model_hook``: nodes run before/after each model call
+    """A compiled tool-calling agent (LangGraph's ``create_react_agent``). ``model``: a chat model, a function of
+    (state, runtime) returning one, or a ``"provider:model"`` name (made by LangChain's ``init_chat_model``, as
+    LangGraph makes it). ``pre_model_hook``/``post_model_hook``: nodes run before/after each model call
     (the pre hook may hand the model ``llm_input_messages`` instead of the state's messages). ``version``: "v2"
     (LangGraph's default) runs each tool call as a task of its own (a ``Send``), "v1" all calls in one task.
     ``approve_tools``: True, or the names of the tools whose calls wait for a human's ``Approve``/``Edit``/``Reject``
@@ -154,8 +167,7 @@ def create_react_agent(model: Any, tools: Tools, *, prompt: Prompt = None,
     ``response_format``: a pydantic class or JSON schema (or a ``(prompt, schema)`` pair) the final answer is asked
     for in, once the agent is done, into ``structured_response``."""
     if isinstance(model, str):
-        raise TypeError("create_react_agent takes a chat model object here (e.g. ChatOpenAI(...)), "
-                        f"not the model name {model!r}")
+        model = _named_model(model)
     if version not in ("v1", "v2"):
         raise ValueError(f"Invalid version {version}. Supported versions are 'v1' and 'v2'.")
     tool_node, builtin = _tool_node(tools, approve_tools, responders)
