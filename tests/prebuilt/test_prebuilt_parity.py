@@ -282,3 +282,30 @@ def test_a_model_given_by_name_is_made_by_init_chat_model(monkeypatch: pytest.Mo
     both(program)
     monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
     both(lambda ns: ns.create_react_agent("anthropic:claude-test", [add]), may_raise=True)
+
+
+def test_a_tool_reads_a_state_that_extends_agent_state_or_messages_state() -> None:
+    """A tool whose ``InjectedState`` parameter is annotated with a subclass of ``AgentState`` or
+    ``MessagesState`` (LangGraph's documentation does both): LangChain builds the tool's schema with pydantic,
+    which takes such a class only when it is a ``typing_extensions.TypedDict`` before Python 3.12."""
+    from typing import NotRequired
+
+    def program(ns: SimpleNamespace) -> Any:
+        agent_state = importlib.import_module(f"{ns.lib}.prebuilt.chat_agent_executor").AgentState
+        custom = type("Custom", (agent_state,), {"__annotations__": {"user_name": NotRequired[str]}})
+        steps = importlib.import_module(f"{ns.lib}.managed").RemainingSteps
+        named = type("Named", (ns.MessagesState,), {"__annotations__": {"user_name": str, "remaining_steps": steps}})
+        seen = []
+        for schema in (custom, named):
+            def whoami(state: Any) -> str:
+                """Who the user is."""
+                return str(state.get("user_name", "unknown"))
+
+            whoami.__annotations__ = {"state": Annotated[schema, ns.InjectedState], "return": str}
+            model = FakeModel(responses=[calls(("whoami", {}, "c1")), AIMessage(content="done", id="ai-2")])
+            app = ns.create_react_agent(model, [tool(whoami)], state_schema=schema)
+            seen.append(shown(app.invoke({"messages": [HumanMessage("who?", id="h1")], "user_name": "ann"})
+                              ["messages"]))
+        return seen
+
+    both(program)

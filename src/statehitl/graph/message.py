@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
+
+from typing_extensions import TypedDict  # pydantic (a tool's InjectedState schema) needs it before 3.12
 
 from statehitl.graph.message_forms import (
     REMOVE_ALL_MESSAGES,

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, create_model
+from typing_extensions import TypedDict  # pydantic (a tool's InjectedState schema) needs it before 3.12
 
 from statehitl.graph import END, StateGraph
 from statehitl.graph.message import add_messages
