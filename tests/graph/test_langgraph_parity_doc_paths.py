@@ -1,7 +1,7 @@
 """Module paths LangGraph's documentation imports from, as programs written once against a root package
 (``langgraph`` or ``statehitl``), run on each, and compared: ``START``/``END`` from ``graph.state``,
-``RemainingSteps`` from ``managed.is_last_step``, and the Agent Inbox request and answer shapes of
-``prebuilt.interrupt``, used as the documentation uses them."""
+``RemainingSteps`` from ``managed.is_last_step``, the Agent Inbox request and answer shapes of
+``prebuilt.interrupt``, and a compiled graph given to ``add_node`` alone, used as the documentation uses them."""
 
 from __future__ import annotations
 
@@ -82,6 +82,26 @@ def inbox_program(module: Any) -> list[Any]:
             sorted(shapes.HumanInterrupt.__annotations__), sorted(shapes.HumanResponse.__annotations__)]
 
 
-@pytest.mark.parametrize("program", [state_module_program, inbox_program])
+def graph_as_its_own_node_program(module: Any) -> list[Any]:
+    """``add_node(compiled_graph)`` (LangGraph's multi-agent guide adds agents so): the node is named after the
+    graph's ``compile(name=)``, ``LangGraph`` when it has none, and runs it as a subgraph."""
+    state = module("graph.state")
+
+    class Count(TypedDict):
+        n: Annotated[int, operator.add]
+
+    inner = state.StateGraph(Count)
+    inner.add_node("inc", lambda current: {"n": 1}).add_edge(state.START, "inc")
+    seen = []
+    for options in ({"name": "helper"}, {}):
+        sub = inner.compile(**options)
+        outer = state.StateGraph(Count)
+        outer.add_node(sub).add_edge(state.START, sub.get_name())
+        app = outer.compile()
+        seen.append([list(app.get_graph().nodes), app.invoke({"n": 1})])
+    return seen
+
+
+@pytest.mark.parametrize("program", [state_module_program, inbox_program, graph_as_its_own_node_program])
 def test_a_documented_module_path_ports_by_renaming(program: Any) -> None:
     assert plain(program(load("statehitl"))) == plain(program(load("langgraph")))

@@ -32,7 +32,7 @@ from statehitl.graph.node_specs import StateNodeSpec
 from statehitl.graph.retries import Policies
 from statehitl.graph.run_begin import Migration
 from statehitl.graph.run_targets import check_durability
-from statehitl.graph.runnables import is_runnable, mapping_runnable, node_name, runnable_node
+from statehitl.graph.runnables import is_graph, is_runnable, mapping_runnable, node_name, runnable_node
 from statehitl.graph.state_channels import kept_state_channel
 from statehitl.graph.state_kinds import StateKind, schema_of, state_kind
 from statehitl.graph.subgraphs import keeping_states, subgraph_handler
@@ -106,7 +106,7 @@ class StateGraph(Generic[M]):
                  cache_policy: CachePolicy | None = None, error_handler: Callable[..., Any] | None = None,
                  timeout: float | timedelta | TimeoutPolicy | None = None, **unsupported: Any) -> StateGraph[M]:
         """Add a node: ``add_node("name", fn)``, ``add_node(fn)`` (named after the function), or a compiled
-        StateGraph as a subgraph (``add_node("name", subgraph)``).
+        StateGraph as a subgraph (``add_node("name", subgraph)``, or ``add_node(subgraph)``: named as compiled).
 
         ``fn(state)``, sync or async, returns a partial update (a dict), a ``Command``, or None; it may also
         take ``config``, ``writer``, or statehitl's ``NodeContext`` as a second argument. ``input_schema``: the
@@ -128,7 +128,7 @@ class StateGraph(Generic[M]):
             raise GraphValidationError(f"add_node(cache_policy={cache_policy!r}): give a CachePolicy(ttl=..., "
                                        "key_func=...)")
         if action is None:
-            if isinstance(node, str) or not (callable(node) or is_runnable(node)):
+            if isinstance(node, str) or not (callable(node) or is_runnable(node) or is_graph(node)):
                 raise GraphValidationError(f"add_node({node!r}) needs a handler: add_node(name, fn)")
             name, action = node_name(node), node
         elif isinstance(node, str):

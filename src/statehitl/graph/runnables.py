@@ -18,10 +18,15 @@ def is_runnable(action: Any) -> bool:
     return base is not None and isinstance(action, base.Runnable)
 
 
+def is_graph(action: Any) -> bool:
+    """Whether ``action`` is a compiled graph (not callable, but named as a Runnable is: ``get_name()``)."""
+    return not callable(action) and callable(getattr(action, "get_name", None))
+
+
 def node_name(action: Any) -> str:
-    """The name ``add_node(action)`` gives a node, as LangGraph names it: a Runnable's own name, a function's
-    ``__name__``, else the class of the callable object."""
-    if is_runnable(action):
+    """The name ``add_node(action)`` gives a node, as LangGraph names it: a Runnable's or a compiled graph's own
+    name (``compile(name=)``), a function's ``__name__``, else the class of the callable object."""
+    if is_runnable(action) or is_graph(action):
         return str(action.get_name())
     return str(getattr(action, "__name__", None) or type(action).__name__)
 
