@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Annotated, Any
 
 import pytest
+from test_langgraph_parity import plain
 from typing_extensions import TypedDict
 
 pytest.importorskip("langgraph")
@@ -18,17 +19,6 @@ pytest.importorskip("langgraph")
 
 def load(root: str) -> Any:
     return lambda path: importlib.import_module(f"{root}.{path}")
-
-
-def plain(value: Any) -> Any:
-    """What a program saw, with interrupts as their values (each library derives its own ids)."""
-    if type(value).__name__ == "Interrupt":
-        return ("interrupt", plain(value.value))
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 def state_module_program(module: Any) -> list[Any]:
